@@ -1,0 +1,48 @@
+/**
+ * The gateway's whole /v1 contract. Imports no implementation: the OpenAPI document,
+ * the typed client and the CLI derive from this value alone.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { DataGroup } from "./data.js"
+import { EntitiesGroup } from "./entities.js"
+import {
+  BadGatewayWire,
+  BadRequestWire,
+  GatewayTimeoutWire,
+  InternalServerErrorWire,
+  PayloadTooLargeWire,
+  ServiceUnavailableWire
+} from "./errors.js"
+import { EventsGroup } from "./events.js"
+import { FilesGroup } from "./files.js"
+import { GlGroup } from "./gl.js"
+import { HealthGroup } from "./health.js"
+import { SubledgersGroup } from "./subledgers.js"
+import { TasksGroup } from "./tasks.js"
+
+export class GatewayApi extends HttpApi.make("gateway")
+  .add(HealthGroup)
+  .add(EntitiesGroup)
+  .add(TasksGroup)
+  .add(EventsGroup)
+  .add(FilesGroup)
+  .add(DataGroup)
+  .add(SubledgersGroup)
+  .add(GlGroup)
+  .prefix("/v1")
+  // Any request can be malformed or too large; any upstream-backed one can meet upstream trouble.
+  .addError(BadRequestWire)
+  .addError(PayloadTooLargeWire)
+  .addError(InternalServerErrorWire)
+  .addError(BadGatewayWire)
+  .addError(ServiceUnavailableWire)
+  .addError(GatewayTimeoutWire)
+  .annotate(OpenApi.Title, "Tenant gateway")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "A tenant-scoped gateway: one process per tenant, bound by SVC_TENANT_SLUG. Every error body is " +
+      "`{statusCode, message, error}`."
+  )
+{}

@@ -1,0 +1,156 @@
+/** Request bodies of spec §2, with the limits of §8. */
+import * as Schema from "effect/Schema"
+import { Uuid } from "./ids.js"
+import { Scalar } from "./resources.js"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "JsonObject",
+  description: "Free-form JSON object"
+})
+
+const NonEmpty = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+
+export const CreateTaskDto = Schema.Struct({
+  workflowId: NonEmpty(256).annotations({ description: "An id returned by the workflows list" }),
+  context: Schema.optional(JsonObject).annotations({
+    description: "Forwarded into the workflow start payload; checked against the workflow's startParams"
+  })
+}).annotations({ identifier: "CreateTaskDto" })
+export type CreateTaskDto = typeof CreateTaskDto.Type
+
+export const TaskActionDto = Schema.Struct({
+  type: Schema.Literal("approved", "rejected"),
+  comments: Schema.optional(Schema.String.pipe(Schema.maxLength(10_000))).annotations({
+    description: "Free text; recorded in the audit log; forwarded as `reason`"
+  })
+}).annotations({ identifier: "TaskActionDto" })
+export type TaskActionDto = typeof TaskActionDto.Type
+
+/** Ledgers a row action may target (spec §8 allow-list). */
+export const ROW_ACTION_LEDGERS = ["expenses"] as const
+
+export const TaskRowActionDto = Schema.Struct({
+  ledger: Schema.String.annotations({ description: "Allow-list; only `expenses` is accepted" }),
+  action: Schema.Literal("edit_cell", "reject_row"),
+  rowId: Uuid,
+  field: Schema.optional(NonEmpty(128)).annotations({ description: "Column key; required for edit_cell" }),
+  value: Schema.optionalWith(Scalar, { exact: true }).annotations({
+    description: "Scalar or null; required for edit_cell"
+  })
+}).pipe(
+  Schema.filter((dto) => {
+    if (!(ROW_ACTION_LEDGERS as ReadonlyArray<string>).includes(dto.ledger)) {
+      return { path: ["ledger"], message: `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}` }
+    }
+    if (dto.action === "edit_cell") {
+      if (dto.field === undefined) return { path: ["field"], message: "field is required for edit_cell" }
+      if (!("value" in dto)) return { path: ["value"], message: "value is required for edit_cell" }
+    }
+    return true
+  }),
+  Schema.annotations({ identifier: "TaskRowActionDto" })
+)
+export type TaskRowActionDto = typeof TaskRowActionDto.Type
+
+export const TaskEventDto = Schema.Struct({
+  type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
+  source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
+  sourceLabel: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  seq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)).annotations({
+    description: "Monotonic per task / event stream"
+  }),
+  payload: JsonObject,
+  groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
+}).annotations({ identifier: "TaskEventDto" })
+export type TaskEventDto = typeof TaskEventDto.Type
+
+/** YYYY-MM with a real month (2026-13 is refused). */
+export const Period = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-(0[1-9]|1[0-2])$/, { message: () => "period must be YYYY-MM with a month 01-12" }),
+  Schema.annotations({ identifier: "Period", description: "Accounting period, YYYY-MM" })
+)
+
+/** Fields shared by upload and ingest: everything but where the bytes come from. */
+const FileMetaFields = {
+  source: NonEmpty(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
+  fileName: Schema.optional(NonEmpty(255)).annotations({ description: "Override; otherwise derived" }),
+  contentType: Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, { message: () => "contentType must be a MIME type" })
+    )
+  ).annotations({ description: "MIME type; guessed from the file name when omitted" }),
+  period: Schema.optional(Period),
+  schemaSlug: Schema.optional(NonEmpty(128)),
+  signalTaskId: Schema.optional(NonEmpty(512)).annotations({ description: "Workflow id to signal after persist" }),
+  signalName: Schema.optional(NonEmpty(128)).annotations({ description: "Signal name to fire after persist" })
+}
+
+/** signalTaskId and signalName name one signal: both or neither. */
+const signalPair = <A extends { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }>(
+  dto: A
+) =>
+  (dto.signalTaskId === undefined) === (dto.signalName === undefined) ||
+  {
+    path: [dto.signalTaskId === undefined ? "signalTaskId" : "signalName"],
+    message: "signalTaskId and signalName must be given together"
+  }
+
+export const UploadFileDto = Schema.Struct({
+  ...FileMetaFields,
+  data: Schema.String.annotations({ description: "Base64 of the file bytes", contentEncoding: "base64" })
+}).pipe(Schema.filter(signalPair), Schema.annotations({ identifier: "UploadFileDto" }))
+export type UploadFileDto = typeof UploadFileDto.Type
+
+export const FileRef = Schema.Struct(
+  { provider: NonEmpty(64).annotations({ description: "local, url, inline_base64, ..." }) },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({
+  identifier: "FileRef",
+  description: "Provider-tagged file reference; per-provider fields are validated by the file fetcher"
+})
+export type FileRef = typeof FileRef.Type
+
+export const IngestFileDto = Schema.Struct({ ...FileMetaFields, fileRef: FileRef }).pipe(
+  Schema.filter(signalPair),
+  Schema.annotations({ identifier: "IngestFileDto" })
+)
+export type IngestFileDto = typeof IngestFileDto.Type
+
+/** Shared by both upload paths once the bytes are in hand. */
+export type FileMeta = Omit<UploadFileDto, "data">
+
+export const DataIngestEvent = Schema.Struct({
+  data: JsonObject,
+  sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Free-form provenance JSON" })
+}).annotations({ identifier: "DataIngestEvent" })
+
+export const DataIngestDto = Schema.Struct({
+  data: Schema.optional(JsonObject).annotations({ description: "Single-row body; exactly one of data / events" }),
+  events: Schema.optional(Schema.Array(DataIngestEvent).pipe(Schema.minItems(1), Schema.maxItems(10_000))).annotations({
+    description: "Bulk body; exactly one of data / events"
+  }),
+  sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Ignored when events is given" }),
+  kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
+  signalTaskId: Schema.optional(NonEmpty(512)),
+  signalName: Schema.optional(NonEmpty(128))
+}).pipe(
+  Schema.filter((dto) =>
+    (dto.data === undefined) === (dto.events === undefined)
+      ? { path: ["data"], message: "exactly one of data / events must be set" }
+      : signalPair(dto)
+  ),
+  Schema.annotations({ identifier: "DataIngestDto" })
+)
+export type DataIngestDto = typeof DataIngestDto.Type
+
+export const UpdateSubledgerCellDto = Schema.Struct({
+  field: NonEmpty(128).annotations({ description: "Column key, checked against the ledger's allow-list" }),
+  value: Scalar.annotations({ description: "Scalar or null; validated and coerced per ledger" })
+}).annotations({ identifier: "UpdateSubledgerCellDto" })
+export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
+
+export const GlConnectSessionDto = Schema.Struct({
+  serviceId: Schema.optional(NonEmpty(128)).annotations({
+    description: "Preselects a provider; omitted lets the user pick"
+  })
+}).annotations({ identifier: "GlConnectSessionDto" })

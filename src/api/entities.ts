@@ -1,0 +1,58 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { CreateTaskDto } from "./dtos.js"
+import { NotFoundWire } from "./errors.js"
+import { Uuid } from "./ids.js"
+import { CreatedTask, EntitySummary, TaskSummary, WorkflowEntry } from "./resources.js"
+
+const EntityPath = Schema.Struct({ entityId: Uuid })
+
+export class EntitiesGroup extends HttpApiGroup.make("entities")
+  .add(
+    HttpApiEndpoint.get("listEntities", "/entities")
+      .addSuccess(Schema.Array(EntitySummary))
+      .annotate(OpenApi.Summary, "List entities")
+      .annotate(OpenApi.Description, "Every entity of the tenant this gateway is bound to.")
+  )
+  .add(
+    HttpApiEndpoint.get("listTasks", "/entities/:entityId/tasks")
+      .setPath(EntityPath)
+      .addSuccess(Schema.Array(TaskSummary))
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Summary, "List an entity's tasks")
+      .annotate(
+        OpenApi.Description,
+        "Board data. The next step of each non-terminal task is loaded in parallel to fill `awaiting`; " +
+          "a failed lookup drops `awaiting` for that task only. COMPLETED and FAILED tasks skip the lookup."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listWorkflows", "/entities/:entityId/workflows")
+      .setPath(EntityPath)
+      .addSuccess(Schema.Array(WorkflowEntry))
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Summary, "List startable workflows")
+      .annotate(
+        OpenApi.Description,
+        "The tenant's workflows plus the global ones. `startParams` derive from the global block of each " +
+          "runbook's config schema and are omitted when the runbook lookup fails."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("createTask", "/entities/:entityId/tasks")
+      .setPath(EntityPath)
+      .setPayload(CreateTaskDto)
+      .addSuccess(CreatedTask, { status: 201 })
+      .addError(NotFoundWire)
+      .annotate(OpenApi.Summary, "Start a task")
+      .annotate(
+        OpenApi.Description,
+        "Starts a workflow run for the entity. `workflowId` must be one the workflows list returns; " +
+          "`context` is checked against its startParams before it is forwarded."
+      )
+  )
+  .annotate(OpenApi.Title, "Entities")
+  .annotate(OpenApi.Description, "The tenant's entities, their tasks and the workflows they can start")
+{}

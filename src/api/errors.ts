@@ -1,0 +1,102 @@
+/**
+ * The gateway's error contract: every non-2xx body is `{statusCode, message, error}`
+ * (the spec's §7 shape) plus the few extra fields the spec names.
+ *
+ * The classes are yieldable TaggedErrors for handlers; their wire schema drops `_tag`,
+ * since the HTTP status alone identifies the error to a client.
+ */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Schema from "effect/Schema"
+
+const wire = <Status extends number, Name extends string, Extra extends Schema.Struct.Fields>(
+  status: Status,
+  name: Name,
+  extra: Extra
+) =>
+  Schema.Struct({
+    statusCode: Schema.Literal(status),
+    message: Schema.String,
+    error: Schema.Literal(name),
+    ...extra
+  })
+
+const fields = <Status extends number, Name extends string>(status: Status, name: Name) => ({
+  statusCode: Schema.Literal(status).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => status)),
+  error: Schema.Literal(name).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => name)),
+  message: Schema.String
+})
+
+/** Wire schema for an error class: the class's fields without `_tag`, annotated with its status. */
+const onWire = <Self extends { readonly _tag: string }, W extends Schema.Schema.AnyNoContext>(
+  cls: Schema.Schema<Self, any, never> & { new(props: any): Self },
+  w: W,
+  status: number
+): Schema.Schema<Self, Schema.Schema.Encoded<W>> =>
+  Schema.transform(w, Schema.typeSchema(cls), {
+    strict: false,
+    decode: (body: any) => new cls(body),
+    encode: ({ _tag: _, ...body }: any) => body
+  }).annotations(HttpApiSchema.annotations({ status })) as any
+
+const OptionalCurrentStatus = { currentStatus: Schema.optional(Schema.String) }
+const OptionalCode = { code: Schema.optional(Schema.Literal("INVALID_FIELD")) }
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  ...fields(400, "Bad Request"),
+  ...OptionalCurrentStatus,
+  ...OptionalCode
+}) {}
+export const BadRequestWire = onWire(BadRequest, wire(400, "Bad Request", { ...OptionalCurrentStatus, ...OptionalCode }), 400)
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields(401, "Unauthorized")) {}
+export const UnauthorizedWire = onWire(Unauthorized, wire(401, "Unauthorized", {}), 401)
+
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields(404, "Not Found")) {}
+export const NotFoundWire = onWire(NotFound, wire(404, "Not Found", {}), 404)
+
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields(409, "Conflict")) {}
+export const ConflictWire = onWire(Conflict, wire(409, "Conflict", {}), 409)
+
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  fields(413, "Payload Too Large")
+) {}
+export const PayloadTooLargeWire = onWire(PayloadTooLarge, wire(413, "Payload Too Large", {}), 413)
+
+export class InternalServerError extends Schema.TaggedError<InternalServerError>()(
+  "InternalServerError",
+  fields(500, "Internal Server Error")
+) {}
+export const InternalServerErrorWire = onWire(InternalServerError, wire(500, "Internal Server Error", {}), 500)
+
+export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", fields(502, "Bad Gateway")) {}
+export const BadGatewayWire = onWire(BadGateway, wire(502, "Bad Gateway", {}), 502)
+
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
+  "ServiceUnavailable",
+  fields(503, "Service Unavailable")
+) {}
+export const ServiceUnavailableWire = onWire(ServiceUnavailable, wire(503, "Service Unavailable", {}), 503)
+
+export class GatewayTimeout extends Schema.TaggedError<GatewayTimeout>()(
+  "GatewayTimeout",
+  fields(504, "Gateway Timeout")
+) {}
+export const GatewayTimeoutWire = onWire(GatewayTimeout, wire(504, "Gateway Timeout", {}), 504)
+
+/** Failures any upstream-backed endpoint can answer. */
+export type UpstreamError = BadGateway | ServiceUnavailable | GatewayTimeout
+
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | InternalServerError
+  | UpstreamError
+
+export const isApiError = (u: unknown): u is ApiError =>
+  u instanceof BadRequest || u instanceof Unauthorized || u instanceof NotFound || u instanceof Conflict ||
+  u instanceof PayloadTooLarge || u instanceof InternalServerError || u instanceof BadGateway ||
+  u instanceof ServiceUnavailable || u instanceof GatewayTimeout

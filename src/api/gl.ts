@@ -1,0 +1,36 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { GlConnectSessionDto } from "./dtos.js"
+import { GlConnectSession, GlStatus } from "./resources.js"
+
+export class GlGroup extends HttpApiGroup.make("gl")
+  .add(
+    HttpApiEndpoint.get("glStatus", "/gl/status")
+      .addSuccess(GlStatus)
+      .annotate(OpenApi.Summary, "GL connection status")
+      .annotate(
+        OpenApi.Description,
+        "connected is true only when the connection is ACTIVE. With no GL configured: only connected=false and tenantId."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("glConnectSession", "/gl/connect/session")
+      .setPayload(GlConnectSessionDto)
+      .addSuccess(GlConnectSession)
+      .annotate(OpenApi.Summary, "Start a GL connect session")
+      .annotate(
+        OpenApi.Description,
+        "Returns a sessionUrl to open in a popup or tab; poll /v1/gl/status until connected."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("glDisconnect", "/gl")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Remove the GL connection")
+      .annotate(OpenApi.Description, "Idempotent: 204 also when no connection exists.")
+  )
+  .annotate(OpenApi.Title, "GL")
+  .annotate(OpenApi.Description, "The tenant's general-ledger connection (one per tenant)")
+{}

@@ -1,0 +1,10 @@
+/** Public contract: schemas, endpoints and errors, with no implementation. */
+export * from "./Api.js"
+export * from "./dtos.js"
+export * from "./errors.js"
+export * from "./ids.js"
+export * from "./resources.js"
+export { EVENTS_KEY_HEADER } from "./events.js"
+export { EVENT_DATA_MAX_BYTES } from "./data.js"
+export { FILE_LIST_LIMIT } from "./files.js"
+export { Health } from "./health.js"

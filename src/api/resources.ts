@@ -1,0 +1,178 @@
+/** Resources of spec §2, as the gateway returns them. */
+import * as Schema from "effect/Schema"
+import { Timestamp, Uuid } from "./ids.js"
+
+export const EntitySummary = Schema.Struct({
+  id: Uuid,
+  tenantId: Uuid,
+  slug: Schema.String,
+  name: Schema.String
+}).annotations({ identifier: "EntitySummary" })
+export type EntitySummary = typeof EntitySummary.Type
+
+export const TaskStatus = Schema.String.annotations({
+  description: "Task status; values seen: IN_PROGRESS, COMPLETED, FAILED (the last two are terminal)"
+})
+
+export const TaskSummary = Schema.Struct({
+  id: Uuid,
+  title: Schema.String,
+  status: TaskStatus,
+  priority: Schema.String,
+  awaiting: Schema.optional(Schema.String).annotations({
+    description: "Current step's displayHint.component; absent when the next-step lookup fails or the task is terminal"
+  }),
+  entityId: Uuid,
+  workflowId: Schema.String,
+  createdAt: Timestamp
+}).annotations({ identifier: "TaskSummary" })
+export type TaskSummary = typeof TaskSummary.Type
+
+export const StartParamType = Schema.Literal("string", "number", "boolean", "array", "object")
+export type StartParamType = typeof StartParamType.Type
+
+export const StartParam = Schema.Struct({
+  key: Schema.String,
+  type: StartParamType,
+  description: Schema.optional(Schema.String),
+  pattern: Schema.optional(Schema.String),
+  enum: Schema.optional(Schema.Array(Schema.Unknown)),
+  default: Schema.optional(Schema.Unknown),
+  required: Schema.Boolean
+}).annotations({ identifier: "StartParam" })
+export type StartParam = typeof StartParam.Type
+
+export const WorkflowEntry = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  startParams: Schema.optional(Schema.Array(StartParam)).annotations({
+    description: "Omitted when the workflow's runbook lookup fails"
+  })
+}).annotations({ identifier: "WorkflowEntry" })
+export type WorkflowEntry = typeof WorkflowEntry.Type
+
+/** The task row the workspace service created: the summary fields, plus whatever else it returns. */
+export const CreatedTask = Schema.Struct(
+  {
+    id: Uuid,
+    title: Schema.String,
+    status: TaskStatus,
+    priority: Schema.String,
+    entityId: Uuid,
+    workflowId: Schema.String,
+    createdAt: Timestamp
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ identifier: "CreatedTask" })
+export type CreatedTask = typeof CreatedTask.Type
+
+export const DisplayHint = Schema.Struct({
+  component: Schema.String,
+  config: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}).annotations({ identifier: "DisplayHint" })
+
+export const UiStep = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  displayHint: DisplayHint,
+  args: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}).annotations({ identifier: "UiStep" })
+export type UiStep = typeof UiStep.Type
+
+export const UiState = Schema.Struct({
+  task: Schema.Struct({ id: Uuid, title: Schema.String, status: TaskStatus }, Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  step: Schema.NullOr(UiStep).annotations({ description: "The current step; null for a task with no next step" }),
+  steps: Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String }))
+}).annotations({ identifier: "UiState" })
+export type UiState = typeof UiState.Type
+
+export const StepSnapshots = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  identifier: "StepSnapshots",
+  description: "Map of step id to what was shown and decided at that completed step"
+})
+
+export const TaskEvent = Schema.Struct(
+  {
+    taskId: Schema.String,
+    type: Schema.String,
+    source: Schema.String,
+    sourceLabel: Schema.optional(Schema.String),
+    seq: Schema.Int,
+    payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    groupKey: Schema.optional(Schema.String),
+    createdAt: Timestamp
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ identifier: "TaskEvent" })
+export type TaskEvent = typeof TaskEvent.Type
+
+export const FileDocument = Schema.Struct({
+  id: Uuid,
+  filename: Schema.String,
+  contentType: Schema.String,
+  uploadedAt: Timestamp,
+  downloadUrl: Schema.String
+}).annotations({ identifier: "FileDocument" })
+export type FileDocument = typeof FileDocument.Type
+
+export const UploadResult = Schema.Struct({
+  documentRef: Uuid,
+  taskId: Schema.String,
+  source: Schema.String,
+  filename: Schema.String,
+  contentType: Schema.String,
+  sizeBytes: Schema.Int,
+  uploadedAt: Timestamp,
+  downloadUrl: Schema.String,
+  signaled: Schema.Boolean.annotations({ description: "Whether a workflow signal was recorded to follow the persist" })
+}).annotations({ identifier: "UploadResult" })
+export type UploadResult = typeof UploadResult.Type
+
+export const DataIngestResult = Schema.Struct({
+  id: Uuid.annotations({ description: "Persisted row id" }),
+  status: Schema.Literal("accepted"),
+  signaled: Schema.Boolean
+}).annotations({ identifier: "DataIngestResult" })
+export type DataIngestResult = typeof DataIngestResult.Type
+
+export const RejectResult = Schema.Struct({
+  status: Schema.Literal("OK"),
+  rowId: Uuid,
+  newStatus: Schema.String
+}).annotations({ identifier: "RejectResult" })
+export type RejectResult = typeof RejectResult.Type
+
+export const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null).annotations({
+  identifier: "Scalar"
+})
+export type Scalar = typeof Scalar.Type
+
+export const UpdateResult = Schema.Struct({
+  status: Schema.Literal("OK"),
+  rowId: Uuid,
+  field: Schema.String,
+  value: Scalar
+}).annotations({ identifier: "UpdateResult" })
+export type UpdateResult = typeof UpdateResult.Type
+
+export const GlStatus = Schema.Struct({
+  connected: Schema.Boolean,
+  tenantId: Uuid,
+  provider: Schema.optional(Schema.String),
+  service: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String),
+  lastSyncAt: Schema.optional(Schema.NullOr(Timestamp)),
+  workspaceName: Schema.optional(Schema.String)
+}).annotations({
+  identifier: "GlStatus",
+  description: "When the tenant has no GL configured, only connected=false and tenantId"
+})
+export type GlStatus = typeof GlStatus.Type
+
+export const GlConnectSession = Schema.Struct({
+  sessionUrl: Schema.String,
+  consumerId: Schema.String
+}).annotations({ identifier: "GlConnectSession" })
+export type GlConnectSession = typeof GlConnectSession.Type
+
+export const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotations({ identifier: "Ok" })

@@ -1,0 +1,57 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { TaskActionDto, TaskRowActionDto } from "./dtos.js"
+import { NotFoundWire } from "./errors.js"
+import { TaskId } from "./ids.js"
+import { Ok, StepSnapshots, UiState } from "./resources.js"
+
+export const TaskPath = Schema.Struct({ taskId: TaskId })
+
+export class TasksGroup extends HttpApiGroup.make("tasks")
+  .add(
+    HttpApiEndpoint.get("getUi", "/tasks/:taskId/ui")
+      .setPath(TaskPath)
+      .addSuccess(UiState)
+      .annotate(OpenApi.Summary, "Combined UI state")
+      .annotate(
+        OpenApi.Description,
+        "The task, its current step and every step's status. The tenant is checked against the task's " +
+          "tenantId, refreshing the cached tenant once on a mismatch."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getSnapshots", "/tasks/:taskId/snapshots")
+      .setPath(TaskPath)
+      .addSuccess(StepSnapshots)
+      .annotate(OpenApi.Summary, "Step snapshots")
+      .annotate(OpenApi.Description, "Map of step id to what was shown and decided at that completed step.")
+  )
+  .add(
+    HttpApiEndpoint.post("action", "/tasks/:taskId/action")
+      .setPath(TaskPath)
+      .setPayload(TaskActionDto)
+      .addSuccess(Ok)
+      .annotate(OpenApi.Summary, "Approve or reject the current step")
+      .annotate(
+        OpenApi.Description,
+        "type=approved sends the approve signal, type=rejected the reject signal; `comments` becomes `reason`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rowAction", "/tasks/:taskId/row-action")
+      .setPath(TaskPath)
+      .setPayload(TaskRowActionDto)
+      .addSuccess(Ok)
+      .annotate(OpenApi.Summary, "Row action on a table step")
+      .annotate(
+        OpenApi.Description,
+        "Forwarded as a user_action signal of kind row_action. Only the `expenses` ledger is accepted; " +
+          "edit_cell needs `field` and `value`."
+      )
+  )
+  .addError(NotFoundWire)
+  .annotate(OpenApi.Title, "Task lifecycle")
+  .annotate(OpenApi.Description, "Drive a task: UI state, snapshots, approve/reject, row actions")
+{}

@@ -1,0 +1,59 @@
+/**
+ * The one persist-then-signal pipeline that upload and ingest share: name and type the bytes,
+ * store them with the signal that must follow, describe the result.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import mime from "mime"
+import type { FileMeta } from "../api/dtos.js"
+import type { UploadResult } from "../api/resources.js"
+import type { FetchedFile } from "../services/FileFetcher.js"
+import { Tenant } from "../services/Tenant.js"
+import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { signalFrom } from "../services/signals.js"
+import { downloadUrl } from "./downloadUrl.js"
+
+const FALLBACK_TYPE = "application/octet-stream"
+
+/** Override, else the source's own name, else `<source>-<timestamp>`. */
+export const fileNameFor = (meta: FileMeta, fetched: FetchedFile, now: Date): string =>
+  meta.fileName ?? fetched.fileName ?? `${meta.source}-${now.toISOString().replace(/[:.]/g, "-")}`
+
+/** The DTO's type, else a guess from the name, else what the source claimed. */
+export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: string): string =>
+  meta.contentType ?? mime.getType(fileName) ?? fetched.contentType ?? FALLBACK_TYPE
+
+export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile) =>
+  Effect.gen(function*() {
+    const { tenant, task } = yield* (yield* Tenant).requireTask(taskId)
+    const workspace = yield* WorkspaceClient
+    const filename = fileNameFor(meta, fetched, new Date())
+    const contentType = contentTypeFor(meta, fetched, filename)
+    // The workspace adds the new document's id to the payload as `documentRef`.
+    const signal = signalFrom(meta, {
+      source: meta.source,
+      filename,
+      contentType
+    })
+    const doc = yield* workspace.putDocument(tenant.id, {
+      taskId: task.id,
+      source: meta.source,
+      filename,
+      contentType,
+      period: meta.period,
+      schemaSlug: meta.schemaSlug,
+      bytes: fetched.bytes
+    }, signal)
+    const result: UploadResult = {
+      documentRef: doc.id,
+      taskId: doc.taskId,
+      source: doc.source,
+      filename: doc.filename,
+      contentType: doc.contentType,
+      sizeBytes: doc.sizeBytes,
+      uploadedAt: doc.uploadedAt,
+      downloadUrl: downloadUrl(doc.taskId, doc.id),
+      signaled: Option.isSome(signal)
+    }
+    return result
+  })

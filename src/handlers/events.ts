@@ -1,0 +1,46 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { createHash, timingSafeEqual } from "node:crypto"
+import { GatewayApi } from "../api/Api.js"
+import { Unauthorized } from "../api/errors.js"
+import { EVENTS_KEY_HEADER } from "../api/events.js"
+import { Tenant } from "../services/Tenant.js"
+import { TenantConfig } from "../services/TenantConfig.js"
+import { WorkspaceClient } from "../services/WorkspaceClient.js"
+
+// Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
+const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
+
+export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const tenants = yield* Tenant
+    const config = yield* TenantConfig
+    const expected = Option.map(config.eventsKey, (key) => digest(Redacted.value(key)))
+
+    const authorize = (given: string | undefined): Effect.Effect<void, Unauthorized> =>
+      Option.match(expected, {
+        onNone: () => Effect.void,
+        onSome: (want) =>
+          given !== undefined && given !== "" && timingSafeEqual(digest(given), want)
+            ? Effect.void
+            : Effect.fail(new Unauthorized({ message: `Missing or invalid ${EVENTS_KEY_HEADER} header` }))
+      })
+
+    return handlers
+      .handle("appendEvent", ({ headers, path, payload }) =>
+        Effect.gen(function*() {
+          yield* authorize(headers[EVENTS_KEY_HEADER])
+          const { tenant } = yield* tenants.requireTask(path.taskId)
+          const event = yield* workspace.appendEvent(tenant.id, path.taskId, payload)
+          return { ok: true as const, event }
+        }))
+      .handle("listEvents", ({ path }) =>
+        Effect.gen(function*() {
+          const { tenant } = yield* tenants.requireTask(path.taskId)
+          const events = yield* workspace.listEvents(tenant.id, path.taskId)
+          return { events }
+        }))
+  }))

@@ -1,0 +1,44 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { GatewayApi } from "../api/Api.js"
+import type { GlStatus } from "../api/resources.js"
+import { Tenant } from "../services/Tenant.js"
+import type { Workspace } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../services/WorkspaceClient.js"
+
+/** The later of metadata.updated_at and connectedAt, or null when neither is known. */
+const lastSyncAt = (c: Workspace.GlConnection): string | null => {
+  const times = [c.metadata.updated_at, c.connectedAt].filter((t): t is string => typeof t === "string")
+  if (times.length === 0) return null
+  return times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a))
+}
+
+export const glStatusOf = (tenantId: string, connection: Option.Option<Workspace.GlConnection>): GlStatus =>
+  Option.match(connection, {
+    onNone: () => ({ connected: false, tenantId }),
+    onSome: (c) => ({
+      connected: c.status === "ACTIVE",
+      tenantId,
+      provider: c.provider,
+      service: c.service,
+      status: c.status,
+      lastSyncAt: lastSyncAt(c),
+      workspaceName: c.metadata.name ?? c.metadata.service ?? c.service
+    })
+  })
+
+export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const tenants = yield* Tenant
+
+    return handlers
+      .handle("glStatus", () =>
+        Effect.flatMap(tenants.current, (tenant) =>
+          Effect.map(workspace.getGlConnection(tenant.id), (c) => glStatusOf(tenant.id, c))))
+      .handle("glConnectSession", ({ payload }) =>
+        Effect.flatMap(tenants.current, (tenant) => workspace.createGlSession(tenant.id, payload.serviceId)))
+      .handle("glDisconnect", () =>
+        Effect.flatMap(tenants.current, (tenant) => workspace.deleteGlConnection(tenant.id)))
+  }))

@@ -1,0 +1,47 @@
+/**
+ * The gateway's HTTP application as one Layer: the contract, its handlers, the api-wide
+ * middleware, /openapi.json and /docs. It needs the ports (WorkspaceClient, FileFetcher),
+ * TenantConfig and an HttpServer; main.ts and the tests provide them.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { GatewayApi } from "../api/Api.js"
+import { DataLive } from "../handlers/data.js"
+import { EntitiesLive } from "../handlers/entities.js"
+import { EventsLive } from "../handlers/events.js"
+import { FilesLive } from "../handlers/files.js"
+import { GlLive } from "../handlers/gl.js"
+import { HealthLive } from "../handlers/health.js"
+import { SubledgersLive } from "../handlers/subledgers.js"
+import { TasksLive } from "../handlers/tasks.js"
+import { Tenant } from "../services/Tenant.js"
+import { TenantConfig } from "../services/TenantConfig.js"
+import { GatewayMiddleware } from "./middleware.js"
+
+const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
+  Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+  Layer.provide(Tenant.layer)
+)
+
+const Docs = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+  // Inline script and no remote fonts: the page works with no network.
+  HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })
+)
+
+/** Tracing spans per request only when SVC_TRACING is on. */
+const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(TenantConfig, (config) =>
+      config.tracing ? layer : HttpMiddleware.withTracerDisabledWhen(layer, () => true))
+  )
+
+export const GatewayLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(Docs),
+  Layer.provide(GatewayMiddleware),
+  Layer.provide(ApiLive),
+  tracing
+)

@@ -1,0 +1,11 @@
+import * as Option from "effect/Option"
+import type { Workspace } from "./WorkspaceClient.js"
+
+/** The signal a write asks for: both signalTaskId and signalName, or none. */
+export const signalFrom = (
+  dto: { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined },
+  payload: Record<string, unknown>
+): Option.Option<Workspace.Signal> =>
+  dto.signalTaskId !== undefined && dto.signalName !== undefined
+    ? Option.some({ taskId: dto.signalTaskId, name: dto.signalName, payload })
+    : Option.none()

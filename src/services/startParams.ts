@@ -1,0 +1,64 @@
+/**
+ * Start parameters: derived from the global block of a runbook's config schema, and the check
+ * of a create-task `context` against them.
+ */
+import * as Effect from "effect/Effect"
+import { BadRequest } from "../api/errors.js"
+import type { StartParam, StartParamType } from "../api/resources.js"
+import type { Workspace } from "./WorkspaceClient.js"
+
+const TYPES: ReadonlyArray<StartParamType> = ["string", "number", "boolean", "array", "object"]
+
+/** One entry per property, in key order; required exactly when the property has no default. */
+export const startParamsOf = (runbook: Workspace.Runbook): ReadonlyArray<StartParam> =>
+  Object.entries(runbook.configSchema.global?.properties ?? {}).map(([key, prop]) => {
+    const type = TYPES.find((t) => t === prop.type) ?? "string"
+    return {
+      key,
+      type,
+      ...(prop.description !== undefined ? { description: prop.description } : {}),
+      ...(prop.pattern !== undefined ? { pattern: prop.pattern } : {}),
+      ...(prop.enum !== undefined ? { enum: prop.enum } : {}),
+      ...("default" in prop ? { default: prop.default } : {}),
+      required: !("default" in prop)
+    }
+  })
+
+const typeOf = (value: unknown): StartParamType | "null" =>
+  value === null ? "null" : Array.isArray(value) ? "array" : typeof value as StartParamType
+
+const problem = (param: StartParam, value: unknown): string | undefined => {
+  const actual = typeOf(value)
+  if (actual !== param.type) return `must be of type ${param.type}, got ${actual}`
+  if (param.pattern !== undefined && typeof value === "string") {
+    let re: RegExp
+    try {
+      re = new RegExp(param.pattern, "u")
+    } catch {
+      return undefined // a runbook's unparsable pattern is the runbook's bug, not the caller's
+    }
+    if (!re.test(value)) return `must match the pattern ${param.pattern}`
+  }
+  if (param.enum !== undefined && !param.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
+    return `must be one of ${param.enum.map((v) => JSON.stringify(v)).join(", ")}`
+  }
+  return undefined
+}
+
+/** 400 naming the key on a missing required key, a wrong type, a pattern or enum mismatch. */
+export const checkContext = (
+  params: ReadonlyArray<StartParam>,
+  context: Record<string, unknown>
+): Effect.Effect<void, BadRequest> => {
+  for (const param of params) {
+    if (!(param.key in context) || context[param.key] === undefined) {
+      if (param.required) {
+        return Effect.fail(new BadRequest({ message: `context.${param.key}: is required by the workflow` }))
+      }
+      continue
+    }
+    const issue = problem(param, context[param.key])
+    if (issue !== undefined) return Effect.fail(new BadRequest({ message: `context.${param.key}: ${issue}` }))
+  }
+  return Effect.void
+}

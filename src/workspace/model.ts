@@ -1,0 +1,136 @@
+/**
+ * Records exchanged with the workspace service, as schemas: the embedded store returns them,
+ * the HTTP WorkspaceApi carries them, the gateway reads them.
+ */
+import * as Schema from "effect/Schema"
+import { Timestamp, Uuid } from "../api/ids.js"
+import { Scalar, UiStep } from "../api/resources.js"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const Tenant = Schema.Struct({ id: Uuid, slug: Schema.String, name: Schema.String }).annotations({
+  identifier: "Tenant"
+})
+
+export const Task = Schema.Struct({
+  id: Uuid,
+  tenantId: Uuid,
+  entityId: Uuid,
+  workflowId: Schema.String,
+  title: Schema.String,
+  status: Schema.String,
+  priority: Schema.String,
+  createdAt: Timestamp,
+  currentStep: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Task" })
+
+export const StepStatus = Schema.Struct({ id: Schema.String, status: Schema.String })
+
+export const NextStep = Schema.Struct({
+  step: Schema.NullOr(UiStep),
+  steps: Schema.Array(StepStatus)
+}).annotations({ identifier: "NextStep" })
+
+export const Workflow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  tenantId: Schema.NullOr(Uuid)
+}).annotations({ identifier: "Workflow" })
+
+export const ConfigProperty = Schema.Struct(
+  {
+    type: Schema.optional(Schema.String),
+    description: Schema.optional(Schema.String),
+    pattern: Schema.optional(Schema.String),
+    enum: Schema.optional(Schema.Array(Schema.Unknown)),
+    default: Schema.optional(Schema.Unknown)
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+export const RunbookStep = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  displayHint: Schema.Struct({ component: Schema.String, config: Schema.optionalWith(JsonObject, { default: () => ({}) }) }),
+  args: Schema.optionalWith(JsonObject, { default: () => ({}) })
+})
+
+export const Runbook = Schema.Struct({
+  configSchema: Schema.optionalWith(
+    Schema.Struct({
+      global: Schema.optional(
+        Schema.Struct({
+          type: Schema.optional(Schema.String),
+          properties: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ConfigProperty }), {
+            default: () => ({})
+          })
+        })
+      )
+    }),
+    { default: () => ({}) }
+  ),
+  steps: Schema.Array(RunbookStep)
+}).annotations({ identifier: "Runbook" })
+
+export const Signal = Schema.Struct({
+  taskId: Schema.String.annotations({ description: "Task or composite child id; resolved to its root task" }),
+  name: Schema.String,
+  payload: JsonObject
+}).annotations({ identifier: "Signal" })
+
+export const Document = Schema.Struct({
+  id: Uuid,
+  tenantId: Uuid,
+  taskId: Schema.String,
+  source: Schema.String,
+  filename: Schema.String,
+  contentType: Schema.String,
+  sizeBytes: Schema.Int,
+  uploadedAt: Timestamp,
+  period: Schema.optional(Schema.String),
+  schemaSlug: Schema.optional(Schema.String)
+}).annotations({ identifier: "Document" })
+
+export interface NewDocument {
+  readonly taskId: string
+  readonly source: string
+  readonly filename: string
+  readonly contentType: string
+  readonly period?: string | undefined
+  readonly schemaSlug?: string | undefined
+  readonly bytes: Uint8Array
+}
+
+export const DataBatch = Schema.Struct({
+  taskId: Schema.String,
+  kind: Schema.optional(Schema.String),
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }))
+}).annotations({ identifier: "DataBatch" })
+
+export const GlConnection = Schema.Struct({
+  tenantId: Uuid,
+  provider: Schema.String,
+  service: Schema.String,
+  status: Schema.String,
+  connectedAt: Schema.NullOr(Timestamp),
+  metadata: Schema.Struct({
+    name: Schema.optional(Schema.String),
+    service: Schema.optional(Schema.String),
+    updated_at: Schema.optional(Timestamp)
+  })
+}).annotations({ identifier: "GlConnection" })
+
+export const RowCell = Scalar
+
+export declare namespace Workspace {
+  export type Tenant = typeof Tenant.Type
+  export type Task = typeof Task.Type
+  export type NextStep = typeof NextStep.Type
+  export type Workflow = typeof Workflow.Type
+  export type Runbook = typeof Runbook.Type
+  export type Signal = typeof Signal.Type
+  export type Document = typeof Document.Type
+  export type NewDocument = import("./model.js").NewDocument
+  export type DataBatch = typeof DataBatch.Type
+  export type GlConnection = typeof GlConnection.Type
+}
