@@ -1,0 +1,340 @@
+/**
+ * An in-memory workspace: the reference implementation of the WorkspaceClient port, seeded
+ * from a fixture. Tests use it as the fake (with failure injection); benchmarks use it as
+ * the zero-cost upstream. Signals go to a log and are applied right after the write, as the
+ * embedded store's outbox does after its commit.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { BadRequest, Conflict, NotFound, type UpstreamError } from "../api/errors.js"
+import { rootTaskId } from "../api/ids.js"
+import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
+import type { WorkspaceClientService } from "../services/WorkspaceClient.js"
+import type { Fixture } from "./fixture.js"
+import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
+import type { Workspace } from "./model.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, nextStepOf } from "./runbook.js"
+
+interface Row {
+  ledger: string
+  id: string
+  tenantId: string
+  entityId: string
+  taskId: string | null
+  status: string
+  fields: Record<string, Scalar>
+}
+
+export interface SignalRecord extends Workspace.Signal {
+  readonly rootTaskId: string
+  readonly tenantId: string
+  readonly at: string
+}
+
+/** Failure injection for tests: return an error to fail that call, undefined to let it through. */
+export interface Faults {
+  nextStep?: (taskId: string) => UpstreamError | NotFound | undefined
+  runbook?: (workflowId: string) => UpstreamError | NotFound | undefined
+  all?: () => UpstreamError | undefined
+  /** Milliseconds every getNextStep waits (benchmarks: a slow upstream lookup). */
+  nextStepDelayMs?: number
+}
+
+export interface MemoryWorkspace extends WorkspaceClientService {
+  readonly signals: Array<SignalRecord>
+  readonly faults: Faults
+  readonly tasks: Map<string, Workspace.Task>
+  readonly completeGlSession: (consumerId: string, service: string) => boolean
+  readonly calls: Map<string, number>
+}
+
+const now = () => new Date().toISOString()
+
+export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
+  const tenants = new Map(fixture.tenants.map((t) => [t.id, { ...t }]))
+  const entities = new Map(fixture.entities.map((e) => [e.id, { ...e }]))
+  const workflows = new Map(fixture.workflows.map((w) => [w.id, w]))
+  const tasks = new Map<string, Workspace.Task>()
+  const snapshots = new Map<string, Record<string, unknown>>()
+  for (const { snapshots: snaps, ...t } of fixture.tasks) {
+    tasks.set(t.id, t)
+    snapshots.set(t.id, { ...snaps })
+  }
+  const rows = new Map<string, Row>(fixture.subledgerRows.map((r) => [`${r.ledger}/${r.id}`, { ...r, fields: { ...r.fields } }]))
+  const documents = new Map<string, Workspace.Document & { bytes: Uint8Array }>()
+  for (const d of fixture.documents) {
+    const bytes = Buffer.from(d.dataBase64, "base64")
+    documents.set(d.id, {
+      id: d.id, tenantId: d.tenantId, taskId: d.taskId, source: d.source, filename: d.filename,
+      contentType: d.contentType, uploadedAt: d.uploadedAt, sizeBytes: bytes.length, bytes
+    })
+  }
+  const events: Array<TaskEvent> = fixture.events.map((e) => ({ ...e, createdAt: e.createdAt ?? now() }))
+  const gl = new Map(fixture.glConnections.map((g) => [g.tenantId, g]))
+  const glSessions = new Map<string, { tenantId: string; serviceId: string | undefined }>()
+  const records = new Map<string, Array<unknown>>()
+  const signals: Array<SignalRecord> = []
+  const faults: Faults = {}
+  const calls = new Map<string, number>()
+
+  /** Every call: counted, and failed first when a fault says so. */
+  const call = <A, E>(name: string, body: () => Effect.Effect<A, E>): Effect.Effect<A, E | UpstreamError> =>
+    Effect.suspend(() => {
+      calls.set(name, (calls.get(name) ?? 0) + 1)
+      const fault = faults.all?.()
+      return fault !== undefined ? Effect.fail(fault) : body() as Effect.Effect<A, E | UpstreamError>
+    })
+
+  const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
+
+  const taskOf = (tenantId: string, taskId: string) => {
+    const task = tasks.get(rootTaskId(taskId))
+    return task !== undefined && task.tenantId === tenantId ? Effect.succeed(task) : notFound(`Task ${taskId}`)
+  }
+
+  const runbookOf = (workflowId: string) => {
+    const runbook = workflows.get(workflowId)?.runbook
+    return runbook == null ? notFound(`Runbook of workflow ${workflowId}`) : Effect.succeed(runbook)
+  }
+
+  const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
+    d._tag === "ok"
+      ? Effect.succeed(d.value)
+      : d._tag === "notFound"
+      ? notFound(what)
+      : Effect.fail(new BadRequest({
+        message: d.message,
+        ...(d.currentStatus !== undefined ? { currentStatus: d.currentStatus } : {}),
+        ...(d.code !== undefined ? { code: d.code } : {})
+      }))
+
+  const rowOf = (tenantId: string, ledger: string, rowId: string) => {
+    const row = rows.get(`${ledger}/${rowId}`)
+    return row !== undefined && row.tenantId === tenantId ? Effect.succeed(row) : notFound(`Row ${rowId} in ${ledger}`)
+  }
+
+  const rejectRow = (tenantId: string, ledger: string, rowId: string) =>
+    Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
+      Effect.map(fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`), (newStatus) => {
+        row.status = newStatus
+        return { status: "OK" as const, rowId, newStatus }
+      }))
+
+  const updateRow = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar) =>
+    Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
+      Effect.map(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) => {
+        row.fields[field] = coerced
+        return { status: "OK" as const, rowId, field, value: coerced }
+      }))
+
+  /** Checks a signal before anything is written: its task exists here and can take it. */
+  const checkSignal = (tenantId: string, signal: Workspace.Signal): Effect.Effect<Workspace.Task, NotFound | BadRequest> =>
+    Effect.flatMap(taskOf(tenantId, signal.taskId), (task) => {
+      if ((signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.currentStep === null)) {
+        return Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
+      }
+      return Effect.succeed(task)
+    })
+
+  /** The runbook engine: what a delivered signal does. */
+  const apply = (task: Workspace.Task, signal: Workspace.Signal) => {
+    const runbook = workflows.get(task.workflowId)?.runbook
+    if (runbook == null || task.currentStep === null) return
+    const snaps = snapshots.get(task.id)!
+    const step = runbook.steps.find((s) => s.id === task.currentStep)
+    if (signal.name === "approve" || signal.name === "reject") {
+      snaps[task.currentStep] = { decision: signal.name === "approve" ? "approved" : "rejected", reason: signal.payload.reason ?? null, decidedAt: now() }
+      Object.assign(task, signal.name === "approve" ? completeCurrentStep(task, runbook) : { status: "FAILED", currentStep: null })
+    } else if (signal.name === FILE_SUBMITTED_SIGNAL && step?.displayHint.component === "FILE_UPLOAD") {
+      snaps[task.currentStep] = { ...signal.payload, submittedAt: now() }
+      Object.assign(task, completeCurrentStep(task, runbook))
+    }
+  }
+
+  const emit = (tenantId: string, signal: Workspace.Signal) => {
+    const task = tasks.get(rootTaskId(signal.taskId))!
+    signals.push({ ...signal, rootTaskId: task.id, tenantId, at: now() })
+    apply(task, signal)
+  }
+
+  const sameEvent = (a: TaskEvent, b: TaskEvent) =>
+    a.type === b.type && a.source === b.source && a.sourceLabel === b.sourceLabel &&
+    a.groupKey === b.groupKey && JSON.stringify(a.payload) === JSON.stringify(b.payload)
+
+  const service: MemoryWorkspace = {
+    signals,
+    faults,
+    tasks,
+    calls,
+    completeGlSession: (consumerId, svc) => {
+      const session = glSessions.get(consumerId)
+      if (session === undefined) return false
+      gl.set(session.tenantId, {
+        tenantId: session.tenantId, provider: "local", service: svc, status: "ACTIVE", connectedAt: now(),
+        metadata: { name: `Local ${svc}`, service: svc, updated_at: now() }
+      })
+      glSessions.delete(consumerId)
+      return true
+    },
+    resolveTenant: (slug) =>
+      call("resolveTenant", () => {
+        const t = [...tenants.values()].find((t) => t.slug === slug)
+        return t === undefined ? notFound(`Tenant ${slug}`) : Effect.succeed(t)
+      }),
+    listEntities: (tenantId) =>
+      call("listEntities", () => Effect.succeed([...entities.values()].filter((e) => e.tenantId === tenantId))),
+    getEntity: (tenantId, entityId) =>
+      call("getEntity", () => {
+        const e = entities.get(entityId)
+        return e !== undefined && e.tenantId === tenantId ? Effect.succeed(e) : notFound(`Entity ${entityId}`)
+      }),
+    listTasks: (tenantId, entityId) =>
+      call("listTasks", () =>
+        Effect.succeed([...tasks.values()].filter((t) => t.tenantId === tenantId && t.entityId === entityId))),
+    getTask: (taskId) =>
+      call("getTask", () => {
+        const t = tasks.get(rootTaskId(taskId))
+        return t === undefined ? notFound(`Task ${taskId}`) : Effect.succeed({ ...t })
+      }),
+    getNextStep: (tenantId, taskId) =>
+      call("getNextStep", () =>
+        Effect.gen(function*() {
+          if (faults.nextStepDelayMs !== undefined) yield* Effect.sleep(faults.nextStepDelayMs)
+          const fault = faults.nextStep?.(taskId)
+          if (fault !== undefined) return yield* Effect.fail(fault)
+          const task = yield* taskOf(tenantId, taskId)
+          const runbook = yield* runbookOf(task.workflowId)
+          return nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+        })),
+    listWorkflows: (tenantId) =>
+      call("listWorkflows", () =>
+        Effect.succeed(
+          [...workflows.values()]
+            .filter((w) => w.tenantId === null || w.tenantId === tenantId)
+            .map(({ id, name, tenantId }) => ({ id, name, tenantId }))
+        )),
+    getRunbook: (tenantId, workflowId) =>
+      call("getRunbook", () => {
+        const fault = faults.runbook?.(workflowId)
+        if (fault !== undefined) return Effect.fail(fault)
+        const wf = workflows.get(workflowId)
+        if (wf === undefined || (wf.tenantId !== null && wf.tenantId !== tenantId)) return notFound(`Workflow ${workflowId}`)
+        return runbookOf(workflowId)
+      }),
+    createTask: (tenantId, entityId, input) =>
+      call("createTask", (): Effect.Effect<CreatedTask, NotFound | BadRequest> => {
+        const entity = entities.get(entityId)
+        if (entity === undefined || entity.tenantId !== tenantId) return notFound(`Entity ${entityId}`)
+        const wf = workflows.get(input.workflowId)
+        if (wf === undefined || (wf.tenantId !== null && wf.tenantId !== tenantId)) {
+          return Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
+        }
+        const task: Workspace.Task = {
+          id: randomUUID(), tenantId, entityId, workflowId: wf.id,
+          title: typeof input.context.period === "string" ? `${wf.name} ${input.context.period}` : wf.name,
+          status: "IN_PROGRESS", priority: "HIGH", createdAt: now(), currentStep: wf.runbook?.steps[0]?.id ?? null
+        }
+        tasks.set(task.id, task)
+        snapshots.set(task.id, {})
+        return Effect.succeed({ ...task, context: input.context })
+      }),
+    getSnapshots: (tenantId, taskId) =>
+      call("getSnapshots", () => Effect.map(taskOf(tenantId, taskId), (t) => ({ ...snapshots.get(t.id) }))),
+    signal: (tenantId, signal) =>
+      call("signal", () => {
+        if (signal.name === "user_action" && signal.payload.kind === "row_action") {
+          const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
+          return Effect.flatMap(taskOf(tenantId, signal.taskId), () =>
+            Effect.asVoid<unknown, NotFound | BadRequest, never>(p.action === "reject_row"
+              ? rejectRow(tenantId, p.ledger, p.rowId)
+              : updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
+            ).pipe(Effect.tap(() => emit(tenantId, signal)), Effect.asVoid))
+        }
+        return Effect.map(checkSignal(tenantId, signal), () => emit(tenantId, signal))
+      }),
+    appendEvent: (tenantId, taskId, dto) =>
+      call("appendEvent", () =>
+        Effect.flatMap(taskOf(tenantId, taskId), () => {
+          const event: TaskEvent = { taskId, ...dto, createdAt: now() }
+          const existing = events.find((e) => e.taskId === taskId && e.seq === dto.seq)
+          if (existing !== undefined) {
+            return sameEvent(existing, event)
+              ? Effect.succeed(existing)
+              : Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
+          }
+          events.push(event)
+          return Effect.succeed(event)
+        })),
+    listEvents: (tenantId, taskId) =>
+      call("listEvents", () =>
+        Effect.map(taskOf(tenantId, taskId), () =>
+          events.filter((e) => e.taskId === taskId).sort((a, b) => a.seq - b.seq))),
+    listDocuments: (tenantId, taskId, query) =>
+      call("listDocuments", () =>
+        Effect.succeed(
+          [...documents.values()]
+            .filter((d) => d.tenantId === tenantId && d.taskId === rootTaskId(taskId) && (query.source === undefined || d.source === query.source))
+            .reverse() // later inserts first among equal timestamps
+            .sort((a, b) => Date.parse(b.uploadedAt) - Date.parse(a.uploadedAt))
+            .slice(0, query.limit)
+            .map(({ bytes: _, ...doc }) => doc)
+        )),
+    putDocument: (tenantId, doc, signal) =>
+      call("putDocument", () =>
+        Effect.gen(function*() {
+          yield* taskOf(tenantId, doc.taskId)
+          if (Option.isSome(signal)) yield* checkSignal(tenantId, signal.value)
+          const stored = {
+            id: randomUUID(), tenantId, taskId: rootTaskId(doc.taskId), source: doc.source, filename: doc.filename,
+            contentType: doc.contentType, sizeBytes: doc.bytes.length, uploadedAt: now(),
+            ...(doc.period !== undefined ? { period: doc.period } : {}),
+            ...(doc.schemaSlug !== undefined ? { schemaSlug: doc.schemaSlug } : {}),
+            bytes: doc.bytes
+          }
+          documents.set(stored.id, stored)
+          if (Option.isSome(signal)) {
+            emit(tenantId, { ...signal.value, payload: { ...signal.value.payload, documentRef: stored.id } })
+          }
+          const { bytes: _, ...meta } = stored
+          return meta
+        })),
+    openDocument: (tenantId, documentId) =>
+      call("openDocument", () => {
+        const d = documents.get(documentId)
+        if (d === undefined || d.tenantId !== tenantId) return notFound(`Document ${documentId}`)
+        const { bytes, ...document } = d
+        return Effect.succeed({ document, body: Stream.succeed(bytes) })
+      }),
+    ingestData: (tenantId, batch, signal) =>
+      call("ingestData", () =>
+        Effect.gen(function*() {
+          yield* taskOf(tenantId, batch.taskId)
+          if (Option.isSome(signal)) yield* checkSignal(tenantId, { ...signal.value, payload: {} })
+          const stored = batch.rows.map((row) => ({ id: randomUUID(), kind: batch.kind, ...row, at: now() }))
+          const list = records.get(batch.taskId) ?? []
+          list.push(...stored)
+          records.set(batch.taskId, list)
+          return stored.map((r) => {
+            if (Option.isSome(signal)) {
+              emit(tenantId, { ...signal.value, payload: { rowId: r.id, kind: batch.kind ?? null, taskId: batch.taskId } })
+            }
+            return { id: r.id, signaled: Option.isSome(signal) }
+          })
+        })),
+    rejectRow: (tenantId, ledger, rowId) => call("rejectRow", () => rejectRow(tenantId, ledger, rowId)),
+    updateRow: (tenantId, ledger, rowId, field, value) =>
+      call("updateRow", () => updateRow(tenantId, ledger, rowId, field, value)),
+    getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullable(gl.get(tenantId)))),
+    createGlSession: (tenantId, serviceId) =>
+      call("createGlSession", () => {
+        const consumerId = randomUUID()
+        glSessions.set(consumerId, { tenantId, serviceId })
+        return Effect.succeed({ sessionUrl: `http://localhost/workspace/gl/connect/${consumerId}`, consumerId })
+      }),
+    deleteGlConnection: (tenantId) =>
+      call("deleteGlConnection", () => Effect.sync(() => void gl.delete(tenantId)))
+  }
+  return service
+}
