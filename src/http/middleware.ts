@@ -1,10 +1,8 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { PayloadTooLarge } from "../api/errors.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { shapeErrors, toResponse } from "./errorResponse.js"
@@ -12,7 +10,7 @@ import { shapeErrors, toResponse } from "./errorResponse.js"
 /**
  * Api-wide middleware: a declared Content-Length over the limit answers 413 before a byte is
  * read (and closes the connection so the rest is not read either); chunked bodies are capped
- * while they are read. Every failure then leaves in the spec's error shape.
+ * by the Node server (nodeServer.ts). Every failure then leaves in the spec's error shape.
  */
 export const GatewayMiddleware = Layer.unwrapEffect(
   Effect.map(TenantConfig, (config) => {
@@ -28,7 +26,7 @@ export const GatewayMiddleware = Layer.unwrapEffect(
           if (declared !== undefined && Number(declared) > config.maxBodyBytes) {
             return Effect.succeed(tooLarge)
           }
-          return HttpIncomingMessage.withMaxBodySize(app, Option.some(config.maxBodyBytes))
+          return app
         })
       )
     )

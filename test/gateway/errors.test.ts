@@ -1,0 +1,99 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Effect from "effect/Effect"
+import * as net from "node:net"
+import { expectError, raw, withGateway } from "../support/gateway.js"
+import { ACME_US, EXPENSE_TASK } from "../support/world.js"
+
+describe("error shape for what Effect does not shape by default", () => {
+  it.effect("unknown route: 404 in the spec shape", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        expectError(yield* raw("GET", "/v1/nope"), 404, "Not Found", "GET /v1/nope")
+        expectError(yield* raw("GET", "/v2/entities"), 404, "Not Found")
+        expectError(yield* raw("PUT", "/v1/entities"), 404, "Not Found")
+      })
+    ))
+
+  it.effect("malformed JSON: 400", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, "{\"type\": ", { "content-type": "application/json" })
+        expectError(res, 400, "Bad Request", "JSON")
+      })
+    ))
+
+  it.effect("decode failure: 400 naming the field path", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        expectError(yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "maybe" }), 400, "Bad Request", "type")
+        expectError(
+          yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, { type: "x", source: "w", seq: 1, payload: { a: 1 }, groupKey: "g".repeat(129) }),
+          400,
+          "Bad Request",
+          "groupKey"
+        )
+        expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, {}), 400, "Bad Request", "workflowId")
+        expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, [1, 2]), 400, "Bad Request")
+        expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, "null"), 400, "Bad Request")
+        expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, "workflowId=x", { "content-type": "text/plain" }), 400, "Bad Request")
+      })
+    ))
+
+  it.effect("path params: UUIDs where the spec says UUID, composite task ids accepted", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        expectError(yield* raw("GET", "/v1/entities/acme-us/tasks"), 400, "Bad Request", "entityId")
+        expectError(yield* raw("GET", "/v1/tasks/not-a-task/ui"), 400, "Bad Request", "taskId")
+        expectError(yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}:step/events`), 400, "Bad Request", "taskId")
+        expect((yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}:review_expenses:child/events`)).status).toBe(200)
+      })
+    ))
+
+  it.effect("a body over the limit: 413 answered from Content-Length, not a dropped connection", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const big = { source: "s", data: "A".repeat(2048) }
+        const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/files`, big)
+        expectError(res, 413, "Payload Too Large", "1024-byte limit")
+      }), { config: { maxBodyBytes: 1024 } }))
+
+  it.effect("a chunked body over the limit answers 413 too", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const server = yield* HttpServer.HttpServer
+        const port = (server.address as HttpServer.TcpAddress).port
+        const response = yield* Effect.promise(() => sendChunked(port, `/v1/tasks/${EXPENSE_TASK}/files`, 4096))
+        expect(response).toMatch(/^HTTP\/1\.1 413/)
+        expect(response).toContain("\"statusCode\":413")
+      }), { config: { maxBodyBytes: 1024 } }))
+
+  it("never answers a 500 with internals: a defect becomes a generic 500", async () => {
+    const { makeGateway } = await import("../support/gateway.js")
+    const { layer, workspace } = makeGateway()
+    workspace.faults.all = () => {
+      throw new Error("secret internal detail at /srv/app.ts:42")
+    }
+    const res = await Effect.runPromise(Effect.provide(raw("GET", "/v1/entities"), layer))
+    expectError(res, 500, "Internal Server Error", "Internal server error")
+    expect(res.text).not.toContain("secret")
+  })
+})
+
+/** Sends a JSON body of `size` bytes in chunks, without Content-Length; resolves with the raw response. */
+const sendChunked = (port: number, path: string, size: number) =>
+  new Promise<string>((resolve) => {
+    const socket = net.connect(port, "127.0.0.1")
+    let out = ""
+    socket.on("data", (d) => (out += d.toString("utf8")))
+    socket.on("close", () => resolve(out))
+    socket.on("error", () => resolve(out))
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    const body = JSON.stringify({ source: "s", data: "A".repeat(size) })
+    for (let i = 0; i < body.length; i += 512) {
+      const chunk = body.slice(i, i + 512)
+      socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
+    }
+    socket.write("0\r\n\r\n")
+    setTimeout(() => socket.end(), 2000)
+  })

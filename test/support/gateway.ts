@@ -1,0 +1,120 @@
+/**
+ * A gateway on the real HTTP stack (NodeHttpServer.layerTest) over an in-memory workspace,
+ * with the typed client and a raw request helper for status and body checks.
+ */
+import { expect } from "@effect/vitest"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import { GatewayApi } from "../../src/api/Api.js"
+import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
+import { GatewayLive } from "../../src/http/Gateway.js"
+import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { FileFetcher, type FileProvider } from "../../src/services/FileFetcher.js"
+import { TenantConfig, type TenantConfigShape } from "../../src/services/TenantConfig.js"
+import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { type Fixture, parseFixture } from "../../src/workspace/fixture.js"
+import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
+
+const exampleJson = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
+export const exampleFixture: Fixture = Effect.runSync(parseFixture("example.json", exampleJson))
+
+export const defaultConfig: TenantConfigShape = {
+  tenantSlug: Option.some("acme"),
+  eventsKey: Option.none(),
+  host: "127.0.0.1",
+  port: 0,
+  maxBodyBytes: 1024 * 1024,
+  nextStepConcurrency: 4,
+  runbookConcurrency: 4,
+  tracing: false,
+  workspaceUrl: Option.none()
+}
+
+/** NodeHttpServer.layerTest, on the gateway's own Node server. */
+const testServer = (maxBodyBytes: number) =>
+  HttpServer.layerTestClient.pipe(
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+    Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes), { port: 0, host: "127.0.0.1" }))
+  )
+
+export interface GatewayOptions {
+  readonly config?: Partial<TenantConfigShape>
+  readonly fixture?: Fixture
+  readonly providers?: ReadonlyArray<FileProvider>
+}
+
+export const makeGateway = (options: GatewayOptions = {}) => {
+  const workspace = makeMemoryWorkspace(options.fixture ?? exampleFixture)
+  const layer = GatewayLive.pipe(
+    Layer.provide(Layer.succeed(WorkspaceClient, workspace)),
+    Layer.provide(FileFetcher.layer(options.providers ?? [inlineBase64])),
+    Layer.provide(TenantConfig.make({ ...defaultConfig, ...options.config })),
+    Layer.provideMerge(testServer(options.config?.maxBodyBytes ?? defaultConfig.maxBodyBytes))
+  )
+  return { workspace, layer }
+}
+
+/** Runs a test body against a fresh gateway and world. */
+export const withGateway = <A, E>(
+  body: (workspace: MemoryWorkspace) => Effect.Effect<A, E, HttpClient.HttpClient | HttpServer.HttpServer>,
+  options: GatewayOptions = {}
+) => {
+  const { layer, workspace } = makeGateway(options)
+  return Effect.provide(body(workspace), layer)
+}
+
+export const client = HttpApiClient.make(GatewayApi)
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: any
+  readonly text: string
+}
+
+/** A raw request: JSON bodies as objects, or a string sent as-is. */
+export const raw = (
+  method: "GET" | "POST" | "PATCH" | "DELETE" | "PUT",
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    let req = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(headers))
+    if (typeof body === "string") req = HttpClientRequest.bodyText(req, body, headers["content-type"] ?? "application/json")
+    else if (body !== undefined) req = HttpClientRequest.bodyUnsafeJson(req, body)
+    const res = yield* http.execute(req)
+    const text = yield* res.text
+    let parsed: unknown = undefined
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return { status: res.status, headers: res.headers as Record<string, string>, body: parsed as any, text } satisfies RawResponse
+  }).pipe(Effect.scoped, Effect.orDie)
+
+/** Asserts the spec's error body: exactly statusCode, message, error (plus named extras). */
+export const expectError = (
+  res: RawResponse,
+  status: number,
+  name: string,
+  messageIncludes?: string | RegExp,
+  extra: Record<string, unknown> = {}
+) => {
+  expect(res.status).toBe(status)
+  expect(res.headers["content-type"]).toMatch(/application\/json/)
+  expect(res.body).toEqual({ statusCode: status, error: name, message: expect.any(String), ...extra })
+  if (typeof messageIncludes === "string") expect(res.body.message).toContain(messageIncludes)
+  else if (messageIncludes !== undefined) expect(res.body.message).toMatch(messageIncludes)
+}
