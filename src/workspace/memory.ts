@@ -45,10 +45,12 @@ export interface Faults {
 export interface MemoryWorkspace extends WorkspaceClientService {
   readonly signals: Array<SignalRecord>
   readonly faults: Faults
-  readonly tasks: Map<string, Workspace.Task>
+  readonly tasks: Map<string, MutableTask>
   readonly completeGlSession: (consumerId: string, service: string) => boolean
   readonly calls: Map<string, number>
 }
+
+type MutableTask = { -readonly [K in keyof Workspace.Task]: Workspace.Task[K] }
 
 const now = () => new Date().toISOString()
 
@@ -56,7 +58,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   const tenants = new Map(fixture.tenants.map((t) => [t.id, { ...t }]))
   const entities = new Map(fixture.entities.map((e) => [e.id, { ...e }]))
   const workflows = new Map(fixture.workflows.map((w) => [w.id, w]))
-  const tasks = new Map<string, Workspace.Task>()
+  const tasks = new Map<string, MutableTask>()
   const snapshots = new Map<string, Record<string, unknown>>()
   for (const { snapshots: snaps, ...t } of fixture.tasks) {
     tasks.set(t.id, t)
