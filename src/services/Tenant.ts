@@ -34,7 +34,7 @@ export class Tenant extends Context.Tag("Tenant")<Tenant, TenantService>() {
       const cache = yield* Ref.make(Option.none<Workspace.Tenant>())
       const lock = yield* Effect.makeSemaphore(1)
 
-      const resolve = Option.match(config.tenantSlug, {
+      const resolve = Effect.suspend(() => Option.match(config.tenantSlug, {
         onNone: () =>
           Effect.fail(
             new ServiceUnavailable({ message: "This gateway is bound to no tenant: SVC_TENANT_SLUG is not set" })
@@ -48,7 +48,7 @@ export class Tenant extends Context.Tag("Tenant")<Tenant, TenantService>() {
             ),
             Effect.tap((tenant) => Ref.set(cache, Option.some(tenant)))
           )
-      })
+      }))
 
       const current = Effect.flatMap(Ref.get(cache), (cached) =>
         Option.isSome(cached)
