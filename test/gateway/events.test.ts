@@ -1,0 +1,112 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { expectError, raw, withGateway } from "../support/gateway.js"
+import { EXPENSE_TASK, GLOBEX_TASK } from "../support/world.js"
+
+const event = (seq: number, extra: Record<string, unknown> = {}) => ({
+  type: "reasoning.delta",
+  source: "worker",
+  seq,
+  payload: { text: `part ${seq}` },
+  groupKey: "g1",
+  ...extra
+})
+
+const keyed = { config: { eventsKey: Option.some(Redacted.make("s3cret-key")) } }
+
+describe("POST /v1/tasks/:taskId/events", () => {
+  it.effect("appends and returns {ok, event} with the persisted record", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, event(2, { sourceLabel: "Reviewer" }))
+        expect(res.status).toBe(200)
+        expect(res.body).toEqual({
+          ok: true,
+          event: { taskId: EXPENSE_TASK, ...event(2, { sourceLabel: "Reviewer" }), createdAt: expect.any(String) }
+        })
+      })
+    ))
+
+  it.effect("no key is needed when SVC_INTERNAL_EVENTS_KEY is unset", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        expect((yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, event(2), { "x-svc-events-key": "anything" })).status).toBe(200)
+      })
+    ))
+
+  it.effect("with the key set: 401 without it or with a wrong one (any length), 200 with it", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const url = `/v1/tasks/${EXPENSE_TASK}/events`
+        expectError(yield* raw("POST", url, event(2)), 401, "Unauthorized", "x-svc-events-key")
+        expectError(yield* raw("POST", url, event(2), { "x-svc-events-key": "" }), 401, "Unauthorized")
+        expectError(yield* raw("POST", url, event(2), { "x-svc-events-key": "s3cret-kez" }), 401, "Unauthorized")
+        expectError(yield* raw("POST", url, event(2), { "x-svc-events-key": "s" }), 401, "Unauthorized")
+        expectError(yield* raw("POST", url, event(2), { "x-svc-events-key": "s3cret-key-and-more" }), 401, "Unauthorized")
+        expect((yield* raw("POST", url, event(2), { "x-svc-events-key": "s3cret-key" })).status).toBe(200)
+        // GET needs no key.
+        expect((yield* raw("GET", url)).status).toBe(200)
+      }), keyed))
+
+  it.effect("limits of spec §8: type 128, source 64, sourceLabel 256, groupKey 128, seq an integer >= 0", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const url = `/v1/tasks/${EXPENSE_TASK}/events`
+        const bad = [
+          [{ type: "t".repeat(129) }, "type"],
+          [{ source: "s".repeat(65) }, "source"],
+          [{ sourceLabel: "l".repeat(257) }, "sourceLabel"],
+          [{ groupKey: "g".repeat(129) }, "groupKey"],
+          [{ seq: -1 }, "seq"],
+          [{ seq: 1.5 }, "seq"],
+          [{ seq: "3" }, "seq"],
+          [{ payload: [1] }, "payload"],
+          [{ payload: undefined }, "payload"]
+        ] as const
+        for (const [patch, field] of bad) {
+          expectError(yield* raw("POST", url, event(3, patch)), 400, "Bad Request", field)
+        }
+        const atLimits = event(3, { type: "t".repeat(128), source: "s".repeat(64), sourceLabel: "l".repeat(256), groupKey: "g".repeat(128) })
+        expect((yield* raw("POST", url, atLimits)).status).toBe(200)
+      })
+    ))
+
+  it.effect("an identical re-post is idempotent; a different body with a taken seq is a 409", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const url = `/v1/tasks/${EXPENSE_TASK}/events`
+        const first = yield* raw("POST", url, event(5))
+        const again = yield* raw("POST", url, event(5))
+        expect(again.status).toBe(200)
+        expect(again.body.event).toEqual(first.body.event)
+        expectError(yield* raw("POST", url, event(5, { payload: { text: "other" } })), 409, "Conflict", "seq 5")
+        const list = yield* raw("GET", url)
+        expect(list.body.events.filter((e: any) => e.seq === 5)).toHaveLength(1)
+      })
+    ))
+
+  it.effect("another tenant's task: 404", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        expectError(yield* raw("POST", `/v1/tasks/${GLOBEX_TASK}/events`, event(1)), 404, "Not Found")
+        expectError(yield* raw("GET", `/v1/tasks/${GLOBEX_TASK}/events`), 404, "Not Found")
+      })
+    ))
+})
+
+describe("GET /v1/tasks/:taskId/events", () => {
+  it.effect("returns {events} ordered by seq ascending, per task id (composite ids are their own stream)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const url = `/v1/tasks/${EXPENSE_TASK}/events`
+        for (const seq of [9, 3, 7]) yield* raw("POST", url, event(seq))
+        const child = `/v1/tasks/${EXPENSE_TASK}:review_expenses:child/events`
+        yield* raw("POST", child, event(4))
+        const res = yield* raw("GET", url)
+        expect(res.body.events.map((e: any) => e.seq)).toEqual([1, 3, 7, 9])
+        expect((yield* raw("GET", child)).body.events.map((e: any) => e.seq)).toEqual([4])
+      })
+    ))
+})
