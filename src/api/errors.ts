@@ -35,7 +35,13 @@ const onWire = <Self extends { readonly _tag: string }, W extends Schema.Schema.
   Schema.transform(w, Schema.typeSchema(cls), {
     strict: false,
     decode: (body: any) => new cls(body),
-    encode: ({ _tag: _, ...body }: any) => body
+    // Picked by name: an Error's `message` is not an enumerable own property, so a spread loses it.
+    encode: (e: any) => {
+      const body: Record<string, unknown> = { statusCode: e.statusCode, message: e.message, error: e.error }
+      if (e.currentStatus !== undefined) body.currentStatus = e.currentStatus
+      if (e.code !== undefined) body.code = e.code
+      return body
+    }
   }).annotations(HttpApiSchema.annotations({ status })) as any
 
 const OptionalCurrentStatus = { currentStatus: Schema.optional(Schema.String) }

@@ -1,0 +1,137 @@
+/**
+ * Settings of the file ingest providers (`local`, `url`), read once at start with Effect Config.
+ *
+ * | Setting                        | Default            | Meaning                                                   |
+ * |--------------------------------|--------------------|-----------------------------------------------------------|
+ * | SVC_LOCAL_INGEST_ROOT          | unset (disabled)   | absolute directory the `local` provider may read under    |
+ * | SVC_INGEST_MAX_BYTES           | 52428800 (50 MiB)  | byte cap of one fetched file (`local` and `url`): 413     |
+ * | SVC_INGEST_URL_ALLOW           | empty              | comma list of `host:port` the `url` provider may reach    |
+ * |                                |                    | although they are private (on-premises sources, tests)    |
+ * | SVC_INGEST_CONNECT_TIMEOUT_MS  | 5000               | DNS lookup + TCP connect of one hop                       |
+ * | SVC_INGEST_TIMEOUT_MS          | 30000              | whole `url` fetch, all redirects and the body included    |
+ * | SVC_INGEST_MAX_REDIRECTS       | 3                  | redirects followed; one more is refused (0 follows none)  |
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as path from "node:path"
+
+export interface IngestConfigShape {
+  /** Directory the `local` provider is confined to; None disables the provider. */
+  readonly localRoot: Option.Option<string>
+  /** Files larger than this many bytes are refused with 413 (checked while reading/streaming). */
+  readonly maxBytes: number
+  /**
+   * Normalized `host:port` pairs (WHATWG host form, IPv6 in brackets, explicit port) that the `url`
+   * provider may reach even when they resolve to a private, loopback or link-local address.
+   */
+  readonly urlAllow: ReadonlyArray<string>
+  readonly connectTimeoutMs: number
+  readonly timeoutMs: number
+  readonly maxRedirects: number
+}
+
+export const MiB = 1024 * 1024
+
+export const ingestDefaults: IngestConfigShape = {
+  localRoot: Option.none(),
+  maxBytes: 50 * MiB,
+  urlAllow: [],
+  connectTimeoutMs: 5_000,
+  timeoutMs: 30_000,
+  maxRedirects: 3
+}
+
+/**
+ * `host:port` → the same normalized form the url provider derives from a request URL, so that
+ * `2130706433:80`, `127.0.0.1:80` and `LOCALHOST:80` compare the way WHATWG URL parsing sees them.
+ */
+export const parseAllowEntry = (entry: string): Either.Either<string, string> => {
+  const raw = entry.trim()
+  const m = /^(.+):(\d{1,5})$/.exec(raw)
+  if (m === null) return Either.left(`"${raw}" is not host:port`)
+  const port = Number(m[2])
+  if (port < 1 || port > 65535) return Either.left(`"${raw}": port must be 1-65535`)
+  let url: URL
+  try {
+    url = new URL(`http://${m[1]}/`)
+  } catch {
+    return Either.left(`"${raw}": invalid host`)
+  }
+  if (url.username !== "" || url.password !== "" || url.port !== "" || url.pathname !== "/") {
+    return Either.left(`"${raw}": invalid host`)
+  }
+  return Either.right(`${url.hostname}:${port}`)
+}
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const urlAllowConfig: Config.Config<ReadonlyArray<string>> = Config.string("SVC_INGEST_URL_ALLOW").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((s) => {
+    const out: Array<string> = []
+    for (const part of s.split(",")) {
+      if (part.trim() === "") continue
+      const parsed = parseAllowEntry(part)
+      if (Either.isLeft(parsed)) {
+        return Either.left(ConfigError.InvalidData([], `SVC_INGEST_URL_ALLOW: ${parsed.left}`))
+      }
+      out.push(parsed.right)
+    }
+    return Either.right(out)
+  })
+)
+
+export const ingestConfigFromEnv: Config.Config<IngestConfigShape> = Config.all({
+  localRoot: Config.option(
+    Config.nonEmptyString("SVC_LOCAL_INGEST_ROOT").pipe(
+      Config.validate({ message: "SVC_LOCAL_INGEST_ROOT must be an absolute path", validation: path.isAbsolute })
+    )
+  ),
+  maxBytes: positiveInt("SVC_INGEST_MAX_BYTES", ingestDefaults.maxBytes),
+  urlAllow: urlAllowConfig,
+  connectTimeoutMs: positiveInt("SVC_INGEST_CONNECT_TIMEOUT_MS", ingestDefaults.connectTimeoutMs),
+  timeoutMs: positiveInt("SVC_INGEST_TIMEOUT_MS", ingestDefaults.timeoutMs),
+  maxRedirects: Config.integer("SVC_INGEST_MAX_REDIRECTS").pipe(
+    Config.validate({
+      message: "SVC_INGEST_MAX_REDIRECTS must be an integer >= 0",
+      validation: (n) => n >= 0
+    }),
+    Config.withDefault(ingestDefaults.maxRedirects)
+  )
+})
+
+export interface IngestConfigInput extends Partial<Omit<IngestConfigShape, "localRoot">> {
+  /** A plain string is accepted for convenience in tests. */
+  readonly localRoot?: Option.Option<string> | string | undefined
+}
+
+export class IngestConfig extends Context.Tag("IngestConfig")<IngestConfig, IngestConfigShape>() {
+  static readonly fromEnv = Layer.effect(IngestConfig, ingestConfigFromEnv)
+
+  /** The defaults overridden by `partial`; allow-list entries are normalized (throws on a bad one). */
+  static readonly resolve = (partial: IngestConfigInput = {}): IngestConfigShape => {
+    const { localRoot, urlAllow, ...rest } = partial
+    return {
+      ...ingestDefaults,
+      ...rest,
+      localRoot: localRoot === undefined
+        ? ingestDefaults.localRoot
+        : typeof localRoot === "string"
+        ? Option.some(localRoot)
+        : localRoot,
+      urlAllow: (urlAllow ?? []).map((e) =>
+        Either.getOrThrowWith(parseAllowEntry(e), (msg) => new Error(`IngestConfig.urlAllow: ${msg}`))
+      )
+    }
+  }
+
+  static readonly make = (partial: IngestConfigInput = {}) => Layer.succeed(IngestConfig, IngestConfig.resolve(partial))
+}

@@ -1,0 +1,451 @@
+/**
+ * `{provider: "url", url, headers?}`: the gateway GETs the bytes from an http(s) URL the caller names.
+ *
+ * SSRF protection is enforced where it cannot be raced: when each socket connects. Every request
+ * goes through a `request-filtering-agent` http(s) Agent, which checks the literal IP of the URL
+ * and, for names, every address the lookup returns (Node connects with `all: true` lookups), so a
+ * name that resolves to a public and a private address, or re-resolves differently (DNS
+ * rebinding), is refused at connect time. Loopback, RFC 1918 private, link-local (169.254.169.254
+ * included), unique-local, multicast, CGNAT, reserved, unspecified (0.0.0.0, ::) and IPv4-mapped
+ * IPv6 addresses are all "not unicast" to the agent and refused. Numeric host forms (2130706433,
+ * 0177.0.0.1, 0x7f000001, 127.1) are normalized to 127.0.0.1 by WHATWG URL parsing before the
+ * agent sees them.
+ *
+ * `SVC_INGEST_URL_ALLOW` lists `host:port` pairs that may be reached although private. The agent's
+ * own allow-list is by IP only (any port), so the pair is matched here, per hop, on the URL's
+ * normalized host and effective port; a matching hop uses an agent that permits private addresses
+ * (unspecified/meta addresses stay refused), every other hop the strict one. An allow-listed
+ * *name* is trusted to resolve wherever the operator's DNS says.
+ *
+ * Why node:http rather than the Effect HttpClient: the agent must be chosen per hop (port-aware
+ * allow-list), redirects must be followed by hand and re-checked, the connect timeout needs the
+ * socket's `connect` event, and the byte cap must abort the request the moment it is passed. The
+ * platform's NodeHttpClient binds one Agent per layer and follows redirects with its own policy,
+ * so the request is issued with node:http(s) inside `Effect.async`, whose finalizer destroys the
+ * request when the effect is interrupted (total timeout, caller gone).
+ *
+ * Failure → status (all answer the spec's `{statusCode, message, error}` body):
+ * - bad URL, scheme other than http/https, credentials in the URL: 400
+ * - refused address (SSRF protection), also after a redirect: 400 "refused to connect to ..."
+ * - DNS failure, connection refused/reset, TLS failure: 400 naming the reason
+ * - connect timeout (SVC_INGEST_CONNECT_TIMEOUT_MS) and total timeout (SVC_INGEST_TIMEOUT_MS): 400.
+ *   A source the caller named that does not answer in time is a bad reference, like one that
+ *   answers 404; 400 keeps one rule for every failing source (no 502/504 from this provider).
+ * - remote non-2xx: 400 "source answered <status>"
+ * - more than SVC_INGEST_MAX_REDIRECTS redirects: 400
+ * - body over SVC_INGEST_MAX_BYTES (declared Content-Length or counted while streaming): 413
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as http from "node:http"
+import * as https from "node:https"
+import { BlockList, isIPv6, type LookupFunction } from "node:net"
+import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent"
+import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
+import { type FetchedFile, provider } from "../../services/FileFetcher.js"
+import type { IngestConfigShape } from "../IngestConfig.js"
+
+/** Never forwarded from `fileRef.headers`: hop-by-hop headers, Host, and a body length (we send none). */
+const DROPPED_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length"
+])
+const isDropped = (name: string): boolean => DROPPED_HEADERS.has(name) || name.startsWith("proxy-")
+
+/** Dropped when a redirect leaves the origin the caller named (as browsers do). */
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"])
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
+const USER_AGENT = "tenant-gateway-ingest/1"
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const HeaderValue = Schema.String.annotations({ message: () => "header values must be strings" }).pipe(
+  Schema.pattern(/^[\t\x20-\x7e\x80-\xff]*$/, {
+    message: () => "header values must not contain control characters (CR, LF, NUL) or non-Latin-1 text"
+  })
+)
+
+export const UrlRef = Schema.Struct({
+  provider: Schema.Literal("url"),
+  url: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)),
+  headers: Schema.optionalWith(
+    Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
+      Schema.filter((headers) => {
+        const badName = Object.keys(headers).find((name) => !TOKEN.test(name))
+        return badName === undefined || { path: [badName], message: "header names must be HTTP tokens" }
+      })
+    ),
+    { exact: true }
+  )
+})
+
+export interface UrlProviderOptions {
+  /**
+   * Name resolution for outgoing requests (default: dns.lookup). Every address it returns is still
+   * checked by the filtering agent; tests use it to stand in for DNS.
+   */
+  readonly lookup?: LookupFunction | undefined
+}
+
+type Hop =
+  | { readonly _tag: "Redirect"; readonly status: number; readonly location: string }
+  | { readonly _tag: "Body"; readonly bytes: Uint8Array; readonly headers: http.IncomingHttpHeaders }
+
+const defaultPort = (u: URL): string => u.port !== "" ? u.port : u.protocol === "https:" ? "443" : "80"
+/** Same normalization as the allow-list entries (see IngestConfig.parseAllowEntry). */
+const hostPortKey = (u: URL): string => `${u.hostname}:${defaultPort(u)}`
+const bareHost = (hostname: string): string =>
+  hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
+
+/** What the filtering agent says when it refuses an address. */
+const FILTERED = /^DNS lookup (.+?)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
+
+const errorCode = (e: unknown): string | undefined => {
+  const err = e as { code?: unknown; errors?: ReadonlyArray<unknown> } | undefined
+  if (typeof err?.code === "string") return err.code
+  // autoSelectFamily reports every failed attempt in an AggregateError.
+  if (Array.isArray(err?.errors) && err.errors.length > 0) return errorCode(err.errors[0])
+  return undefined
+}
+
+const errorMessage = (e: unknown): string => {
+  if (e instanceof AggregateError && e.errors.length > 0) return errorMessage(e.errors[0])
+  return e instanceof Error ? e.message : String(e)
+}
+
+/**
+ * Names the kind of a refused address, for the error message only: the decision itself is the
+ * filtering agent's (anything not public unicast, per ipaddr.js ranges).
+ */
+const KINDS: ReadonlyArray<readonly [kind: string, net: string, prefix: number, type: "ipv4" | "ipv6"]> = [
+  ["loopback", "127.0.0.0", 8, "ipv4"],
+  ["unspecified", "0.0.0.0", 8, "ipv4"],
+  ["private (RFC 1918)", "10.0.0.0", 8, "ipv4"],
+  ["private (RFC 1918)", "172.16.0.0", 12, "ipv4"],
+  ["private (RFC 1918)", "192.168.0.0", 16, "ipv4"],
+  ["link-local (cloud metadata range)", "169.254.0.0", 16, "ipv4"],
+  ["carrier-grade NAT", "100.64.0.0", 10, "ipv4"],
+  ["multicast", "224.0.0.0", 4, "ipv4"],
+  ["reserved or broadcast", "240.0.0.0", 4, "ipv4"],
+  ["loopback", "::1", 128, "ipv6"],
+  ["unspecified", "::", 128, "ipv6"],
+  ["IPv4-mapped IPv6", "::ffff:0:0", 96, "ipv6"],
+  ["unique-local", "fc00::", 7, "ipv6"],
+  ["link-local", "fe80::", 10, "ipv6"],
+  ["multicast", "ff00::", 8, "ipv6"]
+]
+const kindOfAddress = (address: string): string => {
+  const type = isIPv6(address) ? "ipv6" : "ipv4"
+  for (const [kind, net, prefix, family] of KINDS) {
+    if (family !== type) continue
+    const list = new BlockList()
+    list.addSubnet(net, prefix, family)
+    try {
+      if (list.check(address, type)) return kind
+    } catch {
+      break
+    }
+  }
+  return "non-public"
+}
+
+const describeRequestError = (e: unknown, target: URL): string => {
+  const message = errorMessage(e)
+  const filtered = FILTERED.exec(message)
+  const hostPort = `${target.hostname}:${defaultPort(target)}`
+  if (filtered !== null) {
+    const [, address = "", host, reason = ""] = filtered
+    const via = host !== undefined && host !== "undefined" && host !== "" ? ` (${host} resolved to it)` : ""
+    return `refused to connect to ${address}${via}: a ${kindOfAddress(address)} address (${reason}); only public ` +
+      "unicast addresses may be fetched unless host:port is in SVC_INGEST_URL_ALLOW"
+  }
+  if (/is not allowed/.test(message)) return `refused to connect to ${hostPort}: ${message}`
+  const code = errorCode(e)
+  switch (code) {
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_NODATA":
+    case "EAI_FAIL":
+      return `could not resolve host ${target.hostname} (${code})`
+    case "ECONNREFUSED":
+      return `connection refused by ${hostPort} (ECONNREFUSED)`
+    case "ECONNRESET":
+    case "EPIPE":
+      return `connection reset by ${hostPort} (${code})`
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return `${hostPort} is unreachable (${code})`
+    case "ETIMEDOUT":
+      return `connection to ${hostPort} timed out (ETIMEDOUT)`
+  }
+  if (code !== undefined && /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code)) {
+    return `TLS failure with ${hostPort} (${code}): ${message}`
+  }
+  return `request to ${hostPort} failed (${code ?? "error"}): ${message}`
+}
+
+// ---- naming the file ------------------------------------------------------------------------
+
+/** The last path segment of a would-be file name, without control characters; "" / "." / ".." → none. */
+const cleanName = (name: string): string | undefined => {
+  const last = name.split(/[/\\]/).pop() ?? ""
+  const clean = last.replace(/[\u0000-\u001f\u007f]/g, "").trim()
+  return clean === "" || clean === "." || clean === ".." ? undefined : clean
+}
+
+const decodeRfc8187 = (value: string): string | undefined => {
+  const m = /^([A-Za-z0-9!#$%&+^_`{}~-]+)'[^']*'(.*)$/.exec(value.trim())
+  if (m === null) return undefined
+  const charset = m[1]!.toLowerCase()
+  const encoded = m[2]!
+  try {
+    if (charset === "utf-8") return decodeURIComponent(encoded)
+    if (charset === "iso-8859-1") {
+      return encoded.replace(/%([0-9A-Fa-f]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    }
+  } catch {
+    return undefined
+  }
+  return undefined
+}
+
+/** RFC 6266: `filename*` (RFC 8187) preferred over `filename`. */
+export const fileNameFromContentDisposition = (header: string | undefined): string | undefined => {
+  if (header === undefined) return undefined
+  const star = /(?:^|;)\s*filename\*\s*=\s*("?)([^;"]*)\1/i.exec(header)
+  if (star !== null) {
+    const decoded = decodeRfc8187(star[2]!)
+    const name = decoded === undefined ? undefined : cleanName(decoded)
+    if (name !== undefined) return name
+  }
+  const plain = /(?:^|;)\s*filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/i.exec(header)
+  if (plain !== null) {
+    const raw = plain[1] !== undefined ? plain[1].replace(/\\(.)/g, "$1") : (plain[2] ?? "").trim()
+    return cleanName(raw)
+  }
+  return undefined
+}
+
+/** The last path segment of the URL, percent-decoded. */
+export const fileNameFromUrl = (u: URL): string | undefined => {
+  const segment = u.pathname.split("/").pop() ?? ""
+  let decoded = segment
+  try {
+    decoded = decodeURIComponent(segment)
+  } catch {
+    // keep it encoded
+  }
+  return cleanName(decoded)
+}
+
+const MIME = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/
+
+const contentTypeOf = (header: string | undefined): string | undefined => {
+  const value = header?.trim()
+  return value !== undefined && MIME.test(value) ? value : undefined
+}
+
+// ---- the provider ---------------------------------------------------------------------------
+
+export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptions = {}) => {
+  const strict = { allowPrivateIPAddress: false, allowMetaIPAddress: false }
+  const allowListed = { allowPrivateIPAddress: true, allowMetaIPAddress: false }
+  const agents = {
+    http: new RequestFilteringHttpAgent(strict),
+    https: new RequestFilteringHttpsAgent(strict),
+    httpAllowed: new RequestFilteringHttpAgent(allowListed),
+    httpsAllowed: new RequestFilteringHttpsAgent(allowListed)
+  }
+  const allow = new Set(config.urlAllow)
+  const lookup = options.lookup
+
+  /** Parses and checks one hop's URL (the first, or a redirect's Location against the current one). */
+  const checkUrl = (raw: string, base: URL | undefined, label: string): Effect.Effect<URL, BadRequest> => {
+    let u: URL
+    try {
+      u = new URL(raw, base)
+    } catch {
+      return Effect.fail(new BadRequest({ message: `${label}: not a valid absolute URL` }))
+    }
+    if (u.protocol !== "http:" && u.protocol !== "https:") {
+      return Effect.fail(
+        new BadRequest({
+          message: `${label}: scheme "${u.protocol.replace(/:$/, "")}" is refused; only http and https are allowed`
+        })
+      )
+    }
+    if (u.username !== "" || u.password !== "") {
+      return Effect.fail(
+        new BadRequest({
+          message: `${label}: credentials in the URL are refused; pass an Authorization header in fileRef.headers`
+        })
+      )
+    }
+    return Effect.succeed(u)
+  }
+
+  /** One GET; resolves with a redirect to follow or the whole (capped) body. */
+  const requestOnce = (
+    target: URL,
+    headers: Readonly<Record<string, string>>,
+    label: string
+  ): Effect.Effect<Hop, BadRequest | PayloadTooLarge> =>
+    Effect.async<Hop, BadRequest | PayloadTooLarge>((resume) => {
+      let done = false
+      let connectTimer: ReturnType<typeof setTimeout> | undefined
+      let req: http.ClientRequest | undefined
+      const settle = (outcome: Effect.Effect<Hop, BadRequest | PayloadTooLarge>) => {
+        if (done) return
+        done = true
+        if (connectTimer !== undefined) clearTimeout(connectTimer)
+        resume(outcome)
+      }
+      const fail = (message: string) => settle(Effect.fail(new BadRequest({ message: `${label}: ${message}` })))
+      const tooLarge = (message: string) => settle(Effect.fail(new PayloadTooLarge({ message: `${label}: ${message}` })))
+
+      const isHttps = target.protocol === "https:"
+      const allowed = allow.has(hostPortKey(target))
+      const agent = isHttps
+        ? (allowed ? agents.httpsAllowed : agents.https)
+        : (allowed ? agents.httpAllowed : agents.http)
+      const requestOptions: https.RequestOptions = {
+        protocol: target.protocol,
+        hostname: bareHost(target.hostname),
+        port: defaultPort(target),
+        path: `${target.pathname}${target.search}`,
+        method: "GET",
+        headers,
+        agent,
+        ...(lookup !== undefined ? { lookup } : {})
+      }
+      try {
+        req = isHttps ? https.request(requestOptions) : http.request(requestOptions)
+      } catch (e) {
+        fail(`request could not be built: ${errorMessage(e)}`)
+        return
+      }
+      const request = req
+
+      request.on("socket", (socket) => {
+        if (done || !socket.connecting) return
+        connectTimer = setTimeout(() => {
+          fail(
+            `could not connect to ${hostPortKey(target)} within ${config.connectTimeoutMs} ms ` +
+              "(SVC_INGEST_CONNECT_TIMEOUT_MS)"
+          )
+          request.destroy()
+        }, config.connectTimeoutMs)
+        socket.once("connect", () => {
+          if (connectTimer !== undefined) clearTimeout(connectTimer)
+        })
+      })
+      request.on("error", (e) => fail(describeRequestError(e, target)))
+
+      request.on("response", (res) => {
+        if (done) {
+          request.destroy()
+          return
+        }
+        const status = res.statusCode ?? 0
+        if (REDIRECTS.has(status)) {
+          const location = res.headers.location
+          if (location === undefined || location === "") fail(`source answered ${status} without a Location header`)
+          else settle(Effect.succeed({ _tag: "Redirect", status, location }))
+          request.destroy()
+          return
+        }
+        if (status < 200 || status > 299) {
+          fail(`source answered ${status}`)
+          request.destroy()
+          return
+        }
+        const declared = Number(res.headers["content-length"] ?? Number.NaN)
+        if (Number.isFinite(declared) && declared > config.maxBytes) {
+          tooLarge(`source declares ${declared} bytes, over the ${config.maxBytes}-byte ingest limit`)
+          request.destroy()
+          return
+        }
+        const chunks: Array<Buffer> = []
+        let received = 0
+        res.on("data", (chunk: Buffer) => {
+          if (done) return
+          received += chunk.length
+          if (received > config.maxBytes) {
+            // Nothing past the cap is kept; the connection is dropped at once.
+            tooLarge(`body exceeds the ${config.maxBytes}-byte ingest limit`)
+            request.destroy()
+            return
+          }
+          chunks.push(chunk)
+        })
+        res.on("end", () => settle(Effect.succeed({ _tag: "Body", bytes: Buffer.concat(chunks, received), headers: res.headers })))
+        res.on("error", (e) => fail(`source broke off the body after ${received} bytes (${errorMessage(e)})`))
+        res.on("close", () => {
+          if (!res.complete) fail(`source closed the connection after ${received} bytes, before the body was complete`)
+        })
+      })
+
+      request.end()
+      return Effect.sync(() => {
+        done = true
+        if (connectTimer !== undefined) clearTimeout(connectTimer)
+        request.destroy()
+      })
+    })
+
+  return provider({
+    name: "url",
+    fields: UrlRef,
+    fetch: (ref) =>
+      Effect.gen(function*() {
+        const base: Record<string, string> = {}
+        for (const [name, value] of Object.entries(ref.headers ?? {})) {
+          const lower = name.toLowerCase()
+          if (!isDropped(lower)) base[lower] = value
+        }
+        if (base["user-agent"] === undefined) base["user-agent"] = USER_AGENT
+
+        let headers: Record<string, string> = base
+        let current = yield* checkUrl(ref.url, undefined, "fileRef.url")
+        let label = "fileRef.url"
+        for (let redirects = 0;; redirects++) {
+          const hop = yield* requestOnce(current, headers, label)
+          if (hop._tag === "Body") {
+            const fetched: FetchedFile = {
+              bytes: hop.bytes,
+              fileName: fileNameFromContentDisposition(hop.headers["content-disposition"]) ?? fileNameFromUrl(current),
+              contentType: contentTypeOf(hop.headers["content-type"])
+            }
+            return fetched
+          }
+          if (redirects >= config.maxRedirects) {
+            return yield* new BadRequest({
+              message: `${label}: too many redirects (more than ${config.maxRedirects}, SVC_INGEST_MAX_REDIRECTS)`
+            })
+          }
+          const shown = hop.location.length > 200 ? `${hop.location.slice(0, 200)}...` : hop.location
+          const hopLabel = `fileRef.url (redirect ${redirects + 1}, ${hop.status} to ${shown})`
+          const next = yield* checkUrl(hop.location, current, hopLabel)
+          if (next.origin !== current.origin) {
+            headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.has(k)))
+          }
+          current = next
+          label = hopLabel
+        }
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(config.timeoutMs),
+          onTimeout: () =>
+            new BadRequest({ message: `fileRef.url: timed out after ${config.timeoutMs} ms (SVC_INGEST_TIMEOUT_MS)` })
+        })
+      )
+  })
+}
