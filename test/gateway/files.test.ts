@@ -23,7 +23,7 @@ describe("POST /v1/tasks/:taskId/files (upload)", () => {
         expect(dl.status).toBe(200)
         expect(dl.headers["content-type"]).toBe("application/pdf")
         expect(dl.headers["content-disposition"]).toBe('attachment; filename="scan.pdf"')
-        expect(Buffer.from(dl.text, "latin1").length).toBeGreaterThan(0)
+        expect(dl.bytes.equals(bytes)).toBe(true)
       })
     ))
 

@@ -79,6 +79,7 @@ export interface RawResponse {
   readonly headers: Record<string, string>
   readonly body: any
   readonly text: string
+  readonly bytes: Buffer
 }
 
 /** A raw request: JSON bodies as objects, or a string sent as-is. */
@@ -94,14 +95,15 @@ export const raw = (
     if (typeof body === "string") req = HttpClientRequest.bodyText(req, body, headers["content-type"] ?? "application/json")
     else if (body !== undefined) req = HttpClientRequest.bodyUnsafeJson(req, body)
     const res = yield* http.execute(req)
-    const text = yield* res.text
+    const bytes = Buffer.from(yield* res.arrayBuffer)
+    const text = bytes.toString("utf8")
     let parsed: unknown = undefined
     try {
       parsed = text === "" ? undefined : JSON.parse(text)
     } catch {
       parsed = undefined
     }
-    return { status: res.status, headers: res.headers as Record<string, string>, body: parsed as any, text } satisfies RawResponse
+    return { status: res.status, headers: res.headers as Record<string, string>, body: parsed as any, text, bytes } satisfies RawResponse
   }).pipe(Effect.scoped, Effect.orDie)
 
 /** Asserts the spec's error body: exactly statusCode, message, error (plus named extras). */
