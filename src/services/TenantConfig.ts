@@ -25,6 +25,10 @@ export interface TenantConfigShape {
   readonly tracing: boolean
   /** Where the HTTP WorkspaceClient reaches the workspace service; None selects the embedded one. */
   readonly workspaceUrl: Option.Option<string>
+  /** Timeout of each call to the workspace service over HTTP. */
+  readonly workspaceTimeoutMs: number
+  /** Retries of idempotent workspace reads over HTTP. */
+  readonly workspaceRetries: number
 }
 
 const positiveInt = (name: string, fallback: number) =>
@@ -42,7 +46,12 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 16),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
   tracing: Config.boolean("SVC_TRACING").pipe(Config.withDefault(false)),
-  workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, ""))))
+  workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
+  workspaceTimeoutMs: positiveInt("SVC_WORKSPACE_TIMEOUT_MS", 10_000),
+  workspaceRetries: Config.integer("SVC_WORKSPACE_RETRIES").pipe(
+    Config.validate({ message: "SVC_WORKSPACE_RETRIES must be 0 or more", validation: (n) => n >= 0 }),
+    Config.withDefault(2)
+  )
 })
 
 export class TenantConfig extends Context.Tag("TenantConfig")<TenantConfig, TenantConfigShape>() {

@@ -35,7 +35,9 @@ export const defaultConfig: TenantConfigShape = {
   nextStepConcurrency: 4,
   runbookConcurrency: 4,
   tracing: false,
-  workspaceUrl: Option.none()
+  workspaceUrl: Option.none(),
+  workspaceTimeoutMs: 1000,
+  workspaceRetries: 0
 }
 
 /** NodeHttpServer.layerTest, on the gateway's own Node server. */
