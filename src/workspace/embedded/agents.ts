@@ -1,0 +1,213 @@
+/**
+ * The agent registry (spec §4): agents bound to a tenant, each with a provisioned API key of
+ * which only a SHA-256 hash is stored. The plaintext is returned once, by create; list and
+ * get never carry it. Versions are recorded per agent.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { Timestamp, Uuid } from "../../api/ids.js"
+import { fromJson, guard, nowIso, toJson } from "./db.js"
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export const CreateAgentInput = Schema.Struct({
+  kind: Schema.String.annotations({ description: "Agent runtime kind; the scheme of externalRef (e.g. claude, openai)" }),
+  externalRef: Schema.String.annotations({ description: "Native id, or `<kind>://<native-id>`" }),
+  tenantSlug: Schema.optional(Schema.String),
+  tenantId: Schema.optional(Uuid),
+  name: Schema.String
+}).annotations({ identifier: "CreateAgentInput", description: "Exactly one of tenantSlug / tenantId (or both, agreeing)" })
+export type CreateAgentInput = typeof CreateAgentInput.Type
+
+export const AgentVersion = Schema.Struct({
+  agentId: Uuid,
+  version: Schema.String,
+  config: JsonObject,
+  createdAt: Timestamp
+}).annotations({ identifier: "AgentVersion" })
+export type AgentVersion = typeof AgentVersion.Type
+
+export const CreateAgentVersionInput = Schema.Struct({
+  version: Schema.String,
+  config: Schema.optional(JsonObject)
+}).annotations({ identifier: "CreateAgentVersionInput" })
+export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
+
+export const Agent = Schema.Struct({
+  id: Uuid,
+  kind: Schema.String,
+  externalRef: Schema.String.annotations({ description: "Resolved `<kind>://<native-id>`" }),
+  tenantId: Uuid,
+  name: Schema.String,
+  createdAt: Timestamp,
+  versions: Schema.Array(AgentVersion)
+}).annotations({ identifier: "Agent" })
+export type Agent = typeof Agent.Type
+
+export const CreatedAgent = Schema.Struct({
+  ...Agent.fields,
+  apiKey: Schema.String.annotations({ description: "Plaintext API key; shown only in this response" })
+}).annotations({ identifier: "CreatedAgent" })
+export type CreatedAgent = typeof CreatedAgent.Type
+
+export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey, "utf8").digest("hex")
+
+/** 256 random bits, URL-safe; the prefix makes a leaked key recognizable to secret scanners. */
+const newApiKey = () => `ak_${randomBytes(32).toString("base64url")}`
+
+const KIND = /^[a-z][a-z0-9+.-]{0,31}$/
+const REF = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/
+
+const bad = (message: string) => Effect.fail(new BadRequest({ message }))
+
+/** `<kind>://<native-id>` from either a bare native id or a URI whose scheme is the kind. */
+export const resolveExternalRef = (kind: string, ref: string): Effect.Effect<string, BadRequest> => {
+  if (!KIND.test(kind)) return bad("kind: must be a lowercase URI scheme such as claude or openai")
+  const m = REF.exec(ref.trim())
+  if (m !== null && m[1]!.toLowerCase() !== kind) return bad(`externalRef: scheme "${m[1]}" does not match kind "${kind}"`)
+  const native = m !== null ? m[2]! : ref.trim()
+  if (native === "" || native.length > 512 || /\s/.test(native)) return bad("externalRef: native id must be 1-512 characters without spaces")
+  return Effect.succeed(`${kind}://${native}`)
+}
+
+interface AgentRow {
+  readonly id: string
+  readonly kind: string
+  readonly external_ref: string
+  readonly tenant_id: string
+  readonly name: string
+  readonly created_at: string
+}
+interface VersionRow {
+  readonly agent_id: string
+  readonly version: string
+  readonly config: string
+  readonly created_at: string
+}
+
+const versionOf = (v: VersionRow): AgentVersion => ({
+  agentId: v.agent_id,
+  version: v.version,
+  config: fromJson(v.config),
+  createdAt: v.created_at
+})
+
+export const makeAgentRegistry = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const withVersions = (rows: ReadonlyArray<AgentRow>) =>
+    Effect.gen(function*() {
+      if (rows.length === 0) return [] as Array<Agent>
+      const versions = yield* sql<VersionRow>`
+        SELECT agent_id, version, config, created_at FROM agent_versions
+        WHERE ${sql.in("agent_id", rows.map((r) => r.id))} ORDER BY rowid`
+      return rows.map((r): Agent => ({
+        id: r.id,
+        kind: r.kind,
+        externalRef: r.external_ref,
+        tenantId: r.tenant_id,
+        name: r.name,
+        createdAt: r.created_at,
+        versions: versions.filter((v) => v.agent_id === r.id).map(versionOf)
+      }))
+    })
+
+  const agentById = (id: string) =>
+    Effect.gen(function*() {
+      const rows = yield* sql<AgentRow>`SELECT id, kind, external_ref, tenant_id, name, created_at FROM agents WHERE id = ${id}`
+      if (rows.length === 0) return yield* Effect.fail(new NotFound({ message: `Agent ${id} not found` }))
+      const [agent] = yield* withVersions(rows)
+      return agent!
+    })
+
+  const tenantOf = (input: CreateAgentInput) =>
+    Effect.gen(function*() {
+      if (input.tenantSlug === undefined && input.tenantId === undefined) return yield* bad("tenantSlug or tenantId is required")
+      const rows = yield* sql<{ id: string; slug: string }>`
+        SELECT id, slug FROM tenants WHERE ${
+        input.tenantId !== undefined ? sql`id = ${input.tenantId}` : sql`slug = ${input.tenantSlug!}`
+      }`
+      const tenant = rows[0]
+      if (tenant === undefined) return yield* bad(`tenant: unknown tenant "${input.tenantId ?? input.tenantSlug}"`)
+      if (input.tenantSlug !== undefined && input.tenantSlug !== tenant.slug) return yield* bad("tenantSlug and tenantId name different tenants")
+      return tenant.id
+    })
+
+  const createAgent = (input: CreateAgentInput) =>
+    Effect.gen(function*() {
+      const name = input.name.trim()
+      if (name === "" || name.length > 256) return yield* bad("name: must be 1-256 characters")
+      const externalRef = yield* resolveExternalRef(input.kind, input.externalRef)
+      const tenantId = yield* tenantOf(input)
+      const apiKey = newApiKey()
+      const agent = { id: randomUUID(), kind: input.kind, externalRef, tenantId, name, createdAt: nowIso(), versions: [] }
+      // A transaction even for one statement: writes take the lock on the writer connection (./libsql.ts).
+      yield* sql.withTransaction(sql`INSERT INTO agents ${
+        sql.insert({
+          id: agent.id,
+          kind: agent.kind,
+          external_ref: externalRef,
+          tenant_id: tenantId,
+          name,
+          api_key_hash: hashApiKey(apiKey),
+          created_at: agent.createdAt
+        })
+      }`)
+      return { ...agent, apiKey } satisfies CreatedAgent
+    }).pipe(guard("createAgent"))
+
+  const listAgents = (tenantId?: string) =>
+    sql<AgentRow>`
+      SELECT id, kind, external_ref, tenant_id, name, created_at FROM agents
+      ${tenantId !== undefined ? sql`WHERE tenant_id = ${tenantId}` : sql``} ORDER BY rowid`.pipe(
+      Effect.flatMap(withVersions),
+      guard("listAgents")
+    )
+
+  const deleteAgent = (id: string) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* agentById(id)
+      yield* sql`DELETE FROM agent_versions WHERE agent_id = ${id}`
+      yield* sql`DELETE FROM agents WHERE id = ${id}`
+    })).pipe(guard("deleteAgent"))
+
+  /** An identical re-post returns the recorded version; a different config for it is a Conflict. */
+  const createAgentVersion = (id: string, input: CreateAgentVersionInput) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const version = input.version.trim()
+      if (version === "" || version.length > 64) return yield* bad("version: must be 1-64 characters")
+      yield* agentById(id)
+      const config = toJson(input.config ?? {})
+      const existing = yield* sql<VersionRow>`
+        SELECT agent_id, version, config, created_at FROM agent_versions WHERE agent_id = ${id} AND version = ${version}`
+      if (existing[0] !== undefined) {
+        return existing[0].config === config
+          ? versionOf(existing[0])
+          : yield* Effect.fail(new Conflict({ message: `Version ${version} of agent ${id} is already recorded with a different config` }))
+      }
+      const row: VersionRow = { agent_id: id, version, config, created_at: nowIso() }
+      yield* sql`INSERT INTO agent_versions ${sql.insert({ ...row })}`
+      return versionOf(row)
+    })).pipe(guard("createAgentVersion"))
+
+  /** The agent holding this API key (the tool server's authentication); NotFound for any other key. */
+  const authenticateAgent = (apiKey: string) =>
+    sql<{ id: string }>`SELECT id FROM agents WHERE api_key_hash = ${hashApiKey(apiKey)}`.pipe(
+      Effect.flatMap((rows) =>
+        rows[0] === undefined ? Effect.fail(new NotFound({ message: "No agent holds this API key" })) : agentById(rows[0].id)
+      ),
+      guard("authenticateAgent")
+    )
+
+  return {
+    createAgent,
+    listAgents,
+    getAgent: (id: string) => agentById(id).pipe(guard("getAgent")),
+    deleteAgent,
+    createAgentVersion,
+    authenticateAgent
+  }
+})

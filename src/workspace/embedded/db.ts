@@ -1,0 +1,192 @@
+/**
+ * What every part of the embedded store shares: SQL error policy (busy retries, then a
+ * generic 503 that never carries SQL text), JSON columns, and the row shapes read back.
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { ServiceUnavailable } from "../../api/errors.js"
+import type { Scalar, TaskEvent } from "../../api/resources.js"
+import { Runbook, type Workspace } from "../model.js"
+
+export const nowIso = () => new Date().toISOString()
+
+export const isSqlError = (u: unknown): u is SqlError =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
+
+/** The driver's own words for a failure (e.g. "SQLITE_CONSTRAINT: ..."), for logs and startup errors. */
+export const describeError = (u: unknown): string => {
+  const inner = isSqlError(u) ? u.cause : u
+  if (inner instanceof Error) return inner.message
+  if (isSqlError(u)) return u.message
+  return String(inner)
+}
+
+/**
+ * SQLITE_BUSY: another connection (usually another process on the same file) holds the write
+ * lock. The driver sets no busy timeout, so the wait happens here instead.
+ */
+export const isBusy = (u: unknown): boolean => {
+  if (!isSqlError(u)) return false
+  const cause = u.cause as { code?: unknown; message?: unknown } | undefined
+  return cause?.code === "SQLITE_BUSY" || cause?.code === "SQLITE_LOCKED" ||
+    (typeof cause?.message === "string" && cause.message.includes("database is locked"))
+}
+
+/** Jittered exponential waits capped at 250 ms, about 8 s in all, before giving up with a 503. */
+const busySchedule = Schedule.exponential("5 millis").pipe(
+  Schedule.jittered,
+  Schedule.either(Schedule.spaced("250 millis")),
+  Schedule.intersect(Schedule.recurs(40))
+)
+
+export const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(self, { schedule: busySchedule, while: isBusy })
+
+/**
+ * The boundary of every store operation: busy retries, then SQL failures become a generic
+ * ServiceUnavailable. The detail goes to the log only; clients never see SQL or paths.
+ */
+export const guard = (operation: string) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
+  retryBusy(self).pipe(
+    Effect.catchAll((error: E): Effect.Effect<never, E | ServiceUnavailable> =>
+      isSqlError(error)
+        ? Effect.logError(`workspace store: ${operation} failed: ${describeError(error)}`).pipe(
+          Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
+        )
+        : Effect.fail(error)
+    ),
+    Effect.withSpan(`workspace.${operation}`)
+  ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
+
+export const toJson = (value: unknown): string => JSON.stringify(value ?? null)
+export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : JSON.parse(text)) as A
+
+const decodeRunbook = Schema.decodeUnknownSync(Runbook)
+export const runbookFromJson = (text: string | null): Workspace.Runbook | null =>
+  text === null ? null : decodeRunbook(JSON.parse(text))
+
+/** Fields SQLite returns NULL for become absent, as the records' optional fields require. */
+const optional = <K extends string>(key: K, value: string | null): { [P in K]?: string } =>
+  (value === null ? {} : { [key]: value }) as { [P in K]?: string }
+
+export interface TaskRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly entity_id: string
+  readonly workflow_id: string
+  readonly title: string
+  readonly status: string
+  readonly priority: string
+  readonly created_at: string
+  readonly current_step: string | null
+  readonly snapshots: string
+  readonly context: string
+}
+
+export const taskOfRow = (r: TaskRow): Workspace.Task => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  entityId: r.entity_id,
+  workflowId: r.workflow_id,
+  title: r.title,
+  status: r.status,
+  priority: r.priority,
+  createdAt: r.created_at,
+  currentStep: r.current_step
+})
+
+export interface DocumentRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly task_id: string
+  readonly source: string
+  readonly filename: string
+  readonly content_type: string
+  readonly size_bytes: number
+  readonly uploaded_at: string
+  readonly period: string | null
+  readonly schema_slug: string | null
+}
+
+export const documentOfRow = (r: DocumentRow): Workspace.Document => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  taskId: r.task_id,
+  source: r.source,
+  filename: r.filename,
+  contentType: r.content_type,
+  sizeBytes: Number(r.size_bytes),
+  uploadedAt: r.uploaded_at,
+  ...optional("period", r.period),
+  ...optional("schemaSlug", r.schema_slug)
+})
+
+export interface EventRow {
+  readonly task_id: string
+  readonly seq: number
+  readonly type: string
+  readonly source: string
+  readonly source_label: string | null
+  readonly payload: string
+  readonly group_key: string | null
+  readonly created_at: string
+}
+
+export const eventOfRow = (r: EventRow): TaskEvent => ({
+  taskId: r.task_id,
+  type: r.type,
+  source: r.source,
+  ...optional("sourceLabel", r.source_label),
+  seq: Number(r.seq),
+  payload: fromJson<Record<string, unknown>>(r.payload),
+  ...optional("groupKey", r.group_key),
+  createdAt: r.created_at
+})
+
+export interface GlRow {
+  readonly tenant_id: string
+  readonly provider: string
+  readonly service: string
+  readonly status: string
+  readonly connected_at: string | null
+  readonly metadata: string
+}
+
+export const glOfRow = (r: GlRow): Workspace.GlConnection => ({
+  tenantId: r.tenant_id,
+  provider: r.provider,
+  service: r.service,
+  status: r.status,
+  connectedAt: r.connected_at,
+  metadata: fromJson<Workspace.GlConnection["metadata"]>(r.metadata)
+})
+
+export interface SubledgerRow {
+  readonly ledger: string
+  readonly id: string
+  readonly tenant_id: string
+  readonly status: string
+  readonly fields: string
+}
+
+export const rowFields = (r: SubledgerRow): Record<string, Scalar> => fromJson<Record<string, Scalar>>(r.fields)
+
+/** Document bytes are stored in chunks of this size; a download holds one chunk at a time. */
+export const CHUNK_BYTES = 256 * 1024
+
+/** Writes the bytes as CHUNK_BYTES-sized BLOB rows; call inside the document's transaction. */
+export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes: Uint8Array) =>
+  Effect.forEach(
+    Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => i),
+    (idx) => {
+      // A view, not a copy: the driver binds it as a BLOB.
+      const start = idx * CHUNK_BYTES
+      const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
+      return sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
+    },
+    { discard: true }
+  )

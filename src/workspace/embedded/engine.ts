@@ -1,0 +1,104 @@
+/**
+ * The runbook engine's decisions, pure: what one delivered signal does to a task or a row.
+ * Same rules as `apply` in ../memory.ts; the store loads the state, calls these and writes
+ * the result in the transaction that marks the signal delivered.
+ *
+ * A signal that no longer applies (the task moved on, the row changed status) is consumed
+ * with an `ignored: ...` outcome rather than retried: retrying cannot change a rule's answer.
+ */
+import type { Scalar } from "../../api/resources.js"
+import { decideEdit, decideReject } from "../ledgers.js"
+import type { Workspace } from "../model.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL } from "../runbook.js"
+
+export interface PendingSignal {
+  readonly name: string
+  readonly payload: Record<string, unknown>
+  /** The step that was current when the signal was accepted; null when it was not step-bound. */
+  readonly expectedStep: string | null
+}
+
+export type TaskOutcome =
+  | {
+    readonly _tag: "changed"
+    readonly status: string
+    readonly currentStep: string | null
+    readonly snapshots: Record<string, unknown>
+  }
+  | { readonly _tag: "ignored"; readonly reason: string }
+
+/** Signals that decide the current step. Anything else is recorded and consumed as a no-op. */
+export const STEP_SIGNALS: ReadonlySet<string> = new Set(["approve", "reject", FILE_SUBMITTED_SIGNAL])
+
+export const isRowAction = (s: { readonly name: string; readonly payload: Record<string, unknown> }) =>
+  s.name === "user_action" && s.payload.kind === "row_action"
+
+const ignored = (reason: string): TaskOutcome => ({ _tag: "ignored", reason })
+
+export const applyToTask = (
+  task: Workspace.Task,
+  runbook: Workspace.Runbook | null,
+  snapshots: Record<string, unknown>,
+  signal: PendingSignal,
+  now: string
+): TaskOutcome => {
+  if (!STEP_SIGNALS.has(signal.name)) return ignored(`no handler for signal "${signal.name}"`)
+  if (runbook === null || task.currentStep === null) return ignored(`task is ${task.status} with no current step`)
+  if (signal.expectedStep !== null && signal.expectedStep !== task.currentStep) {
+    return ignored(`step "${signal.expectedStep}" is no longer current (now "${task.currentStep}")`)
+  }
+  const step = runbook.steps.find((s) => s.id === task.currentStep)
+  if (signal.name === "approve" || signal.name === "reject") {
+    const approved = signal.name === "approve"
+    const next = approved ? completeCurrentStep(task, runbook) : { status: "FAILED", currentStep: null }
+    return {
+      _tag: "changed",
+      ...next,
+      snapshots: {
+        ...snapshots,
+        [task.currentStep]: { decision: approved ? "approved" : "rejected", reason: signal.payload.reason ?? null, decidedAt: now }
+      }
+    }
+  }
+  // file_submitted completes a FILE_UPLOAD step only; on any other step it is just recorded.
+  if (step?.displayHint.component !== "FILE_UPLOAD") return ignored(`current step "${task.currentStep}" is not a FILE_UPLOAD step`)
+  return {
+    _tag: "changed",
+    ...completeCurrentStep(task, runbook),
+    snapshots: { ...snapshots, [task.currentStep]: { ...signal.payload, submittedAt: now } }
+  }
+}
+
+export interface RowState {
+  readonly status: string
+  readonly fields: Record<string, Scalar>
+}
+
+export interface RowActionPayload {
+  readonly ledger: string
+  readonly action: string
+  readonly rowId: string
+  readonly field?: string
+  readonly value?: Scalar
+}
+
+export const rowActionOf = (payload: Record<string, unknown>): RowActionPayload => payload as unknown as RowActionPayload
+
+/** A row action, by the same ledger rules as the direct subledger endpoints. */
+export const applyToRow = (
+  row: RowState,
+  action: RowActionPayload
+): { readonly _tag: "changed"; readonly row: RowState } | { readonly _tag: "ignored"; readonly reason: string } => {
+  if (action.action === "reject_row") {
+    const d = decideReject(action.ledger, row.status)
+    return d._tag === "ok" ? { _tag: "changed", row: { ...row, status: d.value } } : { _tag: "ignored", reason: reasonOf(d) }
+  }
+  const field = action.field ?? ""
+  const d = decideEdit(action.ledger, row.status, field, action.value ?? null)
+  return d._tag === "ok"
+    ? { _tag: "changed", row: { ...row, fields: { ...row.fields, [field]: d.value } } }
+    : { _tag: "ignored", reason: reasonOf(d) }
+}
+
+const reasonOf = (d: { readonly _tag: "notFound" } | { readonly _tag: "badRequest"; readonly message: string }) =>
+  d._tag === "notFound" ? "unknown ledger" : d.message

@@ -1,0 +1,487 @@
+/**
+ * The embedded workspace: the WorkspaceClient port on SQLite (@effect/sql-libsql), with the
+ * semantics of the reference implementation in ../memory.ts.
+ *
+ * Writes that a signal follows (documents, data batches, approve/reject, row actions) store
+ * the write and its signal rows in one transaction; after the commit the outbox delivers
+ * them (./outbox.ts). What a caller must hear about (404, 400 with currentStatus, INVALID_FIELD)
+ * is checked inside that transaction, before anything is recorded, with the same rules the
+ * engine applies on delivery.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomUUID } from "node:crypto"
+import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { rootTaskId } from "../../api/ids.js"
+import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
+import type { WorkspaceClientService, WsEffect } from "../../services/WorkspaceClient.js"
+import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
+import type { Workspace } from "../model.js"
+import { isTerminal, nextStepOf } from "../runbook.js"
+import {
+  type Agent,
+  type AgentVersion,
+  type CreateAgentInput,
+  type CreateAgentVersionInput,
+  type CreatedAgent,
+  makeAgentRegistry
+} from "./agents.js"
+import {
+  type DocumentRow,
+  documentOfRow,
+  type EventRow,
+  eventOfRow,
+  fromJson,
+  type GlRow,
+  glOfRow,
+  guard,
+  insertChunks,
+  nowIso,
+  rowFields,
+  runbookFromJson,
+  type SubledgerRow,
+  type TaskRow,
+  taskOfRow,
+  toJson
+} from "./db.js"
+import { isRowAction, rowActionOf } from "./engine.js"
+import { type DeliveryReport, makeOutbox, type NewSignal } from "./outbox.js"
+
+/** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
+export interface EmbeddedWorkspace extends WorkspaceClientService {
+  /** The GL adapter's success webhook: the session's tenant gets an ACTIVE connection. */
+  readonly completeGlSession: (consumerId: string, service: string) => WsEffect<Workspace.GlConnection, NotFound | BadRequest>
+  readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest>
+  readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>>
+  readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
+  readonly deleteAgent: (id: string) => WsEffect<void, NotFound>
+  readonly createAgentVersion: (id: string, input: CreateAgentVersionInput) => WsEffect<AgentVersion, NotFound | BadRequest | Conflict>
+  /** The agent holding this API key; NotFound for an unknown key (the caller answers 401). */
+  readonly authenticateAgent: (apiKey: string) => WsEffect<Agent, NotFound>
+  /** Delivers pending outbox signals now (the layer also does so at start and in the background). */
+  readonly deliverPending: (options?: { readonly force?: boolean }) => Effect.Effect<DeliveryReport>
+}
+
+export interface EmbeddedOptions {
+  /** Base URL of the process serving the GL connect page, for connect-session URLs. */
+  readonly publicUrl?: string | undefined
+}
+
+/** Rows per INSERT statement: keeps a large batch under SQLite's bound-parameter limit. */
+const INSERT_GROUP = 500
+
+const groups = <A>(items: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
+
+const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
+
+const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
+  d._tag === "ok"
+    ? Effect.succeed(d.value)
+    : d._tag === "notFound"
+    ? notFound(what)
+    : Effect.fail(
+      new BadRequest({
+        message: d.message,
+        ...(d.currentStatus !== undefined ? { currentStatus: d.currentStatus } : {}),
+        ...(d.code !== undefined ? { code: d.code } : {})
+      })
+    )
+
+export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const outbox = yield* makeOutbox
+    const agents = yield* makeAgentRegistry
+    const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
+
+    /** The root task of `taskId`, when it belongs to the tenant. */
+    const taskOf = (tenantId: string, taskId: string) =>
+      Effect.flatMap(
+        sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId(taskId)} AND tenant_id = ${tenantId}`,
+        ([row]) => row === undefined ? notFound(`Task ${taskId}`) : Effect.succeed(row)
+      )
+
+    const workflowOf = (workflowId: string) =>
+      Effect.map(
+        sql<{ id: string; name: string; tenant_id: string | null; runbook: string | null }>`
+          SELECT id, name, tenant_id, runbook FROM workflows WHERE id = ${workflowId}`,
+        (rows) => Option.fromNullable(rows[0])
+      )
+
+    const runbookOf = (workflowId: string) =>
+      Effect.flatMap(workflowOf(workflowId), (wf) => {
+        const runbook = Option.isSome(wf) ? runbookFromJson(wf.value.runbook) : null
+        return runbook === null ? notFound(`Runbook of workflow ${workflowId}`) : Effect.succeed(runbook)
+      })
+
+    const rowOf = (tenantId: string, ledger: string, rowId: string) =>
+      Effect.flatMap(
+        sql<SubledgerRow>`SELECT * FROM subledger_rows WHERE ledger = ${ledger} AND id = ${rowId} AND tenant_id = ${tenantId}`,
+        ([row]) => row === undefined ? notFound(`Row ${rowId} in ${ledger}`) : Effect.succeed(row)
+      )
+
+    /** The signal's task, if it is this tenant's and can take it (approve/reject need a current step). */
+    const checkSignal = (tenantId: string, signal: Workspace.Signal) =>
+      Effect.flatMap(taskOf(tenantId, signal.taskId), (task) =>
+        (signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.current_step === null)
+          ? Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
+          : Effect.succeed(task))
+
+    const signalFor = (tenantId: string, task: TaskRow, signal: Workspace.Signal): NewSignal => ({
+      tenantId,
+      rootTaskId: task.id,
+      signal,
+      expectedStep: task.current_step
+    })
+
+    /**
+     * Every write runs in a transaction, even a single statement: transactions take the write
+     * lock up front on the writer connection (./libsql.ts), so a write never waits for a lock
+     * held by this same process.
+     */
+    const write = sql.withTransaction
+
+    /** A write and its signals commit together; delivery follows the commit (and never fails the write). */
+    const writeThenDeliver = <A, E, R>(operation: string, self: Effect.Effect<A, E, R>) =>
+      write(self).pipe(guard(operation), Effect.tap(() => outbox.deliverPending()))
+
+    const rejectRowTx = (tenantId: string, ledger: string, rowId: string) =>
+      Effect.gen(function*() {
+        const row = yield* rowOf(tenantId, ledger, rowId)
+        const newStatus = yield* fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`)
+        yield* sql`UPDATE subledger_rows SET status = ${newStatus} WHERE ledger = ${ledger} AND id = ${rowId}`
+        return { status: "OK" as const, rowId, newStatus }
+      })
+
+    const updateRowTx = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar) =>
+      Effect.gen(function*() {
+        const row = yield* rowOf(tenantId, ledger, rowId)
+        const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
+        const fields = { ...rowFields(row), [field]: coerced }
+        yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)} WHERE ledger = ${ledger} AND id = ${rowId}`
+        return { status: "OK" as const, rowId, field, value: coerced }
+      })
+
+    const service: EmbeddedWorkspace = {
+      resolveTenant: (slug) =>
+        sql<Workspace.Tenant>`SELECT id, slug, name FROM tenants WHERE slug = ${slug}`.pipe(
+          Effect.flatMap(([t]) => t === undefined ? notFound(`Tenant ${slug}`) : Effect.succeed({ ...t })),
+          guard("resolveTenant")
+        ),
+
+      listEntities: (tenantId) =>
+        sql<{ id: string; tenant_id: string; slug: string; name: string }>`
+          SELECT id, tenant_id, slug, name FROM entities WHERE tenant_id = ${tenantId} ORDER BY rowid`.pipe(
+          Effect.map((rows) => rows.map((e) => ({ id: e.id, tenantId: e.tenant_id, slug: e.slug, name: e.name }))),
+          guard("listEntities")
+        ),
+
+      getEntity: (tenantId, entityId) =>
+        sql<{ id: string; tenant_id: string; slug: string; name: string }>`
+          SELECT id, tenant_id, slug, name FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`.pipe(
+          Effect.flatMap(([e]) =>
+            e === undefined
+              ? notFound(`Entity ${entityId}`)
+              : Effect.succeed({ id: e.id, tenantId: e.tenant_id, slug: e.slug, name: e.name })
+          ),
+          guard("getEntity")
+        ),
+
+      listTasks: (tenantId, entityId) =>
+        sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`.pipe(
+          Effect.map((rows) => rows.map(taskOfRow)),
+          guard("listTasks")
+        ),
+
+      getTask: (taskId) =>
+        sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId(taskId)}`.pipe(
+          Effect.flatMap(([row]) => row === undefined ? notFound(`Task ${taskId}`) : Effect.succeed(taskOfRow(row))),
+          guard("getTask")
+        ),
+
+      getNextStep: (tenantId, taskId) =>
+        Effect.gen(function*() {
+          const row = yield* taskOf(tenantId, taskId)
+          const runbook = yield* runbookOf(row.workflow_id)
+          return nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+        }).pipe(guard("getNextStep")),
+
+      listWorkflows: (tenantId) =>
+        sql<{ id: string; name: string; tenant_id: string | null }>`
+          SELECT id, name, tenant_id FROM workflows WHERE tenant_id IS NULL OR tenant_id = ${tenantId} ORDER BY rowid`.pipe(
+          Effect.map((rows) => rows.map((w) => ({ id: w.id, name: w.name, tenantId: w.tenant_id }))),
+          guard("listWorkflows")
+        ),
+
+      getRunbook: (tenantId, workflowId) =>
+        Effect.gen(function*() {
+          const wf = yield* workflowOf(workflowId)
+          if (Option.isNone(wf) || (wf.value.tenant_id !== null && wf.value.tenant_id !== tenantId)) {
+            return yield* notFound(`Workflow ${workflowId}`)
+          }
+          return yield* runbookOf(workflowId)
+        }).pipe(guard("getRunbook")),
+
+      createTask: (tenantId, entityId, input) =>
+        write(Effect.gen(function*() {
+          const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
+          if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
+          const wf = yield* workflowOf(input.workflowId)
+          if (Option.isNone(wf) || (wf.value.tenant_id !== null && wf.value.tenant_id !== tenantId)) {
+            return yield* Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
+          }
+          const period = input.context.period
+          const task: Workspace.Task = {
+            id: randomUUID(),
+            tenantId,
+            entityId,
+            workflowId: wf.value.id,
+            title: typeof period === "string" ? `${wf.value.name} ${period}` : wf.value.name,
+            status: "IN_PROGRESS",
+            priority: "HIGH",
+            createdAt: nowIso(),
+            currentStep: runbookFromJson(wf.value.runbook)?.steps[0]?.id ?? null
+          }
+          yield* sql`INSERT INTO tasks ${
+            sql.insert({
+              id: task.id,
+              tenant_id: tenantId,
+              entity_id: entityId,
+              workflow_id: task.workflowId,
+              title: task.title,
+              status: task.status,
+              priority: task.priority,
+              created_at: task.createdAt,
+              current_step: task.currentStep,
+              snapshots: "{}",
+              context: toJson(input.context)
+            })
+          }`
+          return { ...task, context: input.context } satisfies CreatedTask
+        })).pipe(guard("createTask")),
+
+      getSnapshots: (tenantId, taskId) =>
+        taskOf(tenantId, taskId).pipe(
+          Effect.map((row) => fromJson<Record<string, unknown>>(row.snapshots)),
+          guard("getSnapshots")
+        ),
+
+      signal: (tenantId, signal) =>
+        writeThenDeliver(
+          "signal",
+          Effect.gen(function*() {
+            if (isRowAction(signal)) {
+              // Validated now so the caller hears 404/400; the engine applies it on delivery.
+              const task = yield* taskOf(tenantId, signal.taskId)
+              const p = rowActionOf(signal.payload)
+              const row = yield* rowOf(tenantId, p.ledger, p.rowId)
+              const what = `Row ${p.rowId} in ${p.ledger}`
+              if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
+              else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+              return yield* outbox.record([signalFor(tenantId, task, signal)])
+            }
+            const task = yield* checkSignal(tenantId, signal)
+            yield* outbox.record([signalFor(tenantId, task, signal)])
+          })
+        ),
+
+      appendEvent: (tenantId, taskId, dto) =>
+        write(Effect.gen(function*() {
+          const task = yield* taskOf(tenantId, taskId)
+          const payload = toJson(dto.payload)
+          const inserted = yield* sql<EventRow>`INSERT INTO events ${
+            sql.insert({
+              task_id: taskId,
+              seq: dto.seq,
+              tenant_id: tenantId,
+              root_task_id: task.id,
+              type: dto.type,
+              source: dto.source,
+              source_label: dto.sourceLabel ?? null,
+              payload,
+              group_key: dto.groupKey ?? null,
+              created_at: nowIso()
+            })
+          } ON CONFLICT (task_id, seq) DO NOTHING RETURNING *`
+          if (inserted[0] !== undefined) return eventOfRow(inserted[0])
+          // The seq is taken: a retried identical post gets the stored event, anything else a 409.
+          const [existing] = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} AND seq = ${dto.seq}`
+          const same = existing !== undefined && existing.type === dto.type && existing.source === dto.source &&
+            existing.source_label === (dto.sourceLabel ?? null) && existing.group_key === (dto.groupKey ?? null) &&
+            existing.payload === payload
+          return same
+            ? eventOfRow(existing)
+            : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
+        })).pipe(guard("appendEvent")),
+
+      listEvents: (tenantId, taskId) =>
+        Effect.gen(function*() {
+          yield* taskOf(tenantId, taskId)
+          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} ORDER BY seq`
+          return rows.map(eventOfRow) satisfies ReadonlyArray<TaskEvent>
+        }).pipe(guard("listEvents")),
+
+      listDocuments: (tenantId, taskId, query) =>
+        sql<DocumentRow>`
+          SELECT * FROM documents WHERE tenant_id = ${tenantId} AND task_id = ${rootTaskId(taskId)}
+          ${query.source !== undefined ? sql`AND source = ${query.source}` : sql``}
+          ORDER BY uploaded_ms DESC, rowid DESC LIMIT ${query.limit}`.pipe(
+          Effect.map((rows) => rows.map(documentOfRow)),
+          guard("listDocuments")
+        ),
+
+      putDocument: (tenantId, doc, signal) =>
+        writeThenDeliver(
+          "putDocument",
+          Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, doc.taskId)
+            const signalTask = Option.isSome(signal) ? Option.some(yield* checkSignal(tenantId, signal.value)) : Option.none()
+            const uploadedAt = new Date()
+            const row: DocumentRow & { uploaded_ms: number } = {
+              id: randomUUID(),
+              tenant_id: tenantId,
+              task_id: task.id,
+              source: doc.source,
+              filename: doc.filename,
+              content_type: doc.contentType,
+              size_bytes: doc.bytes.length,
+              uploaded_at: uploadedAt.toISOString(),
+              uploaded_ms: uploadedAt.getTime(),
+              period: doc.period ?? null,
+              schema_slug: doc.schemaSlug ?? null
+            }
+            yield* sql`INSERT INTO documents ${sql.insert({ ...row })}`
+            yield* insertChunks(sql, row.id, doc.bytes)
+            if (Option.isSome(signal) && Option.isSome(signalTask)) {
+              const withRef = { ...signal.value, payload: { ...signal.value.payload, documentRef: row.id } }
+              yield* outbox.record([signalFor(tenantId, signalTask.value, withRef)])
+            }
+            return documentOfRow(row)
+          })
+        ),
+
+      openDocument: (tenantId, documentId) =>
+        sql<DocumentRow>`SELECT * FROM documents WHERE id = ${documentId} AND tenant_id = ${tenantId}`.pipe(
+          Effect.flatMap(([row]) =>
+            row === undefined
+              ? notFound(`Document ${documentId}`)
+              : Effect.succeed({ document: documentOfRow(row), body: chunksOf(documentId) })
+          ),
+          guard("openDocument")
+        ),
+
+      ingestData: (tenantId, batch, signal) =>
+        writeThenDeliver(
+          "ingestData",
+          Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, batch.taskId)
+            const signalTask = Option.isSome(signal)
+              ? Option.some(yield* checkSignal(tenantId, { ...signal.value, payload: {} }))
+              : Option.none()
+            const createdAt = nowIso()
+            const rows = batch.rows.map((r) => ({
+              id: randomUUID(),
+              tenant_id: tenantId,
+              task_id: batch.taskId,
+              root_task_id: task.id,
+              kind: batch.kind ?? null,
+              data: toJson(r.data),
+              source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
+              created_at: createdAt
+            }))
+            for (const group of groups(rows, INSERT_GROUP)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
+            if (Option.isSome(signal) && Option.isSome(signalTask)) {
+              const signals = rows.map((r) =>
+                signalFor(tenantId, signalTask.value, {
+                  ...signal.value,
+                  payload: { rowId: r.id, kind: batch.kind ?? null, taskId: batch.taskId }
+                })
+              )
+              for (const group of groups(signals, INSERT_GROUP)) yield* outbox.record(group)
+            }
+            return rows.map((r) => ({ id: r.id, signaled: Option.isSome(signal) }))
+          })
+        ),
+
+      rejectRow: (tenantId, ledger, rowId) => write(rejectRowTx(tenantId, ledger, rowId)).pipe(guard("rejectRow")),
+
+      updateRow: (tenantId, ledger, rowId, field, value) =>
+        write(updateRowTx(tenantId, ledger, rowId, field, value)).pipe(guard("updateRow")),
+
+      getGlConnection: (tenantId) =>
+        sql<GlRow>`SELECT * FROM gl_connections WHERE tenant_id = ${tenantId}`.pipe(
+          Effect.map(([row]) => Option.map(Option.fromNullable(row), glOfRow)),
+          guard("getGlConnection")
+        ),
+
+      createGlSession: (tenantId, serviceId) =>
+        write(Effect.gen(function*() {
+          const consumerId = randomUUID()
+          yield* sql`INSERT INTO gl_sessions ${
+            sql.insert({ consumer_id: consumerId, tenant_id: tenantId, service_id: serviceId ?? null, created_at: nowIso() })
+          }`
+          return { sessionUrl: `${publicUrl}/workspace/gl/connect/${consumerId}`, consumerId }
+        })).pipe(guard("createGlSession")),
+
+      deleteGlConnection: (tenantId) =>
+        write(sql`DELETE FROM gl_connections WHERE tenant_id = ${tenantId}`).pipe(Effect.asVoid, guard("deleteGlConnection")),
+
+      completeGlSession: (consumerId, svc) =>
+        write(Effect.gen(function*() {
+          if (svc.trim() === "") return yield* Effect.fail(new BadRequest({ message: "service: required" }))
+          const [session] = yield* sql<{ tenant_id: string }>`
+            SELECT tenant_id FROM gl_sessions WHERE consumer_id = ${consumerId} AND completed_at IS NULL`
+          // A session completes once; a replayed webhook finds nothing to complete.
+          if (session === undefined) return yield* notFound(`Connect session ${consumerId}`)
+          const now = nowIso()
+          const connection: Workspace.GlConnection = {
+            tenantId: session.tenant_id,
+            provider: "local",
+            service: svc,
+            status: "ACTIVE",
+            connectedAt: now,
+            metadata: { name: `Local ${svc}`, service: svc, updated_at: now }
+          }
+          yield* upsertGl(connection)
+          yield* sql`UPDATE gl_sessions SET completed_at = ${now} WHERE consumer_id = ${consumerId}`
+          return connection
+        })).pipe(guard("completeGlSession")),
+
+      ...agents,
+      deliverPending: outbox.deliverPending
+    }
+
+    /** The bytes, one chunk per query: a download holds at most one chunk in memory. */
+    const chunksOf = (documentId: string) =>
+      Stream.paginateChunkEffect(0, (idx: number) =>
+        sql<{ data: ArrayBuffer }>`SELECT data FROM document_chunks WHERE document_id = ${documentId} AND idx = ${idx}`.pipe(
+          Effect.map(([row]) =>
+            row === undefined
+              ? [Chunk.empty<Uint8Array>(), Option.none<number>()] as const
+              : [Chunk.of(new Uint8Array(row.data)), Option.some(idx + 1)] as const
+          ),
+          guard("readDocument")
+        ))
+
+    const upsertGl = (c: Workspace.GlConnection) =>
+      sql`INSERT INTO gl_connections ${
+        sql.insert({
+          tenant_id: c.tenantId,
+          provider: c.provider,
+          service: c.service,
+          status: c.status,
+          connected_at: c.connectedAt,
+          metadata: toJson(c.metadata)
+        })
+      } ON CONFLICT (tenant_id) DO UPDATE SET provider = excluded.provider, service = excluded.service,
+        status = excluded.status, connected_at = excluded.connected_at, metadata = excluded.metadata`
+
+    return service
+  })
+
+/** The embedded workspace over the SqlClient in context (run migrations first). */
+export const makeEmbeddedWorkspace = makeEmbeddedWorkspaceWith()
