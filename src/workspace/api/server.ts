@@ -1,0 +1,211 @@
+/**
+ * Serves WorkspaceApi over any WorkspaceClient implementation: handlers are one-line
+ * delegations to the port. The registry and the GL webhook go to `WorkspaceExtras`, and answer
+ * 501 in the spec's error shape when none is given. The OpenAPI document is at
+ * GET /workspace/openapi.json, an API reference page at /workspace/docs.
+ *
+ * Usage: `WorkspaceApiLive(service, extras).pipe(Layer.provide(NodeHttpServer.layer(...)))`.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
+import { attachment } from "../../files/contentDisposition.js"
+import { shapeErrors, toResponse } from "../../http/errorResponse.js"
+import type { WorkspaceClientService } from "../../services/WorkspaceClient.js"
+import { DOCUMENT_HEADER } from "./documents.js"
+import { isNotImplemented, NotImplemented } from "./errors.js"
+import type { WorkspaceExtras } from "./extras.js"
+import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "./WorkspaceApi.js"
+
+export interface WorkspaceServerOptions {
+  /** Request bodies above this many bytes answer 413 (default 64 MiB). */
+  readonly maxBodyBytes?: number | undefined
+  /** A tracing span per request (default off: it costs a large share of throughput). */
+  readonly tracing?: boolean | undefined
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undefined) => {
+  const Tenants = HttpApiBuilder.group(WorkspaceApi, "tenants", (handlers) =>
+    handlers
+      .handle("resolveTenant", ({ path }) => service.resolveTenant(path.slug))
+      .handle("listEntities", ({ path }) => service.listEntities(path.tenantId))
+      .handle("getEntity", ({ path }) => service.getEntity(path.tenantId, path.entityId))
+      .handle("listTasks", ({ path }) => service.listTasks(path.tenantId, path.entityId))
+      .handle("createTask", ({ path, payload }) => service.createTask(path.tenantId, path.entityId, payload))
+      .handle("listWorkflows", ({ path }) => service.listWorkflows(path.tenantId))
+      .handle("getRunbook", ({ path }) => service.getRunbook(path.tenantId, path.workflowId)))
+
+  const Tasks = HttpApiBuilder.group(WorkspaceApi, "tasks", (handlers) =>
+    handlers
+      .handle("getTask", ({ path }) => service.getTask(path.taskId))
+      .handle("getNextStep", ({ path }) => service.getNextStep(path.tenantId, path.taskId))
+      .handle("getSnapshots", ({ path }) => service.getSnapshots(path.tenantId, path.taskId))
+      .handle("signal", ({ path, payload }) => service.signal(path.tenantId, payload))
+      .handle("appendEvent", ({ path, payload }) => service.appendEvent(path.tenantId, path.taskId, payload))
+      .handle("listEvents", ({ path }) => service.listEvents(path.tenantId, path.taskId)))
+
+  const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
+    handlers
+      .handle("listDocuments", ({ path, urlParams }) =>
+        service.listDocuments(path.tenantId, path.taskId, { source: urlParams.source, limit: urlParams.limit }))
+      .handle("putDocument", ({ path, payload, urlParams: q }) =>
+        Effect.gen(function*() {
+          if ((q.signalTaskId === undefined) !== (q.signalName === undefined)) {
+            return yield* new BadRequest({ message: "signalTaskId and signalName must be given together" })
+          }
+          const signal = q.signalTaskId !== undefined && q.signalName !== undefined
+            ? Option.some({ taskId: q.signalTaskId, name: q.signalName, payload: q.signalPayload ?? {} })
+            : Option.none()
+          return yield* service.putDocument(path.tenantId, {
+            taskId: path.taskId,
+            source: q.source,
+            filename: q.filename,
+            contentType: q.contentType,
+            period: q.period,
+            schemaSlug: q.schemaSlug,
+            bytes: payload
+          }, signal)
+        }))
+      .handle("openDocument", ({ path }) =>
+        Effect.map(service.openDocument(path.tenantId, path.documentId), ({ body, document }) =>
+          HttpServerResponse.stream(body, {
+            contentType: document.contentType,
+            contentLength: document.sizeBytes,
+            headers: {
+              "content-disposition": attachment(document.filename),
+              [DOCUMENT_HEADER]: encodeURIComponent(JSON.stringify(document))
+            }
+          }))))
+
+  const Records = HttpApiBuilder.group(WorkspaceApi, "records", (handlers) =>
+    handlers
+      .handle("ingestData", ({ path, payload }) =>
+        service.ingestData(
+          path.tenantId,
+          { taskId: path.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
+          Option.fromNullable(payload.signal)
+        ))
+      .handle("rejectRow", ({ path }) => service.rejectRow(path.tenantId, path.ledger, path.rowId))
+      .handle("updateRow", ({ path, payload }) =>
+        service.updateRow(path.tenantId, path.ledger, path.rowId, payload.field, payload.value)))
+
+  const Gl = HttpApiBuilder.group(WorkspaceApi, "gl", (handlers) =>
+    handlers
+      .handle("getGlConnection", ({ path }) =>
+        Effect.map(service.getGlConnection(path.tenantId), (c) => ({ connection: Option.getOrNull(c) })))
+      .handle("createGlSession", ({ path, payload }) => service.createGlSession(path.tenantId, payload.serviceId))
+      .handle("deleteGlConnection", ({ path }) => service.deleteGlConnection(path.tenantId)))
+
+  const withExtras = <A, E>(f: (extras: WorkspaceExtras) => Effect.Effect<A, E>): Effect.Effect<A, E | NotImplemented> =>
+    extras === undefined
+      ? Effect.fail(
+        new NotImplemented({ message: "This workspace service does not serve the agent registry or the GL webhook" })
+      )
+      : f(extras)
+
+  const Registry = HttpApiBuilder.group(WorkspaceApi, "registry", (handlers) =>
+    handlers
+      .handle("createAgent", ({ payload }) => withExtras((x) => x.createAgent(payload)))
+      .handle("listAgents", ({ urlParams }) => withExtras((x) => x.listAgents(urlParams.tenantId)))
+      .handle("getAgent", ({ path }) => withExtras((x) => x.getAgent(path.id)))
+      .handle("deleteAgent", ({ path }) => withExtras((x) => x.deleteAgent(path.id)))
+      .handle("createAgentVersion", ({ path, payload }) => withExtras((x) => x.createAgentVersion(path.id, payload)))
+      .handle("glWebhookSuccess", ({ payload }) =>
+        withExtras((x) => x.completeGlSession(payload.consumerId, payload.service))))
+
+  return [Tenants, Tasks, Documents, Records, Gl, Registry] as const
+}
+
+const notImplemented = (e: NotImplemented) =>
+  HttpServerResponse.unsafeJson({ statusCode: e.statusCode, message: e.message, error: e.error }, { status: 501 })
+
+/**
+ * A declared Content-Length over the limit answers 413 before a byte is read; chunked bodies
+ * are capped while read. Every failure then leaves in the spec's error shape (501 included).
+ * (The gateway's own middleware does the same with its TenantConfig limit.)
+ */
+export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
+  const tooLarge = HttpServerResponse.setHeader(
+    toResponse(new PayloadTooLarge({ message: `Request body exceeds the ${maxBodyBytes}-byte limit` })),
+    "connection",
+    "close"
+  )
+  return HttpApiBuilder.middleware((app) =>
+    shapeErrors(
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const declared = request.headers["content-length"]
+        if (declared !== undefined && Number(declared) > maxBodyBytes) return Effect.succeed(tooLarge)
+        return HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            return Option.isSome(failure) && isNotImplemented(failure.value)
+              ? Effect.succeed(notImplemented(failure.value))
+              : Effect.failCause(cause)
+          })
+        )
+      })
+    )
+  )
+}
+
+/** WorkspaceApi with its handlers: the `HttpApi.Api` service that HttpApiBuilder serves. */
+export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: WorkspaceExtras) =>
+  HttpApiBuilder.api(WorkspaceApi).pipe(Layer.provide(groups(service, extras)))
+
+/** GET /workspace/openapi.json and the API reference page at /workspace/docs (no network needed). */
+export const WorkspaceDocsLive = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH }),
+  HttpApiScalar.layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } })
+)
+
+/**
+ * WorkspaceApi as a self-contained HttpApp (its own router, middleware and docs, built with a
+ * separate memo map so none of it is shared with another HttpApi in the same process): for
+ * mounting under /workspace in a server that already serves another HttpApi, e.g.
+ * `HttpApiBuilder.Router.use((router) => Effect.flatMap(makeWorkspaceHttpApp(ws, ws),
+ * (app) => router.mountApp("/workspace", app, { includePrefix: true })))`.
+ */
+export const makeWorkspaceHttpApp = (
+  service: WorkspaceClientService,
+  extras?: WorkspaceExtras,
+  options: WorkspaceServerOptions = {}
+): Effect.Effect<HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const layer = Layer.mergeAll(
+      WorkspaceDocsLive,
+      WorkspaceMiddleware(options.maxBodyBytes),
+      HttpApiBuilder.Router.Live,
+      HttpApiBuilder.Middleware.layer
+    ).pipe(Layer.provideMerge(WorkspaceHandlersLive(service, extras)))
+    const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
+    const app = yield* Effect.provide(HttpApiBuilder.httpApp, context)
+    return options.tracing === true ? app : Effect.locally(app, HttpMiddleware.currentTracerDisabledWhen, () => true)
+  })
+
+/** WorkspaceApi served over `service` (and `extras` for the registry and GL webhook). Needs an HttpServer. */
+export const WorkspaceApiLive = (
+  service: WorkspaceClientService,
+  extras?: WorkspaceExtras,
+  options: WorkspaceServerOptions = {}
+): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
+  const served = HttpApiBuilder.serve().pipe(
+    Layer.provide(WorkspaceDocsLive),
+    Layer.provide(WorkspaceMiddleware(options.maxBodyBytes)),
+    Layer.provide(WorkspaceHandlersLive(service, extras))
+  )
+  return options.tracing === true ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
+}

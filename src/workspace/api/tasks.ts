@@ -1,0 +1,80 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { TaskEventDto } from "../../api/dtos.js"
+import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { StepSnapshots, TaskEvent } from "../../api/resources.js"
+import { NextStep, Signal, Task } from "../model.js"
+import { TaskIdParam, TenantPath, TenantTaskPath } from "./paths.js"
+
+export class TasksGroup extends HttpApiGroup.make("tasks")
+  .add(
+    HttpApiEndpoint.get("getTask", "/tasks/:taskId")
+      .setPath(Schema.Struct({ taskId: TaskIdParam }))
+      .addSuccess(Task)
+      .annotate(OpenApi.Summary, "Get a task (unscoped)")
+      .annotate(
+        OpenApi.Description,
+        "The task record by id, whatever its tenant: the gateway compares its tenantId with its own. A composite " +
+          "child id resolves to its root task."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getNextStep", "/tenants/:tenantId/tasks/:taskId/next-step")
+      .setPath(TenantTaskPath)
+      .addSuccess(NextStep)
+      .annotate(OpenApi.Summary, "Get a task's next step")
+      .annotate(
+        OpenApi.Description,
+        "The current step (null for a terminal task) and every step's status. A FILE_UPLOAD step's args carry a " +
+          "submit_file action naming the ingest path and the signal to send. 404 when the task is not the " +
+          "tenant's or its workflow has no runbook."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getSnapshots", "/tenants/:tenantId/tasks/:taskId/snapshots")
+      .setPath(TenantTaskPath)
+      .addSuccess(StepSnapshots)
+      .annotate(OpenApi.Summary, "Get a task's step snapshots")
+      .annotate(OpenApi.Description, "Map of step id to what was shown and decided at that completed step.")
+  )
+  .add(
+    HttpApiEndpoint.post("signal", "/tenants/:tenantId/signals")
+      .setPath(TenantPath)
+      .setPayload(Signal)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Send a workflow signal")
+      .annotate(
+        OpenApi.Description,
+        "Records the signal durably and delivers it to the task's runbook (a composite child id resolves to its " +
+          "root task): `approve` completes the current step, `reject` fails the task, `file_submitted` completes a " +
+          "FILE_UPLOAD step, `user_action` with payload.kind `row_action` applies the subledger rules (400 with " +
+          "currentStatus or code INVALID_FIELD). 400 when the task cannot take the signal."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events")
+      .setPath(TenantTaskPath)
+      .setPayload(TaskEventDto)
+      .addSuccess(TaskEvent)
+      .addError(ConflictWire)
+      .annotate(OpenApi.Summary, "Append a task event")
+      .annotate(
+        OpenApi.Description,
+        "Appends to the task's timeline and returns the persisted record. Idempotent: re-posting an identical " +
+          "event (same seq) returns the stored one; a different body with a seq already taken is a 409."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events")
+      .setPath(TenantTaskPath)
+      .addSuccess(Schema.Array(TaskEvent))
+      .annotate(OpenApi.Summary, "List task events")
+      .annotate(OpenApi.Description, "The task's timeline ordered by seq ascending.")
+  )
+  .addError(NotFoundWire)
+  .annotate(OpenApi.Title, "Tasks, signals and events")
+  .annotate(OpenApi.Description, "Task records, next steps, snapshots, workflow signals and the event timeline")
+{}

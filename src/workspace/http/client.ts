@@ -1,0 +1,350 @@
+/**
+ * The WorkspaceClient port over HTTP: a client of WorkspaceApi derived with HttpApiClient,
+ * selected when SVC_WORKSPACE_URL is set.
+ *
+ * - Connection reuse: Node's http client over one keep-alive agent.
+ * - A timeout on every attempt (504). Retries, with jittered exponential backoff, only for
+ *   idempotent operations: every GET, DELETE of the GL connection, and event appends (an
+ *   identical re-post is a no-op by contract). Other writes are sent once.
+ * - Upstream 404/400/409 come back as NotFound/BadRequest/Conflict with the upstream message
+ *   (and currentStatus/code); an unreachable upstream (refused, DNS, reset) is a 503; upstream
+ *   5xx, unexpected statuses and undecodable bodies are a 502.
+ * - Downloads stream: the body is handed on chunk by chunk, never buffered whole.
+ */
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import {
+  BadGateway,
+  BadRequest,
+  BadRequestWire,
+  Conflict,
+  ConflictWire,
+  GatewayTimeout,
+  InternalServerError,
+  NotFound,
+  NotFoundWire,
+  ServiceUnavailable,
+  type UpstreamError
+} from "../../api/errors.js"
+import { WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
+import { DOCUMENT_HEADER } from "../api/documents.js"
+import { WorkspaceApi } from "../api/WorkspaceApi.js"
+import { Document } from "../model.js"
+
+export interface HttpWorkspaceClientOptions {
+  /** Time limit of one attempt, from sending the request to the decoded response (download: to the headers, then between chunks). */
+  readonly timeoutMs: number
+  /** How many times an idempotent call is retried after an upstream failure (0: never). */
+  readonly retries: number
+  /** The first backoff delay; each retry doubles it, with ±20% jitter (default 100 ms). */
+  readonly retryBaseMs?: number | undefined
+  /** Client spans per request (default off). */
+  readonly tracing?: boolean | undefined
+}
+
+type Kept = NotFound | BadRequest | Conflict
+type KeptTag = Kept["_tag"]
+type KeptOf<K extends KeptTag> = Extract<Kept, { readonly _tag: K }>
+
+const isUpstream = (e: unknown): e is UpstreamError =>
+  e instanceof BadGateway || e instanceof ServiceUnavailable || e instanceof GatewayTimeout
+
+const isKept = (e: unknown): e is Kept => e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict
+
+/** One line for the log: what failed, where, and the socket or decode detail under it. */
+const detailOf = (u: unknown): string => {
+  if (!(u instanceof Error)) return String(u)
+  const cause = (u as { cause?: unknown }).cause
+  const code = (cause as { code?: unknown } | undefined)?.code
+  const under = cause instanceof Error ? `: ${typeof code === "string" ? `${code} ` : ""}${cause.message}` : ""
+  return `${u.message}${under}`
+}
+
+/** A failure of the response side (status, body, decoding), kept apart from request-side ones. */
+class ResponseFailure {
+  constructor(readonly cause: unknown) {}
+}
+
+/**
+ * What the response side of a call failed with, as the gateway's errors: the 4xx classes pass
+ * through as decoded; everything else the upstream said is a 502. Messages name no address and
+ * no socket detail (they reach the gateway's clients); `call` logs the raw failure.
+ */
+const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
+  if (isKept(e)) return e
+  if (e instanceof InternalServerError || isUpstream(e)) {
+    return new BadGateway({ message: `The workspace service answered ${e.statusCode} ${e.error}: ${e.message}` })
+  }
+  if (ParseResult.isParseError(e)) {
+    return new BadGateway({ message: "The workspace service sent a response that does not match its contract" })
+  }
+  if (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError") {
+    return new BadGateway({
+      message: e.reason === "StatusCode" || (e.reason === "Decode" && e.cause === undefined)
+        ? `The workspace service answered an unexpected status ${e.response.status}`
+        : "The workspace service response could not be read"
+    })
+  }
+  return new BadGateway({ message: "The workspace service call failed" })
+}
+
+/** Failures before or while sending: unreachable (refused, DNS, reset) is a 503, an unencodable request a 400. */
+const fromCallFailure = (e: unknown): Kept | UpstreamError => {
+  if (e instanceof ResponseFailure) return fromResponseFailure(e.cause)
+  if (isKept(e) || isUpstream(e)) return e
+  if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError") {
+    return e.reason === "Transport"
+      ? new ServiceUnavailable({ message: "The workspace service is unreachable" })
+      : new BadGateway({ message: `The workspace request could not be sent (${e.reason})` })
+  }
+  if (ParseResult.isParseError(e)) {
+    return new BadRequest({ message: `Invalid request to the workspace service: ${e.message}` })
+  }
+  return fromResponseFailure(e)
+}
+
+const errorWires: Readonly<Record<number, (u: unknown) => Effect.Effect<Kept, ParseResult.ParseError>>> = {
+  400: Schema.decodeUnknown(BadRequestWire),
+  404: Schema.decodeUnknown(NotFoundWire),
+  409: Schema.decodeUnknown(ConflictWire)
+}
+
+/** The error a non-2xx response stands for, for calls made without HttpApiClient (downloads). */
+const errorOfResponse = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<never, Kept | UpstreamError> => {
+  const wire = errorWires[response.status]
+  if (wire === undefined) {
+    return Effect.flatMap(
+      Effect.option(response.json),
+      (body) => {
+        const message = Option.isSome(body) && typeof (body.value as { message?: unknown })?.message === "string"
+          ? `: ${(body.value as { message: string }).message}`
+          : ""
+        return Effect.fail(new BadGateway({ message: `The workspace service answered ${response.status}${message}` }))
+      }
+    )
+  }
+  return response.json.pipe(
+    Effect.flatMap(wire),
+    Effect.matchEffect({
+      onFailure: (e) => Effect.fail(fromResponseFailure(e)),
+      onSuccess: (error) => Effect.fail(error)
+    })
+  )
+}
+
+/**
+ * Path parameters percent-encoded: HttpApiClient splices them in verbatim, and a slug or
+ * composite id must not be able to change the route (`/`, `?`, `#`). The router decodes them.
+ */
+const enc = <P extends Record<string, string>>(params: P): P =>
+  Object.fromEntries(Object.entries(params).map(([k, v]) => [k, encodeURIComponent(v)])) as P
+
+const fillPath = (path: string, params: Record<string, string>): string =>
+  path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name]!))
+
+const openDocumentPath = (WorkspaceApi.groups.documents as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps)
+  .endpoints.openDocument!.path
+
+const decodeDocumentHeader = Schema.decodeUnknown(Schema.parseJson(Document))
+
+/** The port over an HttpClient (the Layer below supplies Node's, with a keep-alive agent). */
+export const makeHttpWorkspaceClient = (
+  baseUrl: string,
+  options: HttpWorkspaceClientOptions
+): Effect.Effect<WorkspaceClientService, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const base = baseUrl.replace(/\/+$/, "")
+    const timeout = Duration.millis(options.timeoutMs)
+    const http = (yield* HttpClient.HttpClient).pipe(
+      options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true)
+    )
+    const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
+      httpClient: http,
+      baseUrl: base,
+      transformResponse: (effect) => Effect.mapError(effect, (e) => (isKept(e) ? e : new ResponseFailure(e)))
+    })
+    const schedule = Schedule.exponential(Duration.millis(options.retryBaseMs ?? 100)).pipe(
+      Schedule.jittered,
+      Schedule.intersect(Schedule.recurs(Math.max(0, options.retries)))
+    )
+    const onTimeout = () =>
+      new GatewayTimeout({ message: `The workspace service did not answer within ${options.timeoutMs} ms` })
+
+    /**
+     * One port call: errors mapped (a 4xx the method does not declare is the upstream breaking
+     * the contract: 502), a timeout per attempt, retries only when `idempotent`.
+     */
+    const call = <A, K extends KeptTag = never>(
+      effect: Effect.Effect<A, unknown>,
+      idempotent: boolean,
+      keep: ReadonlyArray<K>
+    ): Effect.Effect<A, KeptOf<K> | UpstreamError> => {
+      const attempt = effect.pipe(
+        Effect.catchAll((e) => {
+          const mapped = fromCallFailure(e)
+          const error: KeptOf<K> | UpstreamError =
+            isUpstream(mapped) || (keep as ReadonlyArray<KeptTag>).includes(mapped._tag)
+              ? mapped as KeptOf<K> | UpstreamError
+              : new BadGateway({
+                message: `The workspace service answered ${mapped.statusCode} where its contract allows none: ${mapped.message}`
+              })
+          // The detail (address, socket error, decode issue) goes to the log only.
+          const raw = e instanceof ResponseFailure ? e.cause : e
+          return isUpstream(error) && error !== raw
+            ? Effect.zipRight(Effect.logWarning(`workspace call failed: ${error.message} (${detailOf(raw)})`), Effect.fail(error))
+            : Effect.fail(error)
+        }),
+        Effect.timeoutFail({ duration: timeout, onTimeout })
+      )
+      return idempotent ? Effect.retry(attempt, { schedule, while: isUpstream }) : attempt
+    }
+
+    const READ = true
+    const ONCE = false
+    const NONE: ReadonlyArray<never> = []
+
+    const openDocument: WorkspaceClientService["openDocument"] = (tenantId, documentId) =>
+      call(
+        Effect.gen(function*() {
+          const request = HttpClientRequest.get(base + fillPath(openDocumentPath, { tenantId, documentId }))
+          const response = yield* http.execute(request)
+          if (response.status !== 200) return yield* errorOfResponse(response)
+          const header = response.headers[DOCUMENT_HEADER]
+          const document = yield* Effect.mapError(
+            decodeDocumentHeader(header === undefined ? undefined : decodeURIComponent(header)),
+            () => new BadGateway({ message: `The workspace download lacks a valid ${DOCUMENT_HEADER} header` })
+          )
+          const body = response.stream.pipe(
+            Stream.tapError((e) => Effect.logWarning(`workspace download of ${documentId} broke off (${detailOf(e)})`)),
+            Stream.mapError(() => new BadGateway({ message: `The workspace download of ${documentId} broke off` })),
+            Stream.timeoutFail(
+              () => new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` }),
+              timeout
+            )
+          )
+          return { document, body }
+        }),
+        READ,
+        ["NotFound"]
+      )
+
+    const service: WorkspaceClientService = {
+      resolveTenant: (slug) => call(api.tenants.resolveTenant({ path: enc({ slug }) }), READ, ["NotFound"]),
+      listEntities: (tenantId) => call(api.tenants.listEntities({ path: enc({ tenantId }) }), READ, NONE),
+      getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ path: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
+      listTasks: (tenantId, entityId) => call(api.tenants.listTasks({ path: enc({ tenantId, entityId }) }), READ, NONE),
+      getTask: (taskId) => call(api.tasks.getTask({ path: enc({ taskId }) }), READ, ["NotFound"]),
+      getNextStep: (tenantId, taskId) =>
+        call(api.tasks.getNextStep({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+      listWorkflows: (tenantId) => call(api.tenants.listWorkflows({ path: enc({ tenantId }) }), READ, NONE),
+      getRunbook: (tenantId, workflowId) =>
+        call(api.tenants.getRunbook({ path: enc({ tenantId, workflowId }) }), READ, ["NotFound"]),
+      createTask: (tenantId, entityId, input) =>
+        call(api.tenants.createTask({ path: enc({ tenantId, entityId }), payload: input }), ONCE, ["NotFound", "BadRequest"]),
+      getSnapshots: (tenantId, taskId) =>
+        call(api.tasks.getSnapshots({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+      signal: (tenantId, signal) =>
+        call(api.tasks.signal({ path: enc({ tenantId }), payload: signal }), ONCE, ["NotFound", "BadRequest"]),
+      // Idempotent by contract: an identical re-post returns the stored event.
+      appendEvent: (tenantId, taskId, event) =>
+        call(api.tasks.appendEvent({ path: enc({ tenantId, taskId }), payload: event }), READ, ["NotFound", "Conflict"]),
+      listEvents: (tenantId, taskId) => call(api.tasks.listEvents({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+      listDocuments: (tenantId, taskId, query) =>
+        call(
+          api.documents.listDocuments({
+            path: enc({ tenantId, taskId }),
+            urlParams: { limit: query.limit, ...(query.source !== undefined ? { source: query.source } : {}) }
+          }),
+          READ,
+          NONE
+        ),
+      putDocument: (tenantId, doc, signal) =>
+        call(
+          api.documents.putDocument({
+            path: enc({ tenantId, taskId: doc.taskId }),
+            urlParams: {
+              source: doc.source,
+              filename: doc.filename,
+              contentType: doc.contentType,
+              ...(doc.period !== undefined ? { period: doc.period } : {}),
+              ...(doc.schemaSlug !== undefined ? { schemaSlug: doc.schemaSlug } : {}),
+              ...Option.match(signal, {
+                onNone: () => ({}),
+                onSome: (s) => ({ signalTaskId: s.taskId, signalName: s.name, signalPayload: s.payload })
+              })
+            },
+            payload: doc.bytes
+          }),
+          ONCE,
+          ["NotFound", "BadRequest"]
+        ),
+      openDocument,
+      ingestData: (tenantId, batch, signal) =>
+        call(
+          api.records.ingestData({
+            path: enc({ tenantId, taskId: batch.taskId }),
+            payload: {
+              ...(batch.kind !== undefined ? { kind: batch.kind } : {}),
+              rows: batch.rows,
+              ...Option.match(signal, { onNone: () => ({}), onSome: (s) => ({ signal: { taskId: s.taskId, name: s.name } }) })
+            }
+          }),
+          ONCE,
+          ["NotFound", "BadRequest"]
+        ),
+      rejectRow: (tenantId, ledger, rowId) =>
+        call(api.records.rejectRow({ path: enc({ tenantId, ledger, rowId }) }), ONCE, ["NotFound", "BadRequest"]),
+      // Not retried: a late retry could overwrite an edit made in between.
+      updateRow: (tenantId, ledger, rowId, field, value) =>
+        call(
+          api.records.updateRow({ path: enc({ tenantId, ledger, rowId }), payload: { field, value } }),
+          ONCE,
+          ["NotFound", "BadRequest"]
+        ),
+      getGlConnection: (tenantId) =>
+        call(
+          Effect.map(api.gl.getGlConnection({ path: enc({ tenantId }) }), (r) => Option.fromNullable(r.connection)),
+          READ,
+          NONE
+        ),
+      createGlSession: (tenantId, serviceId) =>
+        call(
+          api.gl.createGlSession({ path: enc({ tenantId }), payload: serviceId !== undefined ? { serviceId } : {} }),
+          ONCE,
+          NONE
+        ),
+      // Idempotent by contract: deleting a missing connection is a no-op.
+      deleteGlConnection: (tenantId) => call(api.gl.deleteGlConnection({ path: enc({ tenantId }) }), READ, NONE)
+    }
+    return service
+  })
+
+const IDLE_SOCKET_MS = 4_000
+
+/**
+ * The WorkspaceClient over HTTP to `baseUrl` (the origin serving /workspace/...), on Node's
+ * http client with one keep-alive agent for the Layer's lifetime.
+ */
+export const HttpWorkspaceClientLive = (
+  baseUrl: string,
+  options: HttpWorkspaceClientOptions
+): Layer.Layer<WorkspaceClient> =>
+  Layer.effect(WorkspaceClient, makeHttpWorkspaceClient(baseUrl, options)).pipe(
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    // Idle pooled sockets are dropped after 4 s, before a Node server's default 5 s keep-alive
+    // timeout closes them under a request (the classic ECONNRESET on a reused socket).
+    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, timeout: IDLE_SOCKET_MS }))
+  )

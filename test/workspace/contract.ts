@@ -1,0 +1,484 @@
+/**
+ * The WorkspaceClient contract: one suite, run against every implementation (in-memory,
+ * embedded store, HTTP client over the workspace server) with the same assertions. Each test
+ * gets a fresh world built from the contract fixture.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import type { Fixture } from "../../src/workspace/fixture.js"
+import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/workspace/runbook.js"
+import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
+
+export type MakeWorkspaceLayer = (fixture: Fixture) => Layer.Layer<WorkspaceClient, unknown>
+
+/** The failure of `effect` (it must fail), for assertions on tag and fields. */
+const failure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.either(effect), (e) =>
+    Either.isLeft(e) ? Effect.succeed(e.left) : Effect.dieMessage(`expected a failure, got ${JSON.stringify(e.right)}`))
+
+const tagOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(failure(effect), (e) => e._tag)
+
+const collect = (body: Stream.Stream<Uint8Array, unknown>) =>
+  Effect.map(Stream.runCollect(body), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
+
+const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id).sort()
+
+export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer) => {
+  const test = (title: string, body: Effect.Effect<void, unknown, WorkspaceClient>, timeout?: number) =>
+    it.live(title, () => body.pipe(Effect.provide(makeLayer(contractFixture()))), timeout)
+
+  describe(`WorkspaceClient contract: ${name}`, () => {
+    describe("tenants and entities", () => {
+      test("resolveTenant finds a tenant by slug; an unknown slug is NotFound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* ws.resolveTenant(SLUG.tenantA)).toEqual({ id: ID.tenantA, slug: SLUG.tenantA, name: "Alpha Holdings" })
+        expect((yield* ws.resolveTenant(SLUG.tenantB)).id).toBe(ID.tenantB)
+        expect(yield* tagOf(ws.resolveTenant("no-such-tenant"))).toBe("NotFound")
+      }))
+
+      test("listEntities returns only the tenant's entities", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const a = yield* ws.listEntities(ID.tenantA)
+        expect(ids(a)).toEqual([ID.entityA1, ID.entityA2])
+        expect(a.find((e) => e.id === ID.entityA1)).toEqual({ id: ID.entityA1, tenantId: ID.tenantA, slug: "alpha-us", name: "Alpha US" })
+        expect(ids(yield* ws.listEntities(ID.tenantB))).toEqual([ID.entityB1])
+        expect(yield* ws.listEntities(ID.missing)).toEqual([])
+      }))
+
+      test("getEntity is scoped: another tenant's, a missing or a malformed id is NotFound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect((yield* ws.getEntity(ID.tenantA, ID.entityA2)).name).toBe("Alpha UK")
+        expect(yield* tagOf(ws.getEntity(ID.tenantA, ID.entityB1))).toBe("NotFound")
+        expect(yield* tagOf(ws.getEntity(ID.tenantB, ID.entityA1))).toBe("NotFound")
+        expect(yield* tagOf(ws.getEntity(ID.tenantA, ID.missing))).toBe("NotFound")
+        expect(yield* tagOf(ws.getEntity(ID.tenantA, "not-a-uuid"))).toBe("NotFound")
+      }))
+
+      test("listTasks returns the entity's tasks with their full records, scoped to the tenant", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const tasks = yield* ws.listTasks(ID.tenantA, ID.entityA1)
+        expect(ids(tasks)).toEqual([ID.taskUpload, ID.taskReview, ID.taskApprove, ID.taskCompleted].sort())
+        expect(tasks.find((t) => t.id === ID.taskReview)).toEqual({
+          id: ID.taskReview, tenantId: ID.tenantA, entityId: ID.entityA1, workflowId: WF.close, title: "Close 2026-09",
+          status: "IN_PROGRESS", priority: "HIGH", createdAt: "2026-10-01T09:00:00.000Z", currentStep: "review"
+        })
+        expect(new Set(tasks.map((t) => t.status))).toEqual(new Set(["IN_PROGRESS", "COMPLETED"]))
+        expect(ids(yield* ws.listTasks(ID.tenantA, ID.entityA2))).toEqual([ID.taskFailed, ID.taskLegacy].sort())
+        expect(yield* ws.listTasks(ID.tenantB, ID.entityA1)).toEqual([])
+      }))
+    })
+
+    describe("tasks and next steps", () => {
+      test("getTask is unscoped and resolves a composite child id to its root", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const beta = yield* ws.getTask(ID.taskBeta)
+        expect(beta.tenantId).toBe(ID.tenantB)
+        expect(beta.currentStep).toBe("upload_b")
+        expect((yield* ws.getTask(`${ID.taskReview}:review:child-flow`)).id).toBe(ID.taskReview)
+        expect((yield* ws.getTask(ID.taskCompleted)).currentStep).toBeNull()
+        expect(yield* tagOf(ws.getTask(ID.missing))).toBe("NotFound")
+      }))
+
+      test("a FILE_UPLOAD step advertises submit_file; steps before the current one are COMPLETED", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const upload = yield* ws.getNextStep(ID.tenantA, ID.taskUpload)
+        expect(upload.step?.id).toBe("upload")
+        expect(upload.step?.title).toBe("Upload bank statement")
+        expect(upload.step?.displayHint).toEqual({ component: "FILE_UPLOAD", config: { accept: ["application/pdf"] } })
+        expect(upload.step?.args.source).toBe("bank_statement")
+        expect(upload.step?.args.actions).toEqual([
+          expect.objectContaining({
+            type: "submit_file",
+            path: `/v1/tasks/${ID.taskUpload}/files/ingest`,
+            signalTaskId: ID.taskUpload,
+            signalName: FILE_SUBMITTED_SIGNAL
+          })
+        ])
+        expect(upload.steps).toEqual([
+          { id: "upload", status: STEP.CURRENT },
+          { id: "review", status: STEP.PENDING },
+          { id: "sign_off", status: STEP.PENDING }
+        ])
+        const review = yield* ws.getNextStep(ID.tenantA, ID.taskReview)
+        expect(review.step?.id).toBe("review")
+        expect(review.step?.displayHint.component).toBe("TABLE_REVIEW")
+        expect(review.steps.map((s) => s.status)).toEqual([STEP.COMPLETED, STEP.CURRENT, STEP.PENDING])
+      }))
+
+      test("terminal tasks have no current step", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const done = yield* ws.getNextStep(ID.tenantA, ID.taskCompleted)
+        expect(done.step).toBeNull()
+        expect(done.steps).toEqual([{ id: "first", status: STEP.COMPLETED }, { id: "second", status: STEP.COMPLETED }])
+        const failed = yield* ws.getNextStep(ID.tenantA, ID.taskFailed)
+        expect(failed.step).toBeNull()
+        expect(failed.steps[0]).toEqual({ id: "upload", status: STEP.COMPLETED })
+        expect(failed.steps.slice(1).every((s) => s.status !== STEP.COMPLETED && s.status !== STEP.CURRENT)).toBe(true)
+      }))
+
+      test("getNextStep is NotFound for a task without runbook, another tenant's or a missing task", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.getNextStep(ID.tenantA, ID.taskLegacy))).toBe("NotFound")
+        expect(yield* tagOf(ws.getNextStep(ID.tenantA, ID.taskBeta))).toBe("NotFound")
+        expect(yield* tagOf(ws.getNextStep(ID.tenantB, ID.taskUpload))).toBe("NotFound")
+        expect(yield* tagOf(ws.getNextStep(ID.tenantA, ID.missing))).toBe("NotFound")
+        expect((yield* ws.getNextStep(ID.tenantB, ID.taskBeta)).step?.id).toBe("upload_b")
+      }))
+
+      test("getSnapshots returns the task's snapshots, scoped to the tenant", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* ws.getSnapshots(ID.tenantA, ID.taskReview)).toEqual({ upload: { files: 1, submittedBy: "dana@alpha.example" } })
+        expect(yield* ws.getSnapshots(ID.tenantA, ID.taskUpload)).toEqual({})
+        expect(yield* tagOf(ws.getSnapshots(ID.tenantB, ID.taskReview))).toBe("NotFound")
+      }))
+    })
+
+    describe("workflows", () => {
+      test("listWorkflows returns the tenant's workflows plus the global ones", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const a = yield* ws.listWorkflows(ID.tenantA)
+        expect(ids(a)).toEqual([WF.approvals, WF.legacy, WF.close].sort())
+        expect(a.find((w) => w.id === WF.close)).toEqual({ id: WF.close, name: "Month close", tenantId: null })
+        expect(a.find((w) => w.id === WF.legacy)).toEqual({ id: WF.legacy, name: "Legacy import", tenantId: ID.tenantA })
+        expect(ids(yield* ws.listWorkflows(ID.tenantB))).toEqual([WF.beta, WF.close].sort())
+      }))
+
+      test("getRunbook returns steps and config schema; a null runbook or another tenant's is NotFound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const runbook = yield* ws.getRunbook(ID.tenantB, WF.close)
+        expect(runbook.steps.map((s) => s.id)).toEqual(["upload", "review", "sign_off"])
+        expect(runbook.steps[0]!.args).toEqual({ source: "bank_statement" })
+        expect(Object.keys(runbook.configSchema.global?.properties ?? {})).toEqual(["period", "threshold"])
+        expect(runbook.configSchema.global?.properties.threshold?.default).toBe(75)
+        expect(runbook.configSchema.global?.properties.period?.pattern).toBe("^\\d{4}-(0[1-9]|1[0-2])$")
+        expect((yield* ws.getRunbook(ID.tenantA, WF.approvals)).steps).toHaveLength(2)
+        expect(yield* tagOf(ws.getRunbook(ID.tenantA, WF.legacy))).toBe("NotFound")
+        expect(yield* tagOf(ws.getRunbook(ID.tenantA, WF.beta))).toBe("NotFound")
+        expect(yield* tagOf(ws.getRunbook(ID.tenantA, "no-such-workflow"))).toBe("NotFound")
+      }))
+
+      test("createTask starts a task at the runbook's first step", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const created = yield* ws.createTask(ID.tenantA, ID.entityA2, { workflowId: WF.close, context: { period: "2026-11" } })
+        expect(created).toMatchObject({ entityId: ID.entityA2, workflowId: WF.close, status: "IN_PROGRESS" })
+        expect(typeof created.title).toBe("string")
+        expect(Number.isNaN(Date.parse(created.createdAt))).toBe(false)
+        expect(ids(yield* ws.listTasks(ID.tenantA, ID.entityA2))).toContain(created.id)
+        const task = yield* ws.getTask(created.id)
+        expect(task).toMatchObject({ tenantId: ID.tenantA, currentStep: "upload", status: "IN_PROGRESS" })
+        expect((yield* ws.getNextStep(ID.tenantA, created.id)).step?.id).toBe("upload")
+        const tenantOwn = yield* ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} })
+        expect((yield* ws.getTask(tenantOwn.id)).currentStep).toBe("first")
+      }))
+
+      test("createTask: an entity of another tenant is NotFound, an unavailable workflow BadRequest", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.createTask(ID.tenantA, ID.entityB1, { workflowId: WF.close, context: {} }))).toBe("NotFound")
+        expect(yield* tagOf(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.beta, context: {} }))).toBe("BadRequest")
+        expect(yield* tagOf(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: "no-such-workflow", context: {} })))
+          .toBe("BadRequest")
+        expect(yield* ws.listTasks(ID.tenantB, ID.entityB1)).toHaveLength(1)
+      }))
+    })
+
+    describe("signals", () => {
+      test("approve completes the current step; approving the last step completes the task", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: { reason: "looks right" } })
+        const after = yield* ws.getTask(ID.taskApprove)
+        expect(after).toMatchObject({ status: "IN_PROGRESS", currentStep: "second" })
+        const snaps = yield* ws.getSnapshots(ID.tenantA, ID.taskApprove)
+        expect(snaps.first).toMatchObject({ decision: "approved", reason: "looks right" })
+        expect((yield* ws.getNextStep(ID.tenantA, ID.taskApprove)).steps.map((s) => s.status))
+          .toEqual([STEP.COMPLETED, STEP.CURRENT])
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {} })
+        expect(yield* ws.getTask(ID.taskApprove)).toMatchObject({ status: "COMPLETED", currentStep: null })
+        const terminal = yield* failure(ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {} }))
+        expect(terminal).toMatchObject({ _tag: "BadRequest", currentStatus: "COMPLETED" })
+      }))
+
+      test("reject fails the task; a composite child id resolves to its root", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* ws.signal(ID.tenantA, { taskId: `${ID.taskReview}:review:child`, name: "reject", payload: { reason: "wrong month" } })
+        expect(yield* ws.getTask(ID.taskReview)).toMatchObject({ status: "FAILED", currentStep: null })
+        expect((yield* ws.getSnapshots(ID.tenantA, ID.taskReview)).review).toMatchObject({ decision: "rejected", reason: "wrong month" })
+        expect((yield* ws.getNextStep(ID.tenantA, ID.taskReview)).step).toBeNull()
+      }))
+
+      test("file_submitted completes a FILE_UPLOAD step", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskUpload, name: FILE_SUBMITTED_SIGNAL, payload: { source: "bank_statement" } })
+        expect((yield* ws.getTask(ID.taskUpload)).currentStep).toBe("review")
+        expect(Object.keys(yield* ws.getSnapshots(ID.tenantA, ID.taskUpload))).toEqual(["upload"])
+      }))
+
+      test("a signal to another tenant's or a missing task is NotFound and changes nothing", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.signal(ID.tenantA, { taskId: ID.taskBeta, name: "approve", payload: {} }))).toBe("NotFound")
+        expect(yield* tagOf(ws.signal(ID.tenantA, { taskId: ID.missing, name: "approve", payload: {} }))).toBe("NotFound")
+        expect((yield* ws.getTask(ID.taskBeta)).currentStep).toBe("upload_b")
+      }))
+
+      test("row_action applies the subledger rules", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rowAction = (payload: Record<string, unknown>) =>
+          ws.signal(ID.tenantA, { taskId: ID.taskReview, name: "user_action", payload: { kind: "row_action", ledger: "expenses", ...payload } })
+        yield* rowAction({ action: "edit_cell", rowId: ID.rowNeeds2, field: "amount_gross", value: "41.50" })
+        yield* rowAction({ action: "reject_row", rowId: ID.rowNeeds })
+        expect(yield* failure(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect(yield* failure(rowAction({ action: "reject_row", rowId: ID.rowRejected })))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect(yield* failure(rowAction({ action: "edit_cell", rowId: ID.rowNeeds2, field: "bogus", value: 1 })))
+          .toMatchObject({ _tag: "BadRequest", code: "INVALID_FIELD" })
+        expect(yield* failure(rowAction({ action: "edit_cell", rowId: ID.rowRejected, field: "amount_gross", value: 1 })))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect(yield* tagOf(rowAction({ action: "edit_cell", rowId: ID.rowNeeds2, field: "amount_gross", value: "abc" })))
+          .toBe("BadRequest")
+        expect(yield* tagOf(rowAction({ action: "reject_row", rowId: ID.rowBeta }))).toBe("NotFound")
+        // The edit went through and left the row editable.
+        expect(yield* ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds2, "merchant", " Cab ")).toMatchObject({ value: "Cab" })
+        // Row actions leave the task where it was.
+        expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
+      }))
+    })
+
+    describe("events", () => {
+      test("events are listed by seq ascending; append returns the persisted record", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const seeded = yield* ws.listEvents(ID.tenantA, ID.taskReview)
+        expect(seeded.map((e) => e.seq)).toEqual([1, 2])
+        expect(seeded[0]).toMatchObject({
+          taskId: ID.taskReview, type: "reasoning.delta", source: "worker", sourceLabel: "Matcher", seq: 1,
+          payload: { text: "Looking at the statement" }, groupKey: "g1"
+        })
+        const event = yield* ws.appendEvent(ID.tenantA, ID.taskReview, {
+          type: "source.submitted", source: "worker", seq: 5, payload: { n: 1 }
+        })
+        expect(event).toMatchObject({ taskId: ID.taskReview, type: "source.submitted", source: "worker", seq: 5, payload: { n: 1 } })
+        expect(Number.isNaN(Date.parse(event.createdAt))).toBe(false)
+        yield* ws.appendEvent(ID.tenantA, ID.taskReview, { type: "step.completed", source: "worker", seq: 3, payload: {} })
+        expect((yield* ws.listEvents(ID.tenantA, ID.taskReview)).map((e) => e.seq)).toEqual([1, 2, 3, 5])
+        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toEqual([])
+      }))
+
+      test("an identical re-post is idempotent; a different body for a taken seq is a Conflict", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const dto = { type: "reasoning.delta", source: "worker", seq: 7, payload: { text: "a" }, groupKey: "g2" }
+        const first = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, dto)
+        const again = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, dto)
+        expect(again).toEqual(first)
+        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toHaveLength(1)
+        expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.taskUpload, { ...dto, payload: { text: "b" } }))).toBe("Conflict")
+        expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.taskReview, { ...dto, seq: 1 }))).toBe("Conflict")
+        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toEqual([first])
+      }))
+
+      test("events are scoped to the tenant", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const dto = { type: "x", source: "worker", seq: 1, payload: {} }
+        expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.taskBeta, dto))).toBe("NotFound")
+        expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.missing, dto))).toBe("NotFound")
+        expect(yield* tagOf(ws.listEvents(ID.tenantB, ID.taskReview))).toBe("NotFound")
+      }))
+
+      test("a composite child id has its own event stream", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const child = `${ID.taskReview}:review:child`
+        yield* ws.appendEvent(ID.tenantA, child, { type: "x", source: "worker", seq: 1, payload: { child: true } })
+        expect((yield* ws.listEvents(ID.tenantA, child)).map((e) => [e.taskId, e.seq])).toEqual([[child, 1]])
+        expect((yield* ws.listEvents(ID.tenantA, ID.taskReview)).map((e) => e.seq)).toEqual([1, 2])
+      }))
+    })
+
+    describe("documents", () => {
+      test("listDocuments: newest first, limit, source filter, scoped", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const all = yield* ws.listDocuments(ID.tenantA, ID.taskReview, { limit: 20 })
+        expect(all.map((d) => d.id)).toEqual([ID.docNew, ID.docOld])
+        expect(all[1]).toEqual({
+          id: ID.docOld, tenantId: ID.tenantA, taskId: ID.taskReview, source: "bank_statement", filename: "statement.txt",
+          contentType: "text/plain", sizeBytes: DOC_OLD_BYTES.length, uploadedAt: "2026-10-01T10:00:00.000Z"
+        })
+        expect((yield* ws.listDocuments(ID.tenantA, ID.taskReview, { limit: 1 })).map((d) => d.id)).toEqual([ID.docNew])
+        expect((yield* ws.listDocuments(ID.tenantA, ID.taskReview, { source: "bank_statement", limit: 20 })).map((d) => d.id))
+          .toEqual([ID.docOld])
+        expect(yield* ws.listDocuments(ID.tenantA, ID.taskReview, { source: "nothing", limit: 20 })).toEqual([])
+        expect((yield* ws.listDocuments(ID.tenantA, `${ID.taskReview}:review:child`, { limit: 20 })).map((d) => d.id))
+          .toEqual([ID.docNew, ID.docOld])
+        expect(yield* ws.listDocuments(ID.tenantB, ID.taskReview, { limit: 20 })).toEqual([])
+      }))
+
+      test("openDocument returns the record and exactly the stored bytes; scoped", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const { body, document } = yield* ws.openDocument(ID.tenantA, ID.docNew)
+        expect(document).toMatchObject({
+          id: ID.docNew, filename: "receipts.bin", contentType: "application/octet-stream", sizeBytes: DOC_NEW_BYTES.length
+        })
+        expect(new Uint8Array(yield* collect(body))).toEqual(DOC_NEW_BYTES)
+        expect(yield* tagOf(ws.openDocument(ID.tenantB, ID.docNew))).toBe("NotFound")
+        expect(yield* tagOf(ws.openDocument(ID.tenantA, ID.missing))).toBe("NotFound")
+        expect(yield* tagOf(ws.openDocument(ID.tenantA, "not-a-uuid"))).toBe("NotFound")
+      }))
+
+      test("putDocument stores the bytes and, with a signal, advances the step with documentRef in the payload", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const bytes = Uint8Array.from({ length: 3 * 1024 * 1024 + 7 }, (_, i) => (i * 31 + 7) % 251)
+        const doc = yield* ws.putDocument(ID.tenantA, {
+          taskId: ID.taskUpload, source: "bank_statement", filename: "Kontoauszug Oktober.pdf", contentType: "application/pdf",
+          period: "2026-10", schemaSlug: "bank-statement", bytes
+        }, Option.some({ taskId: ID.taskUpload, name: FILE_SUBMITTED_SIGNAL, payload: { source: "bank_statement" } }))
+        expect(doc).toMatchObject({
+          tenantId: ID.tenantA, taskId: ID.taskUpload, source: "bank_statement", filename: "Kontoauszug Oktober.pdf",
+          contentType: "application/pdf", sizeBytes: bytes.length, period: "2026-10", schemaSlug: "bank-statement"
+        })
+        expect((yield* ws.getTask(ID.taskUpload)).currentStep).toBe("review")
+        expect((yield* ws.getSnapshots(ID.tenantA, ID.taskUpload)).upload).toMatchObject({ documentRef: doc.id, source: "bank_statement" })
+        expect((yield* ws.listDocuments(ID.tenantA, ID.taskUpload, { limit: 20 })).map((d) => d.id)).toEqual([doc.id])
+        const opened = yield* ws.openDocument(ID.tenantA, doc.id)
+        expect(opened.document).toEqual(doc)
+        expect(Buffer.compare(yield* collect(opened.body), Buffer.from(bytes))).toBe(0)
+      }), 60_000)
+
+      test("putDocument without a signal leaves the task; newest first after it", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const doc = yield* ws.putDocument(ID.tenantA, {
+          taskId: ID.taskReview, source: "receipts", filename: "empty.txt", contentType: "text/plain", bytes: new Uint8Array(0)
+        }, Option.none())
+        expect(doc.sizeBytes).toBe(0)
+        expect(doc).not.toHaveProperty("period")
+        expect((yield* ws.listDocuments(ID.tenantA, ID.taskReview, { limit: 20 })).map((d) => d.id)).toEqual([doc.id, ID.docNew, ID.docOld])
+        expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
+        expect((yield* collect((yield* ws.openDocument(ID.tenantA, doc.id)).body)).length).toBe(0)
+      }))
+
+      test("putDocument: another tenant's task is NotFound; a signal the task cannot take stores nothing", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const doc = { source: "x", filename: "x.txt", contentType: "text/plain", bytes: new Uint8Array([1]) }
+        expect(yield* tagOf(ws.putDocument(ID.tenantA, { ...doc, taskId: ID.taskBeta }, Option.none()))).toBe("NotFound")
+        expect(yield* tagOf(ws.putDocument(
+          ID.tenantA,
+          { ...doc, taskId: ID.taskCompleted },
+          Option.some({ taskId: ID.taskCompleted, name: "approve", payload: {} })
+        ))).toBe("BadRequest")
+        expect(yield* ws.listDocuments(ID.tenantA, ID.taskCompleted, { limit: 20 })).toEqual([])
+        expect(yield* ws.listDocuments(ID.tenantB, ID.taskBeta, { limit: 20 })).toHaveLength(1)
+      }))
+    })
+
+    describe("data ingest", () => {
+      test("ingestData stores rows and returns one id per row, in order", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rows = yield* ws.ingestData(ID.tenantA, {
+          taskId: ID.taskReview, kind: "expense",
+          rows: [{ data: { amount: 1 } }, { data: { amount: 2 }, sourceRef: { line: 2 } }, { data: { nested: { a: [1, 2] } } }]
+        }, Option.none())
+        expect(rows).toHaveLength(3)
+        expect(rows.every((r) => r.signaled === false)).toBe(true)
+        expect(new Set(rows.map((r) => r.id)).size).toBe(3)
+        rows.forEach((r) => expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i))
+      }))
+
+      test("ingestData with a signal records one per row", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rows = yield* ws.ingestData(
+          ID.tenantA,
+          { taskId: `${ID.taskReview}:review:child`, rows: [{ data: { a: 1 } }, { data: { a: 2 } }] },
+          Option.some({ taskId: `${ID.taskReview}:review:child`, name: "records_added" })
+        )
+        expect(rows.map((r) => r.signaled)).toEqual([true, true])
+        expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
+      }))
+
+      test("ingestData: another tenant's task is NotFound; a signal the task cannot take is BadRequest", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.ingestData(ID.tenantA, { taskId: ID.taskBeta, rows: [{ data: {} }] }, Option.none()))).toBe("NotFound")
+        expect(yield* tagOf(ws.ingestData(
+          ID.tenantA,
+          { taskId: ID.taskCompleted, rows: [{ data: {} }] },
+          Option.some({ taskId: ID.taskCompleted, name: "approve" })
+        ))).toBe("BadRequest")
+      }))
+    })
+
+    describe("subledgers", () => {
+      test("rejectRow: NEEDS_ATTENTION to REJECTED, then 400 with currentStatus", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toEqual({ status: "OK", rowId: ID.rowNeeds, newStatus: "REJECTED" })
+        const again = yield* failure(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds))
+        expect(again).toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect(yield* failure(ws.rejectRow(ID.tenantA, "expenses", ID.rowRejected)))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect((yield* ws.rejectRow(ID.tenantA, "journal_proposals", ID.rowJournal)).newStatus).toBe("REJECTED")
+      }))
+
+      test("rejectRow: another tenant's row, another ledger's row, an unknown ledger are NotFound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.rejectRow(ID.tenantA, "expenses", ID.rowBeta))).toBe("NotFound")
+        expect(yield* tagOf(ws.rejectRow(ID.tenantA, "journal_proposals", ID.rowNeeds))).toBe("NotFound")
+        expect(yield* tagOf(ws.rejectRow(ID.tenantA, "no_such_ledger", ID.rowNeeds))).toBe("NotFound")
+        expect(yield* tagOf(ws.rejectRow(ID.tenantA, "expenses", ID.missing))).toBe("NotFound")
+        expect((yield* ws.rejectRow(ID.tenantB, "expenses", ID.rowBeta)).newStatus).toBe("REJECTED")
+      }))
+
+      test("updateRow coerces values and refuses bad fields, bad values and non-editable rows", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "amount_gross", "12.50"))
+          .toEqual({ status: "OK", rowId: ID.rowNeeds, field: "amount_gross", value: 12.5 })
+        expect((yield* ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "amount_gross", 99)).value).toBe(99)
+        expect((yield* ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "currency", "eur")).value).toBe("EUR")
+        expect((yield* ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "description", null)).value).toBeNull()
+        const badValue = yield* failure(ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "amount_gross", "12.345"))
+        expect(badValue).toMatchObject({ _tag: "BadRequest" })
+        expect(badValue.message).toContain("amount_gross")
+        expect(yield* failure(ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "amount_gross", "abc")))
+          .toMatchObject({ _tag: "BadRequest" })
+        expect(yield* failure(ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "status", "OK")))
+          .toMatchObject({ _tag: "BadRequest", code: "INVALID_FIELD" })
+        expect(yield* failure(ws.updateRow(ID.tenantA, "expenses", ID.rowRejected, "amount_gross", 1)))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        expect(yield* tagOf(ws.updateRow(ID.tenantA, "expenses", ID.rowBeta, "amount_gross", 1))).toBe("NotFound")
+        expect((yield* ws.updateRow(ID.tenantA, "journal_proposals", ID.rowJournal, "amount", "250.00")).value).toBe(250)
+      }))
+    })
+
+    describe("GL", () => {
+      test("getGlConnection returns the tenant's connection or none", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const a = yield* ws.getGlConnection(ID.tenantA)
+        expect(Option.getOrNull(a)).toEqual({
+          tenantId: ID.tenantA, provider: "local", service: "quickbooks_online", status: "ACTIVE",
+          connectedAt: "2026-09-01T12:00:00.000Z",
+          metadata: { name: "Alpha QBO", service: "quickbooks_online", updated_at: "2026-11-20T06:30:00.000Z" }
+        })
+        expect(Option.isNone(yield* ws.getGlConnection(ID.tenantB))).toBe(true)
+      }))
+
+      test("createGlSession returns a session URL and a consumer id", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const one = yield* ws.createGlSession(ID.tenantB, "xero")
+        const two = yield* ws.createGlSession(ID.tenantB, undefined)
+        expect(() => new URL(one.sessionUrl)).not.toThrow()
+        expect(one.consumerId.length).toBeGreaterThan(0)
+        expect(two.consumerId).not.toBe(one.consumerId)
+        expect(Option.isNone(yield* ws.getGlConnection(ID.tenantB))).toBe(true)
+      }))
+
+      test("deleteGlConnection removes the connection and is idempotent", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* ws.deleteGlConnection(ID.tenantA)
+        expect(Option.isNone(yield* ws.getGlConnection(ID.tenantA))).toBe(true)
+        yield* ws.deleteGlConnection(ID.tenantA)
+        yield* ws.deleteGlConnection(ID.tenantB)
+        expect(Option.isNone(yield* ws.getGlConnection(ID.tenantA))).toBe(true)
+      }))
+    })
+  })
+}

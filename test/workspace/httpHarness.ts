@@ -1,0 +1,38 @@
+/**
+ * Test harness for the HTTP side: the workspace server (WorkspaceApiLive) on a loopback port,
+ * and the HTTP WorkspaceClient pointed at it, both over real sockets.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { createServer } from "node:http"
+import type { WorkspaceClient, WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import type { WorkspaceExtras } from "../../src/workspace/api/extras.js"
+import { WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/api/server.js"
+import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
+
+/** The base URL a server in the layer context listens on. */
+export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
+  const address = server.address as HttpServer.TcpAddress
+  return `http://127.0.0.1:${address.port}`
+})
+
+/** WorkspaceApi served over `service` on 127.0.0.1, an ephemeral port; exposes the HttpServer. */
+export const workspaceServer = (
+  service: WorkspaceClientService,
+  extras?: WorkspaceExtras,
+  options?: WorkspaceServerOptions
+): Layer.Layer<HttpServer.HttpServer, unknown> =>
+  WorkspaceApiLive(service, extras, options).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  )
+
+export const DEFAULT_CLIENT_OPTIONS: HttpWorkspaceClientOptions = { timeoutMs: 10_000, retries: 2, retryBaseMs: 20 }
+
+/** The HTTP WorkspaceClient talking to the server in `server`. */
+export const clientOf = (
+  server: Layer.Layer<HttpServer.HttpServer, unknown>,
+  options: HttpWorkspaceClientOptions = DEFAULT_CLIENT_OPTIONS
+): Layer.Layer<WorkspaceClient, unknown> =>
+  Layer.unwrapEffect(Effect.map(serverUrl, (url) => HttpWorkspaceClientLive(url, options))).pipe(Layer.provide(server))

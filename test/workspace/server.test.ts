@@ -1,0 +1,331 @@
+/**
+ * The workspace server (WorkspaceApiLive) as a client other than ours sees it: the published
+ * OpenAPI document, raw-body uploads, download headers, error shapes, and the registry and GL
+ * webhook routes with and without the embedded extras behind them.
+ */
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { createServer } from "node:http"
+import { randomUUID } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { BadRequest, Conflict, NotFound } from "../../src/api/errors.js"
+import { DOCUMENT_HEADER } from "../../src/workspace/api/documents.js"
+import type { Agent, AgentVersion, WorkspaceExtras } from "../../src/workspace/api/extras.js"
+import { WORKSPACE_OPENAPI_FILE, workspaceOpenApi } from "../../src/workspace/api/openapi.js"
+import { makeWorkspaceHttpApp } from "../../src/workspace/api/server.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { contractFixture, DOC_NEW_BYTES, ID } from "./contractFixture.js"
+import { serverUrl, workspaceServer } from "./httpHarness.js"
+
+interface Raw {
+  readonly status: number
+  readonly headers: Headers
+  readonly bytes: Buffer
+  readonly body: any
+}
+
+/** A request to the server in context, with whatever body and headers a foreign client would send. */
+const raw = (method: string, path: string, init: { body?: string | Uint8Array; headers?: Record<string, string> } = {}) =>
+  Effect.flatMap(serverUrl, (url) =>
+    Effect.promise(async (): Promise<Raw> => {
+      const res = await fetch(url + path, { method, ...init })
+      const bytes = Buffer.from(await res.arrayBuffer())
+      let body: unknown = undefined
+      try {
+        body = JSON.parse(bytes.toString("utf8"))
+      } catch {
+        body = bytes.toString("utf8")
+      }
+      return { status: res.status, headers: res.headers, bytes, body }
+    }))
+
+const json = (method: string, path: string, body: unknown) =>
+  raw(method, path, { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+
+const withServer = <A, E>(
+  server: Layer.Layer<HttpServer.HttpServer, unknown>,
+  body: Effect.Effect<A, E, HttpServer.HttpServer>
+) => Effect.provide(body, server)
+
+const memoryServer = () => workspaceServer(makeMemoryWorkspace(contractFixture()))
+
+const operationsOf = (doc: any) =>
+  Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op }))
+  )
+
+describe("workspace OpenAPI document", () => {
+  it.live("is served at /workspace/openapi.json: every operation summarized and described, valid OpenAPI", () =>
+    withServer(
+      memoryServer(),
+      Effect.gen(function*() {
+        const res = yield* raw("GET", "/workspace/openapi.json")
+        expect(res.status).toBe(200)
+        expect(res.body).toEqual(JSON.parse(JSON.stringify(workspaceOpenApi())))
+        const operations = operationsOf(res.body)
+        expect(operations).toHaveLength(28)
+        for (const { key, op } of operations) {
+          expect(key.split(" ")[1]!.startsWith("/workspace/"), key).toBe(true)
+          expect(op.summary, key).toEqual(expect.any(String))
+          expect(op.description?.length ?? 0, key).toBeGreaterThan(20)
+          expect(op.responses["404"] ?? op.responses["400"], key).toBeDefined()
+        }
+        expect(operations.map((o) => o.key)).toEqual(expect.arrayContaining([
+          "POST /workspace/registry/agents",
+          "GET /workspace/registry/agents",
+          "GET /workspace/registry/agents/{id}",
+          "DELETE /workspace/registry/agents/{id}",
+          "POST /workspace/registry/agents/{id}/versions",
+          "POST /workspace/gl/webhook/success"
+        ]))
+        expect(JSON.stringify(res.body)).not.toContain("HttpApiDecodeError")
+        const upload = res.body.paths["/workspace/tenants/{tenantId}/tasks/{taskId}/documents"].post
+        expect(Object.keys(upload.requestBody.content)).toEqual(["application/octet-stream"])
+        const validated = yield* Effect.promise(() => SwaggerParser.validate(structuredClone(res.body)))
+        expect(validated.info.title).toBe("Workspace service")
+      })
+    ))
+
+  it("the published docs/workspace-openapi.json is up to date (npm run workspace:openapi)", () => {
+    const published = JSON.parse(readFileSync(WORKSPACE_OPENAPI_FILE, "utf8"))
+    expect(published).toEqual(JSON.parse(JSON.stringify(workspaceOpenApi())))
+  })
+})
+
+describe("workspace server", () => {
+  it.live("stores a raw octet-stream body with metadata in the query, and streams it back with its headers", () =>
+    withServer(
+      memoryServer(),
+      Effect.gen(function*() {
+        const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256)
+        const query = new URLSearchParams({
+          source: "bank_statement", filename: "Relevé d'octobre.pdf", contentType: "application/pdf",
+          signalTaskId: ID.taskUpload, signalName: "file_submitted", signalPayload: JSON.stringify({ via: "raw" })
+        })
+        const put = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/documents?${query}`, {
+          body: bytes, headers: { "content-type": "application/octet-stream" }
+        })
+        expect(put.status).toBe(201)
+        expect(put.body).toMatchObject({ filename: "Relevé d'octobre.pdf", contentType: "application/pdf", sizeBytes: bytes.length })
+        const snaps = yield* raw("GET", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/snapshots`)
+        expect(snaps.body.upload).toMatchObject({ via: "raw", documentRef: put.body.id })
+
+        const got = yield* raw("GET", `/workspace/tenants/${ID.tenantA}/documents/${put.body.id}/download`)
+        expect(got.status).toBe(200)
+        expect(got.headers.get("content-type")).toBe("application/pdf")
+        expect(got.headers.get("content-length")).toBe(String(bytes.length))
+        expect(got.headers.get("content-disposition")).toContain("attachment")
+        expect(got.headers.get("content-disposition")).toContain("filename*=UTF-8''Relev%C3%A9")
+        expect(JSON.parse(decodeURIComponent(got.headers.get(DOCUMENT_HEADER)!))).toEqual(put.body)
+        expect(Buffer.compare(got.bytes, Buffer.from(bytes))).toBe(0)
+
+        const seeded = yield* raw("GET", `/workspace/tenants/${ID.tenantA}/documents/${ID.docNew}/download`)
+        expect(new Uint8Array(seeded.bytes)).toEqual(DOC_NEW_BYTES)
+      })
+    ))
+
+  it.live("every failure answers in the spec's error shape", () =>
+    withServer(
+      memoryServer(),
+      Effect.gen(function*() {
+        const missing = yield* raw("GET", `/workspace/tasks/${ID.missing}`)
+        expect(missing.status).toBe(404)
+        expect(missing.body).toEqual({ statusCode: 404, message: `Task ${ID.missing} not found`, error: "Not Found" })
+
+        const route = yield* raw("GET", "/workspace/nowhere")
+        expect(route.status).toBe(404)
+        expect(route.body).toMatchObject({ statusCode: 404, error: "Not Found" })
+
+        const malformed = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/signals`, {
+          body: "{not json", headers: { "content-type": "application/json" }
+        })
+        expect(malformed.status).toBe(400)
+        expect(malformed.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+
+        const invalid = yield* json("POST", `/workspace/tenants/${ID.tenantA}/signals`, { taskId: ID.taskApprove, payload: {} })
+        expect(invalid.status).toBe(400)
+        expect(invalid.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+        expect(invalid.body.message).toContain("name")
+
+        const halfSignal = yield* raw(
+          "POST",
+          `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/documents?source=s&filename=f&contentType=text/plain&signalName=x`,
+          { body: "abc", headers: { "content-type": "application/octet-stream" } }
+        )
+        expect(halfSignal.status).toBe(400)
+        expect(halfSignal.body.message).toContain("signalTaskId")
+
+        const rejected = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/subledgers/expenses/${ID.rowRejected}/reject`)
+        expect(rejected.status).toBe(400)
+        expect(rejected.body).toMatchObject({ statusCode: 400, error: "Bad Request", currentStatus: "REJECTED" })
+
+        const field = yield* json("PATCH", `/workspace/tenants/${ID.tenantA}/subledgers/expenses/${ID.rowNeeds}`, { field: "x", value: 1 })
+        expect(field.body).toMatchObject({ statusCode: 400, code: "INVALID_FIELD" })
+
+        const conflict = yield* json("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskReview}/events`, {
+          type: "other", source: "worker", seq: 1, payload: {}
+        })
+        expect(conflict.status).toBe(409)
+        expect(conflict.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+
+        const gl = yield* raw("GET", `/workspace/tenants/${ID.tenantB}/gl`)
+        expect(gl.body).toEqual({ connection: null })
+      })
+    ))
+
+  it.live("a body over the limit answers 413 before it is read", () =>
+    withServer(
+      workspaceServer(makeMemoryWorkspace(contractFixture()), undefined, { maxBodyBytes: 1024 }),
+      Effect.gen(function*() {
+        const res = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/documents?source=s&filename=f&contentType=text/plain`, {
+          body: new Uint8Array(4096), headers: { "content-type": "application/octet-stream" }
+        })
+        expect(res.status).toBe(413)
+        expect(res.body).toMatchObject({ statusCode: 413, error: "Payload Too Large" })
+      })
+    ))
+
+  it.live("without extras the registry and the GL webhook answer 501 in the spec's shape", () =>
+    withServer(
+      memoryServer(),
+      Effect.gen(function*() {
+        const id = randomUUID()
+        const answers = [
+          yield* json("POST", "/workspace/registry/agents", { kind: "claude", externalRef: "agent_1", tenantSlug: "alpha", name: "A" }),
+          yield* raw("GET", "/workspace/registry/agents"),
+          yield* raw("GET", `/workspace/registry/agents/${id}`),
+          yield* raw("DELETE", `/workspace/registry/agents/${id}`),
+          yield* json("POST", `/workspace/registry/agents/${id}/versions`, { version: "1" }),
+          yield* json("POST", "/workspace/gl/webhook/success", { consumerId: "c", service: "xero" })
+        ]
+        for (const res of answers) {
+          expect(res.status).toBe(501)
+          expect(res.body).toMatchObject({ statusCode: 501, error: "Not Implemented" })
+        }
+      })
+    ))
+})
+
+/** A registry held in a Map, plus the memory workspace's GL sessions: what the server delegates to. */
+const fakeExtras = (memory: ReturnType<typeof makeMemoryWorkspace>): WorkspaceExtras => {
+  const agents = new Map<string, Agent>()
+  const tenants: Record<string, string> = { alpha: ID.tenantA, beta: ID.tenantB }
+  return {
+    completeGlSession: (consumerId, service) =>
+      memory.completeGlSession(consumerId, service)
+        ? Effect.void
+        : Effect.fail(new NotFound({ message: `GL session ${consumerId} not found` })),
+    createAgent: (input) => {
+      const tenantId = input.tenantId ?? tenants[input.tenantSlug ?? ""]
+      if (tenantId === undefined) return Effect.fail(new BadRequest({ message: "tenant: unknown tenant" }))
+      const agent: Agent = {
+        id: randomUUID(), kind: input.kind, externalRef: `${input.kind}://${input.externalRef}`, tenantId, name: input.name,
+        createdAt: new Date().toISOString(), versions: []
+      }
+      agents.set(agent.id, agent)
+      return Effect.succeed({ ...agent, apiKey: "ak_secret" })
+    },
+    listAgents: (tenantId) => Effect.succeed([...agents.values()].filter((a) => tenantId === undefined || a.tenantId === tenantId)),
+    getAgent: (id) => {
+      const agent = agents.get(id)
+      return agent === undefined ? Effect.fail(new NotFound({ message: `Agent ${id} not found` })) : Effect.succeed(agent)
+    },
+    deleteAgent: (id) =>
+      agents.delete(id) ? Effect.void : Effect.fail(new NotFound({ message: `Agent ${id} not found` })),
+    createAgentVersion: (id, input) => {
+      const agent = agents.get(id)
+      if (agent === undefined) return Effect.fail(new NotFound({ message: `Agent ${id} not found` }))
+      if (agent.versions.some((v) => v.version === input.version)) {
+        return Effect.fail(new Conflict({ message: `Version ${input.version} exists` }))
+      }
+      const version: AgentVersion = { agentId: id, version: input.version, config: input.config ?? {}, createdAt: new Date().toISOString() }
+      agents.set(id, { ...agent, versions: [...agent.versions, version] })
+      return Effect.succeed(version)
+    }
+  }
+}
+
+describe("workspace server with extras", () => {
+  it.live("the GL webhook completes a connect session: the connection becomes ACTIVE", () => {
+    const memory = makeMemoryWorkspace(contractFixture())
+    return withServer(
+      workspaceServer(memory, fakeExtras(memory)),
+      Effect.gen(function*() {
+        const session = yield* json("POST", `/workspace/tenants/${ID.tenantB}/gl/sessions`, { serviceId: "xero" })
+        expect(session.status).toBe(201)
+        const done = yield* json("POST", "/workspace/gl/webhook/success", { consumerId: session.body.consumerId, service: "xero" })
+        expect(done.status).toBe(204)
+        const gl = yield* raw("GET", `/workspace/tenants/${ID.tenantB}/gl`)
+        expect(gl.body.connection).toMatchObject({ tenantId: ID.tenantB, status: "ACTIVE", service: "xero" })
+        const reused = yield* json("POST", "/workspace/gl/webhook/success", { consumerId: session.body.consumerId, service: "xero" })
+        expect(reused.status).toBe(404)
+        const bad = yield* json("POST", "/workspace/gl/webhook/success", { consumerId: "" })
+        expect(bad.status).toBe(400)
+      })
+    )
+  })
+
+  it.live("registry routes delegate: create returns the key once, list/get never show it, versions, delete", () => {
+    const memory = makeMemoryWorkspace(contractFixture())
+    return withServer(
+      workspaceServer(memory, fakeExtras(memory)),
+      Effect.gen(function*() {
+        const created = yield* json("POST", "/workspace/registry/agents", {
+          kind: "claude", externalRef: "agent_1", tenantSlug: "alpha", name: "Reconciler"
+        })
+        expect(created.status).toBe(201)
+        expect(created.body).toMatchObject({ kind: "claude", externalRef: "claude://agent_1", tenantId: ID.tenantA, apiKey: "ak_secret" })
+        const id = created.body.id as string
+        const listed = yield* raw("GET", `/workspace/registry/agents?tenantId=${ID.tenantA}`)
+        expect(listed.body.map((a: Agent) => a.id)).toEqual([id])
+        expect(JSON.stringify(listed.body)).not.toContain("apiKey")
+        expect((yield* raw("GET", `/workspace/registry/agents?tenantId=${ID.tenantB}`)).body).toEqual([])
+        const got = yield* raw("GET", `/workspace/registry/agents/${id}`)
+        expect(got.body).not.toHaveProperty("apiKey")
+        const v1 = yield* json("POST", `/workspace/registry/agents/${id}/versions`, { version: "1.0", config: { model: "x" } })
+        expect(v1.status).toBe(201)
+        expect(v1.body).toMatchObject({ agentId: id, version: "1.0", config: { model: "x" } })
+        expect((yield* json("POST", `/workspace/registry/agents/${id}/versions`, { version: "1.0" })).status).toBe(409)
+        expect((yield* raw("GET", `/workspace/registry/agents/${id}`)).body.versions).toHaveLength(1)
+        expect((yield* raw("DELETE", `/workspace/registry/agents/${id}`)).status).toBe(204)
+        expect((yield* raw("GET", `/workspace/registry/agents/${id}`)).status).toBe(404)
+        const noTenant = yield* json("POST", "/workspace/registry/agents", { kind: "claude", externalRef: "a", name: "n" })
+        expect(noTenant.status).toBe(400)
+        expect(noTenant.body.message).toContain("tenant")
+      })
+    )
+  })
+})
+
+describe("makeWorkspaceHttpApp", () => {
+  it.live("mounts under /workspace beside another app's routes", () => {
+    const memory = makeMemoryWorkspace(contractFixture())
+    const server = Layer.unwrapScoped(
+      Effect.map(makeWorkspaceHttpApp(memory, fakeExtras(memory)), (app) =>
+        HttpRouter.empty.pipe(
+          HttpRouter.get("/v1/health", HttpServerResponse.unsafeJson({ status: "ok" })),
+          HttpRouter.mountApp("/workspace", app, { includePrefix: true }),
+          HttpServer.serve()
+        ))
+    ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+    return withServer(
+      server,
+      Effect.gen(function*() {
+        expect((yield* raw("GET", "/v1/health")).body).toEqual({ status: "ok" })
+        expect((yield* raw("GET", "/workspace/tenants/by-slug/alpha")).body).toMatchObject({ id: ID.tenantA })
+        expect((yield* raw("GET", "/workspace/openapi.json")).body.info.title).toBe("Workspace service")
+        const missing = yield* raw("GET", `/workspace/tasks/${ID.missing}`)
+        expect(missing.status).toBe(404)
+        expect(missing.body).toMatchObject({ statusCode: 404, error: "Not Found" })
+        expect((yield* json("POST", "/workspace/registry/agents", { kind: "claude", externalRef: "a", tenantSlug: "alpha", name: "n" })).status)
+          .toBe(201)
+      })
+    )
+  })
+})
