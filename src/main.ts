@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
 import { GatewayLive } from "./http/Gateway.js"
+import { failStart } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
 import { WorkspaceRoutes } from "./workspace/api/mount.js"
@@ -65,5 +66,5 @@ const main = Effect.gen(function*() {
   return yield* Layer.launch(Layer.tap(app, () => startupLog))
 })
 
-// Bad settings, a bad fixture or a port in use end the process with the reason logged.
-NodeRuntime.runMain(main)
+// Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)))

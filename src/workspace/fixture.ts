@@ -144,7 +144,10 @@ export const parseFixture = (file: string, json: unknown): Effect.Effect<Fixture
     Effect.mapError((e) =>
       new FixtureError({
         message: `Bad fixture ${file}:\n` +
-          ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `  ${jsonPath(i.path)}: ${i.message}`).join("\n")
+          ParseResult.ArrayFormatter.formatErrorSync(e)
+            // An optional key's "or undefined" branch restates a deeper issue; it says nothing new.
+            .filter((i) => !i.message.startsWith("Expected undefined"))
+            .map((i) => `  ${jsonPath(i.path)}: ${i.message}`).join("\n")
       })
     ),
     Effect.flatMap((fixture) => {

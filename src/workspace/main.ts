@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { createServer } from "node:http"
+import { failStart } from "../http/failStart.js"
 import { embeddedWorkspaceApp } from "./api/mount.js"
 import { WORKSPACE_OPENAPI_PATH } from "./api/WorkspaceApi.js"
 import { databasePathOf, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
@@ -39,4 +40,4 @@ const main = Effect.gen(function*() {
   )
 })
 
-NodeRuntime.runMain(main)
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)))
