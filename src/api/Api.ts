@@ -19,28 +19,8 @@ import { FilesGroup } from "./files.js"
 import { GlGroup } from "./gl.js"
 import { HealthGroup } from "./health.js"
 import { SubledgersGroup } from "./subledgers.js"
+import { advertiseOwnDecodeErrors } from "./openapiTransform.js"
 import { TasksGroup } from "./tasks.js"
-
-/**
- * HttpApi declares its own decode-error shape on every endpoint; the gateway answers decode
- * failures as BadRequest (see http/errorResponse.ts), so the document says so.
- */
-function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<string, any> {
-  const decodeRef = "#/components/schemas/HttpApiDecodeError"
-  const json = JSON.stringify(spec, (key, value) =>
-    key === "schema" && Array.isArray(value?.anyOf) && value.anyOf.some((s: any) => s.$ref === decodeRef)
-      ? (value.anyOf.length === 2 ? value.anyOf.find((s: any) => s.$ref !== decodeRef) : { anyOf: value.anyOf.filter((s: any) => s.$ref !== decodeRef) })
-      : value)
-  const out = JSON.parse(json)
-  delete out.components.schemas.HttpApiDecodeError
-  for (const path of Object.values(out.paths as Record<string, unknown>)) {
-    for (const op of Object.values(path as Record<string, any>)) {
-      const bad = op?.responses?.["400"]
-      if (bad !== undefined) bad.description = "The request is malformed: the message names the field"
-    }
-  }
-  return out
-}
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthGroup)

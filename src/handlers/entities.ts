@@ -7,6 +7,7 @@ import { checkContext, startParamsOf } from "../services/startParams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { taskView } from "./taskView.js"
 
 const TERMINAL = new Set(["COMPLETED", "FAILED"])
 
@@ -40,15 +41,7 @@ export const EntitiesLive = HttpApiBuilder.group(GatewayApi, "entities", (handle
           const tenant = yield* requireEntity(path.entityId)
           const tasks = yield* workspace.listTasks(tenant.id, path.entityId)
           return yield* Effect.forEach(tasks, (task) => {
-            const summary: TaskSummary = {
-              id: task.id,
-              title: task.title,
-              status: task.status,
-              priority: task.priority,
-              entityId: task.entityId,
-              workflowId: task.workflowId,
-              createdAt: task.createdAt
-            }
+            const summary: TaskSummary = taskView(task)
             if (TERMINAL.has(task.status)) return Effect.succeed(summary)
             return workspace.getNextStep(tenant.id, task.id).pipe(
               Effect.map((next) => next.step === null ? summary : { ...summary, awaiting: next.step.displayHint.component }),

@@ -4,6 +4,7 @@ import { GatewayApi } from "../api/Api.js"
 import type { UiState } from "../api/resources.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { taskView } from "./taskView.js"
 
 const ok = { ok: true } as const
 
@@ -23,15 +24,7 @@ export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
             Effect.catchTag("NotFound", () => Effect.succeed({ step: null, steps: [] }))
           )
           const ui: UiState = {
-            task: {
-              id: task.id,
-              title: task.title,
-              status: task.status,
-              priority: task.priority,
-              entityId: task.entityId,
-              workflowId: task.workflowId,
-              createdAt: task.createdAt
-            },
+            task: taskView(task),
             step: next.step,
             steps: next.steps
           }

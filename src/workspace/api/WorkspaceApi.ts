@@ -10,6 +10,7 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { advertiseOwnDecodeErrors } from "../../api/openapiTransform.js"
 import {
   BadGatewayWire,
   BadRequestWire,
@@ -23,29 +24,6 @@ import { RecordsGroup } from "./records.js"
 import { RegistryGroup } from "./registry.js"
 import { TasksGroup } from "./tasks.js"
 import { TenantsGroup } from "./tenants.js"
-
-/**
- * HttpApi declares its own decode-error shape on every endpoint; the workspace server answers
- * decode failures as BadRequest in the spec's shape (http/errorResponse.ts), so the document
- * says so. (Same rewrite as the gateway's document.)
- */
-const advertiseOwnDecodeErrors = (spec: Record<string, any>): Record<string, any> => {
-  const decodeRef = "#/components/schemas/HttpApiDecodeError"
-  const json = JSON.stringify(spec, (key, value) => {
-    if (key !== "schema" || !Array.isArray(value?.anyOf)) return value
-    const rest = value.anyOf.filter((s: any) => s.$ref !== decodeRef)
-    return rest.length === value.anyOf.length ? value : rest.length === 1 ? rest[0] : { ...value, anyOf: rest }
-  })
-  const out = JSON.parse(json)
-  delete out.components?.schemas?.HttpApiDecodeError
-  for (const path of Object.values(out.paths as Record<string, unknown>)) {
-    for (const op of Object.values(path as Record<string, any>)) {
-      const bad = op?.responses?.["400"]
-      if (bad !== undefined) bad.description = "The request is malformed (the message names the field), or the operation refused it"
-    }
-  }
-  return out
-}
 
 export const WORKSPACE_PREFIX = "/workspace"
 export const WORKSPACE_OPENAPI_PATH = `${WORKSPACE_PREFIX}/openapi.json`

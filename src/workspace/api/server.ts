@@ -13,16 +13,16 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
+import { BadRequest } from "../../api/errors.js"
 import { attachment } from "../../files/contentDisposition.js"
-import { shapeErrors, toResponse } from "../../http/errorResponse.js"
+import { limitDeclaredBody } from "../../http/bodyLimit.js"
+import { shapeErrors } from "../../http/errorResponse.js"
 import type { WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "./documents.js"
 import { isNotImplemented, NotImplemented } from "./errors.js"
@@ -139,17 +139,11 @@ const notImplemented = (e: NotImplemented) =>
  * (The gateway's own middleware does the same with its TenantConfig limit.)
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
-  const tooLarge = HttpServerResponse.setHeader(
-    toResponse(new PayloadTooLarge({ message: `Request body exceeds the ${maxBodyBytes}-byte limit` })),
-    "connection",
-    "close"
-  )
+  const limit = limitDeclaredBody(maxBodyBytes)
   return HttpApiBuilder.middleware((app) =>
     shapeErrors(
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-        const declared = request.headers["content-length"]
-        if (declared !== undefined && Number(declared) > maxBodyBytes) return Effect.succeed(tooLarge)
-        return HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
+      limit(
+        HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             return Option.isSome(failure) && isNotImplemented(failure.value)
@@ -157,7 +151,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
               : Effect.failCause(cause)
           })
         )
-      })
+      )
     )
   )
 }

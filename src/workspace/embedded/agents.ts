@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
-import { Timestamp, Uuid } from "../../api/ids.js"
+import { Uuid } from "../../api/ids.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -22,36 +22,15 @@ export const CreateAgentInput = Schema.Struct({
 }).annotations({ identifier: "CreateAgentInput", description: "Exactly one of tenantSlug / tenantId (or both, agreeing)" })
 export type CreateAgentInput = typeof CreateAgentInput.Type
 
-export const AgentVersion = Schema.Struct({
-  agentId: Uuid,
-  version: Schema.String,
-  config: JsonObject,
-  createdAt: Timestamp
-}).annotations({ identifier: "AgentVersion" })
-export type AgentVersion = typeof AgentVersion.Type
-
 export const CreateAgentVersionInput = Schema.Struct({
   version: Schema.String,
   config: Schema.optional(JsonObject)
 }).annotations({ identifier: "CreateAgentVersionInput" })
 export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
 
-export const Agent = Schema.Struct({
-  id: Uuid,
-  kind: Schema.String,
-  externalRef: Schema.String.annotations({ description: "Resolved `<kind>://<native-id>`" }),
-  tenantId: Uuid,
-  name: Schema.String,
-  createdAt: Timestamp,
-  versions: Schema.Array(AgentVersion)
-}).annotations({ identifier: "Agent" })
-export type Agent = typeof Agent.Type
-
-export const CreatedAgent = Schema.Struct({
-  ...Agent.fields,
-  apiKey: Schema.String.annotations({ description: "Plaintext API key; shown only in this response" })
-}).annotations({ identifier: "CreatedAgent" })
-export type CreatedAgent = typeof CreatedAgent.Type
+// The records the registry returns are the contract's (WorkspaceApi), not a copy of them.
+export { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
+import type { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
 
 export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey, "utf8").digest("hex")
 
