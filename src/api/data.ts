@@ -15,7 +15,9 @@ export class DataGroup extends HttpApiGroup.make("data")
     HttpApiEndpoint.post("ingestData", "/tasks/:taskId/data/ingest")
       .setPath(TaskPath)
       .setPayload(DataIngestDto)
-      .addSuccess(Schema.Union(DataIngestResult, Schema.Array(DataIngestResult)), { status: 201 })
+      // Two successes, not one Union: a Union's own status annotation would hide the 201.
+      .addSuccess(DataIngestResult, { status: 201 })
+      .addSuccess(Schema.Array(DataIngestResult), { status: 201 })
       .addError(NotFoundWire)
       .annotate(OpenApi.Summary, "Ingest structured records")
       .annotate(

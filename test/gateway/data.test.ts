@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { EVENT_DATA_MAX_BYTES } from "../../src/api/data.js"
-import { expectError, raw, withGateway } from "../support/gateway.js"
+import { client, expectError, raw, withGateway } from "../support/gateway.js"
 import { EXPENSE_TASK, GLOBEX_TASK } from "../support/world.js"
 
 const url = `/v1/tasks/${EXPENSE_TASK}/data/ingest`
@@ -40,6 +40,17 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
         expect(ws.signals.map((s) => [s.name, s.rootTaskId, s.payload.rowId])).toEqual(
           res.body.map((r: any) => ["records_ready", EXPENSE_TASK, r.id])
         )
+      })
+    ))
+
+  it.effect("the typed client takes both answers (201 for single and bulk)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const api = yield* client
+        const one = yield* api.data.ingestData({ path: { taskId: EXPENSE_TASK }, payload: { data: { a: 1 } } })
+        expect(one).toMatchObject({ status: "accepted" })
+        const many = yield* api.data.ingestData({ path: { taskId: EXPENSE_TASK }, payload: { events: [{ data: { a: 1 } }, { data: { b: 2 } }] } })
+        expect(many).toHaveLength(2)
       })
     ))
 

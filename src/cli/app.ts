@@ -1,0 +1,67 @@
+/**
+ * The `svc` command tree and the mapping of failures to exit codes:
+ * 0 success; 1 an API error (its message on stderr) or another runtime failure; 2 a usage error.
+ */
+import * as Command from "@effect/cli/Command"
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import { isApiError } from "../api/errors.js"
+import { isNotImplemented } from "../client/registry.js"
+import { agents } from "./commands/agents.js"
+import { data } from "./commands/data.js"
+import { entities, health, tasks } from "./commands/entities.js"
+import { events } from "./commands/events.js"
+import { files } from "./commands/files.js"
+import { gl } from "./commands/gl.js"
+import { subledger } from "./commands/subledger.js"
+import { task } from "./commands/task.js"
+import { CliFailure, group, UsageError } from "./common.js"
+
+export const VERSION = "0.1.0"
+
+export const svc = group(
+  "svc",
+  "Command-line client of the tenant gateway",
+  [health, entities, tasks, task, events, files, data, subledger, gl, agents],
+  "svc"
+)
+
+export const cli = Command.run(svc, { name: "svc", version: VERSION })
+
+export const EXIT = { ok: 0, apiError: 1, usage: 2 } as const
+
+const printError = (message: string) => Effect.sync(() => void process.stderr.write(`svc: ${message}\n`))
+
+/** Prints what went wrong (unless @effect/cli already did) and answers the exit code. */
+export const reportFailure = (error: unknown): Effect.Effect<number> => {
+  if (ValidationError.isValidationError(error)) {
+    // @effect/cli printed the problem and the usage already.
+    return Effect.succeed(EXIT.usage)
+  }
+  if (error instanceof UsageError) {
+    return Effect.as(printError(error.message), EXIT.usage)
+  }
+  if (isApiError(error) || isNotImplemented(error)) {
+    const extra = "currentStatus" in error && error.currentStatus !== undefined ? ` (current status: ${error.currentStatus})` : ""
+    return Effect.as(printError(`${error.message}${extra} [${error.statusCode} ${error.error}]`), EXIT.apiError)
+  }
+  if (error instanceof CliFailure) return Effect.as(printError(error.message), EXIT.apiError)
+  if (HttpClientError.isHttpClientError(error)) {
+    const target = `${error.request.method} ${error.request.url}`
+    if (error._tag === "RequestError") {
+      const cause = error.cause as { message?: string; cause?: { code?: string; message?: string } } | undefined
+      const why = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.reason
+      return Effect.as(printError(`cannot reach the service (${target}): ${why}`), EXIT.apiError)
+    }
+    return Effect.as(
+      printError(`unexpected response ${error.response.status} from ${target}${error.description ? `: ${error.description}` : ""}`),
+      EXIT.apiError
+    )
+  }
+  if (ParseResult.isParseError(error)) {
+    return Effect.as(printError(`unexpected response body: ${ParseResult.TreeFormatter.formatErrorSync(error)}`), EXIT.apiError)
+  }
+  return Effect.as(printError(error instanceof Error ? error.message : String(error)), EXIT.apiError)
+}

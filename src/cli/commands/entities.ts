@@ -1,0 +1,89 @@
+/** health; entities list; tasks list / workflows / start. */
+import * as Args from "@effect/cli/Args"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import { entityIdArg, fields, gatewayCommand, line, note, parseKeyValues, table, usage, group } from "../common.js"
+import { buildContext, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
+
+export const health = gatewayCommand("health", "Check that the gateway is up", {}, (_, ctx) =>
+  Effect.flatMap(ctx.gateway.health.health(), (h) => ctx.output(h, () => line(`${h.status} (${ctx.baseUrl})`))))
+
+const entitiesList = gatewayCommand("list", "List the tenant's entities", {}, (_, ctx) =>
+  Effect.flatMap(ctx.gateway.entities.listEntities(), (entities) =>
+    ctx.output(entities, (rows) =>
+      table([
+        ["ID", (e) => e.id],
+        ["SLUG", (e) => e.slug],
+        ["NAME", (e) => e.name]
+      ], rows))))
+
+export const entities = group("entities", "The tenant's entities", [entitiesList])
+
+const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", { entityId: entityIdArg }, ({ entityId }, ctx) =>
+  Effect.flatMap(ctx.gateway.entities.listTasks({ path: { entityId } }), (tasks) =>
+    ctx.output(tasks, (rows) =>
+      table([
+        ["ID", (t) => t.id],
+        ["STATUS", (t) => t.status],
+        ["AWAITING", (t) => t.awaiting],
+        ["WORKFLOW", (t) => t.workflowId],
+        ["CREATED", (t) => t.createdAt],
+        ["TITLE", (t) => t.title]
+      ], rows))))
+
+const tasksWorkflows = gatewayCommand(
+  "workflows",
+  "List the workflows an entity can start, with their start parameters (* = required)",
+  { entityId: entityIdArg },
+  ({ entityId }, ctx) =>
+    Effect.flatMap(ctx.gateway.entities.listWorkflows({ path: { entityId } }), (workflows) =>
+      ctx.output(workflows, (rows) =>
+        table([
+          ["ID", (w) => w.id],
+          ["NAME", (w) => w.name],
+          ["PARAMS", (w) => summarizeParams(w.startParams)]
+        ], rows)))
+)
+
+const tasksStart = gatewayCommand(
+  "start",
+  "Start a workflow run for an entity; --param key=value (JSON when it parses, else text) fills its start parameters",
+  {
+    entityId: entityIdArg,
+    workflowId: Args.text({ name: "workflowId" }).pipe(Args.withDescription("A workflow id from `svc tasks workflows`")),
+    param: Options.text("param").pipe(
+      Options.withAlias("p"),
+      Options.repeated,
+      Options.withDescription("A start parameter, key=value; repeat for more")
+    ),
+    noCheck: Options.boolean("no-check").pipe(
+      Options.withDescription("Send the parameters without checking them against the workflow's startParams")
+    )
+  },
+  ({ entityId, noCheck, param, workflowId }, ctx) =>
+    Effect.gen(function*() {
+      const given = yield* parseKeyValues("--param", param)
+      let context: Record<string, unknown> = Object.fromEntries(given.map((p) => [p.key, p.value]))
+      if (!noCheck) {
+        const workflows = yield* ctx.gateway.entities.listWorkflows({ path: { entityId } })
+        const workflow = workflows.find((w) => w.id === workflowId)
+        if (workflow === undefined) return yield* usage(unknownWorkflowMessage(workflowId, entityId, workflows))
+        if (workflow.startParams === undefined) {
+          yield* note(`warning: workflow "${workflowId}" publishes no startParams; --param values are sent unchecked`)
+        }
+        const built = buildContext(workflow, given)
+        if (!built.ok) return yield* usage(built.message)
+        context = built.context
+      }
+      const task = yield* ctx.gateway.entities.createTask({ path: { entityId }, payload: { workflowId, context } })
+      yield* ctx.output(task, (t) =>
+        fields([
+          ["Started task", t.id],
+          ["Title", t.title],
+          ["Status", t.status],
+          ["Workflow", t.workflowId]
+        ]))
+    })
+)
+
+export const tasks = group("tasks", "An entity's tasks: list them, see what can start, start one", [tasksList, tasksWorkflows, tasksStart])

@@ -1,0 +1,68 @@
+/** events list / follow. */
+import * as Options from "@effect/cli/Options"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { isTerminalStatus } from "../../client/status.js"
+import { gatewayCommand, table, taskIdArg, truncate, usage, write, group } from "../common.js"
+import { makeTimelineRenderer } from "../events.js"
+
+const list = gatewayCommand("list", "List a task's events in seq order", { taskId: taskIdArg }, ({ taskId }, ctx) =>
+  Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId } }), (result) =>
+    ctx.output(result, ({ events }) =>
+      table([
+        ["SEQ", (e) => String(e.seq)],
+        ["CREATED", (e) => e.createdAt],
+        ["TYPE", (e) => e.type],
+        ["SOURCE", (e) => e.sourceLabel ?? e.source],
+        ["GROUP", (e) => e.groupKey],
+        ["PAYLOAD", (e) => truncate(JSON.stringify(e.payload), 80)]
+      ], events))))
+
+const follow = gatewayCommand(
+  "follow",
+  "Poll a task's events and print new ones in seq order; reasoning.delta events of one groupKey grow one line",
+  {
+    taskId: taskIdArg,
+    interval: Options.float("interval").pipe(Options.withDefault(1), Options.withDescription("Seconds between polls (default 1)")),
+    timeout: Options.float("timeout").pipe(Options.optional, Options.withDescription("Stop after this many seconds")),
+    untilDone: Options.boolean("until-done").pipe(
+      Options.withDescription("Stop once the task is COMPLETED or FAILED (and its last events are printed)")
+    ),
+    after: Options.integer("after").pipe(Options.optional, Options.withDescription("Skip events with seq <= this"))
+  },
+  ({ after, interval, taskId, timeout, untilDone }, ctx) =>
+    Effect.gen(function*() {
+      if (interval <= 0) return yield* usage("--interval must be a positive number of seconds")
+      if (Option.isSome(timeout) && timeout.value <= 0) return yield* usage("--timeout must be a positive number of seconds")
+      const renderer = makeTimelineRenderer()
+      const poll = Effect.gen(function*() {
+        // Read the status first: events written before a terminal status are then all in the list.
+        const done = untilDone
+          ? isTerminalStatus((yield* ctx.gateway.tasks.getUi({ path: { taskId } })).task.status)
+          : false
+        const { events } = yield* ctx.gateway.events.listEvents({ path: { taskId } })
+        const visible = Option.isSome(after) ? events.filter((e) => e.seq > after.value) : events
+        if (ctx.json) {
+          const fresh = renderer.fresh(visible)
+          renderer.markSeen(fresh)
+          yield* write(fresh.map((e) => `${JSON.stringify(e)}\n`).join(""))
+        } else {
+          yield* write(renderer.push(visible))
+        }
+        return done
+      })
+      const loop = Effect.gen(function*() {
+        while (!(yield* poll)) yield* Effect.sleep(Duration.seconds(interval))
+      })
+      const bounded = Option.match(timeout, {
+        onNone: () => loop,
+        onSome: (s) => Effect.asVoid(Effect.timeoutOption(loop, Duration.seconds(s)))
+      })
+      yield* bounded.pipe(Effect.ensuring(Effect.suspend(() => write(renderer.close()))))
+    })
+)
+
+export const events = group("events", "A task's event timeline", [list, follow])
+
+

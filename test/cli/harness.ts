@@ -1,0 +1,176 @@
+/**
+ * Runs the CLI as a user would: `node --import tsx src/cli/main.ts ...` in a child process,
+ * against the real gateway (`src/main.ts`) started as a child process on a temporary database
+ * and this directory's fixture, on a free port.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
+export const FIXTURE = fileURLToPath(new URL("./fixture.json", import.meta.url))
+const CLI_MAIN = path.join(ROOT, "src/cli/main.ts")
+const CLI_BIN = path.join(ROOT, "src/cli/bin.mjs")
+const GATEWAY_MAIN = path.join(ROOT, "src/main.ts")
+/** What `--import tsx` resolves to, by absolute URL, so the CLI can run from any working directory. */
+export const TSX = pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href
+
+/** Settings that would change what the processes do if inherited from the developer's shell. */
+const SCRUB = ["SVC_URL", "SVC_WORKSPACE_URL", "SVC_INTERNAL_EVENTS_KEY", "SVC_TENANT_SLUG", "SVC_SEED_FILE", "SVC_DATABASE_URL", "PORT", "HOST"]
+
+const cleanEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const k of SCRUB) delete env[k]
+  return { ...env, NO_COLOR: "1", ...extra }
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const srv = createServer()
+    srv.once("error", reject)
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port
+      srv.close(() => resolve(port))
+    })
+  })
+
+export interface Gateway {
+  readonly url: string
+  readonly port: number
+  readonly dir: string
+  /** Directory the gateway's `local` ingest provider is confined to. */
+  readonly ingestRoot: string
+  readonly log: () => string
+  readonly stop: () => Promise<void>
+}
+
+/** Every process started here (gateways, CLI runs), so none outlives the test file. */
+const started = new Set<ChildProcess>()
+
+const kill = (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+    try {
+      process.kill(child.pid, signal)
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Kills (by pid) the processes started here that are still running; for afterAll. */
+export const stopAllProcesses = () => {
+  for (const child of started) kill(child, "SIGKILL")
+  started.clear()
+}
+
+// A worker that exits without running afterAll (a hook timeout, a crash) still takes them down.
+process.once("exit", stopAllProcesses)
+
+export const startGateway = async (): Promise<Gateway> => {
+  const dir = mkdtempSync(path.join(tmpdir(), "svc-cli-"))
+  const ingestRoot = path.join(dir, "ingest")
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  let output = ""
+  const child: ChildProcess = spawn(process.execPath, ["--import", TSX, GATEWAY_MAIN], {
+    cwd: ROOT,
+    env: cleanEnv({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SVC_DATABASE_URL: pathToFileURL(path.join(dir, "workspace.db")).href,
+      SVC_SEED_FILE: FIXTURE,
+      SVC_TENANT_SLUG: "acme",
+      SVC_LOCAL_INGEST_ROOT: ingestRoot,
+      SVC_INGEST_URL_ALLOW: `127.0.0.1:${port}`
+    }),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  started.add(child)
+  child.stdout!.on("data", (b) => (output += b))
+  child.stderr!.on("data", (b) => (output += b))
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      kill(child, "SIGTERM")
+      const timer = setTimeout(() => kill(child, "SIGKILL"), 5000)
+      await exited
+      clearTimeout(timer)
+    }
+    started.delete(child)
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  const deadline = Date.now() + 25_000
+  while (true) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}:\n${output}`)
+    try {
+      const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(1000) })
+      if (res.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop()
+      throw new Error(`gateway did not answer /v1/health within 25 s:\n${output}`)
+    }
+    await new Promise((r) => setTimeout(r, 150))
+  }
+  return { url, port, dir, ingestRoot, log: () => output, stop }
+}
+
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export interface SvcOptions {
+  readonly cwd?: string
+  readonly env?: Record<string, string>
+  /** Run through the package's `svc` bin launcher (src/cli/bin.mjs) instead of `node --import tsx`. */
+  readonly viaBin?: boolean
+}
+
+/** A running CLI process: its output so far, and its end. */
+export interface Running {
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly done: Promise<Run>
+  readonly pid: number | undefined
+}
+
+export const spawnSvc = (args: ReadonlyArray<string>, options: SvcOptions = {}): Running => {
+  const argv = options.viaBin === true ? [CLI_BIN, ...args] : ["--import", TSX, CLI_MAIN, ...args]
+  const child = spawn(process.execPath, argv, {
+    cwd: options.cwd ?? tmpdir(),
+    env: cleanEnv(options.env ?? {}),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  started.add(child)
+  child.once("close", () => started.delete(child))
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (b) => (stdout += b))
+  child.stderr.on("data", (b) => (stderr += b))
+  const done = new Promise<Run>((resolve, reject) => {
+    child.once("error", reject)
+    child.once("close", (code) => resolve({ code, stdout, stderr }))
+  })
+  return { stdout: () => stdout, stderr: () => stderr, done, pid: child.pid }
+}
+
+/** Runs `svc ...args` to its end. */
+export const svc = (args: ReadonlyArray<string>, options: SvcOptions = {}): Promise<Run> => spawnSvc(args, options).done
+
+/** Waits until `check` holds, polling. */
+export const eventually = async (check: () => boolean, timeoutMs = 10_000, what = "condition") => {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
