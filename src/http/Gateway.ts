@@ -4,7 +4,6 @@
  * TenantConfig and an HttpServer; main.ts and the tests provide them.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,6 +18,7 @@ import { SubledgersLive } from "../handlers/subledgers.js"
 import { TasksLive } from "../handlers/tasks.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
+import { lazyRoutes } from "./lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
@@ -26,10 +26,16 @@ const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide(Tenant.layer)
 )
 
+/**
+ * /openapi.json and /docs, built on first use: the docs page inlines a 3 MB script (about
+ * 13 MB of heap once loaded), and the document takes a walk over every schema. Neither is
+ * needed to serve the API, so neither costs start time or memory until someone asks.
+ */
 const Docs = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  // Inline script and no remote fonts: the page works with no network.
-  HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })
+  lazyRoutes(["/openapi.json"], async () => HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  lazyRoutes(["/docs"], async () =>
+    // Inline script and no remote fonts: the page works with no network.
+    (await import("@effect/platform/HttpApiScalar")).layer({ path: "/docs", scalar: { withDefaultFonts: false } }))
 )
 
 /** Tracing spans per request only when SVC_TRACING is on. */

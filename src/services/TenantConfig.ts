@@ -43,7 +43,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(3000)),
   maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),
-  nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 16),
+  nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
   tracing: Config.boolean("SVC_TRACING").pipe(Config.withDefault(false)),
   workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),

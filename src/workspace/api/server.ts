@@ -7,7 +7,6 @@
  * Usage: `WorkspaceApiLive(service, extras).pipe(Layer.provide(NodeHttpServer.layer(...)))`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
@@ -23,6 +22,7 @@ import { BadRequest } from "../../api/errors.js"
 import { attachment } from "../../files/contentDisposition.js"
 import { limitDeclaredBody } from "../../http/bodyLimit.js"
 import { shapeErrors } from "../../http/errorResponse.js"
+import { lazyRoutes } from "../../http/lazyRoutes.js"
 import type { WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "./documents.js"
 import { isNotImplemented, NotImplemented } from "./errors.js"
@@ -161,9 +161,14 @@ export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: 
   HttpApiBuilder.api(WorkspaceApi).pipe(Layer.provide(groups(service, extras)))
 
 /** GET /workspace/openapi.json and the API reference page at /workspace/docs (no network needed). */
+/** Built on first use, like the gateway's (src/http/Gateway.ts): the page inlines a 3 MB script. */
 export const WorkspaceDocsLive = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH }),
-  HttpApiScalar.layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } })
+  lazyRoutes([WORKSPACE_OPENAPI_PATH], async () => HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH })),
+  lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () =>
+    (await import("@effect/platform/HttpApiScalar")).layer({
+      path: `${WORKSPACE_PREFIX}/docs`,
+      scalar: { withDefaultFonts: false }
+    }))
 )
 
 /**

@@ -1,0 +1,100 @@
+/**
+ * Servers for the S1 decomposition (experiments/s1-layers.ts): the same `{"status":"ok"}` answer
+ * through more and more of the Effect stack, each on NodeHttpServer like the gateway.
+ *
+ * VARIANT: effect-app (HttpServer.serve of a constant response: the platform's handler, one
+ * fiber per request), effect-router (plus HttpRouter), httpapi (plus HttpApi: schema-encoded
+ * success, group handler; tracing off), httpapi-traced (the same with Effect's default
+ * per-request span), httpapi-response (httpapi whose handler returns a prebuilt
+ * HttpServerResponse: no schema encoding of the success), gateway-no-middleware (GatewayLive's
+ * composition without GatewayMiddleware, in-memory workspace).
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
+import { readFileSync } from "node:fs"
+import { createServer } from "node:http"
+import { GatewayApi } from "../../src/api/Api.js"
+import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
+import { DataLive } from "../../src/handlers/data.js"
+import { EntitiesLive } from "../../src/handlers/entities.js"
+import { EventsLive } from "../../src/handlers/events.js"
+import { FilesLive } from "../../src/handlers/files.js"
+import { GlLive } from "../../src/handlers/gl.js"
+import { HealthLive } from "../../src/handlers/health.js"
+import { SubledgersLive } from "../../src/handlers/subledgers.js"
+import { TasksLive } from "../../src/handlers/tasks.js"
+import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { FileFetcher } from "../../src/services/FileFetcher.js"
+import { Tenant } from "../../src/services/Tenant.js"
+import { TenantConfig } from "../../src/services/TenantConfig.js"
+import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { parseFixture } from "../../src/workspace/fixture.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+
+const port = Number(process.env.PORT)
+const server = NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })
+const ok = HttpServerResponse.unsafeJson({ status: "ok" })
+const noTracing = <A, E, R>(layer: Layer.Layer<A, E, R>) => HttpMiddleware.withTracerDisabledWhen(layer, () => true)
+
+class Api extends HttpApi.make("api").add(
+  HttpApiGroup.make("health").add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+).prefix("/v1") {}
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(HttpApiBuilder.group(Api, "health", (h) => h.handle("health", () => Effect.succeed({ status: "ok" as const }))))
+)
+
+const ApiLiveResponse = HttpApiBuilder.api(Api).pipe(
+  Layer.provide(HttpApiBuilder.group(Api, "health", (h) => h.handle("health", () => Effect.succeed(ok))))
+)
+
+/** Gateway.ts's composition, minus GatewayMiddleware (and minus /docs, which costs nothing per request). */
+const gatewayNoMiddleware = () => {
+  const fixture = Effect.runSync(parseFixture("bench", JSON.parse(readFileSync(process.env.BENCH_FIXTURE!, "utf8"))))
+  const api = HttpApiBuilder.api(GatewayApi).pipe(
+    Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+    Layer.provide(Tenant.layer)
+  )
+  return noTracing(HttpApiBuilder.serve().pipe(Layer.provide(api))).pipe(
+    Layer.provide(Layer.succeed(WorkspaceClient, makeMemoryWorkspace(fixture))),
+    Layer.provide(FileFetcher.layer([inlineBase64])),
+    Layer.provide(TenantConfig.make({
+      tenantSlug: Option.some("acme"),
+      eventsKey: Option.none(),
+      host: "127.0.0.1",
+      port,
+      maxBodyBytes: 32 * 1024 * 1024,
+      nextStepConcurrency: 16,
+      runbookConcurrency: 8,
+      tracing: false,
+      workspaceUrl: Option.none(),
+      workspaceTimeoutMs: 10_000,
+      workspaceRetries: 0
+    })),
+    Layer.provide(NodeHttpServer.layer(() => createGatewayServer(32 * 1024 * 1024), { port, host: "127.0.0.1" }))
+  )
+}
+
+const variants: Record<string, () => Layer.Layer<never, unknown, never>> = {
+  "effect-app": () => noTracing(HttpServer.serve(Effect.succeed(ok))).pipe(Layer.provide(server)),
+  "effect-router": () => noTracing(HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get("/v1/health", Effect.succeed(ok))))).pipe(Layer.provide(server)),
+  "httpapi": () => noTracing(HttpApiBuilder.serve().pipe(Layer.provide(ApiLive))).pipe(Layer.provide(server)),
+  "httpapi-traced": () => HttpApiBuilder.serve().pipe(Layer.provide(ApiLive), Layer.provide(server)),
+  "httpapi-response": () => noTracing(HttpApiBuilder.serve().pipe(Layer.provide(ApiLiveResponse))).pipe(Layer.provide(server)),
+  "gateway-no-middleware": gatewayNoMiddleware
+}
+
+const variant = variants[process.env.VARIANT ?? ""]
+if (variant === undefined) throw new Error(`VARIANT must be one of ${Object.keys(variants).join(", ")}`)
+NodeRuntime.runMain(Layer.launch(variant()))

@@ -1,0 +1,149 @@
+/**
+ * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway under
+ * the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
+ * gateway for S6. Profiles are written to bench/.profiles/ and summarized on stdout.
+ *
+ * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
+ * Environment: PROFILE_ENTRY (the S6 entry; default src/main.ts bundled like bench/run.ts does);
+ * PROFILE_PEER=raw|fastify|nest profiles that peer instead of the gateway (S1-S5), for comparison.
+ */
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import { bundle } from "./lib/bundle.js"
+import { formatSummary, summarize } from "./lib/cpuprofile.js"
+import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "./lib/fixture.js"
+import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
+import { runAutocannon, runDownloads } from "./lib/load.js"
+import { killAllSync, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const only = new Set((process.argv[2] ?? "S1,S2,S3,S4,S5,S6").split(","))
+const seconds = Number(process.argv[3] ?? "8")
+const out = join(ROOT, "bench/.profiles")
+mkdirSync(out, { recursive: true })
+const tmp = mkdtempSync(join(tmpdir(), "gateway-profile-"))
+process.on("exit", () => {
+  killAllSync()
+  rmSync(tmp, { recursive: true, force: true })
+})
+const fixture = join(tmp, "fixture.json")
+writeFileSync(fixture, JSON.stringify(benchFixture()))
+let port = 40_000 + Math.floor(Math.random() * 10_000)
+
+const INCLUSIVE = ["writev", "writeBuffer", "writeUtf8String", "parserOnHeadersComplete", "parserOnBody", "JSON.parse", "parse", "stringify", "test", "exec"]
+
+/** Starts the gateway with --cpu-prof, runs `load` (warm-up, then the profiled load), stops it, summarizes. */
+const profileUnderLoad = async (
+  name: string,
+  env: Record<string, string>,
+  load: (server: Server, durationS: number) => Promise<unknown>
+) => {
+  const dir = join(out, name)
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true })
+  const peer = process.env.PROFILE_PEER
+  const server = await startServer({
+    name,
+    port: port++,
+    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"],
+    env: peer !== undefined
+      ? { ...env, BENCH_FIXTURE: fixture, ...(existsSync(join(tmp, "doc.bin")) ? { BENCH_DOC_FILE: join(tmp, "doc.bin"), BENCH_DOC_ID: documentId } : {}) }
+      : env,
+    cwd: ROOT
+  })
+  await load(server, 3)
+  const before = memory(server.pid)
+  const t0 = performance.now()
+  await load(server, seconds)
+  const loadMs = performance.now() - t0
+  await stopServer(server, 10_000)
+  // The main thread's profile is the largest; tsx's loader thread writes a small one.
+  const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(dir, f))
+  const main = files.map((f) => ({ f, size: Number(execFileSync("stat", ["-c", "%s", f], { encoding: "utf8" })) })).sort((a, b) => b.size - a.size)[0]!.f
+  console.log(`\n===== ${name}${peer !== undefined ? ` (peer ${peer})` : ""}: CPU profile of the last ${(loadMs / 1000).toFixed(1)} s of load (${main.slice(ROOT.length)}); RSS before ${(before.rss / MiB).toFixed(0)} MB`)
+  console.log(formatSummary(summarize(main, INCLUSIVE, 30, loadMs)))
+}
+
+/** The peers serve the S4 document from the file itself, under any id. */
+let documentId = "00000000-0000-4000-8000-000000000000"
+
+const memoryEnv = { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixture, BENCH_LOOKUP_MS: String(LOOKUP_MS) }
+
+const prepare = (name: string, document?: string): string | null => {
+  const args = ["--import", "tsx", "bench/servers/prepare.ts", `file:${join(tmp, `${name}.db`)}`, fixture, ...(document !== undefined ? [document] : [])]
+  const last = execFileSync(process.execPath, args, { cwd: ROOT, encoding: "utf8" }).trim().split("\n").at(-1)!
+  return (JSON.parse(last) as { documentId: string | null }).documentId
+}
+const embeddedEnv = (name: string) => ({ BENCH_WORKSPACE: "embedded", BENCH_DB: `file:${join(tmp, `${name}.db`)}`, BENCH_MAX_BODY: String(4 * MiB) })
+
+const main = async () => {
+  pinSelf()
+  if (only.has("S1")) {
+    await profileUnderLoad("S1", memoryEnv, (s, d) => runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: d, pid: s.pid }))
+  }
+  if (only.has("S2")) {
+    await profileUnderLoad("S2", { ...memoryEnv, BENCH_NEXT_STEP_CONCURRENCY: "50" }, (s, d) =>
+      runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: 10, durationS: d, pid: s.pid }))
+  }
+  if (only.has("S3")) {
+    prepare("s3")
+    const body = uploadBody()
+    await profileUnderLoad("S3", embeddedEnv("s3"), (s, d) =>
+      runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/files`, method: "POST", body, headers: { "content-type": "application/json" }, connections: 4, durationS: d, pid: s.pid }))
+  }
+  if (only.has("S4")) {
+    const doc = join(tmp, "doc.bin")
+    execFileSync("sh", ["-c", `head -c ${256 * MiB} /dev/urandom > ${doc}`])
+    const id = prepare("s4", doc)!
+    documentId = id
+    await profileUnderLoad("S4", embeddedEnv("s4"), (s, d) =>
+      runDownloads({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/files/${id}/download`, connections: 2, durationS: d, expectedBytes: 256 * MiB, pid: s.pid }))
+  }
+  if (only.has("S5")) {
+    prepare("s5")
+    const body = ingestBody()
+    await profileUnderLoad("S5", embeddedEnv("s5"), (s, d) =>
+      runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/data/ingest`, method: "POST", body, headers: { "content-type": "application/json" }, connections: 2, durationS: d, pid: s.pid }))
+  }
+  if (only.has("S6")) {
+    const entry = process.env.PROFILE_ENTRY ?? "src/main.ts"
+    const bundled = await bundle(join(ROOT, entry), join(ROOT, "bench/.build/profile"), "main")
+    const dir = join(out, "S6")
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(dir, { recursive: true })
+    const env = { HOST: "127.0.0.1", SVC_DATABASE_URL: `file:${join(tmp, "s6.db")}`, BENCH_WORKSPACE: "embedded", BENCH_DB: `file:${join(tmp, "s6.db")}` }
+    // First start creates and seeds the database; the profiled start is the second.
+    await stopServer(await startServer({ name: "s6-seed", port: port++, nodeArgs: [bundled], env, cwd: ROOT }))
+    const started = await startServer({
+      name: "s6",
+      port: port++,
+      nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-interval=100", `--heapsnapshot-signal=SIGUSR2`, `--diagnostic-dir=${dir}`, bundled],
+      env,
+      cwd: ROOT
+    })
+    await sleep(1000)
+    const idle = memory(started.pid)
+    process.kill(started.pid, "SIGUSR2")
+    let snapshot: string | undefined
+    for (let i = 0; i < 100 && snapshot === undefined; i++) {
+      await sleep(200)
+      snapshot = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot") && !f.endsWith(".tmp"))
+      if (snapshot !== undefined) await sleep(500) // let the writer finish
+    }
+    await stopServer(started, 10_000)
+    const status = readdirSync(dir)
+    console.log(`\n===== S6: ${entry} bundled (${bundled.slice(ROOT.length)}), started in ${started.startMs.toFixed(0)} ms (with the profiler on); RSS ${(idle.rss / MiB).toFixed(1)} MB after 1 s idle`)
+    const prof = status.find((f) => f.endsWith(".cpuprofile"))
+    if (prof !== undefined) console.log(`-- start-up CPU profile (spawn to exit)\n${formatSummary(summarize(join(dir, prof), [], 25))}`)
+    if (snapshot !== undefined) console.log(`-- heap snapshot after 1 s idle\n${formatHeap(summarizeHeap(join(dir, snapshot)))}`)
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})

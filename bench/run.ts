@@ -1,0 +1,668 @@
+/**
+ * `npm run bench`: the gateway against raw node:http, Fastify and NestJS (bench/peers) on this
+ * machine, in one run, scenarios S1-S6 of issue 5, and bench/RESULTS.md from it.
+ *
+ * Every server is a child process pinned to core 1 (`taskset -c 1`); this process, the load
+ * generator, pins itself to core 0. Per scenario each server is warmed up, then measured in
+ * rounds that interleave the servers (A B C D, A B C D, ...); ratios are medians of per-round
+ * ratios. Every counted response must be a 2xx: autocannon's non2xx, errors and timeouts must
+ * be 0, and each download must be a 200 of exactly the document's size.
+ *
+ * Settings: BENCH_WARMUP_S (3), BENCH_ROUND_S (5), BENCH_ROUNDS (3), BENCH_ONLY (S1,...,S6),
+ * BENCH_RESULTS (bench/RESULTS.md; "-" writes none), BENCH_DEADLINE_S (590).
+ */
+import { createClient } from "@libsql/client"
+import { execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import { bundle } from "./lib/bundle.js"
+import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, EVENT_COUNT, ingestBody, LOOKUP_MS, MiB, uploadBody } from "./lib/fixture.js"
+import { type Measurement, median, runAutocannon, runDownloads } from "./lib/load.js"
+import { postOversized } from "./lib/overLimit.js"
+import {
+  cpuModel,
+  isAlive,
+  killAllSync,
+  loadAverage,
+  memory,
+  pinSelf,
+  sampleRss,
+  type Server,
+  startServer,
+  stopAll,
+  stopServer
+} from "./lib/proc.js"
+import { medianRow, renderResults, type Row, type ServerMedians } from "./lib/report.js"
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const num = (name: string, fallback: number) => {
+  const v = process.env[name]
+  return v === undefined || v === "" ? fallback : Number(v)
+}
+const settings = {
+  warmupS: num("BENCH_WARMUP_S", 3),
+  roundS: num("BENCH_ROUND_S", 5),
+  rounds: num("BENCH_ROUNDS", 3),
+  only: new Set((process.env.BENCH_ONLY ?? "S1,S2,S3,S4,S5,S6").split(",").map((s) => s.trim().toUpperCase())),
+  results: process.env.BENCH_RESULTS ?? join(ROOT, "bench/RESULTS.md"),
+  deadlineS: num("BENCH_DEADLINE_S", 590)
+}
+
+const DOC_BYTES = 256 * MiB
+/** Request bodies above this answer 413 (gateway-db and the peers); S3 and S5 bodies are below it. */
+const MAX_BODY = 4 * MiB
+const started = performance.now()
+const log = (msg: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(3)} s] ${msg}`)
+
+// ---------------------------------------------------------------------------------------------
+// Clean-up: servers by pid, the temporary directory, always.
+
+const tmp = mkdtempSync(join(tmpdir(), "gateway-bench-"))
+let cleaned = false
+const cleanupSync = () => {
+  if (cleaned) return
+  cleaned = true
+  killAllSync()
+  rmSync(tmp, { recursive: true, force: true })
+}
+process.on("exit", cleanupSync)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping`)
+    cleanupSync()
+    process.exit(130)
+  })
+}
+const deadline = setTimeout(() => {
+  log(`deadline of ${settings.deadlineS} s reached: stopping`)
+  cleanupSync()
+  process.exit(2)
+}, settings.deadlineS * 1000)
+deadline.unref()
+
+// ---------------------------------------------------------------------------------------------
+// The world: fixture, document file, databases.
+
+const fixtureFile = join(tmp, "fixture.json")
+const docFile = join(tmp, "document-256MiB.bin")
+const dbUrl = (name: string) => `file:${join(tmp, `${name}.db`)}`
+
+const writeDocument = () => {
+  const fd = openSync(docFile, "w")
+  const block = randomBytes(16 * MiB)
+  for (let i = 0; i < DOC_BYTES / block.length; i++) {
+    block.writeUInt32LE(i, 0) // every block differs a little
+    writeSync(fd, block)
+  }
+  closeSync(fd)
+}
+
+const prepareDb = async (name: string, withDocument: boolean): Promise<string | null> => {
+  const args = ["--import", "tsx", "bench/servers/prepare.ts", dbUrl(name), fixtureFile, ...(withDocument ? [docFile] : [])]
+  const out = await new Promise<string>((resolve, reject) => {
+    let stdout = ""
+    let stderr = ""
+    const child = execFileAsync(process.execPath, args, (code) => {
+      if (code === 0) resolve(stdout)
+      else reject(new Error(`prepare ${name} failed (${code}):\n${stderr}`))
+    })
+    child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()))
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()))
+  })
+  const last = out.trim().split("\n").at(-1) ?? "{}"
+  return (JSON.parse(last) as { documentId: string | null }).documentId
+}
+
+const execFileAsync = (file: string, args: ReadonlyArray<string>, onExit: (code: number | null) => void) => {
+  const child = spawn(file, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] })
+  child.on("close", onExit) // after its output is read, not just after it exited
+  return child
+}
+
+/** Removes what S3 and S5 wrote, so every round writes into a database of the same size. */
+const cleanDb = async (name: string) => {
+  await sleep(300) // requests still in flight when the load stopped finish first
+  const db = createClient({ url: dbUrl(name) })
+  try {
+    await db.execute("PRAGMA busy_timeout = 10000")
+    await db.execute("DELETE FROM document_chunks WHERE document_id IN (SELECT id FROM documents WHERE filename = 'bench.bin')")
+    await db.execute("DELETE FROM documents WHERE filename = 'bench.bin'")
+    await db.execute("DELETE FROM data_records")
+    await db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  } finally {
+    db.close()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers.
+
+interface Spec {
+  readonly key: string
+  readonly label: string
+  readonly nodeArgs: ReadonlyArray<string>
+  readonly env: Record<string, string>
+  /** The database it writes to (S3, S5), cleaned between rounds. */
+  readonly db?: string
+}
+
+let nextPort = 20_000 + Math.floor(Math.random() * 20_000)
+const servers = new Map<string, Server>()
+const specs = new Map<string, Spec>()
+
+const peerEnv = (db: string | undefined, docId: string): Record<string, string> => ({
+  BENCH_FIXTURE: fixtureFile,
+  ...(db !== undefined ? { BENCH_DB: dbUrl(db) } : {}),
+  BENCH_DOC_FILE: docFile,
+  BENCH_DOC_ID: docId,
+  BENCH_LOOKUP_MS: String(LOOKUP_MS),
+  BENCH_MAX_BODY: String(MAX_BODY)
+})
+
+const defineServers = (docId: string): ReadonlyArray<Spec> => [
+  {
+    key: "gateway",
+    label: "gateway",
+    nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"],
+    env: { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixtureFile, BENCH_LOOKUP_MS: String(LOOKUP_MS) }
+  },
+  {
+    key: "gateway-c50",
+    label: "gateway, SVC_NEXT_STEP_CONCURRENCY=50",
+    nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"],
+    env: { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixtureFile, BENCH_LOOKUP_MS: String(LOOKUP_MS), BENCH_NEXT_STEP_CONCURRENCY: "50" }
+  },
+  {
+    key: "gateway-db",
+    label: "gateway (embedded store)",
+    nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"],
+    env: { BENCH_WORKSPACE: "embedded", BENCH_DB: dbUrl("gateway"), BENCH_MAX_BODY: String(MAX_BODY) },
+    db: "gateway"
+  },
+  { key: "raw", label: "raw node:http", nodeArgs: ["--import", "tsx", "bench/peers/raw.ts"], env: peerEnv("raw", docId), db: "raw" },
+  { key: "fastify", label: "Fastify", nodeArgs: ["--import", "tsx", "bench/peers/fastify.ts"], env: peerEnv(undefined, docId) },
+  { key: "nest", label: "NestJS (Express)", nodeArgs: ["--import", "tsx", "bench/peers/nest.ts"], env: peerEnv("nest", docId), db: "nest" }
+]
+
+const server = (key: string): Server => {
+  const s = servers.get(key)
+  if (s === undefined) throw new Error(`server ${key} is not running`)
+  return s
+}
+const url = (key: string, path: string) => `http://127.0.0.1:${server(key).port}${path}`
+
+// ---------------------------------------------------------------------------------------------
+// Interleaved measurement.
+
+interface Load {
+  readonly run: (key: string, durationS: number) => Promise<Measurement>
+  /** After every warm-up and round (e.g. clean the database). */
+  readonly after?: (key: string) => Promise<void>
+}
+
+type Rounds = Map<string, Array<Measurement>>
+
+const failures: Array<string> = []
+
+const interleave = async (scenario: string, keys: ReadonlyArray<string>, load: Load, roundS = settings.roundS): Promise<Rounds> => {
+  const out: Rounds = new Map(keys.map((k) => [k, []]))
+  for (const key of keys) {
+    const m = await load.run(key, settings.warmupS)
+    assertAlive(scenario, [key])
+    if (m.failures.length > 0) failures.push(`${scenario} warm-up ${key}: ${m.failures.join("; ")}`)
+    await load.after?.(key)
+  }
+  for (let r = 0; r < settings.rounds; r++) {
+    assertAlive(scenario, keys)
+    // Rotate the order each round so that no server always runs first or last.
+    const order = keys.map((_, i) => keys[(i + r) % keys.length]!)
+    for (const key of order) {
+      const m = await load.run(key, roundS)
+      assertAlive(scenario, [key])
+      if (m.failures.length > 0) failures.push(`${scenario} round ${r + 1} ${key}: ${m.failures.join("; ")}`)
+      out.get(key)!.push(m)
+      await load.after?.(key)
+    }
+    log(`${scenario} round ${r + 1}/${settings.rounds}: ${order.map((k) => `${k} ${summary(out.get(k)!.at(-1)!)}`).join(", ")}`)
+  }
+  return out
+}
+
+/** A server that died fails the run, with what it printed last. */
+const assertAlive = (scenario: string, keys: ReadonlyArray<string>) => {
+  for (const key of keys) {
+    const s = server(key)
+    if (!isAlive(s)) {
+      throw new Error(`${scenario}: ${key} (pid ${s.pid}) exited (${s.child.exitCode ?? s.child.signalCode}); its last output:\n${s.output().slice(-3000)}`)
+    }
+  }
+}
+
+const summary = (m: Measurement) => `${m.rps.toFixed(0)}/s p50 ${m.p50.toFixed(1)} ms`
+
+/** Median over rounds of gateway/peer, each round's pair measured back to back. */
+const pairedRatio = (rounds: Rounds, a: string, b: string, metric: (m: Measurement) => number): number => {
+  const xs = rounds.get(a)!
+  const ys = rounds.get(b)!
+  return median(xs.map((x, i) => metric(x) / metric(ys[i]!)))
+}
+const med = (rounds: Rounds, key: string, metric: (m: Measurement) => number) => median(rounds.get(key)!.map(metric))
+
+const rows: Array<Row> = []
+const medians: Array<ServerMedians> = []
+const checks: Array<string> = []
+
+const compare = (
+  scenario: string,
+  metric: string,
+  rounds: Rounds,
+  gateway: string,
+  peer: string,
+  value: (m: Measurement) => number,
+  target?: { readonly op: ">=" | "<="; readonly x: number }
+) => {
+  const ratio = pairedRatio(rounds, gateway, peer, value)
+  rows.push({
+    scenario,
+    metric,
+    peer: specs.get(peer)!.label + (gateway !== primaryOf(scenario) ? ` (${specs.get(gateway)!.label})` : ""),
+    ratio,
+    target: target === undefined ? "" : `${target.op} ${target.x}x`,
+    met: target === undefined ? undefined : target.op === ">=" ? ratio >= target.x : ratio <= target.x
+  })
+}
+/**
+ * The same comparison from the servers' CPU time per request (peer / gateway): the capacity
+ * ratio if each had a core to itself. It moves much less than requests/s when other work on the
+ * machine takes CPU from the server core, so it is a cross-check of the requests/s ratio.
+ */
+const compareCpu = (scenario: string, rounds: Rounds, gateway: string, peer: string) => {
+  rows.push({
+    scenario,
+    metric: "capacity from CPU time per request (cross-check)",
+    peer: specs.get(peer)!.label + (gateway !== primaryOf(scenario) ? ` (${specs.get(gateway)!.label})` : ""),
+    ratio: pairedRatio(rounds, peer, gateway, (m) => m.cpuUsPerReq),
+    target: "",
+    met: undefined
+  })
+}
+const primaryOf = (scenario: string) => (scenario.startsWith("S1") || scenario.startsWith("S2") ? "gateway" : "gateway-db")
+
+const addMedians = (scenario: string, rounds: Rounds, value: (m: Measurement) => string) => {
+  for (const [key, ms] of rounds) medians.push(medianRow(scenario, specs.get(key)!.label, value(medianOf(ms)), ms, median))
+}
+/** A synthetic measurement of per-field medians, for display. */
+const medianOf = (ms: ReadonlyArray<Measurement>): Measurement => ({
+  rps: median(ms.map((m) => m.rps)),
+  bytesPerSec: median(ms.map((m) => m.bytesPerSec)),
+  p50: median(ms.map((m) => m.p50)),
+  p99: median(ms.map((m) => m.p99)),
+  completed: median(ms.map((m) => m.completed)),
+  cpuUsPerReq: median(ms.map((m) => m.cpuUsPerReq)),
+  cpuShare: median(ms.map((m) => m.cpuShare)),
+  failures: []
+})
+
+/** One request to every server before a scenario counts: same status and an equivalent body. */
+const probe = async (scenario: string, keys: ReadonlyArray<string>, path: string, init: RequestInit, check: (status: number, body: any) => string | undefined) => {
+  const bodies: Array<string> = []
+  for (const key of keys) {
+    const res = await fetch(url(key, path), init)
+    const text = await res.text()
+    let body: unknown = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON
+    }
+    const problem = check(res.status, body)
+    if (problem !== undefined) failures.push(`${scenario} probe ${key}: ${problem}`)
+    bodies.push(JSON.stringify(body))
+  }
+  return bodies
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+const PEERS = ["raw", "fastify", "nest"] as const
+const get = (path: string, connections: number): Load => ({
+  run: (key, durationS) => runAutocannon({ url: url(key, path), connections, durationS, pid: server(key).pid })
+})
+
+const s1 = async () => {
+  const keys = ["gateway", ...PEERS]
+  const bodies = await probe("S1", keys, "/v1/health", {}, (status, body) =>
+    status === 200 && JSON.stringify(body) === "{\"status\":\"ok\"}" ? undefined : `${status} ${JSON.stringify(body)}`)
+  if (new Set(bodies).size !== 1) failures.push(`S1: bodies differ: ${bodies.join(" / ")}`)
+  const rounds = await interleave("S1", keys, get("/v1/health", 10))
+  const rps = (m: Measurement) => m.rps
+  compare("S1 GET /v1/health", "requests/s", rounds, "gateway", "raw", rps, { op: ">=", x: 0.35 })
+  compare("S1 GET /v1/health", "requests/s", rounds, "gateway", "nest", rps, { op: ">=", x: 2.5 })
+  compare("S1 GET /v1/health", "requests/s", rounds, "gateway", "fastify", rps)
+  compare("S1 GET /v1/health", "p99 latency", rounds, "gateway", "raw", (m) => m.p99, { op: "<=", x: 3 })
+  compareCpu("S1 GET /v1/health", rounds, "gateway", "raw")
+  compareCpu("S1 GET /v1/health", rounds, "gateway", "nest")
+  addMedians("S1 (10 connections)", rounds, (m) => `${m.rps.toFixed(0)} req/s`)
+}
+
+const s2 = async () => {
+  const keys = ["gateway", "gateway-c50", ...PEERS]
+  const path = `/v1/entities/${BENCH_ENTITY_ID}/tasks`
+  const bodies = await probe("S2", keys, path, {}, (status, body) =>
+    status === 200 && Array.isArray(body) && body.length === 50 && body.every((t: any) => typeof t.awaiting === "string")
+      ? undefined
+      : `${status} ${JSON.stringify(body).slice(0, 200)}`)
+  const canonical = (s: string) => JSON.stringify((JSON.parse(s) as Array<Record<string, unknown>>).map((t) => Object.keys(t).sort().map((k) => [k, t[k]])))
+  if (new Set(bodies.map(canonical)).size !== 1) failures.push("S2: the task lists differ between servers")
+
+  const latency = await interleave("S2 latency", keys, get(path, 1), Math.max(2, Math.round(settings.roundS * 0.6)))
+  for (const key of ["gateway", "gateway-c50"]) {
+    const p50 = med(latency, key, (m) => m.p50)
+    rows.push({
+      scenario: "S2 GET /v1/entities/:id/tasks (50 tasks)",
+      metric: "p50 latency, 1 connection",
+      peer: `one ${LOOKUP_MS} ms lookup${key === "gateway" ? "" : ` (${specs.get(key)!.label})`}`,
+      ratio: p50 / LOOKUP_MS,
+      target: "<= 3x",
+      met: p50 / LOOKUP_MS <= 3
+    })
+  }
+  const latencyRaw = med(latency, "raw", (m) => m.p50)
+  rows.push({
+    scenario: "S2 GET /v1/entities/:id/tasks (50 tasks)",
+    metric: "p50 latency, 1 connection",
+    peer: `one ${LOOKUP_MS} ms lookup (raw node:http, for reference)`,
+    ratio: latencyRaw / LOOKUP_MS,
+    target: "",
+    met: undefined
+  })
+  addMedians("S2 latency (1 connection)", latency, (m) => `${m.rps.toFixed(0)} req/s`)
+
+  const rounds = await interleave("S2", keys, get(path, 10))
+  const rps = (m: Measurement) => m.rps
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway", "raw", rps, { op: ">=", x: 0.6 })
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-c50", "raw", rps, { op: ">=", x: 0.6 })
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway", "fastify", rps)
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway", "nest", rps)
+  compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway", "raw")
+  addMedians("S2 (10 connections)", rounds, (m) => `${m.rps.toFixed(0)} req/s`)
+}
+
+/**
+ * S3 and S5 against raw node:http (the target) and NestJS (what the original implementation
+ * used); S4 against raw node:http only (a file stream piped by any framework is the same
+ * stream). Fastify is left out of them to keep the whole run under 10 minutes.
+ */
+const DB_KEYS = ["gateway-db", "raw", "nest"]
+const S4_KEYS = ["gateway-db", "raw"]
+
+const s3 = async (upload: string) => {
+  const path = `/v1/tasks/${BENCH_TASK_ID}/files`
+  const init = { method: "POST", headers: { "content-type": "application/json" }, body: upload }
+  await probe("S3", DB_KEYS, path, init, (status, body) =>
+    status === 201 && body?.sizeBytes === MiB && typeof body?.documentRef === "string" && body?.contentType === "application/octet-stream"
+      ? undefined
+      : `${status} ${JSON.stringify(body).slice(0, 200)}`)
+  for (const key of DB_KEYS) await cleanDb(specs.get(key)!.db!)
+  const rounds = await interleave("S3", DB_KEYS, {
+    run: (key, durationS) =>
+      runAutocannon({ url: url(key, path), method: "POST", body: upload, headers: { "content-type": "application/json" }, connections: 4, durationS, pid: server(key).pid }),
+    after: (key) => cleanDb(specs.get(key)!.db!)
+  })
+  const mbps = (m: Measurement) => m.rps // 1 MiB per request
+  compare("S3 upload 1 MiB (base64 JSON)", "MB/s", rounds, "gateway-db", "raw", mbps, { op: ">=", x: 0.7 })
+  compare("S3 upload 1 MiB (base64 JSON)", "MB/s", rounds, "gateway-db", "nest", mbps)
+  compareCpu("S3 upload 1 MiB (base64 JSON)", rounds, "gateway-db", "raw")
+  addMedians("S3 (4 connections)", rounds, (m) => `${(m.rps * MiB / 1e6).toFixed(0)} MB/s`)
+
+  // Above the limit: 413, and the server does not hold the bodies.
+  const gw = server("gateway-db")
+  const before = memory(gw.pid).rss
+  const sampler = sampleRss(gw.pid)
+  const statuses: Array<number> = []
+  for (let i = 0; i < 8; i++) statuses.push(await postOversized(gw.port, path, 64 * MiB, false))
+  for (let i = 0; i < 8; i++) statuses.push(await postOversized(gw.port, path, 64 * MiB, true))
+  await sleep(200)
+  const peak = sampler.stop()
+  const growth = (peak - before) / MiB
+  const all413 = statuses.every((s) => s === 413)
+  const flat = growth <= 16
+  rows.push({
+    scenario: "S3 upload above the limit",
+    metric: `16 bodies of 64 MiB (limit ${MAX_BODY / MiB} MiB)`,
+    peer: "target",
+    ratio: NaN,
+    target: "413, memory flat",
+    met: all413 && flat,
+    note: `${statuses.filter((s) => s === 413).length}/16 saw the 413${
+      statuses.some((s) => s === 0) ? `, ${statuses.filter((s) => s === 0).length} reset before the answer could be read` : ""
+    }; RSS +${growth.toFixed(1)} MB`
+  })
+  checks.push(
+    `S3 over the limit: 8 bodies of 64 MiB with Content-Length and 8 chunked to the gateway (limit ${MAX_BODY / MiB} MiB): ` +
+      `statuses ${statuses.join(",")}; RSS ${(before / MiB).toFixed(0)} MB before, peak ${(peak / MiB).toFixed(0)} MB (+${growth.toFixed(1)} MB; flat means <= 16 MB while 1 GiB was offered).`
+  )
+}
+
+const s4 = async (docId: string) => {
+  const path = `/v1/tasks/${BENCH_TASK_ID}/files/${docId}/download`
+  const baseline = new Map(S4_KEYS.map((k) => [k, memory(server(k).pid).rss]))
+  const peaks = new Map<string, number>()
+  const rounds = await interleave("S4", S4_KEYS, {
+    run: async (key, durationS) => {
+      const sampler = sampleRss(server(key).pid)
+      const m = await runDownloads({ url: url(key, path), connections: 2, durationS, expectedBytes: DOC_BYTES, pid: server(key).pid })
+      peaks.set(key, Math.max(peaks.get(key) ?? 0, sampler.stop()))
+      return m
+    }
+  })
+  const mbps = (m: Measurement) => m.bytesPerSec
+  compare("S4 download 256 MiB", "MB/s", rounds, "gateway-db", "raw", mbps, { op: ">=", x: 0.9 })
+  compareCpu("S4 download 256 MiB", rounds, "gateway-db", "raw")
+  addMedians("S4 (2 connections)", rounds, (m) => `${(m.bytesPerSec / 1e6).toFixed(0)} MB/s`)
+  const growth = (key: string) => (peaks.get(key)! - baseline.get(key)!) / MiB
+  rows.push({
+    scenario: "S4 download 256 MiB",
+    metric: "RSS growth during the downloads",
+    peer: "target",
+    ratio: NaN,
+    target: "<= 50 MB",
+    met: growth("gateway-db") <= 50,
+    note: `+${growth("gateway-db").toFixed(1)} MB`
+  })
+  checks.push(
+    `S4 RSS growth (peak while downloading minus RSS before S4): ${S4_KEYS.map((k) => `${specs.get(k)!.label} +${growth(k).toFixed(1)} MB`).join(", ")}.`
+  )
+}
+
+const s5 = async (ingest: string) => {
+  const path = `/v1/tasks/${BENCH_TASK_ID}/data/ingest`
+  const init = { method: "POST", headers: { "content-type": "application/json" }, body: ingest }
+  await probe("S5", DB_KEYS, path, init, (status, body) =>
+    status === 201 && Array.isArray(body) && body.length === EVENT_COUNT && body.every((r: any) => r.status === "accepted")
+      ? undefined
+      : `${status} ${JSON.stringify(body).slice(0, 200)}`)
+  for (const key of DB_KEYS) await cleanDb(specs.get(key)!.db!)
+  const rounds = await interleave("S5", DB_KEYS, {
+    run: (key, durationS) =>
+      runAutocannon({ url: url(key, path), method: "POST", body: ingest, headers: { "content-type": "application/json" }, connections: 2, durationS, pid: server(key).pid }),
+    after: (key) => cleanDb(specs.get(key)!.db!)
+  })
+  const rowsPerSec = (m: Measurement) => m.rps * EVENT_COUNT
+  compare("S5 ingest 1,000 events of 2 KB", "rows/s", rounds, "gateway-db", "raw", rowsPerSec, { op: ">=", x: 0.7 })
+  compare("S5 ingest 1,000 events of 2 KB", "rows/s", rounds, "gateway-db", "nest", rowsPerSec)
+  compareCpu("S5 ingest 1,000 events of 2 KB", rounds, "gateway-db", "raw")
+  addMedians("S5 (2 connections)", rounds, (m) => `${(m.rps * EVENT_COUNT).toFixed(0)} rows/s`)
+}
+
+// S6: start to first healthy answer, and RSS after 1 s idle; one start to warm caches, then 3.
+const s6 = async () => {
+  const buildDir = join(ROOT, "bench/.build")
+  const s6Dir = join(tmp, "s6")
+  mkdirSync(s6Dir, { recursive: true })
+  const mainEnv = { HOST: "127.0.0.1", SVC_DATABASE_URL: `file:${join(s6Dir, "main.db")}` }
+  const candidates: Array<{ key: string; label: string; nodeArgs: ReadonlyArray<string>; env: Record<string, string> }> = []
+  let gatewayEntry = "src/main.ts"
+  try {
+    const probeServer = await startServer({ name: "main.ts", port: nextPort++, nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv, timeoutMs: 30_000 })
+    await stopServer(probeServer)
+    candidates.push({ key: "main-tsx", label: "gateway: tsx src/main.ts (npm start)", nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv })
+  } catch (e) {
+    gatewayEntry = "bench/servers/gateway.ts"
+    checks.push(`S6: src/main.ts did not start (${String(e).split("\n")[0]}); measured the bench entry bench/servers/gateway.ts (embedded store) instead.`)
+    const benchEnv = { BENCH_WORKSPACE: "embedded", BENCH_DB: dbUrl("s6") }
+    await prepareDb("s6", false)
+    candidates.push({ key: "main-tsx", label: "gateway: tsx bench/servers/gateway.ts", nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"], env: benchEnv })
+  }
+  const gatewayEnv = candidates[0]!.env
+  try {
+    const bundled = await bundle(join(ROOT, gatewayEntry), join(buildDir, "gateway"), "main")
+    candidates.push({ key: "main-bundle", label: `gateway: node ${bundled.slice(ROOT.length)} (esbuild bundle of ${gatewayEntry})`, nodeArgs: [bundled], env: gatewayEnv })
+  } catch (e) {
+    checks.push(`S6: bundling ${gatewayEntry} failed: ${String(e).split("\n")[0]}`)
+  }
+  const rawBundle = await bundle(join(ROOT, "bench/peers/raw.ts"), join(buildDir, "raw"), "raw")
+  // The raw peer without a database: node:http and the fixture, nothing else loaded.
+  const rawEnv = { BENCH_FIXTURE: fixtureFile }
+  candidates.push({ key: "raw-tsx", label: "raw node:http: tsx", nodeArgs: ["--import", "tsx", "bench/peers/raw.ts"], env: rawEnv })
+  candidates.push({ key: "raw-bundle", label: "raw node:http: bundle", nodeArgs: [rawBundle], env: rawEnv })
+
+  const results = new Map<string, Array<{ startMs: number; rss: number }>>(candidates.map((c) => [c.key, []]))
+  for (let round = 0; round < 4; round++) {
+    for (const c of candidates) {
+      const s = await startServer({ name: c.key, port: nextPort++, nodeArgs: c.nodeArgs, env: c.env, timeoutMs: 30_000 })
+      await sleep(1000)
+      const rss = memory(s.pid).rss
+      await stopServer(s)
+      if (round > 0) results.get(c.key)!.push({ startMs: s.startMs, rss })
+    }
+  }
+  const m = (key: string, f: (x: { startMs: number; rss: number }) => number) => median(results.get(key)!.map(f))
+  for (const c of candidates) {
+    medians.push({
+      scenario: "S6 idle process (3 starts)",
+      server: c.label,
+      value: `${(m(c.key, (x) => x.rss) / MiB).toFixed(1)} MB RSS, ${m(c.key, (x) => x.startMs).toFixed(0)} ms to healthy`,
+      p50: NaN,
+      p99: NaN,
+      cpuUsPerReq: NaN,
+      cpuShare: NaN,
+      rounds: results.get(c.key)!.length
+    })
+  }
+  for (const [key, rawKey] of [["main-tsx", "raw-tsx"], ["main-bundle", "raw-bundle"]] as const) {
+    if (!results.has(key)) continue
+    const label = candidates.find((c) => c.key === key)!.label
+    const rss = m(key, (x) => x.rss) / MiB
+    const start = m(key, (x) => x.startMs)
+    rows.push({
+      scenario: "S6 idle process",
+      metric: `RSS after start: ${label}`,
+      peer: "80 MB",
+      ratio: rss / 80,
+      target: "<= 1x",
+      met: rss <= 80,
+      note: `${rss.toFixed(1)} MB; raw node:http ${(m(rawKey, (x) => x.rss) / MiB).toFixed(1)} MB`
+    })
+    rows.push({
+      scenario: "S6 idle process",
+      metric: `start to first healthy answer: ${label}`,
+      peer: "500 ms",
+      ratio: start / 500,
+      target: "<= 1x",
+      met: start <= 500,
+      note: `${start.toFixed(0)} ms; raw node:http ${m(rawKey, (x) => x.startMs).toFixed(0)} ms`
+    })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const pinned = pinSelf()
+  const loadBefore = loadAverage()
+  log(`temporary directory ${tmp}; load generator pinned to core 0: ${pinned}`)
+  writeFileSync(fixtureFile, JSON.stringify(benchFixture()))
+  const needsDb = ["S3", "S4", "S5"].some((s) => settings.only.has(s))
+  let docId = "00000000-0000-4000-8000-000000000000"
+  if (needsDb || settings.only.has("S6")) {
+    writeDocument()
+    log("256 MiB document written; preparing databases")
+    const [gatewayDoc] = await Promise.all([
+      prepareDb("gateway", true),
+      prepareDb("raw", false),
+      prepareDb("nest", false)
+    ])
+    docId = gatewayDoc!
+  }
+  for (const spec of defineServers(docId)) specs.set(spec.key, spec)
+  const wanted = new Set<string>()
+  if (settings.only.has("S1")) ["gateway", ...PEERS].forEach((k) => wanted.add(k))
+  if (settings.only.has("S2")) ["gateway", "gateway-c50", ...PEERS].forEach((k) => wanted.add(k))
+  if (needsDb) DB_KEYS.forEach((k) => wanted.add(k))
+  log(`starting ${[...wanted].join(", ")}`)
+  await Promise.all([...wanted].map(async (key) => {
+    const spec = specs.get(key)!
+    servers.set(key, await startServer({ name: key, port: nextPort++, nodeArgs: spec.nodeArgs, env: spec.env, cwd: ROOT }))
+  }))
+  log(`pids: ${[...servers].map(([k, s]) => `${k} ${s.pid}`).join(", ")}`)
+
+  const upload = uploadBody()
+  const ingest = ingestBody()
+  if (settings.only.has("S1")) await s1()
+  if (settings.only.has("S2")) await s2()
+  // S4 before S3: its RSS growth is measured on a gateway that has not yet held upload bodies.
+  if (settings.only.has("S4")) await s4(docId)
+  if (settings.only.has("S3")) await s3(upload)
+  if (settings.only.has("S5")) await s5(ingest)
+  await stopAll()
+  servers.clear()
+  if (settings.only.has("S6")) await s6()
+
+  const order = ["S1", "S2", "S3", "S4", "S5", "S6"]
+  rows.sort((a, b) => order.indexOf(a.scenario.slice(0, 2)) - order.indexOf(b.scenario.slice(0, 2)))
+  medians.sort((a, b) => order.indexOf(a.scenario.slice(0, 2)) - order.indexOf(b.scenario.slice(0, 2)))
+  checks.unshift(
+    failures.length === 0
+      ? "Every counted response was a 2xx: autocannon non2xx, errors and timeouts were 0 in every warm-up and round; every download was a 200 of exactly 256 MiB; every server answered the probe request of each scenario alike."
+      : `FAILURES (the affected rounds are not valid): ${failures.join(" | ")}`
+  )
+  let commit = "unknown"
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim()
+    const dirty = execFileSync("git", ["status", "--porcelain", "src"], { cwd: ROOT, encoding: "utf8" }).trim()
+    if (dirty !== "") commit += " with uncommitted changes in src/"
+  } catch {
+    // not a git checkout
+  }
+  const markdown = renderResults({
+    date: new Date().toISOString(),
+    node: process.version,
+    cpu: cpuModel(),
+    pinned,
+    loadBefore,
+    loadAfter: loadAverage(),
+    commit,
+    settings: `Warm-up ${settings.warmupS} s, ${settings.rounds} rounds of ${settings.roundS} s per server and scenario`,
+    durationS: (performance.now() - started) / 1000
+  }, rows, medians, checks)
+  if (settings.results !== "-") writeFileSync(settings.results, markdown)
+  console.log(`\n${markdown}`)
+  if (failures.length > 0) process.exitCode = 1
+}
+
+main().then(
+  () => {
+    cleanupSync()
+  },
+  (error) => {
+    console.error(error)
+    cleanupSync()
+    process.exit(1)
+  }
+)
