@@ -97,3 +97,39 @@ const sendChunked = (port: number, path: string, size: number) =>
     socket.write("0\r\n\r\n")
     setTimeout(() => socket.end(), 2000)
   })
+
+describe("oversized bodies at the Node server", () => {
+  it.effect("a declared oversized body: 413 readable by the client, the body discarded, the connection reusable", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const server = yield* HttpServer.HttpServer
+        const port = (server.address as HttpServer.TcpAddress).port
+        const answers = yield* Effect.promise(() => sendOversizedThenSmall(port, 256 * 1024))
+        expect(answers[0]).toMatch(/^HTTP\/1\.1 413/)
+        expect(answers[0]).toContain("\"statusCode\":413")
+        // The same connection then serves the next request.
+        expect(answers[1]).toMatch(/^HTTP\/1\.1 200/)
+      }), { config: { maxBodyBytes: 1024 } }))
+})
+
+/** One connection: a body of `size` bytes over the limit, then GET /v1/health; the two raw answers. */
+const sendOversizedThenSmall = (port: number, size: number) =>
+  new Promise<Array<string>>((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1")
+    let out = ""
+    socket.on("data", (d) => {
+      out += d.toString("latin1")
+      const parts = out.split(/(?=HTTP\/1\.1 )/)
+      if (parts.length >= 2 && parts[1]!.includes("\"ok\"")) {
+        socket.destroy()
+        resolve(parts)
+      }
+    })
+    socket.on("error", reject)
+    socket.write(`POST /v1/tasks/${EXPENSE_TASK}/files HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`)
+    socket.write(Buffer.alloc(size, 0x41), () => socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"))
+    setTimeout(() => {
+      socket.destroy()
+      resolve(out.split(/(?=HTTP\/1\.1 )/))
+    }, 5000)
+  })
