@@ -39,7 +39,14 @@ const main = Effect.gen(function*() {
     onNone: () => Layer.provideMerge(WorkspaceRoutes, EmbeddedWorkspaceLive)
   })
 
-  const server = NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes), { port: config.port, host: config.host })
+  // Open the port only once the workspace has started: NodeHttpServer listens when its layer is
+  // built but attaches the request handler only when the app is served, and Node leaves a request
+  // arriving in between unanswered. Layers are memoized by reference: GatewayLive gets this same
+  // workspace instance.
+  const server = Layer.provide(
+    NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes), { port: config.port, host: config.host }),
+    workspace
+  )
 
   const app = GatewayLive.pipe(
     Layer.provide(workspace),

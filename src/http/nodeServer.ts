@@ -54,6 +54,12 @@ export const createGatewayServer = (maxBodyBytes: number): http.Server => {
   server.emit = ((event: string, ...args: Array<any>) => {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      // Listening but not yet serving (start-up): answer rather than leave the request hanging.
+      if (server.listenerCount("request") === 0) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+        res.end(JSON.stringify({ statusCode: 503, message: "Starting up; retry shortly", error: "Service Unavailable" }))
+        return true
+      }
       const declared = req.headers["content-length"]
       if (declared !== undefined && Number(declared) > maxBodyBytes) {
         refuseDeclaredBody(req, res, maxBodyBytes)
