@@ -15,7 +15,8 @@ import type { WorkspaceClientService } from "../services/WorkspaceClient.js"
 import type { Fixture } from "./fixture.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, nextStepOf } from "./runbook.js"
+import { applyToTask } from "./engine.js"
+import { isTerminal, nextStepOf } from "./runbook.js"
 
 interface Row {
   ledger: string
@@ -141,17 +142,16 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     })
 
   /** The runbook engine: what a delivered signal does. */
-  const apply = (task: Workspace.Task, signal: Workspace.Signal) => {
-    const runbook = workflows.get(task.workflowId)?.runbook
-    if (runbook == null || task.currentStep === null) return
-    const snaps = snapshots.get(task.id)!
-    const step = runbook.steps.find((s) => s.id === task.currentStep)
-    if (signal.name === "approve" || signal.name === "reject") {
-      snaps[task.currentStep] = { decision: signal.name === "approve" ? "approved" : "rejected", reason: signal.payload.reason ?? null, decidedAt: now() }
-      Object.assign(task, signal.name === "approve" ? completeCurrentStep(task, runbook) : { status: "FAILED", currentStep: null })
-    } else if (signal.name === FILE_SUBMITTED_SIGNAL && step?.displayHint.component === "FILE_UPLOAD") {
-      snaps[task.currentStep] = { ...signal.payload, submittedAt: now() }
-      Object.assign(task, completeCurrentStep(task, runbook))
+  /** The runbook engine (../engine.ts), applied as soon as the signal is recorded. */
+  const apply = (task: MutableTask, signal: Workspace.Signal) => {
+    const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, {
+      ...signal,
+      expectedStep: null
+    }, now())
+    if (outcome._tag === "changed") {
+      task.status = outcome.status
+      task.currentStep = outcome.currentStep
+      snapshots.set(task.id, outcome.snapshots)
     }
   }
 

@@ -14,7 +14,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import type { Workspace } from "../model.js"
 import { describeError, fromJson, nowIso, retryBusy, rowFields, runbookFromJson, type SubledgerRow, type TaskRow, taskOfRow, toJson } from "./db.js"
-import { applyToRow, applyToTask, isRowAction, rowActionOf } from "./engine.js"
+import { applyToRow, applyToTask, isRowAction, rowActionOf } from "../engine.js"
 
 export interface NewSignal {
   readonly tenantId: string

@@ -47,7 +47,7 @@ import {
   taskOfRow,
   toJson
 } from "./db.js"
-import { isRowAction, rowActionOf } from "./engine.js"
+import { isRowAction, rowActionOf } from "../engine.js"
 import { type DeliveryReport, makeOutbox, type NewSignal } from "./outbox.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */

@@ -1,15 +1,15 @@
 /**
  * The runbook engine's decisions, pure: what one delivered signal does to a task or a row.
- * Same rules as `apply` in ../memory.ts; the store loads the state, calls these and writes
+ * Both workspaces apply them: the embedded store loads the state, calls these and writes
  * the result in the transaction that marks the signal delivered.
  *
  * A signal that no longer applies (the task moved on, the row changed status) is consumed
  * with an `ignored: ...` outcome rather than retried: retrying cannot change a rule's answer.
  */
-import type { Scalar } from "../../api/resources.js"
-import { decideEdit, decideReject } from "../ledgers.js"
-import type { Workspace } from "../model.js"
-import { completeCurrentStep, FILE_SUBMITTED_SIGNAL } from "../runbook.js"
+import type { Scalar } from "../api/resources.js"
+import { decideEdit, decideReject } from "./ledgers.js"
+import type { Workspace } from "./model.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL } from "./runbook.js"
 
 export interface PendingSignal {
   readonly name: string
