@@ -505,7 +505,7 @@ const s6 = async () => {
   const buildDir = join(ROOT, "bench/.build")
   const s6Dir = join(tmp, "s6")
   mkdirSync(s6Dir, { recursive: true })
-  const mainEnv = { HOST: "127.0.0.1", SVC_DATABASE_URL: `file:${join(s6Dir, "main.db")}` }
+  const mainEnv = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(s6Dir, "main.db")}` }
   const candidates: Array<{ key: string; label: string; nodeArgs: ReadonlyArray<string>; env: Record<string, string> }> = []
   let gatewayEntry = "src/main.ts"
   try {

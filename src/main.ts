@@ -1,20 +1,34 @@
 /**
  * Composition root: settings → Layers → serve. With SVC_WORKSPACE_URL the WorkspaceClient is
- * the HTTP client of WorkspaceApi; without it the embedded workspace runs in this process on a
- * local SQLite file (demo data on first start), and its API is served under /workspace too.
+ * the HTTP client of WorkspaceApi (sending SVC_WORKSPACE_TOKEN as its bearer token when set);
+ * without it the embedded workspace runs in this process on a local SQLite file (demo data on
+ * first start).
+ *
+ * One listener per audience. The gateway's port (HOST:PORT) serves this tenant's users: /v1,
+ * /docs, /openapi.json and the GL connect page of this tenant's sessions. In embedded mode the
+ * multi-tenant WorkspaceApi (registry, webhook, every tenant's records) is served only on the
+ * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
+ * when set; src/workspace/api/AdminConfig.ts).
  */
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
 import { GatewayLive } from "./http/Gateway.js"
 import { failStart } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
+import { type ServerLimits, serverLimitsConfig } from "./http/ServerLimits.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
-import { WorkspaceRoutes } from "./workspace/api/mount.js"
+import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
+import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
+import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
 import { databasePathOf, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 
@@ -26,25 +40,78 @@ const databaseFile = (url: string) => {
   return path.ok ? path.value : url
 }
 
+const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+
+class AdminStartError extends Data.TaggedError("AdminStartError")<{ readonly message: string }> {}
+
+/** Where the admin listener ended up (its port may have been chosen at start); None when there is none. */
+class AdminAddress extends Context.Tag("main/AdminAddress")<AdminAddress, Option.Option<string>>() {}
+
+/** The admin listener: WorkspaceApi of every tenant, on its own Node server. */
+const adminListener = (
+  listen: AdminListen,
+  token: Option.Option<Redacted.Redacted<string>>,
+  config: TenantConfigShape,
+  limits: ServerLimits
+) =>
+  Layer.scoped(
+    AdminAddress,
+    Effect.gen(function*() {
+      const app = yield* adminWorkspaceApp({
+        maxBodyBytes: config.maxBodyBytes,
+        tracing: config.tracing,
+        adminToken: Option.getOrUndefined(token)
+      })
+      const server = yield* HttpServer.HttpServer
+      yield* server.serve(app)
+      const address = server.address
+      return Option.some(address._tag === "TcpAddress" ? urlOf(address.hostname, address.port) : address.path)
+    })
+  ).pipe(
+    Layer.provide(
+      NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits), { port: listen.port, host: listen.host }).pipe(
+        Layer.mapError((e) => {
+          const cause = e.cause as { code?: unknown; message?: unknown } | undefined
+          const reason = typeof cause?.code === "string" ? cause.code : String(cause?.message ?? e.message)
+          return new AdminStartError({
+            message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
+              `(SVC_ADMIN_HOST / SVC_ADMIN_PORT; SVC_ADMIN_PORT=off runs none): ${reason}`
+          })
+        })
+      )
+    )
+  )
+
 const main = Effect.gen(function*() {
   const settings = yield* tenantConfigFromEnv
+  const limits = yield* serverLimitsConfig
   const embedded = Option.isNone(settings.workspaceUrl)
   const config: TenantConfigShape = embedded && Option.isNone(settings.tenantSlug)
     ? { ...settings, tenantSlug: Option.some(DEMO_TENANT) }
     : settings
+  // Admin settings matter only where there is an admin listener (embedded mode).
+  const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
 
+  // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
+  const embeddedWorkspace = Layer.provideMerge(GlConnectRoutes(config.tenantSlug), EmbeddedWorkspaceLive)
   const workspace = Option.match(settings.workspaceUrl, {
     onSome: (url) =>
-      HttpWorkspaceClientLive(url, { timeoutMs: config.workspaceTimeoutMs, retries: config.workspaceRetries, tracing: config.tracing }),
-    onNone: () => Layer.provideMerge(WorkspaceRoutes, EmbeddedWorkspaceLive)
+      Layer.unwrapEffect(Effect.map(workspaceToken, (token) =>
+        HttpWorkspaceClientLive(url, {
+          timeoutMs: config.workspaceTimeoutMs,
+          retries: config.workspaceRetries,
+          tracing: config.tracing,
+          token: Option.getOrUndefined(token)
+        }))),
+    onNone: () => embeddedWorkspace
   })
 
   // Open the port only once the workspace has started: NodeHttpServer listens when its layer is
   // built but attaches the request handler only when the app is served, and Node leaves a request
-  // arriving in between unanswered. Layers are memoized by reference: GatewayLive gets this same
-  // workspace instance.
+  // arriving in between unanswered. Layers are memoized by reference: GatewayLive and the admin
+  // listener get this same workspace instance.
   const server = Layer.provide(
-    NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes), { port: config.port, host: config.host }),
+    NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits), { port: config.port, host: config.host }),
     workspace
   )
 
@@ -56,7 +123,12 @@ const main = Effect.gen(function*() {
     Layer.provide(server)
   )
 
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+  const adminLayer = Option.match(admin.listen, {
+    onNone: () => Layer.succeed(AdminAddress, Option.none()),
+    onSome: (listen) => Layer.provide(adminListener(listen, admin.token, config, limits), embeddedWorkspace)
+  })
+
+  const url = urlOf(config.host, config.port)
   const startupLog = Effect.gen(function*() {
     const tenant = Option.getOrElse(config.tenantSlug, () => "(none: tenant endpoints answer 503)")
     const bound = embedded && Option.isNone(settings.tenantSlug)
@@ -65,12 +137,22 @@ const main = Effect.gen(function*() {
     const upstream = embedded
       ? `embedded, database ${databaseFile((yield* embeddedSettings).url)}`
       : `workspace service at ${Option.getOrThrow(settings.workspaceUrl)}`
+    const adminUrl = yield* AdminAddress
+    const adminLine = !embedded
+      ? "none in this process (the workspace service serves the registry)"
+      : Option.match(adminUrl, {
+        onNone: () => "off (SVC_ADMIN_PORT=off)",
+        onSome: (base) =>
+          `${base}${WORKSPACE_PREFIX} (every tenant's workspace API and agent registry; ` +
+          `${Option.isSome(admin.token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token: keep it on loopback"}; ` +
+          `docs ${base}${WORKSPACE_PREFIX}/docs, OpenAPI ${base}${WORKSPACE_OPENAPI_PATH})`
+      })
     yield* Effect.logInfo(
-      `tenant gateway listening on ${url}\n  tenant:    ${bound}\n  workspace: ${upstream}\n  docs:      ${url}/docs (OpenAPI at ${url}/openapi.json)`
+      `tenant gateway listening on ${url}\n  tenant:    ${bound}\n  workspace: ${upstream}\n  docs:      ${url}/docs (OpenAPI at ${url}/openapi.json)\n  admin:     ${adminLine}`
     )
   })
 
-  return yield* Layer.launch(Layer.tap(app, () => startupLog))
+  return yield* Layer.launch(Layer.tap(Layer.merge(app, adminLayer), (context) => Effect.provide(startupLog, context)))
 })
 
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.

@@ -75,6 +75,7 @@ const gatewayNoMiddleware = () => {
       host: "127.0.0.1",
       port,
       maxBodyBytes: 32 * 1024 * 1024,
+      maxJsonDepth: 64,
       nextStepConcurrency: 16,
       runbookConcurrency: 8,
       tracing: false,

@@ -56,6 +56,7 @@ const app = GatewayLive.pipe(
     host: "127.0.0.1",
     port,
     maxBodyBytes,
+    maxJsonDepth: 64,
     nextStepConcurrency: Number(env("BENCH_NEXT_STEP_CONCURRENCY", "16")),
     runbookConcurrency: 8,
     tracing: false,

@@ -1,7 +1,15 @@
 /** Request bodies of spec §2, with the limits of §8. */
 import * as Schema from "effect/Schema"
-import { Uuid } from "./ids.js"
+import { FileName, MediaType } from "./headerValues.js"
+import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
 import { Scalar } from "./resources.js"
+
+/**
+ * A request body's own keys are closed: an unknown key is a 400 naming it, as the published
+ * document says (`additionalProperties: false`), instead of being dropped without a word.
+ */
+export const closed = (identifier: string) => <S extends Schema.Annotable.All>(self: S): Schema.Annotable.Self<S> =>
+  self.annotations({ identifier, parseOptions: { onExcessProperty: "error" } }) as Schema.Annotable.Self<S>
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
   identifier: "JsonObject",
@@ -15,7 +23,7 @@ export const CreateTaskDto = Schema.Struct({
   context: Schema.optional(JsonObject).annotations({
     description: "Forwarded into the workflow start payload; checked against the workflow's startParams"
   })
-}).annotations({ identifier: "CreateTaskDto" })
+}).pipe(closed("CreateTaskDto"))
 export type CreateTaskDto = typeof CreateTaskDto.Type
 
 export const TaskActionDto = Schema.Struct({
@@ -23,14 +31,17 @@ export const TaskActionDto = Schema.Struct({
   comments: Schema.optional(Schema.String.pipe(Schema.maxLength(10_000))).annotations({
     description: "Free text; recorded in the audit log; forwarded as `reason`"
   })
-}).annotations({ identifier: "TaskActionDto" })
+}).pipe(closed("TaskActionDto"))
 export type TaskActionDto = typeof TaskActionDto.Type
 
 /** Ledgers a row action may target (spec §8 allow-list). */
 export const ROW_ACTION_LEDGERS = ["expenses"] as const
 
 export const TaskRowActionDto = Schema.Struct({
-  ledger: Schema.String.annotations({ description: "Allow-list; only `expenses` is accepted" }),
+  ledger: Schema.Literal(...ROW_ACTION_LEDGERS).annotations({
+    description: "Allow-list; only `expenses` is accepted",
+    message: () => `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
+  }),
   action: Schema.Literal("edit_cell", "reject_row"),
   rowId: Uuid,
   field: Schema.optional(NonEmpty(128)).annotations({ description: "Column key; required for edit_cell" }),
@@ -39,16 +50,13 @@ export const TaskRowActionDto = Schema.Struct({
   })
 }).pipe(
   Schema.filter((dto) => {
-    if (!(ROW_ACTION_LEDGERS as ReadonlyArray<string>).includes(dto.ledger)) {
-      return { path: ["ledger"], message: `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}` }
-    }
     if (dto.action === "edit_cell") {
       if (dto.field === undefined) return { path: ["field"], message: "field is required for edit_cell" }
       if (!("value" in dto)) return { path: ["value"], message: "value is required for edit_cell" }
     }
     return true
-  }),
-  Schema.annotations({ identifier: "TaskRowActionDto" })
+  }, { jsonSchema: { if: { properties: { action: { const: "edit_cell" } } }, then: { required: ["field", "value"] } } }),
+  closed("TaskRowActionDto")
 )
 export type TaskRowActionDto = typeof TaskRowActionDto.Type
 
@@ -56,12 +64,12 @@ export const TaskEventDto = Schema.Struct({
   type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
   sourceLabel: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
-  seq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)).annotations({
+  seq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)).annotations({
     description: "Monotonic per task / event stream"
   }),
   payload: JsonObject,
   groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
-}).annotations({ identifier: "TaskEventDto" })
+}).pipe(closed("TaskEventDto"))
 export type TaskEventDto = typeof TaskEventDto.Type
 
 /** YYYY-MM with a real month (2026-13 is refused). */
@@ -73,17 +81,18 @@ export const Period = Schema.String.pipe(
 /** Fields shared by upload and ingest: everything but where the bytes come from. */
 const FileMetaFields = {
   source: NonEmpty(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
-  fileName: Schema.optional(NonEmpty(255)).annotations({ description: "Override; otherwise derived" }),
-  contentType: Schema.optional(
-    Schema.String.pipe(
-      Schema.pattern(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, { message: () => "contentType must be a MIME type" })
-    )
-  ).annotations({ description: "MIME type; guessed from the file name when omitted" }),
+  fileName: Schema.optional(FileName).annotations({ description: "Override; otherwise derived" }),
+  contentType: Schema.optional(MediaType).annotations({
+    description: "MIME type; guessed from the file name when omitted"
+  }),
   period: Schema.optional(Period),
   schemaSlug: Schema.optional(NonEmpty(128)),
-  signalTaskId: Schema.optional(NonEmpty(512)).annotations({ description: "Workflow id to signal after persist" }),
+  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)).annotations({ description: "Workflow id to signal after persist" }),
   signalName: Schema.optional(NonEmpty(128)).annotations({ description: "Signal name to fire after persist" })
 }
+
+/** Published beside the rule below: each of the two requires the other. */
+const signalPairSchema = { dependentRequired: { signalTaskId: ["signalName"], signalName: ["signalTaskId"] } }
 
 /** signalTaskId and signalName name one signal: both or neither. */
 const signalPair = <A extends { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }>(
@@ -98,7 +107,7 @@ const signalPair = <A extends { readonly signalTaskId?: string | undefined; read
 export const UploadFileDto = Schema.Struct({
   ...FileMetaFields,
   data: Schema.String.annotations({ description: "Base64 of the file bytes", contentEncoding: "base64" })
-}).pipe(Schema.filter(signalPair), Schema.annotations({ identifier: "UploadFileDto" }))
+}).pipe(Schema.filter(signalPair, { jsonSchema: signalPairSchema }), closed("UploadFileDto"))
 export type UploadFileDto = typeof UploadFileDto.Type
 
 export const FileRef = Schema.Struct(
@@ -111,8 +120,8 @@ export const FileRef = Schema.Struct(
 export type FileRef = typeof FileRef.Type
 
 export const IngestFileDto = Schema.Struct({ ...FileMetaFields, fileRef: FileRef }).pipe(
-  Schema.filter(signalPair),
-  Schema.annotations({ identifier: "IngestFileDto" })
+  Schema.filter(signalPair, { jsonSchema: signalPairSchema }),
+  closed("IngestFileDto")
 )
 export type IngestFileDto = typeof IngestFileDto.Type
 
@@ -122,7 +131,7 @@ export type FileMeta = Omit<UploadFileDto, "data">
 export const DataIngestEvent = Schema.Struct({
   data: JsonObject,
   sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Free-form provenance JSON" })
-}).annotations({ identifier: "DataIngestEvent" })
+}).pipe(closed("DataIngestEvent"))
 
 export const DataIngestDto = Schema.Struct({
   data: Schema.optional(JsonObject).annotations({ description: "Single-row body; exactly one of data / events" }),
@@ -131,26 +140,28 @@ export const DataIngestDto = Schema.Struct({
   }),
   sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Ignored when events is given" }),
   kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
-  signalTaskId: Schema.optional(NonEmpty(512)),
+  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)),
   signalName: Schema.optional(NonEmpty(128))
 }).pipe(
   Schema.filter((dto) =>
     (dto.data === undefined) === (dto.events === undefined)
       ? { path: ["data"], message: "exactly one of data / events must be set" }
-      : signalPair(dto)
-  ),
-  Schema.annotations({ identifier: "DataIngestDto" })
+      : signalPair(dto), {
+    // Inside allOf: a top-level oneOf would make Effect replace the whole object schema.
+    jsonSchema: { allOf: [{ oneOf: [{ required: ["data"] }, { required: ["events"] }] }], ...signalPairSchema }
+  }),
+  closed("DataIngestDto")
 )
 export type DataIngestDto = typeof DataIngestDto.Type
 
 export const UpdateSubledgerCellDto = Schema.Struct({
   field: NonEmpty(128).annotations({ description: "Column key, checked against the ledger's allow-list" }),
   value: Scalar.annotations({ description: "Scalar or null; validated and coerced per ledger" })
-}).annotations({ identifier: "UpdateSubledgerCellDto" })
+}).pipe(closed("UpdateSubledgerCellDto"))
 export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
 
 export const GlConnectSessionDto = Schema.Struct({
   serviceId: Schema.optional(NonEmpty(128)).annotations({
     description: "Preselects a provider; omitted lets the user pick"
   })
-}).annotations({ identifier: "GlConnectSessionDto" })
+}).pipe(closed("GlConnectSessionDto"))

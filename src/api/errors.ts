@@ -60,6 +60,16 @@ export const UnauthorizedWire = onWire(Unauthorized, wire(401, "Unauthorized", {
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields(404, "Not Found")) {}
 export const NotFoundWire = onWire(NotFound, wire(404, "Not Found", {}), 404)
 
+/**
+ * A path the API has, asked with a method none of its endpoints takes (RFC 9110: 405). `allow`
+ * (the methods the path takes) leaves as the `Allow` header, not in the body.
+ */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  ...fields(405, "Method Not Allowed"),
+  allow: Schema.optional(Schema.Array(Schema.String))
+}) {}
+export const MethodNotAllowedWire = onWire(MethodNotAllowed, wire(405, "Method Not Allowed", {}), 405)
+
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields(409, "Conflict")) {}
 export const ConflictWire = onWire(Conflict, wire(409, "Conflict", {}), 409)
 
@@ -68,6 +78,12 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   fields(413, "Payload Too Large")
 ) {}
 export const PayloadTooLargeWire = onWire(PayloadTooLarge, wire(413, "Payload Too Large", {}), 413)
+
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
+  "UnsupportedMediaType",
+  fields(415, "Unsupported Media Type")
+) {}
+export const UnsupportedMediaTypeWire = onWire(UnsupportedMediaType, wire(415, "Unsupported Media Type", {}), 415)
 
 export class InternalServerError extends Schema.TaggedError<InternalServerError>()(
   "InternalServerError",
@@ -97,12 +113,14 @@ export type ApiError =
   | BadRequest
   | Unauthorized
   | NotFound
+  | MethodNotAllowed
   | Conflict
   | PayloadTooLarge
+  | UnsupportedMediaType
   | InternalServerError
   | UpstreamError
 
 export const isApiError = (u: unknown): u is ApiError =>
-  u instanceof BadRequest || u instanceof Unauthorized || u instanceof NotFound || u instanceof Conflict ||
-  u instanceof PayloadTooLarge || u instanceof InternalServerError || u instanceof BadGateway ||
+  u instanceof BadRequest || u instanceof Unauthorized || u instanceof NotFound || u instanceof MethodNotAllowed || u instanceof Conflict ||
+  u instanceof PayloadTooLarge || u instanceof UnsupportedMediaType || u instanceof InternalServerError || u instanceof BadGateway ||
   u instanceof ServiceUnavailable || u instanceof GatewayTimeout

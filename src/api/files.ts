@@ -51,7 +51,8 @@ export class FilesGroup extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.get("downloadFile", "/tasks/:taskId/files/:documentRef/download")
       .setPath(Schema.Struct({ taskId: TaskId, documentRef: Uuid }))
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+      // The stored Content-Type, whatever it is: any media type (checked at upload) may come back.
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "*/*" }))
       .annotate(OpenApi.Summary, "Download a file")
       .annotate(
         OpenApi.Description,

@@ -1,29 +1,43 @@
 import * as Schema from "effect/Schema"
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// Written without the `i` flag so that the published JSON Schema pattern means the same.
+const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
 /** A UUID in any version, case-insensitive (ids come from several systems). */
 export const Uuid = Schema.String.pipe(
-  Schema.filter((s) => UUID_RE.test(s), { message: () => "must be a UUID" }),
-  Schema.annotations({ identifier: "Uuid", format: "uuid", description: "UUID" })
+  Schema.pattern(UUID_RE, { message: () => "must be a UUID" }),
+  Schema.annotations({
+    identifier: "Uuid",
+    description: "UUID",
+    jsonSchema: { pattern: UUID_RE.source, format: "uuid" }
+  })
 )
 
 export const isUuid = (s: string): boolean => UUID_RE.test(s)
 
+/**
+ * The longest task id accepted, composite ids included (they nest, so they grow). The router
+ * routes path parameters up to MAX_PATH_PARAM_LENGTH (src/http/ServerLimits.ts), above this, so
+ * a longer id reaches this schema and answers 400 naming `taskId` instead of a routing 404.
+ */
+export const TASK_ID_MAX_LENGTH = 2048
+
+/** A UUID, then `:<step>:<slug>` pairs of non-empty segments (child ids nest). */
+const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`)
+
 /** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
 export const TaskId = Schema.String.pipe(
-  Schema.filter((s) => {
-    // Child ids may nest (`<root>:<step>:<slug>:<step>:<slug>`); every segment is non-empty.
-    const [root, ...rest] = s.split(":")
-    return isUuid(root!) && rest.length % 2 === 0 && rest.every((part) => part.length > 0)
-  }, { message: () => "must be a task UUID or a composite <uuid>:<step>:<slug>" }),
+  Schema.maxLength(TASK_ID_MAX_LENGTH, { message: () => `must be at most ${TASK_ID_MAX_LENGTH} characters` }),
+  Schema.pattern(TASK_ID_RE, { message: () => "must be a task UUID or a composite <uuid>:<step>:<slug>" }),
   Schema.annotations({
     identifier: "TaskId",
-    description: "Workspace task UUID, or for a child workflow the composite `<parent_task_id>:<step>:<slug>`"
+    description:
+      `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters`,
+    jsonSchema: { pattern: TASK_ID_RE.source, maxLength: TASK_ID_MAX_LENGTH }
   })
 )
 
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!
 
-export const Timestamp = Schema.String.annotations({ description: "ISO 8601 timestamp", format: "date-time" })
+export const Timestamp = Schema.String.annotations({ description: "ISO 8601 timestamp", jsonSchema: { format: "date-time" } })

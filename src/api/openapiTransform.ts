@@ -1,19 +1,81 @@
 /**
- * HttpApi declares its own decode-error shape on every endpoint; our servers answer decode
- * failures as BadRequest (see http/errorResponse.ts), so the documents say so.
+ * What the generated OpenAPI documents must say that HttpApi cannot express by itself, so that
+ * each document describes exactly what our servers do (both APIs use it):
+ * - decode failures are answered as BadRequest (http/errorResponse.ts), not HttpApiDecodeError;
+ * - every request body goes through the JSON input check (http/jsonInput.ts): another media
+ *   type is a 415, and a body whose fields are all optional may be omitted;
+ * - the Node server answers 408 and 431 (in the error shape) before any route is chosen;
+ * - free-form values carry no `$id` (Effect marks `unknown` with "/schemas/unknown", which
+ *   resolvers take for a reference to fetch).
  */
+
+/** Answers the Node server gives any request before routing (src/http/nodeServer.ts). */
+const SERVER_ERRORS = {
+  408: ["Request Timeout", "The request (headers or body) was not received in time"],
+  431: ["Request Header Fields Too Large", "The request line and headers exceed the size or count limit"]
+} as const
+
+const errorSchema = (status: number, name: string) => ({
+  type: "object",
+  required: ["statusCode", "message", "error"],
+  properties: {
+    statusCode: { type: "number", enum: [status] },
+    message: { type: "string" },
+    error: { type: "string", enum: [name] }
+  },
+  additionalProperties: false
+})
+
+const BODY_METHODS = new Set(["post", "put", "patch", "delete"])
+
+const schemaOf = (spec: Record<string, any>, schema: any): any =>
+  typeof schema?.$ref === "string" ? spec.components.schemas[schema.$ref.split("/").pop()] : schema
+
 export function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<string, any> {
   const decodeRef = "#/components/schemas/HttpApiDecodeError"
-  const json = JSON.stringify(spec, (key, value) =>
-    key === "schema" && Array.isArray(value?.anyOf) && value.anyOf.some((s: any) => s.$ref === decodeRef)
-      ? (value.anyOf.length === 2 ? value.anyOf.find((s: any) => s.$ref !== decodeRef) : { anyOf: value.anyOf.filter((s: any) => s.$ref !== decodeRef) })
-      : value)
+  const json = JSON.stringify(spec, (key, value) => {
+    if (key === "schema" && Array.isArray(value?.anyOf) && value.anyOf.some((s: any) => s.$ref === decodeRef)) {
+      return value.anyOf.length === 2
+        ? value.anyOf.find((s: any) => s.$ref !== decodeRef)
+        : { anyOf: value.anyOf.filter((s: any) => s.$ref !== decodeRef) }
+    }
+    if (typeof value?.$id === "string" && value.$id.startsWith("/schemas/")) {
+      const { $id: _, ...rest } = value
+      return rest
+    }
+    return value
+  })
   const out = JSON.parse(json)
   delete out.components.schemas.HttpApiDecodeError
+  // Only HttpApiDecodeError referred to these.
+  if (!JSON.stringify(out).includes("#/components/schemas/Issue\"")) delete out.components.schemas.Issue
+  if (!JSON.stringify(out).includes("#/components/schemas/PropertyKey\"")) delete out.components.schemas.PropertyKey
   for (const path of Object.values(out.paths as Record<string, unknown>)) {
-    for (const op of Object.values(path as Record<string, any>)) {
+    for (const [method, op] of Object.entries(path as Record<string, any>)) {
       const bad = op?.responses?.["400"]
       if (bad !== undefined) bad.description = "The request is malformed: the message names the field"
+      for (const [status, [name, description]] of Object.entries(SERVER_ERRORS)) {
+        const id = name.replace(/ /g, "")
+        out.components.schemas[id] = errorSchema(Number(status), name)
+        op.responses[status] ??= {
+          description,
+          content: { "application/json": { schema: { $ref: `#/components/schemas/${id}` } } }
+        }
+      }
+      if (!BODY_METHODS.has(method)) continue
+      // Any body sent, even to an operation that takes none, must be JSON.
+      out.components.schemas.UnsupportedMediaType = errorSchema(415, "Unsupported Media Type")
+      op.responses["415"] = {
+        description: "The body is not JSON: send Content-Type application/json (UTF-8)",
+        content: { "application/json": { schema: { $ref: "#/components/schemas/UnsupportedMediaType" } } }
+      }
+      const body = op?.requestBody?.content?.["application/json"]
+      if (body === undefined) continue
+      // An empty body reads as `{}`: optional when `{}` is a valid body.
+      const schema = schemaOf(out, body.schema)
+      if (schema?.required?.length === 0 && schema.allOf === undefined && schema.oneOf === undefined) {
+        op.requestBody.required = false
+      }
     }
   }
   return out

@@ -1,6 +1,7 @@
 /**
- * What every command shares: the connection options (`--url` / SVC_URL, `--workspace-url` /
- * SVC_WORKSPACE_URL, `--json`), the clients built from them, output helpers and the two
+ * What every command shares: the connection options (`--url` / SVC_URL for the gateway;
+ * `--admin-url` / SVC_ADMIN_URL and the SVC_ADMIN_TOKEN bearer token for the agent registry on
+ * the admin listener; `--json`), the clients built from them, output helpers and the two
  * failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
  */
 import * as Args from "@effect/cli/Args"
@@ -12,12 +13,16 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import { type GatewayClient, makeGatewayClient, makeRegistryClient, type RegistryClient } from "../client/index.js"
+import { NotFound } from "../api/errors.js"
 import { TaskId, Uuid } from "../api/ids.js"
 
 export const DEFAULT_URL = "http://127.0.0.1:3000"
+/** The embedded gateway's admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT defaults). */
+export const DEFAULT_ADMIN_URL = "http://127.0.0.1:3001"
 
 /** Bad flags or arguments, found by the CLI before or instead of calling the API: exit 2. */
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
@@ -36,16 +41,23 @@ const url = Options.text("url").pipe(
   Options.withDescription(`Base URL of the gateway (default: SVC_URL, else ${DEFAULT_URL})`)
 )
 
-const workspaceUrl = Options.text("workspace-url").pipe(
-  Options.withFallbackConfig(Config.string("SVC_WORKSPACE_URL")),
-  Options.optional,
-  Options.withDescription("Base URL of the workspace registry (default: SVC_WORKSPACE_URL, else the gateway URL)")
+const adminUrl = Options.text("admin-url").pipe(
+  Options.withFallbackConfig(Config.string("SVC_ADMIN_URL")),
+  Options.withDefault(DEFAULT_ADMIN_URL),
+  Options.withDescription(
+    `Base URL of the admin listener serving the agent registry: the embedded gateway's SVC_ADMIN_PORT, or a ` +
+      `workspace service (default: SVC_ADMIN_URL, else ${DEFAULT_ADMIN_URL}). SVC_ADMIN_TOKEN, when set, is sent as ` +
+      `its bearer token`
+  )
 )
+
+/** The admin token, from the environment only (a flag would show in the process list); empty counts as unset. */
+const adminToken = Config.option(Config.redacted(Config.nonEmptyString("SVC_ADMIN_TOKEN")))
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON (for scripts) instead of tables"))
 
 const gatewayOptions = { url, json }
-const registryOptions = { url, workspaceUrl, json }
+const registryOptions = { adminUrl, json }
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -63,9 +75,12 @@ export interface Ctx {
   readonly output: <A>(value: A, human: (value: A) => Effect.Effect<void>) => Effect.Effect<void>
 }
 
-export interface RegistryCtx extends Ctx {
-  readonly workspaceUrl: string
+export interface RegistryCtx {
+  readonly json: boolean
+  readonly adminUrl: string
   readonly registry: RegistryClient
+  /** Print `value` as JSON with --json, else run the human rendering. */
+  readonly output: <A>(value: A, human: (value: A) => Effect.Effect<void>) => Effect.Effect<void>
 }
 
 const checkUrl = (flag: string, value: string) => {
@@ -108,7 +123,7 @@ export const gatewayCommand = <const Name extends string, const C extends Comman
       Command.withDescription(description)
     ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError, unknown>
 
-/** A leaf command talking to the agent registry: also --workspace-url. */
+/** A leaf command talking to the agent registry on the admin listener: --admin-url and --json. */
 export const registryCommand = <const Name extends string, const C extends Command.Command.Config, E, R>(
   name: Name,
   description: string,
@@ -117,16 +132,31 @@ export const registryCommand = <const Name extends string, const C extends Comma
 ) =>
   Command.make(name, { common: registryOptions, args: config }, (parsed: any) =>
     Effect.gen(function*() {
-      const ctx = yield* makeCtx(parsed.common)
-      const workspaceUrl = yield* checkUrl(
-        "--workspace-url",
-        Option.getOrElse(parsed.common.workspaceUrl as Option.Option<string>, () => ctx.baseUrl)
+      const common = parsed.common as { readonly adminUrl: string; readonly json: boolean }
+      const adminUrl = yield* checkUrl("--admin-url", common.adminUrl)
+      const token: Option.Option<Redacted.Redacted<string>> = yield* adminToken.pipe(
+        Effect.catchAll((e) => usage(`SVC_ADMIN_TOKEN: ${e.message}`))
       )
-      const registry = yield* makeRegistryClient(workspaceUrl)
-      yield* handler(parsed.args, { ...ctx, workspaceUrl, registry })
+      const registry = yield* makeRegistryClient(adminUrl, { token: Option.getOrUndefined(token) })
+      yield* handler(parsed.args, {
+        json: common.json,
+        adminUrl,
+        registry,
+        output: (value, human) => common.json ? printJson(value) : human(value)
+      }).pipe(
+        // An unknown route: most likely the gateway's own port, which serves no registry.
+        Effect.mapError((e) =>
+          e instanceof NotFound && e.message.startsWith("Cannot ")
+            ? new CliFailure({
+              message: `${e.message} at ${adminUrl}: the agent registry is on the admin listener; is --admin-url ` +
+                `(SVC_ADMIN_URL) its address? [404 Not Found]`
+            })
+            : e
+        )
+      )
     })).pipe(
       Command.withDescription(description)
-    ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError, unknown>
+    ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError | CliFailure, unknown>
 
 /**
  * A command that only groups subcommands: run without one, it is a usage error naming them.

@@ -5,13 +5,16 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Redacted from "effect/Redacted"
 import {
   BadGatewayWire,
   BadRequestWire,
   GatewayTimeoutWire,
   InternalServerErrorWire,
-  ServiceUnavailableWire
+  ServiceUnavailableWire,
+  UnauthorizedWire
 } from "../api/errors.js"
 import { RegistryGroup } from "../workspace/api/registry.js"
 
@@ -24,25 +27,44 @@ export {
 } from "../workspace/api/registry.js"
 export { isNotImplemented, NotImplemented } from "../workspace/api/errors.js"
 
-/** The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`). */
+/**
+ * The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`).
+ * 401 is the admin listener's answer without a valid bearer token (SVC_ADMIN_TOKEN).
+ */
 export class RegistryApi extends HttpApi.make("registry")
   .add(RegistryGroup)
   .prefix("/workspace")
   .addError(BadRequestWire)
+  .addError(UnauthorizedWire)
   .addError(InternalServerErrorWire)
   .addError(BadGatewayWire)
   .addError(ServiceUnavailableWire)
   .addError(GatewayTimeoutWire)
 {}
 
+export interface RegistryClientOptions {
+  /** Adjusts the HttpClient every request goes through (headers, retries, tracing, ...). */
+  readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
+  /** Sent as `Authorization: Bearer <token>`: the admin listener's SVC_ADMIN_TOKEN, when it has one. */
+  readonly token?: string | Redacted.Redacted<string> | undefined
+}
+
 /**
- * A typed client of the agent registry at `baseUrl`: the workspace service, or in embedded mode
- * the gateway process itself (it serves /workspace on the same port). Needs an HttpClient.
+ * A typed client of the agent registry at `baseUrl`: the admin listener of an embedded gateway
+ * (SVC_ADMIN_HOST:SVC_ADMIN_PORT, `http://127.0.0.1:3001` by default; never the gateway's own
+ * port) or a workspace service. Needs an HttpClient.
  */
-export const makeRegistryClient = (
-  baseUrl: string | URL,
-  options: { readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined } = {}
-) => HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: options.transformClient })
+export const makeRegistryClient = (baseUrl: string | URL, options: RegistryClientOptions = {}) => {
+  const { token, transformClient } = options
+  const withToken = token === undefined
+    ? transformClient
+    : (client: HttpClient.HttpClient) =>
+      HttpClient.mapRequest(
+        transformClient === undefined ? client : transformClient(client),
+        HttpClientRequest.bearerToken(Redacted.isRedacted(token) ? Redacted.value(token) : token)
+      )
+  return HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: withToken })
+}
 
 /** `http://host:3000/` and `http://host:3000` both prefix `/v1/...` correctly. */
 export const trimBase = (baseUrl: string | URL): string => baseUrl.toString().replace(/\/+$/, "")

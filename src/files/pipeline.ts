@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import mime from "mime"
 import type { FileMeta } from "../api/dtos.js"
+import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH } from "../api/headerValues.js"
 import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
@@ -15,13 +16,26 @@ import { downloadUrl } from "./downloadUrl.js"
 
 const FALLBACK_TYPE = "application/octet-stream"
 
-/** Override, else the source's own name, else `<source>-<timestamp>`. */
-export const fileNameFor = (meta: FileMeta, fetched: FetchedFile, now: Date): string =>
-  meta.fileName ?? fetched.fileName ?? `${meta.source}-${now.toISOString().replace(/[:.]/g, "-")}`
+/** A name the source gave, made a valid file name (control characters and separators → `_`). */
+const sourceFileName = (name: string | undefined): string | undefined => {
+  if (name === undefined) return undefined
+  const clean = name.replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
+    .slice(0, MAX_FILE_NAME_LENGTH)
+  return fileNameProblem(clean) === undefined ? clean : undefined
+}
 
-/** The DTO's type, else a guess from the name, else what the source claimed. */
+/**
+ * Override, else the source's own name, else `<source>-<timestamp>`. The override was checked
+ * at decode; a name from the source is made valid here, so the stored name is the served one.
+ */
+export const fileNameFor = (meta: FileMeta, fetched: FetchedFile, now: Date): string =>
+  meta.fileName ?? sourceFileName(fetched.fileName) ??
+    sourceFileName(`${meta.source}-${now.toISOString().replace(/[:.]/g, "-")}`) ?? "file"
+
+/** The DTO's type, else a guess from the name, else what the source claimed if servable. */
 export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: string): string =>
-  meta.contentType ?? mime.getType(fileName) ?? fetched.contentType ?? FALLBACK_TYPE
+  meta.contentType ?? mime.getType(fileName) ??
+    (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
 export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile) =>
   Effect.gen(function*() {

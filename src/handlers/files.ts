@@ -3,6 +3,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { NotFound } from "../api/errors.js"
+import { isMediaType } from "../api/headerValues.js"
 import { FILE_LIST_LIMIT } from "../api/files.js"
 import { decodeBase64 } from "../files/base64.js"
 import { attachment } from "../files/contentDisposition.js"
@@ -46,7 +47,8 @@ export const FilesLive = HttpApiBuilder.group(GatewayApi, "files", (handlers) =>
             Effect.mapError((e) => e._tag === "NotFound" ? new NotFound({ message: `Document ${path.documentRef} not found` }) : e)
           )
           return HttpServerResponse.stream(body, {
-            contentType: document.contentType,
+            // A row stored before types were checked at input is still served, as bytes.
+            contentType: isMediaType(document.contentType) ? document.contentType : "application/octet-stream",
             contentLength: document.sizeBytes,
             headers: { "content-disposition": attachment(document.filename) }
           })

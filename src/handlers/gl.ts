@@ -2,6 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { GatewayApi } from "../api/Api.js"
+import { ServiceUnavailable } from "../api/errors.js"
 import type { GlStatus } from "../api/resources.js"
 import { Tenant } from "../services/Tenant.js"
 import type { Workspace } from "../services/WorkspaceClient.js"
@@ -38,7 +39,12 @@ export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
         Effect.flatMap(tenants.current, (tenant) =>
           Effect.map(workspace.getGlConnection(tenant.id), (c) => glStatusOf(tenant.id, c))))
       .handle("glConnectSession", ({ payload }) =>
-        Effect.flatMap(tenants.current, (tenant) => workspace.createGlSession(tenant.id, payload.serviceId)))
+        Effect.flatMap(tenants.current, (tenant) =>
+          workspace.createGlSession(tenant.id, payload.serviceId).pipe(
+            // The tenant was resolved a moment ago: the workspace forgetting it is upstream trouble.
+            Effect.catchTag("NotFound", () =>
+              new ServiceUnavailable({ message: "The workspace service does not know this tenant; retry shortly" }))
+          )))
       .handle("glDisconnect", () =>
         Effect.flatMap(tenants.current, (tenant) => workspace.deleteGlConnection(tenant.id)))
   }))

@@ -20,6 +20,7 @@ import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { lazyRoutes } from "./lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
+import { RouterConfigLive } from "./ServerLimits.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
@@ -49,5 +50,8 @@ export const GatewayLive = HttpApiBuilder.serve().pipe(
   Layer.provide(Docs),
   Layer.provide(GatewayMiddleware),
   Layer.provide(ApiLive),
+  // Path parameters up to MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's
+  // 100: set before the router is built (test/http/routing.test.ts checks it applies).
+  Layer.provide(RouterConfigLive),
   tracing
 )

@@ -7,8 +7,20 @@
  *   and discarded (memory stays flat) so the client can read the answer; past a bounded amount
  *   the connection is dropped instead.
  * - A chunked body: counted as it arrives, 413 once it passes the limit.
+ *
+ * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
+ * headers and the whole request (408 and close past them), idle keep-alive time, the number of
+ * headers (431 past it) and of open connections (a connection past the cap is closed at once).
+ * A request target with malformed percent-encoding (path or query) is a 400 here: the router
+ * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
+ * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
+ * spec's error shape too.
  */
 import * as http from "node:http"
+import type { Socket } from "node:net"
+import type { Duplex } from "node:stream"
+import { malformedPercentEncoding } from "./methodNotAllowed.js"
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
 
 const tooLarge = (limit: number) =>
   JSON.stringify({ statusCode: 413, message: `Request body exceeds the ${limit}-byte limit`, error: "Payload Too Large" })
@@ -48,12 +60,91 @@ const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse,
   })
 }
 
-export const createGatewayServer = (maxBodyBytes: number): http.Server => {
-  const server = http.createServer()
+const tooManyHeaders = (max: number) =>
+  JSON.stringify({
+    statusCode: 431,
+    message: `Too many request headers: at most ${max} are accepted`,
+    error: "Request Header Fields Too Large"
+  })
+
+/**
+ * What Node answers itself, before any request handler runs (a timeout, a request it cannot
+ * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
+ * Like Node's own handler: only on a connection nothing was written to yet, then closed.
+ */
+const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
+  if (err.code === "ECONNRESET" || !socket.writable || (socket as Socket).bytesWritten > 0) {
+    socket.destroy()
+    return
+  }
+  const [status, error, message] = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+    ? [408, "Request Timeout", "The request was not received in time"] as const
+    : err.code === "HPE_HEADER_OVERFLOW"
+    ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
+    : [400, "Bad Request", "Malformed HTTP request"] as const
+  const body = JSON.stringify({ statusCode: status, message, error })
+  socket.write(
+    `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+  // Flush, then close: a client that never closes its side cannot hold the connection.
+  socket.end()
+  socket.once("finish", () => socket.destroy())
+  setTimeout(() => socket.destroy(), 1_000).unref()
+}
+
+/**
+ * How often Node checks the header and request timeouts (it does not time each request: a
+ * connection past its timeout is cut at the next check). Node's default is 30 s, which would
+ * let a 10 s header timeout run to 40 s; a quarter of the shorter timeout, within 50 ms..1 s.
+ */
+export const checkingIntervalMs = (limits: ServerLimits): number =>
+  Math.min(1000, Math.max(50, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)))
+
+/**
+ * The gateway's Node server. `limits` defaults to DEFAULT_SERVER_LIMITS field by field; main.ts
+ * passes the settings read with `serverLimitsConfig`.
+ */
+export const createGatewayServer = (maxBodyBytes: number, limits: Partial<ServerLimits> = {}): http.Server => {
+  const settings: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...limits }
+  const server = http.createServer({
+    headersTimeout: settings.headersTimeoutMs,
+    requestTimeout: settings.requestTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(settings)
+  })
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs
+  // Node drops headers past its maxHeadersCount silently (Host among them, when it comes last:
+  // then a 400 for a missing Host). So Node keeps them all, bounded by its header size limit
+  // (16 KiB: 431 above it), and the count is checked below: too many answer 431.
+  server.maxHeadersCount = 0
+  server.maxConnections = settings.maxConnections
+  server.on("clientError", onClientError)
   const emit = server.emit.bind(server) as (event: string, ...args: Array<any>) => boolean
   server.emit = ((event: string, ...args: Array<any>) => {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      if (req.rawHeaders.length / 2 > settings.maxHeaders) {
+        const body = tooManyHeaders(settings.maxHeaders)
+        res.writeHead(431, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
+        res.end(body)
+        return true
+      }
+      const target = req.url ?? "/"
+      const malformed = malformedPercentEncoding(target)
+      if (malformed !== undefined) {
+        const query = target.indexOf("?")
+        const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
+        const body = JSON.stringify({
+          statusCode: 400,
+          message: `Malformed request ${where}: invalid percent-encoding ${
+            JSON.stringify(malformed)
+          } (expected %XX escapes of UTF-8 bytes)`,
+          error: "Bad Request"
+        })
+        res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+        res.end(body)
+        return true
+      }
       // Listening but not yet serving (start-up): answer rather than leave the request hanging.
       if (server.listenerCount("request") === 0) {
         res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })

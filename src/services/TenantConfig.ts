@@ -17,6 +17,8 @@ export interface TenantConfigShape {
   readonly port: number
   /** Request bodies above this many bytes answer 413 before they are read. */
   readonly maxBodyBytes: number
+  /** JSON bodies nested deeper than this answer 400 (src/http/jsonInput.ts). */
+  readonly maxJsonDepth: number
   /** How many next-step lookups one task list runs at once. */
   readonly nextStepConcurrency: number
   /** How many runbook lookups one workflow list runs at once. */
@@ -43,6 +45,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.port("PORT").pipe(Config.withDefault(3000)),
   maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),
+  maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
   nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
   tracing: Config.boolean("SVC_TRACING").pipe(Config.withDefault(false)),

@@ -82,7 +82,8 @@ export interface WorkspaceClientService {
     value: Scalar
   ) => WsEffect<UpdateResult, NotFound | BadRequest>
   readonly getGlConnection: (tenantId: string) => WsEffect<Option.Option<Workspace.GlConnection>>
-  readonly createGlSession: (tenantId: string, serviceId: string | undefined) => WsEffect<GlConnectSession>
+  /** An unknown serviceId is a 400 listing the known services. */
+  readonly createGlSession: (tenantId: string, serviceId: string | undefined) => WsEffect<GlConnectSession, NotFound | BadRequest>
   readonly deleteGlConnection: (tenantId: string) => WsEffect<void>
 }
 

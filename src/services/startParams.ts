@@ -51,7 +51,7 @@ export const checkContext = (
   context: Record<string, unknown>
 ): Effect.Effect<void, BadRequest> => {
   for (const param of params) {
-    if (!(param.key in context) || context[param.key] === undefined) {
+    if (!Object.hasOwn(context, param.key) || context[param.key] === undefined) {
       if (param.required) {
         return Effect.fail(new BadRequest({ message: `context.${param.key}: is required by the workflow` }))
       }

@@ -82,6 +82,38 @@ export interface RowActionPayload {
   readonly value?: Scalar
 }
 
+/**
+ * Whether a row action may be taken on this task at all, before the ledger's own rules: the
+ * row must belong to the task (another task's row answers like a missing one) and the task's
+ * current step must be a table step (a finished task, or one at another kind of step, takes none).
+ */
+export const rowActionAllowed = (
+  task: { readonly id: string; readonly status: string; readonly currentStep: string | null },
+  runbook: Workspace.Runbook | null,
+  rowTaskId: string | null
+):
+  | { readonly _tag: "ok" }
+  | { readonly _tag: "notFound" }
+  | { readonly _tag: "badRequest"; readonly message: string; readonly currentStatus: string } =>
+{
+  if (rowTaskId !== task.id) return { _tag: "notFound" }
+  const step = task.currentStep === null ? undefined : runbook?.steps.find((s) => s.id === task.currentStep)
+  if (step === undefined) {
+    return { _tag: "badRequest", message: `Task is ${task.status} with no step to act on`, currentStatus: task.status }
+  }
+  if (step.displayHint.component !== TABLE_STEP) {
+    return {
+      _tag: "badRequest",
+      message: `Current step "${step.id}" (${step.displayHint.component}) is not a ${TABLE_STEP} step: row actions apply to table steps only`,
+      currentStatus: task.status
+    }
+  }
+  return { _tag: "ok" }
+}
+
+/** The display component of a step whose rows can be acted on. */
+export const TABLE_STEP = "TABLE_REVIEW"
+
 export const rowActionOf = (payload: Record<string, unknown>): RowActionPayload => payload as unknown as RowActionPayload
 
 /** A row action, by the same ledger rules as the direct subledger endpoints. */

@@ -1,19 +1,17 @@
 /**
  * The local GL adapter's connect page: where a person picks an accounting service and
- * completes the flow. Submitting calls the workspace's success webhook, which makes the
- * tenant's connection ACTIVE; the UI meanwhile polls /v1/gl/status.
+ * completes the flow. Submitting posts `{service}` to the page's own URL + `/complete`
+ * (`POST /workspace/gl/connect/<consumerId>/complete`, served beside the page, see
+ * ./api/mount.ts), which makes the session's tenant's connection ACTIVE; the UI meanwhile
+ * polls /v1/gl/status.
  */
-const SERVICES = [
-  ["quickbooks_online", "QuickBooks Online"],
-  ["xero", "Xero"],
-  ["netsuite", "NetSuite"],
-  ["sage_intacct", "Sage Intacct"]
-] as const
+import { GL_SERVICES } from "./glServices.js"
 
 const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
 
-export const glConnectPage = (consumerId: string, preselected: string | undefined): string => `<!doctype html>
+/** The page; `preselected` (the session's serviceId) is checked when it is one of the offered services. */
+export const glConnectPage = (preselected: string | undefined): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -29,8 +27,8 @@ button{margin-top:1rem;padding:.5rem 1.2rem;font-size:1rem}#done{display:none;co
 <form id="connect">
 <fieldset><legend>Accounting service</legend>
 ${
-  SERVICES.map(([id, name]) =>
-    `<label><input type="radio" name="service" value="${id}"${id === (preselected ?? SERVICES[0][0]) ? " checked" : ""}> ${escape(name)}</label>`
+  GL_SERVICES.map(([id, name]) =>
+    `<label><input type="radio" name="service" value="${id}"${id === (preselected ?? GL_SERVICES[0][0]) ? " checked" : ""}> ${escape(name)}</label>`
   ).join("\n")
 }
 </fieldset>
@@ -39,12 +37,13 @@ ${
 <p id="done">Connected. You can close this window.</p>
 <p id="error" role="alert"></p>
 <script>
-const consumerId = ${JSON.stringify(consumerId).replace(/</g, "\\u003c")};
+// The completion is this page's own path + /complete: it works behind a path prefix too.
+const complete = location.pathname.replace(/[/]+$/, "") + "/complete";
 document.getElementById("connect").addEventListener("submit", async (event) => {
   event.preventDefault();
   const service = new FormData(event.target).get("service");
-  const res = await fetch("/workspace/gl/webhook/success", {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ consumerId, service })
+  const res = await fetch(complete, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ service })
   });
   if (res.ok) { event.target.style.display = "none"; document.getElementById("done").style.display = "block"; }
   else { document.getElementById("error").textContent = (await res.json()).message; }

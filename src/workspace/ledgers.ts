@@ -75,6 +75,15 @@ export const LEDGERS: Readonly<Record<string, LedgerRules>> = {
   }
 }
 
+/**
+ * Ledger and field names come from clients: look them up as own properties only, so that
+ * `constructor`, `valueOf` or `__proto__` are unknown names rather than Object.prototype members.
+ */
+const own = <A>(record: Readonly<Record<string, A>>, key: string): A | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined
+
+export const ledgerRules = (ledger: string): LedgerRules | undefined => own(LEDGERS, ledger)
+
 export type RowDecision<A> =
   | { readonly _tag: "ok"; readonly value: A }
   | { readonly _tag: "notFound" }
@@ -82,7 +91,7 @@ export type RowDecision<A> =
 
 /** Whether a row in `status` of `ledger` may be rejected; the new status when it may. */
 export const decideReject = (ledger: string, status: string): RowDecision<string> => {
-  const rules = LEDGERS[ledger]
+  const rules = ledgerRules(ledger)
   if (rules === undefined) return { _tag: "notFound" }
   return rules.rejectableFrom.includes(status)
     ? { _tag: "ok", value: rules.rejectedStatus }
@@ -91,14 +100,14 @@ export const decideReject = (ledger: string, status: string): RowDecision<string
 
 /** Whether `field` may be set to `value` on a row in `status`; the coerced value when it may. */
 export const decideEdit = (ledger: string, status: string, field: string, value: Scalar): RowDecision<Scalar> => {
-  const rules = LEDGERS[ledger]
+  const rules = ledgerRules(ledger)
   if (rules === undefined) return { _tag: "notFound" }
-  const coerce = rules.editable[field]
+  const coerce = own(rules.editable, field)
   if (coerce === undefined) {
     return {
       _tag: "badRequest",
       code: "INVALID_FIELD",
-      message: `Field "${field}" is not editable on ${ledger}; editable: ${Object.keys(rules.editable).join(", ")}`
+      message: `Field ${JSON.stringify(field.length > 64 ? `${field.slice(0, 64)}…` : field)} is not editable on ${ledger}; editable: ${Object.keys(rules.editable).join(", ")}`
     }
   }
   if (!rules.editableIn.includes(status)) {

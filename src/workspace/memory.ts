@@ -15,7 +15,8 @@ import type { WorkspaceClientService } from "../services/WorkspaceClient.js"
 import type { Fixture } from "./fixture.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { applyToTask } from "./engine.js"
+import { applyToTask, rowActionAllowed } from "./engine.js"
+import { unknownGlService } from "./glServices.js"
 import { isTerminal, nextStepOf } from "./runbook.js"
 
 interface Row {
@@ -248,11 +249,15 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       call("signal", () => {
         if (signal.name === "user_action" && signal.payload.kind === "row_action") {
           const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
-          return Effect.flatMap(taskOf(tenantId, signal.taskId), () =>
-            Effect.asVoid<unknown, NotFound | BadRequest, never>(p.action === "reject_row"
-              ? rejectRow(tenantId, p.ledger, p.rowId)
-              : updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
-            ).pipe(Effect.tap(() => emit(tenantId, signal)), Effect.asVoid))
+          return Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, signal.taskId)
+            const row = yield* rowOf(tenantId, p.ledger, p.rowId)
+            const allowed = rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
+            if (allowed._tag !== "ok") yield* fromDecision(allowed, `Row ${p.rowId} in ${p.ledger} of task ${task.id}`)
+            if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId)
+            else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
+            emit(tenantId, signal)
+          })
         }
         return Effect.map(checkSignal(tenantId, signal), () => emit(tenantId, signal))
       }),
@@ -330,7 +335,10 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       call("updateRow", () => updateRow(tenantId, ledger, rowId, field, value)),
     getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullable(gl.get(tenantId)))),
     createGlSession: (tenantId, serviceId) =>
-      call("createGlSession", () => {
+      call("createGlSession", (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {
+        const unknown = serviceId === undefined ? undefined : unknownGlService(serviceId)
+        if (unknown !== undefined) return Effect.fail(new BadRequest({ message: unknown }))
+        if (!tenants.has(tenantId)) return notFound(`Tenant ${tenantId}`)
         const consumerId = randomUUID()
         glSessions.set(consumerId, { tenantId, serviceId })
         return Effect.succeed({ sessionUrl: `http://localhost/workspace/gl/connect/${consumerId}`, consumerId })

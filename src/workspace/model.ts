@@ -3,6 +3,7 @@
  * the HTTP WorkspaceApi carries them, the gateway reads them.
  */
 import * as Schema from "effect/Schema"
+import { closed } from "../api/dtos.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar, UiStep } from "../api/resources.js"
 
@@ -76,7 +77,7 @@ export const Signal = Schema.Struct({
   taskId: Schema.String.annotations({ description: "Task or composite child id; resolved to its root task" }),
   name: Schema.String,
   payload: JsonObject
-}).annotations({ identifier: "Signal" })
+}).pipe(closed("Signal"))
 
 export const Document = Schema.Struct({
   id: Uuid,

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createGatewayClient, createRegistryClient, NotFound } from "../../src/client/index.js"
+import { createGatewayClient, createRegistryClient, NotFound, Unauthorized } from "../../src/client/index.js"
 import { eventually, type Gateway, type Run, spawnSvc, startGateway, stopAllProcesses, svc as runSvc } from "./harness.js"
 
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
@@ -283,13 +283,16 @@ describe("gl", () => {
     await eventually(() => connect.stdout().includes("\n"), 15_000, "the session")
     const session = JSON.parse(connect.stdout().split("\n")[0]!)
     expect(session.sessionUrl).toBe(`${gw.url}/workspace/gl/connect/${session.consumerId}`)
-    // What the connect page does when the person authorizes.
-    const hook = await fetch(`${gw.url}/workspace/gl/webhook/success`, {
+    const page = await fetch(session.sessionUrl)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain(`value="xero" checked`)
+    // What the connect page does when the person authorizes: it posts to its own URL + /complete.
+    const done = await fetch(`${session.sessionUrl}/complete`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ consumerId: session.consumerId, service: "xero" })
+      body: JSON.stringify({ service: "xero" })
     })
-    expect(hook.status).toBe(204)
+    expect(done.status).toBe(204)
     const end = await connect.done
     expect(end.code, end.stderr).toBe(0)
     const status = JSON.parse(end.stdout.trimEnd().split("\n")[1]!)
@@ -303,12 +306,16 @@ describe("gl", () => {
 })
 
 describe("agents", () => {
+  /** `svc agents ...` against the admin listener: SVC_ADMIN_URL and the SVC_ADMIN_TOKEN bearer token. */
+  const admin = (...args: Array<string>) =>
+    runSvc(["agents", ...args], { cwd: work, env: { SVC_URL: gw.url, SVC_ADMIN_URL: gw.adminUrl, SVC_ADMIN_TOKEN: gw.adminToken } })
+
   it("register prints the key once with a warning; list, get, add-version, delete", async () => {
     const [registered, registeredJson] = await Promise.all([
-      svc("agents", "register", "claude://agent_123", "--tenant", "acme", "--name", "Reviewer"),
+      admin("register", "claude://agent_123", "--tenant", "acme", "--name", "Reviewer"),
       runSvc(
-        ["agents", "register", "OpenAI://asst_9", "--tenant", "acme", "--name", "Matcher", "--json", "--workspace-url", gw.url],
-        { cwd: work, env: { SVC_URL: "http://127.0.0.1:1" } } // the registry's own URL wins over the gateway's
+        ["agents", "register", "OpenAI://asst_9", "--tenant", "acme", "--name", "Matcher", "--json", "--admin-url", gw.adminUrl],
+        { cwd: work, env: { SVC_ADMIN_URL: "http://127.0.0.1:1", SVC_ADMIN_TOKEN: gw.adminToken } } // the flag wins over SVC_ADMIN_URL
       )
     ])
     const out = ok(registered)
@@ -321,12 +328,12 @@ describe("agents", () => {
     expect(matcher).toMatchObject({ kind: "openai", externalRef: "openai://asst_9", tenantId: ACME, name: "Matcher" })
     expect(typeof matcher.apiKey).toBe("string")
 
-    expect(ok(await svc("agents", "add-version", id, "v1", "--config", "{\"model\":\"m1\"}"))).toContain(
+    expect(ok(await admin("add-version", id, "v1", "--config", "{\"model\":\"m1\"}"))).toContain(
       `Recorded version v1 of agent ${id}`
     )
     const [listJson, get] = await Promise.all([
-      svc("agents", "list", "--tenant-id", ACME, "--json"),
-      svc("agents", "get", id)
+      admin("list", "--tenant-id", ACME, "--json"),
+      admin("get", id)
     ])
     expect(listJson.stdout).not.toContain(apiKey)
     const listed = json(listJson)
@@ -334,10 +341,35 @@ describe("agents", () => {
     expect(listed.some((a: any) => "apiKey" in a)).toBe(false)
     expect(ok(get)).toMatch(/VERSION\s+CREATED\s+CONFIG\nv1\s+\S+\s+\{"model":"m1"\}/)
 
-    expect(ok(await svc("agents", "delete", id))).toContain(`Deleted agent ${id}`)
+    expect(ok(await admin("delete", id))).toContain(`Deleted agent ${id}`)
     // Gone: the registry's 404 is an API error like the gateway's.
-    failsWith(await svc("agents", "delete", id), 1, `Agent ${id} not found [404 Not Found]`)
+    failsWith(await admin("delete", id), 1, `Agent ${id} not found [404 Not Found]`)
   }, 60_000)
+
+  it("needs the admin listener and its token: 401 without or with a wrong SVC_ADMIN_TOKEN; the gateway port serves no registry", async () => {
+    const [none, wrong, gatewayPort, empty] = await Promise.all([
+      runSvc(["agents", "list"], { cwd: work, env: { SVC_ADMIN_URL: gw.adminUrl } }),
+      runSvc(["agents", "list"], { cwd: work, env: { SVC_ADMIN_URL: gw.adminUrl, SVC_ADMIN_TOKEN: `${gw.adminToken}x` } }),
+      runSvc(["agents", "list", "--admin-url", gw.url], { cwd: work, env: { SVC_ADMIN_TOKEN: gw.adminToken } }),
+      runSvc(["agents", "list"], { cwd: work, env: { SVC_ADMIN_URL: gw.adminUrl, SVC_ADMIN_TOKEN: "" } })
+    ])
+    failsWith(none, 1, /needs Authorization: Bearer <SVC_ADMIN_TOKEN> \[401 Unauthorized\]/)
+    failsWith(wrong, 1, /bearer token is not valid .* \[401 Unauthorized\]/)
+    failsWith(gatewayPort, 1, /Cannot GET \/workspace\/registry\/agents at http:\/\/127\.0\.0\.1:\d+: the agent registry is on the admin listener/)
+    failsWith(empty, 1, /\[401 Unauthorized\]/) // an empty SVC_ADMIN_TOKEN is no token
+  }, 60_000)
+
+  it("defaults to the admin listener's default address, http://127.0.0.1:3001", async () => {
+    const [help, run] = await Promise.all([
+      runSvc(["agents", "list", "--help"], { cwd: work }),
+      runSvc(["agents", "list"], { cwd: work })
+    ])
+    expect(help.stdout).toContain("else http://127.0.0.1:3001")
+    // The test gateways never listen there; if something else on this machine does, its answer is not ours to check.
+    if (/cannot reach the service/.test(run.stderr)) {
+      failsWith(run, 1, "cannot reach the service (GET http://127.0.0.1:3001/workspace/registry/agents)")
+    }
+  }, 30_000)
 })
 
 describe("the Promise client", () => {
@@ -348,7 +380,10 @@ describe("the Promise client", () => {
     const error = await client.tasks.getUi({ path: { taskId: UNKNOWN } }).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(NotFound)
     expect(error).toMatchObject({ statusCode: 404, message: `Task ${UNKNOWN} not found` })
-    const registry = createRegistryClient(gw.url)
+    const registry = createRegistryClient(gw.adminUrl, { headers: { authorization: `Bearer ${gw.adminToken}` } })
     expect(Array.isArray(await registry.registry.listAgents({ urlParams: {} }))).toBe(true)
+    const refused = await createRegistryClient(gw.adminUrl).registry.listAgents({ urlParams: {} }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(Unauthorized)
+    expect(refused).toMatchObject({ statusCode: 401, error: "Unauthorized" })
   })
 })

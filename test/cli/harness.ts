@@ -4,6 +4,7 @@
  * and this directory's fixture, on a free port.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -19,7 +20,21 @@ const GATEWAY_MAIN = path.join(ROOT, "src/main.ts")
 export const TSX = pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href
 
 /** Settings that would change what the processes do if inherited from the developer's shell. */
-const SCRUB = ["SVC_URL", "SVC_WORKSPACE_URL", "SVC_INTERNAL_EVENTS_KEY", "SVC_TENANT_SLUG", "SVC_SEED_FILE", "SVC_DATABASE_URL", "PORT", "HOST"]
+const SCRUB = [
+  "SVC_URL",
+  "SVC_WORKSPACE_URL",
+  "SVC_WORKSPACE_TOKEN",
+  "SVC_INTERNAL_EVENTS_KEY",
+  "SVC_TENANT_SLUG",
+  "SVC_SEED_FILE",
+  "SVC_DATABASE_URL",
+  "SVC_ADMIN_URL",
+  "SVC_ADMIN_HOST",
+  "SVC_ADMIN_PORT",
+  "SVC_ADMIN_TOKEN",
+  "PORT",
+  "HOST"
+]
 
 const cleanEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env }
@@ -40,6 +55,10 @@ export const freePort = () =>
 export interface Gateway {
   readonly url: string
   readonly port: number
+  /** The admin listener (agent registry, the whole workspace API), on a port of its own. */
+  readonly adminUrl: string
+  /** The admin listener's bearer token (SVC_ADMIN_TOKEN). */
+  readonly adminToken: string
   readonly dir: string
   /** Directory the gateway's `local` ingest provider is confined to. */
   readonly ingestRoot: string
@@ -73,7 +92,10 @@ export const startGateway = async (): Promise<Gateway> => {
   const dir = mkdtempSync(path.join(tmpdir(), "svc-cli-"))
   const ingestRoot = path.join(dir, "ingest")
   const port = await freePort()
+  const adminPort = await freePort()
+  const adminToken = randomBytes(24).toString("base64url")
   const url = `http://127.0.0.1:${port}`
+  const adminUrl = `http://127.0.0.1:${adminPort}`
   let output = ""
   const child: ChildProcess = spawn(process.execPath, ["--import", TSX, GATEWAY_MAIN], {
     cwd: ROOT,
@@ -83,6 +105,8 @@ export const startGateway = async (): Promise<Gateway> => {
       SVC_DATABASE_URL: pathToFileURL(path.join(dir, "workspace.db")).href,
       SVC_SEED_FILE: FIXTURE,
       SVC_TENANT_SLUG: "acme",
+      SVC_ADMIN_PORT: String(adminPort),
+      SVC_ADMIN_TOKEN: adminToken,
       SVC_LOCAL_INGEST_ROOT: ingestRoot,
       SVC_INGEST_URL_ALLOW: `127.0.0.1:${port}`
     }),
@@ -119,7 +143,7 @@ export const startGateway = async (): Promise<Gateway> => {
     }
     await new Promise((r) => setTimeout(r, 150))
   }
-  return { url, port, dir, ingestRoot, log: () => output, stop }
+  return { url, port, adminUrl, adminToken, dir, ingestRoot, log: () => output, stop }
 }
 
 export interface Run {

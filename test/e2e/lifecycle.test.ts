@@ -32,6 +32,10 @@ describe("the real process, over HTTP", { timeout: 120_000 }, () => {
   it("drives a task from the entity list to COMPLETED, and a restart keeps the data", async () => {
     let gw = await start({ SVC_TENANT_SLUG: "acme" })
     expect(gw.output()).toContain("tenant gateway listening on")
+    // The multi-tenant workspace API is on the admin listener only, never on the gateway's port.
+    expect(gw.output()).toContain(`admin:     ${gw.adminUrl}/workspace`)
+    expect((await http("GET", `${gw.url}/workspace/tenants/by-slug/globex`)).status).toBe(404)
+    expect((await http("GET", `${gw.adminUrl}/workspace/tenants/by-slug/globex`)).status).toBe(200)
     const entities = await http("GET", `${gw.url}/v1/entities`)
     expect(entities.body.map((e: any) => e.id)).toContain(ACME_US)
 

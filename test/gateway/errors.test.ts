@@ -11,7 +11,10 @@ describe("error shape for what Effect does not shape by default", () => {
       Effect.gen(function*() {
         expectError(yield* raw("GET", "/v1/nope"), 404, "Not Found", "GET /v1/nope")
         expectError(yield* raw("GET", "/v2/entities"), 404, "Not Found")
-        expectError(yield* raw("PUT", "/v1/entities"), 404, "Not Found")
+        // A known path with a method it does not take is a 405 (test/http/methodNotAllowed.test.ts).
+        const wrongMethod = yield* raw("PUT", "/v1/entities")
+        expectError(wrongMethod, 405, "Method Not Allowed", "PUT")
+        expect(wrongMethod.headers["allow"]).toBe("GET, HEAD")
       })
     ))
 
@@ -36,7 +39,12 @@ describe("error shape for what Effect does not shape by default", () => {
         expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, {}), 400, "Bad Request", "workflowId")
         expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, [1, 2]), 400, "Bad Request")
         expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, "null"), 400, "Bad Request")
-        expectError(yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, "workflowId=x", { "content-type": "text/plain" }), 400, "Bad Request")
+        // Not JSON at all: refused by media type (test/gateway/hostileInput.test.ts has the table).
+        expectError(
+          yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, "workflowId=x", { "content-type": "text/plain" }),
+          415,
+          "Unsupported Media Type"
+        )
       })
     ))
 

@@ -32,6 +32,7 @@ export const defaultConfig: TenantConfigShape = {
   host: "127.0.0.1",
   port: 0,
   maxBodyBytes: 1024 * 1024,
+  maxJsonDepth: 64,
   nextStepConcurrency: 4,
   runbookConcurrency: 4,
   tracing: false,

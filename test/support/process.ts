@@ -1,6 +1,6 @@
 /**
  * Starts the real gateway as `npm start` does (node + tsx on src/main.ts) in a child process,
- * on a free loopback port, and stops it by its pid.
+ * on a free loopback port (and its admin listener on another one), and stops it by its pid.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
@@ -20,6 +20,8 @@ export const freePort = () =>
 
 export interface RunningService {
   readonly url: string
+  /** The gateway's admin listener (SVC_ADMIN_PORT), when the entry is src/main.ts. */
+  readonly adminUrl: string
   readonly pid: number
   readonly output: () => string
   readonly stop: () => Promise<void>
@@ -31,9 +33,13 @@ export const startService = async (
   portVariable = "PORT"
 ): Promise<RunningService> => {
   const port = await freePort()
+  // Never the default admin port 3001: test processes run side by side.
+  const adminPort = env.SVC_ADMIN_PORT ?? String(await freePort())
+  const inherited = { ...process.env }
+  for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: ROOT,
-    env: { ...process.env, HOST: "127.0.0.1", [portVariable]: String(port), ...env },
+    env: { ...inherited, HOST: "127.0.0.1", [portVariable]: String(port), ...env, SVC_ADMIN_PORT: adminPort },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""
@@ -51,10 +57,13 @@ export const startService = async (
   }
   const deadline = Date.now() + 30_000
   const probe = entry === "src/main.ts" ? "/v1/health" : "/workspace/openapi.json"
+  const probeHeaders: Record<string, string> = env.SVC_ADMIN_TOKEN !== undefined && entry !== "src/main.ts"
+    ? { authorization: `Bearer ${env.SVC_ADMIN_TOKEN}` }
+    : {}
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}:\n${output}`)
     try {
-      const res = await fetch(url + probe, { signal: AbortSignal.timeout(2000) })
+      const res = await fetch(url + probe, { signal: AbortSignal.timeout(2000), headers: probeHeaders })
       if (res.ok) break
     } catch {
       // not listening yet
@@ -65,7 +74,17 @@ export const startService = async (
     }
     await new Promise((r) => setTimeout(r, 100))
   }
-  return { url, pid: child.pid!, output: () => output, stop }
+  // The start-up log names the admin listener (its port, when SVC_ADMIN_PORT=0 picked one).
+  let adminUrl = `http://127.0.0.1:${adminPort}`
+  if (entry === "src/main.ts" && adminPort !== "off" && env.SVC_WORKSPACE_URL === undefined) {
+    const until = Date.now() + 10_000
+    let named: RegExpExecArray | null = null
+    while ((named = /admin: +(http:\/\/\S+?)\/workspace /.exec(output)) === null && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    if (named !== null) adminUrl = named[1]!
+  }
+  return { url, adminUrl, pid: child.pid!, output: () => output, stop }
 }
 
 export interface JsonResponse {
@@ -74,11 +93,23 @@ export interface JsonResponse {
   readonly headers: Headers
 }
 
-export const http = async (method: string, url: string, body?: unknown): Promise<JsonResponse> => {
+export const http = async (
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {}
+): Promise<JsonResponse> => {
   const res = await fetch(url, {
     method,
-    ...(body !== undefined ? { body: JSON.stringify(body), headers: { "content-type": "application/json" } } : {})
+    headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
   })
   const text = await res.text()
-  return { status: res.status, body: text === "" ? undefined : JSON.parse(text), headers: res.headers }
+  let parsed: unknown = undefined
+  try {
+    parsed = text === "" ? undefined : JSON.parse(text)
+  } catch {
+    parsed = text
+  }
+  return { status: res.status, body: parsed as any, headers: res.headers }
 }

@@ -248,6 +248,29 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         // Row actions leave the task where it was.
         expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
       }))
+
+      test("a row action needs a row of that task and a current table step", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rowAction = (taskId: string, rowId: string) =>
+          ws.signal(ID.tenantA, { taskId, name: "user_action", payload: { kind: "row_action", ledger: "expenses", action: "reject_row", rowId } })
+        // taskUpload runs the same workflow but the row is taskReview's: like a missing row.
+        expect(yield* tagOf(rowAction(ID.taskUpload, ID.rowNeeds))).toBe("NotFound")
+        // A row of no task at all (journal rows are direct-mutation only).
+        expect(yield* tagOf(ws.signal(ID.tenantA, {
+          taskId: ID.taskReview,
+          name: "user_action",
+          payload: { kind: "row_action", ledger: "journal_proposals", action: "reject_row", rowId: ID.rowJournal }
+        }))).toBe("NotFound")
+        // The task moves to its approval step: its rows take no more actions.
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskReview, name: "approve", payload: {} })
+        expect(yield* failure(rowAction(ID.taskReview, ID.rowNeeds)))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "IN_PROGRESS" })
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskReview, name: "approve", payload: {} })
+        expect(yield* failure(rowAction(ID.taskReview, ID.rowNeeds)))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "COMPLETED" })
+        // Nothing was applied: the row can still be rejected directly.
+        expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toMatchObject({ newStatus: "REJECTED" })
+      }))
     })
 
     describe("events", () => {
@@ -469,6 +492,9 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(one.consumerId.length).toBeGreaterThan(0)
         expect(two.consumerId).not.toBe(one.consumerId)
         expect(Option.isNone(yield* ws.getGlConnection(ID.tenantB))).toBe(true)
+        const unknown = yield* failure(ws.createGlSession(ID.tenantB, "mybank"))
+        expect(unknown, JSON.stringify(unknown)).toMatchObject({ _tag: "BadRequest" })
+        expect((unknown as { message: string }).message).toContain("known services: quickbooks_online, xero")
       }))
 
       test("deleteGlConnection removes the connection and is idempotent", Effect.gen(function*() {

@@ -6,10 +6,10 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { createServer } from "node:http"
+import { createGatewayServer } from "../../src/http/nodeServer.js"
 import type { WorkspaceClient, WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
 import type { WorkspaceExtras } from "../../src/workspace/api/extras.js"
-import { WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/api/server.js"
+import { DEFAULT_MAX_BODY_BYTES, WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/api/server.js"
 import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
 
 /** The base URL a server in the layer context listens on. */
@@ -18,14 +18,20 @@ export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
   return `http://127.0.0.1:${address.port}`
 })
 
-/** WorkspaceApi served over `service` on 127.0.0.1, an ephemeral port; exposes the HttpServer. */
+/**
+ * WorkspaceApi served over `service` on 127.0.0.1, an ephemeral port, on the same Node server
+ * `npm run workspace` uses (its limits and error answers); exposes the HttpServer.
+ */
 export const workspaceServer = (
   service: WorkspaceClientService,
   extras?: WorkspaceExtras,
   options?: WorkspaceServerOptions
 ): Layer.Layer<HttpServer.HttpServer, unknown> =>
   WorkspaceApiLive(service, extras, options).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+    Layer.provideMerge(NodeHttpServer.layer(
+      () => createGatewayServer(options?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES),
+      { port: 0, host: "127.0.0.1" }
+    ))
   )
 
 export const DEFAULT_CLIENT_OPTIONS: HttpWorkspaceClientOptions = { timeoutMs: 10_000, retries: 2, retryBaseMs: 20 }

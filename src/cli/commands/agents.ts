@@ -1,4 +1,4 @@
-/** agents register / list / get / delete / add-version, against the workspace's agent registry. */
+/** agents register / list / get / delete / add-version, against the agent registry on the admin listener (--admin-url, SVC_ADMIN_TOKEN). */
 import * as Args from "@effect/cli/Args"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
@@ -145,4 +145,4 @@ const addVersion = registryCommand(
     })
 )
 
-export const agents = group("agents", "The agent registry (the workspace service; in embedded mode the gateway process)", [register, list, get, del, addVersion])
+export const agents = group("agents", "The agent registry, on the admin listener (--admin-url / SVC_ADMIN_URL, default http://127.0.0.1:3001; SVC_ADMIN_TOKEN sent as bearer token)", [register, list, get, del, addVersion])

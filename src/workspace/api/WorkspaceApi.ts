@@ -16,6 +16,7 @@ import {
   BadRequestWire,
   GatewayTimeoutWire,
   InternalServerErrorWire,
+  PayloadTooLargeWire,
   ServiceUnavailableWire
 } from "../../api/errors.js"
 import { DocumentsGroup } from "./documents.js"
@@ -38,6 +39,7 @@ export class WorkspaceApi extends HttpApi.make("workspace")
   .prefix(WORKSPACE_PREFIX)
   // Any request can be malformed; the service may fail or depend on something that does.
   .addError(BadRequestWire)
+  .addError(PayloadTooLargeWire)
   .addError(InternalServerErrorWire)
   .addError(BadGatewayWire)
   .addError(ServiceUnavailableWire)

@@ -4,8 +4,11 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { NotFoundWire } from "../../api/errors.js"
+import { FileName, MediaType } from "../../api/headerValues.js"
+import { TASK_ID_MAX_LENGTH } from "../../api/ids.js"
+import { CheckedJson } from "../../api/jsonValue.js"
 import { Document } from "../model.js"
-import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath } from "./paths.js"
+import { IdParam, JsonObject, NonEmpty, StoredText, TenantIdParam, TenantTaskPath } from "./paths.js"
 
 /** The download response carries the Document record in this header (JSON, percent-encoded). */
 export const DOCUMENT_HEADER = "x-workspace-document"
@@ -18,14 +21,14 @@ export const DocumentListParams = Schema.Struct({
 })
 
 export const PutDocumentParams = Schema.Struct({
-  source: NonEmpty(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
-  filename: NonEmpty(255).annotations({ description: "The document's file name" }),
-  contentType: NonEmpty(255).annotations({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
-  period: Schema.optional(NonEmpty(16)).annotations({ description: "Accounting period, YYYY-MM" }),
-  schemaSlug: Schema.optional(NonEmpty(128)).annotations({ description: "Extraction schema slug used downstream" }),
-  signalTaskId: Schema.optional(NonEmpty(512)).annotations({ description: "Signal to record with the document: its task" }),
-  signalName: Schema.optional(NonEmpty(128)).annotations({ description: "Signal to record with the document: its name" }),
-  signalPayload: Schema.optional(Schema.parseJson(JsonObject)).annotations({
+  source: StoredText(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
+  filename: FileName.annotations({ description: "The document's file name" }),
+  contentType: MediaType.annotations({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
+  period: Schema.optional(StoredText(16)).annotations({ description: "Accounting period, YYYY-MM" }),
+  schemaSlug: Schema.optional(StoredText(128)).annotations({ description: "Extraction schema slug used downstream" }),
+  signalTaskId: Schema.optional(StoredText(TASK_ID_MAX_LENGTH)).annotations({ description: "Signal to record with the document: its task" }),
+  signalName: Schema.optional(StoredText(128)).annotations({ description: "Signal to record with the document: its name" }),
+  signalPayload: Schema.optional(CheckedJson(JsonObject)).annotations({
     description: "Signal payload as a JSON object; the new document's id is added to it as `documentRef`"
   })
 })
@@ -60,7 +63,8 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.get("openDocument", "/tenants/:tenantId/documents/:documentId/download")
       .setPath(Schema.Struct({ tenantId: TenantIdParam, documentId: IdParam("Document UUID") }))
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+      // The stored Content-Type, whatever it is (checked when the document was stored).
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "*/*" }))
       .annotate(OpenApi.Summary, "Download a document")
       .annotate(
         OpenApi.Description,

@@ -4,6 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { GlConnectSessionDto } from "../../api/dtos.js"
+import { NotFoundWire } from "../../api/errors.js"
 import { GlConnectSession } from "../../api/resources.js"
 import { GlConnection } from "../model.js"
 import { TenantPath } from "./paths.js"
@@ -25,6 +26,7 @@ export class GlGroup extends HttpApiGroup.make("gl")
       .setPath(TenantPath)
       .setPayload(GlConnectSessionDto)
       .addSuccess(GlConnectSession, { status: 201 })
+      .addError(NotFoundWire)
       .annotate(OpenApi.Summary, "Start a GL connect session")
       .annotate(
         OpenApi.Description,

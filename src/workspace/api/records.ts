@@ -2,21 +2,21 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { UpdateSubledgerCellDto } from "../../api/dtos.js"
+import { closed, UpdateSubledgerCellDto } from "../../api/dtos.js"
 import { NotFoundWire } from "../../api/errors.js"
-import { Uuid } from "../../api/ids.js"
+import { TASK_ID_MAX_LENGTH, Uuid } from "../../api/ids.js"
 import { RejectResult, UpdateResult } from "../../api/resources.js"
 import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath } from "./paths.js"
 
 export const IngestDataRequest = Schema.Struct({
   kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
-  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) })).pipe(
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).pipe(
     Schema.minItems(1)
   ),
-  signal: Schema.optional(Schema.Struct({ taskId: NonEmpty(512), name: NonEmpty(128) })).annotations({
+  signal: Schema.optional(Schema.Struct({ taskId: NonEmpty(TASK_ID_MAX_LENGTH), name: NonEmpty(128) }).pipe(closed("WorkspaceIngestSignal"))).annotations({
     description: "Signal recorded with each row, delivered after the batch commits"
   })
-}).annotations({ identifier: "WorkspaceIngestDataRequest" })
+}).pipe(closed("WorkspaceIngestDataRequest"))
 
 export const IngestedRow = Schema.Struct({ id: Uuid, signaled: Schema.Boolean }).annotations({
   identifier: "IngestedRow"

@@ -7,6 +7,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
+import { closed } from "../../api/dtos.js"
 import { BadRequestWire, ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { Timestamp, Uuid } from "../../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
@@ -24,7 +25,7 @@ export const CreateAgentDto = Schema.Struct({
     dto.tenantSlug !== undefined || dto.tenantId !== undefined ||
     { path: ["tenantId"], message: "one of tenantSlug / tenantId is required (both must name the same tenant)" }
   ),
-  Schema.annotations({ identifier: "CreateAgentDto" })
+  closed("CreateAgentDto")
 )
 export type CreateAgentDto = typeof CreateAgentDto.Type
 
@@ -58,13 +59,13 @@ export type CreatedAgent = typeof CreatedAgent.Type
 export const CreateAgentVersionDto = Schema.Struct({
   version: NonEmpty(64).annotations({ description: "Version label, unique per agent" }),
   config: Schema.optional(JsonObject).annotations({ description: "Free-form configuration of this version" })
-}).annotations({ identifier: "CreateAgentVersionDto" })
+}).pipe(closed("CreateAgentVersionDto"))
 export type CreateAgentVersionDto = typeof CreateAgentVersionDto.Type
 
 export const GlWebhookSuccessDto = Schema.Struct({
   consumerId: NonEmpty(256).annotations({ description: "The consumerId of the connect session being completed" }),
   service: NonEmpty(128).annotations({ description: "The provider service the person picked" })
-}).annotations({ identifier: "GlWebhookSuccessDto" })
+}).pipe(closed("GlWebhookSuccessDto"))
 export type GlWebhookSuccessDto = typeof GlWebhookSuccessDto.Type
 
 const AgentPath = Schema.Struct({ id: IdParam("Agent registry UUID") })

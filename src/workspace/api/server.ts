@@ -6,23 +6,31 @@
  *
  * Usage: `WorkspaceApiLive(service, extras).pipe(Layer.provide(NodeHttpServer.layer(...)))`.
  */
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { BadRequest } from "../../api/errors.js"
+import { requireBearer } from "./AdminConfig.js"
 import { attachment } from "../../files/contentDisposition.js"
 import { limitDeclaredBody } from "../../http/bodyLimit.js"
+import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errorResponse.js"
+import { checkedJsonBodies } from "../../http/jsonInput.js"
 import { lazyRoutes } from "../../http/lazyRoutes.js"
+import { RouterConfigLive, withRouterConfig } from "../../http/ServerLimits.js"
 import type { WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "./documents.js"
 import { isNotImplemented, NotImplemented } from "./errors.js"
@@ -34,6 +42,11 @@ export interface WorkspaceServerOptions {
   readonly maxBodyBytes?: number | undefined
   /** A tracing span per request (default off: it costs a large share of throughput). */
   readonly tracing?: boolean | undefined
+  /**
+   * When set, every request (docs, OpenAPI and unknown paths included) needs
+   * `Authorization: Bearer <token>`, else 401 (./AdminConfig.ts).
+   */
+  readonly adminToken?: Redacted.Redacted<string> | undefined
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -140,21 +153,28 @@ const notImplemented = (e: NotImplemented) =>
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
   const limit = limitDeclaredBody(maxBodyBytes)
+  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument)
   return HttpApiBuilder.middleware((app) =>
     shapeErrors(
       limit(
-        HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
+        checked(HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             return Option.isSome(failure) && isNotImplemented(failure.value)
               ? Effect.succeed(notImplemented(failure.value))
               : Effect.failCause(cause)
           })
-        )
+        ))
       )
     )
   )
 }
+
+/** The one body that is raw bytes by contract: a document's, sent as octet-stream. */
+const isRawDocument = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" &&
+  /^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "") &&
+  /\/documents\/?(?:\?|$)/.test(request.url)
 
 /** WorkspaceApi with its handlers: the `HttpApi.Api` service that HttpApiBuilder serves. */
 export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: WorkspaceExtras) =>
@@ -191,7 +211,11 @@ export const makeWorkspaceHttpApp = (
       HttpApiBuilder.Middleware.layer
     ).pipe(Layer.provideMerge(WorkspaceHandlersLive(service, extras)))
     const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
-    const app = yield* Effect.provide(HttpApiBuilder.httpApp, context)
+    const served = yield* Effect.provide(HttpApiBuilder.httpApp, context).pipe(withRouterConfig)
+    // Mounted beside another HttpApi, the request would carry that one: 405s need this API's routes.
+    const app = requireBearer(Option.fromNullable(options.adminToken))(
+      Effect.provideService(served, HttpApi.Api, Context.get(context, HttpApi.Api))
+    )
     return options.tracing === true ? app : Effect.locally(app, HttpMiddleware.currentTracerDisabledWhen, () => true)
   })
 
@@ -201,10 +225,11 @@ export const WorkspaceApiLive = (
   extras?: WorkspaceExtras,
   options: WorkspaceServerOptions = {}
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
-  const served = HttpApiBuilder.serve().pipe(
+  const served = HttpApiBuilder.serve(requireBearer(Option.fromNullable(options.adminToken))).pipe(
     Layer.provide(WorkspaceDocsLive),
     Layer.provide(WorkspaceMiddleware(options.maxBodyBytes)),
-    Layer.provide(WorkspaceHandlersLive(service, extras))
+    Layer.provide(WorkspaceHandlersLive(service, extras)),
+    Layer.provide(RouterConfigLive)
   )
   return options.tracing === true ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
 }

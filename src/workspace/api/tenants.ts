@@ -5,6 +5,7 @@ import * as Schema from "effect/Schema"
 import { NotFoundWire } from "../../api/errors.js"
 import { CreatedTask, EntitySummary } from "../../api/resources.js"
 import { Runbook, Task, Tenant, Workflow } from "../model.js"
+import { closed } from "../../api/dtos.js"
 import { EntityPath, JsonObject, NonEmpty, TenantIdParam, TenantPath } from "./paths.js"
 
 export const CreateTaskRequest = Schema.Struct({
@@ -12,7 +13,7 @@ export const CreateTaskRequest = Schema.Struct({
   context: Schema.optionalWith(JsonObject, { default: () => ({}) }).annotations({
     description: "Forwarded into the workflow start payload"
   })
-}).annotations({ identifier: "WorkspaceCreateTaskRequest" })
+}).pipe(closed("WorkspaceCreateTaskRequest"))
 
 export class TenantsGroup extends HttpApiGroup.make("tenants")
   .add(

@@ -169,6 +169,7 @@ export interface SubledgerRow {
   readonly ledger: string
   readonly id: string
   readonly tenant_id: string
+  readonly task_id: string | null
   readonly status: string
   readonly fields: string
 }

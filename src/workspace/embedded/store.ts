@@ -47,13 +47,19 @@ import {
   taskOfRow,
   toJson
 } from "./db.js"
-import { isRowAction, rowActionOf } from "../engine.js"
+import { isRowAction, rowActionAllowed, rowActionOf } from "../engine.js"
+import { unknownGlService } from "../glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal } from "./outbox.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
 export interface EmbeddedWorkspace extends WorkspaceClientService {
   /** The GL adapter's success webhook: the session's tenant gets an ACTIVE connection. */
   readonly completeGlSession: (consumerId: string, service: string) => WsEffect<Workspace.GlConnection, NotFound | BadRequest>
+  /**
+   * The connect session `consumerId` while it is open (not yet completed), with its tenant; None
+   * for an unknown or completed one. The GL connect page checks the tenant before answering.
+   */
+  readonly openGlSession: (consumerId: string) => WsEffect<Option.Option<GlSession>>
   readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest>
   readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>>
   readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
@@ -63,6 +69,14 @@ export interface EmbeddedWorkspace extends WorkspaceClientService {
   readonly authenticateAgent: (apiKey: string) => WsEffect<Agent, NotFound>
   /** Delivers pending outbox signals now (the layer also does so at start and in the background). */
   readonly deliverPending: (options?: { readonly force?: boolean }) => Effect.Effect<DeliveryReport>
+}
+
+/** An open GL connect session: whose it is and which service it preselects. */
+export interface GlSession {
+  readonly consumerId: string
+  readonly tenantId: string
+  readonly tenantSlug: string
+  readonly serviceId: string | null
 }
 
 export interface EmbeddedOptions {
@@ -280,6 +294,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               const p = rowActionOf(signal.payload)
               const row = yield* rowOf(tenantId, p.ledger, p.rowId)
               const what = `Row ${p.rowId} in ${p.ledger}`
+              const runbook = yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
+              const allowed = rowActionAllowed(
+                { id: task.id, status: task.status, currentStep: task.current_step },
+                runbook,
+                row.task_id
+              )
+              if (allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
               if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
               else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
               return yield* outbox.record([signalFor(tenantId, task, signal)])
@@ -420,6 +441,10 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
 
       createGlSession: (tenantId, serviceId) =>
         write(Effect.gen(function*() {
+          const unknown = serviceId === undefined ? undefined : unknownGlService(serviceId)
+          if (unknown !== undefined) return yield* new BadRequest({ message: unknown })
+          const [tenant] = yield* sql<{ id: string }>`SELECT id FROM tenants WHERE id = ${tenantId}`
+          if (tenant === undefined) return yield* notFound(`Tenant ${tenantId}`)
           const consumerId = randomUUID()
           yield* sql`INSERT INTO gl_sessions ${
             sql.insert({ consumer_id: consumerId, tenant_id: tenantId, service_id: serviceId ?? null, created_at: nowIso() })
@@ -429,6 +454,21 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
 
       deleteGlConnection: (tenantId) =>
         write(sql`DELETE FROM gl_connections WHERE tenant_id = ${tenantId}`).pipe(Effect.asVoid, guard("deleteGlConnection")),
+
+      openGlSession: (consumerId) =>
+        sql<{ tenant_id: string; slug: string; service_id: string | null }>`
+          SELECT s.tenant_id, t.slug, s.service_id FROM gl_sessions s JOIN tenants t ON t.id = s.tenant_id
+          WHERE s.consumer_id = ${consumerId} AND s.completed_at IS NULL`.pipe(
+          Effect.map(([row]) =>
+            Option.map(Option.fromNullable(row), (r): GlSession => ({
+              consumerId,
+              tenantId: r.tenant_id,
+              tenantSlug: r.slug,
+              serviceId: r.service_id
+            }))
+          ),
+          guard("openGlSession")
+        ),
 
       completeGlSession: (consumerId, svc) =>
         write(Effect.gen(function*() {

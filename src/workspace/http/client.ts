@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -53,6 +54,8 @@ export interface HttpWorkspaceClientOptions {
   readonly retryBaseMs?: number | undefined
   /** Client spans per request (default off). */
   readonly tracing?: boolean | undefined
+  /** Sent as `Authorization: Bearer <token>` on every call (SVC_WORKSPACE_TOKEN): the service's SVC_ADMIN_TOKEN. */
+  readonly token?: Redacted.Redacted<string> | undefined
 }
 
 type Kept = NotFound | BadRequest | Conflict
@@ -168,8 +171,10 @@ export const makeHttpWorkspaceClient = (
   Effect.gen(function*() {
     const base = baseUrl.replace(/\/+$/, "")
     const timeout = Duration.millis(options.timeoutMs)
+    const token = options.token
     const http = (yield* HttpClient.HttpClient).pipe(
-      options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true)
+      options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true),
+      token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token)))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http,
@@ -324,7 +329,7 @@ export const makeHttpWorkspaceClient = (
         call(
           api.gl.createGlSession({ path: enc({ tenantId }), payload: serviceId !== undefined ? { serviceId } : {} }),
           ONCE,
-          NONE
+          ["NotFound", "BadRequest"]
         ),
       // Idempotent by contract: deleting a missing connection is a no-op.
       deleteGlConnection: (tenantId) => call(api.gl.deleteGlConnection({ path: enc({ tenantId }) }), READ, NONE)

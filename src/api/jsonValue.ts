@@ -1,0 +1,101 @@
+/**
+ * What a JSON value must satisfy before anything decodes or stores it (the rules are listed in
+ * src/http/jsonInput.ts, which applies them to every request body; schemas that parse JSON out
+ * of a string apply them too). Pure, so that the contract can use it.
+ */
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+export const DEFAULT_MAX_JSON_DEPTH = 64
+
+/** `a.b[3].c`, quoting keys that are not plain identifiers. */
+const pathOf = (segments: ReadonlyArray<string | number>): string =>
+  segments.length === 0
+    ? "body"
+    : segments.map((s, i) =>
+      typeof s === "number"
+        ? `[${s}]`
+        : /^[A-Za-z_$][\w$]*$/.test(s)
+        ? (i === 0 ? s : `.${s}`)
+        : `[${JSON.stringify(s.length > 32 ? `${s.slice(0, 32)}…` : s)}]`
+    ).join("")
+
+// In a `u` regex a surrogate pair is one code point, so this class matches unpaired halves only.
+const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u
+
+/** Why a string cannot be stored exactly, or undefined. */
+export const textProblem = (s: string): string | undefined =>
+  s.includes("\u0000")
+    ? "contains a NUL character (U+0000), which cannot be stored"
+    : UNPAIRED_SURROGATE.test(s)
+    ? "contains an unpaired UTF-16 surrogate (not valid Unicode text)"
+    : undefined
+
+interface Frame {
+  readonly value: unknown
+  readonly depth: number
+  readonly parent: Frame | undefined
+  readonly key: string | number | undefined
+}
+
+const framePath = (frame: Frame | undefined, last?: string | number): string => {
+  const segments: Array<string | number> = last === undefined ? [] : [last]
+  for (let f = frame; f !== undefined && f.key !== undefined; f = f.parent) segments.unshift(f.key)
+  return pathOf(segments)
+}
+
+/**
+ * The first problem in a parsed JSON value, walked with an explicit stack (no recursion, so
+ * any depth is safe to inspect), or undefined when it is acceptable.
+ */
+export const jsonValueProblem = (value: unknown, maxDepth: number): string | undefined => {
+  const stack: Array<Frame> = [{ value, depth: 0, parent: undefined, key: undefined }]
+  while (stack.length > 0) {
+    const frame = stack.pop()!
+    const v = frame.value
+    if (typeof v === "string") {
+      const problem = textProblem(v)
+      if (problem !== undefined) return `${framePath(frame)}: ${problem}`
+      continue
+    }
+    if (v === null || typeof v !== "object") continue
+    if (frame.depth >= maxDepth) {
+      return `${framePath(frame)}: JSON nesting deeper than ${maxDepth} levels (the limit, SVC_MAX_JSON_DEPTH)`
+    }
+    const depth = frame.depth + 1
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, parent: frame, key: i })
+      continue
+    }
+    for (const key of Object.keys(v)) {
+      if (key === "__proto__") return `${framePath(frame, key)}: the key "__proto__" is not allowed`
+      const problem = textProblem(key)
+      if (problem !== undefined) return `${framePath(frame, key)}: the key ${problem}`
+      stack.push({ value: (v as Record<string, unknown>)[key], depth, parent: frame, key })
+    }
+  }
+  return undefined
+}
+
+
+/**
+ * `Schema.parseJson(schema)` with the same rules as a request body (depth, `__proto__`, text):
+ * for JSON carried inside a string, e.g. a query parameter.
+ */
+export const CheckedJson = <A, I, R>(schema: Schema.Schema<A, I, R>, maxDepth = DEFAULT_MAX_JSON_DEPTH) =>
+  Schema.transformOrFail(Schema.String, Schema.encodedSchema(schema), {
+    strict: true,
+    decode: (text, _, ast) => {
+      let value: unknown
+      try {
+        value = JSON.parse(text)
+      } catch {
+        return ParseResult.fail(new ParseResult.Type(ast, text, "must be valid JSON"))
+      }
+      const problem = jsonValueProblem(value, maxDepth)
+      return problem === undefined
+        ? ParseResult.succeed(value as I)
+        : ParseResult.fail(new ParseResult.Type(ast, text, problem))
+    },
+    encode: (value) => ParseResult.succeed(JSON.stringify(value))
+  }).pipe(Schema.compose(schema))

@@ -1,0 +1,127 @@
+/**
+ * Limits of the HTTP server itself: how long a client may take to send a request, how long an
+ * idle keep-alive connection stays open, how many headers and connections it may use, and how
+ * long a path parameter the router matches. Node's defaults (60 s for headers, 300 s for a
+ * whole request, 2,000 headers, no connection cap) let a handful of slow or stalled clients
+ * hold connections for minutes; these are settings with safe defaults instead.
+ *
+ * | Setting                     | Default | Why                                                           |
+ * |-----------------------------|---------|---------------------------------------------------------------|
+ * | SVC_HEADERS_TIMEOUT_MS      | 10000   | a real client sends its headers in milliseconds; 10 s leaves room for slow mobile links and cuts a slowloris client 6x sooner than Node's 60 s |
+ * | SVC_REQUEST_TIMEOUT_MS      | 60000   | receiving the whole request, body included (not the response); a stalled body is cut after 1 min instead of 5. Raise it for large uploads over slow links (32 MiB in 60 s needs about 0.55 MB/s) |
+ * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
+ * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
+ * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
+ *
+ * Every value must be a whole number in its range; anything else stops the start with a
+ * message naming the variable, the value and what was expected.
+ */
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+
+export interface ServerLimits {
+  /** Time to receive the complete request headers; past it Node answers 408 and closes. */
+  readonly headersTimeoutMs: number
+  /** Time to receive the complete request (headers and body); past it 408 and close. */
+  readonly requestTimeoutMs: number
+  /** How long an idle keep-alive connection is kept open. */
+  readonly keepAliveTimeoutMs: number
+  /** Request headers allowed; more answer 431. */
+  readonly maxHeaders: number
+  /** Open connections allowed; a connection past the cap is closed as soon as it is accepted. */
+  readonly maxConnections: number
+}
+
+export const DEFAULT_SERVER_LIMITS: ServerLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaders: 100,
+  maxConnections: 1024
+}
+
+/** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647
+
+const wholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
+  Config.option(Config.string(name)).pipe(
+    Config.mapOrFail((raw) => {
+      if (Option.isNone(raw)) return Either.right(fallback)
+      const text = raw.value.trim()
+      const n = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN
+      return Number.isSafeInteger(n) && n >= min && n <= max
+        ? Either.right(n)
+        : Either.left(
+          ConfigError.InvalidData(
+            [],
+            `${name}=${JSON.stringify(raw.value.length > 64 ? `${raw.value.slice(0, 64)}…` : raw.value)} is not valid: ` +
+              `expected a whole number of ${unit} from ${min} to ${max} (default ${fallback})`
+          )
+        )
+    })
+  )
+
+/** The server limits from the environment (SVC_HEADERS_TIMEOUT_MS, ...), defaults where unset. */
+export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
+  headersTimeoutMs: wholeNumber(
+    "SVC_HEADERS_TIMEOUT_MS",
+    DEFAULT_SERVER_LIMITS.headersTimeoutMs,
+    1,
+    MAX_TIMER_MS,
+    "milliseconds"
+  ),
+  requestTimeoutMs: wholeNumber(
+    "SVC_REQUEST_TIMEOUT_MS",
+    DEFAULT_SERVER_LIMITS.requestTimeoutMs,
+    1,
+    MAX_TIMER_MS,
+    "milliseconds"
+  ),
+  keepAliveTimeoutMs: wholeNumber(
+    "SVC_KEEP_ALIVE_TIMEOUT_MS",
+    DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs,
+    1,
+    MAX_TIMER_MS,
+    "milliseconds"
+  ),
+  maxHeaders: wholeNumber("SVC_MAX_HEADERS", DEFAULT_SERVER_LIMITS.maxHeaders, 1, 10_000, "headers"),
+  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", DEFAULT_SERVER_LIMITS.maxConnections, 1, 1_000_000, "connections")
+}).pipe(
+  Config.mapOrFail((limits) =>
+    // Node refuses a header timeout above the request timeout (the request includes the headers).
+    limits.headersTimeoutMs > limits.requestTimeoutMs
+      ? Either.left(
+        ConfigError.InvalidData(
+          [],
+          `SVC_HEADERS_TIMEOUT_MS=${limits.headersTimeoutMs} is not valid: expected at most ` +
+            `SVC_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}), since the request includes its headers`
+        )
+      )
+      : Either.right(limits)
+  )
+)
+
+/**
+ * The longest path parameter the router matches. find-my-way answers a longer one as if no
+ * route existed (its default is 100 characters, shorter than a nested composite task id).
+ * It is set above every path schema's own maximum (TaskId: 2,048) so that those schemas
+ * answer an over-long id with a 400 naming the parameter; a parameter past even this limit is
+ * answered 400 by the error path (errorResponse.ts). Request lines are bounded anyway by
+ * Node's header size limit (16 KiB: 431 above it).
+ */
+export const MAX_PATH_PARAM_LENGTH = 4096
+
+/** The router settings every HttpApi router of this service is built with. */
+export const routerConfig = { maxParamLength: MAX_PATH_PARAM_LENGTH } as const
+
+/**
+ * As a Layer: provide it to `HttpApiBuilder.serve()` (or any layer that builds a router), it
+ * sets the FiberRef the router reads when it is built.
+ */
+export const RouterConfigLive = HttpRouter.setRouterConfig(routerConfig)
+
+/** As a wrapper for an effect that builds a router (e.g. `HttpApiBuilder.httpApp`). */
+export const withRouterConfig = HttpRouter.withRouterConfig(routerConfig)

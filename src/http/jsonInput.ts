@@ -1,0 +1,140 @@
+/**
+ * The one decode step every request body goes through before a handler sees it. The body is
+ * read once as bytes, checked and parsed here; the router then gets a request whose `json` is
+ * the checked value, so no handler, schema or error formatter ever meets unchecked input:
+ *
+ * - media type: a body must be `application/json`, charset UTF-8 if named: 415;
+ * - encoding: invalid UTF-8 is refused (it would be stored as U+FFFD, not as sent): 400;
+ * - syntax: malformed JSON is a 400 with the parser's reason;
+ * - depth: nesting past `maxDepth` is a 400 naming the limit (nothing recursive downstream can
+ *   overflow: the decode-error formatter and JSON.stringify both recurse);
+ * - keys: `__proto__` is refused, naming its path (decoding it into a record would set the
+ *   record's prototype instead of storing a key); other keys are ordinary data;
+ * - text: a NUL or an unpaired surrogate in any key or string is refused, naming its path (the
+ *   stores cannot keep them byte-exact, so what was acknowledged would not be what is served).
+ *
+ * An empty body reads as `{}`, so an endpoint whose fields are all optional needs no body.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
+import { jsonValueProblem } from "../api/jsonValue.js"
+
+export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** `application/json` (what every document declares), with at most a UTF-8 charset. */
+const isJsonMediaType = (header: string): boolean => {
+  const [essence, ...params] = header.split(";")
+  const type = essence!.trim().toLowerCase()
+  if (type !== "application/json") return false
+  return params.every((p) => {
+    const [name, value = ""] = p.split("=", 2)
+    return name!.trim().toLowerCase() !== "charset" || /^"?utf-8"?$/i.test(value.trim())
+  })
+}
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
+
+export type ParsedBody =
+  | { readonly ok: true; readonly value: unknown; readonly text: string }
+  | { readonly ok: false; readonly error: BadRequest | UnsupportedMediaType }
+
+/** Checks and parses one body (its bytes and Content-Type header). */
+export const parseJsonBody = (
+  bytes: Uint8Array,
+  contentType: string | undefined,
+  maxDepth: number
+): ParsedBody => {
+  if (bytes.byteLength === 0) return { ok: true, value: {}, text: "" }
+  // No Content-Type is read as JSON, as the contract's only body type.
+  if (contentType !== undefined && !isJsonMediaType(contentType)) {
+    const shown = contentType.length > 64 ? `${contentType.slice(0, 64)}…` : contentType
+    return {
+      ok: false,
+      error: new UnsupportedMediaType({
+        message: `Content-Type must be application/json (UTF-8); got ${JSON.stringify(shown)}`
+      })
+    }
+  }
+  let text: string
+  try {
+    text = fatalUtf8.decode(bytes)
+  } catch {
+    return { ok: false, error: new BadRequest({ message: "Malformed request body: not valid UTF-8" }) }
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    const reason = e instanceof Error ? e.message.slice(0, 120) : "invalid JSON"
+    return { ok: false, error: new BadRequest({ message: `Malformed request body: expected valid JSON (${reason})` }) }
+  }
+  const problem = jsonValueProblem(value, maxDepth)
+  return problem === undefined
+    ? { ok: true, value, text }
+    : { ok: false, error: new BadRequest({ message: problem }) }
+}
+
+/**
+ * The whole body, read once in linear time. (The platform's `arrayBuffer` re-concatenates the
+ * buffer on every chunk, quadratic in the body's size: 10 s for 50 MB; and it is not cached.)
+ */
+const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<ArrayBuffer> =>
+  Effect.map(Effect.orDie(Stream.runCollect(request.stream)), (chunks) => {
+    const parts = Chunk.toReadonlyArray(chunks)
+    const bytes = parts.length === 1 ? Buffer.from(parts[0]!) : Buffer.concat(parts)
+    // A small Buffer may be a view into a shared pool: hand out exactly its own bytes.
+    return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+      ? bytes.buffer as ArrayBuffer
+      : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+  })
+
+/**
+ * Wraps an HttpApp: a request that may carry a body is read, checked and parsed first, and the
+ * app sees a request whose `json`/`text`/`arrayBuffer` are the checked ones. Requests without a
+ * body pass; raw-bytes bodies (`rawBody`) are read the same linear way but not parsed.
+ */
+export const checkedJsonBodies = (
+  maxDepth: number,
+  /** Requests whose body is raw bytes by contract (not JSON): read, not parsed. */
+  rawBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false
+) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  E | BadRequest | UnsupportedMediaType,
+  R | HttpServerRequest.HttpServerRequest
+> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    if (!BODY_METHODS.has(request.method)) return app
+    const raw = rawBody(request)
+    return Effect.flatMap(readBody(request), (buffer): Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      E | BadRequest | UnsupportedMediaType,
+      R | HttpServerRequest.HttpServerRequest
+    > => {
+      const arrayBuffer = { value: Effect.succeed(buffer) }
+      if (raw) {
+        const withBytes = Object.create(request, { arrayBuffer }) as HttpServerRequest.HttpServerRequest
+        return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBytes)
+      }
+      const parsed = parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth)
+      if (!parsed.ok) return Effect.fail(parsed.error)
+      // Same request, its body already read: everything else is inherited from the original.
+      // The Content-Type is set to JSON too, so that no reader picks another body parser (an
+      // empty multipart body, say, would otherwise wait for a boundary that never comes).
+      const checked = Object.create(request, {
+        json: { value: Effect.succeed(parsed.value) },
+        text: { value: Effect.succeed(parsed.text) },
+        arrayBuffer,
+        headers: { value: { ...request.headers, "content-type": "application/json" } }
+      }) as HttpServerRequest.HttpServerRequest
+      return Effect.provideService(app, HttpServerRequest.HttpServerRequest, checked)
+    })
+  })

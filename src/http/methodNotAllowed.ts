@@ -1,0 +1,182 @@
+/**
+ * What a request the router found no route for should answer instead of a bare 404, derived
+ * from an HttpApi definition (the gateway's and the workspace's alike):
+ * - a path that no endpoint of the API has: 404, as before;
+ * - a path some endpoint has, with another method: 405 with `Allow` listing the methods the
+ *   path takes (RFC 9110 §15.5.6), HEAD included wherever GET is (the router answers HEAD
+ *   with the GET route);
+ * - a path with its method right that the router still refused: a path parameter longer than
+ *   the router matches (find-my-way's `maxParamLength`): 400 naming the parameter.
+ *
+ * Paths are matched the way the router (find-my-way) matches them: query (`?`, `;`, `#`)
+ * cut off, duplicate and trailing slashes ignored, static segments case-insensitive.
+ * `malformedPercentEncoding` finds the escapes the router cannot decode (used by the Node
+ * server for path and query, and by the error path for servers without it).
+ */
+import type * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+
+type Segment =
+  | { readonly _tag: "Static"; readonly value: string }
+  | { readonly _tag: "Param"; readonly name: string; readonly optional: boolean }
+  | { readonly _tag: "Wildcard" }
+
+interface Template {
+  readonly method: string
+  readonly path: string
+  readonly segments: ReadonlyArray<Segment>
+}
+
+/** A template the request path matched, with its decoded path parameters. */
+export interface PathMatch {
+  readonly method: string
+  readonly path: string
+  readonly params: ReadonlyArray<readonly [name: string, value: string]>
+}
+
+/** The methods in the order `Allow` lists them. */
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+const compileSegments = (path: string): ReadonlyArray<Segment> =>
+  splitPath(path).map((part): Segment => {
+    if (part === "*") return { _tag: "Wildcard" }
+    if (part.startsWith(":")) {
+      const optional = part.endsWith("?")
+      return { _tag: "Param", name: part.slice(1, optional ? -1 : undefined), optional }
+    }
+    return { _tag: "Static", value: safeDecode(part)?.toLowerCase() ?? part.toLowerCase() }
+  })
+
+const templates = new WeakMap<object, ReadonlyArray<Template>>()
+
+/** Every endpoint of the API as method + path template (computed once per API value). */
+export const templatesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Template> => {
+  const cached = templates.get(api)
+  if (cached !== undefined) return cached
+  const result: Array<Template> = []
+  const groups = Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups) as Array<
+    HttpApiGroup.HttpApiGroup.AnyWithProps
+  >
+  for (const group of groups) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      result.push({ method: endpoint.method, path: endpoint.path, segments: compileSegments(endpoint.path) })
+    }
+  }
+  templates.set(api, result)
+  return result
+}
+
+/**
+ * The first malformed percent-escape in a path or query (`%` not followed by two hex digits, or
+ * escaped bytes that are not UTF-8, e.g. an encoded surrogate), or undefined. The router cannot
+ * decode such a path and finds no route; a query would be decoded leniently (bytes replaced).
+ */
+export const malformedPercentEncoding = (path: string): string | undefined => {
+  const bare = /%(?![0-9a-fA-F]{2})/.exec(path)
+  const runs = path.matchAll(/(?:%[0-9a-fA-F]{2})+/g)
+  for (const run of runs) {
+    if (bare !== null && bare.index < run.index) break
+    try {
+      decodeURIComponent(run[0])
+    } catch {
+      return run[0].length > 24 ? `${run[0].slice(0, 24)}…` : run[0]
+    }
+  }
+  return bare === null ? undefined : path.slice(bare.index, bare.index + 3)
+}
+
+const safeDecode = (s: string): string | undefined => {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return undefined
+  }
+}
+
+/** The path of a request URL as the router sees it, split into its (still encoded) segments. */
+const splitPath = (url: string): Array<string> => {
+  // An absolute-form request target (`GET http://host/path`): the router drops the origin too.
+  let path = url.replace(/^https?:\/\/[^/]*/i, "")
+  const end = path.search(/[?;#]/)
+  if (end !== -1) path = path.slice(0, end)
+  return path.split("/").filter((part) => part !== "")
+}
+
+const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMatch | undefined => {
+  const params: Array<readonly [string, string]> = []
+  const segments = template.segments
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!
+    const part = parts[i]
+    if (segment._tag === "Wildcard") {
+      params.push(["*", safeDecode(parts.slice(i).join("/")) ?? parts.slice(i).join("/")])
+      return { method: template.method, path: template.path, params }
+    }
+    if (part === undefined) {
+      return segment._tag === "Param" && segment.optional && i === segments.length - 1
+        ? { method: template.method, path: template.path, params }
+        : undefined
+    }
+    const decoded = safeDecode(part) ?? part
+    if (segment._tag === "Static") {
+      if (decoded.toLowerCase() !== segment.value) return undefined
+    } else {
+      params.push([segment.name, decoded])
+    }
+  }
+  return parts.length === segments.length ? { method: template.method, path: template.path, params } : undefined
+}
+
+/** The API's endpoints whose path template matches the request URL (any method). */
+export const matchPath = (api: HttpApi.HttpApi.Any, url: string): ReadonlyArray<PathMatch> => {
+  const parts = splitPath(url)
+  const matches: Array<PathMatch> = []
+  for (const template of templatesOf(api)) {
+    const match = matchTemplate(template, parts)
+    if (match !== undefined) matches.push(match)
+  }
+  return matches
+}
+
+/** The methods `Allow` lists for these matches: each endpoint's method, HEAD wherever GET is. */
+export const allowOf = (matches: ReadonlyArray<PathMatch>): ReadonlyArray<string> => {
+  const methods = new Set(matches.map((m) => m.method.toUpperCase()))
+  if (methods.has("GET")) methods.add("HEAD")
+  const rank = (m: string) => {
+    const i = METHOD_ORDER.indexOf(m)
+    return i === -1 ? METHOD_ORDER.length : i
+  }
+  return [...methods].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
+}
+
+/**
+ * Why the router found no route for `method url`, judged against the API:
+ * - `NotFound`: no endpoint has this path;
+ * - `MethodNotAllowed`: endpoints have it, with the methods in `allow`;
+ * - `ParamTooLong`: an endpoint has this path and method, and its parameter `name` is longer
+ *   than `maxParamLength` (the router's limit).
+ */
+export type Unrouted =
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "MethodNotAllowed"; readonly allow: ReadonlyArray<string> }
+  | { readonly _tag: "ParamTooLong"; readonly name: string; readonly length: number }
+
+export const explainUnrouted = (
+  api: HttpApi.HttpApi.Any,
+  method: string,
+  url: string,
+  maxParamLength: number
+): Unrouted => {
+  const matches = matchPath(api, url)
+  if (matches.length === 0) return { _tag: "NotFound" }
+  const allow = allowOf(matches)
+  const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
+  const same = matches.filter((m) => m.method.toUpperCase() === wanted)
+  if (same.length === 0) return { _tag: "MethodNotAllowed", allow }
+  for (const match of same) {
+    for (const [name, value] of match.params) {
+      if (value.length > maxParamLength) return { _tag: "ParamTooLong", name, length: value.length }
+    }
+  }
+  return { _tag: "NotFound" }
+}

@@ -1,0 +1,82 @@
+/**
+ * The workspace service (WorkspaceApi, every /workspace operation) served by WorkspaceApiLive
+ * on a loopback port, held to the OpenAPI document it serves at /workspace/openapi.json (the
+ * one published as docs/workspace-openapi.json):
+ * - over the in-memory WorkspaceClient, which has no registry behind it: the registry and GL
+ *   webhook answer 501 there, as the document declares (the one allowed 5xx);
+ * - over the embedded SQLite store (a temp-file database), registry included: nothing >= 500.
+ * Both start from test/fixtures/example.json.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { WorkspaceApi } from "../../src/workspace/api/WorkspaceApi.js"
+import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { exampleFixture } from "../support/gateway.js"
+import { workspaceServer } from "../workspace/httpHarness.js"
+import { DOMAIN_HINTS, hintsFromFixture, mergeHints, stringsOf } from "./arbitraries.js"
+import { contractSuite, type Target } from "./suite.js"
+
+const fixtureJson = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
+const fromFixture = hintsFromFixture(fixtureJson)
+const MAX_BODY_BYTES = 1024 * 1024
+
+const arbitraries = {
+  hints: mergeHints(fromFixture, DOMAIN_HINTS, {
+    documentId: fromFixture.documentId ?? [],
+    // A row action a TABLE_REVIEW step takes, on a row of the fixture.
+    payload: (fromFixture.rowId ?? []).map((rowId) => ({ kind: "row_action", ledger: "expenses", action: "reject_row", rowId }))
+  }),
+  strings: stringsOf(fixtureJson)
+}
+
+const serve = async (server: Layer.Layer<HttpServer.HttpServer, unknown>, cleanup: () => void = () => {}): Promise<Target> => {
+  const runtime = ManagedRuntime.make(server.pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))))
+  const baseUrl = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => {
+    const address = s.address as HttpServer.TcpAddress
+    return `http://127.0.0.1:${address.port}`
+  }))
+  const document = await (await fetch(`${baseUrl}/workspace/openapi.json`)).json()
+  return {
+    baseUrl,
+    document,
+    close: async () => {
+      await runtime.dispose()
+      cleanup()
+    }
+  }
+}
+
+contractSuite({
+  name: "workspace over the in-memory client (no registry: 501 there)",
+  api: WorkspaceApi,
+  maxBodyBytes: MAX_BODY_BYTES,
+  arbitraries,
+  // Documented: a server given no WorkspaceExtras answers 501 on the registry and webhook routes.
+  allow5xx: (status, r, contract) =>
+    status === 501 && contract.operation(r.method, r.operation.template)?.op.responses?.["501"] !== undefined,
+  start: () => serve(workspaceServer(makeMemoryWorkspace(exampleFixture), undefined, { maxBodyBytes: MAX_BODY_BYTES }))
+})
+
+contractSuite({
+  name: "workspace over the embedded SQLite store (registry included)",
+  api: WorkspaceApi,
+  maxBodyBytes: MAX_BODY_BYTES,
+  arbitraries,
+  start: () => {
+    const dir = mkdtempSync(join(tmpdir(), "contract-workspace-"))
+    const embedded = makeEmbeddedLayer({ url: pathToFileURL(join(dir, "workspace.db")).href, fixture: exampleFixture })
+    const server = Layer.unwrapEffect(
+      Effect.map(EmbeddedWorkspace, (store) => workspaceServer(store, store, { maxBodyBytes: MAX_BODY_BYTES }))
+    ).pipe(Layer.provide(embedded))
+    return serve(server, () => rmSync(dir, { recursive: true, force: true }))
+  }
+})

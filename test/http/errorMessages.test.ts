@@ -1,0 +1,150 @@
+/**
+ * Error bodies do not amplify input: a value the client sent is quoted once, at most
+ * MAX_QUOTED_CHARS characters of it (then `…`); a decode error lists at most
+ * MAX_LISTED_ISSUES problems; every message is at most MAX_MESSAGE_CHARS characters.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { NotFound } from "../../src/api/errors.js"
+import {
+  boundMessage,
+  clip,
+  describeIssues,
+  MAX_LISTED_ISSUES,
+  MAX_MESSAGE_CHARS,
+  MAX_QUOTED_CHARS,
+  toResponse
+} from "../../src/http/errorResponse.js"
+import { expectError, raw, withGateway } from "../support/gateway.js"
+import { ACME_US, EXPENSE_TASK } from "../support/world.js"
+
+const MiB = 1024 * 1024
+const big = (c: string, n = MiB) => c.repeat(n)
+
+/** How many times a run of `c` of at least 16 characters appears in `text`. */
+const runsOf = (text: string, c: string) => (text.match(new RegExp(`${c}{16,}`, "g")) ?? []).length
+
+/** The quoted prefix must be exactly MAX_QUOTED_CHARS characters followed by `…`. */
+const expectClippedOnce = (message: string, c: string) => {
+  expect(runsOf(message, c)).toBe(1)
+  expect(message).toContain(`${c.repeat(MAX_QUOTED_CHARS)}…`)
+  expect(message).not.toContain(c.repeat(MAX_QUOTED_CHARS + 1))
+}
+
+/** The HttpApiDecodeError the builder would make for `input` against `schema`. */
+const decodeError = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => {
+  const result = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })(input)
+  if (Either.isRight(result)) throw new Error("expected a decode failure")
+  return Effect.runSync(HttpApiError.HttpApiDecodeError.fromParseError(result.left))
+}
+
+describe("what the schema formatter says, and why a value came out twice", () => {
+  // The formatter reports a union once per member, each with the whole value: a literal union,
+  // and `T | undefined` for every optional field. Those were the doubled echoes.
+  it("a literal union: one problem, the alternatives joined, the value quoted once and cut", () => {
+    const e = decodeError(Schema.Struct({ type: Schema.Literal("approved", "rejected") }), { type: big("x") })
+    expect(e.issues).toHaveLength(2)
+    const message = describeIssues(e)
+    expect(message).toBe(`type: Expected "approved" | "rejected", actual "${"x".repeat(MAX_QUOTED_CHARS)}…"`)
+  })
+
+  it("an optional field over its maxLength: once, without the `undefined` alternative JSON cannot send", () => {
+    const e = decodeError(Schema.Struct({ c: Schema.optional(Schema.String.pipe(Schema.maxLength(10))) }), { c: big("x") })
+    expect(e.issues).toHaveLength(2)
+    const message = describeIssues(e)
+    expect(message).toBe(`c: Expected a string at most 10 character(s) long, actual "${"x".repeat(MAX_QUOTED_CHARS)}…"`)
+  })
+
+  it("a wrong type: the actual value (an object here) cut as a whole", () => {
+    const e = decodeError(Schema.Struct({ n: Schema.Number }), { n: { a: big("x"), b: big("y") } })
+    const message = describeIssues(e)
+    expect(message.startsWith("n: Expected number, actual {\"a\":\"xxx")).toBe(true)
+    expect(message.length).toBeLessThan(200)
+    expect(runsOf(message, "y")).toBe(0)
+  })
+
+  it("a refinement with its own message: no value echoed at all", () => {
+    const Uuid = Schema.String.pipe(Schema.filter(() => false, { message: () => "must be a UUID" }))
+    expect(describeIssues(decodeError(Schema.Struct({ id: Uuid }), { id: big("x") }))).toBe("id: must be a UUID")
+  })
+
+  it("a union of structs: each branch's complaint once, values cut", () => {
+    const U = Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number }))
+    const message = describeIssues(decodeError(U, { a: 1, b: big("x") }))
+    expectClippedOnce(message, "x")
+    expect(message.length).toBeLessThan(600)
+  })
+
+  it("an unexpected key as long as the body: the field path cut too", () => {
+    const message = describeIssues(decodeError(Schema.Struct({ a: Schema.optional(Schema.String) }), { [big("k")]: 1 }))
+    expectClippedOnce(message, "k")
+  })
+
+  it("many problems: the first MAX_LISTED_ISSUES, then how many more", () => {
+    const S = Schema.Struct({ items: Schema.Array(Schema.Struct({ n: Schema.Number })) })
+    const message = describeIssues(decodeError(S, { items: Array.from({ length: 500 }, (_, i) => ({ n: `${i}${big("x", 1000)}` })) }))
+    expect(message).toMatch(new RegExp(`; and ${500 - MAX_LISTED_ISSUES} more$`))
+    expect(message.split("; ")).toHaveLength(MAX_LISTED_ISSUES + 1)
+    expect(message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS)
+  })
+
+  it("a cut never splits an escape sequence or a surrogate pair", () => {
+    for (const filler of ["\\", "\"", "é", "\u0001", "😀"]) {
+      for (let pad = 0; pad < 8; pad++) {
+        const value = "a".repeat(pad) + filler.repeat(200)
+        const message = describeIssues(decodeError(Schema.Struct({ n: Schema.Number }), { n: value }))
+        const quoted = message.slice(message.indexOf("actual ") + "actual ".length)
+        // Still one well-formed JSON string, and what it holds is a prefix of the value.
+        const inner = JSON.parse(quoted) as string
+        expect(inner.endsWith("…")).toBe(true)
+        expect(value.startsWith(inner.slice(0, -1))).toBe(true)
+        expect(inner.length).toBeLessThanOrEqual(MAX_QUOTED_CHARS + 1)
+      }
+    }
+  })
+})
+
+describe("every error message is bounded", () => {
+  it("toResponse bounds any error's message: long quoted values cut, the whole capped", () => {
+    const quoted = toResponse(new NotFound({ message: `Workflow ${JSON.stringify(big("w"))} not found` }))
+    const body = JSON.parse(new TextDecoder().decode((quoted.body as any).body))
+    expect(body).toEqual({ statusCode: 404, error: "Not Found", message: `Workflow "${"w".repeat(MAX_QUOTED_CHARS)}…" not found` })
+    expect(boundMessage(big("z")).length).toBe(MAX_MESSAGE_CHARS + 1)
+    expect(boundMessage(big("z")).endsWith("…")).toBe(true)
+    expect(clip("short", 10)).toBe("short")
+  })
+
+  it.effect("HTTP: a 1 MiB string in a length-limited field answers a small 400 quoting it once", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const cases = [
+          [`/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved", comments: big("x") }, "comments"],
+          [`/v1/tasks/${EXPENSE_TASK}/action`, { type: big("x") }, "type"],
+          [`/v1/tasks/${EXPENSE_TASK}/events`, { type: big("x"), source: "w", seq: 1, payload: {} }, "type"],
+          [`/v1/tasks/${EXPENSE_TASK}/events`, { type: "t", source: "w", seq: big("x"), payload: {} }, "seq"],
+          [`/v1/tasks/${EXPENSE_TASK}/data/ingest`, { data: big("x") }, "data"],
+          [`/v1/entities/${ACME_US}/tasks`, { workflowId: big("x") }, "workflowId"]
+        ] as const
+        for (const [path, body, field] of cases) {
+          const res = yield* raw("POST", path, body)
+          expectError(res, 400, "Bad Request", field)
+          expect(res.bytes.length, `${path} ${field}`).toBeLessThan(1024)
+          expectClippedOnce(res.body.message, "x")
+        }
+      }), { config: { maxBodyBytes: 4 * MiB } }))
+
+  it.effect("HTTP: a long task id in a path is not echoed past the bound either", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const res = yield* raw("GET", `/v1/tasks/not-a-uuid-${"x".repeat(1500)}/ui`)
+        expectError(res, 400, "Bad Request", "taskId")
+        expect(res.bytes.length).toBeLessThan(1024)
+        const missing = yield* raw("GET", `/v1/${"x".repeat(3000)}`)
+        expectError(missing, 404, "Not Found")
+        expect(missing.bytes.length).toBeLessThan(512)
+      })
+    ))
+})

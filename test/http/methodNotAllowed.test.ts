@@ -1,0 +1,175 @@
+/**
+ * A known path asked with a method it does not take answers 405 with `Allow` (RFC 9110
+ * §15.5.6), derived from the HttpApi definition; an unknown path stays 404; HEAD is answered
+ * wherever GET is; OPTIONS (no CORS yet) is a 405 too, never a 500.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { GatewayApi } from "../../src/api/Api.js"
+import { allowOf, explainUnrouted, matchPath, templatesOf } from "../../src/http/methodNotAllowed.js"
+import { WorkspaceApi } from "../../src/workspace/api/WorkspaceApi.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { withGateway } from "../support/gateway.js"
+import { ACME_US, DOCUMENT, EXPENSE_TASK, ROW_NEEDS_ATTENTION } from "../support/world.js"
+import { workspaceServer } from "../workspace/httpHarness.js"
+import { contractFixture, ID } from "../workspace/contractFixture.js"
+import { errorBody, send } from "./support.js"
+
+const T = EXPENSE_TASK
+const ROW = ROW_NEEDS_ATTENTION
+
+/** Spec §4, path by path: the methods each takes (HEAD wherever GET is). */
+const SPEC_PATHS: ReadonlyArray<readonly [path: string, allow: string]> = [
+  ["/v1/health", "GET, HEAD"],
+  ["/v1/entities", "GET, HEAD"],
+  [`/v1/entities/${ACME_US}/tasks`, "GET, HEAD, POST"],
+  [`/v1/entities/${ACME_US}/workflows`, "GET, HEAD"],
+  [`/v1/tasks/${T}/ui`, "GET, HEAD"],
+  [`/v1/tasks/${T}/snapshots`, "GET, HEAD"],
+  [`/v1/tasks/${T}/action`, "POST"],
+  [`/v1/tasks/${T}/row-action`, "POST"],
+  [`/v1/tasks/${T}/events`, "GET, HEAD, POST"],
+  [`/v1/tasks/${T}/files`, "GET, HEAD, POST"],
+  [`/v1/tasks/${T}/files/ingest`, "POST"],
+  [`/v1/tasks/${T}/files/${DOCUMENT}/download`, "GET, HEAD"],
+  [`/v1/tasks/${T}/data/ingest`, "POST"],
+  [`/v1/subledgers/expenses/${ROW}/reject`, "POST"],
+  [`/v1/subledgers/expenses/${ROW}`, "PATCH"],
+  ["/v1/gl/status", "GET, HEAD"],
+  ["/v1/gl/connect/session", "POST"],
+  ["/v1/gl", "DELETE"]
+]
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+describe("405 Method Not Allowed with Allow", () => {
+  it.effect("every spec path, every method it does not take: 405, Allow listing exactly what it takes", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const [path, allow] of SPEC_PATHS) {
+          for (const method of METHODS.filter((m) => !allow.split(", ").includes(m))) {
+            const res = yield* send(method, path)
+            expect(res.status, `${method} ${path}`).toBe(405)
+            expect(res.headers["allow"], `${method} ${path}`).toBe(allow)
+            expect(res.headers["content-type"]).toMatch(/application\/json/)
+            expect(res.body).toEqual(errorBody(405, "Method Not Allowed"))
+            expect(res.body.message).toContain(method)
+            expect(res.body.message).toContain(allow)
+          }
+        }
+      })
+    ))
+
+  it.effect("the methods a path takes are never answered 405 (nor a routing 404)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const [path, allow] of SPEC_PATHS) {
+          for (const method of allow.split(", ")) {
+            const res = yield* send(method, path, method === "GET" || method === "HEAD" ? {} : {
+              headers: { "content-type": "application/json" },
+              body: "{}"
+            })
+            expect(res.status, `${method} ${path}`).not.toBe(405)
+            expect(res.body?.message ?? "", `${method} ${path}`).not.toMatch(/^Cannot /)
+          }
+        }
+      })
+    ))
+
+  it.effect("HEAD on a GET route: the GET answer's status and headers, no body", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const get = yield* send("GET", "/v1/entities")
+        const head = yield* send("HEAD", "/v1/entities")
+        expect(head.status).toBe(200)
+        expect(head.text).toBe("")
+        expect(head.headers["content-type"]).toBe(get.headers["content-type"])
+        // A path the API does not have: 404 for HEAD too.
+        expect((yield* send("HEAD", "/v1/nope")).status).toBe(404)
+      })
+    ))
+
+  it.effect("a method Node knows but the API never uses (PROPFIND, TRACE): 405 too", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const method of ["PROPFIND", "TRACE", "PURGE"]) {
+          const res = yield* send(method, "/v1/entities")
+          expect(res.status, method).toBe(405)
+          expect(res.headers["allow"]).toBe("GET, HEAD")
+        }
+      })
+    ))
+
+  it.effect("unknown paths stay 404, trailing and duplicate slashes and case as the router sees them", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const path of ["/v1/nope", "/v2/entities", `/v1/tasks/${T}`, `/v1/tasks/${T}/ui/extra`, "/"]) {
+          const res = yield* send("PUT", path)
+          expect(res.status, path).toBe(404)
+          expect(res.body).toEqual(errorBody(404, "Not Found"))
+        }
+        // The router ignores a trailing slash, duplicate slashes, case and the query: so does Allow.
+        for (const path of ["/v1/entities/", "//v1//entities", "/V1/Entities", "/v1/entities?x=1"]) {
+          const res = yield* send("PUT", path)
+          expect(res.status, path).toBe(405)
+          expect(res.headers["allow"]).toBe("GET, HEAD")
+          expect((yield* send("GET", path)).status, path).toBe(200)
+        }
+      })
+    ))
+
+  it.effect("the 405 message quotes a long path only in part", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const res = yield* send("DELETE", `/v1/tasks/${T}:${"x".repeat(1500)}:y/ui`)
+        expect(res.status).toBe(405)
+        expect(res.text.length).toBeLessThan(512)
+      })
+    ))
+
+  it.effect("workspace API: the same, from WorkspaceApi's own definition", () =>
+    Effect.provide(
+      Effect.gen(function*() {
+        const res = yield* send("PUT", `/workspace/tenants/${ID.tenantA}/gl`)
+        expect(res.status).toBe(405)
+        expect(res.headers["allow"]).toBe("GET, HEAD, DELETE")
+        expect(res.body).toEqual(errorBody(405, "Method Not Allowed"))
+        expect((yield* send("GET", "/workspace/registry/agents/x/versions")).headers["allow"]).toBe("POST")
+        expect((yield* send("PUT", "/workspace/nope")).status).toBe(404)
+        // A gateway path is not a workspace path.
+        expect((yield* send("PUT", "/v1/entities")).status).toBe(404)
+      }),
+      workspaceServer(makeMemoryWorkspace(contractFixture()))
+    ))
+})
+
+describe("methodNotAllowed: matching an HttpApi's path templates", () => {
+  it("lists every endpoint of the API with the prefix applied", () => {
+    const templates = templatesOf(GatewayApi)
+    // One template per (method, path) of the spec's tables.
+    const specEndpoints = SPEC_PATHS.flatMap(([, allow]) => allow.split(", ").filter((m) => m !== "HEAD"))
+    expect(templates).toHaveLength(specEndpoints.length)
+    expect(templates.every((t) => t.path.startsWith("/v1/"))).toBe(true)
+    expect(templatesOf(WorkspaceApi).every((t) => t.path.startsWith("/workspace/"))).toBe(true)
+  })
+
+  it("matches parameters by segment, decoding them", () => {
+    const matches = matchPath(GatewayApi, `/v1/tasks/a%3Ab%3Ac/files/d/download?x=1`)
+    expect(matches.map((m) => `${m.method} ${m.path}`)).toEqual(["GET /v1/tasks/:taskId/files/:documentRef/download"])
+    expect(matches[0]!.params).toEqual([["taskId", "a:b:c"], ["documentRef", "d"]])
+    expect(allowOf(matchPath(GatewayApi, "/v1/tasks/t/events"))).toEqual(["GET", "HEAD", "POST"])
+    expect(matchPath(GatewayApi, "/v1/tasks/t")).toEqual([])
+  })
+
+  it("explains an unrouted request: not found, method not allowed, or a parameter over the router's limit", () => {
+    expect(explainUnrouted(GatewayApi, "GET", "/v1/nope", 100)).toEqual({ _tag: "NotFound" })
+    expect(explainUnrouted(GatewayApi, "PUT", "/v1/gl", 100)).toEqual({ _tag: "MethodNotAllowed", allow: ["DELETE"] })
+    expect(explainUnrouted(GatewayApi, "GET", `/v1/tasks/${"a".repeat(101)}/ui`, 100)).toEqual({
+      _tag: "ParamTooLong",
+      name: "taskId",
+      length: 101
+    })
+    expect(explainUnrouted(GatewayApi, "HEAD", `/v1/tasks/${"a".repeat(101)}/ui`, 100)._tag).toBe("ParamTooLong")
+    expect(explainUnrouted(GatewayApi, "GET", `/v1/tasks/${"a".repeat(100)}/ui`, 100)).toEqual({ _tag: "NotFound" })
+  })
+})
