@@ -14,7 +14,7 @@
 import { createClient } from "@libsql/client"
 import { execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -500,18 +500,63 @@ const s5 = async (ingest: string) => {
   addMedians("S5 (2 connections)", rounds, (m) => `${(m.rps * EVENT_COUNT).toFixed(0)} rows/s`)
 }
 
+/** The node flags `npm start` runs dist/main.js with (package.json: `... && exec node <flags> dist/main.js`). */
+const startFlags = (): Array<string> => {
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start ?? ""
+  const m = /exec node (.*?)\s*dist\/main\.js/.exec(script)
+  return m === null || m[1]!.trim() === "" ? [] : m[1]!.trim().split(/\s+/)
+}
+
+/** npm's own entry script, to start `npm start` as a child of this process. */
+const npmCli = (): string | undefined => {
+  if (process.env.npm_execpath !== undefined && process.env.npm_execpath.endsWith(".js")) return process.env.npm_execpath
+  try {
+    return realpathSync(execFileSync("sh", ["-c", "command -v npm"], { encoding: "utf8" }).trim())
+  } catch {
+    return undefined
+  }
+}
+
+/** The first child of `pid` (npm start execs node: its child is the server). */
+const childOf = (pid: number): number | undefined => {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/)[0]
+    return first === undefined || first === "" ? undefined : Number(first)
+  } catch {
+    return undefined
+  }
+}
+
 // S6: start to first healthy answer, and RSS after 1 s idle; one start to warm caches, then 3.
+// The gateway as `npm start` runs it (the esbuild build in dist/, plain node), as `npm start`
+// itself (npm, the staleness check, then the same process), and with tsx (`npm run dev`).
 const s6 = async () => {
   const buildDir = join(ROOT, "bench/.build")
   const s6Dir = join(tmp, "s6")
   mkdirSync(s6Dir, { recursive: true })
-  const mainEnv = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(s6Dir, "main.db")}` }
-  const candidates: Array<{ key: string; label: string; nodeArgs: ReadonlyArray<string>; env: Record<string, string> }> = []
+  // The README's configuration: embedded workspace, admin listener on (a free port here).
+  const mainEnv = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_DATABASE_URL: `file:${join(s6Dir, "main.db")}` }
+  const candidates: Array<{ key: string; label: string; nodeArgs: ReadonlyArray<string>; env: Record<string, string>; viaNpm?: boolean }> = []
   let gatewayEntry = "src/main.ts"
   try {
     const probeServer = await startServer({ name: "main.ts", port: nextPort++, nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv, timeoutMs: 30_000 })
     await stopServer(probeServer)
-    candidates.push({ key: "main-tsx", label: "gateway: tsx src/main.ts (npm start)", nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv })
+    const { runBuild } = await import("../scripts/build.mjs")
+    await runBuild(join(ROOT, "dist"))
+    const flags = startFlags()
+    candidates.push({
+      key: "main-dist",
+      label: `gateway: node ${[...flags, "dist/main.js"].join(" ")} (what npm start runs)`,
+      nodeArgs: [...flags, "dist/main.js"],
+      env: mainEnv
+    })
+    const npm = npmCli()
+    if (npm !== undefined) {
+      candidates.push({ key: "npm-start", label: "gateway: npm start (npm, staleness check, then the same)", nodeArgs: [npm, "start"], env: mainEnv, viaNpm: true })
+    } else {
+      checks.push("S6: npm's entry script was not found; `npm start` itself was not measured.")
+    }
+    candidates.push({ key: "main-tsx", label: "gateway: tsx src/main.ts (npm run dev)", nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv })
   } catch (e) {
     gatewayEntry = "bench/servers/gateway.ts"
     checks.push(`S6: src/main.ts did not start (${String(e).split("\n")[0]}); measured the bench entry bench/servers/gateway.ts (embedded store) instead.`)
@@ -520,11 +565,13 @@ const s6 = async () => {
     candidates.push({ key: "main-tsx", label: "gateway: tsx bench/servers/gateway.ts", nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"], env: benchEnv })
   }
   const gatewayEnv = candidates[0]!.env
-  try {
-    const bundled = await bundle(join(ROOT, gatewayEntry), join(buildDir, "gateway"), "main")
-    candidates.push({ key: "main-bundle", label: `gateway: node ${bundled.slice(ROOT.length)} (esbuild bundle of ${gatewayEntry})`, nodeArgs: [bundled], env: gatewayEnv })
-  } catch (e) {
-    checks.push(`S6: bundling ${gatewayEntry} failed: ${String(e).split("\n")[0]}`)
+  if (gatewayEntry !== "src/main.ts") {
+    try {
+      const bundled = await bundle(join(ROOT, gatewayEntry), join(buildDir, "gateway"), "main")
+      candidates.push({ key: "main-dist", label: `gateway: node ${bundled.slice(ROOT.length)} (esbuild bundle of ${gatewayEntry})`, nodeArgs: [bundled], env: gatewayEnv })
+    } catch (e) {
+      checks.push(`S6: bundling ${gatewayEntry} failed: ${String(e).split("\n")[0]}`)
+    }
   }
   const rawBundle = await bundle(join(ROOT, "bench/peers/raw.ts"), join(buildDir, "raw"), "raw")
   // The raw peer without a database: node:http and the fixture, nothing else loaded.
@@ -535,9 +582,10 @@ const s6 = async () => {
   const results = new Map<string, Array<{ startMs: number; rss: number }>>(candidates.map((c) => [c.key, []]))
   for (let round = 0; round < 4; round++) {
     for (const c of candidates) {
-      const s = await startServer({ name: c.key, port: nextPort++, nodeArgs: c.nodeArgs, env: c.env, timeoutMs: 30_000 })
+      const s = await startServer({ name: c.key, port: nextPort++, nodeArgs: c.nodeArgs, env: c.env, timeoutMs: 30_000, cwd: ROOT })
       await sleep(1000)
-      const rss = memory(s.pid).rss
+      // npm start: the server is npm's child (the script execs node); npm's own memory is not counted.
+      const rss = memory(c.viaNpm === true ? childOf(s.pid) ?? s.pid : s.pid).rss
       await stopServer(s)
       if (round > 0) results.get(c.key)!.push({ startMs: s.startMs, rss })
     }
@@ -555,7 +603,7 @@ const s6 = async () => {
       rounds: results.get(c.key)!.length
     })
   }
-  for (const [key, rawKey] of [["main-tsx", "raw-tsx"], ["main-bundle", "raw-bundle"]] as const) {
+  for (const [key, rawKey] of [["main-dist", "raw-bundle"], ["npm-start", "raw-bundle"], ["main-tsx", "raw-tsx"]] as const) {
     if (!results.has(key)) continue
     const label = candidates.find((c) => c.key === key)!.label
     const rss = m(key, (x) => x.rss) / MiB

@@ -9,6 +9,10 @@
  * multi-tenant WorkspaceApi (registry, webhook, every tenant's records) is served only on the
  * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
  * when set; src/workspace/api/AdminConfig.ts).
+ *
+ * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
+ * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
+ * (GET /readyz, src/http/readiness.ts) turns 503 as the drain starts.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -21,16 +25,22 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
+import { Drain, drainTeardown, launchDrained, ProcessDrain } from "./http/drain.js"
 import { GatewayLive } from "./http/Gateway.js"
-import { failStart } from "./http/failStart.js"
+import { describeListenError, failStart } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
-import { type ServerLimits, serverLimitsConfig } from "./http/ServerLimits.js"
+import { Readiness } from "./http/readiness.js"
+import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
 import { databasePathOf, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
+import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
+import { Observability, observabilityConfig } from "./observability/settings.js"
+import { otlpTracingLayer } from "./observability/tracing.js"
+import { withWorkspaceMetrics } from "./observability/workspace.js"
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"
@@ -39,6 +49,9 @@ const databaseFile = (url: string) => {
   const path = databasePathOf(url)
   return path.ok ? path.value : url
 }
+
+/** The drain of this process's two listeners (the gateway's port and the admin listener). */
+const drain = new Drain()
 
 const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
 
@@ -69,13 +82,14 @@ const adminListener = (
     })
   ).pipe(
     Layer.provide(
-      NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits), { port: listen.port, host: listen.host }).pipe(
+      NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: listen.port, host: listen.host }).pipe(
         Layer.mapError((e) => {
           const cause = e.cause as { code?: unknown; message?: unknown } | undefined
-          const reason = typeof cause?.code === "string" ? cause.code : String(cause?.message ?? e.message)
+          const reason = describeListenError(cause, { ...listen, hostSetting: "SVC_ADMIN_HOST", portSetting: "SVC_ADMIN_PORT" }) ??
+            String(cause?.message ?? e.message)
           return new AdminStartError({
             message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
-              `(SVC_ADMIN_HOST / SVC_ADMIN_PORT; SVC_ADMIN_PORT=off runs none): ${reason}`
+              `(SVC_ADMIN_PORT=off runs none): ${reason}`
           })
         })
       )
@@ -85,6 +99,8 @@ const adminListener = (
 const main = Effect.gen(function*() {
   const settings = yield* tenantConfigFromEnv
   const limits = yield* serverLimitsConfig
+  const graceMs = yield* shutdownGraceConfig
+  const observability = yield* observabilityConfig
   const embedded = Option.isNone(settings.workspaceUrl)
   const config: TenantConfigShape = embedded && Option.isNone(settings.tenantSlug)
     ? { ...settings, tenantSlug: Option.some(DEMO_TENANT) }
@@ -94,7 +110,7 @@ const main = Effect.gen(function*() {
 
   // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
   const embeddedWorkspace = Layer.provideMerge(GlConnectRoutes(config.tenantSlug), EmbeddedWorkspaceLive)
-  const workspace = Option.match(settings.workspaceUrl, {
+  const workspace = withWorkspaceMetrics(Option.match(settings.workspaceUrl, {
     onSome: (url) =>
       Layer.unwrapEffect(Effect.map(workspaceToken, (token) =>
         HttpWorkspaceClientLive(url, {
@@ -104,18 +120,23 @@ const main = Effect.gen(function*() {
           token: Option.getOrUndefined(token)
         }))),
     onNone: () => embeddedWorkspace
-  })
+  }))
 
   // Open the port only once the workspace has started: NodeHttpServer listens when its layer is
   // built but attaches the request handler only when the app is served, and Node leaves a request
   // arriving in between unanswered. Layers are memoized by reference: GatewayLive and the admin
   // listener get this same workspace instance.
   const server = Layer.provide(
-    NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits), { port: config.port, host: config.host }),
+    NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: config.port, host: config.host }),
     workspace
   )
 
-  const app = GatewayLive.pipe(
+  // Readiness beside the app: the same instance (layers are memoized) serves /readyz and the
+  // start-up check below.
+  const app = Layer.merge(GatewayLive, Readiness.layer).pipe(
+    Layer.provide(Layer.succeed(ProcessDrain, drain)),
+    Layer.provide(Observability.make(observability)),
+    Layer.provide(otlpTracingLayer(observability.otlp)),
     Layer.provide(workspace),
     Layer.provide(FileFetcherLive),
     Layer.provide(IngestConfig.fromEnv),
@@ -150,10 +171,23 @@ const main = Effect.gen(function*() {
     yield* Effect.logInfo(
       `tenant gateway listening on ${url}\n  tenant:    ${bound}\n  workspace: ${upstream}\n  docs:      ${url}/docs (OpenAPI at ${url}/openapi.json)\n  admin:     ${adminLine}`
     )
+    // A mistyped SVC_TENANT_SLUG or an unreachable upstream is said at start, not only by /readyz.
+    const readiness = yield* Readiness
+    yield* Effect.forkScoped(Effect.flatMap(readiness.check, (verdict) =>
+      verdict.ready
+        ? Effect.void
+        : Effect.logWarning(`not ready: ${verdict.reason}; GET ${url}/readyz answers 503 until that changes`)))
   })
 
-  return yield* Layer.launch(Layer.tap(Layer.merge(app, adminLayer), (context) => Effect.provide(startupLog, context)))
+  return yield* launchDrained(Layer.merge(app, adminLayer), {
+    drain,
+    graceMs,
+    onStart: (context) => Effect.provide(startupLog, context)
+  })
 })
 
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
-NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)))
+// After a signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart), Effect.provide(loggingLayer(logSettingsFromEnv()))), {
+  teardown: drainTeardown(drain)
+})

@@ -62,7 +62,8 @@ const app = GatewayLive.pipe(
     tracing: false,
     workspaceUrl: Option.none(),
     workspaceTimeoutMs: 10_000,
-    workspaceRetries: 0
+    workspaceRetries: 0,
+    requestDeadlineMs: 15_000
   })),
   Layer.provide(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes), { port, host: "127.0.0.1" }))
 )

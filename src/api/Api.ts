@@ -19,6 +19,7 @@ import { FilesGroup } from "./files.js"
 import { GlGroup } from "./gl.js"
 import { HealthGroup } from "./health.js"
 import { SubledgersGroup } from "./subledgers.js"
+import { declareIdempotencyKey } from "./idempotency.js"
 import { advertiseOwnDecodeErrors } from "./openapiTransform.js"
 import { TasksGroup } from "./tasks.js"
 
@@ -39,7 +40,8 @@ export class GatewayApi extends HttpApi.make("gateway")
   .addError(BadGatewayWire)
   .addError(ServiceUnavailableWire)
   .addError(GatewayTimeoutWire)
-  .annotate(OpenApi.Transform, advertiseOwnDecodeErrors)
+  // Every write takes an optional Idempotency-Key header (read by the middleware, ./idempotency.ts).
+  .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(advertiseOwnDecodeErrors(spec)))
   .annotate(OpenApi.Title, "Tenant gateway")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

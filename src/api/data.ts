@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { DataIngestDto } from "./dtos.js"
-import { NotFoundWire } from "./errors.js"
+import { ConflictWire, NotFoundWire } from "./errors.js"
 import { DataIngestResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
@@ -19,6 +19,7 @@ export class DataGroup extends HttpApiGroup.make("data")
       .addSuccess(DataIngestResult, { status: 201 })
       .addSuccess(Schema.Array(DataIngestResult), { status: 201 })
       .addError(NotFoundWire)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Ingest structured records")
       .annotate(
         OpenApi.Description,

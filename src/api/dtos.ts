@@ -26,8 +26,18 @@ export const CreateTaskDto = Schema.Struct({
 }).pipe(closed("CreateTaskDto"))
 export type CreateTaskDto = typeof CreateTaskDto.Type
 
+/** The step a decision or row action is for: the id of the current step as /ui shows it. */
+const StepId = NonEmpty(256).annotations({
+  description: "The step this is for: the current step's id as GET /v1/tasks/:taskId/ui shows it (`step.id`). " +
+    "Optional: without it, the step current when the request arrives. Named, a repeat of the decision already " +
+    "taken on that step is a no-op answering as the first did, and a step that is no longer current (or was " +
+    "decided the other way) is a 409 naming the current step, so a retry or a double click can never decide the " +
+    "next step"
+})
+
 export const TaskActionDto = Schema.Struct({
   type: Schema.Literal("approved", "rejected"),
+  step: Schema.optional(StepId),
   comments: Schema.optional(Schema.String.pipe(Schema.maxLength(10_000))).annotations({
     description: "Free text; recorded in the audit log; forwarded as `reason`"
   })
@@ -43,6 +53,7 @@ export const TaskRowActionDto = Schema.Struct({
     message: () => `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
   }),
   action: Schema.Literal("edit_cell", "reject_row"),
+  step: Schema.optional(StepId),
   rowId: Uuid,
   field: Schema.optional(NonEmpty(128)).annotations({ description: "Column key; required for edit_cell" }),
   value: Schema.optionalWith(Scalar, { exact: true }).annotations({
@@ -92,10 +103,10 @@ const FileMetaFields = {
 }
 
 /** Published beside the rule below: each of the two requires the other. */
-const signalPairSchema = { dependentRequired: { signalTaskId: ["signalName"], signalName: ["signalTaskId"] } }
+export const signalPairSchema = { dependentRequired: { signalTaskId: ["signalName"], signalName: ["signalTaskId"] } }
 
 /** signalTaskId and signalName name one signal: both or neither. */
-const signalPair = <A extends { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }>(
+export const signalPair = <A extends { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }>(
   dto: A
 ) =>
   (dto.signalTaskId === undefined) === (dto.signalName === undefined) ||

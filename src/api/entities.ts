@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CreateTaskDto } from "./dtos.js"
-import { NotFoundWire } from "./errors.js"
+import { ConflictWire, NotFoundWire } from "./errors.js"
 import { Uuid } from "./ids.js"
 import { CreatedTask, EntitySummary, TaskSummary, WorkflowEntry } from "./resources.js"
 
@@ -46,6 +46,7 @@ export class EntitiesGroup extends HttpApiGroup.make("entities")
       .setPayload(CreateTaskDto)
       .addSuccess(CreatedTask, { status: 201 })
       .addError(NotFoundWire)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Start a task")
       .annotate(
         OpenApi.Description,

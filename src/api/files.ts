@@ -4,7 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { IngestFileDto, UploadFileDto } from "./dtos.js"
-import { NotFoundWire } from "./errors.js"
+import { ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskId, Uuid } from "./ids.js"
 import { FileDocument, UploadResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
@@ -29,6 +29,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .setPath(TaskPath)
       .setPayload(UploadFileDto)
       .addSuccess(UploadResult, { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Upload a file (base64)")
       .annotate(
         OpenApi.Description,
@@ -41,6 +42,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .setPath(TaskPath)
       .setPayload(IngestFileDto)
       .addSuccess(UploadResult, { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Ingest a file by reference")
       .annotate(
         OpenApi.Description,

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { GlConnectSessionDto } from "./dtos.js"
+import { ConflictWire } from "./errors.js"
 import { GlConnectSession, GlStatus } from "./resources.js"
 
 export class GlGroup extends HttpApiGroup.make("gl")
@@ -19,6 +20,7 @@ export class GlGroup extends HttpApiGroup.make("gl")
     HttpApiEndpoint.post("glConnectSession", "/gl/connect/session")
       .setPayload(GlConnectSessionDto)
       .addSuccess(GlConnectSession)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Start a GL connect session")
       .annotate(
         OpenApi.Description,
@@ -28,6 +30,7 @@ export class GlGroup extends HttpApiGroup.make("gl")
   .add(
     HttpApiEndpoint.del("glDisconnect", "/gl")
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Remove the GL connection")
       .annotate(OpenApi.Description, "Idempotent: 204 also when no connection exists.")
   )

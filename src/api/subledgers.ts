@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { UpdateSubledgerCellDto } from "./dtos.js"
-import { NotFoundWire } from "./errors.js"
+import { ConflictWire, NotFoundWire } from "./errors.js"
 import { Uuid } from "./ids.js"
 import { RejectResult, UpdateResult } from "./resources.js"
 
@@ -34,6 +34,8 @@ export class SubledgersGroup extends HttpApiGroup.make("subledgers")
       )
   )
   .addError(NotFoundWire)
+  // Every operation here writes: an Idempotency-Key reused for another request is a 409.
+  .addError(ConflictWire)
   .annotate(OpenApi.Title, "Subledgers")
   .annotate(OpenApi.Description, "Direct row mutation, bypassing the workflow")
 {}

@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { TaskActionDto, TaskRowActionDto } from "./dtos.js"
-import { NotFoundWire } from "./errors.js"
+import { ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskId } from "./ids.js"
 import { Ok, StepSnapshots, UiState } from "./resources.js"
 
@@ -33,10 +33,15 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .setPath(TaskPath)
       .setPayload(TaskActionDto)
       .addSuccess(Ok)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Approve or reject the current step")
       .annotate(
         OpenApi.Description,
-        "type=approved sends the approve signal, type=rejected the reject signal; `comments` becomes `reason`."
+        "type=approved sends the approve signal, type=rejected the reject signal; `comments` becomes `reason`. " +
+          "The decision is bound to one step: `step` when given, else the step current when the request arrives. " +
+          "The same decision on that step again is a no-op answering `{ok: true}`; a step that is no longer " +
+          "current, or was decided the other way, is a 409 naming the current step (and so is an " +
+          "Idempotency-Key reused for a different request)."
       )
   )
   .add(
@@ -44,11 +49,13 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .setPath(TaskPath)
       .setPayload(TaskRowActionDto)
       .addSuccess(Ok)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Row action on a table step")
       .annotate(
         OpenApi.Description,
         "Forwarded as a user_action signal of kind row_action. Only the `expenses` ledger is accepted; " +
-          "edit_cell needs `field` and `value`."
+          "edit_cell needs `field` and `value`. Bound to one step like an action (`step`, else the step current " +
+          "when the request arrives): a step that is no longer current is a 409 naming the current step."
       )
   )
   .addError(NotFoundWire)

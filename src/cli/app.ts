@@ -15,6 +15,7 @@ import { entities, health, tasks } from "./commands/entities.js"
 import { events } from "./commands/events.js"
 import { files } from "./commands/files.js"
 import { gl } from "./commands/gl.js"
+import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
 import { CliFailure, group, UsageError } from "./common.js"
@@ -24,7 +25,7 @@ export const VERSION = "0.1.0"
 export const svc = group(
   "svc",
   "Command-line client of the tenant gateway",
-  [health, entities, tasks, task, events, files, data, subledger, gl, agents],
+  [health, entities, tasks, task, events, files, data, subledger, gl, agents, mcp],
   "svc"
 )
 

@@ -1,15 +1,22 @@
 /**
- * `svc`: the command-line client of the tenant gateway. Run as `tsx src/cli/main.ts ...` (or
- * the `svc` bin). Exit codes: 0 success, 1 an API error (message on stderr), 2 a usage error.
+ * `tenant-svc` (alias `svc`): the command-line client of the tenant gateway. Built into
+ * dist/cli.js (scripts/build.mjs) and run by the bin src/cli/bin.mjs; `tsx src/cli/main.ts ...`
+ * from a checkout. Exit codes: 0 success, 1 an API error (message on stderr), 2 a usage error.
+ *
+ * Before @effect/cli parses the arguments: the global options (--url, --admin-url, --json) may
+ * stand before the command (`svc --json health`) and are moved after it; `--help` anywhere
+ * prints this tool's own help (./help.ts) for the command named so far.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { cli, reportFailure } from "./app.js"
+import { cli, reportFailure, VERSION } from "./app.js"
+import { normalizeArgs } from "./args.js"
+import { helpFor } from "./help.js"
 
 // `svc ... | head`: a reader that goes away early ends the output, not with a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -19,18 +26,35 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const program = Effect.suspend(() => cli(process.argv)).pipe(
-  Effect.as(0),
-  Effect.catchAll(reportFailure),
-  Effect.provide(Layer.merge(NodeContext.layer, FetchHttpClient.layer))
-)
+const args = normalizeArgs(process.argv.slice(2))
 
-NodeRuntime.runMain(program, {
-  disableErrorReporting: true,
-  teardown: (exit, onExit) => {
-    if (Exit.isSuccess(exit)) return onExit(exit.value as number)
-    if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
-    process.stderr.write(`svc: internal error\n${Cause.pretty(exit.cause)}\n`)
-    onExit(1)
+if (args.help) {
+  const page = helpFor(args.path, VERSION)
+  if (page === undefined) {
+    process.stderr.write(`svc: unknown command "${args.path.join(" ")}" (see svc --help)\n`)
+    process.exitCode = 2
+  } else {
+    process.stdout.write(`${page}\n`)
   }
-})
+} else if (args.version) {
+  process.stdout.write(`tenant-svc ${VERSION}\n`)
+} else {
+  const program = Effect.suspend(() => cli([...process.argv.slice(0, 2), ...args.argv])).pipe(
+    Effect.as(0),
+    Effect.catchAll(reportFailure),
+    // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
+    // tens of milliseconds of a command's start.
+    Effect.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layer))
+  )
+
+  NodeRuntime.runMain(program, {
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit(exit.value as number)
+      if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
+      process.stderr.write(`svc: internal error\n${Cause.pretty(exit.cause)}\n`)
+      onExit(1)
+    }
+  })
+}

@@ -6,17 +6,14 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
 import { EVENTS_KEY_HEADER } from "../api/events.js"
-import { Tenant } from "../services/Tenant.js"
+import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
 import { TenantConfig } from "../services/TenantConfig.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
 
 // Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
 
 export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
-    const workspace = yield* WorkspaceClient
-    const tenants = yield* Tenant
     const config = yield* TenantConfig
     const expected = Option.map(config.eventsKey, (key) => digest(Redacted.value(key)))
 
@@ -33,14 +30,8 @@ export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) 
       .handle("appendEvent", ({ headers, path, payload }) =>
         Effect.gen(function*() {
           yield* authorize(headers[EVENTS_KEY_HEADER])
-          const { tenant } = yield* tenants.requireTask(path.taskId)
-          const event = yield* workspace.appendEvent(tenant.id, path.taskId, payload)
+          const event = yield* appendTaskEvent(path.taskId, payload)
           return { ok: true as const, event }
         }))
-      .handle("listEvents", ({ path }) =>
-        Effect.gen(function*() {
-          const { tenant } = yield* tenants.requireTask(path.taskId)
-          const events = yield* workspace.listEvents(tenant.id, path.taskId)
-          return { events }
-        }))
+      .handle("listEvents", ({ path }) => Effect.map(listTaskEvents(path.taskId), (events) => ({ events })))
   }))

@@ -1,13 +1,18 @@
 /**
  * The gateway's HTTP application as one Layer: the contract, its handlers, the api-wide
- * middleware, /openapi.json and /docs. It needs the ports (WorkspaceClient, FileFetcher),
- * TenantConfig and an HttpServer; main.ts and the tests provide them.
+ * middleware, /openapi.json, /docs, the readiness probe /readyz and /metrics. It needs the ports
+ * (WorkspaceClient, FileFetcher), TenantConfig and an HttpServer; main.ts and the tests provide
+ * them (main.ts also the process's drain, which readiness reads).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { GatewayApi } from "../api/Api.js"
+import { metricsHandler } from "../observability/prometheus.js"
+import { Observability } from "../observability/settings.js"
 import { DataLive } from "../handlers/data.js"
 import { EntitiesLive } from "../handlers/entities.js"
 import { EventsLive } from "../handlers/events.js"
@@ -20,7 +25,9 @@ import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { lazyRoutes } from "./lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
+import { Readiness } from "./readiness.js"
 import { RouterConfigLive } from "./ServerLimits.js"
+import { McpLive } from "../mcp/server.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
@@ -39,6 +46,40 @@ const Docs = Layer.mergeAll(
     (await import("@effect/platform/HttpApiScalar")).layer({ path: "/docs", scalar: { withDefaultFonts: false } }))
 )
 
+/**
+ * GET /readyz (readiness.ts): 200 `{"status":"ready"}`, or 503 in the error shape saying why.
+ * A plain route beside the api, like /docs: an operational probe, not part of the tenant API
+ * (so not in /openapi.json). Never cached by anything in between.
+ */
+const ReadinessRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    const headers = { "cache-control": "no-store" }
+    yield* router.get(
+      "/readyz",
+      Effect.map(readiness.check, (verdict) =>
+        verdict.ready
+          ? HttpServerResponse.unsafeJson({ status: "ready" }, { headers })
+          : HttpServerResponse.unsafeJson(
+            { statusCode: 503, message: `Not ready: ${verdict.reason}`, error: "Service Unavailable" },
+            { status: 503, headers }
+          ))
+    )
+  })
+).pipe(Layer.provide(Readiness.layer))
+
+/**
+ * GET /metrics: every metric in the Prometheus text format (src/observability/prometheus.ts).
+ * Like /readyz, a plain route beside the api, not in /openapi.json. With SVC_METRICS_TOKEN set,
+ * a scrape needs `Authorization: Bearer <token>`.
+ */
+const MetricsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const observability = yield* Effect.serviceOption(Observability)
+    yield* router.get("/metrics", metricsHandler(Option.flatMap(observability, (o) => o.settings.metricsToken)))
+  })
+)
+
 /** Tracing spans per request only when SVC_TRACING is on. */
 const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.unwrapEffect(
@@ -48,6 +89,9 @@ const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
 
 export const GatewayLive = HttpApiBuilder.serve().pipe(
   Layer.provide(Docs),
+  Layer.provide(McpLive), // the agent tool server at /mcp (src/mcp/server.ts)
+  Layer.provide(ReadinessRoute),
+  Layer.provide(MetricsRoute),
   Layer.provide(GatewayMiddleware),
   Layer.provide(ApiLive),
   // Path parameters up to MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's

@@ -12,6 +12,7 @@
  * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
  * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
  * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
+ * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
  *
  * Every value must be a whole number in its range; anything else stops the start with a
  * message naming the variable, the value and what was expected.
@@ -102,6 +103,21 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
       )
       : Either.right(limits)
   )
+)
+
+/** The drain's grace period by default (SVC_SHUTDOWN_GRACE_MS). */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
+
+/**
+ * SVC_SHUTDOWN_GRACE_MS: the bound of the drain on SIGTERM/SIGINT, from the signal (0 cuts
+ * what is open at once). Apart from ServerLimits: it bounds the process's shutdown, not a server.
+ */
+export const shutdownGraceConfig: Config.Config<number> = wholeNumber(
+  "SVC_SHUTDOWN_GRACE_MS",
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  0,
+  MAX_TIMER_MS,
+  "milliseconds"
 )
 
 /**

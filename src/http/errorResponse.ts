@@ -96,8 +96,13 @@ export const toResponse = (e: ApiError): HttpServerResponse.HttpServerResponse =
   if ("currentStatus" in e && e.currentStatus !== undefined) body.currentStatus = e.currentStatus
   if ("code" in e && e.code !== undefined) body.code = e.code
   const allow = e instanceof MethodNotAllowed && e.allow !== undefined ? { allow: e.allow.join(", ") } : undefined
-  return HttpServerResponse.unsafeJson(body, { status: e.statusCode, ...(allow !== undefined ? { headers: allow } : {}) })
+  // A 503 is temporary by definition (a busy store, an upstream refusing): say when to retry.
+  const headers = e.statusCode === 503 ? { "retry-after": RETRY_AFTER_SECONDS } : allow
+  return HttpServerResponse.unsafeJson(body, { status: e.statusCode, ...(headers !== undefined ? { headers } : {}) })
 }
+
+/** Retry-After (seconds) on every 503 answer. */
+export const RETRY_AFTER_SECONDS = "1"
 
 /** A value as the schema formatter printed it (`"text"`, `123`, `{"a":1}`), cut to MAX_QUOTED_CHARS. */
 const clipActual = (actual: string): string =>

@@ -1,9 +1,158 @@
+/**
+ * A start-up failure (bad settings or fixture, a port in use, a host that does not resolve): the
+ * reason logged in words an operator can act on, exit code 1, no stack.
+ *
+ * - A setting: its name, the value it has (secrets by length only) and what was expected, e.g.
+ *   `SVC_MAX_BODY_BYTES="abc": expected a positive integer`. Every bad setting is listed.
+ * - A listener: `port 3000 on 127.0.0.1 is already in use (PORT, HOST)`, `HOST="db.invalid"
+ *   does not resolve to an address (ENOTFOUND)`, ... naming the settings to change.
+ * - Anything else: its message.
+ */
+import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 
-/** A start-up failure (bad settings or fixture, port in use): the reason logged, exit code 1, no stack. */
+/** Settings whose values are never printed, only their length. */
+const SECRET = /TOKEN|KEY|SECRET|PASSWORD|HEADERS/i
+
+const MAX_VALUE_CHARS = 64
+
+/** How a setting's value is quoted in a message. */
+export const quoteSetting = (name: string, value: string | undefined): string => {
+  if (value === undefined) return "is not set"
+  if (SECRET.test(name)) return `(${value.length} characters, not shown)`
+  const clipped = value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value
+  return JSON.stringify(clipped)
+}
+
+/** Effect Config's own messages, as what the setting expects. */
+const expectation = (message: string): string => {
+  const m = /^Expected (.+?)(?: value)? but received/.exec(message)
+  if (m === null) return message
+  switch (m[1]) {
+    case "an integer":
+      return "expected an integer"
+    case "a number":
+      return "expected a number"
+    case "a boolean":
+      return "expected true or false"
+    case "an URL":
+      return "expected an absolute URL, e.g. http://127.0.0.1:3000"
+    case "a network port":
+      return "expected a port number from 1 to 65535"
+    case "a log level":
+      return "expected one of trace, debug, info, warning, error, fatal, none"
+    default:
+      return `expected ${m[1]}`
+  }
+}
+
+/** One line per bad setting of a ConfigError: `NAME=value: what was expected`. */
+export const describeConfigError = (
+  error: ConfigError.ConfigError,
+  env: Record<string, string | undefined> = process.env
+): Array<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...describeConfigError(error.left, env), ...describeConfigError(error.right, env)]
+    case "MissingData": {
+      const name = error.path.join("_")
+      if (name === "") return [error.message]
+      return env[name] === undefined
+        ? [`${name} is required but not set`]
+        : [`${name}=${quoteSetting(name, env[name])}: ${error.message.replace(/^Expected a non-empty string$/, "expected a non-empty value")}`]
+    }
+    default: {
+      const name = error.path.join("_")
+      if (name === "") return [error.message]
+      // A message that names the setting already says it its own way.
+      if (error.message.startsWith(`${name} `) || error.message.startsWith(`${name}:`)) return [error.message]
+      return [`${name}=${quoteSetting(name, env[name])}: ${expectation(error.message)}`]
+    }
+  }
+}
+
+interface ListenErrorCause {
+  readonly code?: unknown
+  readonly syscall?: unknown
+  readonly hostname?: unknown
+  readonly address?: unknown
+  readonly port?: unknown
+  readonly message?: unknown
+}
+
+/** Which settings name a listener's address, for the messages below. */
+export interface ListenerSettings {
+  readonly host: string
+  readonly port: number
+  readonly hostSetting: string
+  readonly portSetting: string
+}
+
+const GATEWAY_LISTENER = { hostSetting: "HOST", portSetting: "PORT" }
+
+/**
+ * Why a listener could not open, naming the settings to change; undefined for a failure that is
+ * not a socket error. `cause` is Node's error (a ServeError's cause).
+ */
+export const describeListenError = (cause: unknown, settings: Partial<ListenerSettings> = {}): string | undefined => {
+  if (cause === null || typeof cause !== "object") return undefined
+  const c = cause as ListenErrorCause
+  if (typeof c.code !== "string") return undefined
+  const hostSetting = settings.hostSetting ?? GATEWAY_LISTENER.hostSetting
+  const portSetting = settings.portSetting ?? GATEWAY_LISTENER.portSetting
+  const host = typeof c.address === "string" ? c.address : typeof c.hostname === "string" ? c.hostname : settings.host ?? "?"
+  const port = typeof c.port === "number" ? c.port : settings.port ?? "?"
+  const where = `port ${port} on ${host}`
+  switch (c.code) {
+    case "EADDRINUSE":
+      return `${where} is already in use (${portSetting}, ${hostSetting}): stop what holds it or set ${portSetting} to a free port`
+    case "EACCES":
+      return `${where} needs privileges this process does not have (${portSetting}): use a port above 1023`
+    case "EADDRNOTAVAIL":
+      return `${hostSetting}=${JSON.stringify(host)} is not an address of this machine: use one of its addresses, ` +
+        `127.0.0.1 or 0.0.0.0 (all)`
+    case "ENOTFOUND":
+    case "EAI_NONAME":
+    case "EAI_AGAIN":
+    case "EAI_FAIL":
+      return `${hostSetting}=${JSON.stringify(settings.host ?? host)} does not resolve to an address (${c.code}${
+        c.code === "EAI_AGAIN" ? ": the name server did not answer" : ""
+      }): use an IP address or a host name of this machine`
+    default:
+      return `cannot listen on ${where} (${hostSetting}, ${portSetting}): ${c.code}${
+        typeof c.message === "string" ? ` ${c.message}` : ""
+      }`
+  }
+}
+
+/** The words of a start-up failure (see the module comment). */
+export const describeStartFailure = (error: unknown, env: Record<string, string | undefined> = process.env): string => {
+  if (ConfigError.isConfigError(error)) {
+    const lines = describeConfigError(error, env)
+    return lines.length === 1 ? lines[0]! : `${lines.length} settings are not valid:\n  ${lines.join("\n  ")}`
+  }
+  if (error !== null && typeof error === "object") {
+    const e = error as { _tag?: unknown; cause?: unknown; message?: unknown }
+    if (e._tag === "ServeError") {
+      const listen = describeListenError(e.cause, { host: env.HOST ?? "127.0.0.1", port: Number(env.PORT ?? 3000) })
+      if (listen !== undefined) return listen
+      const inner = e.cause as { message?: unknown } | undefined
+      return `the HTTP listener did not open: ${String(inner?.message ?? e.message ?? "unknown reason")}`
+    }
+    if (typeof e.message === "string" && e.message !== "") return e.message
+    const listen = describeListenError(error)
+    if (listen !== undefined) return listen
+  }
+  return String(error)
+}
+
+/**
+ * A start-up failure: the reason as plain text on stderr (in words, whatever SVC_LOG_FORMAT
+ * says: it is read by whoever started the process), exit code 1, no stack.
+ */
 export const failStart = (error: unknown) =>
-  Effect.logError(
-    `Cannot start: ${error !== null && typeof error === "object" && "message" in error ? String(error.message) : String(error)}`
-  ).pipe(Effect.zipRight(Effect.sync(() => {
+  Effect.sync(() => {
+    process.stderr.write(`Cannot start: ${describeStartFailure(error)}\n`)
     process.exitCode = 1
-  })))
+  })

@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
+import { yieldBeforeLarge } from "./eventLoop.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
 
@@ -114,7 +115,10 @@ export const checkedJsonBodies = (
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     if (!BODY_METHODS.has(request.method)) return app
     const raw = rawBody(request)
-    return Effect.flatMap(readBody(request), (buffer): Effect.Effect<
+    // A large body: decoding and parsing it, then the handler's work on it, each start on a
+    // fresh turn of the event loop, so other requests are served in between (./eventLoop.ts).
+    const read = Effect.tap(readBody(request), (buffer) => yieldBeforeLarge(buffer.byteLength))
+    return Effect.flatMap(read, (buffer): Effect.Effect<
       HttpServerResponse.HttpServerResponse,
       E | BadRequest | UnsupportedMediaType,
       R | HttpServerRequest.HttpServerRequest
@@ -135,6 +139,10 @@ export const checkedJsonBodies = (
         arrayBuffer,
         headers: { value: { ...request.headers, "content-type": "application/json" } }
       }) as HttpServerRequest.HttpServerRequest
-      return Effect.provideService(app, HttpServerRequest.HttpServerRequest, checked)
+      return Effect.provideService(
+        Effect.zipRight(yieldBeforeLarge(buffer.byteLength), app),
+        HttpServerRequest.HttpServerRequest,
+        checked
+      )
     })
   })

@@ -1,20 +1,36 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { cors, CORS_OFF } from "../observability/cors.js"
+import { observeRequests } from "../observability/requests.js"
+import { Observability } from "../observability/settings.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { limitDeclaredBody } from "./bodyLimit.js"
 import { shapeErrors } from "./errorResponse.js"
 import { checkedJsonBodies } from "./jsonInput.js"
+import { requestScope } from "./requestScope.js"
 
 /**
  * Api-wide middleware: oversized bodies answer 413 (a declared Content-Length here; chunked
  * bodies are capped by the Node server, nodeServer.ts), every body passes the one JSON input
- * check (jsonInput.ts) before routing, and every failure leaves in the spec's error shape.
+ * check (jsonInput.ts) before routing, every request then gets its deadline and every write
+ * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
+ * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
  */
 export const GatewayMiddleware = Layer.unwrapEffect(
-  Effect.map(TenantConfig, (config) => {
+  Effect.gen(function*() {
+    const config = yield* TenantConfig
     const limit = limitDeclaredBody(config.maxBodyBytes)
     const checked = checkedJsonBodies(config.maxJsonDepth)
-    return HttpApiBuilder.middleware((app) => shapeErrors(limit(checked(app))))
+    const scoped = requestScope(config.requestDeadlineMs)
+    // Outermost: the request's id, log line and metrics (src/observability/requests.ts), then
+    // CORS (off unless SVC_CORS_ORIGINS), both seeing every answer, errors included.
+    const observability = Option.getOrUndefined(yield* Effect.serviceOption(Observability))
+    const observe = observeRequests(
+      observability === undefined ? {} : { line: observability.line, log: observability.settings.log }
+    )
+    const withCors = cors(observability?.settings.cors ?? CORS_OFF)
+    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(limit(checked(scoped(app)))))))
   })
 )

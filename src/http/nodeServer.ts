@@ -15,10 +15,16 @@
  * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
  * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
  * spec's error shape too.
+ *
+ * Start and stop: a request that arrives after the port opened but before the application is
+ * served answers 503 "Starting up" (only then). Given a Drain (drain.ts), the server's
+ * connections and requests are registered with it, so a SIGTERM drains them: every request
+ * received is answered, the last answer on each connection with `Connection: close`.
  */
 import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
 
@@ -101,11 +107,17 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
 export const checkingIntervalMs = (limits: ServerLimits): number =>
   Math.min(1000, Math.max(50, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)))
 
+const unavailable = (message: string) => JSON.stringify({ statusCode: 503, message, error: "Service Unavailable" })
+
 /**
  * The gateway's Node server. `limits` defaults to DEFAULT_SERVER_LIMITS field by field; main.ts
- * passes the settings read with `serverLimitsConfig`.
+ * passes the settings read with `serverLimitsConfig`, and the process's `drain`.
  */
-export const createGatewayServer = (maxBodyBytes: number, limits: Partial<ServerLimits> = {}): http.Server => {
+export const createGatewayServer = (
+  maxBodyBytes: number,
+  limits: Partial<ServerLimits> = {},
+  drain?: Drain
+): http.Server => {
   const settings: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...limits }
   const server = http.createServer({
     headersTimeout: settings.headersTimeoutMs,
@@ -119,10 +131,18 @@ export const createGatewayServer = (maxBodyBytes: number, limits: Partial<Server
   server.maxHeadersCount = 0
   server.maxConnections = settings.maxConnections
   server.on("clientError", onClientError)
+  drain?.track(server)
+  // Whether the application was ever attached: before, a request is early ("starting up");
+  // after (its handler detached at shutdown), late.
+  let served = false
+  server.on("newListener", (event: string | symbol) => {
+    if (event === "request") served = true
+  })
   const emit = server.emit.bind(server) as (event: string, ...args: Array<any>) => boolean
   server.emit = ((event: string, ...args: Array<any>) => {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
         const body = tooManyHeaders(settings.maxHeaders)
         res.writeHead(431, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
@@ -145,10 +165,17 @@ export const createGatewayServer = (maxBodyBytes: number, limits: Partial<Server
         res.end(body)
         return true
       }
-      // Listening but not yet serving (start-up): answer rather than leave the request hanging.
+      // Listening but not serving: answer rather than leave the request hanging. Before the
+      // application is attached that is start-up; after, shutdown (a drain closes connections
+      // before the application is detached, so this is for servers run without one).
       if (server.listenerCount("request") === 0) {
-        res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-        res.end(JSON.stringify({ statusCode: 503, message: "Starting up; retry shortly", error: "Service Unavailable" }))
+        if (served) {
+          res.writeHead(503, { "content-type": "application/json", connection: "close" })
+          res.end(unavailable("Shutting down"))
+        } else {
+          res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+          res.end(unavailable("Starting up; retry shortly"))
+        }
         return true
       }
       const declared = req.headers["content-length"]

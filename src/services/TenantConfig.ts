@@ -3,10 +3,13 @@
  * default in `.env.example`.
  */
 import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import { otlpConfig } from "../observability/tracing.js"
 
 export interface TenantConfigShape {
   /** The tenant this process is bound to; None leaves every tenant endpoint answering 503. */
@@ -23,21 +26,49 @@ export interface TenantConfigShape {
   readonly nextStepConcurrency: number
   /** How many runbook lookups one workflow list runs at once. */
   readonly runbookConcurrency: number
-  /** A request span per request; off unless wanted (it costs a large share of throughput). */
+  /**
+   * A request span per request (it costs a large share of throughput): SVC_TRACING, by default
+   * on only when traces are exported (OTEL_EXPORTER_OTLP_*).
+   */
   readonly tracing: boolean
   /** Where the HTTP WorkspaceClient reaches the workspace service; None selects the embedded one. */
   readonly workspaceUrl: Option.Option<string>
-  /** Timeout of each call to the workspace service over HTTP. */
+  /**
+   * Time after which an attempt of a call to the workspace service over HTTP is abandoned and
+   * retried (while retries and the request's deadline remain; the last attempt may use all
+   * the time left).
+   */
   readonly workspaceTimeoutMs: number
-  /** Retries of idempotent workspace reads over HTTP. */
+  /** Retries of a failed or timed-out workspace call over HTTP (writes too: they carry an idempotency key). */
   readonly workspaceRetries: number
+  /**
+   * One deadline per request, counted from the moment its body has been received: every
+   * upstream call, retry and backoff fits inside it. A 504 means it passed.
+   */
+  readonly requestDeadlineMs: number
 }
 
-const positiveInt = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
+/**
+ * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
+ * what it takes (src/http/failStart.ts prints it): `SVC_MAX_BODY_BYTES="abc": expected a
+ * positive integer`, not a bare "Expected an integer value".
+ */
+const expectedInt = (min: number) =>
+  min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
+
+export const intSetting = (name: string, fallback: number, min = 1) =>
+  Config.string().pipe(
+    Config.mapOrFail((text) => {
+      const n = Number(text)
+      return /^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min
+        ? Either.right(n)
+        : Either.left(ConfigError.InvalidData([], expectedInt(min)))
+    }),
+    Config.nested(name),
     Config.withDefault(fallback)
   )
+
+const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
 
 export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all({
   tenantSlug: Config.option(Config.nonEmptyString("SVC_TENANT_SLUG")),
@@ -48,13 +79,14 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
   nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
-  tracing: Config.boolean("SVC_TRACING").pipe(Config.withDefault(false)),
+  // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/observability/tracing.ts).
+  tracing: Config.all([Config.option(Config.boolean("SVC_TRACING")), otlpConfig]).pipe(
+    Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
+  ),
   workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
   workspaceTimeoutMs: positiveInt("SVC_WORKSPACE_TIMEOUT_MS", 10_000),
-  workspaceRetries: Config.integer("SVC_WORKSPACE_RETRIES").pipe(
-    Config.validate({ message: "SVC_WORKSPACE_RETRIES must be 0 or more", validation: (n) => n >= 0 }),
-    Config.withDefault(2)
-  )
+  workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES", 2, 0),
+  requestDeadlineMs: positiveInt("SVC_REQUEST_DEADLINE_MS", 15_000)
 })
 
 export class TenantConfig extends Context.Tag("TenantConfig")<TenantConfig, TenantConfigShape>() {

@@ -5,12 +5,22 @@
  * Every method but `resolveTenant` and `getTask` takes the tenant id and must scope its
  * lookup to it: another tenant's record fails exactly like a missing one (NotFound).
  * Failures use the gateway's own error classes, so they reach the client unchanged.
+ *
+ * Idempotent writes: every write (createTask, signal, appendEvent, putDocument, ingestData,
+ * rejectRow, updateRow, createGlSession, deleteGlConnection) reads the idempotency key of the
+ * request it serves from `currentIdempotencyKey` (set with `withIdempotencyKey`; the gateway's
+ * middleware sets the client's `Idempotency-Key` or one generated per request). An
+ * implementation stores the key with the write's result, in the write's transaction: the same
+ * key again with the same operation and arguments returns the stored result and writes
+ * nothing; the same key with a different operation or arguments is a Conflict (Stripe's
+ * semantics). Failed writes store nothing. Keys are per tenant and kept at least 24 hours.
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import type { BadRequest, Conflict, NotFound, UpstreamError } from "../api/errors.js"
+import { BadRequest, type Conflict, type NotFound, type UpstreamError } from "../api/errors.js"
 import type {
   CreatedTask,
   EntitySummary,
@@ -24,6 +34,8 @@ import type {
 } from "../api/resources.js"
 import type { TaskEventDto } from "../api/dtos.js"
 import type { Workspace } from "../workspace/model.js"
+import type { Agent } from "../workspace/api/registry.js"
+import { idempotencyKeyProblem } from "../api/idempotency.js"
 
 export type { Workspace }
 
@@ -45,10 +57,15 @@ export interface WorkspaceClientService {
     tenantId: string,
     entityId: string,
     input: { readonly workflowId: string; readonly context: Record<string, unknown> }
-  ) => WsEffect<CreatedTask, NotFound | BadRequest>
+  ) => WsEffect<CreatedTask, NotFound | BadRequest | Conflict>
   readonly getSnapshots: (tenantId: string, taskId: string) => WsEffect<Record<string, unknown>, NotFound>
-  /** Sends a workflow signal; a composite child id resolves to its root task. */
-  readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest>
+  /**
+   * Sends a workflow signal; a composite child id resolves to its root task. With
+   * `expectedStep`, a decision (approve/reject) or row action applies to that step only: the
+   * decision already taken on it again is a no-op (succeeds), a step no longer current or
+   * decided the other way is a Conflict naming the current step.
+   */
+  readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict>
   /** Appends an event; an identical re-post is a no-op, a different body with a taken seq a Conflict. */
   readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
   readonly listEvents: (tenantId: string, taskId: string) => WsEffect<ReadonlyArray<TaskEvent>, NotFound>
@@ -62,7 +79,7 @@ export interface WorkspaceClientService {
     tenantId: string,
     doc: Workspace.NewDocument,
     signal: Option.Option<Workspace.Signal>
-  ) => WsEffect<Workspace.Document, NotFound | BadRequest>
+  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict>
   readonly openDocument: (
     tenantId: string,
     documentId: string
@@ -72,21 +89,46 @@ export interface WorkspaceClientService {
     tenantId: string,
     batch: Workspace.DataBatch,
     signal: Option.Option<Omit<Workspace.Signal, "payload">>
-  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest>
-  readonly rejectRow: (tenantId: string, ledger: string, rowId: string) => WsEffect<RejectResult, NotFound | BadRequest>
+  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict>
+  readonly rejectRow: (tenantId: string, ledger: string, rowId: string) => WsEffect<RejectResult, NotFound | BadRequest | Conflict>
   readonly updateRow: (
     tenantId: string,
     ledger: string,
     rowId: string,
     field: string,
     value: Scalar
-  ) => WsEffect<UpdateResult, NotFound | BadRequest>
+  ) => WsEffect<UpdateResult, NotFound | BadRequest | Conflict>
   readonly getGlConnection: (tenantId: string) => WsEffect<Option.Option<Workspace.GlConnection>>
   /** An unknown serviceId is a 400 listing the known services. */
-  readonly createGlSession: (tenantId: string, serviceId: string | undefined) => WsEffect<GlConnectSession, NotFound | BadRequest>
-  readonly deleteGlConnection: (tenantId: string) => WsEffect<void>
+  readonly createGlSession: (
+    tenantId: string,
+    serviceId: string | undefined
+  ) => WsEffect<GlConnectSession, NotFound | BadRequest | Conflict>
+  readonly deleteGlConnection: (tenantId: string) => WsEffect<void, Conflict>
+  /**
+   * The agent of this tenant holding the API key whose SHA-256 is `keyHash` (64 hex digits,
+   * src/workspace/apiKeys.ts), hashes compared in constant time: the agent tool server's
+   * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
+   */
+  readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
 }
 
 export class WorkspaceClient extends Context.Tag("WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}
 
 export type { StartParamType, UiStep }
+
+/** The idempotency key of the write the current fiber is making; None outside a keyed request. */
+export const currentIdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
+
+/**
+ * Runs `self` with `key` as its idempotency key (unchanged when undefined). A key that is not
+ * 1-255 visible ASCII characters fails with a BadRequest before anything runs.
+ */
+export const withIdempotencyKey = (key: string | undefined) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BadRequest, R> => {
+  if (key === undefined) return self
+  const problem = idempotencyKeyProblem(key)
+  return problem !== undefined
+    ? Effect.fail(new BadRequest({ message: problem }))
+    : Effect.locally(self, currentIdempotencyKey, Option.some(key))
+}

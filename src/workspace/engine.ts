@@ -9,7 +9,7 @@
 import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { completeCurrentStep, FILE_SUBMITTED_SIGNAL } from "./runbook.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal } from "./runbook.js"
 
 export interface PendingSignal {
   readonly name: string
@@ -67,6 +67,74 @@ export const applyToTask = (
     ...completeCurrentStep(task, runbook),
     snapshots: { ...snapshots, [task.currentStep]: { ...signal.payload, submittedAt: now } }
   }
+}
+
+/** A decision recorded but not yet applied (the embedded store's outbox): it already decides its step. */
+export interface PendingDecision {
+  readonly name: string
+  readonly expectedStep: string | null
+}
+
+const DECISIONS: Readonly<Record<string, "approved" | "rejected">> = { approve: "approved", reject: "rejected" }
+
+export const isDecision = (name: string) => name === "approve" || name === "reject"
+
+/** How `step` was decided: by an applied decision (its snapshot) or one still pending; undefined if it was not. */
+export const decisionOf = (
+  snapshots: Record<string, unknown>,
+  step: string,
+  pending: ReadonlyArray<PendingDecision>
+): "approved" | "rejected" | undefined => {
+  const snapshot = Object.prototype.hasOwnProperty.call(snapshots, step) ? snapshots[step] : undefined
+  const taken = (snapshot as { decision?: unknown } | null | undefined)?.decision
+  if (taken === "approved" || taken === "rejected") return taken
+  const first = pending.find((p) => p.expectedStep === step && isDecision(p.name))
+  return first === undefined ? undefined : DECISIONS[first.name]
+}
+
+/**
+ * What to do with a step-bound signal (approve, reject, file_submitted, a row action) when it
+ * is sent, before anything is recorded. Unnamed (no `expectedStep`), it binds to the step
+ * current now, as it always did. Named:
+ * - the decision already taken on that step, again: `duplicate` (a no-op that succeeds);
+ * - a step decided the other way, or one that is not (or no longer) current: `conflict`,
+ *   naming the current step;
+ * - the current step, undecided: `record`, bound to it (delivery then ignores it if, by then,
+ *   another signal moved the task on: see applyToTask).
+ */
+export type Acceptance =
+  | { readonly _tag: "record"; readonly expectedStep: string | null }
+  | { readonly _tag: "duplicate" }
+  | { readonly _tag: "conflict"; readonly message: string }
+  | { readonly _tag: "badRequest"; readonly message: string; readonly currentStatus: string }
+
+const whereIs = (task: { readonly status: string; readonly currentStep: string | null }) =>
+  task.currentStep !== null ? `the task is at step "${task.currentStep}"` : `the task is ${task.status} with no current step`
+
+export const acceptSignal = (
+  task: { readonly status: string; readonly currentStep: string | null },
+  snapshots: Record<string, unknown>,
+  signal: { readonly name: string; readonly payload: Record<string, unknown>; readonly expectedStep?: string | undefined },
+  pending: ReadonlyArray<PendingDecision>
+): Acceptance => {
+  const decision = isDecision(signal.name)
+  const named = signal.expectedStep
+  if (named === undefined) {
+    if (decision && (task.currentStep === null || isTerminal(task.status))) {
+      return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
+    }
+    return { _tag: "record", expectedStep: task.currentStep }
+  }
+  if (!decision && !STEP_SIGNALS.has(signal.name) && !isRowAction(signal)) return { _tag: "record", expectedStep: named }
+  const taken = decisionOf(snapshots, named, pending)
+  if (decision && taken === DECISIONS[signal.name]) return { _tag: "duplicate" }
+  if (taken !== undefined) {
+    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(task)}` }
+  }
+  if (named !== task.currentStep) {
+    return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }
+  }
+  return { _tag: "record", expectedStep: named }
 }
 
 export interface RowState {

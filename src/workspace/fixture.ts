@@ -62,6 +62,16 @@ export const FixtureEvent = Schema.Struct({
   createdAt: Schema.optional(Timestamp)
 })
 
+/** A registered agent with a known key (demo and test worlds only): only the key's hash is stored. */
+export const FixtureAgent = Schema.Struct({
+  id: Uuid,
+  tenantId: Uuid,
+  kind: Schema.String,
+  externalRef: Schema.String,
+  name: Schema.String,
+  apiKey: Schema.String.pipe(Schema.minLength(16, { message: () => "apiKey must be at least 16 characters" }))
+})
+
 export const Fixture = Schema.Struct({
   tenants: Schema.optionalWith(Schema.Array(FixtureTenant), { default: () => [] }),
   entities: Schema.optionalWith(Schema.Array(FixtureEntity), { default: () => [] }),
@@ -70,7 +80,9 @@ export const Fixture = Schema.Struct({
   subledgerRows: Schema.optionalWith(Schema.Array(FixtureRow), { default: () => [] }),
   documents: Schema.optionalWith(Schema.Array(FixtureDocument), { default: () => [] }),
   events: Schema.optionalWith(Schema.Array(FixtureEvent), { default: () => [] }),
-  glConnections: Schema.optionalWith(Schema.Array(GlConnection), { default: () => [] })
+  glConnections: Schema.optionalWith(Schema.Array(GlConnection), { default: () => [] }),
+  // Optional in the decoded type too: fixtures built in code need not name agents.
+  agents: Schema.optional(Schema.Array(FixtureAgent))
 })
 export type Fixture = typeof Fixture.Type
 
@@ -135,6 +147,33 @@ export const referenceProblems = (f: Fixture): ReadonlyArray<string> => {
     if (!tasks.has(root)) problems.push(`$.events[${i}].taskId: no task ${root}`)
   })
   f.glConnections.forEach((g, i) => tenantRef(`$.glConnections[${i}]`, g.tenantId))
+  const agents = new Map((f.agents ?? []).map((a) => [a.id, a]))
+  const keys = new Set<string>()
+  ;(f.agents ?? []).forEach((a, i) => {
+    tenantRef(`$.agents[${i}]`, a.tenantId)
+    if (keys.has(a.apiKey)) problems.push(`$.agents[${i}].apiKey: the same key as another agent`)
+    keys.add(a.apiKey)
+  })
+  // A step's agent is a registered agent of the tenant whose tasks run the step.
+  f.workflows.forEach((w, i) =>
+    w.runbook?.steps.forEach((s, j) => {
+      if (s.agentId === undefined) return
+      const at = `$.workflows[${i}].runbook.steps[${j}].agentId`
+      const agent = agents.get(s.agentId)
+      if (agent === undefined) problems.push(`${at}: no agent ${s.agentId}`)
+      else if (w.tenantId !== null && agent.tenantId !== w.tenantId) problems.push(`${at}: agent of another tenant`)
+    })
+  )
+  f.tasks.forEach((t, i) => {
+    const wf = workflows.get(t.workflowId)
+    if (wf?.tenantId !== null) return // checked with its workflow (or the workflow is missing)
+    wf.runbook?.steps.forEach((s) => {
+      const agent = s.agentId === undefined ? undefined : agents.get(s.agentId)
+      if (agent !== undefined && agent.tenantId !== t.tenantId) {
+        problems.push(`$.tasks[${i}].workflowId: step "${s.id}" is assigned to agent ${s.agentId} of another tenant`)
+      }
+    })
+  })
   return problems
 }
 

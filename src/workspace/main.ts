@@ -7,7 +7,9 @@
  * and its completion (`/workspace/gl/connect/<consumerId>[/complete]`) stay open to the browser
  * holding the session link.
  * Settings: SVC_WORKSPACE_PORT (default 4000), HOST, SVC_ADMIN_TOKEN, SVC_DATABASE_URL,
- * SVC_SEED_FILE, SVC_PUBLIC_URL.
+ * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS.
+ * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/drain.ts): exit 0, or 1 when
+ * the grace period ran out.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -17,14 +19,17 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { Drain, drainTeardown, launchDrained } from "../http/drain.js"
 import { failStart } from "../http/failStart.js"
 import { createGatewayServer } from "../http/nodeServer.js"
-import { serverLimitsConfig } from "../http/ServerLimits.js"
+import { serverLimitsConfig, shutdownGraceConfig } from "../http/ServerLimits.js"
 import { checkExposure, tokenSetting } from "./api/AdminConfig.js"
 import { standaloneWorkspaceApp } from "./api/mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./api/server.js"
 import { WORKSPACE_OPENAPI_PATH } from "./api/WorkspaceApi.js"
 import { databasePathOf, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
+
+const drain = new Drain()
 
 const main = Effect.gen(function*() {
   const port = yield* Config.port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
@@ -33,6 +38,7 @@ const main = Effect.gen(function*() {
   yield* Either.match(checkExposure("HOST", host, token), { onLeft: Effect.fail, onRight: () => Effect.void })
   const maxBodyBytes = DEFAULT_MAX_BODY_BYTES
   const limits = yield* serverLimitsConfig
+  const graceMs = yield* shutdownGraceConfig
   const settings = yield* embeddedSettings
   const explicitPublicUrl = yield* Config.option(Config.string("SVC_PUBLIC_URL"))
   const { url } = settings
@@ -43,18 +49,21 @@ const main = Effect.gen(function*() {
   const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
   // GL connect links point at this process unless SVC_PUBLIC_URL says otherwise.
   const workspace = makeEmbeddedLayer({ ...settings, publicUrl: Option.getOrElse(explicitPublicUrl, () => base) })
-  return yield* Layer.launch(
+  return yield* launchDrained(
     serve.pipe(
       Layer.provide(workspace),
-      Layer.provide(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits), { port, host })),
-      Layer.tap(() =>
+      Layer.provide(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host }))
+    ),
+    {
+      drain,
+      graceMs,
+      onStart: () =>
         Effect.logInfo(
           `workspace service listening on ${base}\n  database: ${path.ok ? path.value : url}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
             `\n  access:   ${Option.isSome(token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token (loopback only)"}`
         )
-      )
-    )
+    }
   )
 })
 
-NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)))
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)), { teardown: drainTeardown(drain) })

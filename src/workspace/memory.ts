@@ -5,17 +5,22 @@
  * embedded store's outbox does after its commit.
  */
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound, type UpstreamError } from "../api/errors.js"
 import { rootTaskId } from "../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
-import type { WorkspaceClientService } from "../services/WorkspaceClient.js"
+import { currentIdempotencyKey, type WorkspaceClientService } from "../services/WorkspaceClient.js"
 import type { Fixture } from "./fixture.js"
+import { resolveExternalRef } from "./agentRef.js"
+import { hashApiKey, sameKeyHash } from "./apiKeys.js"
+import type { Agent } from "./api/registry.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { applyToTask, rowActionAllowed } from "./engine.js"
+import { acceptSignal, applyToTask, rowActionAllowed } from "./engine.js"
+import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { unknownGlService } from "./glServices.js"
 import { isTerminal, nextStepOf } from "./runbook.js"
 
@@ -77,6 +82,15 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   }
   const events: Array<TaskEvent> = fixture.events.map((e) => ({ ...e, createdAt: e.createdAt ?? now() }))
   const gl = new Map(fixture.glConnections.map((g) => [g.tenantId, g]))
+  const agents = (fixture.agents ?? []).map(({ apiKey, ...a }) => ({
+    keyHash: hashApiKey(apiKey),
+    agent: {
+      ...a,
+      externalRef: Effect.runSync(Effect.orElseSucceed(resolveExternalRef(a.kind, a.externalRef), () => a.externalRef)),
+      createdAt: now(),
+      versions: []
+    } satisfies Agent
+  }))
   const glSessions = new Map<string, { tenantId: string; serviceId: string | undefined }>()
   const records = new Map<string, Array<unknown>>()
   const signals: Array<SignalRecord> = []
@@ -89,6 +103,36 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       calls.set(name, (calls.get(name) ?? 0) + 1)
       const fault = faults.all?.()
       return fault !== undefined ? Effect.fail(fault) : body() as Effect.Effect<A, E | UpstreamError>
+    })
+
+  /**
+   * Idempotent writes (../services/WorkspaceClient.ts): results by tenant and key, oldest
+   * dropped past MAX_KEYS (benchmarks write without end). Writes run one at a time, like the
+   * embedded store's transactions, so a check and its write are never interleaved with another.
+   */
+  const keys = new Map<string, { readonly fingerprint: string; readonly result: string | null }>()
+  const MAX_KEYS = 100_000
+  const writeLock = Effect.unsafeMakeSemaphore(1)
+  const idempotent = <A, E>(
+    tenantId: string,
+    fingerprintOf: Effect.Effect<string>,
+    body: () => Effect.Effect<A, E>
+  ): Effect.Effect<A, E | Conflict> =>
+    Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key): Effect.Effect<A, E | Conflict> => {
+      if (Option.isNone(key)) return writeLock.withPermits(1)(Effect.suspend(body))
+      const id = `${tenantId}\u0000${key.value}`
+      return Effect.flatMap(fingerprintOf, (fingerprint) =>
+        writeLock.withPermits(1)(Effect.suspend((): Effect.Effect<A, E | Conflict> => {
+          const stored = keys.get(id)
+          if (stored !== undefined) {
+            return stored.fingerprint === fingerprint ? Effect.sync(() => decodeResult<A>(stored.result)) : Effect.fail(keyReused(key.value))
+          }
+          return Effect.tap(body(), (result) =>
+            Effect.sync(() => {
+              keys.set(id, { fingerprint, result: encodeResult(result) })
+              if (keys.size > MAX_KEYS) keys.delete(keys.keys().next().value!)
+            }))
+        })))
     })
 
   const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
@@ -147,7 +191,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   const apply = (task: MutableTask, signal: Workspace.Signal) => {
     const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, {
       ...signal,
-      expectedStep: null
+      expectedStep: signal.expectedStep ?? null
     }, now())
     if (outcome._tag === "changed") {
       task.status = outcome.status
@@ -227,7 +271,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         return runbookOf(workflowId)
       }),
     createTask: (tenantId, entityId, input) =>
-      call("createTask", (): Effect.Effect<CreatedTask, NotFound | BadRequest> => {
+      call("createTask", () => idempotent(tenantId, writeFingerprint.createTask(entityId, input), (): Effect.Effect<CreatedTask, NotFound | BadRequest> => {
         const entity = entities.get(entityId)
         if (entity === undefined || entity.tenantId !== tenantId) return notFound(`Entity ${entityId}`)
         const wf = workflows.get(input.workflowId)
@@ -242,28 +286,38 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         tasks.set(task.id, task)
         snapshots.set(task.id, {})
         return Effect.succeed({ ...task, context: input.context })
-      }),
+      })),
     getSnapshots: (tenantId, taskId) =>
       call("getSnapshots", () => Effect.map(taskOf(tenantId, taskId), (t) => ({ ...snapshots.get(t.id) }))),
     signal: (tenantId, signal) =>
-      call("signal", () => {
-        if (signal.name === "user_action" && signal.payload.kind === "row_action") {
-          const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
-          return Effect.gen(function*() {
+      call("signal", () =>
+        idempotent(tenantId, writeFingerprint.signal(signal), () =>
+          Effect.gen(function*() {
             const task = yield* taskOf(tenantId, signal.taskId)
-            const row = yield* rowOf(tenantId, p.ledger, p.rowId)
-            const allowed = rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
-            if (allowed._tag !== "ok") yield* fromDecision(allowed, `Row ${p.rowId} in ${p.ledger} of task ${task.id}`)
-            if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId)
-            else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
-            emit(tenantId, signal)
-          })
-        }
-        return Effect.map(checkSignal(tenantId, signal), () => emit(tenantId, signal))
-      }),
+            const rowAction = signal.name === "user_action" && signal.payload.kind === "row_action"
+            const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
+            const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
+            const allowed = row === undefined ? undefined : rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
+            const what = `Row ${p.rowId} in ${p.ledger} of task ${task.id}`
+            if (allowed?._tag === "notFound") return yield* fromDecision(allowed, what)
+            // Bound to its step (../engine.ts): a repeat is a no-op, a step no longer current a 409.
+            const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [])
+            if (accepted._tag === "duplicate") return
+            if (accepted._tag === "conflict") return yield* Effect.fail(new Conflict({ message: accepted.message }))
+            if (accepted._tag === "badRequest") {
+              return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+            }
+            const bound = accepted.expectedStep === null ? signal : { ...signal, expectedStep: accepted.expectedStep }
+            if (rowAction) {
+              if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, what)
+              if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId)
+              else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
+            }
+            emit(tenantId, bound)
+          }))),
     appendEvent: (tenantId, taskId, dto) =>
       call("appendEvent", () =>
-        Effect.flatMap(taskOf(tenantId, taskId), () => {
+        idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), () => Effect.flatMap(taskOf(tenantId, taskId), () => {
           const event: TaskEvent = { taskId, ...dto, createdAt: now() }
           const existing = events.find((e) => e.taskId === taskId && e.seq === dto.seq)
           if (existing !== undefined) {
@@ -273,7 +327,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
           }
           events.push(event)
           return Effect.succeed(event)
-        })),
+        }))),
     listEvents: (tenantId, taskId) =>
       call("listEvents", () =>
         Effect.map(taskOf(tenantId, taskId), () =>
@@ -290,7 +344,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         )),
     putDocument: (tenantId, doc, signal) =>
       call("putDocument", () =>
-        Effect.gen(function*() {
+        idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), () => Effect.gen(function*() {
           yield* taskOf(tenantId, doc.taskId)
           if (Option.isSome(signal)) yield* checkSignal(tenantId, signal.value)
           const stored = {
@@ -306,7 +360,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
           }
           const { bytes: _, ...meta } = stored
           return meta
-        })),
+        }))),
     openDocument: (tenantId, documentId) =>
       call("openDocument", () => {
         const d = documents.get(documentId)
@@ -316,7 +370,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       }),
     ingestData: (tenantId, batch, signal) =>
       call("ingestData", () =>
-        Effect.gen(function*() {
+        idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), () => Effect.gen(function*() {
           yield* taskOf(tenantId, batch.taskId)
           if (Option.isSome(signal)) yield* checkSignal(tenantId, { ...signal.value, payload: {} })
           const stored = batch.rows.map((row) => ({ id: randomUUID(), kind: batch.kind, ...row, at: now() }))
@@ -329,22 +383,34 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
             }
             return { id: r.id, signaled: Option.isSome(signal) }
           })
-        })),
-    rejectRow: (tenantId, ledger, rowId) => call("rejectRow", () => rejectRow(tenantId, ledger, rowId)),
+        }))),
+    rejectRow: (tenantId, ledger, rowId) =>
+      call("rejectRow", () => idempotent(tenantId, writeFingerprint.rejectRow(ledger, rowId), () => rejectRow(tenantId, ledger, rowId))),
     updateRow: (tenantId, ledger, rowId, field, value) =>
-      call("updateRow", () => updateRow(tenantId, ledger, rowId, field, value)),
+      call("updateRow", () =>
+        idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), () => updateRow(tenantId, ledger, rowId, field, value))),
     getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullable(gl.get(tenantId)))),
     createGlSession: (tenantId, serviceId) =>
-      call("createGlSession", (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {
+      call("createGlSession", () => idempotent(tenantId, writeFingerprint.createGlSession(serviceId), (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {
         const unknown = serviceId === undefined ? undefined : unknownGlService(serviceId)
         if (unknown !== undefined) return Effect.fail(new BadRequest({ message: unknown }))
         if (!tenants.has(tenantId)) return notFound(`Tenant ${tenantId}`)
         const consumerId = randomUUID()
         glSessions.set(consumerId, { tenantId, serviceId })
         return Effect.succeed({ sessionUrl: `http://localhost/workspace/gl/connect/${consumerId}`, consumerId })
-      }),
+      })),
     deleteGlConnection: (tenantId) =>
-      call("deleteGlConnection", () => Effect.sync(() => void gl.delete(tenantId)))
+      call("deleteGlConnection", () =>
+        idempotent(tenantId, writeFingerprint.deleteGlConnection(), () => Effect.sync(() => void gl.delete(tenantId)))),
+    findAgentByKeyHash: (tenantId, keyHash) =>
+      call("findAgentByKeyHash", () => {
+        // Every agent is compared, in constant time, whatever matches: no early exit to time.
+        let found: Agent | undefined
+        for (const a of agents) if (sameKeyHash(a.keyHash, keyHash) && a.agent.tenantId === tenantId) found = a.agent
+        return found === undefined
+          ? Effect.fail(new NotFound({ message: "No agent of this tenant holds this API key" }))
+          : Effect.succeed(found)
+      })
   }
   return service
 }

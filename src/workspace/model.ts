@@ -53,7 +53,10 @@ export const RunbookStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
   displayHint: Schema.Struct({ component: Schema.String, config: Schema.optionalWith(JsonObject, { default: () => ({}) }) }),
-  args: Schema.optionalWith(JsonObject, { default: () => ({}) })
+  args: Schema.optionalWith(JsonObject, { default: () => ({}) }),
+  agentId: Schema.optional(Uuid).annotations({
+    description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
+  })
 })
 
 export const Runbook = Schema.Struct({
@@ -76,7 +79,13 @@ export const Runbook = Schema.Struct({
 export const Signal = Schema.Struct({
   taskId: Schema.String.annotations({ description: "Task or composite child id; resolved to its root task" }),
   name: Schema.String,
-  payload: JsonObject
+  payload: JsonObject,
+  expectedStep: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))).annotations({
+    description: "The step this signal is for (approve, reject, file_submitted, row actions). When given, the signal " +
+      "applies to that step only: a repeat of the decision already taken on it is a no-op, a decision for a step " +
+      "that is no longer current (or was decided the other way) is a 409 naming the current step. When omitted, " +
+      "the step current when the signal is recorded."
+  })
 }).pipe(closed("Signal"))
 
 export const Document = Schema.Struct({

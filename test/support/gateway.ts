@@ -38,7 +38,8 @@ export const defaultConfig: TenantConfigShape = {
   tracing: false,
   workspaceUrl: Option.none(),
   workspaceTimeoutMs: 1000,
-  workspaceRetries: 0
+  workspaceRetries: 0,
+  requestDeadlineMs: 15_000
 }
 
 /** NodeHttpServer.layerTest, on the gateway's own Node server. */

@@ -25,6 +25,17 @@ export interface RunningService {
   readonly pid: number
   readonly output: () => string
   readonly stop: () => Promise<void>
+  /** Settles when the process has exited: its exit code (null when a signal ended it) and the signal. */
+  readonly exited: Promise<ProcessExit>
+  /** Sends `signal` to the process without waiting for it to exit (see `exited`). */
+  readonly kill: (signal: NodeJS.Signals) => void
+}
+
+export interface ProcessExit {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  /** When it exited (performance.now() of this process). */
+  readonly at: number
 }
 
 export const startService = async (
@@ -46,7 +57,9 @@ export const startService = async (
   child.stdout!.on("data", (d) => (output += d))
   child.stderr!.on("data", (d) => (output += d))
   const url = `http://127.0.0.1:${port}`
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  const exited = new Promise<ProcessExit>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal, at: performance.now() }))
+  )
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       process.kill(child.pid!, "SIGTERM")
@@ -84,7 +97,10 @@ export const startService = async (
     }
     if (named !== null) adminUrl = named[1]!
   }
-  return { url, adminUrl, pid: child.pid!, output: () => output, stop }
+  const kill = (signal: NodeJS.Signals) => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, signal)
+  }
+  return { url, adminUrl, pid: child.pid!, output: () => output, stop, exited, kill }
 }
 
 export interface JsonResponse {

@@ -133,6 +133,7 @@ const EXAMPLES: Record<string, (side: Side) => unknown> = {
   "gl.createGlSession": () => ({ serviceId: "xero" }),
   "registry.createAgent": (s) => ({ kind: "claude", externalRef: "agent_x", name: "Intruder", tenantSlug: s.slug }),
   "registry.createAgentVersion": () => ({ version: "v9", config: {} }),
+  "registry.findAgentByKeyHash": () => ({ keyHash: "0".repeat(64) }),
   "registry.glWebhookSuccess": (s) => ({ consumerId: s.consumers[0], service: "xero" }),
   // The gateway port's connect completion (outside the HttpApi contracts)
   "connect.complete": () => ({ service: "xero" })
@@ -570,10 +571,10 @@ describe("the admin listener", { timeout: 60_000 }, () => {
     const refuse = async (env: Record<string, string>, message: RegExp) =>
       expect(startService({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: THIS, ...env })).rejects.toThrow(message)
     await Promise.all([
-      refuse({ SVC_ADMIN_HOST: "0.0.0.0" }, /SVC_ADMIN_HOST=0\.0\.0\.0 is not a loopback address.*SVC_ADMIN_TOKEN/),
-      refuse({ SVC_ADMIN_PORT: "admin" }, /SVC_ADMIN_PORT must be a port number \(0 for a free port\) or "off", got "admin"/),
-      refuse({ SVC_ADMIN_TOKEN: "short" }, /SVC_ADMIN_TOKEN must be at least 16 characters/),
-      refuse({ SVC_ADMIN_PORT: String(new URL(gw.adminUrl).port) }, /Cannot open the admin listener on http:\/\/127\.0\.0\.1:\d+ .*EADDRINUSE/)
+      refuse({ SVC_ADMIN_HOST: "0.0.0.0" }, /SVC_ADMIN_HOST.*0\.0\.0\.0.*not a loopback address.*SVC_ADMIN_TOKEN/),
+      refuse({ SVC_ADMIN_PORT: "admin" }, /SVC_ADMIN_PORT.*must be a port number \(0 for a free port\) or .*off/),
+      refuse({ SVC_ADMIN_TOKEN: "short" }, /SVC_ADMIN_TOKEN.*must be at least 16 characters/),
+      refuse({ SVC_ADMIN_PORT: String(new URL(gw.adminUrl).port) }, /Cannot open the admin listener on http:\/\/127\.0\.0\.1:\d+ .*already in use.*SVC_ADMIN_PORT/)
     ])
   })
 })

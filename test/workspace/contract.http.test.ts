@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
-import { WorkspaceClient, type WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import { withIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../src/workspace/api/documents.js"
 import { HttpWorkspaceClientLive } from "../../src/workspace/http/client.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
@@ -27,11 +27,15 @@ type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void
 /** A hand-written upstream on loopback, counting requests per method and connections. */
 const rawUpstream = (handler: Handler) =>
   Effect.acquireRelease(
-    Effect.async<{ url: string; server: Server; hits: Array<string>; connections: () => number }>((resume) => {
+    Effect.async<
+      { url: string; server: Server; hits: Array<string>; keys: Array<string | undefined>; connections: () => number }
+    >((resume) => {
       const hits: Array<string> = []
+      const keys: Array<string | undefined> = []
       let connections = 0
       const server = createServer((req, res) => {
         hits.push(`${req.method} ${req.url}`)
+        keys.push(req.headers["idempotency-key"] as string | undefined)
         const chunks: Array<Buffer> = []
         req.on("data", (c: Buffer) => chunks.push(c))
         req.on("end", () => handler(req, res, Buffer.concat(chunks)))
@@ -39,7 +43,7 @@ const rawUpstream = (handler: Handler) =>
       server.on("connection", () => connections++)
       server.listen(0, "127.0.0.1", () => {
         const { port } = server.address() as AddressInfo
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server, hits, connections: () => connections }))
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server, hits, keys, connections: () => connections }))
       })
     }),
     ({ server }) =>
@@ -84,16 +88,23 @@ describe("HTTP WorkspaceClient", () => {
       expect(upstream.hits).toHaveLength(1)
     }).pipe(Effect.scoped))
 
-  it.live("a timed-out GET is retried; a timed-out POST is not", () =>
+  it.live("a timed-out call is retried, a write with the same idempotency key on every attempt", () =>
     Effect.gen(function*() {
       const upstream = yield* rawUpstream(() => {/* never answers */})
-      yield* withClient(upstream.url, { timeoutMs: 100, retries: 2 }, (ws) =>
+      yield* withClient(upstream.url, { timeoutMs: 300, retries: 2 }, (ws) =>
         Effect.gen(function*() {
           expect(yield* failureOf(ws.getTask(ID.taskUpload))).toMatchObject({ _tag: "GatewayTimeout" })
           expect(upstream.hits.filter((h) => h.startsWith("GET"))).toHaveLength(3)
+          expect(upstream.keys.slice(0, 3)).toEqual([undefined, undefined, undefined])
           expect(yield* failureOf(ws.signal(ID.tenantA, { taskId: ID.taskUpload, name: "approve", payload: {} })))
             .toMatchObject({ _tag: "GatewayTimeout" })
-          expect(upstream.hits.filter((h) => h.startsWith("POST"))).toHaveLength(1)
+          expect(upstream.hits.filter((h) => h.startsWith("POST"))).toHaveLength(3)
+          const keys = upstream.keys.slice(3)
+          expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+          expect(new Set(keys).size).toBe(1)
+          // The request's key when there is one (the gateway's middleware sets it).
+          yield* Effect.flip(withIdempotencyKey("client-key-1")(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: "w", context: {} })))
+          expect(upstream.keys.slice(6)).toEqual(["client-key-1", "client-key-1", "client-key-1"])
         }))
     }).pipe(Effect.scoped))
 
@@ -128,7 +139,7 @@ describe("HTTP WorkspaceClient", () => {
         }))
     }).pipe(Effect.scoped))
 
-  it.live("GETs (and idempotent writes) are retried with backoff; other writes are sent once", () =>
+  it.live("every call is retried with backoff: reads, and writes (they carry an idempotency key)", () =>
     Effect.gen(function*() {
       const upstream = yield* rawUpstream((_req, res) => json(res, 500, { statusCode: 500, message: "x", error: "Internal Server Error" }))
       const count = (prefix: string) => upstream.hits.filter((h) => h.startsWith(prefix)).length
@@ -141,14 +152,13 @@ describe("HTTP WorkspaceClient", () => {
           expect(yield* failureOf(ws.ingestData(ID.tenantA, { taskId: ID.taskUpload, rows: [{ data: {} }] }, Option.none())))
             .toMatchObject({ _tag: "BadGateway" })
           expect(yield* failureOf(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds))).toMatchObject({ _tag: "BadGateway" })
-          expect(count("POST")).toBe(3)
+          expect(count("POST")).toBe(3 * 4)
           expect(yield* failureOf(ws.updateRow(ID.tenantA, "expenses", ID.rowNeeds, "merchant", "x")))
             .toMatchObject({ _tag: "BadGateway" })
-          expect(count("PATCH")).toBe(1)
-          // Idempotent by contract: event appends and the GL delete.
+          expect(count("PATCH")).toBe(4)
           expect(yield* failureOf(ws.appendEvent(ID.tenantA, ID.taskUpload, { type: "t", source: "s", seq: 1, payload: {} })))
             .toMatchObject({ _tag: "BadGateway" })
-          expect(count("POST")).toBe(3 + 4)
+          expect(count("POST")).toBe(4 * 4)
           expect(yield* failureOf(ws.deleteGlConnection(ID.tenantA))).toMatchObject({ _tag: "BadGateway" })
           expect(count("DELETE")).toBe(4)
         }))

@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { withIdempotencyKey, WorkspaceClient } from "../../src/services/WorkspaceClient.js"
 import type { Fixture } from "../../src/workspace/fixture.js"
 import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/workspace/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
@@ -269,6 +269,171 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* failure(rowAction(ID.taskReview, ID.rowNeeds)))
           .toMatchObject({ _tag: "BadRequest", currentStatus: "COMPLETED" })
         // Nothing was applied: the row can still be rejected directly.
+        expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toMatchObject({ newStatus: "REJECTED" })
+      }))
+    })
+
+    describe("decisions bound to their step", () => {
+      const approve = (taskId: string, step?: string, reason?: string) =>
+        Effect.flatMap(WorkspaceClient, (ws) =>
+          ws.signal(ID.tenantA, {
+            taskId,
+            name: "approve",
+            payload: reason === undefined ? {} : { reason },
+            ...(step === undefined ? {} : { expectedStep: step })
+          }))
+      const reject = (taskId: string, step: string) =>
+        Effect.flatMap(WorkspaceClient, (ws) => ws.signal(ID.tenantA, { taskId, name: "reject", payload: {}, expectedStep: step }))
+
+      test("the same decision on a step again is a no-op that succeeds; the task moves once", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* approve(ID.taskApprove, "first", "looks right")
+        const snaps = yield* ws.getSnapshots(ID.tenantA, ID.taskApprove)
+        yield* approve(ID.taskApprove, "first", "looks right")
+        yield* approve(ID.taskApprove, "first") // a retry that lost its comment still names the step
+        expect(yield* ws.getTask(ID.taskApprove)).toMatchObject({ status: "IN_PROGRESS", currentStep: "second" })
+        expect(yield* ws.getSnapshots(ID.tenantA, ID.taskApprove)).toEqual(snaps)
+        // The last step too: a repeat after the task completed still answers as the first did.
+        yield* approve(ID.taskApprove, "second")
+        yield* approve(ID.taskApprove, "second")
+        expect(yield* ws.getTask(ID.taskApprove)).toMatchObject({ status: "COMPLETED", currentStep: null })
+      }))
+
+      test("a step decided the other way, or not current, is a Conflict naming the current step", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* approve(ID.taskApprove, "first")
+        const other = yield* failure(reject(ID.taskApprove, "first"))
+        expect(other).toMatchObject({ _tag: "Conflict", statusCode: 409 })
+        expect(other.message).toBe(`Step "first" was already approved; the task is at step "second"`)
+        const ahead = yield* failure(approve(ID.taskApprove, "no_such_step"))
+        expect(ahead).toMatchObject({ _tag: "Conflict", message: `Step "no_such_step" is not the current step: the task is at step "second"` })
+        expect(yield* ws.getTask(ID.taskApprove)).toMatchObject({ status: "IN_PROGRESS", currentStep: "second" })
+        // A step that was completed some other way (a file) was never approved: not current, a Conflict.
+        expect(yield* tagOf(approve(ID.taskReview, "upload"))).toBe("Conflict")
+        yield* reject(ID.taskReview, "review")
+        const done = yield* failure(approve(ID.taskReview, "review"))
+        expect(done).toMatchObject({
+          _tag: "Conflict",
+          message: `Step "review" was already rejected; the task is FAILED with no current step`
+        })
+        yield* reject(ID.taskReview, "review") // the same decision again: a no-op
+        expect(yield* ws.getTask(ID.taskReview)).toMatchObject({ status: "FAILED", currentStep: null })
+        // Unnamed, a decision on a finished task is still a 400 with currentStatus.
+        expect(yield* failure(approve(ID.taskReview))).toMatchObject({ _tag: "BadRequest", currentStatus: "FAILED" })
+      }))
+
+      test("a row action for a step that is no longer current is a Conflict and changes nothing", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rowAction = (rowId: string, step: string) =>
+          ws.signal(ID.tenantA, {
+            taskId: ID.taskReview,
+            name: "user_action",
+            payload: { kind: "row_action", ledger: "expenses", action: "reject_row", rowId },
+            expectedStep: step
+          })
+        yield* rowAction(ID.rowNeeds2, "review")
+        yield* approve(ID.taskReview, "review")
+        const late = yield* failure(rowAction(ID.rowNeeds, "review"))
+        expect(late).toMatchObject({ _tag: "Conflict", message: `Step "review" was already approved; the task is at step "sign_off"` })
+        expect(yield* tagOf(rowAction(ID.rowNeeds, "upload"))).toBe("Conflict")
+        // Another task's row is still a 404, whatever step is named.
+        expect(yield* tagOf(rowAction(ID.rowBeta, "review"))).toBe("NotFound")
+        expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toMatchObject({ newStatus: "REJECTED" })
+        expect(yield* failure(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds2))).toMatchObject({ currentStatus: "REJECTED" })
+      }))
+
+      test("two approvals of one step raced: exactly one step advances (10 tries)", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        for (let i = 0; i < 10; i++) {
+          const task = yield* ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} })
+          const step = (yield* ws.getTask(task.id)).currentStep!
+          expect(step).toBe("first")
+          yield* Effect.all([approve(task.id, step, "a"), approve(task.id, step, "b")], { concurrency: 2, discard: true })
+          expect(yield* ws.getTask(task.id)).toMatchObject({ status: "IN_PROGRESS", currentStep: "second" })
+          expect(Object.keys(yield* ws.getSnapshots(ID.tenantA, task.id))).toEqual(["first"])
+        }
+      }), 60_000)
+
+      test("an approval and a rejection of one step raced: one wins, the other is a Conflict (10 tries)", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        for (let i = 0; i < 10; i++) {
+          const task = yield* ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} })
+          const [a, r] = yield* Effect.all([Effect.either(approve(task.id, "first")), Effect.either(reject(task.id, "first"))], {
+            concurrency: 2
+          })
+          expect([a._tag, r._tag].sort()).toEqual(["Left", "Right"])
+          const lost = Either.isLeft(a) ? a.left : Either.isLeft(r) ? r.left : undefined
+          expect(lost).toMatchObject({ _tag: "Conflict" })
+          expect(yield* ws.getTask(task.id)).toMatchObject(
+            Either.isRight(a) ? { status: "IN_PROGRESS", currentStep: "second" } : { status: "FAILED", currentStep: null }
+          )
+        }
+      }), 60_000)
+    })
+
+    describe("idempotent writes", () => {
+      const keyed = withIdempotencyKey
+
+      test("a write retried with the same key returns the first result and writes nothing again", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const input = { workflowId: WF.approvals, context: { period: "2026-11" } }
+        const first = yield* keyed("create-1")(ws.createTask(ID.tenantA, ID.entityA2, input))
+        const again = yield* keyed("create-1")(ws.createTask(ID.tenantA, ID.entityA2, { workflowId: WF.approvals, context: { period: "2026-11" } }))
+        expect(again).toEqual(first)
+        expect((yield* ws.listTasks(ID.tenantA, ID.entityA2)).filter((t) => t.id === first.id)).toHaveLength(1)
+        expect(yield* ws.listTasks(ID.tenantA, ID.entityA2)).toHaveLength(3)
+        // A decision without a named step, retried with its key, does not decide the next step.
+        yield* keyed("approve-1")(ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {} }))
+        yield* keyed("approve-1")(ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {} }))
+        expect((yield* ws.getTask(ID.taskApprove)).currentStep).toBe("second")
+        // A row rejected once: its retry gets the first answer, not a 400 for the row already rejected.
+        const rejected = yield* keyed("reject-1")(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds))
+        expect(yield* keyed("reject-1")(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds))).toEqual(rejected)
+        const rows = [{ data: { amount: 1 } }, { data: { amount: 2 } }]
+        const ingested = yield* keyed("ingest-1")(ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows }, Option.none()))
+        expect(yield* keyed("ingest-1")(ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows }, Option.none()))).toEqual(ingested)
+        const doc = { taskId: ID.taskReview, source: "s", filename: "a.txt", contentType: "text/plain", bytes: new Uint8Array([1, 2, 3]) }
+        const stored = yield* keyed("doc-1")(ws.putDocument(ID.tenantA, doc, Option.none()))
+        expect(yield* keyed("doc-1")(ws.putDocument(ID.tenantA, { ...doc, bytes: new Uint8Array([1, 2, 3]) }, Option.none())))
+          .toEqual(stored)
+        expect((yield* ws.listDocuments(ID.tenantA, ID.taskReview, { limit: 20 })).map((d) => d.id)).toEqual([stored.id, ID.docNew, ID.docOld])
+        const session = yield* keyed("gl-1")(ws.createGlSession(ID.tenantB, "xero"))
+        expect(yield* keyed("gl-1")(ws.createGlSession(ID.tenantB, "xero"))).toEqual(session)
+        yield* keyed("gl-2")(ws.deleteGlConnection(ID.tenantA))
+        yield* keyed("gl-2")(ws.deleteGlConnection(ID.tenantA))
+        const event = { type: "t", source: "w", seq: 40, payload: { n: 1 } }
+        const appended = yield* keyed("event-1")(ws.appendEvent(ID.tenantA, ID.taskUpload, event))
+        expect(yield* keyed("event-1")(ws.appendEvent(ID.tenantA, ID.taskUpload, event))).toEqual(appended)
+      }), 60_000)
+
+      test("the same key with a different request is a Conflict that says so; keys are per tenant", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* keyed("k-1")(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} }))
+        const body = yield* failure(keyed("k-1")(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: { x: 1 } })))
+        expect(body).toMatchObject({ _tag: "Conflict", statusCode: 409 })
+        expect(body.message).toContain(`Idempotency-Key "k-1" was already used for a different request`)
+        expect(body.message).toContain("Stripe")
+        // Another operation with the key: refused too, and nothing done.
+        expect(yield* tagOf(keyed("k-1")(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)))).toBe("Conflict")
+        expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toMatchObject({ newStatus: "REJECTED" })
+        expect(yield* ws.listTasks(ID.tenantA, ID.entityA1)).toHaveLength(5)
+        // Another tenant's key of the same name is its own.
+        expect((yield* keyed("k-1")(ws.createGlSession(ID.tenantB, undefined))).consumerId.length).toBeGreaterThan(0)
+      }))
+
+      test("a failed write stores nothing under its key: the retry runs again", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(keyed("k-2")(ws.rejectRow(ID.tenantA, "expenses", ID.rowRejected)))).toBe("BadRequest")
+        expect(yield* tagOf(keyed("k-2")(ws.createTask(ID.tenantA, ID.entityB1, { workflowId: WF.close, context: {} })))).toBe("NotFound")
+        const created = yield* keyed("k-2")(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.close, context: {} }))
+        expect((yield* ws.getTask(created.id)).currentStep).toBe("upload")
+      }))
+
+      test("a malformed key is a BadRequest before anything is written", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(keyed("")(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)))).toBe("BadRequest")
+        expect(yield* tagOf(keyed("x".repeat(256))(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)))).toBe("BadRequest")
+        expect(yield* tagOf(keyed("has space")(ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)))).toBe("BadRequest")
         expect(yield* ws.rejectRow(ID.tenantA, "expenses", ID.rowNeeds)).toMatchObject({ newStatus: "REJECTED" })
       }))
     })

@@ -3,7 +3,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { FileName, MediaType } from "../../api/headerValues.js"
 import { TASK_ID_MAX_LENGTH } from "../../api/ids.js"
 import { CheckedJson } from "../../api/jsonValue.js"
@@ -49,8 +50,10 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
     HttpApiEndpoint.post("putDocument", "/tenants/:tenantId/tasks/:taskId/documents")
       .setPath(TenantTaskPath)
       .setUrlParams(PutDocumentParams)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
       .addSuccess(Document, { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Store a document")
       .annotate(
         OpenApi.Description,

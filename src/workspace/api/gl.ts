@@ -4,7 +4,8 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { GlConnectSessionDto } from "../../api/dtos.js"
-import { NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { GlConnectSession } from "../../api/resources.js"
 import { GlConnection } from "../model.js"
 import { TenantPath } from "./paths.js"
@@ -24,9 +25,11 @@ export class GlGroup extends HttpApiGroup.make("gl")
   .add(
     HttpApiEndpoint.post("createGlSession", "/tenants/:tenantId/gl/sessions")
       .setPath(TenantPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(GlConnectSessionDto)
       .addSuccess(GlConnectSession, { status: 201 })
       .addError(NotFoundWire)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Start a GL connect session")
       .annotate(
         OpenApi.Description,
@@ -37,7 +40,9 @@ export class GlGroup extends HttpApiGroup.make("gl")
   .add(
     HttpApiEndpoint.del("deleteGlConnection", "/tenants/:tenantId/gl")
       .setPath(TenantPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Remove the tenant's GL connection")
       .annotate(OpenApi.Description, "Idempotent: a no-op (still 204) when no connection exists.")
   )

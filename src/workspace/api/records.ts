@@ -3,7 +3,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, UpdateSubledgerCellDto } from "../../api/dtos.js"
-import { NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "../../api/ids.js"
 import { RejectResult, UpdateResult } from "../../api/resources.js"
 import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath } from "./paths.js"
@@ -28,6 +29,7 @@ export class RecordsGroup extends HttpApiGroup.make("records")
   .add(
     HttpApiEndpoint.post("ingestData", "/tenants/:tenantId/tasks/:taskId/data")
       .setPath(TenantTaskPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(IngestDataRequest)
       .addSuccess(Schema.Array(IngestedRow), { status: 201 })
       .annotate(OpenApi.Summary, "Store structured records")
@@ -41,6 +43,7 @@ export class RecordsGroup extends HttpApiGroup.make("records")
   .add(
     HttpApiEndpoint.post("rejectRow", "/tenants/:tenantId/subledgers/:ledger/:rowId/reject")
       .setPath(RowPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .addSuccess(RejectResult)
       .annotate(OpenApi.Summary, "Reject a subledger row")
       .annotate(
@@ -52,6 +55,7 @@ export class RecordsGroup extends HttpApiGroup.make("records")
   .add(
     HttpApiEndpoint.patch("updateRow", "/tenants/:tenantId/subledgers/:ledger/:rowId")
       .setPath(RowPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(UpdateSubledgerCellDto)
       .addSuccess(UpdateResult)
       .annotate(OpenApi.Summary, "Edit one subledger cell")
@@ -63,6 +67,8 @@ export class RecordsGroup extends HttpApiGroup.make("records")
       )
   )
   .addError(NotFoundWire)
+  // Every operation here writes: an Idempotency-Key reused for another request is a 409.
+  .addError(ConflictWire)
   .annotate(OpenApi.Title, "Records and subledgers")
   .annotate(OpenApi.Description, "Structured data ingest and direct subledger row mutations")
 {}

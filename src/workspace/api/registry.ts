@@ -12,7 +12,7 @@ import { BadRequestWire, ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { Timestamp, Uuid } from "../../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
 
-import { IdParam, JsonObject, NonEmpty } from "./paths.js"
+import { IdParam, JsonObject, NonEmpty, TenantPath } from "./paths.js"
 
 export const CreateAgentDto = Schema.Struct({
   kind: NonEmpty(32).annotations({ description: "Agent runtime kind, a lowercase URI scheme (e.g. claude, openai)" }),
@@ -70,6 +70,16 @@ export type GlWebhookSuccessDto = typeof GlWebhookSuccessDto.Type
 
 const AgentPath = Schema.Struct({ id: IdParam("Agent registry UUID") })
 
+/** An API key's SHA-256 as the workspace API takes it (src/workspace/apiKeys.ts hashes keys so). */
+export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/
+
+export const AgentKeyLookupDto = Schema.Struct({
+  keyHash: Schema.String.pipe(
+    Schema.pattern(KEY_HASH_PATTERN, { message: () => "keyHash must be 64 lowercase hex digits (a SHA-256)" })
+  ).annotations({ description: "SHA-256 of the agent's API key, 64 lowercase hex digits; the key itself is never sent" })
+}).pipe(closed("AgentKeyLookupDto"))
+export type AgentKeyLookupDto = typeof AgentKeyLookupDto.Type
+
 export class RegistryGroup extends HttpApiGroup.make("registry")
   .add(
     HttpApiEndpoint.post("createAgent", "/registry/agents")
@@ -115,6 +125,19 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
         OpenApi.Description,
         "Records a version of the agent. Re-posting an identical version returns the recorded one; the same label " +
           "with a different config is a 409."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("findAgentByKeyHash", "/tenants/:tenantId/agents/by-key-hash")
+      .setPath(TenantPath)
+      .setPayload(AgentKeyLookupDto)
+      .addSuccess(Agent)
+      .annotate(OpenApi.Summary, "Find the tenant's agent holding an API key")
+      .annotate(
+        OpenApi.Description,
+        "The agent tool server's authentication: the agent of the tenant whose API key has this SHA-256, " +
+          "the stored and given hashes compared in constant time. 404 for any other key (unknown, deleted, or " +
+          "another tenant's agent's). Sent in the body, so no hash lands in an access log."
       )
   )
   .add(

@@ -31,7 +31,7 @@ import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
 import { lazyRoutes } from "../../http/lazyRoutes.js"
 import { RouterConfigLive, withRouterConfig } from "../../http/ServerLimits.js"
-import type { WorkspaceClientService } from "../../services/WorkspaceClient.js"
+import { withIdempotencyKey, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "./documents.js"
 import { isNotImplemented, NotImplemented } from "./errors.js"
 import type { WorkspaceExtras } from "./extras.js"
@@ -51,6 +51,10 @@ export interface WorkspaceServerOptions {
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 
+/** A write with the request's Idempotency-Key (400 for a malformed one): the port stores its result under it. */
+const keyed = <A, E>(headers: { readonly "idempotency-key"?: string | undefined }, write: Effect.Effect<A, E>) =>
+  withIdempotencyKey(headers["idempotency-key"])(write)
+
 const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undefined) => {
   const Tenants = HttpApiBuilder.group(WorkspaceApi, "tenants", (handlers) =>
     handlers
@@ -58,7 +62,8 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("listEntities", ({ path }) => service.listEntities(path.tenantId))
       .handle("getEntity", ({ path }) => service.getEntity(path.tenantId, path.entityId))
       .handle("listTasks", ({ path }) => service.listTasks(path.tenantId, path.entityId))
-      .handle("createTask", ({ path, payload }) => service.createTask(path.tenantId, path.entityId, payload))
+      .handle("createTask", ({ headers, path, payload }) =>
+        keyed(headers, service.createTask(path.tenantId, path.entityId, payload)))
       .handle("listWorkflows", ({ path }) => service.listWorkflows(path.tenantId))
       .handle("getRunbook", ({ path }) => service.getRunbook(path.tenantId, path.workflowId)))
 
@@ -67,15 +72,16 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("getTask", ({ path }) => service.getTask(path.taskId))
       .handle("getNextStep", ({ path }) => service.getNextStep(path.tenantId, path.taskId))
       .handle("getSnapshots", ({ path }) => service.getSnapshots(path.tenantId, path.taskId))
-      .handle("signal", ({ path, payload }) => service.signal(path.tenantId, payload))
-      .handle("appendEvent", ({ path, payload }) => service.appendEvent(path.tenantId, path.taskId, payload))
+      .handle("signal", ({ headers, path, payload }) => keyed(headers, service.signal(path.tenantId, payload)))
+      .handle("appendEvent", ({ headers, path, payload }) =>
+        keyed(headers, service.appendEvent(path.tenantId, path.taskId, payload)))
       .handle("listEvents", ({ path }) => service.listEvents(path.tenantId, path.taskId)))
 
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
     handlers
       .handle("listDocuments", ({ path, urlParams }) =>
         service.listDocuments(path.tenantId, path.taskId, { source: urlParams.source, limit: urlParams.limit }))
-      .handle("putDocument", ({ path, payload, urlParams: q }) =>
+      .handle("putDocument", ({ headers, path, payload, urlParams: q }) =>
         Effect.gen(function*() {
           if ((q.signalTaskId === undefined) !== (q.signalName === undefined)) {
             return yield* new BadRequest({ message: "signalTaskId and signalName must be given together" })
@@ -91,7 +97,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
             period: q.period,
             schemaSlug: q.schemaSlug,
             bytes: payload
-          }, signal)
+          }, signal).pipe((write) => keyed(headers, write))
         }))
       .handle("openDocument", ({ path }) =>
         Effect.map(service.openDocument(path.tenantId, path.documentId), ({ body, document }) =>
@@ -106,22 +112,26 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
 
   const Records = HttpApiBuilder.group(WorkspaceApi, "records", (handlers) =>
     handlers
-      .handle("ingestData", ({ path, payload }) =>
-        service.ingestData(
-          path.tenantId,
-          { taskId: path.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
-          Option.fromNullable(payload.signal)
+      .handle("ingestData", ({ headers, path, payload }) =>
+        keyed(
+          headers,
+          service.ingestData(
+            path.tenantId,
+            { taskId: path.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
+            Option.fromNullable(payload.signal)
+          )
         ))
-      .handle("rejectRow", ({ path }) => service.rejectRow(path.tenantId, path.ledger, path.rowId))
-      .handle("updateRow", ({ path, payload }) =>
-        service.updateRow(path.tenantId, path.ledger, path.rowId, payload.field, payload.value)))
+      .handle("rejectRow", ({ headers, path }) => keyed(headers, service.rejectRow(path.tenantId, path.ledger, path.rowId)))
+      .handle("updateRow", ({ headers, path, payload }) =>
+        keyed(headers, service.updateRow(path.tenantId, path.ledger, path.rowId, payload.field, payload.value))))
 
   const Gl = HttpApiBuilder.group(WorkspaceApi, "gl", (handlers) =>
     handlers
       .handle("getGlConnection", ({ path }) =>
         Effect.map(service.getGlConnection(path.tenantId), (c) => ({ connection: Option.getOrNull(c) })))
-      .handle("createGlSession", ({ path, payload }) => service.createGlSession(path.tenantId, payload.serviceId))
-      .handle("deleteGlConnection", ({ path }) => service.deleteGlConnection(path.tenantId)))
+      .handle("createGlSession", ({ headers, path, payload }) =>
+        keyed(headers, service.createGlSession(path.tenantId, payload.serviceId)))
+      .handle("deleteGlConnection", ({ headers, path }) => keyed(headers, service.deleteGlConnection(path.tenantId))))
 
   const withExtras = <A, E>(f: (extras: WorkspaceExtras) => Effect.Effect<A, E>): Effect.Effect<A, E | NotImplemented> =>
     extras === undefined
@@ -137,6 +147,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("getAgent", ({ path }) => withExtras((x) => x.getAgent(path.id)))
       .handle("deleteAgent", ({ path }) => withExtras((x) => x.deleteAgent(path.id)))
       .handle("createAgentVersion", ({ path, payload }) => withExtras((x) => x.createAgentVersion(path.id, payload)))
+      .handle("findAgentByKeyHash", ({ path, payload }) => service.findAgentByKeyHash(path.tenantId, payload.keyHash))
       .handle("glWebhookSuccess", ({ payload }) =>
         withExtras((x) => x.completeGlSession(payload.consumerId, payload.service))))
 

@@ -5,6 +5,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { TaskEventDto } from "../../api/dtos.js"
 import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../../api/resources.js"
 import { NextStep, Signal, Task } from "../model.js"
 import { TaskIdParam, TenantPath, TenantTaskPath } from "./paths.js"
@@ -43,20 +44,25 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
     HttpApiEndpoint.post("signal", "/tenants/:tenantId/signals")
       .setPath(TenantPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(Signal)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Send a workflow signal")
       .annotate(
         OpenApi.Description,
         "Records the signal durably and delivers it to the task's runbook (a composite child id resolves to its " +
           "root task): `approve` completes the current step, `reject` fails the task, `file_submitted` completes a " +
           "FILE_UPLOAD step, `user_action` with payload.kind `row_action` applies the subledger rules (400 with " +
-          "currentStatus or code INVALID_FIELD). 400 when the task cannot take the signal."
+          "currentStatus or code INVALID_FIELD). 400 when the task cannot take the signal. With `expectedStep`, the " +
+          "signal applies to that step only: the decision already taken on it again is a no-op (204), a step no " +
+          "longer current or decided the other way is a 409 naming the current step."
       )
   )
   .add(
     HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events")
       .setPath(TenantTaskPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(TaskEventDto)
       .addSuccess(TaskEvent)
       .addError(ConflictWire)

@@ -2,7 +2,8 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../../api/resources.js"
 import { Runbook, Task, Tenant, Workflow } from "../model.js"
 import { closed } from "../../api/dtos.js"
@@ -47,8 +48,10 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
   .add(
     HttpApiEndpoint.post("createTask", "/tenants/:tenantId/entities/:entityId/tasks")
       .setPath(EntityPath)
+      .setHeaders(IdempotencyKeyHeaders)
       .setPayload(CreateTaskRequest)
       .addSuccess(CreatedTask, { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Start a task run")
       .annotate(
         OpenApi.Description,

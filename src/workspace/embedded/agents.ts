@@ -6,9 +6,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { createHash, randomBytes, randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { Uuid } from "../../api/ids.js"
+import { resolveExternalRef } from "../agentRef.js"
+import { hashApiKey, sameKeyHash } from "../apiKeys.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -32,25 +34,12 @@ export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
 export { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
 import type { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
 
-export const hashApiKey = (apiKey: string) => createHash("sha256").update(apiKey, "utf8").digest("hex")
+export { hashApiKey, resolveExternalRef }
 
 /** 256 random bits, URL-safe; the prefix makes a leaked key recognizable to secret scanners. */
 const newApiKey = () => `ak_${randomBytes(32).toString("base64url")}`
 
-const KIND = /^[a-z][a-z0-9+.-]{0,31}$/
-const REF = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/
-
 const bad = (message: string) => Effect.fail(new BadRequest({ message }))
-
-/** `<kind>://<native-id>` from either a bare native id or a URI whose scheme is the kind. */
-export const resolveExternalRef = (kind: string, ref: string): Effect.Effect<string, BadRequest> => {
-  if (!KIND.test(kind)) return bad("kind: must be a lowercase URI scheme such as claude or openai")
-  const m = REF.exec(ref.trim())
-  if (m !== null && m[1]!.toLowerCase() !== kind) return bad(`externalRef: scheme "${m[1]}" does not match kind "${kind}"`)
-  const native = m !== null ? m[2]! : ref.trim()
-  if (native === "" || native.length > 512 || /\s/.test(native)) return bad("externalRef: native id must be 1-512 characters without spaces")
-  return Effect.succeed(`${kind}://${native}`)
-}
 
 interface AgentRow {
   readonly id: string
@@ -181,8 +170,24 @@ export const makeAgentRegistry = Effect.gen(function*() {
       guard("authenticateAgent")
     )
 
+  /**
+   * The tool server's lookup: the agent of `tenantId` whose key hashes to `keyHash`, the hashes
+   * compared in constant time; NotFound for any other key, another tenant's agent's included.
+   */
+  const findAgentByKeyHash = (tenantId: string, keyHash: string) =>
+    sql<{ id: string; api_key_hash: string }>`
+      SELECT id, api_key_hash FROM agents WHERE api_key_hash = ${keyHash} AND tenant_id = ${tenantId}`.pipe(
+      Effect.flatMap(([row]) =>
+        row !== undefined && sameKeyHash(row.api_key_hash, keyHash)
+          ? agentById(row.id)
+          : Effect.fail(new NotFound({ message: "No agent of this tenant holds this API key" }))
+      ),
+      guard("findAgentByKeyHash")
+    )
+
   return {
     createAgent,
+    findAgentByKeyHash,
     listAgents,
     getAgent: (id: string) => agentById(id).pipe(guard("getAgent")),
     deleteAgent,

@@ -4,10 +4,13 @@
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ServiceUnavailable } from "../../api/errors.js"
+import { yieldToEventLoop } from "../../http/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
 import { Runbook, type Workspace } from "../model.js"
 
@@ -26,41 +29,76 @@ export const describeError = (u: unknown): string => {
 
 /**
  * SQLITE_BUSY: another connection (usually another process on the same file) holds the write
- * lock. The driver sets no busy timeout, so the wait happens here instead.
+ * lock. SQLite itself never waits (busy_timeout 0, ./libsql.ts: its wait is a sleep on the
+ * event loop's thread); the wait happens here, asynchronously.
  */
 export const isBusy = (u: unknown): boolean => {
   if (!isSqlError(u)) return false
   const cause = u.cause as { code?: unknown; message?: unknown } | undefined
-  return cause?.code === "SQLITE_BUSY" || cause?.code === "SQLITE_LOCKED" ||
+  return (typeof cause?.code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(cause.code)) ||
     (typeof cause?.message === "string" && cause.message.includes("database is locked"))
 }
 
-/** Jittered exponential waits capped at 250 ms, about 8 s in all, before giving up with a 503. */
-const busySchedule = Schedule.exponential("5 millis").pipe(
-  Schedule.jittered,
-  Schedule.either(Schedule.spaced("250 millis")),
-  Schedule.intersect(Schedule.recurs(40))
-)
-
-export const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(self, { schedule: busySchedule, while: isBusy })
+/** How long a store operation waits for another process's lock before answering 503 (SVC_DB_BUSY_TIMEOUT_MS). */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
 /**
- * The boundary of every store operation: busy retries, then SQL failures become a generic
- * ServiceUnavailable. The detail goes to the log only; clients never see SQL or paths.
+ * The busy bound of the store in context. The embedded layer provides the configured one where
+ * the store is built (./store.ts reads it once, see `guardFor`); elsewhere the default applies.
  */
-export const guard = (operation: string) =>
+export class BusyTimeout extends Context.Reference<BusyTimeout>()("workspace/embedded/BusyTimeout", {
+  defaultValue: () => DEFAULT_BUSY_TIMEOUT_MS
+}) {}
+
+/**
+ * Jittered exponential waits from 5 ms, at most 200 ms apart, for at most `boundMs` in all.
+ * Every wait is a timer: the event loop keeps serving other requests meanwhile.
+ */
+const busySchedule = (boundMs: number) =>
+  Schedule.exponential("5 millis").pipe(
+    Schedule.jittered,
+    Schedule.either(Schedule.spaced("200 millis")),
+    Schedule.upTo(Duration.millis(Math.max(0, boundMs)))
+  )
+
+/** Retries `self` while SQLite answers busy, for at most `boundMs`; then the busy error stays. */
+export const retryBusyFor = (boundMs: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  boundMs <= 0 ? self : Effect.retry(self, { schedule: busySchedule(boundMs), while: isBusy })
+
+/** `retryBusyFor` with the bound of the store in context (BusyTimeout). */
+export const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(BusyTimeout, (boundMs) => retryBusyFor(boundMs)(self))
+
+/** What a client hears when the store stays busy past the bound (503, with Retry-After). */
+export const BUSY_MESSAGE = "The workspace store is busy (another process holds its write lock); retry shortly"
+
+/**
+ * The boundary of every store operation: busy retries up to `boundMs`, then SQL failures become
+ * a generic ServiceUnavailable (503, answered with Retry-After). The detail goes to the log only;
+ * clients never see SQL or paths.
+ */
+export const guardFor = (boundMs: number) => (operation: string) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
-  retryBusy(self).pipe(
+  retryBusyFor(boundMs)(self).pipe(
     Effect.catchAll((error: E): Effect.Effect<never, E | ServiceUnavailable> =>
       isSqlError(error)
-        ? Effect.logError(`workspace store: ${operation} failed: ${describeError(error)}`).pipe(
-          Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
-        )
+        ? isBusy(error)
+          ? Effect.logWarning(`workspace store: ${operation} still busy after ${boundMs} ms: ${describeError(error)}`).pipe(
+            Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: BUSY_MESSAGE })))
+          )
+          : Effect.logError(`workspace store: ${operation} failed: ${describeError(error)}`).pipe(
+            Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
+          )
         : Effect.fail(error)
     ),
     Effect.withSpan(`workspace.${operation}`)
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
+
+/** `guardFor` with the default bound; the store uses the one it was built with. */
+export const guard = guardFor(DEFAULT_BUSY_TIMEOUT_MS)
+
+/** Long write paths give the event loop a turn between their parts (each driver call is synchronous). */
+export { yieldToEventLoop } from "../../http/eventLoop.js"
 
 export const toJson = (value: unknown): string => JSON.stringify(value ?? null)
 export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : JSON.parse(text)) as A
@@ -179,7 +217,11 @@ export const rowFields = (r: SubledgerRow): Record<string, Scalar> => fromJson<R
 /** Document bytes are stored in chunks of this size; a download holds one chunk at a time. */
 export const CHUNK_BYTES = 256 * 1024
 
-/** Writes the bytes as CHUNK_BYTES-sized BLOB rows; call inside the document's transaction. */
+/**
+ * Writes the bytes as CHUNK_BYTES-sized BLOB rows; call inside the document's transaction. Each
+ * insert runs synchronously in the driver, so the event loop gets a turn between chunks: a large
+ * upload never holds it for more than one chunk's insert.
+ */
 export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes: Uint8Array) =>
   Effect.forEach(
     Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => i),
@@ -187,7 +229,8 @@ export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes
       // A view, not a copy: the driver binds it as a BLOB.
       const start = idx * CHUNK_BYTES
       const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
-      return sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
+      const insert = sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
+      return idx === 0 ? insert : Effect.zipRight(yieldToEventLoop, insert)
     },
     { discard: true }
   )

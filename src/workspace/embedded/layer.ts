@@ -1,14 +1,24 @@
 /**
  * The embedded workspace as layers. Start-up order: open the database file (creating its
  * directory), run migrations, seed (SVC_SEED_FILE, or the demo fixture into an empty
- * database), deliver signals left pending by a previous run, then keep a background fiber
- * retrying failed deliveries.
+ * database), then start the outbox relay in the background: signals left pending by a
+ * previous run are delivered while the process already serves (the port does not wait for a
+ * backlog). Closing the layer stops the relay (pending signals stay recorded), then checkpoints
+ * and closes the database.
  *
  * Settings (Effect Config):
  * - SVC_DATABASE_URL: a `file:` URL, default `file:./data/workspace.db` (relative to the cwd).
  * - SVC_SEED_FILE: optional fixture to load at every start (idempotent upserts).
  * - SVC_PUBLIC_URL: optional base URL of this process for GL connect-session links;
  *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard).
+ * - SVC_DB_BUSY_TIMEOUT_MS (5000): how long an operation waits for another process's write
+ *   lock (asynchronously) before answering 503 with Retry-After.
+ * - SVC_DB_CHECKPOINT_INTERVAL_MS (60000; 0 = only at exit): TRUNCATE checkpoint schedule.
+ * - SVC_DB_WAL_LIMIT_BYTES (64 MiB): journal_size_limit, what a reset write-ahead log keeps.
+ * - SVC_SIGNAL_BATCH_SIZE (200), SVC_SIGNAL_CONCURRENCY (4): signals per delivery transaction,
+ *   tasks delivered to at once.
+ * - SVC_SIGNAL_AWAIT_MS (2000; 0 = never wait): how long a write with a few signals (an
+ *   approval, a file submission) waits for their delivery before answering.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Config from "effect/Config"
@@ -23,9 +33,15 @@ import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { WorkspaceClient } from "../../services/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../fixture.js"
-import { retryBusy } from "./db.js"
-import { libsqlLayer } from "./libsql.js"
+import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, retryBusy } from "./db.js"
+import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_LIMIT_BYTES, libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
+import {
+  DEFAULT_SIGNAL_AWAIT_MAX,
+  DEFAULT_SIGNAL_AWAIT_MS,
+  DEFAULT_SIGNAL_BATCH_SIZE,
+  DEFAULT_SIGNAL_CONCURRENCY
+} from "./outbox.js"
 import { loadFixture, seedOnStart } from "./seed.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
 
@@ -69,16 +85,28 @@ export interface EmbeddedLayerOptions {
   /** A fixture loaded at start instead of seedFile / demo (tests build their world in code). */
   readonly fixture?: Fixture | undefined
   readonly publicUrl?: string | undefined
-  /** Pause between background delivery passes; default 5 seconds. */
+  /** Pause between background delivery passes while no write wakes the relay; default 2 seconds. */
   readonly retryInterval?: Duration.DurationInput | undefined
-  /** How long SQLite waits for another process's write lock; default 2000 ms (see ./libsql.ts). */
+  /** How long an operation waits for another process's write lock before a 503; default 5000 ms. */
   readonly busyTimeoutMs?: number | undefined
+  /** Pause between TRUNCATE checkpoints; default 60 s; 0 = only when the layer closes. */
+  readonly checkpointIntervalMs?: number | undefined
+  /** journal_size_limit of the write-ahead log; default 64 MiB. */
+  readonly walLimitBytes?: number | undefined
+  /** Signals per delivery transaction; default 200. */
+  readonly signalBatchSize?: number | undefined
+  /** Tasks the relay delivers to at once; default 4. */
+  readonly signalConcurrency?: number | undefined
+  /** A write with at most this many signals delivers them before answering; default 100. */
+  readonly signalAwaitMax?: number | undefined
+  /** How long such a write waits for that delivery; default 2000 ms; 0 = answer at the commit. */
+  readonly signalAwaitMs?: number | undefined
 }
 
 /** SqlClient on the database file, its directory created first. */
 export const sqlLayer = (
   url: string,
-  options: { readonly busyTimeoutMs?: number | undefined } = {}
+  options: { readonly checkpointIntervalMs?: number | undefined; readonly walLimitBytes?: number | undefined } = {}
 ): Layer.Layer<SqlClient.SqlClient, EmbeddedStartError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const path = databasePathOf(url)
@@ -88,12 +116,23 @@ export const sqlLayer = (
       catch: (e) => new EmbeddedStartError({ message: `Cannot create the directory of ${path.value}: ${(e as Error).message}` })
     })
     yield* Effect.logInfo(`workspace: database ${path.value}`)
-    return libsqlLayer(url, options).pipe(
+    return libsqlLayer(url, {
+      path: path.value,
+      checkpointIntervalMs: options.checkpointIntervalMs,
+      walLimitBytes: options.walLimitBytes
+    }).pipe(
       Layer.mapError((e) => new EmbeddedStartError({ message: `Cannot open the workspace database ${path.value}: ${e.message}` }))
     )
   }))
 
-/** The store over the SqlClient in context: migrate, seed, deliver what was pending, keep retrying. */
+/** How long migrations and seeding wait for another process's lock at start (it may be migrating too). */
+const START_BUSY_TIMEOUT_MS = 30_000
+
+/**
+ * The store over the SqlClient in context: migrate and seed (the layer is ready only after
+ * both), then the relay in the background: a backlog left by a previous run does not delay the
+ * start. The relay stops when the layer closes.
+ */
 export const storeLayer = (
   options: Omit<EmbeddedLayerOptions, "url">
 ): Layer.Layer<EmbeddedWorkspace, EmbeddedStartError | FixtureError, SqlClient.SqlClient> =>
@@ -101,21 +140,24 @@ export const storeLayer = (
     EmbeddedWorkspace,
     Effect.gen(function*() {
       // Another process may be migrating the same file: wait for its lock instead of failing.
-      yield* retryBusy(runMigrations).pipe(
-        Effect.mapError((e) => new EmbeddedStartError({ message: `Workspace database migration failed: ${e.message}` }))
-      )
-      if (options.fixture !== undefined) yield* loadFixture(options.fixture)
-      else yield* seedOnStart(Option.fromNullable(options.seedFile))
-      const workspace = yield* makeEmbeddedWorkspaceWith({ publicUrl: options.publicUrl })
-      const report = yield* workspace.deliverPending({ force: true })
-      if (report.delivered + report.failed > 0) {
-        yield* Effect.logInfo(`workspace: delivered ${report.delivered} pending signal(s) at start, ${report.failed} failed`)
-      }
-      yield* workspace.deliverPending().pipe(
-        Effect.delay(options.retryInterval ?? Duration.seconds(5)),
-        Effect.forever,
-        Effect.forkScoped
-      )
+      yield* Effect.gen(function*() {
+        yield* retryBusy(runMigrations).pipe(
+          Effect.mapError((e) => new EmbeddedStartError({ message: `Workspace database migration failed: ${e.message}` }))
+        )
+        if (options.fixture !== undefined) yield* loadFixture(options.fixture)
+        else yield* seedOnStart(Option.fromNullable(options.seedFile))
+      }).pipe(Effect.provideService(BusyTimeout, Math.max(START_BUSY_TIMEOUT_MS, options.busyTimeoutMs ?? 0)))
+      const workspace = yield* makeEmbeddedWorkspaceWith({
+        publicUrl: options.publicUrl,
+        relay: {
+          batchSize: options.signalBatchSize,
+          concurrency: options.signalConcurrency,
+          awaitMaxSignals: options.signalAwaitMax,
+          awaitTimeout: Duration.millis(options.signalAwaitMs ?? DEFAULT_SIGNAL_AWAIT_MS),
+          pollInterval: options.retryInterval
+        }
+      }).pipe(Effect.provideService(BusyTimeout, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
+      yield* Effect.forkScoped(workspace.relay)
       return workspace
     })
   )
@@ -136,17 +178,31 @@ export const makeEmbeddedLayer = (
 
 const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
+const intSetting = (name: string, fallback: number, min: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be an integer of at least ${min}`, validation: (n) => n >= min }),
+    Config.withDefault(fallback)
+  )
+
 export const embeddedSettings = Config.all({
   url: Config.string("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
   seedFile: Config.option(Config.nonEmptyString("SVC_SEED_FILE")),
   publicUrl: Config.option(Config.url("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
   host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("PORT").pipe(Config.withDefault(3000))
+  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  busyTimeoutMs: intSetting("SVC_DB_BUSY_TIMEOUT_MS", DEFAULT_BUSY_TIMEOUT_MS, 0),
+  checkpointIntervalMs: intSetting("SVC_DB_CHECKPOINT_INTERVAL_MS", DEFAULT_CHECKPOINT_INTERVAL_MS, 0),
+  walLimitBytes: intSetting("SVC_DB_WAL_LIMIT_BYTES", DEFAULT_WAL_LIMIT_BYTES, 0),
+  signalBatchSize: intSetting("SVC_SIGNAL_BATCH_SIZE", DEFAULT_SIGNAL_BATCH_SIZE, 1),
+  signalConcurrency: intSetting("SVC_SIGNAL_CONCURRENCY", DEFAULT_SIGNAL_CONCURRENCY, 1),
+  signalAwaitMs: intSetting("SVC_SIGNAL_AWAIT_MS", DEFAULT_SIGNAL_AWAIT_MS, 0)
 }).pipe(
-  Config.map(({ host, port, publicUrl, seedFile, url }): EmbeddedLayerOptions => ({
+  Config.map(({ host, port, publicUrl, seedFile, url, ...tuning }): EmbeddedLayerOptions => ({
     url,
     seedFile: Option.getOrUndefined(seedFile),
-    publicUrl: Option.getOrElse(publicUrl, () => `http://${wildcard.has(host) ? "localhost" : host}:${port}`)
+    publicUrl: Option.getOrElse(publicUrl, () => `http://${wildcard.has(host) ? "localhost" : host}:${port}`),
+    ...tuning,
+    signalAwaitMax: DEFAULT_SIGNAL_AWAIT_MAX
   }))
 )
 

@@ -3,8 +3,8 @@
  * connections this module owns, one for autocommit statements and one for transactions.
  *
  * Why not hand LibsqlClient a URL: three driver behaviours bite once two processes share a
- * database file (the lock holder makes the other one's writes wait, and past the busy timeout
- * fail with SQLITE_BUSY, which the store retries, ./db.ts):
+ * database file (the lock holder makes the other one's writes fail at once with SQLITE_BUSY,
+ * which the store retries asynchronously, ./db.ts):
  * - @libsql/client opens a new connection for every transaction and never closes the old
  *   ones (they wait for garbage collection, two file descriptors each). Here transactions
  *   run BEGIN IMMEDIATE / COMMIT on one long-lived writer connection.
@@ -19,7 +19,8 @@
  *
  * LibsqlClient runs one transaction at a time per process (it holds a permit for the whole
  * transaction), so one writer connection suffices; autocommit statements run on the other
- * connection, so they never join an open transaction.
+ * connection, so they never join an open transaction. (Autocommit statements also wait for the
+ * permit, so none runs while this process has a transaction open.)
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -28,14 +29,21 @@ import * as Libsql from "@libsql/client"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { startCheckpointer } from "./checkpointer.js"
 
 /**
- * How long SQLite itself waits for another process's write lock. The wait blocks the event
- * loop (the driver is synchronous), but transactions here last milliseconds, and waiting in
- * SQLite avoids the stuck statements a refused one leaves behind. Longer waits fall back to
- * the store's non-blocking retry.
+ * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
+ * event loop's (measured: a writer blocked by another process's lock froze every request for
+ * the whole busy_timeout, 2 s at a time). A busy statement fails at once with SQLITE_BUSY and
+ * the store waits asynchronously (retryBusy, ./db.ts), bounded by SVC_DB_BUSY_TIMEOUT_MS.
  */
-export const DEFAULT_BUSY_TIMEOUT_MS = 2000
+const SQLITE_BUSY_TIMEOUT_MS = 0
+
+/** Largest size the write-ahead log is truncated to after a checkpoint resets it (SVC_DB_WAL_LIMIT_BYTES). */
+export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024
+
+/** Pause between scheduled `wal_checkpoint(TRUNCATE)` runs (SVC_DB_CHECKPOINT_INTERVAL_MS). */
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000
 
 /** SQLITE_BUSY / SQLITE_LOCKED, including extended codes such as SQLITE_BUSY_SNAPSHOT. */
 const isBusy = (error: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ""))
@@ -43,15 +51,25 @@ const isBusy = (error: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((error as
 /** One libsql connection, replaced when a statement failed in a way that leaves it stuck. */
 class Connection {
   private client: Libsql.Client | undefined
-  constructor(private readonly url: string, private readonly busyTimeoutMs: number) {}
+  /** SQLite's automatic checkpoints, on until a checkpoint worker takes them over (./checkpointer.ts). */
+  private autoCheckpoint = true
+  constructor(private readonly url: string, private readonly walLimitBytes: number) {}
 
   get sdk(): Libsql.Client {
     if (this.client === undefined) {
       this.client = Libsql.createClient({ url: this.url })
-      // The local driver runs statements synchronously, so this applies before any other use.
-      this.client.execute(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).catch(() => {})
+      // The local driver runs statements synchronously, so these apply before any other use.
+      this.client.execute(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).catch(() => {})
+      this.client.execute(`PRAGMA journal_size_limit = ${Math.max(0, Math.floor(this.walLimitBytes))}`).catch(() => {})
+      if (!this.autoCheckpoint) this.client.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
     }
     return this.client
+  }
+
+  /** Leaves checkpoints to the worker: no COMMIT on this connection copies the log any more. */
+  disableAutoCheckpoint() {
+    this.autoCheckpoint = false
+    this.client?.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
   }
 
   exec(stmt: Libsql.InStatement): Promise<Libsql.ResultSet> {
@@ -152,11 +170,20 @@ const writerTransaction = (writer: Connection): Libsql.Transaction => {
   }
 }
 
-/** The part of the libsql client LibsqlClient uses: `execute` and `transaction("write")`. */
-const liveClient = (reader: Connection, writer: Connection): Libsql.Client =>
+/**
+ * The part of the libsql client LibsqlClient uses: `execute` and `transaction("write")`.
+ * `beforeWrite` may hold a transaction back (a checkpoint that must run first, ./checkpointer.ts).
+ */
+const liveClient = (
+  reader: Connection,
+  writer: Connection,
+  beforeWrite: () => Promise<void> | undefined = () => undefined
+): Libsql.Client =>
   ({
     execute: (stmt: Libsql.InStatement) => reader.run(stmt),
     transaction: async (mode: Libsql.TransactionMode = "write") => {
+      const wait = beforeWrite()
+      if (wait !== undefined) await wait
       try {
         await writer.exec(mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
         return writerTransaction(writer)
@@ -172,30 +199,73 @@ const liveClient = (reader: Connection, writer: Connection): Libsql.Client =>
     }
   }) as unknown as Libsql.Client
 
+export interface LibsqlOptions {
+  /**
+   * The database file's absolute path: checkpoints then run in a worker thread
+   * (./checkpointer.ts). Without it SQLite's own automatic checkpoints stay on.
+   */
+  readonly path?: string | undefined
+  /** journal_size_limit: the WAL is cut back to this size whenever a checkpoint resets it. */
+  readonly walLimitBytes?: number | undefined
+  /** Pause between scheduled TRUNCATE checkpoints; 0 turns the schedule off (the exit one stays). */
+  readonly checkpointIntervalMs?: number | undefined
+}
+
 /**
- * LibsqlClient + SqlClient on `url`; both connections close with the layer.
- *
- * `busyTimeoutMs: 0` when two stores share one file inside one process (tests): a waiting
- * SQLite call would block the very event loop the lock holder needs to finish.
+ * The exit checkpoint: copies the write-ahead log into the database and truncates it to zero
+ * bytes. It waits for nobody (busy_timeout 0): while another process writes or reads an older
+ * snapshot, SQLite checkpoints what it can and leaves the rest to whoever closes last.
+ */
+const finalCheckpoint = (connection: Connection): Promise<void> =>
+  connection.run("PRAGMA wal_checkpoint(TRUNCATE)").then(() => undefined, () => undefined)
+
+/**
+ * LibsqlClient + SqlClient on `url`; both connections close with the layer, after a last
+ * TRUNCATE checkpoint (a clean exit leaves an empty write-ahead log). With `path`, a worker
+ * thread checkpoints while the layer is up (PASSIVE as the log grows, TRUNCATE every
+ * `checkpointIntervalMs` and before a write once the log is past `walLimitBytes`), so no
+ * COMMIT here pays for one and the log stays within the limit plus one transaction;
+ * journal_size_limit bounds what a restarted log keeps on disk.
  */
 export const libsqlLayer = (
   url: string,
-  options: { readonly busyTimeoutMs?: number | undefined } = {}
+  options: LibsqlOptions = {}
 ): Layer.Layer<LibsqlClient.LibsqlClient | SqlClient.SqlClient, Error> =>
   Layer.scopedContext(Effect.gen(function*() {
+    const walLimitBytes = Math.max(0, Math.floor(options.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES))
     const [reader, writer] = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
-          const timeout = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
-          const connections = [new Connection(url, timeout), new Connection(url, timeout)] as const
+          const connections = [new Connection(url, walLimitBytes), new Connection(url, walLimitBytes)] as const
           // Open now, so a bad path fails the start rather than the first request.
           connections.forEach((c) => c.sdk)
           return connections
         },
         catch: (e) => (e instanceof Error ? e : new Error(String(e)))
       }),
-      (connections) => Effect.sync(() => connections.forEach((c) => c.reset()))
+      (connections) =>
+        Effect.promise(() => finalCheckpoint(connections[1])).pipe(
+          Effect.zipRight(Effect.sync(() => connections.forEach((c) => c.reset())))
+        )
     )
-    const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer) })
+    let beforeWrite: (() => Promise<void> | undefined) | undefined
+    if (options.path !== undefined) {
+      // Released before the connections: the worker's connection closes first.
+      const started = yield* Effect.either(startCheckpointer({
+        path: options.path,
+        intervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
+        walLimitBytes
+      }))
+      if (started._tag === "Right") {
+        reader.disableAutoCheckpoint()
+        writer.disableAutoCheckpoint()
+        beforeWrite = started.right.beforeWrite
+      } else {
+        yield* Effect.logWarning(
+          `workspace database: no checkpoint worker (${started.left.message}); SQLite checkpoints in the request path`
+        )
+      }
+    }
+    const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
     return Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
   })).pipe(Layer.provide(Reactivity.layer))

@@ -156,7 +156,37 @@ const init = statements(
   )`
 )
 
-export const migrations = Migrator.fromRecord({ "0001_init": init })
+/**
+ * Idempotent writes (../idempotency.ts): the result of each keyed write, stored in the write's
+ * own transaction, per tenant and key; `fingerprint` identifies the request (operation and
+ * arguments) so that a key reused for another request is refused. Rows older than 24 hours
+ * are pruned (by created_ms).
+ */
+const idempotencyKeys = statements(
+  `CREATE TABLE idempotency_keys (
+    tenant_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    result TEXT,
+    created_ms INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, key)
+  )`,
+  `CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_ms)`
+)
+
+/**
+ * The outbox relay reads a task's oldest pending signals (./outbox.ts): without this index that
+ * query walks every pending signal of other tasks first (100,000 of them behind a backlog).
+ */
+const signalsByTask = statements(
+  `CREATE INDEX signals_pending_by_task ON signals (root_task_id, id) WHERE delivered_at IS NULL`
+)
+
+export const migrations = Migrator.fromRecord({
+  "0001_init": init,
+  "0002_idempotency_keys": idempotencyKeys,
+  "0003_signals_pending_by_task": signalsByTask
+})
 
 /** The Migrator for SQLite dialects (no schema dump: the schema is this file). */
 const migrator = Migrator.make({})

@@ -1,19 +1,53 @@
 /**
- * The transactional outbox: writes insert their signals in their own transaction (`record`),
- * and delivery runs the runbook engine on each pending signal afterwards.
+ * The transactional outbox and its relay: writes insert their signals in their own transaction
+ * (`record`), and the runbook engine applies them afterwards, off the request path.
  *
- * Delivery of one signal is one transaction that applies the engine's change and marks the
- * signal delivered, so a signal takes effect exactly once even when two processes share the
- * database. A failed delivery (the database refused the write) stays pending with attempts,
- * last_error and a backoff; the next write, the background retry fiber or the next start
- * delivers it. Signals are delivered in id order, and a task whose earlier signal is still
- * pending gets none of its later ones in that pass, so a task sees its signals in order.
+ * Delivery takes a task's oldest pending signals (up to `batchSize`), applies them in id order
+ * and marks them delivered, in one transaction that selects them itself. So a signal takes
+ * effect exactly once even when two processes share the database (BEGIN IMMEDIATE: one
+ * delivers, the other then finds them delivered), and a task sees its signals in order: a
+ * signal is never applied while an earlier one of its task is pending. A batch the database
+ * refuses is retried one signal at a time; a signal that fails alone stays pending with
+ * attempts, last_error and a backoff, and holds back its task's later signals until it goes
+ * through.
+ *
+ * Who delivers:
+ * - the relay, a background fiber of the store's scope: one pass over every task with pending
+ *   signals, `concurrency` tasks at a time, batch by batch, giving the event loop a turn after
+ *   every batch; a write wakes it after its commit, and it looks again every `pollInterval` (signals
+ *   in backoff, signals another process recorded). A pass the database refused (busy past the
+ *   bound, unavailable) is followed by a growing pause (backoff) instead. The first pass after
+ *   start ignores backoff: a restart may well be what fixed the failure.
+ * - the write itself, for a few signals (`awaitMaxSignals`; an approval, a file submission):
+ *   after its commit it delivers its tasks' pending signals before answering, for at most
+ *   `awaitTimeout`, so an approve answered is an approve applied (GET /ui shows the next step).
+ *   A bulk data ingest answers at its commit and leaves its signals to the relay.
+ *
+ * Interrupting a delivery (shutdown) rolls its transaction back: pending signals stay recorded
+ * and the next start delivers them.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Queue from "effect/Queue"
 import type { Workspace } from "../model.js"
-import { describeError, fromJson, nowIso, retryBusy, rowFields, runbookFromJson, type SubledgerRow, type TaskRow, taskOfRow, toJson } from "./db.js"
+import {
+  describeError,
+  fromJson,
+  isBusy,
+  BusyTimeout,
+  nowIso,
+  retryBusyFor,
+  rowFields,
+  runbookFromJson,
+  type SubledgerRow,
+  type TaskRow,
+  taskOfRow,
+  toJson,
+  yieldToEventLoop
+} from "./db.js"
 import { applyToRow, applyToTask, isRowAction, rowActionOf } from "../engine.js"
 
 export interface NewSignal {
@@ -43,125 +77,325 @@ export interface DeliveryReport {
   readonly deferred: number
 }
 
-/** Backoff after the n-th failed attempt: 1 s doubling, at most 5 minutes. */
+export interface RelayOptions {
+  /** Signals applied per transaction (one task's, in order); default 200 (SVC_SIGNAL_BATCH_SIZE). */
+  readonly batchSize?: number | undefined
+  /** Tasks the relay delivers to at once; default 4 (SVC_SIGNAL_CONCURRENCY). */
+  readonly concurrency?: number | undefined
+  /** A write that recorded at most this many signals delivers them before answering; default 100. */
+  readonly awaitMaxSignals?: number | undefined
+  /** How long such a write waits for its delivery before answering anyway; default 2 s (SVC_SIGNAL_AWAIT_MS). */
+  readonly awaitTimeout?: Duration.DurationInput | undefined
+  /** Pause between relay passes while nothing wakes it; default 2 s. */
+  readonly pollInterval?: Duration.DurationInput | undefined
+}
+
+export const DEFAULT_SIGNAL_BATCH_SIZE = 200
+export const DEFAULT_SIGNAL_CONCURRENCY = 4
+export const DEFAULT_SIGNAL_AWAIT_MAX = 100
+export const DEFAULT_SIGNAL_AWAIT_MS = 2000
+
+/** Backoff after the n-th failed attempt of a signal: 1 s doubling, at most 5 minutes. */
 export const retryDelayMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 5 * 60_000)
 
-export const makeOutbox = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  // One delivery pass at a time in this process; other processes are fenced by the per-signal transaction.
-  const lock = yield* Effect.makeSemaphore(1)
+/** Pause after the n-th pass in a row that the database refused: 100 ms doubling, at most 30 s. */
+const relayBackoffMs = (failures: number) => Math.min(100 * 2 ** Math.max(0, failures - 1), 30_000)
 
-  /** Inserts signals; call inside the transaction of the write they follow. */
-  const record = (signals: ReadonlyArray<NewSignal>) =>
-    signals.length === 0 ? Effect.void : sql`INSERT INTO signals ${
-      sql.insert(signals.map((s) => ({
-        tenant_id: s.tenantId,
-        root_task_id: s.rootTaskId,
-        task_id: s.signal.taskId,
-        name: s.signal.name,
-        payload: toJson(s.signal.payload),
-        expected_step: s.expectedStep,
-        created_at: nowIso()
-      })))
-    }`.pipe(Effect.asVoid)
+/** Signals recorded by the write running in this fiber, per root task (see `collect`). */
+const recording = FiberRef.unsafeMake<Map<string, number> | undefined>(undefined)
 
-  const applyTaskSignal = (s: SignalRow, payload: Record<string, unknown>, now: string) =>
-    Effect.gen(function*() {
-      const [row] = yield* sql<TaskRow>`SELECT * FROM tasks WHERE id = ${s.root_task_id}`
-      if (row === undefined) return `ignored: task ${s.root_task_id} not found`
-      const [wf] = yield* sql<{ runbook: string | null }>`SELECT runbook FROM workflows WHERE id = ${row.workflow_id}`
-      const outcome = applyToTask(
-        taskOfRow(row),
-        runbookFromJson(wf?.runbook ?? null),
-        fromJson(row.snapshots),
-        { name: s.name, payload, expectedStep: s.expected_step },
-        now
+type Batch =
+  | { readonly _tag: "delivered"; readonly count: number; readonly more: boolean }
+  | { readonly _tag: "empty" }
+  | { readonly _tag: "blocked"; readonly pending: number }
+
+interface TaskReport {
+  readonly delivered: number
+  readonly failed: number
+  readonly deferred: number
+  /** The database refused (busy past the bound, or unavailable): try the task again later. */
+  readonly stalled: boolean
+}
+
+/** Batches one task gets per relay pass: a long backlog does not keep other tasks waiting. */
+const BATCHES_PER_PASS = 10
+
+const SIGNAL_COLUMNS = "id, tenant_id, root_task_id, task_id, name, payload, expected_step, attempts, next_attempt_ms"
+
+export const makeOutbox = (options: RelayOptions = {}) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const retryBusy = retryBusyFor(yield* BusyTimeout)
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SIGNAL_BATCH_SIZE))
+    const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_SIGNAL_CONCURRENCY))
+    const awaitMax = Math.max(0, Math.floor(options.awaitMaxSignals ?? DEFAULT_SIGNAL_AWAIT_MAX))
+    const awaitTimeout = Duration.decode(options.awaitTimeout ?? Duration.millis(DEFAULT_SIGNAL_AWAIT_MS))
+    const pollInterval = Duration.decode(options.pollInterval ?? Duration.seconds(2))
+    // One relay pass at a time in this process; every delivery is fenced by its own transaction anyway.
+    const passLock = yield* Effect.makeSemaphore(1)
+    const wakeUps = yield* Queue.sliding<void>(1)
+
+    /** Inserts signals; call inside the transaction of the write they follow. */
+    const record = (signals: ReadonlyArray<NewSignal>) =>
+      signals.length === 0 ? Effect.void : Effect.zipRight(
+        FiberRef.get(recording).pipe(
+          Effect.map((recorded) => {
+            if (recorded !== undefined) {
+              for (const s of signals) recorded.set(s.rootTaskId, (recorded.get(s.rootTaskId) ?? 0) + 1)
+            }
+          })
+        ),
+        sql`INSERT INTO signals ${
+          sql.insert(signals.map((s) => ({
+            tenant_id: s.tenantId,
+            root_task_id: s.rootTaskId,
+            task_id: s.signal.taskId,
+            name: s.signal.name,
+            payload: toJson(s.signal.payload),
+            expected_step: s.expectedStep,
+            created_at: nowIso()
+          })))
+        }`.pipe(Effect.asVoid)
       )
-      if (outcome._tag === "ignored") return `ignored: ${outcome.reason}`
-      yield* sql`UPDATE tasks SET status = ${outcome.status}, current_step = ${outcome.currentStep},
-        snapshots = ${toJson(outcome.snapshots)} WHERE id = ${row.id}`
-      return "applied"
-    })
 
-  const applyRowAction = (s: SignalRow, payload: Record<string, unknown>) =>
-    Effect.gen(function*() {
-      const action = rowActionOf(payload)
-      const [row] = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
-        WHERE ledger = ${String(action.ledger)} AND id = ${String(action.rowId)} AND tenant_id = ${s.tenant_id}`
-      if (row === undefined) return `ignored: row ${action.rowId} not found in ${action.ledger}`
-      const outcome = applyToRow({ status: row.status, fields: rowFields(row) }, action)
-      if (outcome._tag === "ignored") return `ignored: ${outcome.reason}`
-      yield* sql`UPDATE subledger_rows SET status = ${outcome.row.status}, fields = ${toJson(outcome.row.fields)}
-        WHERE ledger = ${row.ledger} AND id = ${row.id}`
-      return "applied"
-    })
-
-  /** Applies one signal and marks it delivered, atomically; false when it failed. */
-  const deliverOne = (s: SignalRow): Effect.Effect<boolean> =>
-    sql.withTransaction(Effect.gen(function*() {
-      const [current] = yield* sql<{ delivered_at: string | null }>`SELECT delivered_at FROM signals WHERE id = ${s.id}`
-      if (current === undefined || current.delivered_at !== null) return // another process delivered it
-      const now = nowIso()
-      const payload = fromJson<Record<string, unknown>>(s.payload)
-      const outcome = isRowAction({ name: s.name, payload })
-        ? yield* applyRowAction(s, payload)
-        : yield* applyTaskSignal(s, payload, now)
-      yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
-        next_attempt_ms = NULL WHERE id = ${s.id}`
-    })).pipe(
-      retryBusy,
-      Effect.as(true),
-      Effect.catchAllCause((cause) => {
-        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-        const attempts = s.attempts + 1
-        const message = describeError(Cause.squash(cause)).slice(0, 2000)
-        return Effect.logWarning(`signal ${s.id} (${s.name} on task ${s.task_id}) delivery attempt ${attempts} failed: ${message}`).pipe(
-          Effect.zipRight(sql.withTransaction(
-            sql`UPDATE signals SET attempts = ${attempts}, last_error = ${message},
-              next_attempt_ms = ${Date.now() + retryDelayMs(attempts)} WHERE id = ${s.id}`
-          )),
-          retryBusy,
-          Effect.catchAllCause((c) => Effect.logError(`signal ${s.id}: could not record the failed attempt`, c)),
-          Effect.as(false)
-        )
+    /** Runs a write, noting the signals it records (per root task) for `afterCommit`. */
+    const collect = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.suspend(() => {
+        const recorded = new Map<string, number>()
+        return Effect.map(Effect.locally(self, recording, recorded), (value) => ({ value, recorded }))
       })
-    )
 
-  /**
-   * Delivers every pending signal, oldest first. `force` ignores backoff (used at start,
-   * where a restart may well be what fixed the failure). Never fails: problems are logged.
-   */
-  const deliverPending = (options?: { readonly force?: boolean }): Effect.Effect<DeliveryReport> =>
-    lock.withPermits(1)(Effect.gen(function*() {
-      const pending = yield* retryBusy(sql<SignalRow>`
-        SELECT id, tenant_id, root_task_id, task_id, name, payload, expected_step, attempts, next_attempt_ms
-        FROM signals WHERE delivered_at IS NULL ORDER BY id`)
-      const blocked = new Set<string>()
-      const nowMs = Date.now()
-      let delivered = 0
-      let failed = 0
-      let deferred = 0
-      for (const s of pending) {
-        const waiting = options?.force !== true && s.next_attempt_ms !== null && Number(s.next_attempt_ms) > nowMs
-        if (blocked.has(s.root_task_id) || waiting) {
-          blocked.add(s.root_task_id)
-          deferred++
+    const applyRowAction = (s: SignalRow, payload: Record<string, unknown>) =>
+      Effect.gen(function*() {
+        const action = rowActionOf(payload)
+        const [row] = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+          WHERE ledger = ${String(action.ledger)} AND id = ${String(action.rowId)} AND tenant_id = ${s.tenant_id}`
+        if (row === undefined) return `ignored: row ${action.rowId} not found in ${action.ledger}`
+        const outcome = applyToRow({ status: row.status, fields: rowFields(row) }, action)
+        if (outcome._tag === "ignored") return `ignored: ${outcome.reason}`
+        yield* sql`UPDATE subledger_rows SET status = ${outcome.row.status}, fields = ${toJson(outcome.row.fields)}
+          WHERE ledger = ${row.ledger} AND id = ${row.id}`
+        return "applied"
+      })
+
+    /**
+     * One transaction: the task's oldest pending signals (at most `limit`, none past one in
+     * backoff unless `force`), applied in order, the task written once, the signals marked.
+     */
+    const deliverBatch = (rootTaskId: string, limit: number, force: boolean): Effect.Effect<Batch, unknown> =>
+      sql.withTransaction(Effect.gen(function*() {
+        const rows = yield* sql<SignalRow>`SELECT ${sql.literal(SIGNAL_COLUMNS)} FROM signals
+          WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL ORDER BY id LIMIT ${limit}`
+        if (rows.length === 0) return { _tag: "empty" } as const
+        const nowMs = Date.now()
+        let ready = 0
+        while (
+          ready < rows.length &&
+          (force || rows[ready]!.next_attempt_ms === null || Number(rows[ready]!.next_attempt_ms) <= nowMs)
+        ) ready++
+        if (ready === 0) {
+          const [n] = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM signals
+            WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL`
+          return { _tag: "blocked", pending: Number(n?.n ?? rows.length) } as const
+        }
+        const now = nowIso()
+        // The task as the batch changes it, loaded on first need and written back once.
+        let state: { task: Workspace.Task; snapshots: Record<string, unknown>; runbook: Workspace.Runbook | null } | null | undefined
+        let dirty = false
+        const flush = Effect.suspend(() => {
+          if (!dirty || state == null) return Effect.void
+          dirty = false
+          return sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
+            snapshots = ${toJson(state.snapshots)} WHERE id = ${state.task.id}`
+        })
+        const outcomes = new Map<string, Array<number>>()
+        for (const s of rows.slice(0, ready)) {
+          const payload = fromJson<Record<string, unknown>>(s.payload)
+          let outcome: string
+          if (isRowAction({ name: s.name, payload })) {
+            yield* flush
+            outcome = yield* applyRowAction(s, payload)
+          } else {
+            if (state === undefined) {
+              const [row] = yield* sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId}`
+              if (row === undefined) state = null
+              else {
+                const [wf] = yield* sql<{ runbook: string | null }>`SELECT runbook FROM workflows WHERE id = ${row.workflow_id}`
+                state = { task: taskOfRow(row), snapshots: fromJson(row.snapshots), runbook: runbookFromJson(wf?.runbook ?? null) }
+              }
+            }
+            if (state === null) outcome = `ignored: task ${rootTaskId} not found`
+            else {
+              const applied = applyToTask(
+                state.task,
+                state.runbook,
+                state.snapshots,
+                { name: s.name, payload, expectedStep: s.expected_step },
+                now
+              )
+              if (applied._tag === "ignored") outcome = `ignored: ${applied.reason}`
+              else {
+                state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
+                state.snapshots = applied.snapshots
+                dirty = true
+                outcome = "applied"
+              }
+            }
+          }
+          const ids = outcomes.get(outcome)
+          if (ids === undefined) outcomes.set(outcome, [Number(s.id)])
+          else ids.push(Number(s.id))
+        }
+        yield* flush
+        for (const [outcome, ids] of outcomes) {
+          yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
+            next_attempt_ms = NULL WHERE ${sql.in("id", ids)}`
+        }
+        return { _tag: "delivered", count: ready, more: rows.length > ready || rows.length === limit } as const
+      })).pipe(retryBusy)
+
+    /** The first pending signal of the task failed alone: record the attempt and its backoff. */
+    const recordFailure = (rootTaskId: string, cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        const [s] = yield* sql<SignalRow>`SELECT ${sql.literal(SIGNAL_COLUMNS)} FROM signals
+          WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL ORDER BY id LIMIT 1`
+        if (s === undefined) return
+        const attempts = Number(s.attempts) + 1
+        const message = describeError(Cause.squash(cause)).slice(0, 2000)
+        yield* Effect.logWarning(`signal ${s.id} (${s.name} on task ${s.task_id}) delivery attempt ${attempts} failed: ${message}`)
+        yield* sql.withTransaction(
+          sql`UPDATE signals SET attempts = attempts + 1, last_error = ${message},
+            next_attempt_ms = ${Date.now() + retryDelayMs(attempts)} WHERE id = ${s.id} AND delivered_at IS NULL`
+        ).pipe(retryBusy)
+      }).pipe(Effect.catchAllCause((c) => Effect.logError(`task ${rootTaskId}: could not record a failed delivery`, c)))
+
+    const isBusyCause = (cause: Cause.Cause<unknown>) => isBusy(Cause.squash(cause))
+
+    /**
+     * Delivers the task's pending signals batch by batch, giving the event loop a turn between
+     * batches, until none is left or the rest waits for a failed one. Never fails.
+     */
+    const deliverTask = (rootTaskId: string, force: boolean, maxBatches = Infinity): Effect.Effect<TaskReport> =>
+      Effect.gen(function*() {
+        let delivered = 0
+        let batches = 0
+        // After a refused batch, its signals go one at a time, to find the one the database refuses.
+        let singles = 0
+        for (;;) {
+          const result = yield* Effect.exit(deliverBatch(rootTaskId, singles > 0 ? 1 : batchSize, force))
+          if (result._tag === "Failure") {
+            const cause = result.cause
+            if (Cause.isInterruptedOnly(cause)) return yield* Effect.interrupt
+            if (isBusyCause(cause)) return { delivered, failed: 0, deferred: 0, stalled: true }
+            if (singles === 0 && batchSize > 1) {
+              singles = batchSize
+              continue
+            }
+            yield* recordFailure(rootTaskId, cause)
+            return { delivered, failed: 1, deferred: 0, stalled: false }
+          }
+          const batch = result.value
+          if (batch._tag === "empty") return { delivered, failed: 0, deferred: 0, stalled: false }
+          if (batch._tag === "blocked") return { delivered, failed: 0, deferred: batch.pending, stalled: false }
+          delivered += batch.count
+          if (singles > 0) singles--
+          // The rest of a long backlog waits for the next pass (the relay runs one at once).
+          if (!batch.more || ++batches >= maxBatches) return { delivered, failed: 0, deferred: 0, stalled: false }
+          yield* yieldToEventLoop
+        }
+      })
+
+    /**
+     * The tasks with pending signals, one index seek each (signals_pending_by_task): a backlog
+     * of 100,000 signals of one task costs one seek, not a walk over all of them.
+     */
+    const pendingTasks = sql<{ root_task_id: string }>`
+      WITH RECURSIVE pending(root_task_id) AS (
+        SELECT MIN(root_task_id) FROM signals WHERE delivered_at IS NULL
+        UNION ALL
+        SELECT (SELECT MIN(root_task_id) FROM signals WHERE delivered_at IS NULL AND root_task_id > pending.root_task_id)
+        FROM pending WHERE pending.root_task_id IS NOT NULL
+      ) SELECT root_task_id FROM pending WHERE root_task_id IS NOT NULL`
+
+    /**
+     * One pass: every task with pending signals, `concurrency` at a time, `maxBatches` each
+     * (then the next pass). `force` ignores backoff. Never fails: problems are logged and reported.
+     */
+    const pass = (force: boolean, maxBatches: number): Effect.Effect<DeliveryReport & { readonly stalled: boolean }> =>
+      passLock.withPermits(1)(Effect.gen(function*() {
+        const tasks = yield* retryBusy(pendingTasks)
+        const reports = yield* Effect.forEach(tasks, (t) => deliverTask(t.root_task_id, force, maxBatches), { concurrency })
+        return reports.reduce(
+          (a, r) => ({
+            delivered: a.delivered + r.delivered,
+            failed: a.failed + r.failed,
+            deferred: a.deferred + r.deferred,
+            stalled: a.stalled || r.stalled
+          }),
+          { delivered: 0, failed: 0, deferred: 0, stalled: false }
+        )
+      })).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.as(Effect.logError("workspace outbox: delivery pass failed", cause), {
+              delivered: 0,
+              failed: 0,
+              deferred: 0,
+              stalled: true
+            })
+        )
+      )
+
+    /** Delivers every pending signal now (tests, tools); the relay does the same in the background. */
+    const deliverPending = (opts?: { readonly force?: boolean }): Effect.Effect<DeliveryReport> =>
+      Effect.map(pass(opts?.force === true, Infinity), ({ delivered, deferred, failed }) => ({ delivered, failed, deferred }))
+
+    const wake = Queue.offer(wakeUps, undefined).pipe(Effect.asVoid)
+
+    /**
+     * After a write's commit: a few signals are delivered before the write answers (bounded by
+     * awaitTimeout); more are left to the relay. Either way the relay is woken. Never fails.
+     */
+    const afterCommit = (recorded: ReadonlyMap<string, number>): Effect.Effect<void> => {
+      let total = 0
+      for (const n of recorded.values()) total += n
+      if (total === 0) return Effect.void
+      if (total > awaitMax || Duration.toMillis(awaitTimeout) <= 0) return wake
+      // The relay is woken afterwards (and also when the caller gives up waiting).
+      return Effect.forEach(recorded.keys(), (task) => deliverTask(task, false), { discard: true }).pipe(
+        Effect.timeout(awaitTimeout),
+        Effect.ignore,
+        Effect.ensuring(wake)
+      )
+    }
+
+    /** The background relay: runs until interrupted (the store's scope closes). */
+    const relay: Effect.Effect<never> = Effect.gen(function*() {
+      let force = true
+      let failures = 0
+      for (;;) {
+        const report = yield* pass(force, BATCHES_PER_PASS)
+        force = false
+        if (report.delivered + report.failed > 0 || report.deferred > 0) {
+          yield* Effect.logDebug(
+            `workspace outbox: delivered ${report.delivered}, failed ${report.failed}, deferred ${report.deferred}`
+          )
+        }
+        if (report.stalled) {
+          failures++
+          yield* Effect.sleep(Duration.millis(relayBackoffMs(failures)))
           continue
         }
-        if (yield* deliverOne({ ...s, attempts: Number(s.attempts) })) delivered++
-        else {
-          failed++
-          blocked.add(s.root_task_id)
+        failures = 0
+        // Something went through: look again at once (more may have been recorded meanwhile).
+        if (report.delivered > 0) {
+          yield* yieldToEventLoop
+          continue
         }
+        yield* Queue.take(wakeUps).pipe(Effect.timeout(pollInterval), Effect.ignore)
       }
-      return { delivered, failed, deferred }
-    })).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.interrupt
-          : Effect.as(Effect.logError("workspace outbox: delivery pass failed", cause), { delivered: 0, failed: 0, deferred: 0 })
-      )
-    )
+    })
 
-  return { record, deliverPending }
-})
+    return { record, collect, afterCommit, deliverPending, relay, wake }
+  })

@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import { rootTaskId } from "../../api/ids.js"
+import { resolveExternalRef } from "../agentRef.js"
+import { hashApiKey } from "../apiKeys.js"
 import { type Fixture, FixtureError, readFixture } from "../fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson } from "./db.js"
 
@@ -21,6 +23,12 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const taskTenant = new Map(fixture.tasks.map((t) => [t.id, t.tenantId]))
+    // Agents' references resolved (and checked) before anything is written, as the registry does.
+    const agents = yield* Effect.forEach(fixture.agents ?? [], (a, i) =>
+      resolveExternalRef(a.kind, a.externalRef).pipe(
+        Effect.map((externalRef) => ({ ...a, externalRef })),
+        Effect.mapError((e) => new FixtureError({ message: `Bad fixture ${file}:\n  $.agents[${i}]: ${e.message}` }))
+      ))
 
     const write = Effect.gen(function*() {
       for (const t of fixture.tenants) {
@@ -103,6 +111,21 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
           ON CONFLICT (task_id, seq) DO UPDATE SET type = excluded.type, source = excluded.source,
             source_label = excluded.source_label, payload = excluded.payload, group_key = excluded.group_key,
             created_at = COALESCE(${createdAt}, events.created_at)`
+      }
+      // Only the key's hash is stored; loading the same fixture again keeps the same key valid.
+      for (const a of agents) {
+        yield* sql`INSERT INTO agents ${
+          sql.insert({
+            id: a.id,
+            kind: a.kind,
+            external_ref: a.externalRef,
+            tenant_id: a.tenantId,
+            name: a.name,
+            api_key_hash: hashApiKey(a.apiKey),
+            created_at: nowIso()
+          })
+        } ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, external_ref = excluded.external_ref,
+          tenant_id = excluded.tenant_id, name = excluded.name, api_key_hash = excluded.api_key_hash`
       }
       for (const g of fixture.glConnections) {
         yield* sql`INSERT INTO gl_connections ${

@@ -11,13 +11,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
-import type { WorkspaceClientService, WsEffect } from "../../services/WorkspaceClient.js"
+import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
 import { isTerminal, nextStepOf } from "../runbook.js"
@@ -30,6 +31,7 @@ import {
   makeAgentRegistry
 } from "./agents.js"
 import {
+  BusyTimeout,
   type DocumentRow,
   documentOfRow,
   type EventRow,
@@ -37,7 +39,7 @@ import {
   fromJson,
   type GlRow,
   glOfRow,
-  guard,
+  guardFor,
   insertChunks,
   nowIso,
   rowFields,
@@ -45,11 +47,13 @@ import {
   type SubledgerRow,
   type TaskRow,
   taskOfRow,
-  toJson
+  toJson,
+  yieldToEventLoop
 } from "./db.js"
-import { isRowAction, rowActionAllowed, rowActionOf } from "../engine.js"
+import { acceptSignal, isRowAction, type PendingDecision, rowActionAllowed, rowActionOf } from "../engine.js"
+import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
 import { unknownGlService } from "../glServices.js"
-import { type DeliveryReport, makeOutbox, type NewSignal } from "./outbox.js"
+import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
 export interface EmbeddedWorkspace extends WorkspaceClientService {
@@ -67,8 +71,10 @@ export interface EmbeddedWorkspace extends WorkspaceClientService {
   readonly createAgentVersion: (id: string, input: CreateAgentVersionInput) => WsEffect<AgentVersion, NotFound | BadRequest | Conflict>
   /** The agent holding this API key; NotFound for an unknown key (the caller answers 401). */
   readonly authenticateAgent: (apiKey: string) => WsEffect<Agent, NotFound>
-  /** Delivers pending outbox signals now (the layer also does so at start and in the background). */
+  /** Delivers pending outbox signals now (the relay also does, in the background). */
   readonly deliverPending: (options?: { readonly force?: boolean }) => Effect.Effect<DeliveryReport>
+  /** The outbox relay: delivers signals in the background until interrupted (the layer forks it). */
+  readonly relay: Effect.Effect<never>
 }
 
 /** An open GL connect session: whose it is and which service it preselects. */
@@ -82,13 +88,15 @@ export interface GlSession {
 export interface EmbeddedOptions {
   /** Base URL of the process serving the GL connect page, for connect-session URLs. */
   readonly publicUrl?: string | undefined
+  /** Batching, concurrency and waits of signal delivery (./outbox.ts). */
+  readonly relay?: RelayOptions | undefined
 }
 
-/** Rows per INSERT statement: keeps a large batch under SQLite's bound-parameter limit. */
-const INSERT_GROUP = 500
-
-const groups = <A>(items: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
+/**
+ * Rows per INSERT statement: keeps a large batch under SQLite's bound-parameter limit, and each
+ * statement (synchronous in the driver) short: about 10 ms of event loop for 250 rows.
+ */
+const INSERT_GROUP = 250
 
 const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
 
@@ -108,7 +116,9 @@ const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotF
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const outbox = yield* makeOutbox
+    const outbox = yield* makeOutbox(options.relay)
+    // Every operation waits at most this long for another process's lock, then answers 503.
+    const guard = guardFor(yield* BusyTimeout)
     const agents = yield* makeAgentRegistry
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
 
@@ -159,9 +169,52 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
      */
     const write = sql.withTransaction
 
-    /** A write and its signals commit together; delivery follows the commit (and never fails the write). */
+    /**
+     * A write and its signals commit together; delivery follows the commit and never fails the
+     * write: a few signals are delivered before it answers, more by the relay (./outbox.ts).
+     */
     const writeThenDeliver = <A, E, R>(operation: string, self: Effect.Effect<A, E, R>) =>
-      write(self).pipe(guard(operation), Effect.tap(() => outbox.deliverPending()))
+      write(outbox.collect(self)).pipe(
+        guard(operation),
+        Effect.flatMap(({ recorded, value }) => Effect.as(outbox.afterCommit(recorded), value))
+      )
+
+    /** Decisions recorded for the task and not yet applied: they have decided their step already. */
+    const pendingDecisions = (rootTaskId: string) =>
+      sql<{ name: string; expected_step: string | null }>`
+        SELECT name, expected_step FROM signals
+        WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject')
+        ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map((r): PendingDecision => ({ name: r.name, expectedStep: r.expected_step })))
+      )
+
+    /**
+     * Idempotent writes (../idempotency.ts): run inside the write's transaction, so the key is
+     * checked and its result stored atomically with the write; a concurrent retry waits for the
+     * write lock and then finds it. Keys older than IDEMPOTENCY_TTL_MS are pruned now and then.
+     */
+    let prunedAtMs = 0
+    const PRUNE_EVERY_MS = 10 * 60_000
+    const idempotent = <A, E, R>(tenantId: string, fingerprintOf: Effect.Effect<string>, self: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key) =>
+        Option.isNone(key) ? self : Effect.gen(function*() {
+          const fingerprint = yield* fingerprintOf
+          const [stored] = yield* sql<{ fingerprint: string; result: string | null }>`
+            SELECT fingerprint, result FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${key.value}`
+          if (stored !== undefined) {
+            return stored.fingerprint === fingerprint ? decodeResult<A>(stored.result) : yield* Effect.fail(keyReused(key.value))
+          }
+          const result = yield* self
+          const nowMs = Date.now()
+          yield* sql`INSERT INTO idempotency_keys ${
+            sql.insert({ tenant_id: tenantId, key: key.value, fingerprint, result: encodeResult(result), created_ms: nowMs })
+          }`
+          if (nowMs - prunedAtMs > PRUNE_EVERY_MS) {
+            prunedAtMs = nowMs
+            yield* sql`DELETE FROM idempotency_keys WHERE created_ms < ${nowMs - IDEMPOTENCY_TTL_MS}`
+          }
+          return result
+        }))
 
     const rejectRowTx = (tenantId: string, ledger: string, rowId: string) =>
       Effect.gen(function*() {
@@ -241,7 +294,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         }).pipe(guard("getRunbook")),
 
       createTask: (tenantId, entityId, input) =>
-        write(Effect.gen(function*() {
+        write(idempotent(tenantId, writeFingerprint.createTask(entityId, input), Effect.gen(function*() {
           const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
           if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
           const wf = yield* workflowOf(input.workflowId)
@@ -276,7 +329,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             })
           }`
           return { ...task, context: input.context } satisfies CreatedTask
-        })).pipe(guard("createTask")),
+        }))).pipe(guard("createTask")),
 
       getSnapshots: (tenantId, taskId) =>
         taskOf(tenantId, taskId).pipe(
@@ -287,31 +340,43 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       signal: (tenantId, signal) =>
         writeThenDeliver(
           "signal",
-          Effect.gen(function*() {
-            if (isRowAction(signal)) {
-              // Validated now so the caller hears 404/400; the engine applies it on delivery.
-              const task = yield* taskOf(tenantId, signal.taskId)
-              const p = rowActionOf(signal.payload)
-              const row = yield* rowOf(tenantId, p.ledger, p.rowId)
-              const what = `Row ${p.rowId} in ${p.ledger}`
-              const runbook = yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
-              const allowed = rowActionAllowed(
-                { id: task.id, status: task.status, currentStep: task.current_step },
-                runbook,
-                row.task_id
-              )
-              if (allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
+          idempotent(tenantId, writeFingerprint.signal(signal), Effect.gen(function*() {
+            // Validated now so the caller hears 404/400/409; the engine applies it on delivery.
+            const task = yield* taskOf(tenantId, signal.taskId)
+            const rowAction = isRowAction(signal)
+            const p = rowActionOf(signal.payload)
+            const what = `Row ${p.rowId} in ${p.ledger}`
+            const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
+            const allowed = row === undefined ? undefined : rowActionAllowed(
+              { id: task.id, status: task.status, currentStep: task.current_step },
+              yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null),
+              row.task_id
+            )
+            if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
+            // Bound to its step (../engine.ts): decisions still in the outbox count as taken.
+            const pending = signal.expectedStep === undefined ? [] : yield* pendingDecisions(task.id)
+            const accepted = acceptSignal(
+              { status: task.status, currentStep: task.current_step },
+              fromJson(task.snapshots),
+              signal,
+              pending
+            )
+            if (accepted._tag === "duplicate") return
+            if (accepted._tag === "conflict") return yield* Effect.fail(new Conflict({ message: accepted.message }))
+            if (accepted._tag === "badRequest") {
+              return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+            }
+            if (row !== undefined) {
+              if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
               if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
               else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
-              return yield* outbox.record([signalFor(tenantId, task, signal)])
             }
-            const task = yield* checkSignal(tenantId, signal)
-            yield* outbox.record([signalFor(tenantId, task, signal)])
-          })
+            yield* outbox.record([{ tenantId, rootTaskId: task.id, signal, expectedStep: accepted.expectedStep }])
+          }))
         ),
 
       appendEvent: (tenantId, taskId, dto) =>
-        write(Effect.gen(function*() {
+        write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), Effect.gen(function*() {
           const task = yield* taskOf(tenantId, taskId)
           const payload = toJson(dto.payload)
           const inserted = yield* sql<EventRow>`INSERT INTO events ${
@@ -337,7 +402,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           return same
             ? eventOfRow(existing)
             : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
-        })).pipe(guard("appendEvent")),
+        }))).pipe(guard("appendEvent")),
 
       listEvents: (tenantId, taskId) =>
         Effect.gen(function*() {
@@ -358,7 +423,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       putDocument: (tenantId, doc, signal) =>
         writeThenDeliver(
           "putDocument",
-          Effect.gen(function*() {
+          idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), Effect.gen(function*() {
             const task = yield* taskOf(tenantId, doc.taskId)
             const signalTask = Option.isSome(signal) ? Option.some(yield* checkSignal(tenantId, signal.value)) : Option.none()
             const uploadedAt = new Date()
@@ -382,7 +447,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               yield* outbox.record([signalFor(tenantId, signalTask.value, withRef)])
             }
             return documentOfRow(row)
-          })
+          }))
         ),
 
       openDocument: (tenantId, documentId) =>
@@ -398,40 +463,53 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       ingestData: (tenantId, batch, signal) =>
         writeThenDeliver(
           "ingestData",
-          Effect.gen(function*() {
+          idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), Effect.gen(function*() {
             const task = yield* taskOf(tenantId, batch.taskId)
             const signalTask = Option.isSome(signal)
               ? Option.some(yield* checkSignal(tenantId, { ...signal.value, payload: {} }))
               : Option.none()
             const createdAt = nowIso()
-            const rows = batch.rows.map((r) => ({
-              id: randomUUID(),
-              tenant_id: tenantId,
-              task_id: batch.taskId,
-              root_task_id: task.id,
-              kind: batch.kind ?? null,
-              data: toJson(r.data),
-              source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
-              created_at: createdAt
-            }))
-            for (const group of groups(rows, INSERT_GROUP)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
-            if (Option.isSome(signal) && Option.isSome(signalTask)) {
-              const signals = rows.map((r) =>
-                signalFor(tenantId, signalTask.value, {
-                  ...signal.value,
-                  payload: { rowId: r.id, kind: batch.kind ?? null, taskId: batch.taskId }
-                })
-              )
-              for (const group of groups(signals, INSERT_GROUP)) yield* outbox.record(group)
+            const ids = batch.rows.map(() => randomUUID())
+            // A group at a time, serialized just before its insert; each insert runs synchronously
+            // in the driver, so the event loop gets a turn between groups (other requests go on).
+            for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+              if (start > 0) yield* yieldToEventLoop
+              const group = batch.rows.slice(start, start + INSERT_GROUP).map((r, i) => ({
+                id: ids[start + i]!,
+                tenant_id: tenantId,
+                task_id: batch.taskId,
+                root_task_id: task.id,
+                kind: batch.kind ?? null,
+                data: toJson(r.data),
+                source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
+                created_at: createdAt
+              }))
+              yield* sql`INSERT INTO data_records ${sql.insert(group)}`
             }
-            return rows.map((r) => ({ id: r.id, signaled: Option.isSome(signal) }))
-          })
+            if (Option.isSome(signal) && Option.isSome(signalTask)) {
+              for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+                yield* yieldToEventLoop
+                yield* outbox.record(ids.slice(start, start + INSERT_GROUP).map((rowId) =>
+                  signalFor(tenantId, signalTask.value, {
+                    ...signal.value,
+                    payload: { rowId, kind: batch.kind ?? null, taskId: batch.taskId }
+                  })
+                ))
+              }
+            }
+            return ids.map((id) => ({ id, signaled: Option.isSome(signal) }))
+          }))
         ),
 
-      rejectRow: (tenantId, ledger, rowId) => write(rejectRowTx(tenantId, ledger, rowId)).pipe(guard("rejectRow")),
+      rejectRow: (tenantId, ledger, rowId) =>
+        write(idempotent(tenantId, writeFingerprint.rejectRow(ledger, rowId), rejectRowTx(tenantId, ledger, rowId))).pipe(
+          guard("rejectRow")
+        ),
 
       updateRow: (tenantId, ledger, rowId, field, value) =>
-        write(updateRowTx(tenantId, ledger, rowId, field, value)).pipe(guard("updateRow")),
+        write(
+          idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), updateRowTx(tenantId, ledger, rowId, field, value))
+        ).pipe(guard("updateRow")),
 
       getGlConnection: (tenantId) =>
         sql<GlRow>`SELECT * FROM gl_connections WHERE tenant_id = ${tenantId}`.pipe(
@@ -440,7 +518,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         ),
 
       createGlSession: (tenantId, serviceId) =>
-        write(Effect.gen(function*() {
+        write(idempotent(tenantId, writeFingerprint.createGlSession(serviceId), Effect.gen(function*() {
           const unknown = serviceId === undefined ? undefined : unknownGlService(serviceId)
           if (unknown !== undefined) return yield* new BadRequest({ message: unknown })
           const [tenant] = yield* sql<{ id: string }>`SELECT id FROM tenants WHERE id = ${tenantId}`
@@ -450,10 +528,12 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             sql.insert({ consumer_id: consumerId, tenant_id: tenantId, service_id: serviceId ?? null, created_at: nowIso() })
           }`
           return { sessionUrl: `${publicUrl}/workspace/gl/connect/${consumerId}`, consumerId }
-        })).pipe(guard("createGlSession")),
+        }))).pipe(guard("createGlSession")),
 
       deleteGlConnection: (tenantId) =>
-        write(sql`DELETE FROM gl_connections WHERE tenant_id = ${tenantId}`).pipe(Effect.asVoid, guard("deleteGlConnection")),
+        write(
+          idempotent(tenantId, writeFingerprint.deleteGlConnection(), Effect.asVoid(sql`DELETE FROM gl_connections WHERE tenant_id = ${tenantId}`))
+        ).pipe(guard("deleteGlConnection")),
 
       openGlSession: (consumerId) =>
         sql<{ tenant_id: string; slug: string; service_id: string | null }>`
@@ -492,7 +572,8 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         })).pipe(guard("completeGlSession")),
 
       ...agents,
-      deliverPending: outbox.deliverPending
+      deliverPending: outbox.deliverPending,
+      relay: outbox.relay
     }
 
     /** The bytes, one chunk per query: a download holds at most one chunk in memory. */

@@ -3,9 +3,11 @@
  * selected when SVC_WORKSPACE_URL is set.
  *
  * - Connection reuse: Node's http client over one keep-alive agent.
- * - A timeout on every attempt (504). Retries, with jittered exponential backoff, only for
- *   idempotent operations: every GET, DELETE of the GL connection, and event appends (an
- *   identical re-post is a no-op by contract). Other writes are sent once.
+ * - One deadline per request (src/services/Deadline.ts) bounds every attempt, retry and backoff
+ *   of every call; a 504 means it passed. An attempt unanswered after `timeoutMs` is abandoned
+ *   and retried; failures are retried with jittered exponential backoff while it fits. Writes
+ *   are retried too: each carries an idempotency key (the request's, else one per call), the
+ *   same on every attempt, so the workspace stores a write once however often it arrives.
  * - Upstream 404/400/409 come back as NotFound/BadRequest/Conflict with the upstream message
  *   (and currentStatus/code); an unreachable upstream (refused, DNS, reset) is a 503; upstream
  *   5xx, unexpected statuses and undecodable bodies are a 502.
@@ -20,11 +22,12 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
@@ -40,16 +43,29 @@ import {
   ServiceUnavailable,
   type UpstreamError
 } from "../../api/errors.js"
-import { WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
+import { randomUUID } from "node:crypto"
+import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
+import { upstreamHeaders } from "../../observability/requestContext.js"
+import { currentDeadline, type Deadline } from "../../services/Deadline.js"
+import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../api/documents.js"
 import { WorkspaceApi } from "../api/WorkspaceApi.js"
 import { Document } from "../model.js"
 
 export interface HttpWorkspaceClientOptions {
-  /** Time limit of one attempt, from sending the request to the decoded response (download: to the headers, then between chunks). */
+  /**
+   * Time after which an attempt (from sending the request to the decoded response; download: to
+   * the headers) is abandoned and retried, while retries remain; a download's body may stall no
+   * longer than this between chunks.
+   */
   readonly timeoutMs: number
-  /** How many times an idempotent call is retried after an upstream failure (0: never). */
+  /** How many times a call is retried after an upstream failure or a timed-out attempt (0: never). */
   readonly retries: number
+  /**
+   * The budget of a call made outside any request's deadline (src/services/Deadline.ts); default:
+   * every attempt at `timeoutMs` plus the backoffs between them.
+   */
+  readonly deadlineMs?: number | undefined
   /** The first backoff delay; each retry doubles it, with ±20% jitter (default 100 ms). */
   readonly retryBaseMs?: number | undefined
   /** Client spans per request (default off). */
@@ -74,6 +90,11 @@ const detailOf = (u: unknown): string => {
   const code = (cause as { code?: unknown } | undefined)?.code
   const under = cause instanceof Error ? `: ${typeof code === "string" ? `${code} ` : ""}${cause.message}` : ""
   return `${u.message}${under}`
+}
+
+/** An attempt abandoned after `timeoutMs` with time left before the deadline: retried, never answered. */
+class AttemptTimedOut {
+  readonly _tag = "AttemptTimedOut"
 }
 
 /** A failure of the response side (status, body, decoding), kept apart from request-side ones. */
@@ -174,51 +195,107 @@ export const makeHttpWorkspaceClient = (
     const token = options.token
     const http = (yield* HttpClient.HttpClient).pipe(
       options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true),
-      token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token)))
+      token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))),
+      // The request's x-request-id (and the caller's traceparent when not tracing) on every call.
+      HttpClient.mapRequestEffect((request) =>
+        Effect.map(upstreamHeaders(options.tracing === true), (headers) => HttpClientRequest.setHeaders(request, headers)))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http,
       baseUrl: base,
       transformResponse: (effect) => Effect.mapError(effect, (e) => (isKept(e) ? e : new ResponseFailure(e)))
     })
-    const schedule = Schedule.exponential(Duration.millis(options.retryBaseMs ?? 100)).pipe(
-      Schedule.jittered,
-      Schedule.intersect(Schedule.recurs(Math.max(0, options.retries)))
-    )
-    const onTimeout = () =>
-      new GatewayTimeout({ message: `The workspace service did not answer within ${options.timeoutMs} ms` })
+    const retries = Math.max(0, options.retries)
+    const retryBaseMs = options.retryBaseMs ?? 100
+    /** Backoff before retry n (0-based): the base doubling, with ±20% jitter. */
+    const backoffMs = (n: number) => retryBaseMs * 2 ** n * (0.8 + Math.random() * 0.4)
+    /** The budget of a call made outside any request's deadline (e.g. at start): every attempt and backoff. */
+    const ownBudgetMs = options.deadlineMs ?? options.timeoutMs * (retries + 1) + retryBaseMs * 2 ** (retries + 1)
+    const deadlinePassed = (deadline: Deadline) =>
+      new GatewayTimeout({
+        message: `The workspace service did not answer within the request's deadline of ${deadline.budgetMs} ms`
+      })
+
+    /** One attempt's errors mapped: a 4xx the method does not declare is the upstream breaking the contract (502). */
+    const mapped = <A, K extends KeptTag>(effect: Effect.Effect<A, unknown>, keep: ReadonlyArray<K>) =>
+      Effect.catchAll(effect, (e) => {
+        const mapped = fromCallFailure(e)
+        const error: KeptOf<K> | UpstreamError =
+          isUpstream(mapped) || (keep as ReadonlyArray<KeptTag>).includes(mapped._tag)
+            ? mapped as KeptOf<K> | UpstreamError
+            : new BadGateway({
+              message: `The workspace service answered ${mapped.statusCode} where its contract allows none: ${mapped.message}`
+            })
+        // The detail (address, socket error, decode issue) goes to the log only.
+        const raw = e instanceof ResponseFailure ? e.cause : e
+        return isUpstream(error) && error !== raw
+          ? Effect.zipRight(Effect.logWarning(`workspace call failed: ${error.message} (${detailOf(raw)})`), Effect.fail(error))
+          : Effect.fail(error)
+      })
 
     /**
-     * One port call: errors mapped (a 4xx the method does not declare is the upstream breaking
-     * the contract: 502), a timeout per attempt, retries only when `idempotent`.
+     * One port call, inside the request's deadline (src/services/Deadline.ts; a call outside
+     * any request gets a budget of its own):
+     * - an attempt not answered after `timeoutMs` is abandoned and retried at once, while
+     *   retries remain; the last attempt may take all the time left, so a 504 means exactly
+     *   that the deadline passed;
+     * - a refused connection (503) or an upstream 5xx / off-contract answer (502) is retried
+     *   after a jittered backoff when that still fits before the deadline, and answered as it
+     *   is otherwise: a refused connection is never turned into a 504;
+     * - only `retried` calls are retried: reads, and writes, which all carry an idempotency key.
      */
     const call = <A, K extends KeptTag = never>(
       effect: Effect.Effect<A, unknown>,
-      idempotent: boolean,
+      retried: boolean,
       keep: ReadonlyArray<K>
-    ): Effect.Effect<A, KeptOf<K> | UpstreamError> => {
-      const attempt = effect.pipe(
-        Effect.catchAll((e) => {
-          const mapped = fromCallFailure(e)
-          const error: KeptOf<K> | UpstreamError =
-            isUpstream(mapped) || (keep as ReadonlyArray<KeptTag>).includes(mapped._tag)
-              ? mapped as KeptOf<K> | UpstreamError
-              : new BadGateway({
-                message: `The workspace service answered ${mapped.statusCode} where its contract allows none: ${mapped.message}`
+    ): Effect.Effect<A, KeptOf<K> | UpstreamError> =>
+      Effect.gen(function*() {
+        const deadline = Option.getOrElse(
+          yield* FiberRef.get(currentDeadline),
+          (): Deadline => ({ at: Date.now() + ownBudgetMs, budgetMs: ownBudgetMs })
+        )
+        const attemptTimedOut = new AttemptTimedOut()
+        for (let attempt = 0;; attempt++) {
+          const remaining = deadline.at - Date.now()
+          if (remaining <= 0) return yield* Effect.fail(deadlinePassed(deadline))
+          const last = !retried || attempt >= retries
+          const limit = last ? remaining : Math.min(options.timeoutMs, remaining)
+          const outcome = yield* Effect.either(
+            mapped(effect, keep).pipe(
+              Effect.timeoutFail({
+                duration: Duration.millis(limit),
+                onTimeout: (): KeptOf<K> | UpstreamError | AttemptTimedOut =>
+                  limit === remaining ? deadlinePassed(deadline) : attemptTimedOut
               })
-          // The detail (address, socket error, decode issue) goes to the log only.
-          const raw = e instanceof ResponseFailure ? e.cause : e
-          return isUpstream(error) && error !== raw
-            ? Effect.zipRight(Effect.logWarning(`workspace call failed: ${error.message} (${detailOf(raw)})`), Effect.fail(error))
-            : Effect.fail(error)
-        }),
-        Effect.timeoutFail({ duration: timeout, onTimeout })
-      )
-      return idempotent ? Effect.retry(attempt, { schedule, while: isUpstream }) : attempt
-    }
+            )
+          )
+          if (Either.isRight(outcome)) return outcome.right
+          const error = outcome.left
+          if (error instanceof AttemptTimedOut) {
+            yield* Effect.logWarning(`workspace call: no answer within ${options.timeoutMs} ms; retrying`)
+            continue
+          }
+          if (last || !isUpstream(error) || error instanceof GatewayTimeout) return yield* Effect.fail(error)
+          const delay = backoffMs(attempt)
+          if (Date.now() + delay >= deadline.at) return yield* Effect.fail(error)
+          yield* Effect.sleep(Duration.millis(delay))
+        }
+      })
+
+    /** The idempotency key a write carries: the request's (the gateway's middleware), else one for this call and its retries. */
+    const keyHeaders = Effect.map(
+      FiberRef.get(currentIdempotencyKey),
+      (key) => ({ [IDEMPOTENCY_KEY_HEADER]: Option.getOrElse(key, () => randomUUID()) }) as const
+    )
+
+    /** A write: one key for every attempt, so a retry after a lost answer returns the first result. */
+    const write = <A, K extends KeptTag = never>(
+      request: (headers: { readonly "idempotency-key": string }) => Effect.Effect<A, unknown>,
+      keep: ReadonlyArray<K>
+    ): Effect.Effect<A, KeptOf<K> | UpstreamError> => Effect.flatMap(keyHeaders, (headers) => call(request(headers), RETRIED, keep))
 
     const READ = true
-    const ONCE = false
+    const RETRIED = true
     const NONE: ReadonlyArray<never> = []
 
     const openDocument: WorkspaceClientService["openDocument"] = (tenantId, documentId) =>
@@ -258,14 +335,16 @@ export const makeHttpWorkspaceClient = (
       getRunbook: (tenantId, workflowId) =>
         call(api.tenants.getRunbook({ path: enc({ tenantId, workflowId }) }), READ, ["NotFound"]),
       createTask: (tenantId, entityId, input) =>
-        call(api.tenants.createTask({ path: enc({ tenantId, entityId }), payload: input }), ONCE, ["NotFound", "BadRequest"]),
+        write(
+          (headers) => api.tenants.createTask({ path: enc({ tenantId, entityId }), headers, payload: input }),
+          ["NotFound", "BadRequest", "Conflict"]
+        ),
       getSnapshots: (tenantId, taskId) =>
         call(api.tasks.getSnapshots({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
       signal: (tenantId, signal) =>
-        call(api.tasks.signal({ path: enc({ tenantId }), payload: signal }), ONCE, ["NotFound", "BadRequest"]),
-      // Idempotent by contract: an identical re-post returns the stored event.
+        write((headers) => api.tasks.signal({ path: enc({ tenantId }), headers, payload: signal }), ["NotFound", "BadRequest", "Conflict"]),
       appendEvent: (tenantId, taskId, event) =>
-        call(api.tasks.appendEvent({ path: enc({ tenantId, taskId }), payload: event }), READ, ["NotFound", "Conflict"]),
+        write((headers) => api.tasks.appendEvent({ path: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
       listEvents: (tenantId, taskId) => call(api.tasks.listEvents({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
       listDocuments: (tenantId, taskId, query) =>
         call(
@@ -277,9 +356,11 @@ export const makeHttpWorkspaceClient = (
           NONE
         ),
       putDocument: (tenantId, doc, signal) =>
-        call(
-          api.documents.putDocument({
+        write(
+          (headers) =>
+            api.documents.putDocument({
             path: enc({ tenantId, taskId: doc.taskId }),
+            headers,
             urlParams: {
               source: doc.source,
               filename: doc.filename,
@@ -293,31 +374,33 @@ export const makeHttpWorkspaceClient = (
             },
             payload: doc.bytes
           }),
-          ONCE,
-          ["NotFound", "BadRequest"]
+          ["NotFound", "BadRequest", "Conflict"]
         ),
       openDocument,
       ingestData: (tenantId, batch, signal) =>
-        call(
-          api.records.ingestData({
+        write(
+          (headers) =>
+            api.records.ingestData({
             path: enc({ tenantId, taskId: batch.taskId }),
+            headers,
             payload: {
               ...(batch.kind !== undefined ? { kind: batch.kind } : {}),
               rows: batch.rows,
               ...Option.match(signal, { onNone: () => ({}), onSome: (s) => ({ signal: { taskId: s.taskId, name: s.name } }) })
             }
           }),
-          ONCE,
-          ["NotFound", "BadRequest"]
+          ["NotFound", "BadRequest", "Conflict"]
         ),
       rejectRow: (tenantId, ledger, rowId) =>
-        call(api.records.rejectRow({ path: enc({ tenantId, ledger, rowId }) }), ONCE, ["NotFound", "BadRequest"]),
-      // Not retried: a late retry could overwrite an edit made in between.
+        write(
+          (headers) => api.records.rejectRow({ path: enc({ tenantId, ledger, rowId }), headers }),
+          ["NotFound", "BadRequest", "Conflict"]
+        ),
+      // Retried with its key: a retry returns the first result, it cannot redo the edit over a later one.
       updateRow: (tenantId, ledger, rowId, field, value) =>
-        call(
-          api.records.updateRow({ path: enc({ tenantId, ledger, rowId }), payload: { field, value } }),
-          ONCE,
-          ["NotFound", "BadRequest"]
+        write(
+          (headers) => api.records.updateRow({ path: enc({ tenantId, ledger, rowId }), headers, payload: { field, value } }),
+          ["NotFound", "BadRequest", "Conflict"]
         ),
       getGlConnection: (tenantId) =>
         call(
@@ -326,13 +409,16 @@ export const makeHttpWorkspaceClient = (
           NONE
         ),
       createGlSession: (tenantId, serviceId) =>
-        call(
-          api.gl.createGlSession({ path: enc({ tenantId }), payload: serviceId !== undefined ? { serviceId } : {} }),
-          ONCE,
-          ["NotFound", "BadRequest"]
+        write(
+          (headers) =>
+            api.gl.createGlSession({ path: enc({ tenantId }), headers, payload: serviceId !== undefined ? { serviceId } : {} }),
+          ["NotFound", "BadRequest", "Conflict"]
         ),
-      // Idempotent by contract: deleting a missing connection is a no-op.
-      deleteGlConnection: (tenantId) => call(api.gl.deleteGlConnection({ path: enc({ tenantId }) }), READ, NONE)
+      deleteGlConnection: (tenantId) =>
+        write((headers) => api.gl.deleteGlConnection({ path: enc({ tenantId }), headers }), ["Conflict"]),
+      // A lookup, so retried like a read (POST only to keep the hash out of URLs and logs).
+      findAgentByKeyHash: (tenantId, keyHash) =>
+        call(api.registry.findAgentByKeyHash({ path: enc({ tenantId }), payload: { keyHash } }), READ, ["NotFound"])
     }
     return service
   })

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * Builds dist/ (scripts/build.mjs) unless it is up to date: `npm start` runs this first, so the
+ * README's `npm install && npm start` builds on the first start and after every change, and
+ * starts at once otherwise (a few milliseconds of stat calls).
+ *
+ * Stale when dist/build.json is missing, or any file the last build read (its `inputs`), the
+ * build script, package.json or package-lock.json is newer than it, or one of its outputs is
+ * gone. A source file added since is found through the file that imports it (changed, so newer).
+ *
+ * `node scripts/build-if-stale.mjs [--check]`: --check only answers (exit 0 fresh, 1 stale).
+ */
+import { existsSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url))
+const DIST = join(ROOT, "dist")
+
+/** Why dist/ must be rebuilt, or undefined when it is fresh. */
+export const staleness = (root = ROOT, dist = DIST) => {
+  const manifestFile = join(dist, "build.json")
+  if (!existsSync(manifestFile)) return "no build yet"
+  let manifest
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
+  } catch {
+    return "dist/build.json is unreadable"
+  }
+  const builtAt = statSync(manifestFile).mtimeMs
+  for (const output of manifest.outputs ?? []) {
+    if (!existsSync(join(dist, output))) return `dist/${output} is missing`
+  }
+  const watched = [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"]
+  for (const input of watched) {
+    let mtime
+    try {
+      mtime = statSync(join(root, input)).mtimeMs
+    } catch {
+      return `${input} is gone`
+    }
+    if (mtime > builtAt) return `${input} changed`
+  }
+  return undefined
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const why = staleness()
+  if (process.argv.includes("--check")) {
+    process.stdout.write(why === undefined ? "fresh\n" : `stale: ${why}\n`)
+    process.exit(why === undefined ? 0 : 1)
+  }
+  if (why !== undefined) {
+    process.stderr.write(`building dist/ (${why}) ...\n`)
+    const { runBuild } = await import("./build.mjs")
+    const { ms } = await runBuild(DIST)
+    process.stderr.write(`built dist/ in ${(ms / 1000).toFixed(1)} s\n`)
+  }
+}

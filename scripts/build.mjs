@@ -1,0 +1,191 @@
+#!/usr/bin/env node
+/**
+ * The build `npm start` runs from: esbuild bundles of the gateway (src/main.ts -> dist/main.js)
+ * and the `svc` CLI (src/cli/main.ts -> dist/cli.cjs, see CLI_ENTRY). The gateway is ESM for
+ * Node 20, code-split so that what the sources load with a dynamic import (the docs pages, OTLP
+ * export, ...) stays a chunk loaded on first use. Native and optional modules stay in
+ * node_modules (EXTERNAL).
+ *
+ * Assets: a source file that names a file next to it with `new URL("<relative>", import.meta.url)`
+ * (the demo fixture) gets that file copied to dist/assets/ and the reference rewritten to it, so
+ * the built entry finds its assets wherever the build puts it.
+ *
+ * `node scripts/build.mjs [outdir]` (default dist). Writes <outdir>/build.json last: what was
+ * built and from which inputs (scripts/build-if-stale.mjs compares against it).
+ *
+ * A build never pulls files from under a running process: it is written to a directory of its
+ * own, then moved into outdir file by file (a rename each), entries last. Chunks are named by
+ * content hash, so those of an earlier build stay (a process started from it may still load its
+ * lazy chunks) until they are a day old and no longer part of the current build.
+ */
+import { build } from "esbuild"
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { basename, dirname, extname, join, relative, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url))
+
+/** What is bundled as ESM with code splitting: output name -> entry (relative to the root). */
+export const ENTRIES = { main: "src/main.ts" }
+
+/**
+ * The CLI, one CommonJS file (dist/cli.cjs): src/cli/bin.mjs compiles it with a V8 code cache
+ * (dist/cli.cjs.cache, written by its first run), which a module graph of ESM chunks cannot
+ * have on Node 20. Measured: 270 -> 165 ms of CPU for `svc health` (bench/PROFILE.md, S6).
+ */
+export const CLI_ENTRY = "src/cli/main.ts"
+
+/** Native or optional modules a bundle cannot hold; resolved from node_modules at run time. */
+const EXTERNAL = ["libsql", "@libsql/linux-*", "@libsql/darwin-*", "@libsql/win32-*", "bufferutil", "utf-8-validate"]
+
+const ASSET_REF = /new URL\(\s*(["'])(\.{1,2}\/[^"'`]+)\1\s*,\s*import\.meta\.url\s*\)/g
+
+/** Copies assets named by `new URL("./x", import.meta.url)` into <outdir>/assets and points the reference there. */
+const assetsPlugin = (outdir) => ({
+  name: "assets",
+  setup(b) {
+    const copied = new Map()
+    b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      if (args.path.includes(`${"/"}node_modules${"/"}`)) return undefined
+      const source = readFileSync(args.path, "utf8")
+      if (!source.includes("import.meta.url")) return undefined
+      const contents = source.replace(ASSET_REF, (whole, quote, rel) => {
+        const file = resolve(dirname(args.path), rel)
+        let name = copied.get(file)
+        if (name === undefined) {
+          name = basename(file)
+          for (let i = 1; [...copied.values()].includes(name); i++) name = `${basename(file, extname(file))}-${i}${extname(file)}`
+          mkdirSync(join(outdir, "assets"), { recursive: true })
+          copyFileSync(file, join(outdir, "assets", name))
+          copied.set(file, name)
+        }
+        return `new URL(${quote}./assets/${name}${quote}, import.meta.url)`
+      })
+      return { contents, loader: extname(args.path).slice(1).replace(/^[cm]/, "") }
+    })
+  }
+})
+
+/** Moves every file under `from` to the same place under `to` (rename: atomic per file); entries last. */
+const moveInto = (from, to, last) => {
+  const files = []
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name))
+      else files.push(relative(from, join(dir, e.name)))
+    }
+  }
+  walk(from)
+  files.sort((a, b) => Number(last.includes(a)) - Number(last.includes(b)) || last.indexOf(a) - last.indexOf(b))
+  for (const f of files) {
+    mkdirSync(dirname(join(to, f)), { recursive: true })
+    renameSync(join(from, f), join(to, f))
+  }
+  return files
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** Chunks (and their maps) of earlier builds, once a day old. */
+const pruneOldChunks = (outdir, current) => {
+  for (const name of readdirSync(outdir)) {
+    if (!/^chunk-.*\.js(\.map)?$/.test(name) || current.has(name)) continue
+    const file = join(outdir, name)
+    if (Date.now() - statSync(file).mtimeMs > DAY_MS) rmSync(file, { force: true })
+  }
+}
+
+export const runBuild = async (outdir = join(ROOT, "dist")) => {
+  const started = performance.now()
+  mkdirSync(outdir, { recursive: true })
+  const staging = join(outdir, `.staging-${process.pid}-${Date.now()}`)
+  try {
+    return await buildInto(staging, outdir, started)
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+const buildInto = async (staging, outdir, started) => {
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(ROOT, entry)])),
+    outdir: staging,
+    // Every output file in outdir itself: asset references are relative to it.
+    chunkNames: "chunk-[hash]",
+    splitting: true,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: EXTERNAL,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // No keepNames: it wraps every function created at run time in a defineProperty call, which
+    // measured 24-31 us of CPU per /v1/health request (137.5 vs 161.6 us, bench/PROFILE.md S6).
+    sourcemap: "linked",
+    legalComments: "none",
+    metafile: true,
+    logLevel: "error",
+    plugins: [assetsPlugin(staging)],
+    // CommonJS dependencies inside an ESM bundle still call require().
+    banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
+  })
+  const cli = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, CLI_ENTRY)],
+    outfile: join(staging, "cli.cjs"),
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    external: EXTERNAL,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: "none",
+    metafile: true,
+    logLevel: "error",
+    plugins: [assetsPlugin(staging)],
+    define: { "import.meta.url": "__bundleImportMetaUrl" },
+    banner: { js: "var __bundleImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" }
+  })
+  asciiOnly(staging)
+  const inputs = [...new Set([...Object.keys(result.metafile.inputs), ...Object.keys(cli.metafile.inputs)])]
+    .filter((f) => !f.includes("node_modules/"))
+    .sort()
+  const entries = [...Object.keys(ENTRIES).map((name) => `${name}.js`), "cli.cjs"]
+  writeFileSync(join(staging, "package.json"), JSON.stringify({ type: "module" }) + "\n")
+  const outputs = readdirSync(staging).filter((f) => !f.startsWith("."))
+  writeFileSync(
+    join(staging, "build.json"),
+    JSON.stringify({ builtAt: new Date().toISOString(), entries: ENTRIES, inputs, outputs }, null, 2) + "\n"
+  )
+  // A code cache of an earlier cli.cjs would be rejected anyway; the next run writes a new one.
+  rmSync(join(outdir, "cli.cjs.cache"), { force: true })
+  moveInto(staging, outdir, [...entries, "build.json"])
+  pruneOldChunks(outdir, new Set(outputs))
+  return { outdir, ms: performance.now() - started, inputs }
+}
+
+/**
+ * esbuild escapes non-ASCII characters in strings, not in regular expression literals: one
+ * `/…$/` makes V8 hold the whole file's source as a two-byte string (twice the memory). Every
+ * non-ASCII code unit left becomes a \uXXXX escape, which means the same in a string, a template
+ * or a regular expression (comments are gone: legalComments none).
+ */
+const asciiOnly = (dir) => {
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".js") && !name.endsWith(".cjs")) continue
+    const file = join(dir, name)
+    const text = readFileSync(file, "utf8")
+    // eslint-disable-next-line no-control-regex
+    if (!/[^\x00-\x7f]/.test(text)) continue
+    writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`))
+  }
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const outdir = process.argv[2] !== undefined ? resolve(process.argv[2]) : undefined
+  const { outdir: out, ms } = await runBuild(outdir)
+  process.stderr.write(`built ${relative(process.cwd(), out) || "."} in ${ms.toFixed(0)} ms\n`)
+}

@@ -1,0 +1,327 @@
+/**
+ * Graceful shutdown of a process's HTTP servers (the gateway's port, its admin listener, the
+ * server of `npm run workspace`): a drain, started by SIGTERM or SIGINT.
+ *
+ * 1. The signal is logged and `draining` turns true: readiness (/readyz) answers 503 from then on.
+ * 2. Every answer not yet started goes out with `Connection: close`, and so does the answer to
+ *    any request still arriving on a connection that is open.
+ * 3. Every listener stops accepting as soon as the accept queue is empty (Node accepts one
+ *    queued connection per turn of the event loop, so it closes after a turn that accepted
+ *    none; at the latest after ACCEPT_PHASE_MAX_TURNS turns or half the grace period): a
+ *    client whose connection was established before the signal is served, not reset. A turn later (so that requests whose
+ *    bytes had arrived are read and count as received) the idle connections are closed: those
+ *    between requests, and those that never sent a byte.
+ * 4. Each connection closes after its last answer (a download whose headers had gone out
+ *    keep-alive is closed once it is complete).
+ * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
+ *    workspace closes its database, ...) and the process exits 0.
+ * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
+ *    whatever is still open then (a slow download, a request waiting on a stalled upstream) is
+ *    cut, the cut is logged, and the process exits 1. A second signal cuts at once.
+ *
+ * The application keeps serving while it drains: the Effect scope that holds the servers, the
+ * handlers and the workspace is closed only after the drain (`drainOnSignals`), so a request
+ * received during the drain is answered like any other, never with "starting up".
+ */
+import * as PlatformRuntime from "@effect/platform/Runtime"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
+import type * as http from "node:http"
+import type { Socket } from "node:net"
+
+export interface DrainOutcome {
+  /** True when the grace period ran out (or a second signal came) and what was open was cut. */
+  readonly cut: boolean
+  /** From the start of the drain to its end. */
+  readonly elapsedMs: number
+  /** Requests whose answer was not complete when they were cut. */
+  readonly cutRequests: number
+  /** Connections closed by force (with or without a request on them). */
+  readonly cutConnections: number
+}
+
+/**
+ * The most turns of the event loop the listeners keep accepting queued connections after the
+ * signal (one per turn; Node's accept queue holds 511).
+ */
+export const ACCEPT_PHASE_MAX_TURNS = 1024
+
+/** How much the shutdown after the drain (closing the database, ...) may take before the process exits 1. */
+export const SHUTDOWN_BACKSTOP_MS = 5_000
+
+/**
+ * The drain of one process. `createGatewayServer` registers each server (`track`) and each
+ * request (`admit`); `start` drains them all; `draining` is what readiness reads.
+ */
+export class Drain {
+  private readonly servers = new Set<http.Server>()
+  private readonly sockets = new Set<Socket>()
+  private readonly responses = new Set<http.ServerResponse>()
+  /** Requests admitted on each socket: one that never had any and read nothing is idle. */
+  private readonly requested = new WeakSet<Socket>()
+  /** A connection was accepted since the accept phase last looked. */
+  private accepted = false
+  private running: Promise<DrainOutcome> | undefined
+  private cut: (() => void) | undefined
+  private startedAt = 0
+  private draining_ = false
+  private outcome_: DrainOutcome | undefined
+  private readonly listeners = new Set<() => void>()
+
+  /** True from the start of the drain on. */
+  get draining(): boolean {
+    return this.draining_
+  }
+
+  /** How the drain ended; undefined until it has. */
+  get outcome(): DrainOutcome | undefined {
+    return this.outcome_
+  }
+
+  /** Open connections and answers in progress, across the tracked servers. */
+  get open(): { readonly connections: number; readonly requests: number } {
+    return { connections: this.sockets.size, requests: this.responses.size }
+  }
+
+  /**
+   * Calls `listener` when the drain starts (at once when it has): for what the drain cannot see,
+   * e.g. a long-lived stream that should end itself, or a background job that should stop
+   * taking work. Returns the unsubscribe.
+   */
+  onDrain(listener: () => void): () => void {
+    if (this.draining_) {
+      listener()
+      return () => {}
+    }
+    this.listeners.add(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
+  }
+
+  /** Registers a server: its connections are counted, closed and, past the grace period, cut. */
+  track(server: http.Server): void {
+    this.servers.add(server)
+    server.on("connection", (socket: Socket) => {
+      this.accepted = true
+      this.sockets.add(socket)
+      socket.once("close", () => this.sockets.delete(socket))
+    })
+  }
+
+  /** Registers a request as it arrives (before anything answers it). */
+  admit(res: http.ServerResponse): void {
+    this.responses.add(res)
+    if (res.req?.socket) this.requested.add(res.req.socket as Socket)
+    res.once("close", () => this.responses.delete(res))
+    if (this.draining_) res.shouldKeepAlive = false
+  }
+
+  /**
+   * Starts the drain (once; later calls return the same outcome). `graceMs` bounds it, from
+   * now; past it the connections still open are destroyed.
+   */
+  start(graceMs: number): Promise<DrainOutcome> {
+    if (this.running !== undefined) return this.running
+    this.draining_ = true
+    this.startedAt = performance.now()
+    for (const res of this.responses) this.closeAfter(res)
+    for (const listener of this.listeners) {
+      try {
+        listener()
+      } catch {
+        // A listener's failure is its own; the drain goes on.
+      }
+    }
+    this.listeners.clear()
+    this.running = new Promise<DrainOutcome>((resolve) => {
+      let cutRequests = 0
+      let cutConnections = 0
+      let done = false
+      const finish = () => {
+        if (done) return
+        done = true
+        clearTimeout(timer)
+        const cutAny = cutConnections > 0 || cutRequests > 0
+        this.outcome_ = {
+          cut: cutAny,
+          elapsedMs: Math.round(performance.now() - this.startedAt),
+          cutRequests,
+          cutConnections
+        }
+        resolve(this.outcome_)
+      }
+      this.cut = () => {
+        if (done) return
+        cutRequests = [...this.responses].filter((res) => !res.writableFinished).length
+        cutConnections = this.sockets.size
+        for (const server of this.servers) server.closeAllConnections()
+        for (const socket of this.sockets) socket.destroy()
+        // The servers' close callbacks follow once Node has seen every socket close.
+        if (this.sockets.size === 0) finish()
+      }
+      const timer = setTimeout(() => this.cut?.(), graceMs)
+      const closeListeners = () => {
+        let open = this.servers.size
+        if (open === 0) return finish()
+        for (const server of this.servers) {
+          // Stops accepting; the callback comes when the last of its connections has closed.
+          server.close(() => {
+            if (--open === 0) finish()
+          })
+        }
+        // One more turn: the connections accepted last have their request bytes read.
+        setImmediate(() => this.closeIdle())
+      }
+      // The signal is handled at the end of a turn; connections still queued are accepted one
+      // per turn. Close once a whole turn accepted nothing (at least the next turn). Bounded,
+      // as connections may keep coming: by turns, and by time (a busy turn can take long).
+      const acceptUntil = this.startedAt + graceMs / 2
+      let turns = 0
+      this.accepted = false
+      const acceptPhase = () => {
+        const busy = this.accepted
+        this.accepted = false
+        turns++
+        if ((busy || turns < 2) && turns < ACCEPT_PHASE_MAX_TURNS && performance.now() < acceptUntil) {
+          setImmediate(acceptPhase)
+        } else closeListeners()
+      }
+      setImmediate(acceptPhase)
+    })
+    return this.running
+  }
+
+  /**
+   * Closes the idle connections: between requests (Node's own notion: the last answer went
+   * out, no new request begun) or opened without a byte sent. A connection on which a request
+   * is arriving or being answered is left to close after its answer.
+   */
+  private closeIdle(): void {
+    for (const server of this.servers) server.closeIdleConnections()
+    for (const socket of this.sockets) {
+      if (!this.requested.has(socket) && socket.bytesRead === 0) socket.destroy()
+    }
+  }
+
+  /** Cuts what is open now (a second signal); the drain ends as soon as Node has closed it. */
+  cutNow(): void {
+    this.cut?.()
+  }
+
+  /**
+   * Makes `res` the last answer on its connection: `Connection: close` when its headers are
+   * still to be sent; when they went out keep-alive already (a download in progress), the
+   * connection is closed once the answer is complete.
+   */
+  private closeAfter(res: http.ServerResponse): void {
+    if (!res.headersSent) {
+      res.shouldKeepAlive = false
+      return
+    }
+    if (res.writableFinished) return
+    res.once("finish", () => setImmediate(() => this.closeIdle()))
+  }
+}
+
+/** The process's drain, for what reads it (readiness). Optional: without it nothing drains. */
+export class ProcessDrain extends Context.Tag("http/ProcessDrain")<ProcessDrain, Drain>() {}
+
+/**
+ * Drains on SIGTERM and SIGINT. Call it inside the scope that holds the servers, after they
+ * are built: the drain starts the moment a signal arrives (readiness turns, the listeners
+ * close), and a finalizer holds the scope until the drain is over, so the servers' handlers
+ * and the workspace stay up while the last answers go out. (NodeRuntime.runMain interrupts
+ * the main fiber on the same signal; that closes the scope, this finalizer first.)
+ *
+ * A second signal cuts what is still open. After the drain, the rest of the shutdown has
+ * SHUTDOWN_BACKSTOP_MS before the process exits 1 regardless.
+ */
+export const drainOnSignals = (drain: Drain, graceMs: number): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    let signals = 0
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (++signals === 1) {
+        const { connections, requests } = drain.open
+        runFork(Effect.logInfo(
+          `${signal} received: draining (not ready, no new connections, ${requests} request(s) in progress on ` +
+            `${connections} connection(s) answered; grace period ${graceMs} ms, SVC_SHUTDOWN_GRACE_MS)`
+        ))
+        void drain.start(graceMs)
+      } else {
+        runFork(Effect.logWarning(`${signal} received again: cutting the connections still open`))
+        drain.cutNow()
+      }
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        process.on("SIGTERM", onSignal)
+        process.on("SIGINT", onSignal)
+      }),
+      () =>
+        Effect.sync(() => {
+          process.off("SIGTERM", onSignal)
+          process.off("SIGINT", onSignal)
+        })
+    )
+    yield* Effect.addFinalizer((exit) =>
+      Effect.gen(function*() {
+        // A start that failed (port in use, bad settings) has nothing to drain: what it opened
+        // is closed by its own finalizers.
+        if (!drain.draining && Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return
+        const outcome = yield* Effect.promise(() => drain.start(graceMs))
+        if (outcome.cut) {
+          yield* Effect.logWarning(
+            `shutdown: the grace period of ${graceMs} ms (SVC_SHUTDOWN_GRACE_MS) ran out; cut ` +
+              `${outcome.cutRequests} request(s) in progress and ${outcome.cutConnections} connection(s); exit code 1`
+          )
+        } else {
+          yield* Effect.logInfo(`shutdown: drained in ${outcome.elapsedMs} ms`)
+        }
+        const runSync = Runtime.runSync(yield* Effect.runtime<never>())
+        setTimeout(() => {
+          runSync(Effect.logError(`shutdown: still not done ${SHUTDOWN_BACKSTOP_MS} ms after the drain; exiting (code 1)`))
+          process.exit(1)
+        }, SHUTDOWN_BACKSTOP_MS).unref()
+      })
+    )
+  })
+
+/**
+ * Layer.launch with a drain: builds `layer` (with SIGTERM/SIGINT already draining, so a signal
+ * during start-up drains too), runs `onStart` with what it built, and serves until a signal.
+ * Then the drain runs first, and only after it the layer is released (handlers, servers,
+ * workspace, in that order). Run it with `NodeRuntime.runMain(..., { teardown: drainTeardown(drain) })`.
+ */
+export const launchDrained = <ROut, E, RIn, E2 = never, R2 = never>(
+  layer: Layer.Layer<ROut, E, RIn>,
+  options: {
+    readonly drain: Drain
+    readonly graceMs: number
+    readonly onStart?: (context: Context.Context<ROut>) => Effect.Effect<void, E2, R2 | Scope.Scope>
+  }
+): Effect.Effect<never, E | E2, RIn | Exclude<R2, Scope.Scope>> =>
+  Effect.scoped(
+    Effect.gen(function*() {
+      // The layer's scope is closed after the drain's finalizer (finalizers run last-added first).
+      const layerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      yield* drainOnSignals(options.drain, options.graceMs)
+      const context = yield* Layer.buildWithScope(layer, layerScope)
+      if (options.onStart !== undefined) yield* options.onStart(context)
+      return yield* Effect.never
+    })
+  )
+
+/**
+ * NodeRuntime.runMain's teardown, with the drain's verdict: exit code 1 when the drain had to
+ * cut requests or connections, the runtime's code otherwise (0 after a clean drain).
+ */
+export const drainTeardown = (drain: Drain): PlatformRuntime.Teardown => (exit, onExit) =>
+  PlatformRuntime.defaultTeardown(exit, (code) => onExit(code === 0 && drain.outcome?.cut === true ? 1 : code))

@@ -1,0 +1,19 @@
+/**
+ * Letting the event loop run. Effect resumes fibers on microtasks, so a chain of synchronous
+ * steps (parsing a large body, decoding it, statements of the synchronous SQLite driver) runs
+ * without a break for I/O: a health check that arrives meanwhile waits for the whole chain.
+ * Long paths call `yieldToEventLoop` between their parts.
+ */
+import * as Effect from "effect/Effect"
+
+/** Resumes on a macrotask (setImmediate): pending I/O (other requests) is served first. */
+export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** Inputs at least this large (bytes or characters) take a turn of the event loop between their steps. */
+export const LARGE_INPUT = 256 * 1024
+
+/** A turn of the event loop before working on an input of `size`, when it is large. */
+export const yieldBeforeLarge = (size: number): Effect.Effect<void> => size >= LARGE_INPUT ? yieldToEventLoop : Effect.void

@@ -1,0 +1,165 @@
+/**
+ * The agent tool server: MCP (Streamable HTTP transport, stateless: JSON responses, no SSE
+ * stream, no session) at POST /mcp on the gateway's port, on the official MCP TypeScript SDK.
+ *
+ * Every request, whatever its method, is authenticated first (./auth.ts): without a valid API
+ * key of an agent of this tenant it is answered 401 with `WWW-Authenticate: Bearer` and no MCP
+ * message is looked at. An address whose authentications keep failing is answered 429 for a
+ * while (./limiter.ts), before any key is looked up. Then each POST gets its own SDK server and
+ * transport (stateless mode), whose tool handlers know the calling agent and run the tools
+ * (./tools.ts) on this request's fiber context (its deadline, its log annotations).
+ *
+ * The JSON body has already passed the gateway's one input check (src/http/jsonInput.ts); it
+ * is handed to the transport parsed. The request the SDK sees carries no Authorization header:
+ * the key goes no further than ./auth.ts.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import { Tenant } from "../services/Tenant.js"
+import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
+import { McpConfig } from "./config.js"
+import { makeFailureLimiter } from "./limiter.js"
+import { AgentTimeline } from "./timeline.js"
+import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
+import { TOOLS } from "./tools.js"
+
+export const MCP_PATH = "/mcp"
+
+export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
+
+const INSTRUCTIONS = "Tools of one tenant's workspace. Your work: list_assigned_steps (the current steps assigned to " +
+  "you), or list_entities → list_tasks. Read a task with get_task (its current step, the action it expects, and who it " +
+  "is assigned to), its files with list_files / read_file, its timeline with list_events. Stream your reasoning with " +
+  "append_event (type reasoning.delta, one groupKey per thread). Complete a step: decide_step (approve / reject), " +
+  "submit_file or write_output_files with the signal of the step's submit_file action. Everything you write is " +
+  "recorded in the task's timeline under your name. Errors carry the gateway's message."
+
+/** Hop-by-hop and body framing headers, and the credential: none of them reach the SDK. */
+const DROPPED = new Set(["authorization", "connection", "content-length", "host", "keep-alive", "transfer-encoding", "upgrade"])
+
+const errorResponse = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode, headers })
+
+const unauthorized = (failure: AuthFailure) =>
+  failure._tag === "Missing"
+    ? errorResponse(401, "Unauthorized", "Missing agent API key: send Authorization: Bearer <agent API key>", {
+      "www-authenticate": "Bearer realm=\"mcp\""
+    })
+    : errorResponse(401, "Unauthorized", "Invalid agent API key", {
+      "www-authenticate": "Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"Invalid agent API key\""
+    })
+
+const tooManyFailures = (waitMs: number) => {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000))
+  return errorResponse(
+    429,
+    "Too Many Requests",
+    `Too many failed authentications from this address; retry in ${seconds} s`,
+    { "retry-after": String(seconds) }
+  )
+}
+
+const methodNotAllowed = (method: string) =>
+  errorResponse(
+    405,
+    "Method Not Allowed",
+    `Method ${method} is not allowed on ${MCP_PATH}; allowed: POST (stateless server: no SSE stream, no sessions)`,
+    { allow: "POST" }
+  )
+
+const isAuthFailure = (u: unknown): u is AuthFailure =>
+  typeof u === "object" && u !== null && ((u as AuthFailure)._tag === "Missing" || (u as AuthFailure)._tag === "Invalid")
+
+const byName = new Map(TOOLS.map((t) => [t.name, t]))
+
+/** One SDK server for one request: the tools, run for `context` on `runtime`. */
+const makeServer = (
+  listings: ReturnType<typeof listing>[],
+  context: ToolContext,
+  runtime: Runtime.Runtime<ToolServices>
+) => {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listings }))
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const t = byName.get(request.params.name)
+    if (t === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
+    return Runtime.runPromise(runtime, callTool(t, request.params.arguments, context), { signal: extra.signal })
+  })
+  return server
+}
+
+/** The MCP exchange of one authenticated POST, over the SDK's web-standard transport. */
+const serveMcp = (
+  webRequest: Request,
+  body: unknown,
+  auth: Authenticated,
+  server: Server
+): Promise<Response> => {
+  // No sessionIdGenerator: stateless mode.
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
+  return server.connect(transport).then(() =>
+    transport.handleRequest(webRequest, {
+      parsedBody: body,
+      // What the SDK passes to handlers: the agent, never the key.
+      authInfo: { token: "", clientId: auth.agent.id, scopes: [], extra: { agentId: auth.agent.id, tenantId: auth.tenant.id } }
+    }).finally(() => server.close())
+  )
+}
+
+/** The /mcp route, mounted on the gateway's router (src/http/Gateway.ts). */
+export const McpRoutes = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const services = yield* Effect.context<ToolServices>()
+    const config = yield* McpConfig
+    const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
+    // Derived once, at start: a tool whose schema is not an object schema fails the start.
+    const listings = TOOLS.map(listing)
+
+    const handler = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+      const wait = limiter.retryAfterMs(address)
+      if (wait > 0) return tooManyFailures(wait)
+
+      const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
+      if (auth._tag === "Left") {
+        if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
+        limiter.recordFailure(address)
+        return unauthorized(auth.left)
+      }
+      if (request.method !== "POST") return methodNotAllowed(request.method)
+
+      const body = yield* Effect.orDie(request.json)
+      const url = Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(request.url, "http://localhost"))
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
+      const webRequest = new Request(url, { method: "POST", headers })
+
+      // This request's fiber refs (deadline, log annotations) with the tools' services.
+      const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services)
+      const server = makeServer(listings, { agent: auth.right.agent, tenant: auth.right.tenant, origin: url.origin }, toolRuntime)
+      const app = HttpApp.fromWebHandler((req) => serveMcp(req, body, auth.right, server))
+      return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(webRequest)).pipe(
+        Effect.orDie
+      )
+    })
+
+    yield* router.all(MCP_PATH, handler)
+  })
+)
+
+/** The tool server's layer: its route, settings from the environment, one timeline service. */
+export const McpLive = McpRoutes.pipe(
+  Layer.provide(AgentTimeline.layer),
+  Layer.provide(McpConfig.fromEnv),
+  Layer.provide(Tenant.layer)
+)

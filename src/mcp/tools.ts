@@ -1,0 +1,502 @@
+/**
+ * The agent tool server's tools. Each one takes the DTO of the matching /v1 endpoint (plus the
+ * path parameters) and calls the same service function as its HTTP handler
+ * (src/services/*, src/files/*): no rule is restated here. What is the tool server's own: the
+ * event source is the calling agent, writes are attributed to it in the task's timeline
+ * (./timeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSchema, TaskActionDto, TaskEventDto, closed } from "../api/dtos.js"
+import { PayloadTooLarge } from "../api/errors.js"
+import { FileName, MediaType } from "../api/headerValues.js"
+import { Uuid } from "../api/ids.js"
+import {
+  CreatedTask,
+  DataIngestResult,
+  EntitySummary,
+  FileDocument,
+  Ok,
+  TaskEvent,
+  TaskSummary,
+  UiState,
+  UploadResult,
+  WorkflowEntry
+} from "../api/resources.js"
+import { TaskPath } from "../api/tasks.js"
+import { decodeBase64 } from "../files/base64.js"
+import { downloadUrl } from "../files/downloadUrl.js"
+import { ingestFile, listFiles, openFile } from "../files/operations.js"
+import { persistFile } from "../files/pipeline.js"
+import { ingestData } from "../services/dataIngest.js"
+import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from "../services/entities.js"
+import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js"
+import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
+import { Tenant } from "../services/Tenant.js"
+import { TenantConfig } from "../services/TenantConfig.js"
+import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { isTerminal } from "../workspace/runbook.js"
+import { currentStepOf, requireMayComplete } from "./assignment.js"
+import { McpConfig } from "./config.js"
+import { type AnyTool, reply, tool, type ToolContext } from "./toolkit.js"
+import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./timeline.js"
+
+const EntityPath = Schema.Struct({ entityId: Uuid })
+/** No arguments (MCP sends an object; any key in it is a 400 naming it). */
+const NoInput = Schema.Struct({}).pipe(
+  Schema.filter((args) => {
+    const [key] = Array.isArray(args) ? ["request"] : Object.keys(args)
+    return key === undefined || { path: [key], message: "is unexpected: this tool takes no arguments" }
+  }, { jsonSchema: {} }),
+  Schema.annotations({ jsonSchema: { type: "object", properties: {}, additionalProperties: false } })
+)
+
+/** A write that may carry a signal: a step-deciding one must not go to a step assigned to another agent. */
+const checkSignal = (
+  context: ToolContext,
+  dto: { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }
+) =>
+  dto.signalTaskId !== undefined && dto.signalName !== undefined
+    ? Effect.asVoid(requireMayComplete(context.agent, dto.signalTaskId, dto.signalName))
+    : Effect.void
+
+const signalOf = (dto: { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }) =>
+  dto.signalTaskId !== undefined && dto.signalName !== undefined
+    ? { signalTaskId: dto.signalTaskId, signalName: dto.signalName }
+    : {}
+
+const record = (context: ToolContext, taskId: string, name: string, details: Record<string, unknown>) =>
+  Effect.flatMap(AgentTimeline, (timeline) => timeline.recordAction(context.agent, taskId, name, details))
+
+// ---------------------------------------------------------------------------------------------
+// Finding work
+
+const listEntitiesTool = tool({
+  name: "list_entities",
+  title: "List entities",
+  description: "The tenant's entities (legal entities, companies) with their ids. Start here to find tasks: " +
+    "list_tasks and list_workflows take an entityId.",
+  input: NoInput,
+  output: Schema.Struct({ entities: Schema.Array(EntitySummary) }),
+  readOnly: true,
+  run: () => Effect.map(listEntities, (entities) => reply({ entities }))
+})
+
+const listWorkflowsTool = tool({
+  name: "list_workflows",
+  title: "List startable workflows",
+  description: "The workflows an entity can start, each with its startParams (key, type, pattern, enum, default, " +
+    "required): what start_task's context must match.",
+  input: EntityPath.pipe(closed("ListWorkflowsInput")),
+  output: Schema.Struct({ workflows: Schema.Array(WorkflowEntry) }),
+  readOnly: true,
+  run: ({ entityId }) => Effect.map(listEntityWorkflows(entityId), (workflows) => reply({ workflows }))
+})
+
+const listTasksTool = tool({
+  name: "list_tasks",
+  title: "List an entity's tasks",
+  description: "An entity's tasks (board data): status, and for a running task the component its current step is " +
+    "awaiting (e.g. FILE_UPLOAD, TABLE_REVIEW, APPROVAL).",
+  input: EntityPath.pipe(closed("ListTasksInput")),
+  output: Schema.Struct({ tasks: Schema.Array(TaskSummary) }),
+  readOnly: true,
+  run: ({ entityId }) => Effect.map(listTaskSummaries(entityId), (tasks) => reply({ tasks }))
+})
+
+const AssignedStep = Schema.Struct({
+  taskId: Uuid,
+  taskTitle: Schema.String,
+  entityId: Uuid,
+  workflowId: Schema.String,
+  stepId: Schema.String,
+  stepTitle: Schema.String,
+  component: Schema.String.annotations({ description: "The step's displayHint.component, e.g. FILE_UPLOAD, APPROVAL" })
+}).annotations({ identifier: "AssignedStep" })
+
+const listAssignedStepsTool = tool({
+  name: "list_assigned_steps",
+  title: "List my assigned steps",
+  description: "The current steps of running tasks that are assigned to you (the calling agent): your work queue. " +
+    "Read one with get_task, then complete it (decide_step, submit_file or write_output_files with its signal).",
+  input: NoInput,
+  output: Schema.Struct({ steps: Schema.Array(AssignedStep) }),
+  readOnly: true,
+  run: (_, context) =>
+    Effect.gen(function*() {
+      const workspace = yield* WorkspaceClient
+      const config = yield* TenantConfig
+      const tenant = yield* (yield* Tenant).current
+      const entities = yield* workspace.listEntities(tenant.id)
+      const tasks = (yield* Effect.forEach(entities, (e) => workspace.listTasks(tenant.id, e.id), {
+        concurrency: config.nextStepConcurrency
+      })).flat().filter((t) => !isTerminal(t.status) && t.currentStep !== null)
+      const workflowIds = [...new Set(tasks.map((t) => t.workflowId))]
+      const runbooks = new Map(
+        yield* Effect.forEach(workflowIds, (id) =>
+          Effect.map(Effect.option(workspace.getRunbook(tenant.id, id)), (runbook) => [id, runbook] as const), {
+          concurrency: config.runbookConcurrency
+        })
+      )
+      const steps = tasks.flatMap((task) => {
+        const step = Option.getOrUndefined(runbooks.get(task.workflowId) ?? Option.none())?.steps.find((s) =>
+          s.id === task.currentStep
+        )
+        return step?.agentId === context.agent.id
+          ? [{
+            taskId: task.id,
+            taskTitle: task.title,
+            entityId: task.entityId,
+            workflowId: task.workflowId,
+            stepId: step.id,
+            stepTitle: step.title,
+            component: step.displayHint.component
+          }]
+          : []
+      })
+      return reply({ steps })
+    })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Reading a task
+
+const Assignment = Schema.Struct({
+  stepId: Schema.String,
+  agentId: Uuid.annotations({ description: "The agent the current step is assigned to" }),
+  assignedToYou: Schema.Boolean
+}).annotations({ identifier: "Assignment" })
+
+const getTaskTool = tool({
+  name: "get_task",
+  title: "Get a task",
+  description: "A task's UI state (the same as GET /v1/tasks/:taskId/ui): the task, its current step (title, " +
+    "displayHint, args; a FILE_UPLOAD step's args carry a submit_file action naming the source, signalTaskId and " +
+    "signalName to send with the file) and every step's status; plus `assignment`: the agent the current step is " +
+    "assigned to (null when it is not assigned), and whether that is you.",
+  input: TaskPath.pipe(closed("GetTaskInput")),
+  output: Schema.Struct({
+    ...UiState.fields,
+    assignment: Schema.NullOr(Assignment).annotations({ description: "Null when the current step is not assigned" })
+  }),
+  readOnly: true,
+  run: ({ taskId }, context) =>
+    Effect.gen(function*() {
+      const ui = yield* uiStateOf(taskId)
+      const current = yield* currentStepOf(taskId)
+      const assignment = Option.isSome(current) && current.value.agentId !== undefined
+        ? { stepId: current.value.stepId, agentId: current.value.agentId, assignedToYou: current.value.agentId === context.agent.id }
+        : null
+      return reply({ ...ui, assignment })
+    })
+})
+
+const listEventsTool = tool({
+  name: "list_events",
+  title: "List task events",
+  description: "The task's event timeline, ordered by seq: reasoning, step changes, and every write an agent made " +
+    "(type agent.action, source agent:<uuid>).",
+  input: TaskPath.pipe(closed("ListEventsInput")),
+  output: Schema.Struct({ events: Schema.Array(TaskEvent) }),
+  readOnly: true,
+  run: ({ taskId }) => Effect.map(listTaskEvents(taskId), (events) => reply({ events }))
+})
+
+const { seq: EventSeq, source: _source, ...EventFields } = TaskEventDto.fields
+
+const appendEventTool = tool({
+  name: "append_event",
+  title: "Append a task event",
+  description: "Appends to the task's timeline, e.g. type reasoning.delta with a groupKey to stream your reasoning " +
+    "into one panel. The source is you (agent:<your uuid>); sourceLabel defaults to your name. Without seq the " +
+    "next free one is taken; with seq, re-posting an identical event is a no-op and a different one a conflict.",
+  input: Schema.Struct({
+    taskId: TaskPath.fields.taskId,
+    ...EventFields,
+    seq: Schema.optional(EventSeq)
+  }).pipe(closed("AppendEventInput")),
+  output: Schema.Struct({ ok: Schema.Literal(true), event: TaskEvent }),
+  readOnly: false,
+  run: ({ groupKey, payload, seq, sourceLabel, taskId, type }, context) =>
+    Effect.gen(function*() {
+      const dto = {
+        type,
+        payload,
+        source: agentSource(context.agent),
+        sourceLabel: sourceLabel ?? agentLabel(context.agent),
+        ...(groupKey !== undefined ? { groupKey } : {})
+      }
+      const event = seq !== undefined
+        ? yield* ownWrite(appendTaskEvent(taskId, { ...dto, seq }))
+        : yield* Effect.flatMap(AgentTimeline, (timeline) => timeline.appendNext(taskId, dto))
+      return reply({ ok: true as const, event })
+    })
+})
+
+const listFilesTool = tool({
+  name: "list_files",
+  title: "List task files",
+  description: "Up to 20 documents of the task, newest first, optionally only those of one source (e.g. receipts, " +
+    "or agent_output:<uuid> for files an agent wrote). Read one with read_file.",
+  input: Schema.Struct({
+    taskId: TaskPath.fields.taskId,
+    source: Schema.optional(Schema.String.pipe(Schema.minLength(1))).annotations({ description: "Only this source" })
+  }).pipe(closed("ListFilesInput")),
+  output: Schema.Struct({ files: Schema.Array(FileDocument) }),
+  readOnly: true,
+  run: ({ source, taskId }) => Effect.map(listFiles(taskId, source), (files) => reply({ files }))
+})
+
+/** Types whose bytes are text (when they are valid UTF-8). */
+const TEXTUAL = /^(?:text\/|application\/(?:json|xml|javascript|ecmascript|x-ndjson|ndjson|yaml|x-yaml|csv|sql|graphql|toml)\s*(?:;|$)|application\/[\w.-]+\+(?:json|xml|yaml)\s*(?:;|$))/i
+const utf8 = new TextDecoder("utf-8", { fatal: true })
+
+const textOf = (bytes: Uint8Array, contentType: string): string | undefined => {
+  if (!TEXTUAL.test(contentType)) return undefined
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+const readFileTool = tool({
+  name: "read_file",
+  title: "Read a task file",
+  description: "The content of one document of the task (documentRef from list_files or a write result): text types " +
+    "that are valid UTF-8 come back as text, anything else as a base64 blob resource. Documents over the size cap " +
+    "are refused, naming their download URL.",
+  input: Schema.Struct({ taskId: TaskPath.fields.taskId, documentRef: Uuid }).pipe(closed("ReadFileInput")),
+  output: Schema.Struct({
+    document: Schema.Struct({
+      documentRef: Uuid,
+      filename: Schema.String,
+      contentType: Schema.String,
+      sizeBytes: Schema.Int,
+      downloadUrl: Schema.String
+    }),
+    encoding: Schema.Literal("text", "base64").annotations({ description: "How the content block carries the bytes" })
+  }),
+  readOnly: true,
+  run: ({ documentRef, taskId }, context) =>
+    Effect.gen(function*() {
+      const { readMaxBytes } = yield* McpConfig
+      yield* (yield* Tenant).requireTask(taskId)
+      const { body, document } = yield* openFile(documentRef)
+      const link = downloadUrl(taskId, document.id)
+      if (document.sizeBytes > readMaxBytes) {
+        return yield* Effect.fail(
+          new PayloadTooLarge({
+            message: `Document ${document.id} is ${document.sizeBytes} bytes; read_file returns at most ${readMaxBytes} ` +
+              `bytes (SVC_MCP_READ_MAX_BYTES): download it from ${link}`
+          })
+        )
+      }
+      const bytes = Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(body)))
+      const text = textOf(bytes, document.contentType)
+      const meta = {
+        documentRef: document.id,
+        filename: document.filename,
+        contentType: document.contentType,
+        sizeBytes: document.sizeBytes,
+        downloadUrl: link
+      }
+      return text !== undefined
+        ? reply({ document: meta, encoding: "text" as const }, [{ type: "text", text }])
+        : reply({ document: meta, encoding: "base64" as const }, [{
+          type: "resource",
+          resource: { uri: new URL(link, context.origin).href, mimeType: document.contentType, blob: bytes.toString("base64") }
+        }])
+    })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+const startTaskTool = tool({
+  name: "start_task",
+  title: "Start a task",
+  description: "Starts a workflow run for an entity. workflowId must be one list_workflows returns; context is " +
+    "checked against its startParams.",
+  input: Schema.extend(EntityPath, CreateTaskDto).pipe(closed("StartTaskInput")),
+  output: Schema.Struct({ task: CreatedTask }),
+  readOnly: false,
+  run: ({ entityId, ...dto }, context) =>
+    Effect.gen(function*() {
+      const task = yield* ownWrite(createTask(entityId, dto))
+      yield* record(context, task.id, "start_task", { workflowId: task.workflowId, entityId })
+      return reply({ task })
+    })
+})
+
+const decideStepTool = tool({
+  name: "decide_step",
+  title: "Approve or reject the current step",
+  description: "Decides the task's current step: approved completes it, rejected fails the task; comments become " +
+    "the reason. Bound to the step you name (step) or else the one current now, so a retry never decides the next " +
+    "step. A step assigned to another agent cannot be decided.",
+  input: Schema.extend(TaskPath, TaskActionDto).pipe(closed("DecideStepInput")),
+  output: Ok,
+  readOnly: false,
+  run: ({ taskId, ...dto }, context) =>
+    Effect.gen(function*() {
+      const current = yield* requireMayComplete(context.agent, taskId, ACTION_SIGNAL[dto.type])
+      // Bound to the step whose assignment was just checked, unless the agent named one.
+      const step = dto.step ?? Option.getOrUndefined(Option.map(current, (c) => c.stepId))
+      yield* ownWrite(decideTask(taskId, { ...dto, ...(step !== undefined ? { step } : {}) }))
+      yield* record(context, taskId, "decide_step", {
+        decision: dto.type,
+        ...(step !== undefined ? { step } : {}),
+        ...(dto.comments !== undefined ? { comments: dto.comments } : {})
+      })
+      return reply({ ok: true as const })
+    })
+})
+
+const submitFileTool = tool({
+  name: "submit_file",
+  title: "Submit a file (ingest by reference)",
+  description: "The ingest path (POST /v1/tasks/:taskId/files/ingest): the gateway fetches the bytes from fileRef " +
+    "(providers: inline_base64 {data}, url {url, headers?}, local {path} where enabled), stores the document and " +
+    "then sends signalName to signalTaskId when both are given. To complete a FILE_UPLOAD step, use the source, " +
+    "signalTaskId and signalName of the step's submit_file action (get_task).",
+  input: Schema.extend(TaskPath, IngestFileDto).pipe(closed("SubmitFileInput")),
+  output: UploadResult,
+  readOnly: false,
+  run: ({ taskId, ...dto }, context) =>
+    Effect.gen(function*() {
+      yield* checkSignal(context, dto)
+      const result = yield* ownWrite(ingestFile(taskId, dto))
+      yield* record(context, taskId, "submit_file", {
+        documentRef: result.documentRef,
+        filename: result.filename,
+        source: result.source,
+        ...signalOf(dto)
+      })
+      return reply(result)
+    })
+})
+
+const ingestDataTool = tool({
+  name: "ingest_data",
+  title: "Ingest structured records",
+  description: "Stores JSON records for the task (data: one record, or events: [{data, sourceRef?}], exactly one of " +
+    "the two), all in one transaction; each record's JSON may be at most 256 KB. With signalTaskId and signalName " +
+    "one signal per record follows the commit.",
+  input: Schema.extend(TaskPath, DataIngestDto).pipe(closed("IngestDataInput")),
+  output: Schema.Struct({
+    results: Schema.Array(DataIngestResult).annotations({ description: "One per record, in order" })
+  }),
+  readOnly: false,
+  run: ({ taskId, ...dto }, context) =>
+    Effect.gen(function*() {
+      yield* checkSignal(context, dto)
+      const results = yield* ownWrite(ingestData(taskId, dto))
+      yield* record(context, taskId, "ingest_data", {
+        records: results.length,
+        rowIds: results.slice(0, 20).map((r) => r.id),
+        ...(dto.kind !== undefined ? { kind: dto.kind } : {}),
+        ...signalOf(dto)
+      })
+      return reply({ results })
+    })
+})
+
+export const OUTPUT_SOURCE_PREFIX = "agent_output:"
+const MAX_OUTPUT_FILES = 20
+
+const OutputFile = Schema.Struct({
+  filename: FileName,
+  contentType: Schema.optional(MediaType).annotations({
+    description: "MIME type; guessed from the file name when omitted (text/plain for text without a known extension)"
+  }),
+  text: Schema.optional(Schema.String).annotations({ description: "The content as text (stored as UTF-8)" }),
+  dataBase64: Schema.optional(Schema.String.annotations({ contentEncoding: "base64" })).annotations({
+    description: "The content as base64"
+  })
+}).pipe(
+  Schema.filter((f) =>
+    (f.text === undefined) !== (f.dataBase64 === undefined) ||
+    { path: ["text"], message: "exactly one of text / dataBase64 must be set" }, {
+    jsonSchema: { allOf: [{ oneOf: [{ required: ["text"] }, { required: ["dataBase64"] }] }] }
+  }),
+  closed("OutputFile")
+)
+
+const OutputFileResult = Schema.Struct({
+  document_ref: Uuid,
+  filename: Schema.String,
+  content_type: Schema.String,
+  size_bytes: Schema.Int,
+  source: Schema.String
+}).annotations({ identifier: "OutputFileResult" })
+
+const writeOutputFilesTool = tool({
+  name: "write_output_files",
+  title: "Write output files",
+  description: "Stores files you produced as submitted documents of the task, with source agent_output:<your uuid> " +
+    "(downloadable through /v1 like any task file). Each file is text or base64. With signalTaskId and signalName, " +
+    "the signal follows the last file (e.g. file_submitted to complete a FILE_UPLOAD step).",
+  input: Schema.Struct({
+    taskId: TaskPath.fields.taskId,
+    files: Schema.Array(OutputFile).pipe(Schema.minItems(1), Schema.maxItems(MAX_OUTPUT_FILES)),
+    signalTaskId: IngestFileDto.from.fields.signalTaskId,
+    signalName: IngestFileDto.from.fields.signalName
+  }).pipe(Schema.filter(signalPair, { jsonSchema: signalPairSchema }), closed("WriteOutputFilesInput")),
+  output: Schema.Struct({ output_files: Schema.Array(OutputFileResult) }),
+  readOnly: false,
+  run: ({ files, taskId, ...signal }, context) =>
+    Effect.gen(function*() {
+      yield* checkSignal(context, signal)
+      // Every file decoded before anything is stored.
+      const decoded = yield* Effect.forEach(files, (f, i) =>
+        f.dataBase64 !== undefined
+          ? Effect.map(decodeBase64(`files[${i}].dataBase64`, f.dataBase64), (bytes) => ({ file: f, bytes }))
+          : Effect.succeed({ file: f, bytes: new Uint8Array(Buffer.from(f.text ?? "", "utf8")) }))
+      const source = `${OUTPUT_SOURCE_PREFIX}${context.agent.id}`
+      const stored = yield* Effect.forEach(decoded, ({ bytes, file }, i) =>
+        ownWrite(persistFile(taskId, {
+          source,
+          fileName: file.filename,
+          ...(file.contentType !== undefined ? { contentType: file.contentType } : {}),
+          ...(i === decoded.length - 1 ? signalOf(signal) : {})
+        }, {
+          bytes,
+          // Text says what it is when neither the caller nor the file name does.
+          ...(file.text !== undefined ? { contentType: "text/plain; charset=utf-8" } : {})
+        })))
+      const output_files = stored.map((r) => ({
+        document_ref: r.documentRef,
+        filename: r.filename,
+        content_type: r.contentType,
+        size_bytes: r.sizeBytes,
+        source: r.source
+      }))
+      yield* record(context, taskId, "write_output_files", {
+        files: output_files.map((f) => ({ documentRef: f.document_ref, filename: f.filename })),
+        ...signalOf(signal)
+      })
+      return reply({ output_files })
+    })
+})
+
+/** Every tool, in the order `tools/list` gives them. */
+export const TOOLS: ReadonlyArray<AnyTool> = [
+  listAssignedStepsTool,
+  listEntitiesTool,
+  listWorkflowsTool,
+  listTasksTool,
+  startTaskTool,
+  getTaskTool,
+  listEventsTool,
+  appendEventTool,
+  listFilesTool,
+  readFileTool,
+  submitFileTool,
+  ingestDataTool,
+  writeOutputFilesTool,
+  decideStepTool
+]

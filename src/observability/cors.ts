@@ -1,0 +1,150 @@
+/**
+ * CORS for browser clients on other origins, off unless SVC_CORS_ORIGINS lists them.
+ *
+ * - SVC_CORS_ORIGINS: comma-separated origins (`https://app.example.com`,
+ *   `http://localhost:5173`), or `*` for any origin. Unset or empty: no CORS headers at all, and
+ *   `OPTIONS` answers 405 like any method a path does not take.
+ * - SVC_CORS_CREDENTIALS: `true` lets the browser send cookies / HTTP authentication
+ *   (Access-Control-Allow-Credentials). Refused together with `*`.
+ *
+ * A preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed origin
+ * answers 204 with the methods and request headers the API takes; from any other origin it is
+ * answered as without CORS (405), which the browser reports as a CORS failure. Other requests
+ * from an allowed origin get Access-Control-Allow-Origin (the origin itself, with `Vary:
+ * Origin`) and the response headers a script may read (x-request-id, content-disposition,
+ * retry-after).
+ *
+ * Why not HttpMiddleware.cors of @effect/platform: it answers every OPTIONS with 204 (no Origin,
+ * a disallowed origin, an unknown path alike), sends a single configured origin to every
+ * caller, and its two `Vary` values overwrite each other.
+ */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+
+export interface CorsSettings {
+  /** Allowed origins (serialized, e.g. `https://app.example.com`); `*` alone allows any. Empty: CORS off. */
+  readonly origins: ReadonlyArray<string>
+  readonly credentials: boolean
+}
+
+export const CORS_OFF: CorsSettings = { origins: [], credentials: false }
+
+export const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const
+export const CORS_REQUEST_HEADERS = [
+  "content-type",
+  "authorization",
+  "idempotency-key",
+  "x-request-id",
+  "x-svc-events-key",
+  "traceparent",
+  "tracestate"
+] as const
+export const CORS_EXPOSED_HEADERS = ["x-request-id", "content-disposition", "retry-after"] as const
+export const CORS_MAX_AGE_S = 600
+
+/** One configured origin, serialized as browsers send it; an error message when it is not one. */
+export const parseOrigin = (text: string): Either.Either<string, string> => {
+  const t = text.trim()
+  if (t === "*") return Either.right("*")
+  let url: URL
+  try {
+    url = new URL(t)
+  } catch {
+    return Either.left(`"${t}" is not an origin: expected scheme://host[:port], e.g. https://app.example.com`)
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return Either.left(`"${t}" is not an http(s) origin`)
+  }
+  if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "" || url.username !== "") {
+    return Either.left(`"${t}" is not an origin: no path, query or credentials (expected e.g. ${url.origin})`)
+  }
+  return Either.right(url.origin)
+}
+
+/** SVC_CORS_ORIGINS and SVC_CORS_CREDENTIALS, failing with the setting named (src/http/failStart.ts). */
+export const corsConfig: Config.Config<CorsSettings> = Config.all({
+  origins: Config.string().pipe(
+    Config.mapOrFail((text) => {
+      const origins: Array<string> = []
+      for (const part of text.split(",")) {
+        if (part.trim() === "") continue
+        const parsed = parseOrigin(part)
+        if (Either.isLeft(parsed)) return Either.left(ConfigError.InvalidData([], parsed.left))
+        if (!origins.includes(parsed.right)) origins.push(parsed.right)
+      }
+      if (origins.includes("*") && origins.length > 1) {
+        return Either.left(ConfigError.InvalidData([], "`*` allows every origin: give it alone, or list origins"))
+      }
+      return Either.right(origins)
+    }),
+    Config.nested("SVC_CORS_ORIGINS"),
+    Config.withDefault([] as ReadonlyArray<string>)
+  ),
+  credentials: Config.boolean("SVC_CORS_CREDENTIALS").pipe(Config.withDefault(false))
+}).pipe(
+  Config.mapOrFail((s) =>
+    s.credentials && s.origins.includes("*")
+      ? Either.left(ConfigError.InvalidData(
+        ["SVC_CORS_CREDENTIALS"],
+        "expected false while SVC_CORS_ORIGINS is `*` (any site could act with the user's credentials): list the origins"
+      ))
+      : Either.right(s)
+  )
+)
+
+const preflightHeaders = (origin: string, settings: CorsSettings): Record<string, string> => ({
+  "access-control-allow-origin": origin,
+  vary: "Origin, Access-Control-Request-Method, Access-Control-Request-Headers",
+  "access-control-allow-methods": CORS_METHODS.join(", "),
+  "access-control-allow-headers": CORS_REQUEST_HEADERS.join(", "),
+  "access-control-max-age": String(CORS_MAX_AGE_S),
+  ...(settings.credentials ? { "access-control-allow-credentials": "true" } : {})
+})
+
+/**
+ * The CORS middleware for `settings`; the identity when CORS is off (no cost per request).
+ */
+export const cors = (settings: CorsSettings) => {
+  if (settings.origins.length === 0) return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => app
+  const any = settings.origins.includes("*")
+  const allowed = new Set(settings.origins)
+  /** The Access-Control-Allow-Origin value for a request's Origin, or undefined when not allowed. */
+  const allowOrigin = (origin: string | undefined): string | undefined => {
+    if (origin === undefined || origin === "null") return undefined
+    if (any) return settings.credentials ? origin : "*"
+    return allowed.has(origin) ? origin : undefined
+  }
+  const simple = (origin: string): Record<string, string> => ({
+    "access-control-allow-origin": origin,
+    "access-control-expose-headers": CORS_EXPOSED_HEADERS.join(", "),
+    ...(settings.credentials ? { "access-control-allow-credentials": "true" } : {})
+  })
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.withFiberRuntime((fiber) => {
+      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+      const origin = request.headers["origin"]
+      const allow = allowOrigin(origin)
+      if (
+        request.method === "OPTIONS" && allow !== undefined &&
+        request.headers["access-control-request-method"] !== undefined
+      ) {
+        return Effect.succeed(HttpServerResponse.empty({ status: 204, headers: preflightHeaders(allow, settings) }))
+      }
+      if (origin === undefined) return app
+      return Effect.map(app, (response) => {
+        const withVary = any && !settings.credentials ? response : appendVary(response)
+        return allow === undefined ? withVary : HttpServerResponse.setHeaders(withVary, simple(allow))
+      })
+    })
+}
+
+const appendVary = (response: HttpServerResponse.HttpServerResponse) => {
+  const vary = response.headers["vary"]
+  return HttpServerResponse.setHeader(response, "vary", vary === undefined || vary === "" ? "Origin" : `${vary}, Origin`)
+}

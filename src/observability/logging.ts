@@ -1,0 +1,244 @@
+/**
+ * Log output: one line per event, JSON when stdout is not a terminal (a log collector reads
+ * it), a short readable line on a terminal. Settings:
+ *
+ * - SVC_LOG_LEVEL: trace, debug, info (default), warning, error, fatal, none. Request lines are
+ *   info (5xx: error), so `warning` keeps only failures.
+ * - SVC_LOG_FORMAT: auto (default: json unless stdout is a TTY), json, pretty.
+ *
+ * Lines are buffered and written every 25 ms (or at 64 KiB): under load that is one write for
+ * many requests instead of one each (a write to a pipe costs more than formatting the line).
+ * The buffer is flushed when the process exits.
+ */
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+import * as HashMap from "effect/HashMap"
+import * as HashSet from "effect/HashSet"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import { CurrentRequest } from "./requestContext.js"
+
+export type LogFormat = "json" | "pretty"
+
+export interface LogSettings {
+  readonly level: LogLevel.LogLevel
+  readonly format: LogFormat
+}
+
+const LEVELS: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None,
+  off: LogLevel.None
+}
+
+const parseLevel = (text: string): LogLevel.LogLevel | undefined => LEVELS[text.trim().toLowerCase()]
+
+const parseFormat = (text: string, isTty: boolean): LogFormat | undefined => {
+  switch (text.trim().toLowerCase()) {
+    case "auto":
+    case "":
+      return isTty ? "pretty" : "json"
+    case "json":
+      return "json"
+    case "pretty":
+    case "text":
+      return "pretty"
+    default:
+      return undefined
+  }
+}
+
+/** SVC_LOG_LEVEL and SVC_LOG_FORMAT, failing with the setting named (src/http/failStart.ts prints it). */
+export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config.Config<LogSettings> =>
+  Config.all({
+    level: Config.string().pipe(
+      Config.mapOrFail((t) =>
+        Either.fromNullable(
+          parseLevel(t),
+          () => ConfigError.InvalidData([], "expected one of trace, debug, info, warning, error, fatal, none")
+        )
+      ),
+      Config.nested("SVC_LOG_LEVEL"),
+      Config.withDefault(LogLevel.Info)
+    ),
+    format: Config.string().pipe(
+      Config.mapOrFail((t) =>
+        Either.fromNullable(parseFormat(t, isTty), () => ConfigError.InvalidData([], "expected auto, json or pretty"))
+      ),
+      Config.nested("SVC_LOG_FORMAT"),
+      Config.withDefault(isTty ? "pretty" as const : "json" as const)
+    )
+  })
+
+/**
+ * The settings straight from the environment, never failing (a bad value falls back to the
+ * default): the logger must exist before the settings are checked, to say what is wrong.
+ */
+export const logSettingsFromEnv = (
+  env: Record<string, string | undefined> = process.env,
+  isTty = process.stdout.isTTY === true
+): LogSettings => ({
+  level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? LogLevel.Info,
+  format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json")
+})
+
+// ---------------------------------------------------------------------------------------------
+// The writer: buffered, one write per turn.
+
+export interface LineSink {
+  readonly write: (text: string) => void
+}
+
+const FLUSH_AT = 64 * 1024
+const FLUSH_EVERY_MS = 25
+
+class BufferedWriter {
+  private buffer = ""
+  private scheduled = false
+  constructor(private readonly sink: LineSink) {}
+  line(text: string) {
+    this.buffer += text + "\n"
+    if (this.buffer.length >= FLUSH_AT) this.flush()
+    else if (!this.scheduled) {
+      this.scheduled = true
+      // Unref'd: a pending flush never keeps the process up; the exit handler writes the rest.
+      setTimeout(this.flushNow, FLUSH_EVERY_MS).unref()
+    }
+  }
+  readonly flushNow = () => this.flush()
+  flush() {
+    this.scheduled = false
+    if (this.buffer === "") return
+    const text = this.buffer
+    this.buffer = ""
+    this.sink.write(text)
+  }
+}
+
+const stdoutSink: LineSink = { write: (text) => void process.stdout.write(text) }
+
+let stdoutWriter: BufferedWriter | undefined
+
+/** A line writer to stdout (shared, flushed at exit), or to `sink` (tests). */
+export const makeWriter = (sink?: LineSink): { readonly line: (text: string) => void; readonly flush: () => void } => {
+  if (sink !== undefined) {
+    const w = new BufferedWriter(sink)
+    return { line: (t) => w.line(t), flush: () => w.flush() }
+  }
+  if (stdoutWriter === undefined) {
+    const w = new BufferedWriter(stdoutSink)
+    stdoutWriter = w
+    process.once("exit", () => w.flush())
+  }
+  const w = stdoutWriter
+  return { line: (t) => w.line(t), flush: () => w.flush() }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting
+
+const levelName = (level: LogLevel.LogLevel): string => level.label.toLowerCase()
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n))
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n))
+/** `HH:MM:SS.mmm` local time, for a terminal. */
+const clock = (date: Date) =>
+  `${pad2(date.getHours())}:${pad2(date.getMinutes())}:${pad2(date.getSeconds())}.${pad3(date.getMilliseconds())}`
+
+const messageText = (message: unknown): string => {
+  if (Array.isArray(message)) return message.map(messageText).join(" ")
+  if (typeof message === "string") return message
+  if (message instanceof Error) return message.message
+  try {
+    return JSON.stringify(message) ?? String(message)
+  } catch {
+    return String(message)
+  }
+}
+
+const prettyValue = (v: unknown): string => {
+  if (typeof v === "string") return /[\s"=]/.test(v) || v === "" ? JSON.stringify(v) : v
+  if (typeof v === "number" || typeof v === "boolean" || v === null) return String(v)
+  try {
+    return JSON.stringify(v) ?? String(v)
+  } catch {
+    return String(v)
+  }
+}
+
+const LEVEL_TAGS: Record<string, string> = {
+  trace: "TRACE",
+  debug: "DEBUG",
+  info: "INFO ",
+  warn: "WARN ",
+  warning: "WARN ",
+  error: "ERROR",
+  fatal: "FATAL"
+}
+
+/** One event as a line: `fields` in order after time, level and message. */
+export const formatLine = (
+  format: LogFormat,
+  date: Date,
+  level: string,
+  message: string,
+  fields: ReadonlyArray<readonly [string, unknown]>
+): string => {
+  if (format === "json") {
+    let out = `{"time":"${date.toISOString()}","level":"${level}","msg":${JSON.stringify(message)}`
+    for (const [k, v] of fields) if (v !== undefined) out += `,${JSON.stringify(k)}:${safeJson(v)}`
+    return out + "}"
+  }
+  let out = `${clock(date)} ${LEVEL_TAGS[level] ?? level.toUpperCase()} ${message}`
+  for (const [k, v] of fields) if (v !== undefined) out += ` ${k}=${prettyValue(v)}`
+  return out
+}
+
+const safeJson = (v: unknown): string => {
+  try {
+    return JSON.stringify(v) ?? "null"
+  } catch {
+    return JSON.stringify(String(v))
+  }
+}
+
+/**
+ * The process's logger for everything logged with Effect (start-up, warnings, failures): the
+ * same line format as the request lines, with the request id of the request it happened in.
+ */
+export const makeLogger = (format: LogFormat, writer = makeWriter()): Logger.Logger<unknown, void> =>
+  Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
+    const fields: Array<readonly [string, unknown]> = []
+    const request = Option.flatMap(FiberRefs.get(context, FiberRef.currentContext), (c) => Context.getOption(c, CurrentRequest))
+    if (request._tag === "Some") fields.push(["requestId", request.value.requestId])
+    for (const [k, v] of HashMap.toEntries(annotations)) fields.push([k, v])
+    if (!Cause.isEmpty(cause)) fields.push(["cause", Cause.pretty(cause, { renderErrorCause: true })])
+    writer.line(formatLine(format, date, levelName(logLevel), messageText(message), fields))
+  })
+
+/**
+ * The logger and the minimum level, in place of every other logger (Effect's default one, and
+ * the pretty one NodeRuntime.runMain installs); span events keep going to the tracer.
+ */
+export const loggingLayer = (settings: LogSettings, writer = makeWriter()): Layer.Layer<never> =>
+  Layer.merge(
+    Layer.scopedDiscard(
+      Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(makeLogger(settings.format, writer), Logger.tracerLogger))
+    ),
+    Logger.minimumLogLevel(settings.level)
+  )

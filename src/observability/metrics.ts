@@ -1,0 +1,208 @@
+/**
+ * The gateway's metrics, recorded with Effect's `Metric` (one registry per process) and served
+ * at GET /metrics in the Prometheus text format (./prometheus.ts).
+ *
+ * - HTTP: `http_requests_total{method,route,status}` and
+ *   `http_request_duration_seconds{method,route}`; route is the route template
+ *   (`/v1/tasks/:taskId/ui`), `unmatched` for a request no route took: labels never carry ids.
+ * - Upstream workspace: `workspace_calls_total{operation,outcome}`,
+ *   `workspace_call_duration_seconds{operation}` and
+ *   `workspace_call_failures_total{operation,kind}` (kind: not_found, bad_request, conflict,
+ *   unavailable, bad_gateway, timeout, defect, ...), per WorkspaceClient operation
+ *   (./workspace.ts), in both the embedded and the HTTP mode.
+ * - Outbox (signals recorded with a write, delivered after the commit): `outbox_backlog`,
+ *   `outbox_deliveries_total`, `outbox_delivery_failures_total{kind}`. The relay reports through
+ *   `outboxMetrics` below.
+ * - Process: resident memory, heap, CPU seconds, open file descriptors, event-loop delay, start
+ *   time (set when scraped).
+ *
+ * Updates go through cached label arrays (Effect caches each metric's hook per label array), so
+ * a request costs a few map lookups, not a registry search.
+ */
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
+import { readdirSync } from "node:fs"
+import { monitorEventLoopDelay } from "node:perf_hooks"
+
+/** Seconds: 1 ms to 30 s. */
+const LATENCY_BOUNDARIES = MetricBoundaries.fromIterable([
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30
+])
+
+export const httpRequests = Metric.counter("http_requests_total", {
+  description: "HTTP requests answered, by method, route template and status",
+  incremental: true
+})
+export const httpRequestDuration = Metric.histogram(
+  "http_request_duration_seconds",
+  LATENCY_BOUNDARIES,
+  "Time from a request's arrival to the end of its response, by method and route template"
+)
+export const workspaceCalls = Metric.counter("workspace_calls_total", {
+  description: "Calls to the upstream workspace, by operation and outcome (ok or failed)",
+  incremental: true
+})
+export const workspaceCallDuration = Metric.histogram(
+  "workspace_call_duration_seconds",
+  LATENCY_BOUNDARIES,
+  "Duration of calls to the upstream workspace (retries included), by operation"
+)
+export const workspaceCallFailures = Metric.counter("workspace_call_failures_total", {
+  description: "Failed calls to the upstream workspace, by operation and kind",
+  incremental: true
+})
+export const outboxBacklog = Metric.gauge("outbox_backlog", {
+  description: "Signals recorded with a write and not yet delivered to the runbook engine"
+})
+export const outboxDeliveries = Metric.counter("outbox_deliveries_total", {
+  description: "Signals delivered from the outbox",
+  incremental: true
+})
+export const outboxDeliveryFailures = Metric.counter("outbox_delivery_failures_total", {
+  description: "Failed outbox delivery attempts (retried with backoff), by kind",
+  incremental: true
+})
+
+// ---------------------------------------------------------------------------------------------
+// Label arrays, cached: Effect keys each metric's hook by the identity of the label array.
+
+const labelCache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+const MAX_LABEL_SETS = 10_000
+
+const labels = (key: string, make: () => ReadonlyArray<readonly [string, string]>): ReadonlyArray<MetricLabel.MetricLabel> => {
+  let cached = labelCache.get(key)
+  if (cached === undefined) {
+    if (labelCache.size >= MAX_LABEL_SETS) labelCache.clear()
+    cached = make().map(([k, v]) => MetricLabel.make(k, v))
+    labelCache.set(key, cached)
+  }
+  return cached
+}
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+export const UNMATCHED_ROUTE = "unmatched"
+
+/** One answered HTTP request. `route` is the route template, or undefined when none matched. */
+export const recordHttpRequest = (method: string, route: string | undefined, status: number, seconds: number): void => {
+  const m = METHODS.has(method) ? method : "OTHER"
+  const r = route ?? UNMATCHED_ROUTE
+  httpRequests.unsafeUpdate(
+    1,
+    labels(`r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]])
+  )
+  httpRequestDuration.unsafeUpdate(seconds, labels(`d ${m} ${r}`, () => [["method", m], ["route", r]]))
+}
+
+/** One call to the upstream workspace; `failure` is the failure kind, undefined when it succeeded. */
+export const recordWorkspaceCall = (operation: string, seconds: number, failure: string | undefined): void => {
+  workspaceCalls.unsafeUpdate(
+    1,
+    labels(`w ${operation} ${failure === undefined ? "ok" : "failed"}`, () => [
+      ["operation", operation],
+      ["outcome", failure === undefined ? "ok" : "failed"]
+    ])
+  )
+  workspaceCallDuration.unsafeUpdate(seconds, labels(`wd ${operation}`, () => [["operation", operation]]))
+  if (failure !== undefined) {
+    workspaceCallFailures.unsafeUpdate(
+      1,
+      labels(`wf ${operation} ${failure}`, () => [["operation", operation], ["kind", failure]])
+    )
+  }
+}
+
+const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
+
+/**
+ * What the outbox relay reports (src/workspace/embedded/outbox.ts): plain synchronous calls, so
+ * the relay can report from anywhere.
+ */
+export const outboxMetrics = {
+  /** Signals recorded and not yet delivered, after each relay pass (or whenever it is known). */
+  backlog: (pending: number): void => outboxBacklog.unsafeUpdate(pending, NO_LABELS),
+  /** Signals delivered. */
+  delivered: (count = 1): void => outboxDeliveries.unsafeUpdate(count, NO_LABELS),
+  /** A delivery attempt that failed (it will be retried); `kind` e.g. not_found, unavailable, error. */
+  deliveryFailed: (kind = "error"): void =>
+    outboxDeliveryFailures.unsafeUpdate(1, labels(`of ${kind}`, () => [["kind", kind]]))
+} as const
+
+// ---------------------------------------------------------------------------------------------
+// Process metrics, read when scraped.
+
+const processStart = Date.now() / 1000 - process.uptime()
+
+const gauge = (name: string, description: string) => Metric.gauge(name, { description })
+const total = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
+const processMetrics = {
+  cpuUser: total("process_cpu_user_seconds_total", "User CPU time spent, in seconds"),
+  cpuSystem: total("process_cpu_system_seconds_total", "System CPU time spent, in seconds"),
+  cpu: total("process_cpu_seconds_total", "User and system CPU time spent, in seconds"),
+  start: gauge("process_start_time_seconds", "Start time of the process since the Unix epoch, in seconds"),
+  rss: gauge("process_resident_memory_bytes", "Resident memory size, in bytes"),
+  heapTotal: gauge("nodejs_heap_size_total_bytes", "V8 heap size, in bytes"),
+  heapUsed: gauge("nodejs_heap_size_used_bytes", "V8 heap used, in bytes"),
+  external: gauge("nodejs_external_memory_bytes", "Memory of C++ objects bound to JavaScript objects, in bytes"),
+  fds: gauge("process_open_fds", "Open file descriptors"),
+  lagP50: gauge("nodejs_eventloop_lag_p50_seconds", "Event-loop delay, median since the first scrape, in seconds"),
+  lagP99: gauge("nodejs_eventloop_lag_p99_seconds", "Event-loop delay, 99th percentile since the first scrape, in seconds"),
+  lagMax: gauge("nodejs_eventloop_lag_max_seconds", "Event-loop delay, maximum since the first scrape, in seconds")
+}
+
+/** Started on the first scrape: a process nobody scrapes pays no timer. */
+let loopDelay: ReturnType<typeof monitorEventLoopDelay> | undefined
+
+const openFds = (): number | undefined => {
+  try {
+    return readdirSync("/proc/self/fd").length - 1 // the directory handle itself
+  } catch {
+    return undefined
+  }
+}
+
+/** What the CPU counters were last set to (a counter only adds: the difference is added). */
+const lastCpu = { user: 0, system: 0 }
+
+/** Sets the process gauges to their values now (before a scrape renders the registry). */
+export const sampleProcessMetrics = (): void => {
+  const set = (m: Metric.Metric.Gauge<number>, v: number | undefined) => {
+    if (v !== undefined && Number.isFinite(v)) m.unsafeUpdate(v, NO_LABELS)
+  }
+  const cpu = process.cpuUsage()
+  const mem = process.memoryUsage()
+  const user = cpu.user / 1e6 - lastCpu.user
+  const system = cpu.system / 1e6 - lastCpu.system
+  lastCpu.user += user
+  lastCpu.system += system
+  processMetrics.cpuUser.unsafeUpdate(user, NO_LABELS)
+  processMetrics.cpuSystem.unsafeUpdate(system, NO_LABELS)
+  processMetrics.cpu.unsafeUpdate(user + system, NO_LABELS)
+  set(processMetrics.start, processStart)
+  set(processMetrics.rss, mem.rss)
+  set(processMetrics.heapTotal, mem.heapTotal)
+  set(processMetrics.heapUsed, mem.heapUsed)
+  set(processMetrics.external, mem.external)
+  set(processMetrics.fds, openFds())
+  if (loopDelay === undefined) {
+    loopDelay = monitorEventLoopDelay({ resolution: 20 })
+    loopDelay.enable()
+  } else if (loopDelay.count > 0) {
+    set(processMetrics.lagP50, loopDelay.percentile(50) / 1e9)
+    set(processMetrics.lagP99, loopDelay.percentile(99) / 1e9)
+    set(processMetrics.lagMax, loopDelay.max / 1e9)
+  }
+}

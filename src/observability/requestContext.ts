@@ -1,0 +1,100 @@
+/**
+ * What identifies a request across processes: its request id (`x-request-id`) and, when the
+ * caller sent one, its W3C trace context (`traceparent`, `tracestate`).
+ *
+ * - An `x-request-id` from the edge is kept when it is short visible ASCII (1-128 characters
+ *   from `!` to `~`); anything else is replaced by a fresh UUID. The id is echoed on the
+ *   response and sent on every call to the upstream workspace.
+ * - A valid `traceparent` is passed on to the upstream unchanged when this process does not
+ *   trace (it is then a transparent hop); when it traces, the HTTP client sends its own span's
+ *   `traceparent`, a child of the caller's (src/observability/tracing.ts).
+ *
+ * The request's context lives in the context of the request's fiber and every fiber it forks.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { randomUUID } from "node:crypto"
+
+export const REQUEST_ID_HEADER = "x-request-id"
+export const MAX_REQUEST_ID_LENGTH = 128
+
+const VISIBLE_ASCII = /^[\x21-\x7e]+$/
+
+/** An edge-supplied request id we keep: 1-128 visible ASCII characters (no spaces, no controls). */
+export const isValidRequestId = (value: string): boolean =>
+  value.length > 0 && value.length <= MAX_REQUEST_ID_LENGTH && VISIBLE_ASCII.test(value)
+
+export const newRequestId = (): string => randomUUID()
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[\x21-\x7e]*)?$/
+const ZERO_TRACE = "00000000000000000000000000000000"
+const ZERO_SPAN = "0000000000000000"
+
+/**
+ * A `traceparent` header (W3C Trace Context level 1) when valid, else undefined: version not
+ * `ff`, trace id and parent id not all zeros; version 00 has exactly four fields, later
+ * versions may append more.
+ */
+export const parseTraceparent = (value: string | undefined): { readonly traceId: string; readonly spanId: string } | undefined => {
+  if (value === undefined || value.length > 512) return undefined
+  const m = TRACEPARENT.exec(value.trim())
+  if (m === null) return undefined
+  const [, version, traceId, spanId, , rest] = m
+  if (version === "ff" || (version === "00" && rest !== undefined)) return undefined
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return undefined
+  return { traceId: traceId!, spanId: spanId! }
+}
+
+/** One request's identity, shared by its log line, its metrics and its upstream calls. */
+export class RequestContext {
+  constructor(
+    readonly requestId: string,
+    /** The caller's `traceparent`, when valid. */
+    readonly traceparent: string | undefined,
+    /** The caller's `tracestate`, kept only beside a valid traceparent. */
+    readonly tracestate: string | undefined,
+    /** The caller's trace id (from traceparent), for the log line. */
+    readonly traceId: string | undefined
+  ) {}
+}
+
+/**
+ * The request being served, in the context of its fiber (and of the fibers it forks): one
+ * context change per request, together with the route capture (./requests.ts).
+ */
+export class CurrentRequest extends Context.Tag("tenant-gateway/observability/CurrentRequest")<CurrentRequest, RequestContext>() {}
+
+/** The request context for incoming headers: the edge's id when acceptable, else a new one. */
+export const requestContextOf = (headers: Readonly<Record<string, string | undefined>>): RequestContext => {
+  const edgeId = headers[REQUEST_ID_HEADER]
+  const requestId = edgeId !== undefined && isValidRequestId(edgeId) ? edgeId : newRequestId()
+  const traceparent = headers["traceparent"]
+  const trace = parseTraceparent(traceparent)
+  if (trace === undefined) return new RequestContext(requestId, undefined, undefined, undefined)
+  const tracestate = headers["tracestate"]
+  return new RequestContext(
+    requestId,
+    traceparent!.trim(),
+    tracestate !== undefined && tracestate.length <= 512 && VISIBLE_OR_SPACE.test(tracestate) ? tracestate : undefined,
+    trace.traceId
+  )
+}
+
+const VISIBLE_OR_SPACE = /^[\x20-\x7e]*$/
+
+/**
+ * The headers a call to the upstream workspace carries for the current request: its request
+ * id, and the caller's trace context unless `tracing` (then the HTTP client's own span sets
+ * traceparent). Empty outside a request (background work such as the outbox relay).
+ */
+export const upstreamHeaders = (tracing: boolean): Effect.Effect<Readonly<Record<string, string>>> =>
+  Effect.map(Effect.serviceOption(CurrentRequest), (current) => {
+    if (current._tag === "None") return NO_HEADERS
+    const request = current.value
+    if (tracing || request.traceparent === undefined) return { [REQUEST_ID_HEADER]: request.requestId }
+    return request.tracestate === undefined
+      ? { [REQUEST_ID_HEADER]: request.requestId, traceparent: request.traceparent }
+      : { [REQUEST_ID_HEADER]: request.requestId, traceparent: request.traceparent, tracestate: request.tracestate }
+  })
+
+const NO_HEADERS: Readonly<Record<string, string>> = {}

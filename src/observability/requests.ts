@@ -1,0 +1,230 @@
+/**
+ * Per request: its id and trace context (./requestContext.ts), its route template, one log
+ * line and its metrics, once the response has been sent (or the client went away).
+ *
+ * The route template comes from the router itself: it records the matched route on the
+ * request's parent span as `http.route` (an OpenTelemetry convention). With tracing on that is
+ * the request's real span; with tracing off a small stand-in span takes the attribute, so the
+ * template costs nothing extra to learn and no path is matched twice.
+ *
+ * The line is written when Node closes the response: its duration covers the whole body (a
+ * streamed download included), and a request the client abandoned is logged as status 499 with
+ * `aborted: true`.
+ */
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+import type * as http from "node:http"
+import { formatLine, type LogSettings } from "./logging.js"
+import { recordHttpRequest } from "./metrics.js"
+import { CurrentRequest, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
+
+/** Stands in for the request's span when tracing is off: keeps the route the router reports. */
+class RouteCapture implements Tracer.Span {
+  readonly _tag = "Span"
+  readonly name = "http.server"
+  readonly spanId = "0000000000000000"
+  readonly traceId = "00000000000000000000000000000000"
+  readonly parent = Option.none<Tracer.AnySpan>()
+  readonly context = Context.empty()
+  readonly status: Tracer.SpanStatus = { _tag: "Started", startTime: 0n }
+  readonly links: ReadonlyArray<Tracer.SpanLink> = []
+  readonly sampled = false
+  readonly kind = "server" as const
+  route: string | undefined = undefined
+  get attributes(): ReadonlyMap<string, unknown> {
+    return this.route === undefined ? new Map() : new Map([["http.route", this.route]])
+  }
+  attribute(key: string, value: unknown) {
+    if (key === "http.route" && typeof value === "string" && this.route === undefined) this.route = value
+  }
+  end() {}
+  event() {}
+  addLinks() {}
+}
+
+/** What one request's line and metrics are made of. */
+export interface RequestRecord {
+  readonly requestId: string
+  readonly traceId: string | undefined
+  readonly method: string
+  /** The route template, or undefined when no route matched. */
+  readonly route: string | undefined
+  readonly path: string
+  readonly status: number
+  readonly durationMs: number
+  readonly bytes: number
+  readonly aborted: boolean
+}
+
+export interface RequestObserverOptions {
+  /** Where log lines go; undefined writes none (metrics and ids still happen). */
+  readonly line?: ((text: string) => void) | undefined
+  readonly log?: LogSettings | undefined
+}
+
+const pathOf = (url: string) => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
+const round1 = (ms: number) => Math.round(ms * 10) / 10
+
+/** The request line for `record` in the configured format. */
+export const formatRequestLine = (format: LogSettings["format"], record: RequestRecord, date = new Date()): string =>
+  format === "json"
+    ? JSON.stringify({
+      time: date.toISOString(),
+      level: record.status >= 500 ? "error" : "info",
+      msg: "request",
+      requestId: record.requestId,
+      method: record.method,
+      route: record.route ?? null,
+      path: record.path,
+      status: record.status,
+      durationMs: record.durationMs,
+      bytes: record.bytes,
+      traceId: record.traceId,
+      aborted: record.aborted ? true : undefined
+    })
+    : formatLine(
+      format,
+      date,
+      record.status >= 500 ? "error" : "info",
+      `${record.method} ${record.path} ${record.status} ${record.durationMs}ms ${record.bytes}B`,
+      [
+        ["route", record.route ?? "-"],
+        ["id", record.requestId],
+        ["trace", record.traceId],
+        ["aborted", record.aborted ? true : undefined]
+      ]
+    )
+
+const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): http.ServerResponse | undefined => {
+  try {
+    const res = NodeHttpServerRequest.toServerResponse(request) as http.ServerResponse | undefined
+    return res !== undefined && typeof (res as { once?: unknown }).once === "function" ? res : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The body length an Effect response declares (undefined: a stream of unknown length). */
+const declaredBytes = (response: HttpServerResponse.HttpServerResponse): number | undefined => {
+  const body = response.body
+  switch (body._tag) {
+    case "Empty":
+      return 0
+    case "Uint8Array":
+      return body.body.byteLength
+    case "Raw":
+    case "Stream":
+      return body.contentLength
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Body bytes of a finished response: its declared length (what Node sent for a complete
+ * response), else what went over the connection (a chunked body; headers included).
+ */
+const bodyBytes = (method: string, res: http.ServerResponse, declared: number | undefined, wireBytes: number): number => {
+  if (method === "HEAD" || res.statusCode === 204 || res.statusCode === 304) return 0
+  if (declared !== undefined) return res.writableFinished ? declared : Math.min(declared, wireBytes)
+  const header = res.getHeader("content-length")
+  if (header !== undefined && Number.isFinite(Number(header))) return Number(header)
+  return wireBytes
+}
+
+/**
+ * The middleware: every request gets an id (echoed as x-request-id), its context for upstream
+ * calls and logs, a log line (when `options.line` is given and the level admits it) and its
+ * metrics.
+ */
+export const observeRequests = (options: RequestObserverOptions = {}) => {
+  const line = options.line
+  const log = options.log
+  const infoOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Info, log.level)
+  const errorOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Error, log.level)
+  const emit = (record: RequestRecord) => {
+    recordHttpRequest(record.method, record.route, record.status, record.durationMs / 1000)
+    if (line === undefined || log === undefined) return
+    if (record.status >= 500 ? errorOn : infoOn) line(formatRequestLine(log.format, record))
+  }
+
+  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.withFiberRuntime((fiber) => {
+      const context = fiber.currentContext
+      const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+      const started = performance.now()
+      const rc: RequestContext = requestContextOf(request.headers)
+      const parent = Context.getOption(context, Tracer.ParentSpan)
+      const realSpan = Option.isSome(parent) && parent.value._tag === "Span" ? parent.value : undefined
+      const capture = realSpan === undefined ? new RouteCapture() : undefined
+      const routeOf = (): string | undefined => {
+        if (capture !== undefined) return capture.route
+        const r = realSpan!.attributes.get("http.route")
+        return typeof r === "string" ? r : undefined
+      }
+      const method = request.method
+      const path = pathOf(request.url)
+      const traceId = rc.traceId ?? realSpan?.traceId
+
+      // One context change (one copy of it): the request, and the stand-in span when tracing is off.
+      const services = new Map(context.unsafeMap).set(CurrentRequest.key, rc)
+      if (capture !== undefined) services.set(Tracer.ParentSpan.key, capture)
+      const inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =
+        Effect.locally(app, FiberRef.currentContext, Context.unsafeMake(services))
+      /** Body bytes as the response declares them; undefined for a body of unknown length. */
+      let declared: number | undefined
+      const withId = Effect.map(inner, (response) => {
+        declared = declaredBytes(response)
+        return HttpServerResponse.setHeader(response, REQUEST_ID_HEADER, rc.requestId)
+      })
+
+      const res = nodeResponseOf(request)
+      if (res === undefined) {
+        // Not a Node server: the line when the response is ready, without the body's time.
+        return Effect.onExit(withId, (exit) =>
+          Effect.sync(() =>
+            emit({
+              requestId: rc.requestId,
+              traceId,
+              method,
+              route: routeOf(),
+              path,
+              status: Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500,
+              durationMs: round1(performance.now() - started),
+              bytes: Exit.isSuccess(exit) ? declaredBytes(exit.value) ?? 0 : 0,
+              aborted: Exit.isInterrupted(exit)
+            })
+          ))
+      }
+      const socket = res.socket
+      const wireBefore = socket?.bytesWritten ?? 0
+      res.once("close", () => {
+        const sent = res.headersSent
+        emit({
+          requestId: rc.requestId,
+          traceId,
+          method,
+          route: routeOf(),
+          path,
+          status: sent ? res.statusCode : 499,
+          durationMs: round1(performance.now() - started),
+          bytes: sent ? bodyBytes(method, res, declared, (socket?.bytesWritten ?? wireBefore) - wireBefore) : 0,
+          aborted: !res.writableFinished
+        })
+      })
+      return withId
+    })
+}

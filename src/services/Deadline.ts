@@ -1,0 +1,27 @@
+/**
+ * One overall deadline per request (SVC_REQUEST_DEADLINE_MS). The gateway's middleware sets it
+ * once the request has been received in full (src/http/requestScope.ts); every upstream call
+ * made while serving the request reads it, so per-call timeouts, retries and backoff all fit
+ * inside it (src/workspace/http/client.ts). Fibers forked by a handler inherit it.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+
+export interface Deadline {
+  /** When the request's time is up (epoch milliseconds). */
+  readonly at: number
+  /** The budget it was set with, for messages. */
+  readonly budgetMs: number
+}
+
+/** The deadline of the request the current fiber serves; None outside one. */
+export const currentDeadline: FiberRef.FiberRef<Option.Option<Deadline>> = FiberRef.unsafeMake(Option.none<Deadline>())
+
+/** Runs `self` with a deadline `budgetMs` from now (an enclosing, earlier deadline is kept). */
+export const withDeadline = (budgetMs: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(FiberRef.get(currentDeadline), (outer) => {
+    const at = Date.now() + budgetMs
+    if (Option.isSome(outer) && outer.value.at <= at) return self
+    return Effect.locally(self, currentDeadline, Option.some({ at, budgetMs }))
+  })

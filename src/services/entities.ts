@@ -1,0 +1,83 @@
+/**
+ * The entity operations of spec §4 ("Entities"), shared by the HTTP handlers
+ * (src/handlers/entities.ts) and the agent tool server (src/mcp/tools.ts): one place for each
+ * rule (tenant scoping, `awaiting`, startParams, the workflow check before a start).
+ */
+import * as Effect from "effect/Effect"
+import type { CreateTaskDto } from "../api/dtos.js"
+import { BadRequest, NotFound } from "../api/errors.js"
+import type { TaskSummary, WorkflowEntry } from "../api/resources.js"
+import { taskView } from "../handlers/taskView.js"
+import { checkContext, startParamsOf } from "./startParams.js"
+import { Tenant } from "./Tenant.js"
+import { TenantConfig } from "./TenantConfig.js"
+import { WorkspaceClient } from "./WorkspaceClient.js"
+
+const TERMINAL = new Set(["COMPLETED", "FAILED"])
+
+/** The entity, if it belongs to this tenant (its tenant returned); 404 exactly like a missing one otherwise. */
+export const requireEntity = (entityId: string) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const tenant = yield* (yield* Tenant).current
+    yield* workspace.getEntity(tenant.id, entityId).pipe(
+      Effect.mapError((e) => e._tag === "NotFound" ? new NotFound({ message: `Entity ${entityId} not found` }) : e)
+    )
+    return tenant
+  })
+
+/** The tenant's and the global workflows, each with its startParams (omitted when its runbook lookup fails). */
+export const workflowsOf = (tenantId: string) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const config = yield* TenantConfig
+    const workflows = yield* workspace.listWorkflows(tenantId)
+    return yield* Effect.forEach(workflows, (wf) =>
+      workspace.getRunbook(tenantId, wf.id).pipe(
+        Effect.map((runbook): WorkflowEntry => ({ id: wf.id, name: wf.name, startParams: startParamsOf(runbook) })),
+        // A workflow whose runbook lookup fails is still listed, without startParams.
+        Effect.orElseSucceed((): WorkflowEntry => ({ id: wf.id, name: wf.name }))
+      ), { concurrency: config.runbookConcurrency })
+  })
+
+export const listEntities = Effect.gen(function*() {
+  const workspace = yield* WorkspaceClient
+  const tenant = yield* (yield* Tenant).current
+  return yield* workspace.listEntities(tenant.id)
+})
+
+/** Board data: each non-terminal task's `awaiting` from its next step; a failed lookup drops it for that task only. */
+export const listTaskSummaries = (entityId: string) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const config = yield* TenantConfig
+    const tenant = yield* requireEntity(entityId)
+    const tasks = yield* workspace.listTasks(tenant.id, entityId)
+    return yield* Effect.forEach(tasks, (task) => {
+      const summary: TaskSummary = taskView(task)
+      if (TERMINAL.has(task.status)) return Effect.succeed(summary)
+      return workspace.getNextStep(tenant.id, task.id).pipe(
+        Effect.map((next) => next.step === null ? summary : { ...summary, awaiting: next.step.displayHint.component }),
+        Effect.orElseSucceed(() => summary)
+      )
+    }, { concurrency: config.nextStepConcurrency })
+  })
+
+export const listEntityWorkflows = (entityId: string) => Effect.flatMap(requireEntity(entityId), (tenant) => workflowsOf(tenant.id))
+
+/** Starts a workflow the entity can start, its context checked against the workflow's startParams first. */
+export const createTask = (entityId: string, dto: CreateTaskDto) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const tenant = yield* requireEntity(entityId)
+    const workflows = yield* workflowsOf(tenant.id)
+    const workflow = workflows.find((wf) => wf.id === dto.workflowId)
+    if (workflow === undefined) {
+      return yield* Effect.fail(
+        new BadRequest({ message: `workflowId: "${dto.workflowId}" is not a workflow this entity can start` })
+      )
+    }
+    const context = dto.context ?? {}
+    if (workflow.startParams !== undefined) yield* checkContext(workflow.startParams, context)
+    return yield* workspace.createTask(tenant.id, entityId, { workflowId: workflow.id, context })
+  })

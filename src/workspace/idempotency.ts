@@ -1,0 +1,65 @@
+/**
+ * Idempotent writes, shared by both workspaces (memory.ts, embedded/store.ts): what identifies
+ * a request (its fingerprint) and the answer to a key reused for another one.
+ *
+ * A key names one request: the first write with it stores its result under the key, in the
+ * write's own transaction; the same key with the same request returns that result and writes
+ * nothing; the same key with a different operation or different arguments is a 409 (Stripe's
+ * semantics). Failed writes store nothing, so a retry after a failure runs again.
+ */
+import * as Effect from "effect/Effect"
+import { Conflict } from "../api/errors.js"
+
+/** How long a key and its result are kept: a retry later than this runs again. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+
+const encoder = new TextEncoder()
+
+/** SHA-256 (hex) off the event loop: Web Crypto digests on libuv's thread pool (8 MB: ~20 ms not spent blocking). */
+const sha256Hex = (data: string | Uint8Array): Effect.Effect<string> =>
+  Effect.map(
+    Effect.promise(() => crypto.subtle.digest("SHA-256", typeof data === "string" ? encoder.encode(data) : data)),
+    (digest) => Buffer.from(digest).toString("hex")
+  )
+
+/**
+ * The fingerprint of one write: its operation and arguments as JSON (SHA-256, hex; bytes stand
+ * in by their own digest). Plain JSON.stringify, key order included: a retry sends the same
+ * body, and sorting keys would cost a 5,000-row batch ~4x the time on the event loop.
+ */
+export const fingerprintOf = (operation: string, args: unknown): Effect.Effect<string> =>
+  Effect.suspend(() => sha256Hex(`${operation}\u0000${JSON.stringify(args) ?? "null"}`))
+
+const shown = (key: string) => (key.length > 64 ? `${key.slice(0, 64)}…` : key)
+
+export const keyReused = (key: string) =>
+  new Conflict({
+    message: `Idempotency-Key "${shown(key)}" was already used for a different request: a key stands for one ` +
+      "request, and a retry must repeat it exactly (same operation, same body); the same key with a different " +
+      "request is refused (Stripe's semantics). Use a new key for a new request."
+  })
+
+/** A stored result, as text, and back (`undefined`, a void result, is stored as null). */
+export const encodeResult = (result: unknown): string | null => (result === undefined ? null : JSON.stringify(result))
+export const decodeResult = <A>(text: string | null): A => (text === null ? undefined : JSON.parse(text)) as A
+
+/**
+ * The fingerprint of each write of the port, from its arguments (computed only for a keyed
+ * write). A signal's `expectedStep` is left out: the gateway fills it in from the step it reads
+ * when the request arrives, so a client's retry of the same request may carry another one.
+ */
+export const writeFingerprint = {
+  createTask: (entityId: string, input: unknown) => fingerprintOf("createTask", { entityId, input }),
+  signal: (signal: { readonly taskId: string; readonly name: string; readonly payload: unknown }) =>
+    fingerprintOf("signal", { taskId: signal.taskId, name: signal.name, payload: signal.payload }),
+  appendEvent: (taskId: string, event: unknown) => fingerprintOf("appendEvent", { taskId, event }),
+  putDocument: (doc: { readonly bytes: Uint8Array }, signal: unknown) =>
+    Effect.flatMap(Effect.suspend(() => sha256Hex(doc.bytes)), (sha256) =>
+      fingerprintOf("putDocument", { doc: { ...doc, bytes: { sha256 } }, signal: signal ?? null })),
+  ingestData: (batch: unknown, signal: unknown) => fingerprintOf("ingestData", { batch, signal: signal ?? null }),
+  rejectRow: (ledger: string, rowId: string) => fingerprintOf("rejectRow", { ledger, rowId }),
+  updateRow: (ledger: string, rowId: string, field: string, value: unknown) =>
+    fingerprintOf("updateRow", { ledger, rowId, field, value }),
+  createGlSession: (serviceId: string | undefined) => fingerprintOf("createGlSession", { serviceId: serviceId ?? null }),
+  deleteGlConnection: () => fingerprintOf("deleteGlConnection", {})
+} as const

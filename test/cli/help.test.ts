@@ -1,0 +1,114 @@
+/**
+ * Issue 11, the CLI as a daily tool: help written for it (every command, every option, lines of
+ * at most 100 columns, no colour codes), global options before or after the command, JSON
+ * output that is only JSON, and the bundled bin (what `tenant-svc` runs).
+ */
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import { spawn } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { svc as tree } from "../../src/cli/app.js"
+import { normalizeArgs } from "../../src/cli/args.js"
+import { COMMANDS, helpFor } from "../../src/cli/help.js"
+import { type Gateway, ROOT, startGateway, stopAllProcesses, svc } from "./harness.js"
+
+/** Every leaf command of the @effect/cli tree with the flags it takes, from its generated usage. */
+const leaves = (): Array<{ path: string; flags: Array<string> }> => {
+  // eslint-disable-next-line no-control-regex
+  const text = HelpDoc.toAnsiText(Command.getHelp(tree, CliConfig.defaultConfig)).replace(/\x1b\[[0-9;]*m/g, "")
+  const out: Array<{ path: string; flags: Array<string> }> = []
+  for (const line of text.split("\n")) {
+    const m = /^\s+- ([a-z][a-z-]*(?: [a-z][a-z-]*)*)(.*)$/.exec(line)
+    if (m === null) continue
+    const rest = m[2]!.replace(/ {3,}.*$/, "")
+    if (rest.trim() === "" && !(m[1]! in COMMANDS)) continue // a group
+    out.push({ path: m[1]!, flags: [...new Set(rest.match(/--[a-z][a-z-]*/g) ?? [])] })
+  }
+  return out
+}
+
+describe("help", () => {
+  it("has a page for every command, naming every option it takes", () => {
+    const all = leaves()
+    expect(all.length).toBeGreaterThan(20)
+    for (const { path, flags } of all) {
+      const page = helpFor(path.split(" "), "0")
+      expect(page, path).toBeDefined()
+      for (const flag of flags) expect(page, `${path} ${flag}`).toContain(flag.replace(/^--no-/, "--no-"))
+    }
+    // And no page for a command that does not exist.
+    expect(Object.keys(COMMANDS).sort()).toEqual(all.map((l) => l.path).sort())
+  })
+
+  it("prints plain text of at most 100 columns, with no generic placeholders", async () => {
+    const pages = [[], ["tasks"], ["tasks", "start"], ["files", "ingest"], ["agents", "register"], ["gl", "connect"]]
+    const runs = await Promise.all(pages.map((p) => svc([...p, "--help"], { viaBin: true })))
+    for (const [i, r] of runs.entries()) {
+      expect(r.code, `${pages[i]!.join(" ")} --help: ${r.stderr}`).toBe(0)
+      expect(r.stdout).not.toMatch(/\x1b\[/)
+      expect(r.stdout).not.toContain("A user-defined piece of text")
+      for (const line of r.stdout.split("\n")) expect(line.length, line).toBeLessThanOrEqual(100)
+    }
+    expect(runs[2]!.stdout).toContain("Usage: svc tasks start <entityId> <workflowId>")
+    expect(runs[0]!.stdout).toContain("tenant-svc")
+  }, 120_000)
+
+  it("moves global options from before the command to after it", () => {
+    expect(normalizeArgs(["--json", "health"]).argv).toEqual(["health", "--json"])
+    expect(normalizeArgs(["--url", "http://h:1", "tasks", "--json", "list", "x"]).argv).toEqual([
+      "tasks",
+      "list",
+      "--url",
+      "http://h:1",
+      "--json",
+      "x"
+    ])
+    expect(normalizeArgs(["task", "approve", "t", "--comments", "--json"]).argv).toEqual(["task", "approve", "t", "--comments", "--json"])
+    expect(normalizeArgs(["--help"])).toMatchObject({ help: true, path: [] })
+    expect(normalizeArgs(["files", "upload", "--help"])).toMatchObject({ help: true, path: ["files", "upload"] })
+    expect(normalizeArgs(["data", "ingest", "t", "f", "--", "--help"]).help).toBe(false)
+  })
+})
+
+describe("the bundled CLI against a gateway", () => {
+  let gw: Gateway
+  beforeAll(async () => {
+    gw = await startGateway()
+  }, 60_000)
+  afterAll(async () => {
+    await gw?.stop()
+    stopAllProcesses()
+  })
+
+  it("takes --json and --url before or after the command, and prints only JSON", async () => {
+    const runs = await Promise.all([
+      svc(["--json", "health"], { viaBin: true, env: { SVC_URL: gw.url } }),
+      svc(["health", "--json"], { viaBin: true, env: { SVC_URL: gw.url } }),
+      svc(["--url", gw.url, "--json", "entities", "list"], { viaBin: true }),
+      svc(["entities", "--json", "list", "--url", gw.url], { viaBin: true })
+    ])
+    for (const r of runs) expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(runs[0]!.stdout)).toEqual({ status: "ok" })
+    expect(JSON.parse(runs[1]!.stdout)).toEqual({ status: "ok" })
+    expect(JSON.parse(runs[2]!.stdout).length).toBeGreaterThan(0)
+    expect(JSON.parse(runs[3]!.stdout)).toEqual(JSON.parse(runs[2]!.stdout))
+  }, 60_000)
+
+  it("answers `health` from the bundle quickly (timing printed; the 300 ms target is the bench's)", async () => {
+    await svc(["health"], { viaBin: true, env: { SVC_URL: gw.url } }) // builds dist/ if stale
+    const times: Array<number> = []
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now()
+      const code = await new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [`${ROOT}src/cli/bin.mjs`, "health", "--url", gw.url], { stdio: "ignore" })
+        child.once("exit", resolve)
+      })
+      times.push(performance.now() - started)
+      expect(code).toBe(0)
+    }
+    times.sort((a, b) => a - b)
+    console.log(`svc health, bundled: median ${times[2]!.toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(", ")})`)
+    expect(times[2]!).toBeLessThan(3000)
+  }, 60_000)
+})

@@ -1,0 +1,337 @@
+/**
+ * SIGTERM under load (issue 10, finding 3): a real drain, on real processes and real signals.
+ * - keep-alive clients firing writes, SIGTERM mid-way: every request sent before the signal is
+ *   answered, every acknowledged write is stored and nothing unacknowledged is, the process
+ *   exits 0 within the grace period, and no answer is the start-up 503;
+ * - requests that had reached the process but were not yet read (it is SIGSTOPped while they
+ *   are sent, then gets SIGTERM and SIGCONT), on open connections and on connections still in
+ *   the accept queue: answered, not reset;
+ * - the listener stops accepting and idle connections close at once, while a download and an
+ *   upload in progress are finished (exit 0);
+ * - a stalled download is cut at the grace period (exit 1); a second signal cuts at once (exit 1);
+ * - the same drain for `npm run workspace` (src/workspace/main.ts).
+ * "Sent before the signal" is exact: a request's bytes were handed to the OS (load.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as http from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { http as json, type RunningService, startService } from "../support/process.js"
+import { type Exchange, exchange, keepAliveLoad } from "./load.js"
+
+const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
+const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
+
+let dir: string
+const running: Array<RunningService> = []
+let dbCount = 0
+const freshDb = () => `file:${join(dir, `drain-${++dbCount}.db`)}`
+
+const start = async (env: Record<string, string>, entry?: string, portVariable?: string) => {
+  const service = await startService({ SVC_SEED_FILE: FIXTURE, SVC_ADMIN_PORT: "off", ...env }, entry, portVariable)
+  running.push(service)
+  return service
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-faults-drain-"))
+})
+afterAll(async () => {
+  await Promise.all(running.map((s) => s.stop()))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const createTask = async (base: string) => {
+  const created = await json("POST", `${base}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+  expect(created.status).toBe(201)
+  return created.body.id as string
+}
+
+/** A write of the load: an event with a unique seq, padded so that requests queue up at the server. */
+const event = (client: number, n: number) => ({
+  type: "load.write",
+  source: "faults",
+  seq: client * 1_000_000 + n,
+  payload: { client, n, pad: "x".repeat(16 * 1024) }
+})
+
+/** The exit, or a failure naming what was left running when it does not come within `ms`. */
+const exitWithin = async (service: RunningService, ms: number) => {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms of SIGTERM:\n${service.output().slice(-2000)}`)), ms)
+  })
+  try {
+    return await Promise.race([service.exited, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+const until = async (what: () => boolean, ms: number) => {
+  const end = Date.now() + ms
+  while (!what() && Date.now() < end) await new Promise((r) => setTimeout(r, 10))
+}
+
+/**
+ * Checks a load run across a SIGTERM at `signalAt`: what was sent before it was answered 2xx,
+ * nothing was the start-up 503, and the writes acknowledged are exactly `stored`.
+ */
+const judge = (exchanges: ReadonlyArray<Exchange>, signalAt: number, stored: ReadonlyArray<number>) => {
+  const before = exchanges.filter((e) => e.sentAt !== undefined && e.sentAt < signalAt)
+  const failedBefore = before.filter((e) => e.status === undefined || e.status >= 300)
+  expect(before.length).toBeGreaterThan(0)
+  expect(failedBefore.map((e) =>
+    `client ${e.client} #${e.n}, sent ${Math.round(signalAt - e.sentAt!)} ms before the signal: ${e.error ?? `${e.status} ${e.body}`}`
+  )).toEqual([])
+  expect(exchanges.filter((e) => e.status === 503).map((e) => e.body)).toEqual([])
+  const acknowledged = exchanges.filter((e) => e.status !== undefined && e.status < 300).map((e) => event(e.client, e.n).seq)
+  expect([...stored].sort((a, b) => a - b)).toEqual(acknowledged.sort((a, b) => a - b))
+}
+
+describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
+  it("under keep-alive load: every request sent before the signal is answered, writes are exactly the acknowledged ones, exit 0 within the grace period", async () => {
+    const db = freshDb()
+    const graceMs = 8_000
+    const gw = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: String(graceMs) })
+    const taskId = await createTask(gw.url)
+    const load = keepAliveLoad(24, (client, n) => ({ method: "POST", url: `${gw.url}/v1/tasks/${taskId}/events`, body: event(client, n) }))
+    // Let the load run until every client has had a few answers, then signal mid-stream.
+    await until(() => load.exchanges.length >= 150, 10_000)
+    const signalAt = performance.now()
+    gw.kill("SIGTERM")
+    const exit = await exitWithin(gw, graceMs + 2_000).finally(() => load.stop())
+    const output = gw.output()
+    const again = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme" })
+    const events = await json("GET", `${again.url}/v1/tasks/${taskId}/events`)
+    await again.stop()
+    judge(load.exchanges, signalAt, events.body.events.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))
+    expect(exit.code, output).toBe(0)
+    expect(exit.at - signalAt).toBeLessThan(graceMs)
+    expect(output).toMatch(/SIGTERM received: draining/)
+    expect(output).toMatch(/shutdown: drained in \d+ ms/)
+  })
+
+  it("requests that reached the process before the signal but were not yet read are answered, on open and on new connections", async () => {
+    // The process is stopped (SIGSTOP) while the requests are sent, so their bytes wait in its
+    // socket buffers and accept queue, unread, when SIGTERM comes; then it continues.
+    const db = freshDb()
+    const gw = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000" })
+    const taskId = await createTask(gw.url)
+    const warm = Array.from({ length: 6 }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }))
+    for (const agent of warm) expect((await exchange(agent, { method: "GET", url: `${gw.url}/v1/health` })).status).toBe(200)
+    const fresh = Array.from({ length: 4 }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }))
+    const agents = [...warm, ...fresh]
+    gw.kill("SIGSTOP")
+    let pending: Array<Promise<Exchange>> = []
+    try {
+      pending = agents.map((agent, client) =>
+        exchange(agent, { method: "POST", url: `${gw.url}/v1/tasks/${taskId}/events`, body: event(client, 0) }, client, 0)
+      )
+      // Written to the kernel (keep-alive sockets) or to a connection in the accept queue.
+      await new Promise((r) => setTimeout(r, 300))
+      gw.kill("SIGTERM")
+    } finally {
+      gw.kill("SIGCONT")
+    }
+    const signalAt = performance.now()
+    const answers = await Promise.all(pending)
+    const exit = await exitWithin(gw, 10_000)
+    for (const agent of agents) agent.destroy()
+    // All answered; those answered after the signal was handled (at least the connections
+    // still queued: one is accepted per turn of the event loop) with Connection: close.
+    expect(answers.map((a) => a.error ?? a.status)).toEqual(agents.map(() => 200))
+    expect(answers.filter((a) => a.connection === "close").length).toBeGreaterThanOrEqual(fresh.length - 1)
+    expect(exit.code, gw.output()).toBe(0)
+    const again = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme" })
+    const events = await json("GET", `${again.url}/v1/tasks/${taskId}/events`)
+    await again.stop()
+    judge(answers.map((a) => ({ ...a, sentAt: Math.min(a.sentAt ?? signalAt, signalAt - 1) })), signalAt, events.body.events.map((e: any) => e.seq))
+  })
+
+  it("stops accepting and closes idle connections at once, finishes a download and an upload in progress, then exits 0", async () => {
+    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000" })
+    const taskId = await createTask(gw.url)
+    const size = 12 * 1024 * 1024
+    const upload = await json("POST", `${gw.url}/v1/tasks/${taskId}/files/ingest`, {
+      source: "faults",
+      fileName: "big.bin",
+      fileRef: { provider: "inline_base64", data: Buffer.alloc(size, 7).toString("base64") }
+    })
+    expect(upload.status).toBe(201)
+
+    // An idle keep-alive connection.
+    const idleAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const first = await exchange(idleAgent, { method: "GET", url: `${gw.url}/v1/health` })
+    expect(first.status).toBe(200)
+    let idleClosedAt: number | undefined
+    first.socket!.once("close", () => (idleClosedAt = performance.now()))
+
+    // A download whose reader is paused: the server cannot finish it before the reader resumes.
+    const downloadAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    let received = 0
+    let downloadEndedAt: number | undefined
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${gw.url}${upload.body.downloadUrl}`, { agent: downloadAgent }, resolve).on("error", reject)
+    )
+    response.pause()
+    const downloaded = new Promise<void>((resolve) => {
+      response.on("data", (chunk: Buffer) => (received += chunk.length))
+      response.on("end", () => {
+        downloadEndedAt = performance.now()
+        resolve()
+      })
+      response.on("error", () => resolve())
+      response.on("aborted", () => resolve())
+    })
+
+    // A write whose body is still arriving: its headers are in, half its body is sent.
+    const body = Buffer.from(JSON.stringify(event(99, 0)))
+    const uploadAgent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const slowWrite = new Promise<{ status?: number | undefined; connection?: string | undefined; error?: string }>((resolve) => {
+      const req = http.request(`${gw.url}/v1/tasks/${taskId}/events`, {
+        method: "POST",
+        agent: uploadAgent,
+        headers: { "content-type": "application/json", "content-length": String(body.length) }
+      }, (res) => {
+        res.resume()
+        res.on("end", () => resolve({ status: res.statusCode, connection: res.headers.connection }))
+      })
+      req.on("error", (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }))
+      req.write(body.subarray(0, 100))
+      setTimeout(() => {
+        // Sent after the signal (below): the rest of a request received before it.
+        void until(() => idleClosedAt !== undefined, 2_000).then(() => req.end(body.subarray(100)))
+      }, 300)
+    })
+    await new Promise((r) => setTimeout(r, 200))
+
+    const signalAt = performance.now()
+    gw.kill("SIGTERM")
+    await until(() => idleClosedAt !== undefined, 2_000)
+    expect(idleClosedAt, "the idle connection was closed at once").toBeDefined()
+    expect(idleClosedAt! - signalAt).toBeLessThan(1_000)
+    // New connections are refused while the download is still held.
+    await new Promise((r) => setTimeout(r, 200))
+    const late = await exchange(new http.Agent({ keepAlive: false }), { method: "GET", url: `${gw.url}/v1/health` })
+    expect(late.error).toBe("ECONNREFUSED")
+    let exited = false
+    void gw.exited.then(() => (exited = true))
+    expect(exited).toBe(false)
+
+    // The write whose body completed during the drain is answered, as the last on its connection.
+    expect(await slowWrite).toEqual({ status: 200, connection: "close" })
+
+    response.resume()
+    await downloaded
+    const exit = await exitWithin(gw, 10_000)
+    expect(received).toBe(size)
+    expect(exit.code, gw.output()).toBe(0)
+    expect(exit.at).toBeGreaterThanOrEqual(downloadEndedAt!)
+    for (const agent of [idleAgent, downloadAgent, uploadAgent]) agent.destroy()
+  })
+
+  it("a stalled download is cut at the grace period, and the exit code is 1", async () => {
+    const graceMs = 1_500
+    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: String(graceMs) })
+    const taskId = await createTask(gw.url)
+    // Larger than what the loopback socket buffers of both ends hold: the answer cannot finish.
+    const size = 20 * 1024 * 1024
+    const upload = await json("POST", `${gw.url}/v1/tasks/${taskId}/files/ingest`, {
+      source: "faults",
+      fileName: "huge.bin",
+      fileRef: { provider: "inline_base64", data: Buffer.alloc(size, 1).toString("base64") }
+    })
+    expect(upload.status).toBe(201)
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(`${gw.url}${upload.body.downloadUrl}`, { agent }, resolve).on("error", reject)
+    )
+    response.pause()
+    const signalAt = performance.now()
+    gw.kill("SIGTERM")
+    const exit = await exitWithin(gw, graceMs + 5_000)
+    expect(exit.code, gw.output()).toBe(1)
+    expect(exit.at - signalAt).toBeGreaterThanOrEqual(graceMs - 50)
+    expect(exit.at - signalAt).toBeLessThan(graceMs + 3_000)
+    expect(gw.output()).toMatch(/grace period of 1500 ms \(SVC_SHUTDOWN_GRACE_MS\) ran out; cut 1 request/)
+    // What the client got is short of the file: the answer was cut, not completed.
+    let received = 0
+    await new Promise<void>((resolve) => {
+      response.on("data", (chunk: Buffer) => (received += chunk.length))
+      response.on("end", resolve)
+      response.on("error", () => resolve())
+      response.on("close", () => resolve())
+      response.resume()
+    })
+    expect(received).toBeLessThan(size)
+    agent.destroy()
+  })
+
+  it("a second signal cuts at once, exit code 1", async () => {
+    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "30000" })
+    // A request that never completes its body holds the drain.
+    const stuck = new Promise<string>((resolve) => {
+      const req = http.request(`${gw.url}/v1/entities`, { method: "POST", headers: { "content-type": "application/json", "content-length": "1000" } })
+      req.on("response", (res) => resolve(String(res.statusCode)))
+      req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message))
+      req.write("{")
+    })
+    await new Promise((r) => setTimeout(r, 200))
+    const signalAt = performance.now()
+    gw.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 300))
+    gw.kill("SIGINT")
+    const exit = await exitWithin(gw, 5_000)
+    expect(exit.code, gw.output()).toBe(1)
+    expect(exit.at - signalAt).toBeLessThan(3_000)
+    expect(gw.output()).toMatch(/SIGINT received again: cutting/)
+    expect(await stuck).toMatch(/ECONNRESET|socket hang up/)
+  })
+})
+
+describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
+  it("under keep-alive load, with requests and connections waiting unread at the signal: all answered, writes exactly the acknowledged ones, exit 0", async () => {
+    const db = freshDb()
+    const ws = await start({ SVC_DATABASE_URL: db, SVC_SHUTDOWN_GRACE_MS: "8000" }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const tenant = await json("GET", `${ws.url}/workspace/tenants/by-slug/acme`)
+    const tenantId = tenant.body.id as string
+    const created = await json("POST", `${ws.url}/workspace/tenants/${tenantId}/entities/${ACME_US}/tasks`, {
+      workflowId: "expense-review",
+      context: { period: "2026-11" }
+    })
+    expect(created.status).toBe(201)
+    const eventsUrl = `${ws.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`
+    const load = keepAliveLoad(24, (client, n) => ({ method: "POST", url: eventsUrl, body: event(client, n) }))
+    await until(() => load.exchanges.length >= 150, 10_000)
+    // Stopped mid-load: the clients' next requests, and 4 new connections with one each, wait
+    // unread in its buffers and accept queue when SIGTERM comes.
+    ws.kill("SIGSTOP")
+    const agents = Array.from({ length: 4 }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }))
+    let signalAt = 0
+    let late: Array<Exchange> = []
+    try {
+      const pending = agents.map((agent, i) => exchange(agent, { method: "POST", url: eventsUrl, body: event(100 + i, 0) }, 100 + i, 0))
+      await new Promise((r) => setTimeout(r, 300))
+      signalAt = performance.now()
+      ws.kill("SIGTERM")
+      ws.kill("SIGCONT")
+      late = await Promise.all(pending)
+    } finally {
+      ws.kill("SIGCONT")
+    }
+    const exit = await exitWithin(ws, 10_000).finally(() => load.stop())
+    for (const agent of agents) agent.destroy()
+    expect(late.map((e) => e.error ?? e.status)).toEqual(agents.map(() => 200))
+    expect(exit.code, ws.output()).toBe(0)
+    expect(exit.at - signalAt).toBeLessThan(8_000)
+
+    const again = await start({ SVC_DATABASE_URL: db }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const events = await json("GET", `${again.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`)
+    await again.stop()
+    const list = Array.isArray(events.body) ? events.body : events.body.events
+    judge([...load.exchanges, ...late], signalAt, list.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))
+  })
+})

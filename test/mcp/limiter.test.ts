@@ -1,0 +1,90 @@
+/**
+ * Repeated authentication failures from one address are slowed down: the limiter on its own,
+ * and through the real HTTP stack in-process (the in-memory workspace behind it), where a
+ * limited address is answered 429 with Retry-After before any key is looked up, valid or not.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parseFixture } from "../../src/workspace/fixture.js"
+import { makeFailureLimiter } from "../../src/mcp/limiter.js"
+import { makeGateway } from "../support/gateway.js"
+import { call, connect, KEY_A, KEY_B, mcpFixture, ok, postMcp } from "./world.js"
+
+describe("the failure limiter", () => {
+  it("allows a burst, then one attempt per refill interval", () => {
+    const limiter = makeFailureLimiter({ burst: 3, refillMs: 1000 })
+    const t0 = 1_000_000
+    for (let i = 0; i < 3; i++) {
+      expect(limiter.retryAfterMs("1.2.3.4", t0)).toBe(0)
+      limiter.recordFailure("1.2.3.4", t0)
+    }
+    expect(limiter.retryAfterMs("1.2.3.4", t0)).toBe(1000)
+    expect(limiter.retryAfterMs("1.2.3.4", t0 + 400)).toBe(600)
+    expect(limiter.retryAfterMs("5.6.7.8", t0)).toBe(0)
+    expect(limiter.retryAfterMs("1.2.3.4", t0 + 1000)).toBe(0)
+    limiter.recordFailure("1.2.3.4", t0 + 1000)
+    expect(limiter.retryAfterMs("1.2.3.4", t0 + 1000)).toBe(1000)
+    // Fully refilled after burst × interval.
+    expect(limiter.retryAfterMs("1.2.3.4", t0 + 5000)).toBe(0)
+    for (let i = 0; i < 3; i++) limiter.recordFailure("1.2.3.4", t0 + 5000)
+    expect(limiter.retryAfterMs("1.2.3.4", t0 + 5000)).toBeGreaterThan(0)
+  })
+
+  it("keeps a bounded number of addresses", () => {
+    const limiter = makeFailureLimiter({ burst: 1, refillMs: 60_000, maxAddresses: 100 })
+    for (let i = 0; i < 1000; i++) limiter.recordFailure(`10.0.${i >> 8}.${i & 255}`, 0)
+    // The oldest were dropped, the newest are still limited.
+    expect(limiter.retryAfterMs("10.0.0.0", 1)).toBe(0)
+    expect(limiter.retryAfterMs("10.0.3.231", 1)).toBeGreaterThan(0)
+  })
+})
+
+describe("through the HTTP stack (in-process, in-memory workspace)", () => {
+  const fixture = Effect.runSync(parseFixture("mcp", mcpFixture()))
+  const { layer } = makeGateway({ fixture })
+  const runtime = ManagedRuntime.make(
+    Layer.provide(
+      layer,
+      Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
+        ["SVC_MCP_AUTH_FAILURE_BURST", "3"],
+        ["SVC_MCP_AUTH_FAILURE_REFILL_MS", "60000"]
+      ])))
+    )
+  )
+  let url = ""
+
+  beforeAll(async () => {
+    url = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => {
+      const address = s.address as HttpServer.TcpAddress
+      return `http://127.0.0.1:${address.port}`
+    }))
+  })
+  afterAll(() => runtime.dispose())
+
+  it("the in-memory workspace authenticates the same keys (the port's third implementation)", async () => {
+    const client = await connect(url, KEY_B)
+    expect(ok(await call(client, "list_assigned_steps")).steps).toEqual([])
+    await client.close()
+  })
+
+  it("after the burst of failures: 429 with Retry-After, even for a valid key; successes cost nothing", async () => {
+    for (let i = 0; i < 5; i++) expect((await postMcp(url, { authorization: `Bearer ${KEY_A}` })).status).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await postMcp(url, { authorization: `Bearer wrong-${i}` })).status).toBe(401)
+    for (const authorization of ["Bearer wrong-again", `Bearer ${KEY_A}`]) {
+      const res = await postMcp(url, { authorization })
+      expect(res.status).toBe(429)
+      const retryAfter = Number(res.headers.get("retry-after"))
+      expect(retryAfter).toBeGreaterThan(0)
+      expect(retryAfter).toBeLessThanOrEqual(60)
+      expect(await res.json()).toEqual({
+        statusCode: 429,
+        error: "Too Many Requests",
+        message: `Too many failed authentications from this address; retry in ${retryAfter} s`
+      })
+    }
+  })
+})

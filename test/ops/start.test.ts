@@ -1,0 +1,132 @@
+/**
+ * Issue 11, the process: `npm start` serves from the built entry (dist/main.js, built when
+ * stale), finds its assets wherever the build is put, stops with npm on SIGTERM (no orphan),
+ * and start-up failures name their cause.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "vitest"
+import { runBuild } from "../../scripts/build.mjs"
+import { freePort } from "../support/process.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+const dir = mkdtempSync(join(tmpdir(), "gateway-ops-"))
+const children = new Set<ChildProcess>()
+const cleanup: Array<() => void> = [() => rmSync(dir, { recursive: true, force: true })]
+
+const SCRUB = ["SVC_WORKSPACE_URL", "SVC_TENANT_SLUG", "SVC_SEED_FILE", "SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_LOG_LEVEL", "SVC_LOG_FORMAT"]
+const env = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+  const e: NodeJS.ProcessEnv = { ...process.env }
+  for (const k of SCRUB) delete e[k]
+  return { ...e, HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_DATABASE_URL: `file:${join(dir, `${Math.random()}.db`)}`, ...extra }
+}
+
+const run = (command: string, args: ReadonlyArray<string>, extra: Record<string, string>) => {
+  const child = spawn(command, args, { cwd: ROOT, env: env(extra), stdio: ["ignore", "pipe", "pipe"] })
+  children.add(child)
+  let output = ""
+  child.stdout!.on("data", (d) => (output += d))
+  child.stderr!.on("data", (d) => (output += d))
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return { child, output: () => output, exited }
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const waitHealthy = async (port: number, proc: { output: () => string; child: ChildProcess }, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`exited ${proc.child.exitCode}:\n${proc.output()}`)
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(1000) })
+      if (res.ok) return
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`not healthy:\n${proc.output()}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+afterAll(() => {
+  for (const c of children) if (c.pid !== undefined && c.exitCode === null && c.signalCode === null) process.kill(c.pid, "SIGKILL")
+  for (const f of cleanup) f()
+})
+
+describe("npm start", { timeout: 120_000 }, () => {
+  it("serves from dist/main.js with the demo data, and SIGTERM to npm stops the server too", async () => {
+    const port = await freePort()
+    const npm = run("npm", ["start"], { PORT: String(port), SVC_LOG_FORMAT: "json" })
+    await waitHealthy(port, npm, 90_000)
+    // npm's child is node itself (the script execs it), running the built entry.
+    const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
+    expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("dist/main.js")
+    const entities = await (await fetch(`http://127.0.0.1:${port}/v1/entities`)).json() as Array<{ slug: string }>
+    expect(entities.map((e) => e.slug)).toContain("acme-us")
+    // One JSON line per request, with its id.
+    const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { headers: { "x-request-id": "npm-start-check" } })
+    await res.text()
+    await new Promise((r) => setTimeout(r, 200))
+    expect(npm.output()).toMatch(/\{"time":"[^"]+","level":"info","msg":"request","requestId":"npm-start-check"/)
+
+    process.kill(npm.child.pid!, "SIGTERM")
+    const deadline = Date.now() + 15_000
+    while (alive(serverPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(alive(serverPid)).toBe(false)
+    await npm.exited
+  })
+
+  it("finds its assets wherever the build puts the entry", async () => {
+    const out = join(ROOT, "scratch", `ops-build-${process.pid}`, "deeper", "still")
+    cleanup.push(() => rmSync(join(ROOT, "scratch", `ops-build-${process.pid}`), { recursive: true, force: true }))
+    await runBuild(out)
+    const port = await freePort()
+    const gw = run(process.execPath, [join(out, "main.js")], { PORT: String(port) })
+    await waitHealthy(port, gw)
+    expect(gw.output()).toContain(join(out, "assets", "demo.json"))
+    const entities = await (await fetch(`http://127.0.0.1:${port}/v1/entities`)).json() as Array<unknown>
+    expect(entities.length).toBeGreaterThan(0)
+    process.kill(gw.child.pid!, "SIGTERM")
+    await gw.exited
+  })
+})
+
+describe("start-up failures name their cause", { timeout: 120_000 }, () => {
+  const fails = async (extra: Record<string, string>) => {
+    const p = run(process.execPath, ["--import", "tsx", "src/main.ts"], extra)
+    const code = await p.exited
+    return { code, output: p.output() }
+  }
+  let holder: Server | undefined
+  afterAll(() => holder?.close())
+
+  it("a port in use, an unresolvable HOST, bad settings", async () => {
+    holder = createServer()
+    const busy = await new Promise<number>((resolve) => holder!.listen(0, "127.0.0.1", () => resolve((holder!.address() as { port: number }).port)))
+    const [inUse, host, body, url] = await Promise.all([
+      fails({ PORT: String(busy) }),
+      fails({ PORT: String(await freePort()), HOST: "no-such-host.invalid" }),
+      fails({ SVC_MAX_BODY_BYTES: "abc" }),
+      fails({ SVC_PUBLIC_URL: "garbage" })
+    ])
+    expect(inUse.code).toBe(1)
+    expect(inUse.output).toContain(`Cannot start: port ${busy} on 127.0.0.1 is already in use (PORT, HOST)`)
+    expect(host.code).toBe(1)
+    expect(host.output).toMatch(/Cannot start: HOST=\\?"no-such-host\.invalid\\?" does not resolve to an address \((ENOTFOUND|EAI_AGAIN)/)
+    expect(body.code).toBe(1)
+    expect(body.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"abc\\?": expected a positive integer/)
+    expect(url.code).toBe(1)
+    expect(url.output).toMatch(/Cannot start: SVC_PUBLIC_URL=\\?"garbage\\?": expected an absolute URL/)
+  })
+})
