@@ -27,7 +27,7 @@ import { lazyRoutes } from "./lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./readiness.js"
 import { RouterConfigLive } from "./ServerLimits.js"
-import { McpLive } from "../mcp/server.js"
+import { McpLive } from "../mcp/route.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),

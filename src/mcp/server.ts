@@ -13,7 +13,6 @@
  * is handed to the transport parsed. The request the SDK sees carries no Authorization header:
  * the key goes no further than ./auth.ts.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -21,18 +20,15 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import { Tenant } from "../services/Tenant.js"
 import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
 import { McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
-import { AgentTimeline } from "./timeline.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
 import { TOOLS } from "./tools.js"
 
-export const MCP_PATH = "/mcp"
+import { MCP_PATH } from "./route.js"
 
 export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
 
@@ -115,51 +111,43 @@ const serveMcp = (
   )
 }
 
-/** The /mcp route, mounted on the gateway's router (src/http/Gateway.ts). */
-export const McpRoutes = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
-    const services = yield* Effect.context<ToolServices>()
-    const config = yield* McpConfig
-    const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
-    // Derived once, at start: a tool whose schema is not an object schema fails the start.
-    const listings = TOOLS.map(listing)
+/**
+ * The /mcp handler with its state (the failure limiter, the tool listings), made once on the
+ * first request (./route.ts mounts it and loads this module then).
+ */
+export const makeMcpHandler = Effect.gen(function*() {
+  const services = yield* Effect.context<ToolServices>()
+  const config = yield* McpConfig
+  const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
+  // A tool whose schema is not an object schema fails here (test/mcp checks every listing).
+  const listings = TOOLS.map(listing)
 
-    const handler = Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-      const wait = limiter.retryAfterMs(address)
-      if (wait > 0) return tooManyFailures(wait)
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+    const wait = limiter.retryAfterMs(address)
+    if (wait > 0) return tooManyFailures(wait)
 
-      const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
-      if (auth._tag === "Left") {
-        if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
-        limiter.recordFailure(address)
-        return unauthorized(auth.left)
-      }
-      if (request.method !== "POST") return methodNotAllowed(request.method)
+    const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
+    if (auth._tag === "Left") {
+      if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
+      limiter.recordFailure(address)
+      return unauthorized(auth.left)
+    }
+    if (request.method !== "POST") return methodNotAllowed(request.method)
 
-      const body = yield* Effect.orDie(request.json)
-      const url = Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(request.url, "http://localhost"))
-      const headers = new Headers()
-      for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
-      const webRequest = new Request(url, { method: "POST", headers })
+    const body = yield* Effect.orDie(request.json)
+    const url = Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(request.url, "http://localhost"))
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
+    const webRequest = new Request(url, { method: "POST", headers })
 
-      // This request's fiber refs (deadline, log annotations) with the tools' services.
-      const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services)
-      const server = makeServer(listings, { agent: auth.right.agent, tenant: auth.right.tenant, origin: url.origin }, toolRuntime)
-      const app = HttpApp.fromWebHandler((req) => serveMcp(req, body, auth.right, server))
-      return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(webRequest)).pipe(
-        Effect.orDie
-      )
-    })
-
-    yield* router.all(MCP_PATH, handler)
+    // This request's fiber refs (deadline, log annotations) with the tools' services.
+    const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services)
+    const server = makeServer(listings, { agent: auth.right.agent, tenant: auth.right.tenant, origin: url.origin }, toolRuntime)
+    const app = HttpApp.fromWebHandler((req) => serveMcp(req, body, auth.right, server))
+    return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(webRequest)).pipe(
+      Effect.orDie
+    )
   })
-)
-
-/** The tool server's layer: its route, settings from the environment, one timeline service. */
-export const McpLive = McpRoutes.pipe(
-  Layer.provide(AgentTimeline.layer),
-  Layer.provide(McpConfig.fromEnv),
-  Layer.provide(Tenant.layer)
-)
+})

@@ -41,14 +41,16 @@ export interface ProcessExit {
 export const startService = async (
   env: Record<string, string>,
   entry = "src/main.ts",
-  portVariable = "PORT"
+  portVariable = "PORT",
+  /** Node options after tsx's loader (e.g. another --import). */
+  nodeArgs: ReadonlyArray<string> = []
 ): Promise<RunningService> => {
   const port = await freePort()
   // Never the default admin port 3001: test processes run side by side.
   const adminPort = env.SVC_ADMIN_PORT ?? String(await freePort())
   const inherited = { ...process.env }
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, entry], {
     cwd: ROOT,
     env: { ...inherited, HOST: "127.0.0.1", [portVariable]: String(port), ...env, SVC_ADMIN_PORT: adminPort },
     stdio: ["ignore", "pipe", "pipe"]
@@ -105,8 +107,11 @@ export const startService = async (
 
 export interface JsonResponse {
   readonly status: number
+  /** The parsed JSON; the text itself when it is not JSON; undefined when empty. */
   readonly body: any
   readonly headers: Headers
+  /** The body exactly as received. */
+  readonly text: string
 }
 
 export const http = async (
@@ -127,5 +132,5 @@ export const http = async (
   } catch {
     parsed = text
   }
-  return { status: res.status, body: parsed as any, headers: res.headers }
+  return { status: res.status, body: parsed as any, headers: res.headers, text }
 }

@@ -25,7 +25,7 @@ import { GatewayApi } from "../../src/api/Api.js"
 import { GL_CONNECT_PATH } from "../../src/workspace/api/mount.js"
 import { WorkspaceApi } from "../../src/workspace/api/WorkspaceApi.js"
 import { GL_SERVICE_IDS } from "../../src/workspace/glServices.js"
-import { type RunningService, startService } from "../support/process.js"
+import { http, type RunningService, startService } from "../support/process.js"
 import { fillPath, fillsOf, METHODS, normalize, paramsOf, type Route, routesOf, type Side, standInFor } from "./routes.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
@@ -55,28 +55,7 @@ const TOKEN = randomBytes(24).toString("base64url") // 32 characters
 const bearer = { authorization: `Bearer ${TOKEN}` }
 const b64 = Buffer.from("trust boundary").toString("base64")
 
-interface Res {
-  readonly status: number
-  readonly headers: Headers
-  readonly text: string
-  readonly body: any
-}
-
-const request = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res> => {
-  const res = await fetch(url, {
-    method,
-    headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-  })
-  const text = await res.text()
-  let parsed: unknown = undefined
-  try {
-    parsed = text === "" ? undefined : JSON.parse(text)
-  } catch {
-    parsed = undefined
-  }
-  return { status: res.status, headers: res.headers, text, body: parsed }
-}
+const request = http
 
 /** Runs `tasks` with at most `n` at once. */
 const pool = async <A>(n: number, tasks: ReadonlyArray<() => Promise<A>>): Promise<Array<A>> => {

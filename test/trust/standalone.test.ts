@@ -61,6 +61,9 @@ describe("the standalone workspace service with SVC_ADMIN_TOKEN", { timeout: 120
       startGateway({}),
       startGateway({ SVC_WORKSPACE_TOKEN: `${TOKEN.slice(0, -1)}_` })
     ])
+    // The start-up line follows the port's opening: on a busy machine, after the first probe.
+    const until = Date.now() + 10_000
+    while (!good.output().includes("workspace service at") && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
     expect(good.output()).toContain(`workspace service at ${workspace.url}`)
     const entities = await http("GET", `${good.url}/v1/entities`)
     expect(entities.status).toBe(200)

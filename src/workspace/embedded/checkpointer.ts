@@ -53,6 +53,8 @@ export interface Checkpointer {
    * (nothing to wait for) otherwise: one stat of the log file.
    */
   readonly beforeWrite: () => Promise<void> | undefined
+  /** Whether the worker thread has been started (it starts on first need). */
+  readonly workerStarted: () => boolean
 }
 
 const DEFAULT_PASSIVE_BYTES = 4 * 1024 * 1024
@@ -108,95 +110,164 @@ parentPort.on("message", (m) => {
 
 const driverPath = () => createRequire(createRequire(import.meta.url).resolve("@libsql/client")).resolve("libsql")
 
+/** A scheduled TRUNCATE of a log this small runs on the caller's connection (no worker needed). */
+const DEFAULT_INLINE_BYTES = 1024 * 1024
+
+/** How often the log's size is looked at while no worker runs (one stat). */
+const WATCH_MS = 1000
+
+export interface LazyCheckpointerOptions extends CheckpointerOptions {
+  readonly walLimitBytes: number
+  /** Scheduled TRUNCATEs of a log up to this size run here, through `inline`, instead of in a worker. */
+  readonly inlineBytes?: number | undefined
+  /** A TRUNCATE checkpoint on one of the caller's connections (busy_timeout 0: it waits for nobody). */
+  readonly inline: () => Promise<void>
+  /** Called once if the worker cannot start: the caller turns SQLite's own checkpoints back on. */
+  readonly unavailable: (reason: string) => void
+}
+
 /**
- * Starts the checkpoint worker for the scope; closing the scope closes its connection and ends
- * it. Fails when the worker cannot start (the caller then leaves SQLite's own checkpoints on).
+ * The checkpointer for the scope. Its worker thread (about 18 MB of RSS: an isolate and a
+ * second copy of the driver, measured with process.memoryUsage) starts only when a log needs
+ * it: once the log grows past `passiveBytes`, or when a scheduled TRUNCATE finds more than
+ * `inlineBytes` in it (a smaller one is copied inline: measured about 5-8 ms per MiB of blocked
+ * event loop, once per interval at most). Until then one stat per second watches the log, so an
+ * idle or read-mostly process never pays for the worker. Closing the scope closes the worker's
+ * connection and ends it.
  */
 export const startCheckpointer = (
-  options: CheckpointerOptions & { readonly walLimitBytes: number }
-): Effect.Effect<Checkpointer, Error, Scope.Scope> =>
+  options: LazyCheckpointerOptions
+): Effect.Effect<Checkpointer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const pending = new Map<number, (reply: { ok: boolean; busy?: boolean; logFrames?: number; ms?: number; message?: string }) => void>()
     let nextId = 0
-    const worker = yield* Effect.acquireRelease(
-      Effect.async<Worker, Error>((resume) => {
-        let w: Worker
-        try {
-          w = new Worker(WORKER_SOURCE, {
-            eval: true,
-            workerData: {
-              driver: driverPath(),
-              path: options.path,
-              intervalMs: Math.max(0, options.intervalMs),
-              passiveBytes: options.passiveBytes ?? DEFAULT_PASSIVE_BYTES,
-              pollMs: options.pollMs ?? 50,
-              busyTimeoutMs: options.busyTimeoutMs ?? 1000,
-              walLimitBytes: options.walLimitBytes
-            },
-            // The worker needs none of the parent's loaders (tsx, test runners).
-            execArgv: [],
-            stdout: false,
-            stderr: false
-          })
-        } catch (e) {
-          return resume(Effect.fail(e instanceof Error ? e : new Error(String(e))))
-        }
+    let started: Promise<Worker> | undefined
+    let failed = false
+    const passiveBytes = options.passiveBytes ?? DEFAULT_PASSIVE_BYTES
+    const wal = `${options.path}-wal`
+    const walSize = () => {
+      try {
+        return statSync(wal).size
+      } catch {
+        return 0
+      }
+    }
+
+    const spawn = () =>
+      new Promise<Worker>((resolve, reject) => {
+        const w = new Worker(WORKER_SOURCE, {
+          eval: true,
+          workerData: {
+            driver: driverPath(),
+            path: options.path,
+            intervalMs: Math.max(0, options.intervalMs),
+            passiveBytes,
+            pollMs: options.pollMs ?? 50,
+            busyTimeoutMs: options.busyTimeoutMs ?? 1000,
+            walLimitBytes: options.walLimitBytes
+          },
+          // The worker needs none of the parent's loaders (tsx, test runners).
+          execArgv: [],
+          stdout: false,
+          stderr: false
+        })
         w.unref()
         w.on("message", (m: { id: number }) => {
           const reply = pending.get(m.id)
           pending.delete(m.id)
           reply?.(m as never)
         })
-        const failed = (e: unknown) => {
+        const fail = (e: unknown) => {
           for (const reply of pending.values()) reply({ ok: false, message: String((e as Error)?.message ?? e) })
           pending.clear()
         }
-        w.on("error", failed)
-        w.on("exit", () => failed(new Error("checkpoint worker exited")))
+        w.on("error", fail)
+        w.on("exit", () => fail(new Error("checkpoint worker exited")))
         // Online once it has loaded the driver and opened the database: a checkpoint answers.
         const id = nextId++
-        pending.set(id, (reply) =>
-          reply.ok
-            ? resume(Effect.succeed(w))
-            : resume(Effect.fail(new Error(`checkpoint worker did not start: ${reply.message}`))))
+        const timer = setTimeout(() => reject(new Error("checkpoint worker did not start in time")), 10_000)
+        pending.set(id, (reply) => {
+          clearTimeout(timer)
+          if (reply.ok) resolve(w)
+          else reject(new Error(`checkpoint worker did not start: ${reply.message}`))
+        })
         w.postMessage({ id, mode: "PASSIVE" })
-      }).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => new Error("checkpoint worker did not start in time") })),
-      (w) =>
-        Effect.async<void>((resume) => {
-          let resumed = false
-          const done = () => {
-            if (resumed) return
-            resumed = true
-            resume(Effect.promise(() => w.terminate().then(() => undefined, () => undefined)))
-          }
-          pending.set(nextId, done)
-          w.once("exit", done)
-          w.postMessage({ id: nextId++, type: "close" })
-        }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
-    )
-    const checkpoint = (mode: "PASSIVE" | "TRUNCATE") =>
-      new Promise<CheckpointResult>((resolve, reject) => {
-        const id = nextId++
-        pending.set(id, (reply) =>
-          reply.ok
-            ? resolve({ busy: reply.busy === true, logFrames: reply.logFrames ?? -1, ms: reply.ms ?? 0 })
-            : reject(new Error(reply.message ?? "checkpoint failed")))
-        worker.postMessage({ id, mode })
       })
-    const wal = `${options.path}-wal`
-    const limit = Math.max(options.walLimitBytes, options.passiveBytes ?? DEFAULT_PASSIVE_BYTES)
+
+    /** The worker, started on first use; rejects (once and for good) if it cannot start. */
+    const worker = (): Promise<Worker> => {
+      if (started === undefined) {
+        clearInterval(watch)
+        started = spawn()
+        started.catch((e: Error) => {
+          failed = true
+          options.unavailable(e.message)
+        })
+      }
+      return started
+    }
+
+    const checkpoint = (mode: "PASSIVE" | "TRUNCATE") =>
+      worker().then((w) =>
+        new Promise<CheckpointResult>((resolve, reject) => {
+          const id = nextId++
+          pending.set(id, (reply) =>
+            reply.ok
+              ? resolve({ busy: reply.busy === true, logFrames: reply.logFrames ?? -1, ms: reply.ms ?? 0 })
+              : reject(new Error(reply.message ?? "checkpoint failed")))
+          w.postMessage({ id, mode })
+        })
+      )
+
+    // Until the worker runs: the log is watched here; it takes over both jobs once started.
+    const inlineBytes = options.inlineBytes ?? DEFAULT_INLINE_BYTES
+    let dirtySince: number | undefined
+    let inlineRunning = false
+    const watch = setInterval(() => {
+      const size = walSize()
+      if (size === 0) return void (dirtySince = undefined)
+      if (size > passiveBytes) return void checkpoint("PASSIVE").catch(() => {})
+      const now = Date.now()
+      dirtySince ??= now
+      if (options.intervalMs <= 0 || now - dirtySince < options.intervalMs || inlineRunning) return
+      dirtySince = undefined
+      if (size > inlineBytes) return void checkpoint("TRUNCATE").catch(() => {})
+      inlineRunning = true
+      options.inline().finally(() => (inlineRunning = false))
+    }, Math.min(WATCH_MS, options.intervalMs > 0 ? options.intervalMs : WATCH_MS))
+    watch.unref()
+
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        clearInterval(watch)
+        if (started === undefined || failed) return Effect.void
+        return Effect.promise(() => started!.then((w) => w, () => undefined)).pipe(
+          Effect.flatMap((w) =>
+            w === undefined ? Effect.void : Effect.async<void>((resume) => {
+              let resumed = false
+              const done = () => {
+                if (resumed) return
+                resumed = true
+                resume(Effect.promise(() => w.terminate().then(() => undefined, () => undefined)))
+              }
+              pending.set(nextId, done)
+              w.once("exit", done)
+              w.postMessage({ id: nextId++, type: "close" })
+            })
+          ),
+          Effect.timeout("5 seconds"),
+          Effect.ignore
+        )
+      })
+    )
+
+    const limit = Math.max(options.walLimitBytes, passiveBytes)
     let truncating: Promise<void> | undefined
     const beforeWrite = (): Promise<void> | undefined => {
       if (truncating !== undefined) return truncating
-      let size = 0
-      try {
-        size = statSync(wal).size
-      } catch {
-        return undefined
-      }
-      if (size <= limit) return undefined
+      if (failed || walSize() <= limit) return undefined
       truncating = checkpoint("TRUNCATE").then(() => undefined, () => undefined).finally(() => (truncating = undefined))
       return truncating
     }
-    return { checkpoint, beforeWrite }
+    return { checkpoint, beforeWrite, workerStarted: () => started !== undefined }
   })

@@ -25,10 +25,11 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
-import * as Libsql from "@libsql/client"
+import * as Libsql from "@libsql/client/sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import { startCheckpointer } from "./checkpointer.js"
 
 /**
@@ -64,6 +65,12 @@ class Connection {
       if (!this.autoCheckpoint) this.client.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
     }
     return this.client
+  }
+
+  /** SQLite's own checkpoints again (the worker could not start). */
+  enableAutoCheckpoint() {
+    this.autoCheckpoint = true
+    this.client?.execute("PRAGMA wal_autocheckpoint = 1000").catch(() => {})
   }
 
   /** Leaves checkpoints to the worker: no COMMIT on this connection copies the log any more. */
@@ -222,7 +229,7 @@ const finalCheckpoint = (connection: Connection): Promise<void> =>
 /**
  * LibsqlClient + SqlClient on `url`; both connections close with the layer, after a last
  * TRUNCATE checkpoint (a clean exit leaves an empty write-ahead log). With `path`, a worker
- * thread checkpoints while the layer is up (PASSIVE as the log grows, TRUNCATE every
+ * thread, started once the log first needs it (./checkpointer.ts), checkpoints while the layer is up (PASSIVE as the log grows, TRUNCATE every
  * `checkpointIntervalMs` and before a write once the log is past `walLimitBytes`), so no
  * COMMIT here pays for one and the log stays within the limit plus one transaction;
  * journal_size_limit bounds what a restarted log keeps on disk.
@@ -251,20 +258,23 @@ export const libsqlLayer = (
     let beforeWrite: (() => Promise<void> | undefined) | undefined
     if (options.path !== undefined) {
       // Released before the connections: the worker's connection closes first.
-      const started = yield* Effect.either(startCheckpointer({
+      const runtime = yield* Effect.runtime<never>()
+      reader.disableAutoCheckpoint()
+      writer.disableAutoCheckpoint()
+      const checkpointer = yield* startCheckpointer({
         path: options.path,
         intervalMs: options.checkpointIntervalMs ?? DEFAULT_CHECKPOINT_INTERVAL_MS,
-        walLimitBytes
-      }))
-      if (started._tag === "Right") {
-        reader.disableAutoCheckpoint()
-        writer.disableAutoCheckpoint()
-        beforeWrite = started.right.beforeWrite
-      } else {
-        yield* Effect.logWarning(
-          `workspace database: no checkpoint worker (${started.left.message}); SQLite checkpoints in the request path`
-        )
-      }
+        walLimitBytes,
+        inline: () => finalCheckpoint(reader),
+        unavailable: (reason) => {
+          reader.enableAutoCheckpoint()
+          writer.enableAutoCheckpoint()
+          Runtime.runFork(runtime)(Effect.logWarning(
+            `workspace database: no checkpoint worker (${reason}); SQLite checkpoints in the request path`
+          ))
+        }
+      })
+      beforeWrite = checkpointer.beforeWrite
     }
     const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
     return Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
