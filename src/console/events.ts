@@ -3,14 +3,14 @@
  * (`GET /v1/tasks/:taskId/events/stream`, resumable: the browser resends the last `id:` as
  * Last-Event-ID when it reconnects). When the stream cannot be opened (a gateway without it
  * answers 404/405, or it does not open within a few seconds) the hook polls the event list
- * once a second instead, asking only for events after the last seq it has. Events are kept by
+ * every 0.7 s instead, asking only for events after the last seq it has. Events are kept by
  * seq, so a replay or an overlap never shows one twice.
  */
 import { useEffect, useState } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
 import { gw } from "./api.js"
 
-export const POLL_MS = 1000
+export const POLL_MS = 700
 const OPEN_TIMEOUT_MS = 4000
 
 export type Transport = "connecting" | "live" | "polling"

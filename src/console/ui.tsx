@@ -18,5 +18,8 @@ export const ErrorText = ({ id, message }: { id?: string; message: string | unde
   message === undefined ? null : <p class="error" id={id} role="alert">{message}</p>
 
 export const Json = ({ value, label }: { value: unknown; label: string }) => (
-  <pre aria-label={label} tabIndex={0}>{JSON.stringify(value, null, 2)}</pre>
+  <figure class="json">
+    <figcaption class="hint">{label}</figcaption>
+    <pre tabIndex={0} aria-label={label}>{JSON.stringify(value, null, 2)}</pre>
+  </figure>
 )
