@@ -247,6 +247,16 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     expect((await http("GET", `${gw!.url}/v1/gl/status`)).body.connected).toBe(true)
   })
 
+  it("the axe check does find serious violations when a screen has them", async () => {
+    await open("#/gl")
+    await page.evaluate(`(() => {
+      const b = document.createElement("button"); document.querySelector("main").append(b)
+      const i = document.createElement("img"); i.src = "data:,"; document.querySelector("main").append(i)
+    })()`)
+    const ids = (await seriousViolations(page)).map((v) => v.id)
+    expect(ids).toEqual(expect.arrayContaining(["button-name", "image-alt"]))
+  })
+
   it("raised no uncaught error in the page", () => {
     expect(errors).toEqual([])
   })
