@@ -94,6 +94,28 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     expect(posts).toBe(0)
   })
 
+  it("shows a 400 from the gateway at the field its message names", async () => {
+    await open(`#/entities/${ACME_US}/start`)
+    await page.getByLabel("Workflow").selectOption("expense-review")
+    await page.getByLabel("period (required)").fill("2026-11")
+    // The gateway's own check agrees with the form's; a rule only the server knows is simulated here.
+    await page.route("**/v1/entities/*/tasks", (route) =>
+      route.request().method() === "POST"
+        ? route.fulfill({
+          status: 400,
+          json: { statusCode: 400, message: "context.currency: must be one of \"USD\"", error: "Bad Request" }
+        })
+        : route.fallback())
+    try {
+      await page.getByRole("button", { name: "Start task", exact: true }).click()
+      await expect.poll(() => page.locator("#param-currency-error").textContent()).toContain("must be one of")
+      expect(await page.getByLabel("currency").getAttribute("aria-invalid")).toBe("true")
+      expect(await page.getByLabel("period (required)").getAttribute("aria-invalid")).toBeNull()
+    } finally {
+      await page.unroute("**/v1/entities/*/tasks")
+    }
+  })
+
   let taskId = ""
 
   it("starts a task by keyboard only", async () => {
