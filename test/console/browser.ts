@@ -3,7 +3,7 @@
  * per test file, on an empty temporary profile that is removed with it. Plus the axe-core
  * check and keyboard helpers the tests share.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -26,6 +26,9 @@ export interface Browser {
 }
 
 export const launch = async (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No chromium at ${CHROMIUM}: install Debian's \`chromium\` package (apt-get install chromium) or set CHROMIUM_PATH`)
+  }
   const profile = mkdtempSync(join(tmpdir(), "console-chromium-"))
   try {
     const context = await chromium.launchPersistentContext(profile, {
