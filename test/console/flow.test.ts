@@ -144,7 +144,19 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     // A type the step does not accept is refused in place.
     await picker.setInputFiles({ name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("hello") })
     await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("not an accepted type")
-    await picker.setInputFiles({ name: "receipt.png", mimeType: "image/png", buffer: PNG })
+    // The drop zone takes the same types: a dropped text file is refused, a dropped PNG taken.
+    const drop = (name: string, type: string, base64: string) =>
+      page.evaluate(`(() => {
+        const bytes = Uint8Array.from(atob(${JSON.stringify(base64)}), (c) => c.charCodeAt(0))
+        const dt = new DataTransfer()
+        dt.items.add(new File([bytes], ${JSON.stringify(name)}, { type: ${JSON.stringify(type)} }))
+        document.querySelector("[data-testid=dropzone]").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }))
+      })()`)
+    await picker.setInputFiles([])
+    await drop("notes.txt", "text/plain", Buffer.from("hi").toString("base64"))
+    await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("notes.txt is not an accepted type")
+    await drop("receipt.png", "image/png", PNG.toString("base64"))
+    await expect.poll(() => page.getByTestId("dropzone").textContent()).toBe("Ready: receipt.png")
     await page.getByRole("button", { name: "Upload", exact: true }).click()
     await page.getByRole("heading", { name: "Current step: Review flagged expenses" }).waitFor({ timeout: 10_000 })
     // The uploaded file is listed with a working download link.
