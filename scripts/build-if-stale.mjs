@@ -8,11 +8,15 @@
  * build script, package.json or package-lock.json is newer than it, or one of its outputs is
  * gone. A source file added since is found through the file that imports it (changed, so newer).
  *
+ * The console (dist/console, scripts/build-console.mjs) is checked the same way against its own
+ * dist/console/build.json, and rebuilt alone when only it is stale.
+ *
  * `node scripts/build-if-stale.mjs [--check]`: --check only answers (exit 0 fresh, 1 stale).
  */
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildConsole, consoleStaleness } from "./build-console.mjs"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const DIST = join(ROOT, "dist")
@@ -46,14 +50,21 @@ export const staleness = (root = ROOT, dist = DIST) => {
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const why = staleness()
+  // The console (dist/console) has its own manifest: it alone is rebuilt when only it changed.
+  const consoleWhy = why === undefined ? consoleStaleness(ROOT, join(DIST, "console")) : undefined
   if (process.argv.includes("--check")) {
-    process.stdout.write(why === undefined ? "fresh\n" : `stale: ${why}\n`)
-    process.exit(why === undefined ? 0 : 1)
+    const any = why ?? consoleWhy
+    process.stdout.write(any === undefined ? "fresh\n" : `stale: ${any}\n`)
+    process.exit(any === undefined ? 0 : 1)
   }
   if (why !== undefined) {
     process.stderr.write(`building dist/ (${why}) ...\n`)
     const { runBuild } = await import("./build.mjs")
     const { ms } = await runBuild(DIST)
     process.stderr.write(`built dist/ in ${(ms / 1000).toFixed(1)} s\n`)
+  } else if (consoleWhy !== undefined) {
+    process.stderr.write(`building dist/console (${consoleWhy}) ...\n`)
+    const { ms } = await buildConsole(join(DIST, "console"))
+    process.stderr.write(`built dist/console in ${(ms / 1000).toFixed(1)} s\n`)
   }
 }

@@ -22,6 +22,7 @@ import { build } from "esbuild"
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { basename, dirname, extname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { buildConsole } from "./build-console.mjs"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -134,7 +135,10 @@ export const runBuild = async (outdir = join(ROOT, "dist")) => {
   mkdirSync(outdir, { recursive: true })
   const staging = join(outdir, `.staging-${process.pid}-${Date.now()}`)
   try {
-    return await buildInto(staging, outdir, started)
+    const built = await buildInto(staging, outdir, started)
+    // The task console served at / (scripts/build-console.mjs): its own directory and manifest.
+    await buildConsole(join(outdir, "console"))
+    return { ...built, ms: performance.now() - started }
   } finally {
     rmSync(staging, { recursive: true, force: true })
   }

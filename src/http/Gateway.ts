@@ -46,6 +46,9 @@ const Docs = Layer.mergeAll(
     (await import("@effect/platform/HttpApiScalar")).layer({ path: "/docs", scalar: { withDefaultFonts: false } }))
 )
 
+/** The task console at / and /console/<file> (./console.ts), loaded on its first request like /docs. */
+const Console = lazyRoutes(["/", "/console/:file"], async () => (await import("./console.js")).ConsoleRoutes)
+
 /**
  * GET /readyz (readiness.ts): 200 `{"status":"ready"}`, or 503 in the error shape saying why.
  * A plain route beside the api, like /docs: an operational probe, not part of the tenant API
@@ -89,6 +92,7 @@ const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
 
 export const GatewayLive = HttpApiBuilder.serve().pipe(
   Layer.provide(Docs),
+  Layer.provide(Console),
   Layer.provide(McpLive), // the agent tool server at /mcp (src/mcp/server.ts)
   Layer.provide(ReadinessRoute),
   Layer.provide(MetricsRoute),

@@ -27,7 +27,8 @@ export const startParamsOf = (runbook: Workspace.Runbook): ReadonlyArray<StartPa
 const typeOf = (value: unknown): StartParamType | "null" =>
   value === null ? "null" : Array.isArray(value) ? "array" : typeof value as StartParamType
 
-const problem = (param: StartParam, value: unknown): string | undefined => {
+/** What is wrong with one value for one parameter (type, pattern, enum), or undefined; the console checks with it too. */
+export const problem = (param: StartParam, value: unknown): string | undefined => {
   const actual = typeOf(value)
   if (actual !== param.type) return `must be of type ${param.type}, got ${actual}`
   if (param.pattern !== undefined && typeof value === "string") {

@@ -1,0 +1,136 @@
+/**
+ * A FILE_UPLOAD step: a file picker and a drop zone that take only the step's accepted types
+ * (`displayHint.config.accept`: media types or `.ext`), upload progress, and the file sent the
+ * way the step's `submit_file` action names (the ingest path, its source and signal), which
+ * completes the step.
+ */
+import { useState } from "preact/hooks"
+import type { UiStep } from "../api/resources.js"
+import { messageOf, uploadingClient } from "./api.js"
+import { ErrorText } from "./ui.js"
+
+interface SubmitFile {
+  readonly path: string
+  readonly source?: string
+  readonly signalTaskId?: string
+  readonly signalName?: string
+}
+
+const submitActionOf = (step: UiStep): SubmitFile | undefined => {
+  const actions = Array.isArray(step.args.actions) ? step.args.actions as Array<Record<string, unknown>> : []
+  const a = actions.find((x) => x?.type === "submit_file")
+  return a === undefined || typeof a.path !== "string" ? undefined : a as unknown as SubmitFile
+}
+
+export const acceptedTypes = (step: UiStep): ReadonlyArray<string> => {
+  const accept = step.displayHint.config.accept
+  if (Array.isArray(accept)) return accept.filter((a): a is string => typeof a === "string")
+  if (typeof accept === "string") return accept.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  return []
+}
+
+export const isAccepted = (file: { name: string; type: string }, accepted: ReadonlyArray<string>) =>
+  accepted.length === 0 || accepted.some((a) =>
+    a.startsWith(".") ? file.name.toLowerCase().endsWith(a.toLowerCase())
+    : a.endsWith("/*") ? file.type.startsWith(a.slice(0, -1))
+    : file.type === a)
+
+const readBase64 = (file: File) =>
+  new Promise<string>((resolve, reject) => {
+    const reader = new FileReader()
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""))
+    reader.onerror = () => reject(reader.error ?? new Error("could not read the file"))
+    reader.readAsDataURL(file)
+  })
+
+export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiStep; onDone: () => void }) => {
+  const accepted = acceptedTypes(step)
+  const action = submitActionOf(step)
+  const [file, setFile] = useState<File | undefined>()
+  const [error, setError] = useState<string | undefined>()
+  const [progress, setProgress] = useState<number | undefined>()
+  const [over, setOver] = useState(false)
+  const inputId = `file-${step.id}`
+
+  const choose = (f: File | undefined) => {
+    setError(undefined)
+    if (f !== undefined && !isAccepted(f, accepted)) {
+      setFile(undefined)
+      setError(`${f.name} is not an accepted type (${f.type || "unknown type"}); accepted: ${accepted.join(", ")}`)
+      return
+    }
+    setFile(f)
+  }
+
+  const upload = async (event: Event) => {
+    event.preventDefault()
+    if (file === undefined) {
+      setError("Choose a file first")
+      return
+    }
+    setError(undefined)
+    setProgress(0)
+    try {
+      const data = await readBase64(file)
+      const client = uploadingClient((f) => setProgress(f))
+      const meta = {
+        source: action?.source ?? (typeof step.args.source === "string" ? step.args.source : step.id),
+        fileName: file.name,
+        ...(file.type !== "" ? { contentType: file.type } : {}),
+        ...(action?.signalTaskId !== undefined && action.signalName !== undefined
+          ? { signalTaskId: action.signalTaskId, signalName: action.signalName }
+          : {})
+      }
+      await client.files.ingestFile({ path: { taskId }, payload: { ...meta, fileRef: { provider: "inline_base64", data } } })
+      setFile(undefined)
+      onDone()
+    } catch (e) {
+      setError(messageOf(e))
+    } finally {
+      setProgress(undefined)
+    }
+  }
+
+  return (
+    <form class="panel" onSubmit={upload} aria-label="File upload">
+      {action === undefined && <p class="hint">This step names no submit action; the file is stored without completing it.</p>}
+      <div class="field">
+        <label for={inputId}>File to upload</label>
+        <input
+          id={inputId}
+          type="file"
+          accept={accepted.length > 0 ? accepted.join(",") : undefined}
+          aria-describedby={`${inputId}-types`}
+          onChange={(e) => choose(e.currentTarget.files?.[0])}
+        />
+        <p class="hint" id={`${inputId}-types`}>Accepted: {accepted.length > 0 ? accepted.join(", ") : "any type"}</p>
+      </div>
+      <div
+        class={over ? "dropzone over" : "dropzone"}
+        data-testid="dropzone"
+        onDragOver={(e) => {
+          e.preventDefault()
+          setOver(true)
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault()
+          setOver(false)
+          choose(e.dataTransfer?.files?.[0])
+        }}
+      >
+        {file !== undefined ? `Ready: ${file.name}` : "…or drop a file here"}
+      </div>
+      {progress !== undefined && (
+        <div class="field">
+          <label for={`${inputId}-progress`}>Upload progress</label>
+          <progress id={`${inputId}-progress`} max={1} value={progress} />
+        </div>
+      )}
+      <ErrorText message={error} />
+      <div class="actions">
+        <button type="submit" disabled={progress !== undefined}>Upload</button>
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,25 @@
+/** The task's files, each with a download link (the gateway's download path as the list names it). */
+import { gw } from "./api.js"
+import { usePoll } from "./poll.js"
+import { ErrorText } from "./ui.js"
+
+export const Files = ({ taskId, version }: { taskId: string; version: number }) => {
+  const files = usePoll(() => gw.files.listFiles({ path: { taskId }, urlParams: {} }), 5000, [taskId, version])
+  return (
+    <section aria-labelledby="files-heading">
+      <h2 id="files-heading">Files</h2>
+      <ErrorText message={files.error} />
+      {files.data !== undefined && files.data.length === 0 && <p>No files yet.</p>}
+      {files.data !== undefined && files.data.length > 0 && (
+        <ul>
+          {files.data.map((f) => (
+            <li key={f.id}>
+              <a href={f.downloadUrl} download={f.filename}>Download {f.filename}</a>{" "}
+              <span class="hint">{f.contentType} · {new Date(f.uploadedAt).toLocaleString()}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,95 @@
+/**
+ * The GL connection: status; Connect opens the session's `sessionUrl` in a popup (the provider
+ * flow runs there) and polls /v1/gl/status until connected; Disconnect removes it.
+ */
+import { useEffect, useRef, useState } from "preact/hooks"
+import { gw, messageOf } from "./api.js"
+import { usePoll } from "./poll.js"
+import { ErrorText, ScreenHeading } from "./ui.js"
+
+export const GL_POLL_MS = 1000
+const GL_POLL_LIMIT_MS = 10 * 60 * 1000
+
+export const Gl = () => {
+  const status = usePoll(() => gw.gl.glStatus(), 0, [])
+  const [waiting, setWaiting] = useState(false)
+  const [error, setError] = useState<string | undefined>()
+  const [fallbackUrl, setFallbackUrl] = useState<string | undefined>()
+  const stop = useRef<() => void>(() => {})
+  useEffect(() => () => stop.current(), [])
+
+  const connect = async () => {
+    setError(undefined)
+    setFallbackUrl(undefined)
+    // Opened in the click itself (a popup opened after an await is blocked), then pointed at the session.
+    const popup = window.open("", "gl-connect", "popup,width=520,height=640")
+    try {
+      const session = await gw.gl.glConnectSession({ payload: {} })
+      if (popup !== null) popup.location.href = session.sessionUrl
+      else setFallbackUrl(session.sessionUrl)
+      setWaiting(true)
+      const started = Date.now()
+      let timer: ReturnType<typeof setTimeout> | undefined
+      stop.current = () => timer !== undefined && clearTimeout(timer)
+      const poll = async () => {
+        try {
+          const s = await gw.gl.glStatus()
+          if (s.connected) {
+            setWaiting(false)
+            status.reload()
+            return
+          }
+        } catch {
+          // keep polling: a transient failure is not the end of the flow
+        }
+        if (Date.now() - started > GL_POLL_LIMIT_MS) {
+          setWaiting(false)
+          setError("Still not connected; try again.")
+          return
+        }
+        timer = setTimeout(poll, GL_POLL_MS)
+      }
+      timer = setTimeout(poll, GL_POLL_MS)
+    } catch (e) {
+      popup?.close()
+      setError(messageOf(e))
+    }
+  }
+
+  const disconnect = async () => {
+    setError(undefined)
+    try {
+      await gw.gl.glDisconnect()
+      status.reload()
+    } catch (e) {
+      setError(messageOf(e))
+    }
+  }
+
+  const s = status.data
+  return (
+    <>
+      <ScreenHeading>General ledger</ScreenHeading>
+      <ErrorText message={status.error} />
+      {s === undefined && status.error === undefined && <p>Loading…</p>}
+      {s !== undefined && (
+        <section class="panel" aria-label="GL status">
+          <p data-testid="gl-status">
+            {s.connected ? "Connected" : "Not connected"}
+            {s.service !== undefined && ` · ${s.service}`}
+            {s.workspaceName !== undefined && ` · ${s.workspaceName}`}
+            {s.status !== undefined && !s.connected && ` · ${s.status}`}
+          </p>
+          {s.lastSyncAt !== undefined && s.lastSyncAt !== null && <p class="hint">Last sync {new Date(s.lastSyncAt).toLocaleString()}</p>}
+          <div class="actions">
+            {!s.connected && <button type="button" onClick={connect} disabled={waiting}>Connect</button>}
+            {s.connected && <button type="button" class="danger" onClick={disconnect}>Disconnect</button>}
+          </div>
+          {waiting && <p role="status">Waiting for the connection to complete in the popup…</p>}
+          {fallbackUrl !== undefined && <p>The popup was blocked: <a href={fallbackUrl} target="_blank" rel="noopener">open the connect page</a>.</p>}
+        </section>
+      )}
+      <ErrorText message={error} />
+    </>
+  )
+}

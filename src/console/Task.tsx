@@ -1,0 +1,124 @@
+/**
+ * A task: its steps with their status (a completed step opens its snapshot, fetched when
+ * opened), the current step rendered by its `displayHint.component`, the live timeline and
+ * the task's files. The state reloads every few seconds and after every action.
+ */
+import { useState } from "preact/hooks"
+import type { UiState, UiStep } from "../api/resources.js"
+import { gw, messageOf } from "./api.js"
+import { Decision } from "./Decision.js"
+import { Files } from "./Files.js"
+import { FileUpload } from "./FileUpload.js"
+import { usePoll } from "./poll.js"
+import { href } from "./router.js"
+import { TableReview } from "./TableReview.js"
+import { Timeline } from "./Timeline.js"
+import { Badge, ErrorText, Json, ScreenHeading } from "./ui.js"
+
+export const TASK_REFRESH_MS = 3000
+
+export const Task = ({ taskId }: { taskId: string }) => {
+  const ui = usePoll(() => gw.tasks.getUi({ path: { taskId } }), TASK_REFRESH_MS, [taskId])
+  const [version, setVersion] = useState(0)
+  const changed = () => {
+    setVersion((v) => v + 1)
+    ui.reload()
+  }
+  if (ui.data === undefined) {
+    return (
+      <>
+        <ScreenHeading>Task</ScreenHeading>
+        {ui.error !== undefined
+          ? <ErrorText message={ui.status === 404 ? "No such task." : ui.error} />
+          : <p>Loading…</p>}
+      </>
+    )
+  }
+  const { task, step, steps } = ui.data
+  const entityId = typeof task.entityId === "string" ? task.entityId : undefined
+  return (
+    <>
+      <ScreenHeading>{task.title}</ScreenHeading>
+      <p class="actions">
+        <span>Status: <Badge value={task.status} /></span>
+        {entityId !== undefined && <a href={href.board(entityId)}>Back to the task board</a>}
+      </p>
+      <ErrorText message={ui.error} />
+      <div class="grid">
+        <div>
+          <Steps taskId={taskId} steps={steps} />
+          <section aria-labelledby="current-heading">
+            <h2 id="current-heading">{step === null ? "No current step" : `Current step: ${step.title}`}</h2>
+            {step === null
+              ? <p>{task.status === "COMPLETED" ? "This task is complete." : "Nothing to act on."}</p>
+              : <CurrentStep key={step.id} taskId={taskId} step={step} onDone={changed} />}
+          </section>
+          <Files taskId={taskId} version={version} />
+        </div>
+        <div>
+          <Timeline taskId={taskId} />
+        </div>
+      </div>
+    </>
+  )
+}
+
+const CurrentStep = ({ taskId, step, onDone }: { taskId: string; step: UiStep; onDone: () => void }) => {
+  const component = step.displayHint.component
+  if (component === "FILE_UPLOAD") return <FileUpload taskId={taskId} step={step} onDone={onDone} />
+  if (component === "TABLE_REVIEW") return <TableReview taskId={taskId} step={step} onDone={onDone} />
+  return (
+    <>
+      <p class="hint">{component === "APPROVAL" ? "Approve or reject this step." : `Step shown as ${component}.`}</p>
+      {component !== "APPROVAL" && (
+        <>
+          <Json label="Step configuration" value={step.displayHint.config} />
+          <Json label="Step arguments" value={step.args} />
+        </>
+      )}
+      <Decision taskId={taskId} stepId={step.id} onDone={onDone} />
+    </>
+  )
+}
+
+const Steps = ({ taskId, steps }: { taskId: string; steps: UiState["steps"] }) => {
+  const [open, setOpen] = useState<string | undefined>()
+  const [snapshot, setSnapshot] = useState<{ stepId: string; value?: unknown; error?: string } | undefined>()
+  const toggle = async (stepId: string) => {
+    if (open === stepId) return setOpen(undefined)
+    setOpen(stepId)
+    setSnapshot({ stepId })
+    try {
+      // Fetched when opened, every time: a snapshot is written when its step completes.
+      const all = await gw.tasks.getSnapshots({ path: { taskId } })
+      setSnapshot({ stepId, value: Object.hasOwn(all, stepId) ? all[stepId] : null })
+    } catch (e) {
+      setSnapshot({ stepId, error: messageOf(e) })
+    }
+  }
+  return (
+    <section aria-labelledby="steps-heading">
+      <h2 id="steps-heading">Steps</h2>
+      <ol class="steps">
+        {steps.map((s) => (
+          <li key={s.id}>
+            <span class="mono">{s.id}</span> <Badge value={s.status} />{" "}
+            {s.status === "COMPLETED" && (
+              <button type="button" class="secondary" aria-expanded={open === s.id} aria-controls={`snapshot-${s.id}`} onClick={() => toggle(s.id)}>
+                {open === s.id ? "Hide" : "Show"} snapshot of {s.id}
+              </button>
+            )}
+            {open === s.id && (
+              <div id={`snapshot-${s.id}`}>
+                {snapshot?.stepId === s.id && snapshot.error !== undefined && <p class="error">{snapshot.error}</p>}
+                {snapshot?.stepId === s.id && "value" in snapshot
+                  ? snapshot.value === null ? <p>No snapshot was recorded.</p> : <Json label={`Snapshot of ${s.id}`} value={snapshot.value} />
+                  : snapshot?.error === undefined && <p>Loading…</p>}
+              </div>
+            )}
+          </li>
+        ))}
+      </ol>
+    </section>
+  )
+}

@@ -1,0 +1,44 @@
+/**
+ * The console's only way to the gateway's /v1: the typed client derived from GatewayApi
+ * (src/client). Same origin, so every call goes to this gateway and no other.
+ */
+import { createGatewayClient, type PromiseClient, type GatewayClient } from "../client/index.js"
+import { xhrFetch } from "./xhrFetch.js"
+
+export const gw: PromiseClient<GatewayClient> = createGatewayClient(location.origin)
+
+/** A client whose request bodies report upload progress (fetch cannot), for file uploads. */
+export const uploadingClient = (onProgress: (fraction: number) => void): PromiseClient<GatewayClient> =>
+  createGatewayClient(location.origin, { fetch: xhrFetch(onProgress) })
+
+/** The message of a failure from the client: the error shape's `message`, else a transport description. */
+export const messageOf = (error: unknown): string => {
+  if (typeof error === "object" && error !== null) {
+    const e = error as { message?: unknown; _tag?: unknown; reason?: unknown }
+    if (e._tag === "RequestError") return "The gateway could not be reached"
+    if (typeof e.message === "string" && e.message !== "") return e.message
+  }
+  return String(error)
+}
+
+/** The HTTP status a failure came with, when it has one. */
+export const statusOf = (error: unknown): number | undefined => {
+  const e = error as { statusCode?: unknown; response?: { status?: unknown } } | null
+  if (typeof e?.statusCode === "number") return e.statusCode
+  if (typeof e?.response?.status === "number") return e.response.status
+  return undefined
+}
+
+/**
+ * The field a server message names, by the gateway's conventions: `context.<key>: ...` (start
+ * parameters), `value for <field>: ...` and `Field "<field>" ...` (row edits), `payload.<key>`
+ * or a bare `<key>: ...` (request decoding).
+ */
+export const fieldOfMessage = (message: string): string | undefined => {
+  const m = /^(?:context|payload)\.([A-Za-z0-9_$-]+)/.exec(message) ??
+    /^value for ([A-Za-z0-9_$-]+):/.exec(message) ??
+    /^Field "([^"]+)"/.exec(message) ??
+    /^([A-Za-z][A-Za-z0-9_]*): /.exec(message) ??
+    /\["([A-Za-z0-9_]+)"\]/.exec(message)
+  return m?.[1]
+}

@@ -1,0 +1,125 @@
+/**
+ * A task's timeline, kept current. Live through the gateway's Server-Sent Events stream
+ * (`GET /v1/tasks/:taskId/events/stream`, resumable: the browser resends the last `id:` as
+ * Last-Event-ID when it reconnects). When the stream cannot be opened (a gateway without it
+ * answers 404/405, or it does not open within a few seconds) the hook polls the event list
+ * every 0.7 s instead, asking only for events after the last seq it has. Events are kept by
+ * seq, so a replay or an overlap never shows one twice.
+ */
+import { useEffect, useState } from "preact/hooks"
+import type { TaskEvent } from "../api/resources.js"
+import { gw, statusOf } from "./api.js"
+
+export const POLL_MS = 700
+const OPEN_TIMEOUT_MS = 4000
+
+export type Transport = "connecting" | "live" | "polling"
+
+export const streamUrl = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}/events/stream`
+
+export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent>; transport: Transport; error?: string } => {
+  const [events, setEvents] = useState<ReadonlyArray<TaskEvent>>([])
+  const [transport, setTransport] = useState<Transport>("connecting")
+  const [error, setError] = useState<string | undefined>()
+
+  useEffect(() => {
+    setEvents([])
+    setTransport("connecting")
+    const bySeq = new Map<number, TaskEvent>()
+    let lastSeq = -1
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let source: EventSource | undefined
+
+    const merge = (incoming: ReadonlyArray<TaskEvent>) => {
+      let changed = false
+      for (const e of incoming) {
+        if (typeof e?.seq !== "number" || bySeq.has(e.seq)) continue
+        bySeq.set(e.seq, e)
+        lastSeq = Math.max(lastSeq, e.seq)
+        changed = true
+      }
+      if (changed && !stopped) setEvents([...bySeq.values()].sort((a, b) => a.seq - b.seq))
+    }
+
+    // Only events after `afterSeq`, where the gateway's contract takes it. The client encodes it
+    // by that contract's schema (a number, or its text); a contract without it ignores it and the
+    // whole list comes back, which merge() deduplicates. The first form the client or the
+    // gateway accepts is kept.
+    const forms = [(seq: number) => ({ afterSeq: seq }), (seq: number) => ({ afterSeq: String(seq) }), () => undefined]
+    let form = 0
+    const list = async (): Promise<{ readonly events: ReadonlyArray<TaskEvent> }> => {
+      for (;;) {
+        const urlParams = lastSeq >= 0 ? forms[form]!(lastSeq) : undefined
+        const request = { path: { taskId }, ...(urlParams !== undefined ? { urlParams } : {}) }
+        try {
+          return await gw.events.listEvents(request as unknown as Parameters<typeof gw.events.listEvents>[0])
+        } catch (e) {
+          const refused = (e as { _tag?: string })?._tag === "ParseError" || statusOf(e) === 400
+          if (urlParams === undefined || !refused || form === forms.length - 1) throw e
+          form++
+        }
+      }
+    }
+
+    const poll = async () => {
+      if (stopped) return
+      let wait = POLL_MS
+      try {
+        if (!document.hidden) {
+          merge((await list()).events)
+          setError(undefined)
+        }
+      } catch (e) {
+        wait = POLL_MS * 5
+        setError(String((e as { message?: string })?.message ?? e))
+      }
+      if (!stopped) timer = setTimeout(poll, wait)
+    }
+
+    const fallBack = () => {
+      source?.close()
+      source = undefined
+      if (stopped) return
+      setTransport("polling")
+      if (timer !== undefined) clearTimeout(timer)
+      void poll()
+    }
+
+    // What is there now, whatever the transport; then the stream or polling keeps it current.
+    list().then((r) => merge(r.events), (e) => setError(String((e as { message?: string })?.message ?? e)))
+    if (typeof EventSource === "undefined") fallBack()
+    else {
+      let opened = false
+      source = new EventSource(streamUrl(taskId))
+      const openTimer = setTimeout(() => !opened && fallBack(), OPEN_TIMEOUT_MS)
+      source.onopen = () => {
+        opened = true
+        clearTimeout(openTimer)
+        if (!stopped) setTransport("live")
+      }
+      source.onmessage = (m) => {
+        try {
+          merge([JSON.parse(m.data) as TaskEvent])
+        } catch {
+          // not an event: ignore
+        }
+      }
+      source.onerror = () => {
+        // Before opening (404/405, wrong type) or closed for good: poll. Otherwise the browser
+        // reconnects by itself with Last-Event-ID.
+        if (!opened || source?.readyState === EventSource.CLOSED) {
+          clearTimeout(openTimer)
+          fallBack()
+        }
+      }
+    }
+    return () => {
+      stopped = true
+      source?.close()
+      if (timer !== undefined) clearTimeout(timer)
+    }
+  }, [taskId])
+
+  return error === undefined ? { events, transport } : { events, transport, error }
+}

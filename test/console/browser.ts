@@ -1,0 +1,92 @@
+/**
+ * A headless Debian chromium driven by playwright-core, for the console's browser tests: one
+ * per test file, on an empty temporary profile that is removed with it. Plus the axe-core
+ * check and keyboard helpers the tests share.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+
+const ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync"
+]
+
+export interface Browser {
+  readonly context: BrowserContext
+  readonly close: () => Promise<void>
+}
+
+export const launch = async (): Promise<Browser> => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No chromium at ${CHROMIUM}: install Debian's \`chromium\` package (apt-get install chromium) or set CHROMIUM_PATH`)
+  }
+  const profile = mkdtempSync(join(tmpdir(), "console-chromium-"))
+  try {
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ARGS,
+      viewport: { width: 1280, height: 900 }
+    })
+    return {
+      context,
+      close: async () => {
+        try {
+          await context.close()
+        } finally {
+          rmSync(profile, { recursive: true, force: true })
+        }
+      }
+    }
+  } catch (e) {
+    rmSync(profile, { recursive: true, force: true })
+    throw e
+  }
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+
+export interface Violation {
+  readonly id: string
+  readonly impact: string | null
+  readonly help: string
+  readonly targets: ReadonlyArray<string>
+}
+
+/**
+ * axe-core's serious and critical violations on the page as it is now. Injected by evaluation
+ * (the console's CSP refuses inline scripts, rightly), so the page keeps its real policy.
+ */
+export const seriousViolations = async (page: Page): Promise<ReadonlyArray<Violation>> => {
+  await page.evaluate(AXE_SOURCE)
+  return page.evaluate(`(async () => {
+    const result = await axe.run(document, { resultTypes: ["violations"] })
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => String(n.target)) }))
+  })()`)
+}
+
+/** Presses Tab until the focused element's text (aria-label, label, content) matches, at most `limit` times. */
+export const tabTo = async (page: Page, text: RegExp, limit = 40): Promise<void> => {
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press("Tab")
+    const focused = await page.evaluate(`(() => {
+      const el = document.activeElement
+      if (el === null) return ""
+      const label = el.id !== "" ? (document.querySelector('label[for="' + el.id + '"]')?.textContent ?? "") : ""
+      return ((el.getAttribute("aria-label") ?? "") + " " + label + " " + (el.textContent ?? "")).trim()
+    })()`) as string
+    if (text.test(focused)) return
+  }
+  throw new Error(`no focusable element matching ${text} within ${limit} tabs`)
+}
