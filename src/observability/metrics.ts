@@ -43,39 +43,25 @@ const LATENCY_BOUNDARIES = MetricBoundaries.fromIterable([
   30
 ])
 
-export const httpRequests = Metric.counter("http_requests_total", {
-  description: "HTTP requests answered, by method, route template and status",
-  incremental: true
-})
+const gauge = (name: string, description: string) => Metric.gauge(name, { description })
+const total = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
+
+export const httpRequests = total("http_requests_total", "HTTP requests answered, by method, route template and status")
 export const httpRequestDuration = Metric.histogram(
   "http_request_duration_seconds",
   LATENCY_BOUNDARIES,
   "Time from a request's arrival to the end of its response, by method and route template"
 )
-export const workspaceCalls = Metric.counter("workspace_calls_total", {
-  description: "Calls to the upstream workspace, by operation and outcome (ok or failed)",
-  incremental: true
-})
+export const workspaceCalls = total("workspace_calls_total", "Calls to the upstream workspace, by operation and outcome (ok or failed)")
 export const workspaceCallDuration = Metric.histogram(
   "workspace_call_duration_seconds",
   LATENCY_BOUNDARIES,
   "Duration of calls to the upstream workspace (retries included), by operation"
 )
-export const workspaceCallFailures = Metric.counter("workspace_call_failures_total", {
-  description: "Failed calls to the upstream workspace, by operation and kind",
-  incremental: true
-})
-export const outboxBacklog = Metric.gauge("outbox_backlog", {
-  description: "Signals recorded with a write and not yet delivered to the runbook engine"
-})
-export const outboxDeliveries = Metric.counter("outbox_deliveries_total", {
-  description: "Signals delivered from the outbox",
-  incremental: true
-})
-export const outboxDeliveryFailures = Metric.counter("outbox_delivery_failures_total", {
-  description: "Failed outbox delivery attempts (retried with backoff), by kind",
-  incremental: true
-})
+export const workspaceCallFailures = total("workspace_call_failures_total", "Failed calls to the upstream workspace, by operation and kind")
+export const outboxBacklog = gauge("outbox_backlog", "Signals recorded with a write and not yet delivered to the runbook engine")
+export const outboxDeliveries = total("outbox_deliveries_total", "Signals delivered from the outbox")
+export const outboxDeliveryFailures = total("outbox_delivery_failures_total", "Failed outbox delivery attempts (retried with backoff), by kind")
 
 // ---------------------------------------------------------------------------------------------
 // Label arrays, cached: Effect keys each metric's hook by the identity of the label array.
@@ -146,8 +132,6 @@ export const outboxMetrics = {
 
 const processStart = Date.now() / 1000 - process.uptime()
 
-const gauge = (name: string, description: string) => Metric.gauge(name, { description })
-const total = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
 const processMetrics = {
   cpuUser: total("process_cpu_user_seconds_total", "User CPU time spent, in seconds"),
   cpuSystem: total("process_cpu_system_seconds_total", "System CPU time spent, in seconds"),
