@@ -28,7 +28,8 @@ const call = async (what: string, method: string, url: string, body?: unknown) =
 }
 
 beforeAll(async () => {
-  db = await testDatabase("replicas")
+  // Empty: the three replicas race to migrate it.
+  db = await testDatabase("replicas", { empty: true })
   // All three at once: migrations and seeding race too.
   replicas.push(...await Promise.all([0, 1, 2].map(() =>
     startService({
