@@ -41,10 +41,12 @@ export const isBusy = (u: unknown): boolean => {
 
 /**
  * PostgreSQL's answers that mean "run the whole operation again": serialization failure,
- * deadlock (one of two replicas' transactions is chosen to fail), lock not available, and a
- * compare-and-set that found the row changed by another replica (`staleRow`).
+ * deadlock (one of two replicas' transactions is chosen to fail), lock not available, a unique
+ * violation (two replicas checked, then inserted the same key: run again, the check finds the
+ * other's row and answers as for a repeat), and a compare-and-set that found the row changed by
+ * another replica (`staleRow`).
  */
-const PG_RETRYABLE = new Set(["40001", "40P01", "55P03", "STALE_ROW"])
+const PG_RETRYABLE = new Set(["40001", "40P01", "55P03", "23505", "STALE_ROW"])
 
 /** A compare-and-set update matched no row: another process changed it since it was read; retried. */
 export const staleRow = (what: string) =>

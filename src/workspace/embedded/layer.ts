@@ -35,6 +35,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
+// Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
+import { intSetting } from "../../services/TenantConfig.js"
 import { WorkspaceClient } from "../../services/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../fixture.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
@@ -220,11 +222,6 @@ export const makeEmbeddedLayer = (
 
 const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
-const intSetting = (name: string, fallback: number, min: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be an integer of at least ${min}`, validation: (n) => n >= min }),
-    Config.withDefault(fallback)
-  )
 
 export const embeddedSettings = Config.all({
   url: Config.string("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
