@@ -5,8 +5,9 @@
  * Transactions run at READ COMMITTED (PostgreSQL's default); where replicas could race, the store
  * takes a row lock first (the task of a decision, ./store.ts; the task being delivered to,
  * ./outbox.ts), makes row transitions compare-and-set, and leaves uniqueness to constraints.
- * SERIALIZABLE was measured against and refused: a bulk ingest (about 100 ms) overlaps the
- * relay's deliveries to its task and was aborted again and again.
+ * SERIALIZABLE was considered and not used: a bulk ingest (about 100 ms) reads its task and adds
+ * signals while the relay delivers to that task (reads its signals, updates the task), a
+ * read-write cycle that would abort the ingest again and again under load (not measured).
  *
  * Every connection carries the statement timeout and an idle-in-transaction timeout (a holder
  * that hangs mid-transaction loses its locks), set as start-up options so no query pays for them.
