@@ -35,7 +35,7 @@ import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./ser
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
-import { databasePathOf, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
+import { databaseLabel, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
 import { Observability, observabilityConfig } from "./observability/settings.js"
@@ -45,10 +45,7 @@ import { withWorkspaceMetrics } from "./observability/workspace.js"
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"
 
-const databaseFile = (url: string) => {
-  const path = databasePathOf(url)
-  return path.ok ? path.value : url
-}
+const databaseFile = databaseLabel
 
 /** The drain of this process's two listeners (the gateway's port and the admin listener). */
 const drain = new Drain()

@@ -27,7 +27,7 @@ import { checkExposure, tokenSetting } from "./api/AdminConfig.js"
 import { standaloneWorkspaceApp } from "./api/mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./api/server.js"
 import { WORKSPACE_OPENAPI_PATH } from "./api/WorkspaceApi.js"
-import { databasePathOf, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
+import { databaseLabel, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
 
 const drain = new Drain()
 
@@ -42,7 +42,6 @@ const main = Effect.gen(function*() {
   const settings = yield* embeddedSettings
   const explicitPublicUrl = yield* Config.option(Config.string("SVC_PUBLIC_URL"))
   const { url } = settings
-  const path = databasePathOf(url)
   const serve = Layer.unwrapScoped(
     Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes }), (app) => HttpServer.serve(app))
   )
@@ -59,7 +58,7 @@ const main = Effect.gen(function*() {
       graceMs,
       onStart: () =>
         Effect.logInfo(
-          `workspace service listening on ${base}\n  database: ${path.ok ? path.value : url}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
+          `workspace service listening on ${base}\n  database: ${databaseLabel(url)}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
             `\n  access:   ${Option.isSome(token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token (loopback only)"}`
         )
     }

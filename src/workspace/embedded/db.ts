@@ -3,7 +3,7 @@
  * generic 503 that never carries SQL text), JSON columns, and the row shapes read back.
  */
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -35,9 +35,49 @@ export const describeError = (u: unknown): string => {
 export const isBusy = (u: unknown): boolean => {
   if (!isSqlError(u)) return false
   const cause = u.cause as { code?: unknown; message?: unknown } | undefined
-  return (typeof cause?.code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(cause.code)) ||
+  return (typeof cause?.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(cause.code) || PG_RETRYABLE.has(cause.code))) ||
     (typeof cause?.message === "string" && cause.message.includes("database is locked"))
 }
+
+/**
+ * PostgreSQL's answers that mean "run the whole operation again": serialization failure,
+ * deadlock (one of two replicas' transactions is chosen to fail), lock not available, a unique
+ * violation (two replicas checked, then inserted the same key: run again, the check finds the
+ * other's row and answers as for a repeat), and a compare-and-set that found the row changed by
+ * another replica (`staleRow`).
+ */
+const PG_RETRYABLE = new Set(["40001", "40P01", "55P03", "23505", "STALE_ROW"])
+
+/** A compare-and-set update matched no row: another process changed it since it was read; retried. */
+export const staleRow = (what: string) =>
+  new SqlError({ cause: { code: "STALE_ROW", message: `${what} changed concurrently` }, message: `${what} changed concurrently` })
+
+/**
+ * The database connection was lost or could not be opened (server restart, network). Reads
+ * are retried (`guardFor`); a write is not (its commit may have happened) and answers 503.
+ */
+export const isConnectionLost = (u: unknown): boolean => {
+  if (!isSqlError(u)) return false
+  const cause = u.cause as { code?: unknown; message?: unknown } | undefined
+  const code = typeof cause?.code === "string" ? cause.code : ""
+  const message = typeof cause?.message === "string" ? cause.message : ""
+  return /^(08|57P0)/.test(code) || ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code) ||
+    /Connection terminated|connection error|timeout exceeded when trying to connect/i.test(message) ||
+    /Connection error|Failed to acquire connection/.test(u.message)
+}
+
+/**
+ * Operations that only read: safe to run again after a lost connection. Anything not named here
+ * (every write, and any operation added later) answers 503 instead.
+ */
+const IDEMPOTENT_READS = new Set([
+  "resolveTenant", "listEntities", "getEntity", "listTasks", "getTask", "getNextStep", "listWorkflows", "getRunbook",
+  "getSnapshots", "listEvents", "listDocuments", "openDocument", "readDocument", "getGlConnection", "openGlSession",
+  "listAgents", "getAgent", "authenticateAgent", "findAgentByKeyHash"
+])
+
+/** Reconnect attempts of a read: 50 ms doubling, three times (about 350 ms in all). */
+const reconnectSchedule = Schedule.intersect(Schedule.exponential("50 millis"), Schedule.recurs(3))
 
 /** How long a store operation waits for another process's lock before answering 503 (SVC_DB_BUSY_TIMEOUT_MS). */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -80,6 +120,8 @@ export const BUSY_MESSAGE = "The workspace store is busy (another process holds 
 export const guardFor = (boundMs: number) => (operation: string) =>
 <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   retryBusyFor(boundMs)(self).pipe(
+    (attempt) =>
+      IDEMPOTENT_READS.has(operation) ? Effect.retry(attempt, { schedule: reconnectSchedule, while: isConnectionLost }) : attempt,
     Effect.catchAll((error: E): Effect.Effect<never, E | ServiceUnavailable> =>
       isSqlError(error)
         ? isBusy(error)

@@ -7,7 +7,11 @@
  * and closes the database.
  *
  * Settings (Effect Config):
- * - SVC_DATABASE_URL: a `file:` URL, default `file:./data/workspace.db` (relative to the cwd).
+ * - SVC_DATABASE_URL: a `file:` URL, default `file:./data/workspace.db` (relative to the cwd); or
+ *   a `postgres://` URL: PostgreSQL, shared by several gateway replicas (./pg.ts).
+ * - SVC_DB_POOL_SIZE (10), SVC_DB_STATEMENT_TIMEOUT_MS (30000; 0 = none), SVC_DB_CONNECT_TIMEOUT_MS
+ *   (5000): PostgreSQL only. SVC_SIGNAL_LEASE_MS (30000): how long a replica's claim on signals
+ *   holds before another replica may take them over (./outbox.ts).
  * - SVC_SEED_FILE: optional fixture to load at every start (idempotent upserts).
  * - SVC_PUBLIC_URL: optional base URL of this process for GL connect-session links;
  *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard).
@@ -31,16 +35,27 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
+// Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
+import { intSetting } from "../../services/TenantConfig.js"
 import { WorkspaceClient } from "../../services/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../fixture.js"
-import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, retryBusy } from "./db.js"
+import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
 import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_LIMIT_BYTES, libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_POOL_SIZE,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  isPostgresUrl,
+  pgLayer,
+  redactUrl
+} from "./pg.js"
 import {
   DEFAULT_SIGNAL_AWAIT_MAX,
   DEFAULT_SIGNAL_AWAIT_MS,
   DEFAULT_SIGNAL_BATCH_SIZE,
-  DEFAULT_SIGNAL_CONCURRENCY
+  DEFAULT_SIGNAL_CONCURRENCY,
+  DEFAULT_SIGNAL_LEASE_MS
 } from "./outbox.js"
 import { loadFixture, seedOnStart } from "./seed.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
@@ -62,7 +77,9 @@ export const DEFAULT_DATABASE_URL = "file:./data/workspace.db"
  * in-memory connection is an empty database.
  */
 export const databasePathOf = (url: string): Either<string> => {
-  if (!url.startsWith("file:")) return { ok: false, message: `SVC_DATABASE_URL must be a file: URL, got "${url}"` }
+  if (!url.startsWith("file:")) {
+    return { ok: false, message: `SVC_DATABASE_URL must be a file: or postgres:// URL, got "${url}"` }
+  }
   let path = url.slice("file:".length).split("?", 1)[0]!
   if (path.startsWith("//")) {
     const slash = path.indexOf("/", 2)
@@ -76,6 +93,13 @@ export const databasePathOf = (url: string): Either<string> => {
   }
   return { ok: true, value: resolve(path) }
 }
+/** What the start-up log names: the file's path, or the PostgreSQL URL without its password. */
+export const databaseLabel = (url: string): string => {
+  if (isPostgresUrl(url)) return redactUrl(url)
+  const path = databasePathOf(url)
+  return path.ok ? path.value : url
+}
+
 type Either<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
 
 export interface EmbeddedLayerOptions {
@@ -101,14 +125,33 @@ export interface EmbeddedLayerOptions {
   readonly signalAwaitMax?: number | undefined
   /** How long such a write waits for that delivery; default 2000 ms; 0 = answer at the commit. */
   readonly signalAwaitMs?: number | undefined
+  /** PostgreSQL: connections this process opens at most; default 10. */
+  readonly poolSize?: number | undefined
+  /** PostgreSQL: statements running longer are cancelled (503); default 30000 ms; 0 = no limit. */
+  readonly statementTimeoutMs?: number | undefined
+  /** PostgreSQL: how long opening a connection may take; default 5000 ms. */
+  readonly connectTimeoutMs?: number | undefined
+  /** PostgreSQL: how long a replica's claim on signals holds; default 30000 ms. */
+  readonly signalLeaseMs?: number | undefined
 }
 
-/** SqlClient on the database file, its directory created first. */
+/** SqlClient on PostgreSQL (a postgres:// URL) or on the database file, its directory created first. */
 export const sqlLayer = (
   url: string,
-  options: { readonly checkpointIntervalMs?: number | undefined; readonly walLimitBytes?: number | undefined } = {}
+  options: Pick<
+    EmbeddedLayerOptions,
+    "checkpointIntervalMs" | "walLimitBytes" | "poolSize" | "statementTimeoutMs" | "connectTimeoutMs"
+  > = {}
 ): Layer.Layer<SqlClient.SqlClient, EmbeddedStartError> =>
   Layer.unwrapEffect(Effect.gen(function*() {
+    if (isPostgresUrl(url)) {
+      yield* Effect.logInfo(`workspace: database ${redactUrl(url)}`)
+      return pgLayer(url, options).pipe(
+        Layer.mapError((e) =>
+          new EmbeddedStartError({ message: `Cannot open the workspace database ${redactUrl(url)}: ${describeError(e)}` })
+        )
+      )
+    }
     const path = databasePathOf(url)
     if (!path.ok) return yield* new EmbeddedStartError({ message: path.message })
     yield* Effect.try({
@@ -154,7 +197,8 @@ export const storeLayer = (
           concurrency: options.signalConcurrency,
           awaitMaxSignals: options.signalAwaitMax,
           awaitTimeout: Duration.millis(options.signalAwaitMs ?? DEFAULT_SIGNAL_AWAIT_MS),
-          pollInterval: options.retryInterval
+          pollInterval: options.retryInterval,
+          leaseMs: options.signalLeaseMs
         }
       }).pipe(Effect.provideService(BusyTimeout, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
       yield* Effect.forkScoped(workspace.relay)
@@ -178,11 +222,6 @@ export const makeEmbeddedLayer = (
 
 const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
-const intSetting = (name: string, fallback: number, min: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be an integer of at least ${min}`, validation: (n) => n >= min }),
-    Config.withDefault(fallback)
-  )
 
 export const embeddedSettings = Config.all({
   url: Config.string("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
@@ -195,7 +234,11 @@ export const embeddedSettings = Config.all({
   walLimitBytes: intSetting("SVC_DB_WAL_LIMIT_BYTES", DEFAULT_WAL_LIMIT_BYTES, 0),
   signalBatchSize: intSetting("SVC_SIGNAL_BATCH_SIZE", DEFAULT_SIGNAL_BATCH_SIZE, 1),
   signalConcurrency: intSetting("SVC_SIGNAL_CONCURRENCY", DEFAULT_SIGNAL_CONCURRENCY, 1),
-  signalAwaitMs: intSetting("SVC_SIGNAL_AWAIT_MS", DEFAULT_SIGNAL_AWAIT_MS, 0)
+  signalAwaitMs: intSetting("SVC_SIGNAL_AWAIT_MS", DEFAULT_SIGNAL_AWAIT_MS, 0),
+  poolSize: intSetting("SVC_DB_POOL_SIZE", DEFAULT_POOL_SIZE, 1),
+  statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS, 0),
+  connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT_MS, 1),
+  signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100)
 }).pipe(
   Config.map(({ host, port, publicUrl, seedFile, url, ...tuning }): EmbeddedLayerOptions => ({
     url,

@@ -25,19 +25,40 @@
  *
  * Interrupting a delivery (shutdown) rolls its transaction back: pending signals stay recorded
  * and the next start delivers them.
+ *
+ * On PostgreSQL several replicas share the outbox; the database keeps each rule:
+ * - a delivery transaction first locks its task's row (`SELECT ... FOR UPDATE`), so deliveries
+ *   to one task run one at a time across replicas, each reading the signals the previous one
+ *   left pending; marking is a compare-and-set on `delivered_at IS NULL`. A replica that dies
+ *   mid-delivery loses its connection, PostgreSQL rolls its transaction back and the signals
+ *   are still pending: applied exactly once, in order.
+ * - the relay claims a task's signals before delivering (`FOR UPDATE SKIP LOCKED`, setting
+ *   claimed_by and claimed_until_ms, a lease of `leaseMs`): other replicas' relays leave a task
+ *   alone while a live claim covers all its pending signals, and take the signals over once the
+ *   lease of a replica that died has run out. The claim spreads the work; correctness does not
+ *   rest on it (a write's own delivery after its commit does not claim).
+ * - a write that records signals also sends `NOTIFY workspace_signals` (sent at its commit):
+ *   every replica's relay listens and wakes up; polling every `pollInterval` stays the fallback.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
 import type { Workspace } from "../model.js"
 import {
   describeError,
   fromJson,
   isBusy,
   BusyTimeout,
+  staleRow,
   nowIso,
   retryBusyFor,
   rowFields,
@@ -88,12 +109,21 @@ export interface RelayOptions {
   readonly awaitTimeout?: Duration.DurationInput | undefined
   /** Pause between relay passes while nothing wakes it; default 2 s. */
   readonly pollInterval?: Duration.DurationInput | undefined
+  /** PostgreSQL: how long the relay's claim on a task's signals holds; default 30 s (SVC_SIGNAL_LEASE_MS). */
+  readonly leaseMs?: number | undefined
 }
 
 export const DEFAULT_SIGNAL_BATCH_SIZE = 200
 export const DEFAULT_SIGNAL_CONCURRENCY = 4
 export const DEFAULT_SIGNAL_AWAIT_MAX = 100
 export const DEFAULT_SIGNAL_AWAIT_MS = 2000
+export const DEFAULT_SIGNAL_LEASE_MS = 30_000
+
+/** The channel a write's NOTIFY wakes every replica's relay on (PostgreSQL). */
+export const SIGNALS_CHANNEL = "workspace_signals"
+
+/** The database clock in ms since the epoch: leases compare against one clock, not each replica's. */
+const DB_NOW_MS = "(EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"
 
 /** Backoff after the n-th failed attempt of a signal: 1 s doubling, at most 5 minutes. */
 export const retryDelayMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(0, attempts - 1), 5 * 60_000)
@@ -134,6 +164,12 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     // One relay pass at a time in this process; every delivery is fenced by its own transaction anyway.
     const passLock = yield* Effect.makeSemaphore(1)
     const wakeUps = yield* Queue.sliding<void>(1)
+    const leaseMs = Math.max(1, Math.floor(options.leaseMs ?? DEFAULT_SIGNAL_LEASE_MS))
+    /** This process in claimed_by (and in the delivered signals' claimed_by: who applied them). */
+    const replicaId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    const onPg = <A, E>(pgForm: () => Effect.Effect<A, E>, orElse: () => Effect.Effect<A, E>) =>
+      sql.onDialectOrElse({ pg: pgForm, orElse })
 
     /** Inserts signals; call inside the transaction of the write they follow. */
     const record = (signals: ReadonlyArray<NewSignal>) =>
@@ -155,7 +191,11 @@ export const makeOutbox = (options: RelayOptions = {}) =>
             expected_step: s.expectedStep,
             created_at: nowIso()
           })))
-        }`.pipe(Effect.asVoid)
+        }`.pipe(
+          // Sent when the transaction commits (never for a rolled-back one): wakes every replica's relay.
+          Effect.zipRight(onPg(() => Effect.asVoid(sql`SELECT pg_notify(${SIGNALS_CHANNEL}, '')`), () => Effect.void)),
+          Effect.asVoid
+        )
       )
 
     /** Runs a write, noting the signals it records (per root task) for `afterCommit`. */
@@ -173,8 +213,10 @@ export const makeOutbox = (options: RelayOptions = {}) =>
         if (row === undefined) return `ignored: row ${action.rowId} not found in ${action.ledger}`
         const outcome = applyToRow({ status: row.status, fields: rowFields(row) }, action)
         if (outcome._tag === "ignored") return `ignored: ${outcome.reason}`
-        yield* sql`UPDATE subledger_rows SET status = ${outcome.row.status}, fields = ${toJson(outcome.row.fields)}
-          WHERE ledger = ${row.ledger} AND id = ${row.id}`
+        // Compare-and-set: a row changed since it was read (another replica's edit) is read again.
+        const updated = yield* sql`UPDATE subledger_rows SET status = ${outcome.row.status}, fields = ${toJson(outcome.row.fields)}
+          WHERE ledger = ${row.ledger} AND id = ${row.id} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`
+        if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${row.id} in ${row.ledger}`))
         return "applied"
       })
 
@@ -184,6 +226,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
      */
     const deliverBatch = (rootTaskId: string, limit: number, force: boolean): Effect.Effect<Batch, unknown> =>
       sql.withTransaction(Effect.gen(function*() {
+        // PostgreSQL: deliveries to this task, from any replica, queue here one at a time.
+        yield* onPg(() => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId} FOR UPDATE`), () => Effect.void)
         const rows = yield* sql<SignalRow>`SELECT ${sql.literal(SIGNAL_COLUMNS)} FROM signals
           WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL ORDER BY id LIMIT ${limit}`
         if (rows.length === 0) return { _tag: "empty" } as const
@@ -249,7 +293,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
         yield* flush
         for (const [outcome, ids] of outcomes) {
           yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
-            next_attempt_ms = NULL WHERE ${sql.in("id", ids)}`
+            next_attempt_ms = NULL, claimed_by = ${replicaId} WHERE ${sql.in("id", ids)} AND delivered_at IS NULL`
         }
         return { _tag: "delivered", count: ready, more: rows.length > ready || rows.length === limit } as const
       })).pipe(retryBusy)
@@ -318,13 +362,42 @@ export const makeOutbox = (options: RelayOptions = {}) =>
       ) SELECT root_task_id FROM pending WHERE root_task_id IS NOT NULL`
 
     /**
+     * PostgreSQL: claims the task's oldest pending signals that no other live lease covers (one
+     * statement, FOR UPDATE SKIP LOCKED); false when there are none: another replica is on it.
+     * A refused claim counts as none (the next pass tries again). SQLite: always true (one writer).
+     */
+    const claim = (rootTaskId: string): Effect.Effect<boolean> =>
+      onPg(
+        () =>
+          sql<{ id: string }>`UPDATE signals SET claimed_by = ${replicaId},
+              claimed_until_ms = ${sql.literal(DB_NOW_MS)} + ${leaseMs}
+            WHERE id IN (
+              SELECT id FROM signals WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL
+                AND (claimed_until_ms IS NULL OR claimed_until_ms < ${sql.literal(DB_NOW_MS)} OR claimed_by = ${replicaId})
+              ORDER BY id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)
+            RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+        () => Effect.succeed(true)
+      ).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.as(Effect.logWarning(`workspace outbox: could not claim task ${rootTaskId}`, cause), false)
+        )
+      )
+
+    /**
      * One pass: every task with pending signals, `concurrency` at a time, `maxBatches` each
      * (then the next pass). `force` ignores backoff. Never fails: problems are logged and reported.
      */
     const pass = (force: boolean, maxBatches: number): Effect.Effect<DeliveryReport & { readonly stalled: boolean }> =>
       passLock.withPermits(1)(Effect.gen(function*() {
         const tasks = yield* retryBusy(pendingTasks)
-        const reports = yield* Effect.forEach(tasks, (t) => deliverTask(t.root_task_id, force, maxBatches), { concurrency })
+        const reports = yield* Effect.forEach(tasks, (t) =>
+          Effect.flatMap(
+            claim(t.root_task_id),
+            (claimed): Effect.Effect<TaskReport> =>
+              claimed ? deliverTask(t.root_task_id, force, maxBatches) : Effect.succeed({ delivered: 0, failed: 0, deferred: 1, stalled: false })
+          ), { concurrency })
         return reports.reduce(
           (a, r) => ({
             delivered: a.delivered + r.delivered,
@@ -370,8 +443,26 @@ export const makeOutbox = (options: RelayOptions = {}) =>
       )
     }
 
+    /**
+     * PostgreSQL: NOTIFYs of other replicas' writes wake this relay. The listening connection is
+     * opened again after a loss (polling covers the gap).
+     */
+    const listen: Effect.Effect<void> = Option.match(pg, {
+      onNone: () => Effect.void,
+      onSome: (client) =>
+        client.listen(SIGNALS_CHANNEL).pipe(
+          Stream.runForEach(() => wake),
+          Effect.zipRight(Effect.fail("listen ended")),
+          Effect.tapError(() => Effect.logWarning("workspace outbox: LISTEN connection lost; polling until it is back")),
+          Effect.retry(Schedule.spaced("1 second")),
+          Effect.ignore
+        )
+    })
+
     /** The background relay: runs until interrupted (the store's scope closes). */
     const relay: Effect.Effect<never> = Effect.gen(function*() {
+      // A child of the relay's fiber: interrupted with it.
+      yield* Effect.fork(listen)
       let force = true
       let failures = 0
       for (;;) {

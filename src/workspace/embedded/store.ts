@@ -44,6 +44,7 @@ import {
   nowIso,
   rowFields,
   runbookFromJson,
+  staleRow,
   type SubledgerRow,
   type TaskRow,
   taskOfRow,
@@ -148,9 +149,19 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         ([row]) => row === undefined ? notFound(`Row ${rowId} in ${ledger}`) : Effect.succeed(row)
       )
 
+    /**
+     * PostgreSQL: locks the task's row for the rest of the write, so decisions on one task taken
+     * by several replicas are checked one after the other (SQLite's writes are serial already).
+     */
+    const lockTask = (taskId: string) =>
+      sql.onDialectOrElse({
+        pg: () => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId(taskId)} FOR UPDATE`),
+        orElse: () => Effect.void
+      })
+
     /** The signal's task, if it is this tenant's and can take it (approve/reject need a current step). */
     const checkSignal = (tenantId: string, signal: Workspace.Signal) =>
-      Effect.flatMap(taskOf(tenantId, signal.taskId), (task) =>
+      Effect.flatMap(Effect.zipRight(lockTask(signal.taskId), taskOf(tenantId, signal.taskId)), (task) =>
         (signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.current_step === null)
           ? Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
           : Effect.succeed(task))
@@ -199,6 +210,11 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key) =>
         Option.isNone(key) ? self : Effect.gen(function*() {
           const fingerprint = yield* fingerprintOf
+          // PostgreSQL: a concurrent retry on another replica waits here, then finds the stored result.
+          yield* sql.onDialectOrElse({
+            pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${tenantId}::text || ':' || ${key.value}::text, 0))`),
+            orElse: () => Effect.void
+          })
           const [stored] = yield* sql<{ fingerprint: string; result: string | null }>`
             SELECT fingerprint, result FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${key.value}`
           if (stored !== undefined) {
@@ -220,7 +236,10 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       Effect.gen(function*() {
         const row = yield* rowOf(tenantId, ledger, rowId)
         const newStatus = yield* fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`)
-        yield* sql`UPDATE subledger_rows SET status = ${newStatus} WHERE ledger = ${ledger} AND id = ${rowId}`
+        // Compare-and-set on the status read: a row another replica changed meanwhile is read again.
+        const updated = yield* sql`UPDATE subledger_rows SET status = ${newStatus}
+          WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} RETURNING id`
+        if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${rowId} in ${ledger}`))
         return { status: "OK" as const, rowId, newStatus }
       })
 
@@ -229,7 +248,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         const row = yield* rowOf(tenantId, ledger, rowId)
         const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
         const fields = { ...rowFields(row), [field]: coerced }
-        yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)} WHERE ledger = ${ledger} AND id = ${rowId}`
+        const updated = yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)}
+          WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`
+        if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${rowId} in ${ledger}`))
         return { status: "OK" as const, rowId, field, value: coerced }
       })
 
@@ -342,6 +363,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           "signal",
           idempotent(tenantId, writeFingerprint.signal(signal), Effect.gen(function*() {
             // Validated now so the caller hears 404/400/409; the engine applies it on delivery.
+            yield* lockTask(signal.taskId)
             const task = yield* taskOf(tenantId, signal.taskId)
             const rowAction = isRowAction(signal)
             const p = rowActionOf(signal.payload)

@@ -1,0 +1,30 @@
+/**
+ * The WorkspaceClient contract on PostgreSQL, unchanged: each test on a fresh database of the
+ * run's server (test/support/pgGlobalSetup.ts) seeded from the contract fixture; in-process and
+ * behind the standalone workspace server's HTTP client, as on SQLite (contract.embedded.test.ts).
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import type { WorkspaceExtras } from "../../src/workspace/api/extras.js"
+import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
+import type { Fixture } from "../../src/workspace/fixture.js"
+import { testDatabase } from "../support/postgres.js"
+import { runWorkspaceContract } from "./contract.js"
+import { clientOf, workspaceServer } from "./httpHarness.js"
+
+const onPostgres = (fixture: Fixture) =>
+  Layer.unwrapEffect(
+    Effect.map(Effect.promise(() => testDatabase("contract")), (url) => makeEmbeddedLayer({ url, fixture, poolSize: 4 }))
+  ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+
+runWorkspaceContract("embedded store on PostgreSQL", onPostgres)
+
+runWorkspaceContract("HTTP client over the standalone workspace server (PostgreSQL)", (fixture) =>
+  Layer.unwrapEffect(
+    Effect.map(EmbeddedWorkspace, (store) => {
+      const extras: WorkspaceExtras = store
+      return clientOf(workspaceServer(store, extras))
+    })
+  ).pipe(Layer.provide(onPostgres(fixture))))
