@@ -456,6 +456,24 @@ describe("embedded workspace", () => {
         }))
     }), 60_000)
 
+  it.live("getNextSteps: a task whose runbook does not decode loses its answer only, another tenant's task is null", () =>
+    withStore(tempUrl(), (ws, sql) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO workflows (id, tenant_id, name, runbook) VALUES ('broken', NULL, 'Broken', '{"steps":"no"}')`
+        yield* sql`UPDATE tasks SET workflow_id = 'broken' WHERE id = ${TASK_SIGN_OFF}`
+        expect(yield* Effect.exit(ws.getNextStep(ACME, TASK_SIGN_OFF))).toMatchObject({ _tag: "Failure" })
+        const answers = yield* ws.getNextSteps(ACME, [TASK_REVIEW, TASK_SIGN_OFF, TASK_GLOBEX, TASK_UPLOAD])
+        expect(answers.map((a) => [a.taskId, a.nextStep?.step?.id ?? null])).toEqual([
+          [TASK_REVIEW, "review_expenses"],
+          [TASK_SIGN_OFF, null],
+          [TASK_GLOBEX, null],
+          [TASK_UPLOAD, "upload_receipts"]
+        ])
+        // The other tenant's own task answers for it, and a composite child id for its root task.
+        const globex = yield* ws.getNextSteps(GLOBEX, [TASK_GLOBEX, TASK_REVIEW, `${TASK_GLOBEX}:step:child`])
+        expect(globex.map((a) => a.nextStep !== null)).toEqual([true, false, true])
+      })))
+
   it.live("tenant scoping: another tenant's entity, task, document and row are NotFound", () =>
     withStore(tempUrl(), (ws) =>
       Effect.gen(function*() {

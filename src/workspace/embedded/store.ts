@@ -98,6 +98,9 @@ export interface EmbeddedOptions {
  */
 const INSERT_GROUP = 250
 
+/** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
+const NEXT_STEP_GROUP = 500
+
 const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
 
 const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
@@ -276,6 +279,43 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           const runbook = yield* runbookOf(row.workflow_id)
           return nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
         }).pipe(guard("getNextStep")),
+
+      // One query per NEXT_STEP_GROUP ids (tasks joined to their runbooks), each runbook decoded once.
+      getNextSteps: (tenantId, taskIds) =>
+        Effect.gen(function*() {
+          const roots = [...new Set(taskIds.map(rootTaskId))]
+          const found = new Map<string, TaskRow & { readonly runbook: string | null }>()
+          for (let i = 0; i < roots.length; i += NEXT_STEP_GROUP) {
+            const rows = yield* sql<TaskRow & { readonly runbook: string | null }>`
+              SELECT t.*, w.runbook AS runbook FROM tasks t LEFT JOIN workflows w ON w.id = t.workflow_id
+              WHERE t.tenant_id = ${tenantId} AND ${sql.in("t.id", roots.slice(i, i + NEXT_STEP_GROUP))}`
+            for (const row of rows) found.set(row.id, row)
+          }
+          const runbooks = new Map<string, Workspace.Runbook | null>()
+          const runbookOfRow = (row: TaskRow & { readonly runbook: string | null }) => {
+            if (!runbooks.has(row.workflow_id)) {
+              // A runbook that does not decode fails its tasks' lookups only.
+              let runbook: Workspace.Runbook | null = null
+              try {
+                runbook = runbookFromJson(row.runbook)
+              } catch {
+                runbook = null
+              }
+              runbooks.set(row.workflow_id, runbook)
+            }
+            return runbooks.get(row.workflow_id) ?? null
+          }
+          return taskIds.map((taskId): Workspace.NextStepOf => {
+            const row = found.get(rootTaskId(taskId))
+            const runbook = row === undefined ? null : runbookOfRow(row)
+            if (row === undefined || runbook === null) return { taskId, nextStep: null }
+            try {
+              return { taskId, nextStep: nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots)) }
+            } catch {
+              return { taskId, nextStep: null }
+            }
+          })
+        }).pipe(guard("getNextSteps")),
 
       listWorkflows: (tenantId) =>
         sql<{ id: string; name: string; tenant_id: string | null }>`
