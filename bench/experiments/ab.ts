@@ -5,6 +5,9 @@
  * CPU per request, each as a ratio to raw node:http measured in the same round, and the
  * after/before ratio. Used for the "measured better" claims in the commit messages.
  *
+ * The gateways run as the bench runs them: an esbuild bundle of bench/servers/gateway.ts with
+ * the node flags of `npm start` (AB_TSX=1: under tsx instead).
+ *
  * Usage: tsx bench/experiments/ab.ts <s1|s2|s3|s4> <before-dir> [rounds=4] [seconds=4]
  */
 import { createClient } from "@libsql/client"
@@ -15,6 +18,8 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
+import { bundle } from "../lib/bundle.js"
+import { startFlags } from "../lib/startFlags.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, LOOKUP_MS, MiB, uploadBody } from "../lib/fixture.js"
 import { type Measurement, median, runAutocannon, runDownloads } from "../lib/load.js"
 import { killAllSync, memory, pinSelf, sampleRss, type Server, startServer, stopAll } from "../lib/proc.js"
@@ -101,7 +106,10 @@ const main = async () => {
   let port = 30_000 + Math.floor(Math.random() * 10_000)
   const servers: Array<Server> = []
   for (const c of candidates) {
-    servers.push(await startServer({ name: c.name, port: port++, nodeArgs: ["--import", "tsx", c.entry], env: c.env, cwd: c.cwd }))
+    const nodeArgs = c.entry.startsWith("bench/servers/") && process.env.AB_TSX !== "1"
+      ? [...startFlags(ROOT), await bundle(join(c.cwd, c.entry), join(c.cwd, "bench/.build/ab"), "gateway")]
+      : ["--import", "tsx", c.entry]
+    servers.push(await startServer({ name: c.name, port: port++, nodeArgs, env: c.env, cwd: c.cwd }))
   }
   const upload = uploadBody()
   const peaks = new Map<string, number>()
