@@ -365,6 +365,23 @@ describe("embedded workspace", () => {
           expect(listed.map((d) => d.id)).toEqual([empty.id, doc.id])
           expect((yield* ws.listDocuments(ACME, TASK_REVIEW, { limit: 1 })).map((d) => d.id)).toEqual([empty.id])
         })))
+
+    it.live("a download half read holds no snapshot: the log still checkpoints to empty, later writes are read", () =>
+      withStore(tempUrl(), (ws, sql) =>
+        Effect.gen(function*() {
+          const put = (bytes: Uint8Array) =>
+            ws.putDocument(ACME, { taskId: TASK_REVIEW, source: "exports", filename: "big.bin", contentType: "application/octet-stream", bytes }, Option.none())
+          const first = yield* put(randomBytes(3 * CHUNK_BYTES))
+          // The first chunk only: the stream is left unfinished, as a stalled client leaves it.
+          const opened = yield* ws.openDocument(ACME, first.id)
+          const head = yield* Stream.runCollect(Stream.take(opened.body, 1))
+          expect(Chunk.unsafeHead(head).length).toBe(CHUNK_BYTES)
+          const [checkpoint] = yield* sql<{ busy: number; log: number }>`PRAGMA wal_checkpoint(TRUNCATE)`
+          expect(Number(checkpoint!.busy)).toBe(0)
+          const second = yield* put(Buffer.from("written after"))
+          const body = yield* Stream.runCollect((yield* ws.openDocument(ACME, second.id)).body)
+          expect(Buffer.concat(Chunk.toReadonlyArray(body)).toString()).toBe("written after")
+        })))
   })
 
   describe("seeding", () => {

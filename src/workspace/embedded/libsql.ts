@@ -30,6 +30,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { startCheckpointer } from "./checkpointer.js"
+import { chunkReaderLayer } from "./chunkReader.js"
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
@@ -267,5 +268,8 @@ export const libsqlLayer = (
       }
     }
     const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
-    return Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    const context = Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    if (options.path === undefined) return context
+    // Downloads read the file directly (./chunkReader.ts); without a path they go through SQL.
+    return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))
   })).pipe(Layer.provide(Reactivity.layer))

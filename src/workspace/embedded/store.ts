@@ -54,6 +54,7 @@ import { acceptSignal, isRowAction, type PendingDecision, rowActionAllowed, rowA
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
 import { unknownGlService } from "../glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
+import { ChunkReader, readChunks } from "./chunkReader.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
 export interface EmbeddedWorkspace extends WorkspaceClientService {
@@ -617,8 +618,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     }
 
     /** The bytes, one chunk per query: a download holds at most one chunk in memory. */
+    const chunkReader = yield* Effect.serviceOption(ChunkReader)
     const chunksOf = (documentId: string) =>
-      Stream.paginateChunkEffect(0, (idx: number) =>
+      Option.isSome(chunkReader) ? readChunks(chunkReader.value, documentId) : Stream.paginateChunkEffect(0, (idx: number) =>
         sql<{ data: ArrayBuffer }>`SELECT data FROM document_chunks WHERE document_id = ${documentId} AND idx = ${idx}`.pipe(
           Effect.map(([row]) =>
             row === undefined
