@@ -556,7 +556,7 @@ const s7 = async () => {
       sizes: SWEEP_EVENTS_PER_TASK,
       unit: "events per task",
       path: (n) => `/v1/tasks/${sweepEventTaskId(n)}/events`,
-      count: (body) => (Array.isArray(body) ? body.length : -1),
+      count: (body) => (Array.isArray(body?.events) ? body.events.length : -1),
       expected: (n) => n,
       target: 1.1,
       note: "the spec's default answer is every event: O(all events) by definition"
