@@ -8,7 +8,8 @@
  * The gateways run as the bench runs them: an esbuild bundle of bench/servers/gateway.ts with
  * the node flags of `npm start` (AB_TSX=1: under tsx instead).
  *
- * Usage: tsx bench/experiments/ab.ts <s1|s2|s3|s4> <before-dir> [rounds=4] [seconds=4]
+ * Usage: tsx bench/experiments/ab.ts <s1|s2|s3|s4|s5> <before-dir> [rounds=4] [seconds=4]
+ * AB_AFTER_FLAGS="<node flags>" (or "none") runs the "after" gateway with other node flags.
  */
 import { createClient } from "@libsql/client"
 import { execFileSync } from "node:child_process"
@@ -20,7 +21,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
 import { startFlags } from "../lib/startFlags.js"
-import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, LOOKUP_MS, MiB, uploadBody } from "../lib/fixture.js"
+import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "../lib/fixture.js"
 import { type Measurement, median, runAutocannon, runDownloads } from "../lib/load.js"
 import { killAllSync, memory, pinSelf, sampleRss, type Server, startServer, stopAll } from "../lib/proc.js"
 
@@ -56,6 +57,7 @@ const cleanDb = async (name: string) => {
     await db.execute("PRAGMA busy_timeout = 10000")
     await db.execute("DELETE FROM document_chunks WHERE document_id IN (SELECT id FROM documents WHERE filename = 'bench.bin')")
     await db.execute("DELETE FROM documents WHERE filename = 'bench.bin'")
+    await db.execute("DELETE FROM data_records")
     await db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
   } finally {
     db.close()
@@ -66,7 +68,7 @@ interface Candidate { readonly name: string; readonly cwd: string; readonly entr
 
 const main = async () => {
   pinSelf()
-  const embedded = scenario === "s3" || scenario === "s4"
+  const embedded = scenario === "s3" || scenario === "s4" || scenario === "s5"
   let docId = "00000000-0000-4000-8000-000000000000"
   let afterDocId: string | null = null
   if (embedded) {
@@ -100,12 +102,17 @@ const main = async () => {
   let port = 30_000 + Math.floor(Math.random() * 10_000)
   const servers: Array<Server> = []
   for (const c of candidates) {
+    // AB_AFTER_FLAGS: node flags of the "after" gateway instead of npm start's ("none": no flags).
+    const flags = c.name === "gateway after" && process.env.AB_AFTER_FLAGS !== undefined
+      ? process.env.AB_AFTER_FLAGS === "none" ? [] : process.env.AB_AFTER_FLAGS.split(" ")
+      : startFlags(ROOT)
     const nodeArgs = c.entry.startsWith("bench/servers/") && process.env.AB_TSX !== "1"
-      ? [...startFlags(ROOT), await bundle(join(c.cwd, c.entry), join(c.cwd, "bench/.build/ab"), "gateway")]
+      ? [...flags, await bundle(join(c.cwd, c.entry), join(c.cwd, "bench/.build/ab"), "gateway")]
       : ["--import", "tsx", c.entry]
     servers.push(await startServer({ name: c.name, port: port++, nodeArgs, env: c.env, cwd: c.cwd }))
   }
   const upload = uploadBody()
+  const ingest = ingestBody()
   const peaks = new Map<string, number>()
   const baseline = new Map(servers.map((s) => [s.name, memory(s.pid).rss]))
   const load = async (s: Server, durationS: number): Promise<Measurement> => {
@@ -122,6 +129,19 @@ const main = async () => {
           body: upload,
           headers: { "content-type": "application/json" },
           connections: 4,
+          durationS,
+          pid: s.pid
+        })
+        await cleanDb(candidates.find((c) => c.name === s.name)!.db!)
+        return m
+      }
+      case "s5": {
+        const m = await runAutocannon({
+          url: `${base}/v1/tasks/${BENCH_TASK_ID}/data/ingest`,
+          method: "POST",
+          body: ingest,
+          headers: { "content-type": "application/json" },
+          connections: 2,
           durationS,
           pid: s.pid
         })
