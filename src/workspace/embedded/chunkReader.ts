@@ -17,7 +17,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import Database from "libsql"
+import type Database from "libsql"
+import { createRequire } from "node:module"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { describeError } from "./db.js"
 
@@ -41,7 +42,9 @@ export const chunkReaderLayer = (path: string): Layer.Layer<ChunkReader> =>
       yield* Effect.addFinalizer(() => Effect.sync(() => db?.close()))
       const statement = () => {
         if (select === undefined) {
-          db = new Database(path, { readonly: true })
+          // Loaded on the first download: a gateway with a remote workspace never loads it here.
+          const Libsql = createRequire(import.meta.url)("libsql") as typeof Database
+          db = new Libsql(path, { readonly: true })
           select = db.prepare("SELECT data FROM document_chunks WHERE document_id = ? AND idx = ?").raw(true)
         }
         return select
