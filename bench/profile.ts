@@ -5,7 +5,8 @@
  *
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
  * Environment: PROFILE_ENTRY (the S6 entry; default src/main.ts bundled like bench/run.ts does);
- * PROFILE_PEER=raw|fastify|nest profiles that peer instead of the gateway (S1-S5), for comparison.
+ * PROFILE_PEER=raw|fastify|nest profiles that peer instead of the gateway (S1-S5), for comparison;
+ * PROFILE_S1_FLOOR=1 profiles bench/experiments/s1-floor.ts (bare HttpServer.serve) under S1's load.
  */
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
@@ -46,11 +47,13 @@ const profileUnderLoad = async (
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const peer = process.env.PROFILE_PEER
+  // The bare HttpServer.serve of bench/experiments/s1-floor.ts: the floor inside @effect/platform-node.
+  const floor = name === "S1" && process.env.PROFILE_S1_FLOOR === "1"
   const server = await startServer({
     name,
     port: port++,
-    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"],
-    env: peer !== undefined
+    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", floor ? "bench/experiments/s1-floor.ts" : peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"],
+    env: floor ? { VARIANT: "effect" } : peer !== undefined
       ? { ...env, BENCH_FIXTURE: fixture, ...(existsSync(join(tmp, "doc.bin")) ? { BENCH_DOC_FILE: join(tmp, "doc.bin"), BENCH_DOC_ID: documentId } : {}) }
       : env,
     cwd: ROOT

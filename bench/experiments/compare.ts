@@ -7,12 +7,15 @@
  *   set s1-layers   raw node:http and the S1 variants of s1-variants.ts, and the gateway
  *   set s1-gateway  the gateway against bare HttpApi variants and itself without its middleware
  *   set s1-gc       the gateway with larger young-generation semi-spaces (fewer scavenges)
+ *   set s1-floor    raw node:http and a bare HttpServer.serve (s1-floor.ts), and the gateway
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { bundle } from "../lib/bundle.js"
 import { benchFixture, LOOKUP_MS } from "../lib/fixture.js"
+import { startFlags } from "../lib/startFlags.js"
 import { type Measurement, median, runAutocannon } from "../lib/load.js"
 import { killAllSync, pinSelf, type Server, startServer, stopAll } from "../lib/proc.js"
 
@@ -58,6 +61,15 @@ const sets: Record<string, { readonly path: string; readonly connections: number
       gateway()
     ]
   },
+  "s1-floor": {
+    path: "/v1/health",
+    connections: 10,
+    candidates: [
+      tsx("bench/experiments/s1-floor.ts", { VARIANT: "raw" }, "raw node:http (s1-floor.ts)"),
+      tsx("bench/experiments/s1-floor.ts", { VARIANT: "effect" }, "HttpServer.serve (s1-floor.ts)"),
+      gateway()
+    ]
+  },
   "s1-gc": {
     path: "/v1/health",
     connections: 10,
@@ -77,7 +89,14 @@ const main = async () => {
   pinSelf()
   let port = 30_000 + Math.floor(Math.random() * 10_000)
   const servers: Array<Server> = []
-  for (const c of chosen.candidates) servers.push(await startServer({ name: c.name, port: port++, nodeArgs: c.nodeArgs, env: c.env ?? {}, cwd: ROOT }))
+  // The gateway as npm start runs it (bundle, start flags), unless COMPARE_TSX=1.
+  const gatewayBundle = process.env.COMPARE_TSX === "1"
+    ? undefined
+    : [...startFlags(ROOT), await bundle(join(ROOT, "bench/servers/gateway.ts"), join(ROOT, "bench/.build/compare"), "gateway")]
+  for (const c of chosen.candidates) {
+    const nodeArgs = gatewayBundle !== undefined && c.nodeArgs.join(" ") === "--import tsx bench/servers/gateway.ts" ? gatewayBundle : c.nodeArgs
+    servers.push(await startServer({ name: c.name, port: port++, nodeArgs, env: c.env ?? {}, cwd: ROOT }))
+  }
   const results = new Map<string, Array<Measurement>>(servers.map((s) => [s.name, []]))
   const load = (s: Server, durationS: number) =>
     runAutocannon({ url: `http://127.0.0.1:${s.port}${chosen.path}`, connections: chosen.connections, durationS, pid: s.pid })

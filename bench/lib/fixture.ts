@@ -54,3 +54,70 @@ export const ingestBody = (): string => {
   }))
   return JSON.stringify({ kind: "expense", events })
 }
+
+// ---------------------------------------------------------------------------------------------
+// The scaling sweep (bench/run.ts S7): how the cost of a list grows with the rows behind it.
+
+export const SWEEP_TASKS_PER_ENTITY = [10, 100, 1000] as const
+export const SWEEP_EVENTS_PER_TASK = [100, 10_000] as const
+export const SWEEP_DOCUMENTS_PER_TASK = [20, 200, 2000] as const
+
+const sweepId = (kind: number, n: number, i = 0) =>
+  `${kind.toString(16).padStart(8, "0")}-0000-4000-9000-${(n * 100_000 + i).toString(16).padStart(12, "0")}`
+/** The entity holding `n` open tasks. */
+export const sweepEntityId = (n: number) => sweepId(1, n)
+/** The task holding `n` events. */
+export const sweepEventTaskId = (n: number) => sweepId(3, n)
+/** The task holding `n` documents. */
+export const sweepDocumentTaskId = (n: number) => sweepId(4, n)
+
+/**
+ * The bench fixture plus: one entity per tasks-per-entity size (that many IN_PROGRESS tasks, each
+ * needing its next step), one task per events-per-task size, one per documents-per-task size
+ * (documents of a few bytes: the list's cost, not the bytes', is measured).
+ */
+export const sweepFixture = (): Record<string, unknown> => {
+  const base = benchFixture() as { entities: Array<unknown>; tasks: Array<unknown>; events: Array<unknown>; documents: Array<unknown> } & Record<string, unknown>
+  const task = (id: string, entityId: string, i: number) => ({
+    id,
+    tenantId: TENANT_ID,
+    entityId,
+    workflowId: "expense-review",
+    title: `Sweep task #${i + 1}`,
+    status: "IN_PROGRESS",
+    priority: "MEDIUM",
+    createdAt: new Date(Date.UTC(2026, 10, 1, 9, 0, i)).toISOString(),
+    currentStep: steps[i % steps.length]
+  })
+  const entities = SWEEP_TASKS_PER_ENTITY.map((n) => ({ id: sweepEntityId(n), tenantId: TENANT_ID, slug: `sweep-${n}`, name: `Sweep ${n}` }))
+  const tasks = SWEEP_TASKS_PER_ENTITY.flatMap((n) => Array.from({ length: n }, (_, i) => task(sweepId(2, n, i), sweepEntityId(n), i)))
+  const holder = sweepEntityId(SWEEP_TASKS_PER_ENTITY[0])
+  const eventTasks = SWEEP_EVENTS_PER_TASK.map((n, i) => task(sweepEventTaskId(n), holder, i))
+  const documentTasks = SWEEP_DOCUMENTS_PER_TASK.map((n, i) => task(sweepDocumentTaskId(n), holder, i))
+  const events = SWEEP_EVENTS_PER_TASK.flatMap((n) =>
+    Array.from({ length: n }, (_, i) => ({
+      taskId: sweepEventTaskId(n),
+      type: "reasoning.delta",
+      source: "worker",
+      seq: i + 1,
+      payload: { text: `step ${i + 1} of the agent's reasoning, about sixty bytes long` }
+    })))
+  const documents = SWEEP_DOCUMENTS_PER_TASK.flatMap((n) =>
+    Array.from({ length: n }, (_, i) => ({
+      id: sweepId(5, n, i),
+      tenantId: TENANT_ID,
+      taskId: sweepDocumentTaskId(n),
+      source: "receipts",
+      filename: `receipt-${i + 1}.txt`,
+      contentType: "text/plain",
+      uploadedAt: new Date(Date.UTC(2026, 10, 1, 9, 0, 0, i)).toISOString(),
+      dataBase64: Buffer.from(`receipt ${i + 1}`).toString("base64")
+    })))
+  return {
+    ...base,
+    entities: [...base.entities, ...entities],
+    tasks: [...base.tasks, ...tasks, ...eventTasks, ...documentTasks],
+    events: [...base.events, ...events],
+    documents: [...base.documents, ...documents]
+  }
+}

@@ -14,6 +14,8 @@ export interface Row {
   readonly target: string
   readonly met: boolean | undefined
   readonly note?: string
+  /** Shown instead of the ratio (e.g. a growth exponent, which is not a ratio). */
+  readonly shown?: string
 }
 
 export interface ServerMedians {
@@ -78,7 +80,7 @@ export const renderResults = (
   lines.push("| Scenario | Metric | Compared with | Ratio | Target | Met |", "|---|---|---|---|---|---|")
   for (const r of rows) {
     const met = r.met === undefined ? "-" : r.met ? "yes" : "**no**"
-    lines.push(`| ${r.scenario} | ${r.metric} | ${r.peer} | ${fmtRatio(r.ratio)}${r.note !== undefined ? ` (${r.note})` : ""} | ${r.target || "-"} | ${met} |`)
+    lines.push(`| ${r.scenario} | ${r.metric} | ${r.peer} | ${r.shown ?? fmtRatio(r.ratio)}${r.note !== undefined ? ` (${r.note})` : ""} | ${r.target || "-"} | ${met} |`)
   }
   lines.push("", "## Medians behind the ratios", "")
   lines.push(

@@ -37,9 +37,16 @@ export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: s
   meta.contentType ?? mime.getType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
+/**
+ * The task is read once, by the write itself: putDocument is scoped to the tenant and answers
+ * NotFound (`Task <id> not found`, as Tenant.requireTask does) for another tenant's or a missing
+ * task. Only then is the task looked up on its own: if the cached tenant was stale
+ * (requireTask refreshes it), the write runs once more for the refreshed tenant.
+ */
 export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile) =>
   Effect.gen(function*() {
-    const { tenant, task } = yield* (yield* Tenant).requireTask(taskId)
+    const tenants = yield* Tenant
+    const tenant = yield* tenants.current
     const workspace = yield* WorkspaceClient
     const filename = fileNameFor(meta, fetched, new Date())
     const contentType = contentTypeFor(meta, fetched, filename)
@@ -49,15 +56,21 @@ export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile
       filename,
       contentType
     })
-    const doc = yield* workspace.putDocument(tenant.id, {
-      taskId: task.id,
-      source: meta.source,
-      filename,
-      contentType,
-      period: meta.period,
-      schemaSlug: meta.schemaSlug,
-      bytes: fetched.bytes
-    }, signal)
+    const put = (tenantId: string) =>
+      workspace.putDocument(tenantId, {
+        taskId,
+        source: meta.source,
+        filename,
+        contentType,
+        period: meta.period,
+        schemaSlug: meta.schemaSlug,
+        bytes: fetched.bytes
+      }, signal)
+    const doc = yield* put(tenant.id).pipe(
+      Effect.catchTag("NotFound", (notFound) =>
+        Effect.flatMap(tenants.requireTask(taskId), (found) =>
+          found.tenant.id === tenant.id ? Effect.fail(notFound) : put(found.tenant.id)))
+    )
     const result: UploadResult = {
       documentRef: doc.id,
       taskId: doc.taskId,

@@ -83,11 +83,17 @@ const MetricsRoute = HttpApiBuilder.Router.use((router) =>
   })
 )
 
-/** Tracing spans per request only when SVC_TRACING is on. */
+/**
+ * Tracing spans only when SVC_TRACING is on. Off, the tracer is disabled for every fiber the
+ * server runs, not only the request span: store statements and workspace calls then make no-op
+ * spans instead of recording ones (bench/PROFILE.md, S1 and S4).
+ */
 const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.unwrapEffect(
     Effect.map(TenantConfig, (config) =>
-      config.tracing ? layer : HttpMiddleware.withTracerDisabledWhen(layer, () => true))
+      config.tracing
+        ? layer
+        : HttpMiddleware.withTracerDisabledWhen(layer, () => true).pipe(Layer.provide(Layer.setTracerEnabled(false))))
   )
 
 export const GatewayLive = HttpApiBuilder.serve().pipe(

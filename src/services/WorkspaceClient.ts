@@ -50,6 +50,13 @@ export interface WorkspaceClientService {
   readonly getTask: (taskId: string) => WsEffect<Workspace.Task, NotFound>
   /** The task's current step and every step's status; NotFound when the task has no runbook. */
   readonly getNextStep: (tenantId: string, taskId: string) => WsEffect<Workspace.NextStep, NotFound>
+  /**
+   * The next steps of many tasks in one upstream round trip (the task list's `awaiting`): one
+   * answer per requested id, in order, `nextStep` null where getNextStep would fail for that
+   * task (missing, another tenant's, no runbook, or its own lookup failed). Only a failure of
+   * the whole call fails the effect.
+   */
+  readonly getNextSteps: (tenantId: string, taskIds: ReadonlyArray<string>) => WsEffect<ReadonlyArray<Workspace.NextStepOf>>
   /** The tenant's workflows plus the global ones (tenantId null). */
   readonly listWorkflows: (tenantId: string) => WsEffect<ReadonlyArray<Workspace.Workflow>>
   readonly getRunbook: (tenantId: string, workflowId: string) => WsEffect<Workspace.Runbook, NotFound>

@@ -46,21 +46,29 @@ export const listEntities = Effect.gen(function*() {
   return yield* workspace.listEntities(tenant.id)
 })
 
-/** Board data: each non-terminal task's `awaiting` from its next step; a failed lookup drops it for that task only. */
+/**
+ * Board data: each non-terminal task's `awaiting` from its next step, all of them fetched in one
+ * upstream call (terminal tasks are not asked about). A task whose lookup fails has no `awaiting`;
+ * when the whole call fails no task has one, and the list still answers.
+ */
 export const listTaskSummaries = (entityId: string) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
-    const config = yield* TenantConfig
     const tenant = yield* requireEntity(entityId)
     const tasks = yield* workspace.listTasks(tenant.id, entityId)
-    return yield* Effect.forEach(tasks, (task) => {
+    const open = tasks.filter((task) => !TERMINAL.has(task.status)).map((task) => task.id)
+    const answers = open.length === 0
+      ? []
+      : yield* workspace.getNextSteps(tenant.id, open).pipe(Effect.orElseSucceed(() => []))
+    const awaiting = new Map<string, string>()
+    for (const { nextStep, taskId } of answers) {
+      if (nextStep?.step != null) awaiting.set(taskId, nextStep.step.displayHint.component)
+    }
+    return tasks.map((task): TaskSummary => {
       const summary: TaskSummary = taskView(task)
-      if (TERMINAL.has(task.status)) return Effect.succeed(summary)
-      return workspace.getNextStep(tenant.id, task.id).pipe(
-        Effect.map((next) => next.step === null ? summary : { ...summary, awaiting: next.step.displayHint.component }),
-        Effect.orElseSucceed(() => summary)
-      )
-    }, { concurrency: config.nextStepConcurrency })
+      const component = TERMINAL.has(task.status) ? undefined : awaiting.get(task.id)
+      return component === undefined ? summary : { ...summary, awaiting: component }
+    })
   })
 
 export const listEntityWorkflows = (entityId: string) => Effect.flatMap(requireEntity(entityId), (tenant) => workflowsOf(tenant.id))

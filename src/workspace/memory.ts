@@ -147,6 +147,24 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     return runbook == null ? notFound(`Runbook of workflow ${workflowId}`) : Effect.succeed(runbook)
   }
 
+  const nextStepNow = (tenantId: string, taskId: string) =>
+    Effect.gen(function*() {
+      const fault = faults.nextStep?.(taskId)
+      if (fault !== undefined) return yield* Effect.fail(fault)
+      const task = yield* taskOf(tenantId, taskId)
+      const runbook = yield* runbookOf(task.workflowId)
+      return nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+    })
+
+  /** getNextStep's answer without a fiber, null where it would fail (the batch's per-task rule). */
+  const nextStepOrNull = (tenantId: string, taskId: string): Workspace.NextStep | null => {
+    if (faults.nextStep?.(taskId) !== undefined) return null
+    const task = tasks.get(rootTaskId(taskId))
+    if (task === undefined || task.tenantId !== tenantId) return null
+    const runbook = workflows.get(task.workflowId)?.runbook
+    return runbook == null ? null : nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+  }
+
   const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
     d._tag === "ok"
       ? Effect.succeed(d.value)
@@ -249,11 +267,14 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       call("getNextStep", () =>
         Effect.gen(function*() {
           if (faults.nextStepDelayMs !== undefined) yield* Effect.sleep(faults.nextStepDelayMs)
-          const fault = faults.nextStep?.(taskId)
-          if (fault !== undefined) return yield* Effect.fail(fault)
-          const task = yield* taskOf(tenantId, taskId)
-          const runbook = yield* runbookOf(task.workflowId)
-          return nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+          return yield* nextStepNow(tenantId, taskId)
+        })),
+    // One round trip (one delay) for the whole batch; each task answers on its own.
+    getNextSteps: (tenantId, taskIds) =>
+      call("getNextSteps", () =>
+        Effect.gen(function*() {
+          if (faults.nextStepDelayMs !== undefined) yield* Effect.sleep(faults.nextStepDelayMs)
+          return taskIds.map((taskId): Workspace.NextStepOf => ({ taskId, nextStep: nextStepOrNull(tenantId, taskId) }))
         })),
     listWorkflows: (tenantId) =>
       call("listWorkflows", () =>

@@ -32,6 +32,12 @@ export const NextStep = Schema.Struct({
   steps: Schema.Array(StepStatus)
 }).annotations({ identifier: "NextStep" })
 
+/** One task's answer in a batch of next steps: null when that task's lookup failed (404 alike). */
+export const NextStepOf = Schema.Struct({
+  taskId: Schema.String,
+  nextStep: Schema.NullOr(NextStep)
+}).annotations({ identifier: "NextStepOf" })
+
 export const Workflow = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -136,6 +142,7 @@ export declare namespace Workspace {
   export type Tenant = typeof Tenant.Type
   export type Task = typeof Task.Type
   export type NextStep = typeof NextStep.Type
+  export type NextStepOf = typeof NextStepOf.Type
   export type Workflow = typeof Workflow.Type
   export type Runbook = typeof Runbook.Type
   export type Signal = typeof Signal.Type

@@ -95,21 +95,9 @@ describe("GET /v1/entities/:entityId/tasks", () => {
       })
     ))
 
-  it.live("runs the lookups in parallel with bounded concurrency", () =>
+  it.effect("asks for every next step of the page in one upstream call", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
-        let inFlight = 0
-        let peak = 0
-        const original = ws.getNextStep
-        ;(ws as any).getNextStep = (tenantId: string, taskId: string) =>
-          Effect.acquireUseRelease(
-            Effect.sync(() => {
-              inFlight++
-              peak = Math.max(peak, inFlight)
-            }),
-            () => Effect.zipRight(Effect.sleep(20), original(tenantId, taskId)),
-            () => Effect.sync(() => inFlight--)
-          )
         for (let i = 0; i < 10; i++) {
           ws.tasks.set(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, {
             ...ws.tasks.get(EXPENSE_TASK)!,
@@ -119,9 +107,24 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         const api = yield* client
         const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
         expect(tasks.length).toBe(13)
-        expect(peak).toBeGreaterThan(1)
-        expect(peak).toBeLessThanOrEqual(3)
-      }), { config: { nextStepConcurrency: 3 } }))
+        expect(tasks.filter((t) => t.awaiting === "TABLE_REVIEW").length).toBe(11)
+        expect(ws.calls.get("getNextSteps")).toBe(1)
+        expect(ws.calls.get("getNextStep")).toBeUndefined()
+      })
+    ))
+
+  it.effect("a failed batch call still lists every task, without awaiting", () =>
+    withGateway((ws) =>
+      Effect.gen(function*() {
+        const original = ws.getNextSteps
+        ;(ws as any).getNextSteps = () => Effect.fail(new ServiceUnavailable({ message: "down" }))
+        const api = yield* client
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        ;(ws as any).getNextSteps = original
+        expect(tasks.length).toBe(3)
+        expect(tasks.some((t) => "awaiting" in t)).toBe(false)
+      })
+    ))
 
   it.effect("another tenant's entity answers 404 exactly like a missing one", () =>
     withGateway(() =>

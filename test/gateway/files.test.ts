@@ -27,6 +27,20 @@ describe("POST /v1/tasks/:taskId/files (upload)", () => {
       })
     ))
 
+  it.effect("reads the task once (in the write); another tenant's task answers exactly like a missing one", () =>
+    withGateway((ws) =>
+      Effect.gen(function*() {
+        const ok = yield* raw("POST", files, { source: "receipts", data: b64("x") })
+        expect(ok.status).toBe(201)
+        expect(ws.calls.get("getTask") ?? 0).toBe(0)
+        expect(ws.calls.get("putDocument")).toBe(1)
+        const foreign = yield* raw("POST", `/v1/tasks/${GLOBEX_TASK}/files`, { source: "s", data: b64("x") })
+        const missing = yield* raw("POST", `/v1/tasks/${MISSING}/files`, { source: "s", data: b64("x") })
+        expectError(foreign, 404, "Not Found")
+        expect(foreign.body.message.replace(GLOBEX_TASK, "")).toBe(missing.body.message.replace(MISSING, ""))
+      })
+    ))
+
   it.effect("content type: given, else guessed from the name, else octet-stream; name defaults to <source>-<timestamp>", () =>
     withGateway(() =>
       Effect.gen(function*() {

@@ -106,6 +106,7 @@ const EXAMPLES: Record<string, (side: Side) => unknown> = {
   "tenants.createTask": () => ({ workflowId: "expense-review", context: { period: "2026-11" } }),
   "tasks.appendEvent": () => ({ type: "step.completed", source: "worker", seq: 9001, payload: { by: "trust" } }),
   "tasks.signal": (s) => ({ taskId: s.tasks[0], name: "approve", payload: {} }),
+  "tasks.getNextSteps": (s) => ({ taskIds: s.tasks }),
   "documents.putDocument": () => ({}),
   "records.ingestData": () => ({ rows: [{ data: { amount: 1 } }] }),
   "records.updateRow": () => ({ field: "amount_gross", value: 1 }),

@@ -214,6 +214,21 @@ describe("HTTP WorkspaceClient", () => {
         }))
     }).pipe(Effect.scoped))
 
+  it.live("getNextSteps is one HTTP call per 500 ids, answered per task", () =>
+    Effect.gen(function*() {
+      const upstream = yield* rawUpstream((_req, res, body) => {
+        const { taskIds } = JSON.parse(body.toString()) as { taskIds: Array<string> }
+        json(res, 200, taskIds.map((taskId) => ({ taskId, nextStep: taskId === "bad" ? null : { step: null, steps: [] } })))
+      })
+      const asked = Array.from({ length: 501 }, (_, i) => i === 7 ? "bad" : `task-${i}`)
+      const answers = yield* withClient(upstream.url, { timeoutMs: 2000, retries: 0 }, (ws) =>
+        Effect.zip(ws.getNextSteps(ID.tenantA, asked.slice(0, 50)), ws.getNextSteps(ID.tenantA, asked)))
+      expect(upstream.hits).toEqual(Array.from({ length: 3 }, () => `POST /workspace/tenants/${ID.tenantA}/next-steps`))
+      expect(answers[0].map((a) => a.taskId)).toEqual(asked.slice(0, 50))
+      expect(answers[1].map((a) => a.taskId)).toEqual(asked)
+      expect(answers[1].filter((a) => a.nextStep === null).map((a) => a.taskId)).toEqual(["bad"])
+    }).pipe(Effect.scoped))
+
   it.live("calls reuse one keep-alive connection", () =>
     Effect.gen(function*() {
       const upstream = yield* rawUpstream((_req, res) => json(res, 200, []))

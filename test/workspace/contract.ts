@@ -132,6 +132,35 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect((yield* ws.getNextStep(ID.tenantB, ID.taskBeta)).step?.id).toBe("upload_b")
       }))
 
+      test("getNextSteps answers per task, in order, as getNextStep would; a task that fails or is another tenant's is null", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const asked = [ID.taskUpload, ID.taskLegacy, ID.taskBeta, ID.taskReview, ID.missing, ID.taskCompleted]
+        const answers = yield* ws.getNextSteps(ID.tenantA, asked)
+        expect(answers.map((a) => a.taskId)).toEqual(asked)
+        // The task without runbook (its lookup fails) and another tenant's task answer exactly like a missing one.
+        expect(answers.filter((a) => a.nextStep === null).map((a) => a.taskId)).toEqual([ID.taskLegacy, ID.taskBeta, ID.missing])
+        for (const answer of answers) {
+          if (answer.nextStep !== null) expect(answer.nextStep).toEqual(yield* ws.getNextStep(ID.tenantA, answer.taskId))
+        }
+        expect(answers[0]!.nextStep?.step?.id).toBe("upload")
+        expect(answers[3]!.nextStep?.step?.id).toBe("review")
+        expect(answers[5]!.nextStep?.step).toBeNull()
+        // The other tenant sees its own task and none of tenant A's.
+        const b = yield* ws.getNextSteps(ID.tenantB, [ID.taskUpload, ID.taskBeta])
+        expect(b.map((a) => a.nextStep?.step?.id ?? null)).toEqual([null, "upload_b"])
+        expect(yield* ws.getNextSteps(ID.tenantA, [])).toEqual([])
+      }))
+
+      test("getNextSteps answers a list longer than one upstream call's bound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const asked = Array.from({ length: 1200 }, (_, i) => i % 3 === 0 ? ID.taskReview : i % 3 === 1 ? ID.missing : ID.taskUpload)
+        const answers = yield* ws.getNextSteps(ID.tenantA, asked)
+        expect(answers.length).toBe(1200)
+        expect(answers.map((a) => a.nextStep?.step?.id ?? null)).toEqual(
+          asked.map((id) => id === ID.taskReview ? "review" : id === ID.taskUpload ? "upload" : null)
+        )
+      }))
+
       test("getSnapshots returns the task's snapshots, scoped to the tenant", Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         expect(yield* ws.getSnapshots(ID.tenantA, ID.taskReview)).toEqual({ upload: { files: 1, submittedBy: "dana@alpha.example" } })

@@ -365,6 +365,23 @@ describe("embedded workspace", () => {
           expect(listed.map((d) => d.id)).toEqual([empty.id, doc.id])
           expect((yield* ws.listDocuments(ACME, TASK_REVIEW, { limit: 1 })).map((d) => d.id)).toEqual([empty.id])
         })))
+
+    it.live("a download half read holds no snapshot: the log still checkpoints to empty, later writes are read", () =>
+      withStore(tempUrl(), (ws, sql) =>
+        Effect.gen(function*() {
+          const put = (bytes: Uint8Array) =>
+            ws.putDocument(ACME, { taskId: TASK_REVIEW, source: "exports", filename: "big.bin", contentType: "application/octet-stream", bytes }, Option.none())
+          const first = yield* put(randomBytes(3 * CHUNK_BYTES))
+          // The first chunk only: the stream is left unfinished, as a stalled client leaves it.
+          const opened = yield* ws.openDocument(ACME, first.id)
+          const head = yield* Stream.runCollect(Stream.take(opened.body, 1))
+          expect(Chunk.unsafeHead(head).length).toBe(CHUNK_BYTES)
+          const [checkpoint] = yield* sql<{ busy: number; log: number }>`PRAGMA wal_checkpoint(TRUNCATE)`
+          expect(Number(checkpoint!.busy)).toBe(0)
+          const second = yield* put(Buffer.from("written after"))
+          const body = yield* Stream.runCollect((yield* ws.openDocument(ACME, second.id)).body)
+          expect(Buffer.concat(Chunk.toReadonlyArray(body)).toString()).toBe("written after")
+        })))
   })
 
   describe("seeding", () => {
@@ -455,6 +472,24 @@ describe("embedded workspace", () => {
           expect(yield* eventually(pendingSignals(sql), (n) => n === 0)).toBe(0)
         }))
     }), 60_000)
+
+  it.live("getNextSteps: a task whose runbook does not decode loses its answer only, another tenant's task is null", () =>
+    withStore(tempUrl(), (ws, sql) =>
+      Effect.gen(function*() {
+        yield* sql`INSERT INTO workflows (id, tenant_id, name, runbook) VALUES ('broken', NULL, 'Broken', '{"steps":"no"}')`
+        yield* sql`UPDATE tasks SET workflow_id = 'broken' WHERE id = ${TASK_SIGN_OFF}`
+        expect(yield* Effect.exit(ws.getNextStep(ACME, TASK_SIGN_OFF))).toMatchObject({ _tag: "Failure" })
+        const answers = yield* ws.getNextSteps(ACME, [TASK_REVIEW, TASK_SIGN_OFF, TASK_GLOBEX, TASK_UPLOAD])
+        expect(answers.map((a) => [a.taskId, a.nextStep?.step?.id ?? null])).toEqual([
+          [TASK_REVIEW, "review_expenses"],
+          [TASK_SIGN_OFF, null],
+          [TASK_GLOBEX, null],
+          [TASK_UPLOAD, "upload_receipts"]
+        ])
+        // The other tenant's own task answers for it, and a composite child id for its root task.
+        const globex = yield* ws.getNextSteps(GLOBEX, [TASK_GLOBEX, TASK_REVIEW, `${TASK_GLOBEX}:step:child`])
+        expect(globex.map((a) => a.nextStep !== null)).toEqual([true, false, true])
+      })))
 
   it.live("tenant scoping: another tenant's entity, task, document and row are NotFound", () =>
     withStore(tempUrl(), (ws) =>

@@ -71,6 +71,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
     handlers
       .handle("getTask", ({ path }) => service.getTask(path.taskId))
       .handle("getNextStep", ({ path }) => service.getNextStep(path.tenantId, path.taskId))
+      .handle("getNextSteps", ({ path, payload }) => service.getNextSteps(path.tenantId, payload.taskIds))
       .handle("getSnapshots", ({ path }) => service.getSnapshots(path.tenantId, path.taskId))
       .handle("signal", ({ headers, path, payload }) => keyed(headers, service.signal(path.tenantId, payload)))
       .handle("appendEvent", ({ headers, path, payload }) =>

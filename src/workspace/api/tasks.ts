@@ -3,12 +3,19 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { TaskEventDto } from "../../api/dtos.js"
+import { closed, TaskEventDto } from "../../api/dtos.js"
 import { ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../../api/resources.js"
-import { NextStep, Signal, Task } from "../model.js"
+import { NextStep, NextStepOf, Signal, Task } from "../model.js"
 import { TaskIdParam, TenantPath, TenantTaskPath } from "./paths.js"
+
+/** Ids per getNextSteps call: the HTTP client splits longer lists. */
+export const MAX_NEXT_STEP_IDS = 500
+
+export const NextStepsRequest = Schema.Struct({
+  taskIds: Schema.Array(TaskIdParam).pipe(Schema.maxItems(MAX_NEXT_STEP_IDS))
+}).pipe(closed("WorkspaceNextStepsRequest"))
 
 export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
@@ -32,6 +39,19 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
         "The current step (null for a terminal task) and every step's status. A FILE_UPLOAD step's args carry a " +
           "submit_file action naming the ingest path and the signal to send. 404 when the task is not the " +
           "tenant's or its workflow has no runbook."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("getNextSteps", "/tenants/:tenantId/next-steps")
+      .setPath(TenantPath)
+      .setPayload(NextStepsRequest)
+      .addSuccess(Schema.Array(NextStepOf))
+      .annotate(OpenApi.Summary, "Get the next steps of many tasks")
+      .annotate(
+        OpenApi.Description,
+        "A read (POST only to carry the id list): one answer per requested task id, in order, with the task's " +
+          "next step as getNextStep answers it, or `nextStep: null` where getNextStep would answer 404 (missing, " +
+          `another tenant's, no runbook). At most ${MAX_NEXT_STEP_IDS} ids per call.`
       )
   )
   .add(

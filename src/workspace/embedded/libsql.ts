@@ -31,6 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import { startCheckpointer } from "./checkpointer.js"
+import { chunkReaderLayer } from "./chunkReader.js"
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
@@ -277,5 +278,8 @@ export const libsqlLayer = (
       beforeWrite = checkpointer.beforeWrite
     }
     const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
-    return Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    const context = Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    if (options.path === undefined) return context
+    // Downloads read the file directly (./chunkReader.ts); without a path they go through SQL.
+    return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))
   })).pipe(Layer.provide(Reactivity.layer))

@@ -55,6 +55,7 @@ import { acceptSignal, isRowAction, type PendingDecision, rowActionAllowed, rowA
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
 import { unknownGlService } from "../glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
+import { ChunkReader, readChunks } from "./chunkReader.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
 export interface EmbeddedWorkspace extends WorkspaceClientService {
@@ -98,6 +99,9 @@ export interface EmbeddedOptions {
  * statement (synchronous in the driver) short: about 10 ms of event loop for 250 rows.
  */
 const INSERT_GROUP = 250
+
+/** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
+const NEXT_STEP_GROUP = 500
 
 const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
 
@@ -297,6 +301,43 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           const runbook = yield* runbookOf(row.workflow_id)
           return nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
         }).pipe(guard("getNextStep")),
+
+      // One query per NEXT_STEP_GROUP ids (tasks joined to their runbooks), each runbook decoded once.
+      getNextSteps: (tenantId, taskIds) =>
+        Effect.gen(function*() {
+          const roots = [...new Set(taskIds.map(rootTaskId))]
+          const found = new Map<string, TaskRow & { readonly runbook: string | null }>()
+          for (let i = 0; i < roots.length; i += NEXT_STEP_GROUP) {
+            const rows = yield* sql<TaskRow & { readonly runbook: string | null }>`
+              SELECT t.*, w.runbook AS runbook FROM tasks t LEFT JOIN workflows w ON w.id = t.workflow_id
+              WHERE t.tenant_id = ${tenantId} AND ${sql.in("t.id", roots.slice(i, i + NEXT_STEP_GROUP))}`
+            for (const row of rows) found.set(row.id, row)
+          }
+          const runbooks = new Map<string, Workspace.Runbook | null>()
+          const runbookOfRow = (row: TaskRow & { readonly runbook: string | null }) => {
+            if (!runbooks.has(row.workflow_id)) {
+              // A runbook that does not decode fails its tasks' lookups only.
+              let runbook: Workspace.Runbook | null = null
+              try {
+                runbook = runbookFromJson(row.runbook)
+              } catch {
+                runbook = null
+              }
+              runbooks.set(row.workflow_id, runbook)
+            }
+            return runbooks.get(row.workflow_id) ?? null
+          }
+          return taskIds.map((taskId): Workspace.NextStepOf => {
+            const row = found.get(rootTaskId(taskId))
+            const runbook = row === undefined ? null : runbookOfRow(row)
+            if (row === undefined || runbook === null) return { taskId, nextStep: null }
+            try {
+              return { taskId, nextStep: nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots)) }
+            } catch {
+              return { taskId, nextStep: null }
+            }
+          })
+        }).pipe(guard("getNextSteps")),
 
       listWorkflows: (tenantId) =>
         sql<{ id: string; name: string; tenant_id: string | null }>`
@@ -599,8 +640,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     }
 
     /** The bytes, one chunk per query: a download holds at most one chunk in memory. */
+    const chunkReader = yield* Effect.serviceOption(ChunkReader)
     const chunksOf = (documentId: string) =>
-      Stream.paginateChunkEffect(0, (idx: number) =>
+      Option.isSome(chunkReader) ? readChunks(chunkReader.value, documentId) : Stream.paginateChunkEffect(0, (idx: number) =>
         sql<{ data: ArrayBuffer }>`SELECT data FROM document_chunks WHERE document_id = ${documentId} AND idx = ${idx}`.pipe(
           Effect.map(([row]) =>
             row === undefined

@@ -49,6 +49,7 @@ import { upstreamHeaders } from "../../observability/requestContext.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
 import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../api/documents.js"
+import { MAX_NEXT_STEP_IDS } from "../api/tasks.js"
 import { WorkspaceApi } from "../api/WorkspaceApi.js"
 import { Document } from "../model.js"
 
@@ -331,6 +332,16 @@ export const makeHttpWorkspaceClient = (
       getTask: (taskId) => call(api.tasks.getTask({ path: enc({ taskId }) }), READ, ["NotFound"]),
       getNextStep: (tenantId, taskId) =>
         call(api.tasks.getNextStep({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+      // One HTTP call per MAX_NEXT_STEP_IDS ids (one for any task list up to that size).
+      getNextSteps: (tenantId, taskIds) =>
+        Effect.map(
+          Effect.forEach(
+            Array.from({ length: Math.ceil(taskIds.length / MAX_NEXT_STEP_IDS) }, (_, i) =>
+              taskIds.slice(i * MAX_NEXT_STEP_IDS, (i + 1) * MAX_NEXT_STEP_IDS)),
+            (group) => call(api.tasks.getNextSteps({ path: enc({ tenantId }), payload: { taskIds: group } }), READ, NONE)
+          ),
+          (groups) => groups.flat()
+        ),
       listWorkflows: (tenantId) => call(api.tenants.listWorkflows({ path: enc({ tenantId }) }), READ, NONE),
       getRunbook: (tenantId, workflowId) =>
         call(api.tenants.getRunbook({ path: enc({ tenantId, workflowId }) }), READ, ["NotFound"]),
