@@ -328,10 +328,13 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
           events.push(event)
           return Effect.succeed(event)
         }))),
-    listEvents: (tenantId, taskId) =>
+    listEvents: (tenantId, taskId, page = {}) =>
       call("listEvents", () =>
-        Effect.map(taskOf(tenantId, taskId), () =>
-          events.filter((e) => e.taskId === taskId).sort((a, b) => a.seq - b.seq))),
+        Effect.map(taskOf(tenantId, taskId), () => {
+          const after = page.afterSeq
+          const all = events.filter((e) => e.taskId === taskId && (after === undefined || e.seq > after)).sort((a, b) => a.seq - b.seq)
+          return page.limit !== undefined ? all.slice(0, page.limit) : all
+        })),
     listDocuments: (tenantId, taskId, query) =>
       call("listDocuments", () =>
         Effect.succeed(

@@ -404,10 +404,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
         }))).pipe(guard("appendEvent")),
 
-      listEvents: (tenantId, taskId) =>
+      listEvents: (tenantId, taskId, page = {}) =>
         Effect.gen(function*() {
           yield* taskOf(tenantId, taskId)
-          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} ORDER BY seq`
+          // One range scan of the (task_id, seq) primary key: a page never reads the rows before it.
+          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId}
+            ${page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``} ORDER BY seq
+            ${page.limit !== undefined ? sql`LIMIT ${page.limit}` : sql``}`
           return rows.map(eventOfRow) satisfies ReadonlyArray<TaskEvent>
         }).pipe(guard("listEvents")),
 

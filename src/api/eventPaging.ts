@@ -1,0 +1,31 @@
+/**
+ * Opt-in paging of a task's timeline (issue 12 item 5): `afterSeq` and `limit` as query
+ * parameters, shared by the gateway's GET /v1/tasks/:taskId/events, its event stream and the
+ * WorkspaceApi. Without them the spec's default answer (every event) is unchanged.
+ */
+import * as Schema from "effect/Schema"
+
+/** The most events one page may ask for. */
+export const EVENT_PAGE_MAX = 1000
+
+/** Digits only (no sign, exponent, hex or spaces), then a safe integer. */
+const DecimalInt = Schema.compose(
+  Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => "must be a non-negative integer" })),
+  Schema.NumberFromString
+).pipe(Schema.int(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
+
+/** A seq as a query or header value: the events after it are wanted. */
+export const SeqParam = DecimalInt.annotations({
+  description: "Only events with a greater seq",
+  message: () => "must be an integer >= 0"
+})
+
+export const EventPageParams = Schema.Struct({
+  afterSeq: Schema.optional(SeqParam),
+  limit: Schema.optional(
+    DecimalInt.pipe(Schema.between(1, EVENT_PAGE_MAX)).annotations({
+      description: `At most this many events (the first ones, seq ascending), 1..${EVENT_PAGE_MAX}`,
+      message: () => `must be an integer from 1 to ${EVENT_PAGE_MAX}`
+    })
+  )
+})
