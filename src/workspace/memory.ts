@@ -19,7 +19,8 @@ import { hashApiKey, sameKeyHash } from "./apiKeys.js"
 import type { Agent } from "./api/registry.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { acceptSignal, applyToTask, rowActionAllowed } from "./engine.js"
+import { acceptSignal, applyToTask, ENGINE_EVENT_SOURCE, engineEventsOf, rowActionAllowed } from "./engine.js"
+import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { unknownGlService } from "./glServices.js"
 import { isTerminal, nextStepOf } from "./runbook.js"
@@ -96,6 +97,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   const signals: Array<SignalRecord> = []
   const faults: Faults = {}
   const calls = new Map<string, number>()
+  const bell = Effect.runSync(TaskEventBell)
 
   /** Every call: counted, and failed first when a fault says so. */
   const call = <A, E>(name: string, body: () => Effect.Effect<A, E>): Effect.Effect<A, E | UpstreamError> =>
@@ -194,9 +196,16 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       expectedStep: signal.expectedStep ?? null
     }, now())
     if (outcome._tag === "changed") {
+      // The engine's timeline entries (../engine.ts), at the seqs after the task's highest.
+      const written = engineEventsOf(task, { ...signal, expectedStep: signal.expectedStep ?? null }, outcome)
+      let seq = events.reduce((max, e) => (e.taskId === task.id && e.seq > max ? e.seq : max), 0)
+      for (const e of written) {
+        events.push({ taskId: task.id, type: e.type, source: ENGINE_EVENT_SOURCE, seq: ++seq, payload: e.payload, createdAt: now() })
+      }
       task.status = outcome.status
       task.currentStep = outcome.currentStep
       snapshots.set(task.id, outcome.snapshots)
+      if (written.length > 0) bell.ring(task.id)
     }
   }
 
@@ -326,6 +335,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
               : Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
           }
           events.push(event)
+          bell.ring(taskId)
           return Effect.succeed(event)
         }))),
     listEvents: (tenantId, taskId, page = {}) =>

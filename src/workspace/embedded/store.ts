@@ -18,6 +18,7 @@ import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
+import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
@@ -120,6 +121,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     // Every operation waits at most this long for another process's lock, then answers 503.
     const guard = guardFor(yield* BusyTimeout)
     const agents = yield* makeAgentRegistry
+    const bell = yield* TaskEventBell
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
 
     /** The root task of `taskId`, when it belongs to the tenant. */
@@ -402,7 +404,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           return same
             ? eventOfRow(existing)
             : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
-        }))).pipe(guard("appendEvent")),
+        }))).pipe(guard("appendEvent"), Effect.tap(() => bell.ring(taskId))),
 
       listEvents: (tenantId, taskId, page = {}) =>
         Effect.gen(function*() {
