@@ -23,7 +23,7 @@ import { acceptSignal, applyToTask, ENGINE_EVENT_SOURCE, engineEventsOf, rowActi
 import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { unknownGlService } from "./glServices.js"
-import { isTerminal, nextStepOf } from "./runbook.js"
+import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
 
 interface Row {
   ledger: string
@@ -262,7 +262,13 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
           if (fault !== undefined) return yield* Effect.fail(fault)
           const task = yield* taskOf(tenantId, taskId)
           const runbook = yield* runbookOf(task.workflowId)
-          return nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+          const next = nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+          const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
+          if (ledger === undefined) return next
+          const taskRows = [...rows.values()]
+            .filter((r) => r.taskId === task.id && r.ledger === ledger && r.tenantId === tenantId)
+            .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          return withTableRows(next, taskRows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: { ...r.fields } })))
         })),
     listWorkflows: (tenantId) =>
       call("listWorkflows", () =>

@@ -182,10 +182,16 @@ const signalsByTask = statements(
   `CREATE INDEX signals_pending_by_task ON signals (root_task_id, id) WHERE delivered_at IS NULL`
 )
 
+/** A table step's next-step args carry the task's rows (../runbook.ts): found by task, not by a scan. */
+const subledgerRowsByTask = statements(
+  `CREATE INDEX subledger_rows_by_task ON subledger_rows (task_id, ledger)`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
-  "0003_signals_pending_by_task": signalsByTask
+  "0003_signals_pending_by_task": signalsByTask,
+  "0004_subledger_rows_by_task": subledgerRowsByTask
 })
 
 /** The Migrator for SQLite dialects (no schema dump: the schema is this file). */

@@ -22,7 +22,7 @@ import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
-import { isTerminal, nextStepOf } from "../runbook.js"
+import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
 import {
   type Agent,
   type AgentVersion,
@@ -276,7 +276,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         Effect.gen(function*() {
           const row = yield* taskOf(tenantId, taskId)
           const runbook = yield* runbookOf(row.workflow_id)
-          return nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+          const next = nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+          // A table step's args carry the rows it reviews: the task's rows of the step's ledger.
+          const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
+          if (ledger === undefined) return next
+          const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+            WHERE task_id = ${row.id} AND ledger = ${ledger} AND tenant_id = ${tenantId} ORDER BY id`
+          return withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
         }).pipe(guard("getNextStep")),
 
       listWorkflows: (tenantId) =>
