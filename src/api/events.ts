@@ -47,8 +47,8 @@ export class EventsGroup extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("streamEvents", "/tasks/:taskId/events/stream")
       .setPath(TaskPath)
-      .setUrlParams(Schema.Struct({ afterSeq: Schema.optional(SeqParam) }))
-      .setHeaders(Schema.Struct({ [LAST_EVENT_ID_HEADER]: Schema.optional(SeqParam) }))
+      .setUrlParams(Schema.Struct({ afterSeq: Schema.optionalWith(SeqParam, { exact: true }) }))
+      .setHeaders(Schema.Struct({ [LAST_EVENT_ID_HEADER]: Schema.optionalWith(SeqParam, { exact: true }) }))
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(OpenApi.Summary, "Stream task events (Server-Sent Events)")
       .annotate(

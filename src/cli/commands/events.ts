@@ -9,12 +9,18 @@ import { isTerminalStatus } from "../../client/status.js"
 import { gatewayCommand, table, taskIdArg, truncate, usage, write, group } from "../common.js"
 import { makeTimelineRenderer } from "../events.js"
 
+/** The page's query parameters, without the unset ones (a negative seq asks for everything). */
+const pageParams = (afterSeq: number | undefined, limit: number | undefined) => ({
+  ...(afterSeq !== undefined && afterSeq >= 0 ? { afterSeq } : {}),
+  ...(limit !== undefined ? { limit } : {})
+})
+
 const list = gatewayCommand("list", "List a task's events in seq order", {
   taskId: taskIdArg,
   after: Options.integer("after").pipe(Options.optional, Options.withDescription("Only events with seq > this")),
   limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
 }, ({ after, limit, taskId }, ctx) =>
-  Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: { afterSeq: Option.getOrUndefined(after), limit: Option.getOrUndefined(limit) } }), (result) =>
+  Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
     ctx.output(result, ({ events }) =>
       table([
         ["SEQ", (e) => String(e.seq)],
@@ -49,7 +55,7 @@ const follow = gatewayCommand(
         for (;;) {
           const { events } = yield* ctx.gateway.events.listEvents({
             path: { taskId },
-            urlParams: { afterSeq: cursor !== undefined && cursor >= 0 ? cursor : undefined, limit: EVENT_PAGE_MAX }
+            urlParams: pageParams(cursor, EVENT_PAGE_MAX)
           })
           const page = cursor === undefined ? events : events.filter((e) => e.seq > cursor!)
           fresh.push(...page)
