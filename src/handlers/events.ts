@@ -1,5 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -13,6 +15,24 @@ import { TenantConfig } from "../services/TenantConfig.js"
 
 // Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
+
+/**
+ * Completes when the client of `request` has gone: its socket ended (the client's FIN; Node keeps
+ * a half-closed socket open while an answer is in progress, and would notice only at the next
+ * write) or closed.
+ */
+const clientGone = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const socket = NodeHttpServerRequest.toIncomingMessage(request).socket
+    if (socket.readableEnded || socket.destroyed) return resume(Effect.void)
+    const gone = () => resume(Effect.void)
+    socket.once("end", gone)
+    socket.once("close", gone)
+    return Effect.sync(() => {
+      socket.off("end", gone)
+      socket.off("close", gone)
+    })
+  })
 
 export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
@@ -40,7 +60,8 @@ export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) 
       .handle("streamEvents", ({ headers, path, urlParams }) =>
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
-          streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq),
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+            streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq, clientGone(request))),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",

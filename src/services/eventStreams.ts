@@ -64,7 +64,9 @@ export interface EventStreamsService {
    */
   readonly open: (
     taskId: string,
-    afterSeq: number | undefined
+    afterSeq: number | undefined,
+    /** Completes when the client has gone: the stream ends then. */
+    clientGone?: Effect.Effect<void>
   ) => Effect.Effect<Stream.Stream<Uint8Array>, NotFound | ServiceUnavailable | UpstreamError, Tenant | WorkspaceClient>
   /** Streams open now, and tasks with a poller now (tests, metrics). */
   readonly stats: () => { readonly streams: number; readonly watchedTasks: number }
@@ -88,6 +90,11 @@ export const sseFrames = (events: ReadonlyArray<TaskEvent>): Uint8Array =>
   encoder.encode(events.map((e) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
 
 const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
+
+/** How long a client waits before it reconnects after a stream ended (the SSE `retry` field). */
+export const RECONNECT_MS = 1000
+
+const OPENING = encoder.encode(`retry: ${RECONNECT_MS}\n\n`)
 
 export const makeEventStreams = (settings: EventStreamSettings) =>
   Effect.gen(function*() {
@@ -142,7 +149,8 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           }
           watches.set(taskId, created)
           return Effect.as(
-            Effect.tap(Effect.forkIn(poll(created, workspace, tenantId, taskId), scope), (fiber) => {
+            // Forked from an acquire (uninterruptible): made interruptible, or the release would wait forever.
+            Effect.tap(Effect.forkIn(Effect.interruptible(poll(created, workspace, tenantId, taskId)), scope), (fiber) => {
               created.poller = fiber
             }),
             created
@@ -172,7 +180,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
         message: `Too many event streams open (${settings.maxStreams}, SVC_EVENT_STREAMS_MAX); retry later`
       })
 
-    const open: EventStreamsService["open"] = (taskId, afterSeq) =>
+    const open: EventStreamsService["open"] = (taskId, afterSeq, clientGone = Effect.never) =>
       Effect.gen(function*() {
         if (streams >= settings.maxStreams) return yield* Effect.fail(tooMany())
         const workspace = yield* WorkspaceClient
@@ -217,8 +225,11 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
             )
           )
           const keepAlive = Stream.fromSchedule(Schedule.spaced(settings.keepAliveMs)).pipe(Stream.as(KEEP_ALIVE))
+          // The first bytes go out at once (Node sends the headers with them, and an EventSource
+          // opens then), telling the client to reconnect after RECONNECT_MS when the stream ends.
           return Stream.merge(events, keepAlive, { haltStrategy: "left" }).pipe(
-            Stream.interruptWhen(Deferred.await(closing))
+            Stream.prepend(Chunk.of(OPENING)),
+            Stream.interruptWhen(Effect.race(Deferred.await(closing), clientGone))
           )
         }))
         return body
