@@ -68,6 +68,11 @@ const request = async (method: string, url: string, body?: unknown, headers: Rec
     headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {})
   })
+  // An event stream does not end: its status and headers are the answer.
+  if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    await res.body?.cancel()
+    return { status: res.status, headers: res.headers, text: "", body: undefined }
+  }
   const text = await res.text()
   let parsed: unknown = undefined
   try {
