@@ -66,3 +66,19 @@ describe("GET /v1/tasks/:taskId/events paging", () => {
         expectError(yield* raw("GET", `/v1/tasks/${MISSING}/events?limit=5`), 404, "Not Found")
       })))
 })
+
+describe("the OpenAPI document", () => {
+  it.effect("declares the paging parameters and the event stream beside the spec's operations", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const doc = (yield* raw("GET", "/openapi.json")).body
+        const list = doc.paths["/v1/tasks/{taskId}/events"].get
+        const names = (op: any) => (op.parameters as Array<{ name: string; in: string }>).map((p) => `${p.in}:${p.name}`)
+        expect(names(list)).toEqual(expect.arrayContaining(["query:afterSeq", "query:limit"]))
+        const stream = doc.paths["/v1/tasks/{taskId}/events/stream"].get
+        expect(Object.keys(stream.responses["200"].content)).toEqual(["text/event-stream"])
+        expect(names(stream)).toEqual(expect.arrayContaining(["query:afterSeq", "header:last-event-id"]))
+        expect(stream.description).toContain("Last-Event-ID")
+        expect(Object.keys(stream.responses)).toEqual(expect.arrayContaining(["404", "503"]))
+      })))
+})
