@@ -195,26 +195,37 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           yield* slot
           const w = yield* watch(workspace, tenant.id, taskId)
           let cursor = afterSeq ?? -1
+          // What this stream starts after is known to exist: the poll need not find it again.
+          if (cursor > w.known) w.known = cursor
           let pending: ReadonlyArray<TaskEvent> | undefined = first
           const sent = (batch: ReadonlyArray<TaskEvent>) => {
             cursor = Math.max(cursor, batch[batch.length - 1]!.seq)
             if (cursor > w.known) w.known = cursor
             return Chunk.of(sseFrames(batch))
           }
-          // The next batch: read at once, else after the next ring (taken before the read, so a
-          // ring during the read is not lost). A read that fails ends the stream: the client
-          // reconnects with Last-Event-ID.
+          // The next batch. A read follows a ring (taken before the read it follows, so a ring
+          // during a read is not lost), or comes at once after a full page; one event costs each
+          // stream one read. The first page was read before this stream watched the task: one
+          // more read follows it. A read that fails ends the stream: the client reconnects
+          // with Last-Event-ID.
+          let woken = w.next
+          let readNow = true
           const nextBatch = Effect.gen(function*() {
             for (;;) {
-              const woken = w.next
-              // The first page was read before this stream watched the task: read once more then.
-              const early = pending !== undefined
-              const batch: ReadonlyArray<TaskEvent> = pending ?? (yield* read(cursor))
-              pending = undefined
+              if (!readNow) yield* Deferred.await(woken)
+              let batch: ReadonlyArray<TaskEvent>
+              if (pending !== undefined) {
+                batch = pending
+                pending = undefined
+                readNow = true
+              } else {
+                woken = w.next
+                batch = yield* read(cursor)
+                readNow = batch.length >= STREAM_PAGE
+              }
               // Only forward: an event appended below what was sent is in GET /events, not here.
               const fresh = batch.filter((e) => e.seq > cursor)
               if (fresh.length > 0) return sent(fresh)
-              if (!early) yield* Deferred.await(woken)
             }
           })
           const events = Stream.repeatEffectChunk(nextBatch).pipe(

@@ -180,4 +180,31 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
         yield* Effect.sleep(300)
         expect(reads()).toBe(settled)
       })))
+
+  it.live("idle streams cost one probe per watched task per poll interval, however many watch it; an event one read each", () =>
+    withStreams({ SVC_EVENTS_POLL_MS: "250" }, (base, workspace) =>
+      Effect.gen(function*() {
+        const reads = () => workspace.calls.get("listEvents") ?? 0
+        const viewers = yield* Effect.promise(() => Promise.all(Array.from({ length: 20 }, () => openSse(streamUrl(base)))))
+        try {
+          yield* Effect.promise(() => Promise.all(viewers.map((v) => v.nextEvent())))
+          yield* Effect.sleep(300)
+          const idleFrom = reads()
+          yield* Effect.sleep(1000)
+          const idle = reads() - idleFrom
+          // About 4 probes in a second at 250 ms, for 20 viewers: not 20 x 4.
+          expect(idle).toBeGreaterThanOrEqual(2)
+          expect(idle).toBeLessThanOrEqual(6)
+          const before = reads()
+          expect((yield* post(50)).status).toBe(200)
+          yield* Effect.promise(() => Promise.all(viewers.map((v) => v.nextEvent(1000))))
+          const perEvent = reads() - before
+          // One read per viewer (plus at most a probe or two meanwhile).
+          expect(perEvent).toBeGreaterThanOrEqual(20)
+          expect(perEvent).toBeLessThanOrEqual(24)
+          console.log(`20 idle streams: ${idle} store reads per second (poll 250 ms); one event: ${perEvent} reads`)
+        } finally {
+          viewers.forEach((v) => v.close())
+        }
+      })))
 })
