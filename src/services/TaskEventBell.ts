@@ -9,6 +9,8 @@
  * without wiring; a test may provide its own.
  */
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { rootTaskId } from "../api/ids.js"
 
 export interface TaskEventBellService {
   /** New events may exist for these task ids (the exact ids their events were written under). */
@@ -46,3 +48,11 @@ export const makeTaskEventBell = (): TaskEventBellService => {
 export class TaskEventBell extends Context.Reference<TaskEventBell>()("services/TaskEventBell", {
   defaultValue: makeTaskEventBell
 }) {}
+
+/**
+ * After a write that sent a signal to `taskId`: the engine may have written events already (a
+ * workspace applies a few signals before it answers), on the root task's timeline. Rung by the
+ * gateway, so that streams hear of them even when the engine runs in another process.
+ */
+export const ringAfterSignal = (taskId: string | undefined): Effect.Effect<void> =>
+  taskId === undefined ? Effect.void : Effect.map(TaskEventBell, (bell) => bell.ring(rootTaskId(taskId)))

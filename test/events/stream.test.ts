@@ -6,6 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { makeTaskEventBell, TaskEventBell } from "../../src/services/TaskEventBell.js"
 import { makeGateway, raw } from "../support/gateway.js"
 import { EXPENSE_TASK, GLOBEX_TASK, MISSING } from "../support/world.js"
 import type { MemoryWorkspace } from "../../src/workspace/memory.js"
@@ -207,4 +209,29 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
           viewers.forEach((v) => v.close())
         }
       })))
+
+  it.live("an engine in another process (no shared bell): the gateway rings after its own signal, so its events come at once", () => {
+    // The gateway hears only its own bell: the workspace's rings (standing for another process's) do not reach it.
+    const { layer } = makeGateway()
+    const isolated = Layer.provide(layer, Layer.succeed(TaskEventBell, makeTaskEventBell()))
+    return Effect.withConfigProvider(
+      Effect.provide(
+        Effect.gen(function*() {
+          const base = yield* baseUrl
+          const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+          try {
+            const started = performance.now()
+            expect((yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })).status).toBe(200)
+            const frame = yield* Effect.promise(() => sse.nextEvent(1000))
+            expect(performance.now() - started).toBeLessThan(1000)
+            expect(JSON.parse(frame.data!)).toMatchObject({ type: "step.completed", source: "workspace" })
+          } finally {
+            sse.close()
+          }
+        }),
+        isolated
+      ),
+      ConfigProvider.fromMap(new Map([["SVC_EVENTS_POLL_MS", "60000"]]))
+    )
+  })
 })
