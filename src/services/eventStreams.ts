@@ -229,10 +229,8 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
             }
           })
           const events = Stream.repeatEffectChunk(nextBatch).pipe(
-            Stream.catchAllCause((cause) =>
-              Stream.fromEffect(Effect.logWarning(`event stream of task ${taskId} ended: the read failed`, cause)).pipe(
-                Stream.drain
-              )
+            Stream.catchAll((error) =>
+              Stream.drain(Stream.fromEffect(Effect.logWarning(`event stream of task ${taskId} ended: a read failed: ${error.message}`)))
             )
           )
           const keepAlive = Stream.fromSchedule(Schedule.spaced(settings.keepAliveMs)).pipe(Stream.as(KEEP_ALIVE))
