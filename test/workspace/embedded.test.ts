@@ -421,7 +421,7 @@ describe("embedded workspace", () => {
       }))
       const [a, b] = yield* Effect.all([open, open], { concurrency: 2 })
       expect(yield* count(a.sql, "tenants")).toBe(2)
-      expect(yield* count(a.sql, "workspace_migrations")).toBe(3) // 0001_init, 0002_idempotency_keys, 0003_signals_pending_by_task
+      expect(yield* count(a.sql, "workspace_migrations")).toBe(4) // 0001_init, 0002_idempotency_keys, 0003_signals_pending_by_task, 0004_subledger_rows_by_task
 
       const writes = Array.from({ length: 40 }, (_, i) => {
         const ws = i % 2 === 0 ? a.ws : b.ws
