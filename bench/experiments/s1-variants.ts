@@ -36,6 +36,7 @@ import { HealthLive } from "../../src/handlers/health.js"
 import { SubledgersLive } from "../../src/handlers/subledgers.js"
 import { TasksLive } from "../../src/handlers/tasks.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { EventStreams } from "../../src/services/eventStreams.js"
 import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { Tenant } from "../../src/services/Tenant.js"
 import { TenantConfig } from "../../src/services/TenantConfig.js"
@@ -64,6 +65,7 @@ const gatewayNoMiddleware = () => {
   const fixture = Effect.runSync(parseFixture("bench", JSON.parse(readFileSync(process.env.BENCH_FIXTURE!, "utf8"))))
   const api = HttpApiBuilder.api(GatewayApi).pipe(
     Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+    Layer.provide(EventStreams.layer),
     Layer.provide(Tenant.layer)
   )
   return noTracing(HttpApiBuilder.serve().pipe(Layer.provide(api))).pipe(

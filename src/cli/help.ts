@@ -105,11 +105,22 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     ],
     common: "gateway"
   },
-  "events list": { usage: "<taskId>", summary: "Print the task's timeline, in seq order", common: "gateway" },
+  "events list": {
+    usage: "<taskId> [--after <seq>] [--limit <n>]",
+    summary: "Print the task's timeline, in seq order",
+    options: [
+      ["--after <seq>", "Only events with a greater seq"],
+      ["--limit <n>", "At most this many events (1..1000)"]
+    ],
+    common: "gateway"
+  },
   "events follow": {
     usage: "<taskId> [--interval <s>] [--timeout <s>] [--until-done] [--after <seq>]",
     summary: "Poll and print new events as they come; Ctrl-C stops",
-    details: ["reasoning.delta events of one groupKey stream into one growing line."],
+    details: [
+      "reasoning.delta events of one groupKey stream into one growing line.",
+      "Each poll asks only for the events after the last seq printed."
+    ],
     options: [
       ["--interval <seconds>", "Time between polls (default 1)"],
       ["--timeout <seconds>", "Stop after this long"],

@@ -12,6 +12,7 @@ import type { FetchedFile } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
 import { signalFrom } from "../services/signals.js"
+import { ringAfterSignal } from "../services/TaskEventBell.js"
 import { downloadUrl } from "./downloadUrl.js"
 
 const FALLBACK_TYPE = "application/octet-stream"
@@ -71,6 +72,7 @@ export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile
         Effect.flatMap(tenants.requireTask(taskId), (found) =>
           found.tenant.id === tenant.id ? Effect.fail(notFound) : put(found.tenant.id)))
     )
+    yield* ringAfterSignal(Option.getOrUndefined(signal)?.taskId)
     const result: UploadResult = {
       documentRef: doc.id,
       taskId: doc.taskId,

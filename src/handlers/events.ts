@@ -1,20 +1,43 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
-import { EVENTS_KEY_HEADER } from "../api/events.js"
+import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
+import { EventStreams } from "../services/eventStreams.js"
 import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 
 // Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
 
+/**
+ * Completes when the client of `request` has gone: its socket ended (the client's FIN; Node keeps
+ * a half-closed socket open while an answer is in progress, and would notice only at the next
+ * write) or closed.
+ */
+const clientGone = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const socket = NodeHttpServerRequest.toIncomingMessage(request).socket
+    if (socket.readableEnded || socket.destroyed) return resume(Effect.void)
+    const gone = () => resume(Effect.void)
+    socket.once("end", gone)
+    socket.once("close", gone)
+    return Effect.sync(() => {
+      socket.off("end", gone)
+      socket.off("close", gone)
+    })
+  })
+
 export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
     const config = yield* TenantConfig
+    const streams = yield* EventStreams
     const expected = Option.map(config.eventsKey, (key) => digest(Redacted.value(key)))
 
     const authorize = (given: string | undefined): Effect.Effect<void, Unauthorized> =>
@@ -33,5 +56,17 @@ export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) 
           const event = yield* appendTaskEvent(path.taskId, payload)
           return { ok: true as const, event }
         }))
-      .handle("listEvents", ({ path }) => Effect.map(listTaskEvents(path.taskId), (events) => ({ events })))
+      .handle("listEvents", ({ path, urlParams }) => Effect.map(listTaskEvents(path.taskId, urlParams), (events) => ({ events })))
+      .handle("streamEvents", ({ headers, path, urlParams }) =>
+        Effect.map(
+          // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+            streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq, clientGone(request))),
+          (body) =>
+            HttpServerResponse.stream(body, {
+              contentType: "text/event-stream",
+              // Not stored, not transformed or buffered by a proxy on the way.
+              headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+            })
+        ))
   }))

@@ -21,6 +21,7 @@ import { GlLive } from "../handlers/gl.js"
 import { HealthLive } from "../handlers/health.js"
 import { SubledgersLive } from "../handlers/subledgers.js"
 import { TasksLive } from "../handlers/tasks.js"
+import { EventStreams } from "../services/eventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { lazyRoutes } from "./lazyRoutes.js"
@@ -31,6 +32,7 @@ import { McpLive } from "../mcp/route.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+  Layer.provide(EventStreams.layer),
   Layer.provide(Tenant.layer)
 )
 

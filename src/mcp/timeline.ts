@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import type { TaskEventDto } from "../api/dtos.js"
+import { EVENT_PAGE_MAX } from "../api/eventPaging.js"
 import { type BadRequest, Conflict, type NotFound, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
 import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
@@ -86,16 +87,27 @@ export const makeAgentTimeline = (): AgentTimelineService => {
     if (nextSeq.size > REMEMBERED_TASKS) nextSeq.delete(nextSeq.keys().next().value!)
   }
 
+  /** The highest seq of the task's timeline, reading only the events after `from` (-1: all), page by page. */
+  const lastSeqAfter = (taskId: string, from: number) =>
+    Effect.gen(function*() {
+      let last = from
+      for (;;) {
+        const page = yield* listTaskEvents(taskId, { afterSeq: last >= 0 ? last : undefined, limit: EVENT_PAGE_MAX })
+        if (page.length > 0) last = Math.max(last, page[page.length - 1]!.seq)
+        if (page.length < EVENT_PAGE_MAX) return last
+      }
+    })
+
   const appendNext: AgentTimelineService["appendNext"] = (taskId, event) =>
     serialized(
       taskId,
       Effect.gen(function*() {
         let seq = nextSeq.get(taskId)
+        // Where to read from when the next seq is not known: the start once, then after a conflict
+        // only past the seq found taken (afterSeq paging: what is new, not the whole timeline).
+        let readFrom = -1
         for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-          if (seq === undefined) {
-            const events = yield* listTaskEvents(taskId)
-            seq = events.reduce((max, e) => Math.max(max, e.seq), -1) + 1
-          }
+          if (seq === undefined) seq = (yield* lastSeqAfter(taskId, readFrom)) + 1
           const appended = yield* Effect.either(ownWrite(appendTaskEvent(taskId, { ...event, seq })))
           if (appended._tag === "Right") {
             remember(taskId, appended.right.seq + 1)
@@ -103,6 +115,7 @@ export const makeAgentTimeline = (): AgentTimelineService => {
           }
           if (appended.left._tag !== "Conflict") return yield* Effect.fail(appended.left)
           nextSeq.delete(taskId)
+          readFrom = seq - 1
           seq = undefined
         }
         return yield* Effect.fail(

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { EVENT_PAGE_MAX } from "../api/eventPaging.js"
 import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSchema, TaskActionDto, TaskEventDto, closed } from "../api/dtos.js"
 import { PayloadTooLarge } from "../api/errors.js"
 import { FileName, MediaType } from "../api/headerValues.js"
@@ -198,11 +199,20 @@ const listEventsTool = tool({
   name: "list_events",
   title: "List task events",
   description: "The task's event timeline, ordered by seq: reasoning, step changes, and every write an agent made " +
-    "(type agent.action, source agent:<uuid>).",
-  input: TaskPath.pipe(closed("ListEventsInput")),
+    "(type agent.action, source agent:<uuid>). To read only what is new, pass the last seq you have as afterSeq " +
+    `(and a limit of at most ${EVENT_PAGE_MAX}).`,
+  input: Schema.Struct({
+    ...TaskPath.fields,
+    afterSeq: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0))).annotations({
+      description: "Only events with a greater seq"
+    }),
+    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, EVENT_PAGE_MAX))).annotations({
+      description: "At most this many events, the first ones in seq order"
+    })
+  }).pipe(closed("ListEventsInput")),
   output: Schema.Struct({ events: Schema.Array(TaskEvent) }),
   readOnly: true,
-  run: ({ taskId }) => Effect.map(listTaskEvents(taskId), (events) => reply({ events }))
+  run: ({ afterSeq, limit, taskId }) => Effect.map(listTaskEvents(taskId, { afterSeq, limit }), (events) => reply({ events }))
 })
 
 const { seq: EventSeq, source: _source, ...EventFields } = TaskEventDto.fields

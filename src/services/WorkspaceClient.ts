@@ -75,7 +75,8 @@ export interface WorkspaceClientService {
   readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict>
   /** Appends an event; an identical re-post is a no-op, a different body with a taken seq a Conflict. */
   readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
-  readonly listEvents: (tenantId: string, taskId: string) => WsEffect<ReadonlyArray<TaskEvent>, NotFound>
+  /** The timeline in seq order; with `page`, only events after `afterSeq`, at most `limit` of them. */
+  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<ReadonlyArray<TaskEvent>, NotFound>
   readonly listDocuments: (
     tenantId: string,
     taskId: string,
@@ -118,6 +119,12 @@ export interface WorkspaceClientService {
    * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
    */
   readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
+}
+
+/** Opt-in timeline paging: events with seq > afterSeq, the first `limit` of them (seq ascending). */
+export interface EventPage {
+  readonly afterSeq?: number | undefined
+  readonly limit?: number | undefined
 }
 
 export class WorkspaceClient extends Context.Tag("WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}

@@ -3,10 +3,12 @@
  * (src/handlers/data.ts) and the agent tool server (src/mcp/tools.ts).
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { EVENT_DATA_MAX_BYTES } from "../api/data.js"
 import type { DataIngestDto } from "../api/dtos.js"
 import { BadRequest } from "../api/errors.js"
 import { signalFrom } from "./signals.js"
+import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
 import { WorkspaceClient } from "./WorkspaceClient.js"
 
@@ -42,5 +44,6 @@ export const ingestData = (taskId: string, dto: DataIngestDto) =>
       { taskId, ...(dto.kind !== undefined ? { kind: dto.kind } : {}), rows },
       signalFrom(dto, {})
     )
+    yield* ringAfterSignal(Option.getOrUndefined(signalFrom(dto, {}))?.taskId)
     return results.map((r) => ({ id: r.id, status: "accepted" as const, signaled: r.signaled }))
   })

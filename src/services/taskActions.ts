@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import type { TaskActionDto } from "../api/dtos.js"
 import type { UiState } from "../api/resources.js"
 import { taskView } from "../handlers/taskView.js"
+import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
 import { WorkspaceClient } from "./WorkspaceClient.js"
 
@@ -44,4 +45,5 @@ export const decideTask = (taskId: string, dto: TaskActionDto) =>
       payload: dto.comments === undefined ? {} : { reason: dto.comments },
       ...stepOf(dto.step, task)
     })
+    yield* ringAfterSignal(taskId)
   })

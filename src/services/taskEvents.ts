@@ -7,18 +7,23 @@
 import * as Effect from "effect/Effect"
 import type { TaskEventDto } from "../api/dtos.js"
 import { Tenant } from "./Tenant.js"
-import { WorkspaceClient } from "./WorkspaceClient.js"
+import { TaskEventBell } from "./TaskEventBell.js"
+import { type EventPage, WorkspaceClient } from "./WorkspaceClient.js"
 
 export const appendTaskEvent = (taskId: string, dto: TaskEventDto) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const { tenant } = yield* (yield* Tenant).requireTask(taskId)
-    return yield* workspace.appendEvent(tenant.id, taskId, dto)
+    const event = yield* workspace.appendEvent(tenant.id, taskId, dto)
+    // Open streams of the task read it now (whichever workspace stored it).
+    ;(yield* TaskEventBell).ring(taskId)
+    return event
   })
 
-export const listTaskEvents = (taskId: string) =>
+/** The timeline in seq order; with `page`, only what follows `afterSeq`, at most `limit` events. */
+export const listTaskEvents = (taskId: string, page?: EventPage) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const { tenant } = yield* (yield* Tenant).requireTask(taskId)
-    return yield* workspace.listEvents(tenant.id, taskId)
+    return yield* workspace.listEvents(tenant.id, taskId, page)
   })

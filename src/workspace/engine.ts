@@ -202,3 +202,54 @@ export const applyToRow = (
 
 const reasonOf = (d: { readonly _tag: "notFound" } | { readonly _tag: "badRequest"; readonly message: string }) =>
   d._tag === "notFound" ? "unknown ledger" : d.message
+
+/** The `source` of the task events the engine writes. */
+export const ENGINE_EVENT_SOURCE = "workspace"
+
+/** A task event the engine writes when it applies a signal (its seq is allocated by the store). */
+export interface EngineEvent {
+  readonly type: "source.submitted" | "step.completed" | "task.status_changed"
+  readonly payload: Record<string, unknown>
+}
+
+const DECISION_OF_SIGNAL: Readonly<Record<string, string>> = { approve: "approve", reject: "reject" }
+
+/**
+ * What the timeline says about a signal `applyToTask` applied ("changed"): what was submitted
+ * (a document or a data record) with its ids, the step completed with its decision (and the
+ * reason or comments given), and the task's status change when there is one. Ignored signals
+ * write nothing, so this is called only for applied ones.
+ */
+export const engineEventsOf = (
+  before: { readonly status: string; readonly currentStep: string | null },
+  signal: PendingSignal,
+  after: { readonly status: string }
+): ReadonlyArray<EngineEvent> => {
+  const stepId = before.currentStep
+  const p = signal.payload
+  const out: Array<EngineEvent> = []
+  const decision = DECISION_OF_SIGNAL[signal.name] ?? "submitted"
+  if (decision === "submitted") {
+    if (typeof p.documentRef === "string") {
+      out.push({ type: "source.submitted", payload: { stepId, kind: "file", documentIds: [p.documentRef] } })
+    } else if (typeof p.rowId === "string") {
+      out.push({
+        type: "source.submitted",
+        payload: { stepId, kind: "data", recordIds: [p.rowId], ...(typeof p.kind === "string" ? { recordKind: p.kind } : {}) }
+      })
+    }
+  }
+  out.push({
+    type: "step.completed",
+    payload: {
+      stepId,
+      decision,
+      ...(p.reason !== undefined && p.reason !== null ? { reason: p.reason } : {}),
+      ...(p.comments !== undefined && p.comments !== null ? { comments: p.comments } : {})
+    }
+  })
+  if (after.status !== before.status) {
+    out.push({ type: "task.status_changed", payload: { from: before.status, to: after.status } })
+  }
+  return out
+}

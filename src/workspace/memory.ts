@@ -19,10 +19,11 @@ import { hashApiKey, sameKeyHash } from "./apiKeys.js"
 import type { Agent } from "./api/registry.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { acceptSignal, applyToTask, rowActionAllowed } from "./engine.js"
+import { acceptSignal, applyToTask, ENGINE_EVENT_SOURCE, engineEventsOf, rowActionAllowed } from "./engine.js"
+import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { unknownGlService } from "./glServices.js"
-import { isTerminal, nextStepOf } from "./runbook.js"
+import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
 
 interface Row {
   ledger: string
@@ -96,6 +97,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   const signals: Array<SignalRecord> = []
   const faults: Faults = {}
   const calls = new Map<string, number>()
+  const bell = Effect.runSync(TaskEventBell)
 
   /** Every call: counted, and failed first when a fault says so. */
   const call = <A, E>(name: string, body: () => Effect.Effect<A, E>): Effect.Effect<A, E | UpstreamError> =>
@@ -153,8 +155,18 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       if (fault !== undefined) return yield* Effect.fail(fault)
       const task = yield* taskOf(tenantId, taskId)
       const runbook = yield* runbookOf(task.workflowId)
-      return nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+      return withRowsOf(tenantId, task.id, nextStepOf(task, runbook, snapshots.get(task.id) ?? {}))
     })
+
+  /** A TABLE_REVIEW step's args carry the rows it reviews (../runbook.ts withTableRows). */
+  const withRowsOf = (tenantId: string, taskId: string, next: Workspace.NextStep): Workspace.NextStep => {
+    const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
+    if (ledger === undefined) return next
+    const taskRows = [...rows.values()]
+      .filter((r) => r.taskId === taskId && r.ledger === ledger && r.tenantId === tenantId)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    return withTableRows(next, taskRows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: { ...r.fields } })))
+  }
 
   /** getNextStep's answer without a fiber, null where it would fail (the batch's per-task rule). */
   const nextStepOrNull = (tenantId: string, taskId: string): Workspace.NextStep | null => {
@@ -162,7 +174,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     const task = tasks.get(rootTaskId(taskId))
     if (task === undefined || task.tenantId !== tenantId) return null
     const runbook = workflows.get(task.workflowId)?.runbook
-    return runbook == null ? null : nextStepOf(task, runbook, snapshots.get(task.id) ?? {})
+    return runbook == null ? null : withRowsOf(tenantId, task.id, nextStepOf(task, runbook, snapshots.get(task.id) ?? {}))
   }
 
   const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
@@ -212,9 +224,16 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       expectedStep: signal.expectedStep ?? null
     }, now())
     if (outcome._tag === "changed") {
+      // The engine's timeline entries (../engine.ts), at the seqs after the task's highest.
+      const written = engineEventsOf(task, { ...signal, expectedStep: signal.expectedStep ?? null }, outcome)
+      let seq = events.reduce((max, e) => (e.taskId === task.id && e.seq > max ? e.seq : max), 0)
+      for (const e of written) {
+        events.push({ taskId: task.id, type: e.type, source: ENGINE_EVENT_SOURCE, seq: ++seq, payload: e.payload, createdAt: now() })
+      }
       task.status = outcome.status
       task.currentStep = outcome.currentStep
       snapshots.set(task.id, outcome.snapshots)
+      if (written.length > 0) bell.ring(task.id)
     }
   }
 
@@ -347,12 +366,16 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
               : Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
           }
           events.push(event)
+          bell.ring(taskId)
           return Effect.succeed(event)
         }))),
-    listEvents: (tenantId, taskId) =>
+    listEvents: (tenantId, taskId, page = {}) =>
       call("listEvents", () =>
-        Effect.map(taskOf(tenantId, taskId), () =>
-          events.filter((e) => e.taskId === taskId).sort((a, b) => a.seq - b.seq))),
+        Effect.map(taskOf(tenantId, taskId), () => {
+          const after = page.afterSeq
+          const all = events.filter((e) => e.taskId === taskId && (after === undefined || e.seq > after)).sort((a, b) => a.seq - b.seq)
+          return page.limit !== undefined ? all.slice(0, page.limit) : all
+        })),
     listDocuments: (tenantId, taskId, query) =>
       call("listDocuments", () =>
         Effect.succeed(

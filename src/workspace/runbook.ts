@@ -2,7 +2,8 @@
  * Pure runbook rules shared by every workspace implementation: a task's steps and next step,
  * and what a signal does to a task. No I/O here.
  */
-import type { UiStep } from "../api/resources.js"
+import type { Scalar, UiStep } from "../api/resources.js"
+import { ledgerRules } from "./ledgers.js"
 import type { Workspace } from "./model.js"
 
 export const STEP = { COMPLETED: "COMPLETED", CURRENT: "IN_PROGRESS", PENDING: "PENDING", SKIPPED: "SKIPPED" } as const
@@ -65,3 +66,37 @@ export const completeCurrentStep = (
 }
 
 export const isTerminal = (status: string) => status === "COMPLETED" || status === "FAILED"
+
+/** A row of a table step, as its next-step `args.rows` carry it. */
+export interface TableRow {
+  readonly id: string
+  readonly status: string
+  readonly fields: Record<string, Scalar>
+  /** The fields a reviewer may edit now (none when the row's status allows no edit). */
+  readonly editable: ReadonlyArray<string>
+}
+
+/** The ledger a table step reviews (its displayHint.config.ledger); undefined when it names none. */
+export const tableLedgerOf = (step: UiStep): string | undefined => {
+  const ledger = step.displayHint.config.ledger
+  return step.displayHint.component === TABLE_COMPONENT && typeof ledger === "string" ? ledger : undefined
+}
+
+/** The display component whose next-step args carry the rows it reviews. */
+export const TABLE_COMPONENT = "TABLE_REVIEW"
+
+export const tableRowOf = (ledger: string, row: { readonly id: string; readonly status: string; readonly fields: Record<string, Scalar> }): TableRow => {
+  const rules = ledgerRules(ledger)
+  return {
+    id: row.id,
+    status: row.status,
+    fields: row.fields,
+    editable: rules !== undefined && rules.editableIn.includes(row.status) ? Object.keys(rules.editable) : []
+  }
+}
+
+/** The next step with the task's rows in a table step's args (`args.rows`); other steps unchanged. */
+export const withTableRows = (next: Workspace.NextStep, rows: ReadonlyArray<TableRow>): Workspace.NextStep =>
+  next.step === null || next.step.displayHint.component !== TABLE_COMPONENT
+    ? next
+    : { ...next, step: { ...next.step, args: { ...next.step.args, rows } } }

@@ -198,11 +198,16 @@ describe("events", () => {
     const end = await follow.done
     expect(end.code, end.stderr).toBe(0)
     const lines = end.stdout.trimEnd().split("\n")
-    expect(lines).toHaveLength(4)
+    // The engine's own events close the timeline: the step decided, the task FAILED.
+    expect(lines).toHaveLength(6)
     expect(lines[0]).toMatch(/^#1 09:06:00 step\.completed \[Receipts step\] \{"step":"upload_receipts"\}$/)
     expect(lines[1]).toMatch(/^#2 09:07:00 Expense reviewer \(review-1\) ▸ Checking 6 expenses against the policy\.\.\. 4 need attention: .*category\.$/)
     expect(lines[2]).toMatch(/^#4 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
     expect(lines[3]).toMatch(/^#7 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
+    expect(lines[4]).toMatch(
+      /^#8 \d\d:\d\d:\d\d step\.completed \[workspace\] \{"stepId":"review_expenses","decision":"reject","reason":"Wrong period"\}$/
+    )
+    expect(lines[5]).toMatch(/^#9 \d\d:\d\d:\d\d task\.status_changed \[workspace\] \{"from":"IN_PROGRESS","to":"FAILED"\}$/)
   }, 60_000)
 })
 

@@ -99,12 +99,17 @@ export const send = (baseUrl: string, wire: Wire, timeoutMs = ANSWER_TIMEOUT_MS)
       headers
     }, (res) => {
       const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        const h: Record<string, string> = {}
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(", ") : v
-        finish({ status: res.statusCode ?? 0, headers: h, bytes: Buffer.concat(chunks) })
+      const h: Record<string, string> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(", ") : v
+      res.on("data", (c: Buffer) => {
+        chunks.push(c)
+        // An event stream does not end: its answer is what the first chunk says.
+        if ((h["content-type"] ?? "").startsWith("text/event-stream")) {
+          finish({ status: res.statusCode ?? 0, headers: h, bytes: Buffer.concat(chunks) })
+          req.destroy()
+        }
       })
+      res.on("end", () => finish({ status: res.statusCode ?? 0, headers: h, bytes: Buffer.concat(chunks) }))
       res.on("error", (e) => finish({ status: 0, headers: {}, bytes: Buffer.alloc(0), error: `response error: ${e.message}` }))
     })
     req.setTimeout(timeoutMs, () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { raw, withGateway } from "../support/gateway.js"
 
-/** The 21 operations of spec §4, and no others. */
+/** The 21 operations of spec §4 and the live event stream of issue 14, and no others. */
 const SPEC_OPERATIONS = [
   "GET /v1/health",
   "GET /v1/entities",
@@ -16,6 +16,7 @@ const SPEC_OPERATIONS = [
   "POST /v1/tasks/{taskId}/row-action",
   "POST /v1/tasks/{taskId}/events",
   "GET /v1/tasks/{taskId}/events",
+  "GET /v1/tasks/{taskId}/events/stream",
   "GET /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files/ingest",
@@ -29,7 +30,7 @@ const SPEC_OPERATIONS = [
 ]
 
 describe("GET /openapi.json", () => {
-  it.effect("an OpenAPI 3.1 document with exactly the 21 operations, each with a summary and a description", () =>
+  it.effect("an OpenAPI 3.1 document with exactly the 22 operations, each with a summary and a description", () =>
     withGateway(() =>
       Effect.gen(function*() {
         const res = yield* raw("GET", "/openapi.json")

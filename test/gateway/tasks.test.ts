@@ -3,6 +3,10 @@ import * as Effect from "effect/Effect"
 import { client, expectError, raw, withGateway } from "../support/gateway.js"
 import { ACME, COMPLETED_TASK, EXPENSE_TASK, GLOBEX, GLOBEX_ROW, GLOBEX_TASK, LEGACY_TASK, MISSING, ROW_NEEDS_ATTENTION, ROW_REJECTED } from "../support/world.js"
 
+const EXPENSE_FIELDS = [
+  "amount_gross", "amount_net", "amount_tax", "currency", "merchant", "category", "description", "expense_date", "gl_account"
+]
+
 describe("GET /v1/tasks/:taskId/ui", () => {
   it.effect("composes the task, its current step and every step's status", () =>
     withGateway(() =>
@@ -14,8 +18,16 @@ describe("GET /v1/tasks/:taskId/ui", () => {
           id: "review_expenses",
           title: "Review flagged expenses",
           displayHint: { component: "TABLE_REVIEW", config: { ledger: "expenses" } },
-          args: {}
+          // A table step's args carry the task's rows of its ledger, with the fields editable now.
+          args: {
+            rows: [
+              { id: ROW_NEEDS_ATTENTION, status: "NEEDS_ATTENTION", fields: expect.any(Object), editable: EXPENSE_FIELDS },
+              { id: ROW_REJECTED, status: "REJECTED", fields: expect.any(Object), editable: [] }
+            ]
+          }
         })
+        const rows = ui.step!.args.rows as Array<{ fields: Record<string, unknown> }>
+        expect(rows[0]!.fields).toMatchObject({ currency: expect.any(String) })
         expect(ui.steps).toEqual([
           { id: "upload_receipts", status: "COMPLETED" },
           { id: "review_expenses", status: "IN_PROGRESS" },

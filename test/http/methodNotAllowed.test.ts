@@ -43,6 +43,17 @@ const SPEC_PATHS: ReadonlyArray<readonly [path: string, allow: string]> = [
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 describe("405 Method Not Allowed with Allow", () => {
+  it.effect("the event stream takes GET (and HEAD) only", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const method of METHODS.filter((m) => m !== "GET")) {
+          const res = yield* send(method, `/v1/tasks/${T}/events/stream`)
+          expect(res.status, method).toBe(405)
+          expect(res.headers["allow"]).toBe("GET, HEAD")
+        }
+      })
+    ))
+
   it.effect("every spec path, every method it does not take: 405, Allow listing exactly what it takes", () =>
     withGateway(() =>
       Effect.gen(function*() {
@@ -146,9 +157,10 @@ describe("405 Method Not Allowed with Allow", () => {
 describe("methodNotAllowed: matching an HttpApi's path templates", () => {
   it("lists every endpoint of the API with the prefix applied", () => {
     const templates = templatesOf(GatewayApi)
-    // One template per (method, path) of the spec's tables.
+    // One template per (method, path) of the spec's tables, plus the live event stream (issue 14).
     const specEndpoints = SPEC_PATHS.flatMap(([, allow]) => allow.split(", ").filter((m) => m !== "HEAD"))
-    expect(templates).toHaveLength(specEndpoints.length)
+    expect(templates).toHaveLength(specEndpoints.length + 1)
+    expect(templates.map((t) => `${t.method} ${t.path}`)).toContain("GET /v1/tasks/:taskId/events/stream")
     expect(templates.every((t) => t.path.startsWith("/v1/"))).toBe(true)
     expect(templatesOf(WorkspaceApi).every((t) => t.path.startsWith("/workspace/"))).toBe(true)
   })

@@ -192,6 +192,18 @@ describe("reading", () => {
     )
   })
 
+  it("list_events reads only what is new with afterSeq and limit, like GET /events?afterSeq=&limit=", async () => {
+    const extra = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "worker", seq: 9000, payload: {} })
+    expect(extra.status).toBe(200)
+    const all = (await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`)).body.events as Array<{ seq: number }>
+    expect(all.length).toBeGreaterThan(1)
+    const first = all[0]!.seq
+    const page = ok(await call(a, "list_events", { taskId: EXPENSE_TASK, afterSeq: first, limit: 1 }))
+    expect(page).toEqual((await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events?afterSeq=${first}&limit=1`)).body)
+    expect(page.events.map((e: { seq: number }) => e.seq)).toEqual([all[1]!.seq])
+    expect(toolError(await call(a, "list_events", { taskId: EXPENSE_TASK, limit: 0 })).statusCode).toBe(400)
+  })
+
   it("list_files answers the file list; an empty source is a 400", async () => {
     expect(ok(await call(a, "list_files", { taskId: EXPENSE_TASK }))).toEqual({
       files: (await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/files`)).body

@@ -125,6 +125,11 @@ export const http = async (
     headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {})
   })
+  // An event stream does not end: its status and headers are the answer.
+  if ((res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    await res.body?.cancel()
+    return { status: res.status, body: undefined, headers: res.headers, text: "" }
+  }
   const text = await res.text()
   let parsed: unknown = undefined
   try {

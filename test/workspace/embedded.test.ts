@@ -438,7 +438,6 @@ describe("embedded workspace", () => {
       }))
       const [a, b] = yield* Effect.all([open, open], { concurrency: 2 })
       expect(yield* count(a.sql, "tenants")).toBe(2)
-      expect(yield* count(a.sql, "workspace_migrations")).toBe(4) // 0001_init, 0002_idempotency_keys, 0003_signals_pending_by_task, 0004_signal_leases
 
       const writes = Array.from({ length: 40 }, (_, i) => {
         const ws = i % 2 === 0 ? a.ws : b.ws

@@ -3,12 +3,24 @@ import * as Options from "@effect/cli/Options"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { EVENT_PAGE_MAX } from "../../api/eventPaging.js"
+import type { TaskEvent } from "../../api/resources.js"
 import { isTerminalStatus } from "../../client/status.js"
 import { gatewayCommand, table, taskIdArg, truncate, usage, write, group } from "../common.js"
 import { makeTimelineRenderer } from "../events.js"
 
-const list = gatewayCommand("list", "List a task's events in seq order", { taskId: taskIdArg }, ({ taskId }, ctx) =>
-  Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId } }), (result) =>
+/** The page's query parameters, without the unset ones (a negative seq asks for everything). */
+const pageParams = (afterSeq: number | undefined, limit: number | undefined) => ({
+  ...(afterSeq !== undefined && afterSeq >= 0 ? { afterSeq } : {}),
+  ...(limit !== undefined ? { limit } : {})
+})
+
+const list = gatewayCommand("list", "List a task's events in seq order", {
+  taskId: taskIdArg,
+  after: Options.integer("after").pipe(Options.optional, Options.withDescription("Only events with seq > this")),
+  limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
+}, ({ after, limit, taskId }, ctx) =>
+  Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
     ctx.output(result, ({ events }) =>
       table([
         ["SEQ", (e) => String(e.seq)],
@@ -36,13 +48,27 @@ const follow = gatewayCommand(
       if (interval <= 0) return yield* usage("--interval must be a positive number of seconds")
       if (Option.isSome(timeout) && timeout.value <= 0) return yield* usage("--timeout must be a positive number of seconds")
       const renderer = makeTimelineRenderer()
+      // Only what is new: each poll asks for the events after the last seq printed, page by page.
+      let cursor = Option.getOrUndefined(after)
+      const readNew = Effect.gen(function*() {
+        const fresh: Array<TaskEvent> = []
+        for (;;) {
+          const { events } = yield* ctx.gateway.events.listEvents({
+            path: { taskId },
+            urlParams: pageParams(cursor, EVENT_PAGE_MAX)
+          })
+          const page = cursor === undefined ? events : events.filter((e) => e.seq > cursor!)
+          fresh.push(...page)
+          if (page.length > 0) cursor = page[page.length - 1]!.seq
+          if (events.length < EVENT_PAGE_MAX) return fresh
+        }
+      })
       const poll = Effect.gen(function*() {
         // Read the status first: events written before a terminal status are then all in the list.
         const done = untilDone
           ? isTerminalStatus((yield* ctx.gateway.tasks.getUi({ path: { taskId } })).task.status)
           : false
-        const { events } = yield* ctx.gateway.events.listEvents({ path: { taskId } })
-        const visible = Option.isSome(after) ? events.filter((e) => e.seq > after.value) : events
+        const visible = yield* readNew
         if (ctx.json) {
           const fresh = renderer.fresh(visible)
           renderer.markSeen(fresh)

@@ -21,6 +21,36 @@ import {
 
 const MARK: Record<string, string> = { COMPLETED: "[x]", IN_PROGRESS: "[>]", PENDING: "[ ]", SKIPPED: "[-]" }
 
+/** A row of a table step's `args.rows`. */
+interface TableRowView {
+  readonly id: string
+  readonly status: string
+  readonly fields: Record<string, unknown>
+  readonly editable: ReadonlyArray<string>
+}
+
+/** A table step's rows: id, status, every field (edits allowed now marked *), then how to act on them. */
+const renderRows = (taskId: string, rows: ReadonlyArray<TableRowView>) =>
+  Effect.gen(function*() {
+    const names = [...new Set(rows.flatMap((r) => Object.keys(r.fields ?? {})))]
+    yield* line()
+    yield* line(`Rows (${rows.length}; * = editable now)`)
+    yield* table([
+      ["ROW", (r: TableRowView) => r.id],
+      ["STATUS", (r: TableRowView) => r.status],
+      ...names.map((name) =>
+        [name.toUpperCase(), (r: TableRowView) => {
+          const value = r.fields?.[name]
+          const text = value === undefined ? "" : value === null ? "null" : typeof value === "string" ? value : JSON.stringify(value)
+          return `${truncate(text, 32)}${r.editable?.includes(name) ? "*" : ""}`
+        }] as const
+      )
+    ], rows)
+    if (rows.length > 0) {
+      yield* line(`hint: svc task row-action ${taskId} edit_cell <ROW> --field <name> --value <v>  |  svc task row-action ${taskId} reject_row <ROW>`)
+    }
+  })
+
 const renderUi = (ui: UiState) =>
   Effect.gen(function*() {
     yield* fields([
@@ -30,7 +60,7 @@ const renderUi = (ui: UiState) =>
       ["Current step", ui.step === null ? "(none)" : `${ui.step.id}: ${ui.step.title} (${ui.step.displayHint.component})`]
     ])
     if (ui.step !== null) {
-      const { actions, ...args } = ui.step.args as Record<string, unknown>
+      const { actions, rows, ...args } = ui.step.args as Record<string, unknown>
       if (Object.keys(args).length > 0) yield* line(`Args          ${truncate(JSON.stringify(args), 200)}`)
       if (Object.keys(ui.step.displayHint.config).length > 0) {
         yield* line(`Config        ${truncate(JSON.stringify(ui.step.displayHint.config), 200)}`)
@@ -45,6 +75,7 @@ const renderUi = (ui: UiState) =>
       if (ui.step.displayHint.component === "APPROVAL" || ui.step.displayHint.component === "TABLE_REVIEW") {
         yield* line(`              hint: svc task approve ${ui.task.id}  |  svc task reject ${ui.task.id} --comments "..."`)
       }
+      if (Array.isArray(rows)) yield* renderRows(ui.task.id, rows as ReadonlyArray<TableRowView>)
     }
     yield* line()
     yield* table([

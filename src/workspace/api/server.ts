@@ -76,7 +76,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("signal", ({ headers, path, payload }) => keyed(headers, service.signal(path.tenantId, payload)))
       .handle("appendEvent", ({ headers, path, payload }) =>
         keyed(headers, service.appendEvent(path.tenantId, path.taskId, payload)))
-      .handle("listEvents", ({ path }) => service.listEvents(path.tenantId, path.taskId)))
+      .handle("listEvents", ({ path, urlParams }) => service.listEvents(path.tenantId, path.taskId, urlParams)))
 
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
     handlers

@@ -208,11 +208,17 @@ const signalLeases = statements(
   `ALTER TABLE signals ADD COLUMN claimed_until_ms INTEGER`
 )
 
+/** A table step's next-step args carry the task's rows (../runbook.ts): found by task, not by a scan. */
+const subledgerRowsByTask = statements(
+  `CREATE INDEX subledger_rows_by_task ON subledger_rows (task_id, ledger)`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_signals_pending_by_task": signalsByTask,
-  "0004_signal_leases": signalLeases
+  "0004_signal_leases": signalLeases,
+  "0005_subledger_rows_by_task": subledgerRowsByTask
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

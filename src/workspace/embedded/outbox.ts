@@ -69,7 +69,16 @@ import {
   toJson,
   yieldToEventLoop
 } from "./db.js"
-import { applyToRow, applyToTask, isRowAction, rowActionOf } from "../engine.js"
+import { TaskEventBell } from "../../services/TaskEventBell.js"
+import {
+  applyToRow,
+  applyToTask,
+  ENGINE_EVENT_SOURCE,
+  type EngineEvent,
+  engineEventsOf,
+  isRowAction,
+  rowActionOf
+} from "../engine.js"
 
 export interface NewSignal {
   readonly tenantId: string
@@ -135,7 +144,7 @@ const relayBackoffMs = (failures: number) => Math.min(100 * 2 ** Math.max(0, fai
 const recording = FiberRef.unsafeMake<Map<string, number> | undefined>(undefined)
 
 type Batch =
-  | { readonly _tag: "delivered"; readonly count: number; readonly more: boolean }
+  | { readonly _tag: "delivered"; readonly count: number; readonly more: boolean; readonly events: number }
   | { readonly _tag: "empty" }
   | { readonly _tag: "blocked"; readonly pending: number }
 
@@ -156,6 +165,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const retryBusy = retryBusyFor(yield* BusyTimeout)
+    const bell = yield* TaskEventBell
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SIGNAL_BATCH_SIZE))
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_SIGNAL_CONCURRENCY))
     const awaitMax = Math.max(0, Math.floor(options.awaitMaxSignals ?? DEFAULT_SIGNAL_AWAIT_MAX))
@@ -253,6 +263,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
             snapshots = ${toJson(state.snapshots)} WHERE id = ${state.task.id}`
         })
         const outcomes = new Map<string, Array<number>>()
+        // The task events the applied signals write (../engine.ts), on the root task's timeline.
+        const timeline: Array<EngineEvent & { readonly tenantId: string }> = []
         for (const s of rows.slice(0, ready)) {
           const payload = fromJson<Record<string, unknown>>(s.payload)
           let outcome: string
@@ -279,6 +291,9 @@ export const makeOutbox = (options: RelayOptions = {}) =>
               )
               if (applied._tag === "ignored") outcome = `ignored: ${applied.reason}`
               else {
+                for (const e of engineEventsOf(state.task, { name: s.name, payload, expectedStep: s.expected_step }, applied)) {
+                  timeline.push({ ...e, tenantId: s.tenant_id })
+                }
                 state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
                 state.snapshots = applied.snapshots
                 dirty = true
@@ -291,11 +306,36 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           else ids.push(Number(s.id))
         }
         yield* flush
+        if (timeline.length > 0) {
+          // Seqs after the task's highest, taken under the write lock this transaction holds: a
+          // client posting one of them afterwards gets the 409 for a different body.
+          const [top] = yield* sql<{ m: number | null }>`SELECT MAX(seq) AS m FROM events WHERE task_id = ${rootTaskId}`
+          const base = top?.m == null ? 0 : Number(top.m)
+          yield* sql`INSERT INTO events ${
+            sql.insert(timeline.map((e, i) => ({
+              task_id: rootTaskId,
+              seq: base + 1 + i,
+              tenant_id: e.tenantId,
+              root_task_id: rootTaskId,
+              type: e.type,
+              source: ENGINE_EVENT_SOURCE,
+              source_label: null,
+              payload: toJson(e.payload),
+              group_key: null,
+              created_at: now
+            })))
+          }`
+        }
         for (const [outcome, ids] of outcomes) {
           yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
             next_attempt_ms = NULL, claimed_by = ${replicaId} WHERE ${sql.in("id", ids)} AND delivered_at IS NULL`
         }
-        return { _tag: "delivered", count: ready, more: rows.length > ready || rows.length === limit } as const
+        return {
+          _tag: "delivered",
+          count: ready,
+          more: rows.length > ready || rows.length === limit,
+          events: timeline.length
+        } as const
       })).pipe(retryBusy)
 
     /** The first pending signal of the task failed alone: record the attempt and its backoff. */
@@ -342,6 +382,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           if (batch._tag === "empty") return { delivered, failed: 0, deferred: 0, stalled: false }
           if (batch._tag === "blocked") return { delivered, failed: 0, deferred: batch.pending, stalled: false }
           delivered += batch.count
+          // Committed: open event streams of the task read the engine's events now.
+          if (batch.events > 0) bell.ring(rootTaskId)
           if (singles > 0) singles--
           // The rest of a long backlog waits for the next pass (the relay runs one at once).
           if (!batch.more || ++batches >= maxBatches) return { delivered, failed: 0, deferred: 0, stalled: false }

@@ -18,10 +18,11 @@ import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
+import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
-import { isTerminal, nextStepOf } from "../runbook.js"
+import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
 import {
   type Agent,
   type AgentVersion,
@@ -125,6 +126,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     // Every operation waits at most this long for another process's lock, then answers 503.
     const guard = guardFor(yield* BusyTimeout)
     const agents = yield* makeAgentRegistry
+    const bell = yield* TaskEventBell
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
 
     /** The root task of `taskId`, when it belongs to the tenant. */
@@ -299,7 +301,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         Effect.gen(function*() {
           const row = yield* taskOf(tenantId, taskId)
           const runbook = yield* runbookOf(row.workflow_id)
-          return nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+          const next = nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+          // A table step's args carry the rows it reviews: the task's rows of the step's ledger.
+          const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
+          if (ledger === undefined) return next
+          const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+            WHERE task_id = ${row.id} AND ledger = ${ledger} AND tenant_id = ${tenantId} ORDER BY id`
+          return withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
         }).pipe(guard("getNextStep")),
 
       // One query per NEXT_STEP_GROUP ids (tasks joined to their runbooks), each runbook decoded once.
@@ -465,12 +473,15 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           return same
             ? eventOfRow(existing)
             : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
-        }))).pipe(guard("appendEvent")),
+        }))).pipe(guard("appendEvent"), Effect.tap(() => bell.ring(taskId))),
 
-      listEvents: (tenantId, taskId) =>
+      listEvents: (tenantId, taskId, page = {}) =>
         Effect.gen(function*() {
           yield* taskOf(tenantId, taskId)
-          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} ORDER BY seq`
+          // One range scan of the (task_id, seq) primary key: a page never reads the rows before it.
+          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId}
+            ${page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``} ORDER BY seq
+            ${page.limit !== undefined ? sql`LIMIT ${page.limit}` : sql``}`
           return rows.map(eventOfRow) satisfies ReadonlyArray<TaskEvent>
         }).pipe(guard("listEvents")),
 

@@ -356,7 +356,18 @@ export const makeHttpWorkspaceClient = (
         write((headers) => api.tasks.signal({ path: enc({ tenantId }), headers, payload: signal }), ["NotFound", "BadRequest", "Conflict"]),
       appendEvent: (tenantId, taskId, event) =>
         write((headers) => api.tasks.appendEvent({ path: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
-      listEvents: (tenantId, taskId) => call(api.tasks.listEvents({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+      listEvents: (tenantId, taskId, page = {}) =>
+        call(
+          api.tasks.listEvents({
+            path: enc({ tenantId, taskId }),
+            urlParams: {
+              ...(page.afterSeq !== undefined ? { afterSeq: page.afterSeq } : {}),
+              ...(page.limit !== undefined ? { limit: page.limit } : {})
+            }
+          }),
+          READ,
+          ["NotFound"]
+        ),
       listDocuments: (tenantId, taskId, query) =>
         call(
           api.documents.listDocuments({

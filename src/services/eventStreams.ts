@@ -1,0 +1,257 @@
+/**
+ * Live task timelines as Server-Sent Events (GET /v1/tasks/:taskId/events/stream).
+ *
+ * Each open stream reads the store itself, by seq (`afterSeq` paging, one indexed range read
+ * per wake-up), and sleeps until something may be new: no request per viewer per second.
+ * What wakes it:
+ * - the in-process bell (./TaskEventBell.ts), rung by every write of this process that
+ *   commits events (an append through the API, the embedded engine applying a signal): the
+ *   stream reads within milliseconds;
+ * - for writes by other processes (a workspace service behind SVC_WORKSPACE_URL, a second
+ *   process on the same database file), one poll per watched task every SVC_EVENTS_POLL_MS,
+ *   shared by all the streams of that task: a one-row probe after the highest seq they have.
+ *
+ * Streams are capped (SVC_EVENT_STREAMS_MAX: 503 past it), send a `: keep-alive` comment every
+ * SVC_EVENTS_KEEPALIVE_MS, end when the client goes away (the server interrupts the response),
+ * when the process drains (src/http/drain.ts) and when this layer closes; a client resumes with
+ * Last-Event-ID.
+ */
+import * as Chunk from "effect/Chunk"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
+import type { TaskEvent } from "../api/resources.js"
+import { ProcessDrain } from "../http/drain.js"
+import { Tenant } from "./Tenant.js"
+import { TaskEventBell } from "./TaskEventBell.js"
+import { intSetting } from "./TenantConfig.js"
+import { WorkspaceClient, type WorkspaceClientService } from "./WorkspaceClient.js"
+
+export interface EventStreamSettings {
+  /** Streams this process serves at once (SVC_EVENT_STREAMS_MAX, default 100). */
+  readonly maxStreams: number
+  /** The fallback poll per watched task, for other processes' writes (SVC_EVENTS_POLL_MS, default 1000). */
+  readonly pollMs: number
+  /** The longest silence before a `: keep-alive` comment (SVC_EVENTS_KEEPALIVE_MS, default 15000). */
+  readonly keepAliveMs: number
+}
+
+export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = { maxStreams: 100, pollMs: 1000, keepAliveMs: 15_000 }
+
+export const eventStreamSettingsFromEnv: Config.Config<EventStreamSettings> = Config.all({
+  maxStreams: intSetting("SVC_EVENT_STREAMS_MAX", DEFAULT_EVENT_STREAM_SETTINGS.maxStreams),
+  pollMs: intSetting("SVC_EVENTS_POLL_MS", DEFAULT_EVENT_STREAM_SETTINGS.pollMs),
+  keepAliveMs: intSetting("SVC_EVENTS_KEEPALIVE_MS", DEFAULT_EVENT_STREAM_SETTINGS.keepAliveMs)
+})
+
+/** Events read per store query while a stream catches up. */
+export const STREAM_PAGE = 500
+
+export interface EventStreamsService {
+  /**
+   * The SSE body of the task's timeline after `afterSeq` (all of it when undefined). Fails
+   * before anything is sent: NotFound for an unknown or other tenant's task, ServiceUnavailable
+   * when SVC_EVENT_STREAMS_MAX streams are open.
+   */
+  readonly open: (
+    taskId: string,
+    afterSeq: number | undefined,
+    /** Completes when the client has gone: the stream ends then. */
+    clientGone?: Effect.Effect<void>
+  ) => Effect.Effect<Stream.Stream<Uint8Array>, NotFound | ServiceUnavailable | UpstreamError, Tenant | WorkspaceClient>
+  /** Streams open now, and tasks with a poller now (tests, metrics). */
+  readonly stats: () => { readonly streams: number; readonly watchedTasks: number }
+}
+
+/** One watched task: its viewers share the wake-ups and one fallback poller. */
+interface Watch {
+  viewers: number
+  /** The highest seq any viewer has sent: the poller probes after it. */
+  known: number
+  /** Completed (and replaced) at every ring. */
+  next: Deferred.Deferred<void>
+  readonly unlisten: () => void
+  poller: Fiber.RuntimeFiber<void> | undefined
+}
+
+const encoder = new TextEncoder()
+
+/** One SSE message per event: `id` is the seq, `data` the event's JSON (one line: JSON escapes newlines). */
+export const sseFrames = (events: ReadonlyArray<TaskEvent>): Uint8Array =>
+  encoder.encode(events.map((e) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
+
+const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
+
+/** How long a client waits before it reconnects after a stream ended (the SSE `retry` field). */
+export const RECONNECT_MS = 1000
+
+const OPENING = encoder.encode(`retry: ${RECONNECT_MS}\n\n`)
+
+export const makeEventStreams = (settings: EventStreamSettings) =>
+  Effect.gen(function*() {
+    const bell = yield* TaskEventBell
+    const scope = yield* Effect.scope
+    const drain = yield* Effect.serviceOption(ProcessDrain)
+    // Completed when the process drains or this layer closes: every stream then ends cleanly.
+    const closing = yield* Deferred.make<void>()
+    const close = () => Deferred.unsafeDone(closing, Exit.void)
+    if (Option.isSome(drain)) {
+      const unsubscribe = drain.value.onDrain(close)
+      yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(close))
+
+    let streams = 0
+    const watches = new Map<string, Watch>()
+
+    const ring = (watch: Watch) => {
+      const done = watch.next
+      watch.next = Deferred.unsafeMake<void>(FiberId.none)
+      Deferred.unsafeDone(done, Exit.void)
+    }
+
+    /** The fallback for other processes' writes: a one-row probe after the highest seq sent. */
+    const poll = (watch: Watch, workspace: WorkspaceClientService, tenantId: string, taskId: string) =>
+      Effect.gen(function*() {
+        for (;;) {
+          yield* Effect.sleep(settings.pollMs)
+          const after = watch.known
+          const probe = yield* Effect.either(
+            workspace.listEvents(tenantId, taskId, { ...(after >= 0 ? { afterSeq: after } : {}), limit: 1 })
+          )
+          if (probe._tag === "Right" && probe.right.length > 0) ring(watch)
+        }
+      })
+
+    const watch = (workspace: WorkspaceClientService, tenantId: string, taskId: string) =>
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          const existing = watches.get(taskId)
+          if (existing !== undefined) {
+            existing.viewers++
+            return Effect.succeed(existing)
+          }
+          const created: Watch = {
+            viewers: 1,
+            known: -1,
+            next: Deferred.unsafeMake<void>(FiberId.none),
+            unlisten: bell.listen(taskId, () => ring(created)),
+            poller: undefined
+          }
+          watches.set(taskId, created)
+          return Effect.as(
+            // Forked from an acquire (uninterruptible): made interruptible, or the release would wait forever.
+            Effect.tap(Effect.forkIn(Effect.interruptible(poll(created, workspace, tenantId, taskId)), scope), (fiber) => {
+              created.poller = fiber
+            }),
+            created
+          )
+        }),
+        (w) =>
+          Effect.suspend(() => {
+            if (--w.viewers > 0) return Effect.void
+            watches.delete(taskId)
+            w.unlisten()
+            return w.poller === undefined ? Effect.void : Fiber.interrupt(w.poller)
+          })
+      )
+
+    const slot = Effect.acquireRelease(
+      Effect.sync(() => {
+        streams++
+      }),
+      () =>
+        Effect.sync(() => {
+          streams--
+        })
+    )
+
+    const tooMany = () =>
+      new ServiceUnavailable({
+        message: `Too many event streams open (${settings.maxStreams}, SVC_EVENT_STREAMS_MAX); retry later`
+      })
+
+    const open: EventStreamsService["open"] = (taskId, afterSeq, clientGone = Effect.never) =>
+      Effect.gen(function*() {
+        if (streams >= settings.maxStreams) return yield* Effect.fail(tooMany())
+        const workspace = yield* WorkspaceClient
+        // 404 for another tenant's or an unknown task, before the stream starts.
+        const { tenant } = yield* (yield* Tenant).requireTask(taskId)
+        const read = (after: number) =>
+          workspace.listEvents(tenant.id, taskId, { ...(after >= 0 ? { afterSeq: after } : {}), limit: STREAM_PAGE })
+        const first = yield* read(afterSeq ?? -1)
+
+        const body = Stream.unwrapScoped(Effect.gen(function*() {
+          if (streams >= settings.maxStreams) return Stream.empty
+          yield* slot
+          const w = yield* watch(workspace, tenant.id, taskId)
+          let cursor = afterSeq ?? -1
+          // What this stream starts after is known to exist: the poll need not find it again.
+          if (cursor > w.known) w.known = cursor
+          let pending: ReadonlyArray<TaskEvent> | undefined = first
+          const sent = (batch: ReadonlyArray<TaskEvent>) => {
+            cursor = Math.max(cursor, batch[batch.length - 1]!.seq)
+            if (cursor > w.known) w.known = cursor
+            return Chunk.of(sseFrames(batch))
+          }
+          // The next batch. A read follows a ring (taken before the read it follows, so a ring
+          // during a read is not lost), or comes at once after a full page; one event costs each
+          // stream one read. The first page was read before this stream watched the task: one
+          // more read follows it. A read that fails ends the stream: the client reconnects
+          // with Last-Event-ID.
+          let woken = w.next
+          let readNow = true
+          const nextBatch = Effect.gen(function*() {
+            for (;;) {
+              if (!readNow) yield* Deferred.await(woken)
+              let batch: ReadonlyArray<TaskEvent>
+              if (pending !== undefined) {
+                batch = pending
+                pending = undefined
+                readNow = true
+              } else {
+                woken = w.next
+                batch = yield* read(cursor)
+                readNow = batch.length >= STREAM_PAGE
+              }
+              // Only forward: an event appended below what was sent is in GET /events, not here.
+              const fresh = batch.filter((e) => e.seq > cursor)
+              if (fresh.length > 0) return sent(fresh)
+            }
+          })
+          const events = Stream.repeatEffectChunk(nextBatch).pipe(
+            Stream.catchAll((error) =>
+              Stream.drain(Stream.fromEffect(Effect.logWarning(`event stream of task ${taskId} ended: a read failed: ${error.message}`)))
+            )
+          )
+          const keepAlive = Stream.fromSchedule(Schedule.spaced(settings.keepAliveMs)).pipe(Stream.as(KEEP_ALIVE))
+          // The first bytes go out at once (Node sends the headers with them, and an EventSource
+          // opens then), telling the client to reconnect after RECONNECT_MS when the stream ends.
+          return Stream.merge(events, keepAlive, { haltStrategy: "left" }).pipe(
+            Stream.prepend(Chunk.of(OPENING)),
+            Stream.interruptWhen(Effect.race(Deferred.await(closing), clientGone))
+          )
+        }))
+        return body
+      })
+
+    return {
+      open,
+      stats: () => ({ streams, watchedTasks: watches.size })
+    } satisfies EventStreamsService
+  })
+
+export class EventStreams extends Context.Tag("services/EventStreams")<EventStreams, EventStreamsService>() {
+  static readonly layerWith = (settings: EventStreamSettings) => Layer.scoped(EventStreams, makeEventStreams(settings))
+  /** Settings from the environment (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS). */
+  static readonly layer = Layer.unwrapEffect(Effect.map(eventStreamSettingsFromEnv, EventStreams.layerWith))
+}

@@ -1,0 +1,196 @@
+/**
+ * The engine fills the timeline (issue 14 item 3) and a table step's args carry its rows
+ * (item 4), on both workspaces that run the engine: the in-memory one and the embedded store.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { TaskEvent } from "../../src/api/resources.js"
+import type { WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
+import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
+import { readFixture } from "../../src/workspace/fixture.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { FILE_SUBMITTED_SIGNAL } from "../../src/workspace/runbook.js"
+
+// Ids from fixtures/demo.json.
+const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
+/** At review_expenses (TABLE_REVIEW, ledger expenses), events seq 1..3. */
+const TASK_REVIEW = "694ebd37-72d4-4ae6-b944-eb027435cd70"
+/** At upload_receipts (FILE_UPLOAD), no events. */
+const TASK_UPLOAD = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
+/** At sign_off, the last step. */
+const TASK_SIGN_OFF = "4c6e8a02-3d5f-4b7c-9e1a-2f4b6d8f0c53"
+
+const tempDirs: Array<string> = []
+afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+type Run = <A, E>(f: (ws: WorkspaceClientService, sql: Option.Option<SqlClient.SqlClient>) => Effect.Effect<A, E>) => Effect.Effect<A, unknown>
+
+const memory: Run = (f) =>
+  Effect.flatMap(readFixture(DEMO_FIXTURE), (fixture) => f(makeMemoryWorkspace(fixture), Option.none()))
+
+const embedded: Run = (f) => {
+  const dir = mkdtempSync(join(tmpdir(), "engine-events-"))
+  tempDirs.push(dir)
+  return Effect.gen(function*() {
+    const ws = yield* EmbeddedWorkspace
+    return yield* f(ws, Option.some(yield* SqlClient.SqlClient))
+  }).pipe(
+    Effect.provide(makeEmbeddedLayerWithSql({ url: `file:${join(dir, "workspace.db")}`, retryInterval: "1 hour" })),
+    Logger.withMinimumLogLevel(LogLevel.None)
+  )
+}
+
+/** The engine's events of the task: source "workspace", as [type, payload]. */
+const engineEvents = (ws: WorkspaceClientService, taskId: string) =>
+  Effect.map(ws.listEvents(ACME, taskId), (events) =>
+    events.filter((e) => e.source === "workspace").map((e) => [e.seq, e.type, e.payload] as const))
+
+for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
+  describe(`engine events: ${name}`, () => {
+    it.live("an approval writes step.completed with the decision and reason, at the next seq", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: { reason: "looks right" } })
+          expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
+            [4, "step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right" }]
+          ])
+          // The last step: the task completes, and says so.
+          yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
+          expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toEqual([
+            [1, "step.completed", { stepId: "sign_off", decision: "approve" }],
+            [2, "task.status_changed", { from: "IN_PROGRESS", to: "COMPLETED" }]
+          ])
+        })))
+
+    it.live("a rejection writes step.completed (reject) and the status change to FAILED", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "reject", payload: { reason: "wrong totals" } })
+          expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
+            [4, "step.completed", { stepId: "review_expenses", decision: "reject", reason: "wrong totals" }],
+            [5, "task.status_changed", { from: "IN_PROGRESS", to: "FAILED" }]
+          ])
+        })))
+
+    it.live("a file submitted to a FILE_UPLOAD step: source.submitted with the document id, then step.completed", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          const doc = yield* ws.putDocument(
+            ACME,
+            { taskId: TASK_UPLOAD, source: "receipts", filename: "r.pdf", contentType: "application/pdf", bytes: new Uint8Array([1, 2]) },
+            Option.some({ taskId: TASK_UPLOAD, name: FILE_SUBMITTED_SIGNAL, payload: { source: "receipts" } })
+          )
+          const events = yield* ws.listEvents(ACME, TASK_UPLOAD)
+          expect(events.map((e: TaskEvent) => [e.seq, e.type, e.source, e.payload])).toEqual([
+            [1, "source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
+            [2, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted" }]
+          ])
+        })))
+
+    it.live("data submitted with the step's signal: source.submitted with the record id; the rows after it are ignored", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          const stored = yield* ws.ingestData(
+            ACME,
+            { taskId: TASK_UPLOAD, kind: "receipt", rows: [{ data: { a: 1 } }, { data: { a: 2 } }] },
+            Option.some({ taskId: TASK_UPLOAD, name: FILE_SUBMITTED_SIGNAL })
+          )
+          yield* eventuallyCount(ws, TASK_UPLOAD, 2)
+          expect(yield* engineEvents(ws, TASK_UPLOAD)).toEqual([
+            [1, "source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
+            [2, "step.completed", { stepId: "upload_receipts", decision: "submitted" }]
+          ])
+        })))
+
+    it.live("ignored signals write nothing: no handler, a file signal on a table step, a row action", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "custom_ping", payload: {} })
+          yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: FILE_SUBMITTED_SIGNAL, payload: { documentRef: "x" } })
+          yield* ws.signal(ACME, {
+            taskId: TASK_REVIEW,
+            name: "user_action",
+            payload: { kind: "row_action", ledger: "expenses", action: "reject_row", rowId: "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86" }
+          })
+          expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([])
+          expect((yield* ws.listEvents(ACME, TASK_REVIEW)).map((e) => e.seq)).toEqual([1, 2, 3])
+        })))
+
+    it.live("the engine takes the seq after the highest; a client then posting that seq differently gets a Conflict", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 40, payload: {} })
+          yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: {} })
+          expect((yield* engineEvents(ws, TASK_REVIEW)).map(([seq]) => seq)).toEqual([41])
+          const clash = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: {} }))
+          expect(clash._tag).toBe("Conflict")
+        })))
+
+    it.live("a table step's args carry the task's rows of its ledger, with the fields editable now", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          const next = yield* ws.getNextStep(ACME, TASK_REVIEW)
+          const rows = next.step?.args.rows as Array<{ id: string; status: string; fields: Record<string, unknown>; editable: Array<string> }>
+          // The task's expenses rows only: not its journal proposal, not another task's or an unassigned row.
+          expect(rows.map((r) => r.id)).toEqual([
+            "0349944d-fb03-40cf-a73a-21b10c2a61e9",
+            "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86",
+            "8b0d2f46-7c9e-4a1b-9d3f-6e8a0c2e4a97",
+            "9c1e3a57-8d0f-4b2c-8e4a-7f9b1d3f5ba8",
+            "ad2f4b68-9e1a-4c3d-9f5b-8a0c2e4a6cb9",
+            "eff2b18c-a2fe-42cb-8fdb-bf71a794b101"
+          ].sort())
+          const byId = new Map(rows.map((r) => [r.id, r]))
+          const needs = byId.get("0349944d-fb03-40cf-a73a-21b10c2a61e9")!
+          expect(needs.status).toBe("NEEDS_ATTENTION")
+          expect(needs.editable).toEqual([
+            "amount_gross", "amount_net", "amount_tax", "currency", "merchant", "category", "description", "expense_date", "gl_account"
+          ])
+          expect(typeof needs.fields.merchant).toBe("string")
+          expect(byId.get("eff2b18c-a2fe-42cb-8fdb-bf71a794b101")!.editable).toEqual([]) // REJECTED
+          // An edit shows in the next read.
+          yield* ws.updateRow(ACME, "expenses", needs.id, "merchant", "Changed Ltd")
+          const again = (yield* ws.getNextStep(ACME, TASK_REVIEW)).step?.args.rows as Array<{ id: string; fields: Record<string, unknown> }>
+          expect(again.find((r) => r.id === needs.id)!.fields.merchant).toBe("Changed Ltd")
+          // Other steps carry no rows.
+          expect((yield* ws.getNextStep(ACME, TASK_SIGN_OFF)).step?.args.rows).toBeUndefined()
+        })))
+  })
+}
+
+/** Waits (the relay may deliver in the background) until the task has `n` engine events. */
+const eventuallyCount = (ws: WorkspaceClientService, taskId: string, n: number) =>
+  Effect.gen(function*() {
+    const until = Date.now() + 10_000
+    while ((yield* engineEvents(ws, taskId)).length < n && Date.now() < until) yield* Effect.sleep("20 millis")
+  })
+
+describe("engine events: embedded store delivery", () => {
+  it.live("written in the delivery's transaction: a failed delivery writes none, the retry writes them once, redelivery never", () =>
+    embedded((ws, sqlOption) =>
+      Effect.gen(function*() {
+        const sql = Option.getOrThrow(sqlOption)
+        const store = ws as EmbeddedWorkspace
+        // The engine's event insert fails: the whole delivery rolls back.
+        yield* sql.unsafe(`CREATE TRIGGER no_engine_events BEFORE INSERT ON events
+          WHEN NEW.source = 'workspace' BEGIN SELECT RAISE(ABORT, 'refused'); END`)
+        yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
+        yield* store.deliverPending({ force: true })
+        expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toEqual([])
+        expect((yield* ws.getTask(TASK_SIGN_OFF)).status).toBe("IN_PROGRESS")
+        yield* sql.unsafe(`DROP TRIGGER no_engine_events`)
+        yield* store.deliverPending({ force: true })
+        expect((yield* engineEvents(ws, TASK_SIGN_OFF)).map(([, type]) => type)).toEqual(["step.completed", "task.status_changed"])
+        expect((yield* ws.getTask(TASK_SIGN_OFF)).status).toBe("COMPLETED")
+        yield* store.deliverPending({ force: true })
+        expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toHaveLength(2)
+      })))
+})
