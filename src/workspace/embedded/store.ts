@@ -335,7 +335,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             }
             return runbooks.get(row.workflow_id) ?? null
           }
-          return taskIds.map((taskId): Workspace.NextStepOf => {
+          const answers = taskIds.map((taskId): Workspace.NextStepOf => {
             const row = found.get(rootTaskId(taskId))
             const runbook = row === undefined ? null : runbookOfRow(row)
             if (row === undefined || runbook === null) return { taskId, nextStep: null }
@@ -343,6 +343,31 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               return { taskId, nextStep: nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots)) }
             } catch {
               return { taskId, nextStep: null }
+            }
+          })
+          // Table steps carry their rows, as getNextStep gives them: one query per group of tasks.
+          const tableTasks = [...new Set(answers.flatMap(({ nextStep, taskId }) =>
+            nextStep?.step != null && tableLedgerOf(nextStep.step) !== undefined ? [rootTaskId(taskId)] : []
+          ))]
+          if (tableTasks.length === 0) return answers
+          const rowsByTask = new Map<string, Array<SubledgerRow>>()
+          for (let i = 0; i < tableTasks.length; i += NEXT_STEP_GROUP) {
+            const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+              WHERE tenant_id = ${tenantId} AND ${sql.in("task_id", tableTasks.slice(i, i + NEXT_STEP_GROUP))} ORDER BY id`
+            for (const r of rows) {
+              if (r.task_id === null) continue
+              const list = rowsByTask.get(r.task_id)
+              if (list === undefined) rowsByTask.set(r.task_id, [r])
+              else list.push(r)
+            }
+          }
+          return answers.map((answer) => {
+            const ledger = answer.nextStep?.step == null ? undefined : tableLedgerOf(answer.nextStep.step)
+            if (answer.nextStep === null || ledger === undefined) return answer
+            const rows = (rowsByTask.get(rootTaskId(answer.taskId)) ?? []).filter((r) => r.ledger === ledger)
+            return {
+              ...answer,
+              nextStep: withTableRows(answer.nextStep, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
             }
           })
         }).pipe(guard("getNextSteps")),
