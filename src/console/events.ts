@@ -8,7 +8,7 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
-import { gw, statusOf } from "./api.js"
+import { gw } from "./api.js"
 
 export const POLL_MS = 700
 const OPEN_TIMEOUT_MS = 4000
@@ -42,25 +42,9 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
       if (changed && !stopped) setEvents([...bySeq.values()].sort((a, b) => a.seq - b.seq))
     }
 
-    // Only events after `afterSeq`, where the gateway's contract takes it. The client encodes it
-    // by that contract's schema (a number, or its text); a contract without it ignores it and the
-    // whole list comes back, which merge() deduplicates. The first form the client or the
-    // gateway accepts is kept.
-    const forms = [(seq: number) => ({ afterSeq: seq }), (seq: number) => ({ afterSeq: String(seq) }), () => undefined]
-    let form = 0
-    const list = async (): Promise<{ readonly events: ReadonlyArray<TaskEvent> }> => {
-      for (;;) {
-        const urlParams = lastSeq >= 0 ? forms[form]!(lastSeq) : undefined
-        const request = { path: { taskId }, ...(urlParams !== undefined ? { urlParams } : {}) }
-        try {
-          return await gw.events.listEvents(request as unknown as Parameters<typeof gw.events.listEvents>[0])
-        } catch (e) {
-          const refused = (e as { _tag?: string })?._tag === "ParseError" || statusOf(e) === 400
-          if (urlParams === undefined || !refused || form === forms.length - 1) throw e
-          form++
-        }
-      }
-    }
+    // Only events after the last seq this page has (the whole timeline the first time).
+    const list = () =>
+      gw.events.listEvents({ path: { taskId }, urlParams: lastSeq >= 0 ? { afterSeq: lastSeq } : {} })
 
     const poll = async () => {
       if (stopped) return

@@ -257,6 +257,9 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     const panel = page.locator('[data-group="console-test"]')
     await expect.poll(() => panel.locator(".reasoning").textContent(), { timeout: 2000 }).toBe("First half, second half.")
     expect(await panel.count()).toBe(1)
+    // Live through the stream, and no failed read of the list shown in the timeline.
+    expect(await transport.getAttribute("data-transport")).toBe("live")
+    expect(await page.locator('section[aria-labelledby="timeline-heading"] .error').count()).toBe(0)
     await expectAccessible("task: timeline")
   })
 
