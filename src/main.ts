@@ -22,6 +22,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import type * as Redacted from "effect/Redacted"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
@@ -35,7 +36,7 @@ import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./ser
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
-import { databaseLabel, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
+import { databaseLabel, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
 import { Observability, observabilityConfig } from "./observability/settings.js"
@@ -67,13 +68,19 @@ const adminListener = (
   Layer.scoped(
     AdminAddress,
     Effect.gen(function*() {
-      const app = yield* adminWorkspaceApp({
-        maxBodyBytes: config.maxBodyBytes,
-        tracing: config.tracing,
-        adminToken: Option.getOrUndefined(token)
-      })
+      // Made on the first admin request (the port is open, and its errors reported, at start):
+      // the multi-tenant WorkspaceApi costs an idle gateway nothing (bench S6).
+      const scope = yield* Effect.scope
+      const context = yield* Effect.context<EmbeddedWorkspace>()
+      const app = yield* Effect.cached(
+        adminWorkspaceApp({
+          maxBodyBytes: config.maxBodyBytes,
+          tracing: config.tracing,
+          adminToken: Option.getOrUndefined(token)
+        }).pipe(Scope.extend(scope), Effect.provide(context))
+      )
       const server = yield* HttpServer.HttpServer
-      yield* server.serve(app)
+      yield* server.serve(Effect.flatten(app))
       const address = server.address
       return Option.some(address._tag === "TcpAddress" ? urlOf(address.hostname, address.port) : address.path)
     })

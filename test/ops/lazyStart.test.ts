@@ -1,7 +1,8 @@
 /**
  * What a process that never serves an agent does not pay for: the MCP SDK (its zod schemas and
  * the tools' JSON Schemas, ~12.7 MB of idle RSS) is loaded by the first request to /mcp, not at
- * start (src/mcp/route.ts). Checked on the real process with a module-load recorder.
+ * start (src/mcp/route.ts); the PostgreSQL driver is never loaded by a SQLite process. Checked
+ * on the real process with a module-load recorder.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -39,6 +40,8 @@ describe("lazy parts of the gateway process", () => {
     expect(loads().some((url) => url.endsWith("/src/http/Gateway.ts"))).toBe(true)
     expect((await fetch(`${service.url}/v1/entities`)).status).toBe(200)
     expect(sdkLoaded()).toBe(false)
+    // A SQLite process never loads the PostgreSQL driver (src/workspace/embedded/pgUrl.ts).
+    expect(loads().some((url) => /node_modules\/(pg|@effect\/sql-pg)\//.test(url))).toBe(false)
 
     const res = await fetch(`${service.url}/mcp`, {
       method: "POST",

@@ -30,7 +30,7 @@ import type { GlSession } from "../embedded/store.js"
 import { glConnectPage } from "../glConnectPage.js"
 import { GL_SERVICE_IDS } from "../glServices.js"
 import { requireBearer } from "./AdminConfig.js"
-import { makeWorkspaceHttpApp, type WorkspaceServerOptions } from "./server.js"
+import type { WorkspaceServerOptions } from "./server.js"
 import { WORKSPACE_PREFIX } from "./WorkspaceApi.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
@@ -116,6 +116,13 @@ export const GlConnectRoutes = (tenantSlug: Option.Option<string>) =>
       yield* router.post(`${GL_CONNECT_PATH}/:consumerId/complete`, Effect.flatMap(paramOf, connect.complete))
     })
   )
+
+/**
+ * The WorkspaceApi's server (./server.ts: every group, handler and its docs), imported when an
+ * app is made: the gateway's admin listener makes its app on the first admin request.
+ */
+const makeWorkspaceHttpApp = (...args: Parameters<typeof import("./server.js").makeWorkspaceHttpApp>) =>
+  Effect.flatMap(Effect.promise(() => import("./server.js")), (server) => server.makeWorkspaceHttpApp(...args))
 
 /** The whole WorkspaceApi (every tenant), behind `options.adminToken` when set: the admin listener's app. */
 export const adminWorkspaceApp = (

@@ -47,9 +47,8 @@ import {
   DEFAULT_POOL_SIZE,
   DEFAULT_STATEMENT_TIMEOUT_MS,
   isPostgresUrl,
-  pgLayer,
   redactUrl
-} from "./pg.js"
+} from "./pgUrl.js"
 import {
   DEFAULT_SIGNAL_AWAIT_MAX,
   DEFAULT_SIGNAL_AWAIT_MS,
@@ -146,6 +145,8 @@ export const sqlLayer = (
   Layer.unwrapEffect(Effect.gen(function*() {
     if (isPostgresUrl(url)) {
       yield* Effect.logInfo(`workspace: database ${redactUrl(url)}`)
+      // The driver is loaded only here: a SQLite process never pays for it.
+      const { pgLayer } = yield* Effect.promise(() => import("./pg.js"))
       return pgLayer(url, options).pipe(
         Layer.mapError((e) =>
           new EmbeddedStartError({ message: `Cannot open the workspace database ${redactUrl(url)}: ${describeError(e)}` })

@@ -43,13 +43,14 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import type * as PgClient from "@effect/sql-pg/PgClient"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import type { Workspace } from "../model.js"
@@ -79,6 +80,12 @@ import {
   isRowAction,
   rowActionOf
 } from "../engine.js"
+
+/**
+ * @effect/sql-pg's PgClient tag by its key (the library's own GenericTag key), so that a SQLite
+ * process does not load the PostgreSQL driver just to learn it has no PgClient (./pgUrl.ts).
+ */
+const PgClientTag = Context.GenericTag<PgClient.PgClient>("@effect/sql-pg/PgClient")
 
 export interface NewSignal {
   readonly tenantId: string
@@ -177,7 +184,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     const leaseMs = Math.max(1, Math.floor(options.leaseMs ?? DEFAULT_SIGNAL_LEASE_MS))
     /** This process in claimed_by (and in the delivered signals' claimed_by: who applied them). */
     const replicaId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-    const pg = yield* Effect.serviceOption(PgClient.PgClient)
+    const pg = yield* Effect.serviceOption(PgClientTag)
     const onPg = <A, E>(pgForm: () => Effect.Effect<A, E>, orElse: () => Effect.Effect<A, E>) =>
       sql.onDialectOrElse({ pg: pgForm, orElse })
 

@@ -20,32 +20,9 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Pg from "pg"
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, type PgOptions } from "./pgUrl.js"
 
-export const DEFAULT_POOL_SIZE = 10
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
-
-export interface PgOptions {
-  /** Connections this process opens at most (SVC_DB_POOL_SIZE). */
-  readonly poolSize?: number | undefined
-  /** A statement running longer is cancelled (answers 503); 0 = no limit (SVC_DB_STATEMENT_TIMEOUT_MS). */
-  readonly statementTimeoutMs?: number | undefined
-  /** How long opening a connection may take (SVC_DB_CONNECT_TIMEOUT_MS). */
-  readonly connectTimeoutMs?: number | undefined
-}
-
-export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url)
-
-/** The URL without its password, for logs and start-up messages. */
-export const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password !== "") u.password = "***"
-    return u.toString()
-  } catch {
-    return "postgres://(unparsable URL)"
-  }
-}
+export * from "./pgUrl.js"
 
 /** Idle-in-transaction bound: a transaction nobody drives any more gives up its row locks. */
 const idleInTransactionMs = (statementTimeoutMs: number) => Math.max(60_000, statementTimeoutMs * 2)

@@ -1,0 +1,30 @@
+/**
+ * What the start-up needs to know of a PostgreSQL URL before any driver is loaded: whether it is
+ * one, how to print it, and the pool's defaults. The driver and its layer (./pg.ts) are imported
+ * only when SVC_DATABASE_URL is a postgres:// URL: a SQLite process never loads node-postgres.
+ */
+export const DEFAULT_POOL_SIZE = 10
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
+
+export interface PgOptions {
+  /** Connections this process opens at most (SVC_DB_POOL_SIZE). */
+  readonly poolSize?: number | undefined
+  /** A statement running longer is cancelled (answers 503); 0 = no limit (SVC_DB_STATEMENT_TIMEOUT_MS). */
+  readonly statementTimeoutMs?: number | undefined
+  /** How long opening a connection may take (SVC_DB_CONNECT_TIMEOUT_MS). */
+  readonly connectTimeoutMs?: number | undefined
+}
+
+export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url)
+
+/** The URL without its password, for logs and start-up messages. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password !== "") u.password = "***"
+    return u.toString()
+  } catch {
+    return "postgres://(unparsable URL)"
+  }
+}
