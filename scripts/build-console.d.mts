@@ -6,4 +6,3 @@ export declare const buildConsole: (outdir?: string) => Promise<{
   readonly inputs: ReadonlyArray<string>
   readonly outputs: ReadonlyArray<string>
 }>
-export declare const consoleStaleness: (root?: string, outdir?: string) => string | undefined

@@ -81,35 +81,6 @@ export const buildConsole = async (outdir = join(ROOT, "dist", "console")) => {
   }
 }
 
-/** Why <dist>/console must be rebuilt, or undefined when it is fresh (same rules as build-if-stale.mjs). */
-export const consoleStaleness = (root = ROOT, outdir = join(ROOT, "dist", "console")) => {
-  const manifestFile = join(outdir, "build.json")
-  let manifest
-  try {
-    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
-  } catch {
-    return "no console build yet"
-  }
-  const builtAt = statSync(manifestFile).mtimeMs
-  for (const output of manifest.outputs ?? []) {
-    try {
-      statSync(join(outdir, output))
-    } catch {
-      return `dist/console/${output} is missing`
-    }
-  }
-  for (const input of [...(manifest.inputs ?? []), "scripts/build-console.mjs", "package-lock.json"]) {
-    let mtime
-    try {
-      mtime = statSync(join(root, input)).mtimeMs
-    } catch {
-      return `${input} is gone`
-    }
-    if (mtime > builtAt) return `${input} changed`
-  }
-  return undefined
-}
-
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { ms } = await buildConsole(process.argv[2])
   process.stderr.write(`built the console in ${ms.toFixed(0)} ms\n`)

@@ -16,10 +16,23 @@
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { buildConsole, consoleStaleness } from "./build-console.mjs"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const DIST = join(ROOT, "dist")
+
+/** The first of `inputs` (paths relative to `root`) gone or newer than `builtAt`, said as why. */
+const changedInput = (root, inputs, builtAt) => {
+  for (const input of inputs) {
+    let mtime
+    try {
+      mtime = statSync(join(root, input)).mtimeMs
+    } catch {
+      return `${input} is gone`
+    }
+    if (mtime > builtAt) return `${input} changed`
+  }
+  return undefined
+}
 
 /** Why dist/ must be rebuilt, or undefined when it is fresh. */
 export const staleness = (root = ROOT, dist = DIST) => {
@@ -35,17 +48,27 @@ export const staleness = (root = ROOT, dist = DIST) => {
   for (const output of manifest.outputs ?? []) {
     if (!existsSync(join(dist, output))) return `dist/${output} is missing`
   }
-  const watched = [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"]
-  for (const input of watched) {
-    let mtime
-    try {
-      mtime = statSync(join(root, input)).mtimeMs
-    } catch {
-      return `${input} is gone`
-    }
-    if (mtime > builtAt) return `${input} changed`
+  return changedInput(root, [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"], builtAt)
+}
+
+/**
+ * Why <dist>/console (scripts/build-console.mjs) must be rebuilt, or undefined when it is fresh:
+ * the same rules against its own manifest. Here rather than beside the console's build, so that
+ * checking (every `svc` start, bin.mjs) never loads esbuild.
+ */
+export const consoleStaleness = (root = ROOT, outdir = join(ROOT, "dist", "console")) => {
+  const manifestFile = join(outdir, "build.json")
+  let manifest
+  try {
+    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
+  } catch {
+    return "no console build yet"
   }
-  return undefined
+  const builtAt = statSync(manifestFile).mtimeMs
+  for (const output of manifest.outputs ?? []) {
+    if (!existsSync(join(outdir, output))) return `dist/console/${output} is missing`
+  }
+  return changedInput(root, [...(manifest.inputs ?? []), "scripts/build-console.mjs", "package-lock.json"], builtAt)
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -64,6 +87,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     process.stderr.write(`built dist/ in ${(ms / 1000).toFixed(1)} s\n`)
   } else if (consoleWhy !== undefined) {
     process.stderr.write(`building dist/console (${consoleWhy}) ...\n`)
+    const { buildConsole } = await import("./build-console.mjs")
     const { ms } = await buildConsole(join(DIST, "console"))
     process.stderr.write(`built dist/console in ${(ms / 1000).toFixed(1)} s\n`)
   }

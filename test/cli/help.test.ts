@@ -112,3 +112,30 @@ describe("the bundled CLI against a gateway", () => {
     expect(times[2]!).toBeLessThan(3000)
   }, 60_000)
 })
+
+describe("the svc bin's start", () => {
+  it("checks the build without loading esbuild (it is loaded only to rebuild)", async () => {
+    const { spawnSync } = await import("node:child_process")
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs")
+    const { tmpdir } = await import("node:os")
+    const path = await import("node:path")
+    const { pathToFileURL } = await import("node:url")
+    // Fresh first (this may build), then a start that only checks.
+    expect(spawnSync(process.execPath, [`${ROOT}scripts/build-if-stale.mjs`], { encoding: "utf8" }).status).toBe(0)
+    const dir = mkdtempSync(path.join(tmpdir(), "svc-bin-"))
+    try {
+      const out = path.join(dir, "loads.txt")
+      const recorder = pathToFileURL(`${ROOT}test/cli/recordLoads.mjs`).href
+      const run = spawnSync(process.execPath, ["--import", recorder, `${ROOT}src/cli/bin.mjs`, "--help"], {
+        env: { ...process.env, RECORD_LOADS_FILE: out },
+        encoding: "utf8"
+      })
+      expect(run.status, run.stderr).toBe(0)
+      const loads = readFileSync(out, "utf8").split("\n").filter(Boolean)
+      expect(loads.some((url) => url.endsWith("/scripts/build-if-stale.mjs"))).toBe(true)
+      expect(loads.filter((url) => url.includes("/node_modules/esbuild/") || url.endsWith("/scripts/build-console.mjs"))).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+})
