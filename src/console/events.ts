@@ -70,8 +70,8 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
       void poll()
     }
 
-    // What is there now, whatever the transport; then the stream or polling keeps it current.
-    list().then((r) => merge(r.events), (e) => setError(String((e as { message?: string })?.message ?? e)))
+    // The stream sends what is there first, then what is new; polling starts with the whole list.
+    // (No separate first read: on a long timeline it would fetch everything twice.)
     if (typeof EventSource === "undefined") fallBack()
     else {
       let opened = false

@@ -119,6 +119,10 @@ const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotF
       })
     )
 
+/** A table step's next step with the rows it reviews (the task's rows of the step's ledger). */
+const withRowsOf = (next: Workspace.NextStep, ledger: string, rows: ReadonlyArray<SubledgerRow>) =>
+  withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
+
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -307,7 +311,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           if (ledger === undefined) return next
           const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
             WHERE task_id = ${row.id} AND ledger = ${ledger} AND tenant_id = ${tenantId} ORDER BY id`
-          return withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
+          return withRowsOf(next, ledger, rows)
         }).pipe(guard("getNextStep")),
 
       // One query per NEXT_STEP_GROUP ids (tasks joined to their runbooks), each runbook decoded once.
@@ -365,10 +369,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             const ledger = answer.nextStep?.step == null ? undefined : tableLedgerOf(answer.nextStep.step)
             if (answer.nextStep === null || ledger === undefined) return answer
             const rows = (rowsByTask.get(rootTaskId(answer.taskId)) ?? []).filter((r) => r.ledger === ledger)
-            return {
-              ...answer,
-              nextStep: withTableRows(answer.nextStep, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
-            }
+            return { ...answer, nextStep: withRowsOf(answer.nextStep, ledger, rows) }
           })
         }).pipe(guard("getNextSteps")),
 
