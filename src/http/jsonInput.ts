@@ -20,6 +20,7 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { isAscii } from "node:buffer"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
 import { yieldBeforeLarge } from "./eventLoop.js"
@@ -63,10 +64,16 @@ export const parseJsonBody = (
     }
   }
   let text: string
-  try {
-    text = fatalUtf8.decode(bytes)
-  } catch {
-    return { ok: false, error: new BadRequest({ message: "Malformed request body: not valid UTF-8" }) }
+  if (isAscii(bytes)) {
+    // ASCII is UTF-8 whose every byte is one character: copied as Latin-1, 4-5x faster than the
+    // validating decoder (1 MiB base64 upload: 0.29 vs 1.3 ms; bench/PROFILE.md, S3).
+    text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+  } else {
+    try {
+      text = fatalUtf8.decode(bytes)
+    } catch {
+      return { ok: false, error: new BadRequest({ message: "Malformed request body: not valid UTF-8" }) }
+    }
   }
   let value: unknown
   try {

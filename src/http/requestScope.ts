@@ -4,15 +4,17 @@
  * - its deadline (SVC_REQUEST_DEADLINE_MS), counted from here: after the body has been read
  *   (the JSON input check reads it first, ./jsonInput.ts), so a slow upload spends the
  *   request timeout of the Node server, not the upstream budget;
- * - for a write (POST, PUT, PATCH, DELETE), its idempotency key: the client's
- *   `Idempotency-Key` header (400 when it is not 1-255 visible ASCII characters), else one
- *   generated for this request. The WorkspaceClient port passes it on with the write
- *   (src/services/WorkspaceClient.ts).
+ * - for a write (POST, PUT, PATCH, DELETE), the client's `Idempotency-Key` header (400 when it
+ *   is not 1-255 visible ASCII characters). The WorkspaceClient port passes it on with the write
+ *   (src/services/WorkspaceClient.ts). Without one, nothing is set here: the HTTP workspace
+ *   client generates a key for each write and reuses it for that write's retries (the only
+ *   retries a key-less request has), and an in-process store, which the gateway never retries
+ *   after a commit, stores no key that nobody could ever send again (measured: the fingerprint
+ *   and key row were ~10% of a 1 MiB upload's CPU; bench/PROFILE.md).
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { randomUUID } from "node:crypto"
 import type { BadRequest } from "../api/errors.js"
 import { IDEMPOTENCY_KEY_HEADER } from "../api/idempotency.js"
 import { withDeadline } from "../services/Deadline.js"
@@ -27,5 +29,6 @@ export const requestScope = (deadlineMs: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const timed = withDeadline(deadlineMs)(app)
     if (!WRITE_METHODS.has(request.method)) return timed
-    return withIdempotencyKey(request.headers[IDEMPOTENCY_KEY_HEADER] ?? randomUUID())(timed)
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER]
+    return key === undefined ? timed : withIdempotencyKey(key)(timed)
   })

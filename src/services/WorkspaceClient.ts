@@ -9,8 +9,8 @@
  * Idempotent writes: every write (createTask, signal, appendEvent, putDocument, ingestData,
  * rejectRow, updateRow, createGlSession, deleteGlConnection) reads the idempotency key of the
  * request it serves from `currentIdempotencyKey` (set with `withIdempotencyKey`; the gateway's
- * middleware sets the client's `Idempotency-Key` or one generated per request). An
- * implementation stores the key with the write's result, in the write's transaction: the same
+ * middleware sets the client's `Idempotency-Key`; a remote implementation generates one per
+ * write without it, for that write's retries). An implementation stores the key with the write's result, in the write's transaction: the same
  * key again with the same operation and arguments returns the stored result and writes
  * nothing; the same key with a different operation or arguments is a Conflict (Stripe's
  * semantics). Failed writes store nothing. Keys are per tenant and kept at least 24 hours.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as fc from "effect/FastCheck"
 import { decodeBase64 } from "../../src/files/base64.js"
 
 const decode = (s: string) => Effect.runSync(Effect.either(decodeBase64("data", s)))
@@ -20,5 +21,44 @@ describe("strict base64", () => {
       expect(Either.isLeft(out), bad).toBe(true)
       if (Either.isLeft(out)) expect(out.left.message).toContain("data: must be strict base64")
     }
+  })
+})
+
+describe("strict base64: the checks match re-encoding (the definition of canonical)", () => {
+  const canonical = (s: string) => s.length % 4 === 0 && Buffer.from(s, "base64").toString("base64") === s
+  const accepted = (s: string) => Either.isRight(decode(s))
+
+  it("a character above U+00FF is refused even where its low byte is in the alphabet", () => {
+    // Buffer's decoder reads U+0141 as 0x41 ("A"): "ŁUJD" would decode like "AUJD".
+    for (const bad of ["\u0141UJD", "QUJ\u0144", "\u0151Q==", "QUJD\u0141\u0141==", "\uff21UJD"]) {
+      expect(accepted(bad), bad).toBe(false)
+    }
+    // Latin-1 letters are outside the alphabet too.
+    for (const bad of ["\u00c1UJD", "QUJD\u00e9A==", "Q\u00ffJD"]) expect(accepted(bad), bad).toBe(false)
+  })
+
+  it("agrees with re-encoding on generated near-base64 strings", () => {
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    const edits = fc.constantFrom("", "=", "-", "_", " ", "\n", "A", "\u0141", "\u00c1", "==", "\u0000")
+    const near = fc.oneof(
+      // Canonical encodings of random bytes, then one character replaced, inserted or removed.
+      fc.tuple(fc.uint8Array({ maxLength: 40 }), fc.nat(), edits, fc.constantFrom("replace", "insert", "delete", "none"))
+        .map(([bytes, at, ch, op]) => {
+          const s = Buffer.from(bytes).toString("base64")
+          const i = at % (s.length + 1)
+          return op === "replace" ? s.slice(0, i) + ch + s.slice(i + 1)
+            : op === "insert" ? s.slice(0, i) + ch + s.slice(i)
+            : op === "delete" ? s.slice(0, i) + s.slice(i + 1)
+            : s
+        }),
+      fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 16 }).map((cs) => cs.join(""))
+    )
+    let both = 0
+    fc.assert(fc.property(near, (s) => {
+      if (canonical(s)) both++
+      return accepted(s) === canonical(s)
+    }), { numRuns: 5_000, seed: 12 })
+    // The generator reaches both answers (a check that accepts nothing would fail above, too).
+    expect(both).toBeGreaterThan(500)
   })
 })
