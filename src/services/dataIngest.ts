@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { EVENT_DATA_MAX_BYTES } from "../api/data.js"
 import type { DataIngestDto } from "../api/dtos.js"
+import { jsonText } from "../api/jsonText.js"
 import { BadRequest } from "../api/errors.js"
 import { signalFrom } from "./signals.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
@@ -21,7 +22,7 @@ const rowsOf = (dto: DataIngestDto): ReadonlyArray<Row> =>
 /** One over-cap event rejects the whole batch: measured in UTF-8 bytes of its JSON data. */
 const checkSizes = (rows: ReadonlyArray<Row>, bulk: boolean): Effect.Effect<void, BadRequest> => {
   for (let i = 0; i < rows.length; i++) {
-    const bytes = Buffer.byteLength(JSON.stringify(rows[i]!.data), "utf8")
+    const bytes = Buffer.byteLength(jsonText(rows[i]!.data), "utf8")
     if (bytes > EVENT_DATA_MAX_BYTES) {
       const where = bulk ? `events[${i}].data` : "data"
       return Effect.fail(

@@ -52,6 +52,7 @@ import {
   toJson,
   yieldToEventLoop
 } from "./db.js"
+import { jsonText } from "../../api/jsonText.js"
 import { acceptSignal, isRowAction, type PendingDecision, rowActionAllowed, rowActionOf } from "../engine.js"
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
 import { unknownGlService } from "../glServices.js"
@@ -580,7 +581,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
                 task_id: batch.taskId,
                 root_task_id: task.id,
                 kind: batch.kind ?? null,
-                data: toJson(r.data),
+                data: jsonText(r.data),
                 source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
                 created_at: createdAt
               }))
