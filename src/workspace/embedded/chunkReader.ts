@@ -20,6 +20,7 @@ import * as Stream from "effect/Stream"
 import type Database from "libsql"
 import { createRequire } from "node:module"
 import { ServiceUnavailable } from "../../api/errors.js"
+import { chunkRead } from "./chunkRelease.js"
 import { describeError } from "./db.js"
 
 export interface ChunkReaderService {
@@ -64,6 +65,7 @@ export const readChunks = (reader: ChunkReaderService, documentId: string): Stre
     Effect.try({
       try: () => {
         const data = reader.read(documentId, idx)
+        if (data !== undefined) chunkRead(data.byteLength)
         return data === undefined
           ? [Chunk.empty<Uint8Array>(), Option.none<number>()] as const
           : [Chunk.of(data), Option.some(idx + 1)] as const
