@@ -25,6 +25,7 @@ import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
 import { yieldBeforeLarge } from "./eventLoop.js"
+import { bodyRefused } from "./nodeServer.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
 
@@ -112,8 +113,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
 
 /**
  * The chunks of a Node request body, up to its end. A request that fails ends the fiber as a
- * defect (as its stream did); a client that goes away interrupts the fiber (the server sees
- * the closed response), and the listeners are removed either way.
+ * defect (as its stream did); one that closes before its end, or whose body the server refused
+ * (413), interrupts the fiber; the listeners are removed either way.
  */
 const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
   Effect.async((resume) => {
@@ -123,7 +124,14 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     }
     const onEnd = () => {
       cleanup()
-      resume(Effect.succeed(parts))
+      // Refused mid-body (413 already sent, nodeServer.ts): nothing more to answer.
+      resume(bodyRefused(message) ? Effect.interrupt : Effect.succeed(parts))
+    }
+    // Closed before its end (the client left; or a refused body past its discard budget):
+    // the response may already be ended by the server, so nothing else would stop this fiber.
+    const onClose = () => {
+      cleanup()
+      resume(Effect.interrupt)
     }
     const onError = (error: Error) => {
       cleanup()
@@ -133,10 +141,12 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
       message.off("data", onData)
       message.off("end", onEnd)
       message.off("error", onError)
+      message.off("close", onClose)
     }
     message.on("data", onData)
     message.on("end", onEnd)
     message.on("error", onError)
+    message.on("close", onClose)
     return Effect.sync(cleanup)
   })
 

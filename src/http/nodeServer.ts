@@ -6,7 +6,8 @@
  * - A declared Content-Length over the limit: 413 at once, then the rest of the body is read
  *   and discarded (memory stays flat) so the client can read the answer; past a bounded amount
  *   the connection is dropped instead.
- * - A chunked body: counted as it arrives, 413 once it passes the limit.
+ * - A chunked body: counted as it arrives, 413 once it passes the limit, then discarded the
+ *   same way.
  *
  * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
@@ -31,6 +32,13 @@ import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
 const tooLarge = (limit: number) =>
   JSON.stringify({ statusCode: 413, message: `Request body exceeds the ${limit}-byte limit`, error: "Payload Too Large" })
 
+/**
+ * Requests whose body the server refused (413 sent) after the application started reading it:
+ * the reader stops there instead of handing a cut body to a handler (src/http/jsonInput.ts).
+ */
+const refusedBodies = new WeakSet<http.IncomingMessage>()
+export const bodyRefused = (req: http.IncomingMessage): boolean => refusedBodies.has(req)
+
 const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, limit: number) => {
   let seen = 0
   const push = req.push.bind(req)
@@ -39,12 +47,25 @@ const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, lim
     if (chunk !== null && chunk !== undefined) {
       seen += chunk.length
       if (seen > limit) {
-        req.push = () => false
+        // Like a declared oversized body: 413 at once, the rest read and thrown away (returning
+        // true keeps the socket flowing), so the client reads the answer instead of a reset;
+        // past the discard budget the connection is dropped. The body's end still ends the
+        // request, marked refused; the connection then serves its next request.
+        refusedBodies.add(req)
         if (!res.headersSent) {
-          res.writeHead(413, { "content-type": "application/json", connection: "close" })
-          res.end(tooLarge(limit))
+          const body = tooLarge(limit)
+          res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+          res.end(body)
         }
-        return false
+        let discarded = seen - limit
+        const budget = discardBudget(limit)
+        req.push = (more: any, enc?: BufferEncoding) => {
+          if (more === null || more === undefined) return push(more, enc)
+          discarded += more.length
+          if (discarded > budget) req.socket.destroy()
+          return true
+        }
+        return true
       }
     }
     return push(chunk, encoding)

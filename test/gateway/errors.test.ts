@@ -118,10 +118,24 @@ describe("oversized bodies at the Node server", () => {
         // The same connection then serves the next request.
         expect(answers[1]).toMatch(/^HTTP\/1\.1 200/)
       }), { config: { maxBodyBytes: 1024 } }))
+
+  it.effect("a chunked oversized body: the same (413 readable mid-body, the rest discarded, the connection reusable)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const server = yield* HttpServer.HttpServer
+        const port = (server.address as HttpServer.TcpAddress).port
+        // 1,000 times the limit: the client keeps sending after the 413 and still reads it.
+        for (let i = 0; i < 3; i++) {
+          const answers = yield* Effect.promise(() => sendOversizedThenSmall(port, 1024 * 1024, true))
+          expect(answers[0]).toMatch(/^HTTP\/1\.1 413/)
+          expect(answers[0]).toContain("\"statusCode\":413")
+          expect(answers[1]).toMatch(/^HTTP\/1\.1 200/)
+        }
+      }), { config: { maxBodyBytes: 1024 } }))
 })
 
 /** One connection: a body of `size` bytes over the limit, then GET /v1/health; the two raw answers. */
-const sendOversizedThenSmall = (port: number, size: number) =>
+const sendOversizedThenSmall = (port: number, size: number, chunked = false) =>
   new Promise<Array<string>>((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1")
     let out = ""
@@ -134,8 +148,12 @@ const sendOversizedThenSmall = (port: number, size: number) =>
       }
     })
     socket.on("error", reject)
-    socket.write(`POST /v1/tasks/${EXPENSE_TASK}/files HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\n\r\n`)
-    socket.write(Buffer.alloc(size, 0x41), () => socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"))
+    const framing = chunked ? "Transfer-Encoding: chunked" : `Content-Length: ${size}`
+    socket.write(`POST /v1/tasks/${EXPENSE_TASK}/files HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`)
+    const body = chunked
+      ? Buffer.concat(Array.from({ length: size / 4096 }, () => Buffer.from(`1000\r\n${"A".repeat(4096)}\r\n`)).concat(Buffer.from("0\r\n\r\n")))
+      : Buffer.alloc(size, 0x41)
+    socket.write(body, () => socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"))
     setTimeout(() => {
       socket.destroy()
       resolve(out.split(/(?=HTTP\/1\.1 )/))
