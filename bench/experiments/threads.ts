@@ -1,0 +1,87 @@
+/**
+ * Where a write's CPU goes, thread by thread: the gateway (or raw node:http) bundled like the
+ * bench, pinned to core 1, sent N uploads (S3) or 1,000-event ingests (S5) at a fixed
+ * concurrency from core 0. Prints the server's CPU per request from /proc, split into its main
+ * thread and every other thread (V8's GC and compiler helpers, the checkpoint worker), and
+ * `--trace-gc`'s scavenges and mark-compacts per request. Used for the S3/S5 findings in
+ * bench/PROFILE.md ("the main threads cost the same").
+ *
+ * Usage: tsx bench/experiments/threads.ts [s3|s5] [requests=120] [node flags of the server...]
+ * THREADS_PEER=raw measures bench/peers/raw.ts instead; THREADS_CONCURRENCY (4).
+ */
+import { execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import { bundle } from "../lib/bundle.js"
+import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+const [scenario = "s3", requestsArg = "120", ...flags] = process.argv.slice(2)
+const requests = Number(requestsArg)
+const concurrency = Number(process.env.THREADS_CONCURRENCY ?? "4")
+const raw = process.env.THREADS_PEER === "raw"
+
+const tmp = mkdtempSync(join(tmpdir(), "gateway-threads-"))
+const fixture = join(tmp, "fixture.json")
+writeFileSync(fixture, JSON.stringify(benchFixture()))
+const db = `file:${join(tmp, "bench.db")}`
+execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", db, fixture], { cwd: ROOT, encoding: "utf8" })
+const entry = raw
+  ? await bundle(join(ROOT, "bench/peers/raw.ts"), join(ROOT, "bench/.build/threads"), "raw")
+  : await bundle(join(ROOT, "bench/servers/gateway.ts"), join(ROOT, "bench/.build/threads"), "gateway")
+const port = 45_000 + Math.floor(Math.random() * 1000)
+const server = spawn("taskset", ["-c", "1", process.execPath, ...flags, "--trace-gc", entry], {
+  env: { ...process.env, PORT: String(port), BENCH_WORKSPACE: "embedded", BENCH_DB: db, BENCH_FIXTURE: fixture, BENCH_MAX_BODY: String(4 << 20) },
+  stdio: ["ignore", "pipe", "inherit"]
+})
+const pid = server.pid!
+let trace = ""
+server.stdout.on("data", (d: Buffer) => (trace += d.toString("utf8")))
+process.on("exit", () => {
+  server.kill("SIGKILL")
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+/** CPU ticks (1/100 s) of each thread of the server. */
+const threadTicks = (): Map<string, number> =>
+  new Map(readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return [tid, Number(fields[11]) + Number(fields[12])]
+  }))
+
+for (let i = 0; i < 200; i++) {
+  if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
+  await sleep(50)
+}
+const body = scenario === "s5" ? ingestBody() : uploadBody()
+const path = scenario === "s5" ? `/v1/tasks/${BENCH_TASK_ID}/data/ingest` : `/v1/tasks/${BENCH_TASK_ID}/files`
+const post = async () => {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body, headers: { "content-type": "application/json" } })
+  if (r.status >= 300) throw new Error(`${r.status}: ${await r.text()}`)
+  await r.arrayBuffer()
+}
+for (let i = 0; i < 5; i++) await post()
+
+const traceFrom = trace.length
+const before = threadTicks()
+await Promise.all(Array.from({ length: concurrency }, async () => {
+  for (let i = 0; i < requests / concurrency; i++) await post()
+}))
+await sleep(100)
+const after = threadTicks()
+const perRequest = (ticks: number) => (ticks * 10) / requests
+const threads = [...after].map(([tid, t]) => [tid === String(pid) ? "main" : tid, perRequest(t - (before.get(tid) ?? 0))] as const)
+const total = threads.reduce((s, [, ms]) => s + ms, 0)
+const lines = trace.slice(traceFrom).split("\n")
+const gc = (kind: RegExp) => {
+  const hits = lines.filter((l) => kind.test(l))
+  const ms = hits.reduce((s, l) => s + Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0)
+  return `${(hits.length / requests).toFixed(2)}/req (${(ms / requests).toFixed(2)} ms)`
+}
+console.log(`${raw ? "raw node:http" : "gateway"} ${scenario} x${concurrency} ${flags.join(" ")}`)
+console.log(`  server CPU ${total.toFixed(1)} ms/req: ${threads.filter(([, ms]) => ms >= 0.05).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join(", ")}`)
+console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}`)
+process.exit(0)
