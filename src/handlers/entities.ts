@@ -1,11 +1,24 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
+import type { TaskSummary } from "../api/resources.js"
 import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from "../services/entities.js"
+
+/**
+ * The task list is written as JSON without encoding it through its schema again: every field
+ * is a plain string the service built with the schema's own type (taskView), so the encode
+ * only re-checked our own output (UUID patterns twice per task) and made garbage: 865 -> 562 us
+ * of CPU per 50-task list, 0.58x -> 0.78x raw requests/s (bench S2, same session). The published
+ * schema is unchanged; a test decodes the raw answer with excess properties as errors, and the
+ * contract suite validates every answer against the served document.
+ */
+const asJson = (tasks: ReadonlyArray<TaskSummary>) => HttpServerResponse.unsafeJson(tasks)
 
 /** The rules live in ../services/entities.ts, shared with the agent tool server (src/mcp). */
 export const EntitiesLive = HttpApiBuilder.group(GatewayApi, "entities", (handlers) =>
   handlers
     .handle("listEntities", () => listEntities)
-    .handle("listTasks", ({ path }) => listTaskSummaries(path.entityId))
+    .handle("listTasks", ({ path }) => Effect.map(listTaskSummaries(path.entityId), asJson))
     .handle("listWorkflows", ({ path }) => listEntityWorkflows(path.entityId))
     .handle("createTask", ({ path, payload }) => createTask(path.entityId, payload)))

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { TaskSummary } from "../../src/api/resources.js"
 import { BadGateway, BadRequest, ServiceUnavailable } from "../../src/api/errors.js"
 import { client, expectError, raw, withGateway } from "../support/gateway.js"
 import {
@@ -65,6 +67,19 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         // Terminal: no awaiting; runbook missing: the failed lookup drops awaiting.
         expect(byId.get(COMPLETED_TASK)).not.toHaveProperty("awaiting")
         expect(byId.get(LEGACY_TASK)).not.toHaveProperty("awaiting")
+      })
+    ))
+
+  it.effect("the raw answer is JSON with exactly the schema's fields (it is written without a schema encode)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const res = yield* raw("GET", `/v1/entities/${ACME_US}/tasks`)
+        expect(res.status).toBe(200)
+        expect(res.headers["content-type"]).toMatch(/^application\/json/)
+        // Excess properties are an error here: nothing but TaskSummary's fields may leave.
+        const decoded = Schema.decodeUnknownSync(Schema.Array(TaskSummary), { onExcessProperty: "error" })(res.body)
+        expect(decoded.length).toBe(3)
+        expect(res.body).toEqual(decoded)
       })
     ))
 
