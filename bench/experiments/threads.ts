@@ -7,7 +7,8 @@
  * bench/PROFILE.md ("the main threads cost the same").
  *
  * Usage: tsx bench/experiments/threads.ts [s3|s5] [requests=120] [node flags of the server...]
- * THREADS_PEER=raw measures bench/peers/raw.ts instead; THREADS_CONCURRENCY (4).
+ * THREADS_PEER=raw measures bench/peers/raw.ts instead; THREADS_CONCURRENCY (4); THREADS_DOCUMENT_MIB
+ * (0) stores a document of that size first.
  */
 import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -16,6 +17,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
+import { runAutocannon } from "../lib/load.js"
 import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -28,7 +30,11 @@ const tmp = mkdtempSync(join(tmpdir(), "gateway-threads-"))
 const fixture = join(tmp, "fixture.json")
 writeFileSync(fixture, JSON.stringify(benchFixture()))
 const db = `file:${join(tmp, "bench.db")}`
-execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", db, fixture], { cwd: ROOT, encoding: "utf8" })
+// THREADS_DOCUMENT_MIB: a document of that size in the database first (as the bench's S4 leaves it).
+const documentMib = Number(process.env.THREADS_DOCUMENT_MIB ?? "0")
+const docFile = join(tmp, "document.bin")
+if (documentMib > 0) writeFileSync(docFile, Buffer.alloc(documentMib << 20, 7))
+execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", db, fixture, ...(documentMib > 0 ? [docFile] : [])], { cwd: ROOT, encoding: "utf8" })
 const entry = raw
   ? await bundle(join(ROOT, "bench/peers/raw.ts"), join(ROOT, "bench/.build/threads"), "raw")
   : await bundle(join(ROOT, "bench/servers/gateway.ts"), join(ROOT, "bench/.build/threads"), "gateway")
@@ -65,23 +71,36 @@ const post = async () => {
 }
 for (let i = 0; i < 5; i++) await post()
 
-const traceFrom = trace.length
-const before = threadTicks()
-await Promise.all(Array.from({ length: concurrency }, async () => {
-  for (let i = 0; i < requests / concurrency; i++) await post()
-}))
-await sleep(100)
-const after = threadTicks()
-const perRequest = (ticks: number) => (ticks * 10) / requests
-const threads = [...after].map(([tid, t]) => [tid === String(pid) ? "main" : tid, perRequest(t - (before.get(tid) ?? 0))] as const)
-const total = threads.reduce((s, [, ms]) => s + ms, 0)
-const lines = trace.slice(traceFrom).split("\n")
-const gc = (kind: RegExp) => {
-  const hits = lines.filter((l) => kind.test(l))
-  const ms = hits.reduce((s, l) => s + Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0)
-  return `${(hits.length / requests).toFixed(2)}/req (${(ms / requests).toFixed(2)} ms)`
+// THREADS_PHASES (1): the same load again on the same process, one line per phase (does it drift?).
+for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) {
+  const traceFrom = trace.length
+  const before = threadTicks()
+  // THREADS_CLIENT=autocannon: the bench's load generator for THREADS_SECONDS instead of N fetches.
+  let done = requests
+  if (process.env.THREADS_CLIENT === "autocannon") {
+    const m = await runAutocannon({
+      url: `http://127.0.0.1:${port}${path}`, method: "POST", body, headers: { "content-type": "application/json" },
+      connections: concurrency, durationS: Number(process.env.THREADS_SECONDS ?? "5"), pid
+    })
+    done = m.completed
+  } else {
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      for (let i = 0; i < requests / concurrency; i++) await post()
+    }))
+  }
+  await sleep(100)
+  const after = threadTicks()
+  const perRequest = (ticks: number) => (ticks * 10) / done
+  const threads = [...after].map(([tid, t]) => [tid === String(pid) ? "main" : tid, perRequest(t - (before.get(tid) ?? 0))] as const)
+  const total = threads.reduce((s, [, ms]) => s + ms, 0)
+  const lines = trace.slice(traceFrom).split("\n")
+  const gc = (kind: RegExp) => {
+    const hits = lines.filter((l) => kind.test(l))
+    const ms = hits.reduce((s, l) => s + Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(l)?.[1] ?? 0), 0)
+    return `${(hits.length / done).toFixed(2)}/req (${(ms / done).toFixed(2)} ms)`
+  }
+  console.log(`${raw ? "raw node:http" : "gateway"} ${scenario} x${concurrency} ${flags.join(" ")}${phase > 0 ? ` (phase ${phase + 1})` : ""}`)
+  console.log(`  server CPU ${total.toFixed(1)} ms/req: ${threads.filter(([, ms]) => ms >= 0.05).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join(", ")}`)
+  console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}`)
 }
-console.log(`${raw ? "raw node:http" : "gateway"} ${scenario} x${concurrency} ${flags.join(" ")}`)
-console.log(`  server CPU ${total.toFixed(1)} ms/req: ${threads.filter(([, ms]) => ms >= 0.05).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join(", ")}`)
-console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}`)
 process.exit(0)
