@@ -18,6 +18,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
 import { runAutocannon } from "../lib/load.js"
+import { memory } from "../lib/proc.js"
 import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -73,6 +74,8 @@ for (let i = 0; i < 5; i++) await post()
 
 // THREADS_PHASES (1): the same load again on the same process, one line per phase (does it drift?).
 for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) {
+  // THREADS_IDLE_S: idle time before each phase after the first (the bench's rounds leave each server idle while the others run).
+  if (phase > 0) await sleep(Number(process.env.THREADS_IDLE_S ?? "0") * 1000)
   const traceFrom = trace.length
   const before = threadTicks()
   // THREADS_CLIENT=autocannon: the bench's load generator for THREADS_SECONDS instead of N fetches.
@@ -102,5 +105,10 @@ for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) 
   console.log(`${raw ? "raw node:http" : "gateway"} ${scenario} x${concurrency} ${flags.join(" ")}${phase > 0 ? ` (phase ${phase + 1})` : ""}`)
   console.log(`  server CPU ${total.toFixed(1)} ms/req: ${threads.filter(([, ms]) => ms >= 0.05).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join(", ")}`)
   console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}`)
+}
+// THREADS_RSS_AFTER_S: the server's RSS that long after the load (what an idle process keeps after a burst).
+if (process.env.THREADS_RSS_AFTER_S !== undefined) {
+  await sleep(Number(process.env.THREADS_RSS_AFTER_S) * 1000)
+  console.log(`  RSS ${(memory(pid).rss / 1048576).toFixed(1)} MB, ${process.env.THREADS_RSS_AFTER_S} s after the load`)
 }
 process.exit(0)
