@@ -15,6 +15,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "./lib/bundle.js"
+import { prepareBenchDb } from "./lib/benchDb.js"
 import { formatSummary, summarize } from "./lib/cpuprofile.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "./lib/fixture.js"
 import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
@@ -76,11 +77,8 @@ let documentId = "00000000-0000-4000-8000-000000000000"
 
 const memoryEnv = { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixture, BENCH_LOOKUP_MS: String(LOOKUP_MS) }
 
-const prepare = (name: string, document?: string): string | null => {
-  const args = ["--import", "tsx", "bench/servers/prepare.ts", `file:${join(tmp, `${name}.db`)}`, fixture, ...(document !== undefined ? [document] : [])]
-  const last = execFileSync(process.execPath, args, { cwd: ROOT, encoding: "utf8" }).trim().split("\n").at(-1)!
-  return (JSON.parse(last) as { documentId: string | null }).documentId
-}
+const prepare = (name: string, document?: string): string | null =>
+  prepareBenchDb(ROOT, `file:${join(tmp, `${name}.db`)}`, fixture, document)
 const embeddedEnv = (name: string) => ({ BENCH_WORKSPACE: "embedded", BENCH_DB: `file:${join(tmp, `${name}.db`)}`, BENCH_MAX_BODY: String(4 * MiB) })
 
 const main = async () => {

@@ -14,7 +14,6 @@
  * Settings: BENCH_WARMUP_S (3), BENCH_ROUND_S (5), BENCH_ROUNDS (3), BENCH_ONLY (S1,...,S7),
  * BENCH_RESULTS (bench/RESULTS.md; "-" writes none), BENCH_DEADLINE_S (900).
  */
-import { createClient } from "@libsql/client"
 import { execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync, writeSync } from "node:fs"
@@ -23,6 +22,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "./lib/bundle.js"
+import { cleanBenchDb } from "./lib/benchDb.js"
 import { startFlags } from "./lib/startFlags.js"
 import {
   BENCH_ENTITY_ID,
@@ -144,20 +144,7 @@ const execFileAsync = (file: string, args: ReadonlyArray<string>, onExit: (code:
   return child
 }
 
-/** Removes what S3 and S5 wrote, so every round writes into a database of the same size. */
-const cleanDb = async (name: string) => {
-  await sleep(300) // requests still in flight when the load stopped finish first
-  const db = createClient({ url: dbUrl(name) })
-  try {
-    await db.execute("PRAGMA busy_timeout = 10000")
-    await db.execute("DELETE FROM document_chunks WHERE document_id IN (SELECT id FROM documents WHERE filename = 'bench.bin')")
-    await db.execute("DELETE FROM documents WHERE filename = 'bench.bin'")
-    await db.execute("DELETE FROM data_records")
-    await db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-  } finally {
-    db.close()
-  }
-}
+const cleanDb = (name: string) => cleanBenchDb(dbUrl(name))
 
 // ---------------------------------------------------------------------------------------------
 // Servers.

@@ -12,12 +12,12 @@
  * Usage: npm run bench:stores (BENCH_ROUNDS, default 3; BENCH_ROUND_S, default 5). Writes
  * bench/STORES.md.
  */
-import { execFileSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createDatabase, startPostgres } from "../test/support/postgres.js"
+import { prepareBenchDb } from "./lib/benchDb.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, EVENT_COUNT, ingestBody } from "./lib/fixture.js"
 import { median, type Measurement, runAutocannon } from "./lib/load.js"
 import { cpuModel, loadAverage, type Server, startServer, stopAll } from "./lib/proc.js"
@@ -26,8 +26,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 const roundS = Number(process.env.BENCH_ROUND_S ?? 5)
 
-const prepare = (url: string, fixtureFile: string) =>
-  execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", url, fixtureFile], { cwd: ROOT, stdio: "pipe" })
+const prepare = (url: string, fixtureFile: string) => prepareBenchDb(ROOT, url, fixtureFile)
 
 interface Scenario {
   readonly name: string

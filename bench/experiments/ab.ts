@@ -11,15 +11,14 @@
  * Usage: tsx bench/experiments/ab.ts <s1|s2|s3|s4|s5> <before-dir> [rounds=4] [seconds=4]
  * AB_AFTER_FLAGS="<node flags>" (or "none") runs the "after" gateway with other node flags.
  */
-import { createClient } from "@libsql/client"
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
+import { cleanBenchDb, prepareBenchDb } from "../lib/benchDb.js"
 import { startFlags } from "../lib/startFlags.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "../lib/fixture.js"
 import { type Measurement, median, runAutocannon, runDownloads } from "../lib/load.js"
@@ -42,27 +41,9 @@ const docFile = join(tmp, "doc.bin")
 const DOC_BYTES = 256 * MiB
 const dbUrl = (name: string) => `file:${join(tmp, `${name}.db`)}`
 
-const prepare = (name: string, withDocument: boolean): string | null => {
-  const out = execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", dbUrl(name), fixture, ...(withDocument ? [docFile] : [])], {
-    cwd: ROOT,
-    encoding: "utf8"
-  })
-  return (JSON.parse(out.trim().split("\n").at(-1)!) as { documentId: string | null }).documentId
-}
-
-const cleanDb = async (name: string) => {
-  await sleep(300)
-  const db = createClient({ url: dbUrl(name) })
-  try {
-    await db.execute("PRAGMA busy_timeout = 10000")
-    await db.execute("DELETE FROM document_chunks WHERE document_id IN (SELECT id FROM documents WHERE filename = 'bench.bin')")
-    await db.execute("DELETE FROM documents WHERE filename = 'bench.bin'")
-    await db.execute("DELETE FROM data_records")
-    await db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-  } finally {
-    db.close()
-  }
-}
+const prepare = (name: string, withDocument: boolean): string | null =>
+  prepareBenchDb(ROOT, dbUrl(name), fixture, withDocument ? docFile : undefined)
+const cleanDb = (name: string) => cleanBenchDb(dbUrl(name))
 
 interface Candidate { readonly name: string; readonly cwd: string; readonly entry: string; readonly env: Record<string, string>; readonly db?: string }
 

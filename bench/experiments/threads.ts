@@ -10,13 +10,14 @@
  * THREADS_PEER=raw measures bench/peers/raw.ts instead; THREADS_CONCURRENCY (4); THREADS_DOCUMENT_MIB
  * (0) stores a document of that size first.
  */
-import { execFileSync, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
+import { prepareBenchDb } from "../lib/benchDb.js"
 import { runAutocannon } from "../lib/load.js"
 import { memory } from "../lib/proc.js"
 import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
@@ -35,7 +36,7 @@ const db = `file:${join(tmp, "bench.db")}`
 const documentMib = Number(process.env.THREADS_DOCUMENT_MIB ?? "0")
 const docFile = join(tmp, "document.bin")
 if (documentMib > 0) writeFileSync(docFile, Buffer.alloc(documentMib << 20, 7))
-execFileSync(process.execPath, ["--import", "tsx", "bench/servers/prepare.ts", db, fixture, ...(documentMib > 0 ? [docFile] : [])], { cwd: ROOT, encoding: "utf8" })
+prepareBenchDb(ROOT, db, fixture, documentMib > 0 ? docFile : undefined)
 const entry = raw
   ? await bundle(join(ROOT, "bench/peers/raw.ts"), join(ROOT, "bench/.build/threads"), "raw")
   : await bundle(join(ROOT, "bench/servers/gateway.ts"), join(ROOT, "bench/.build/threads"), "gateway")
