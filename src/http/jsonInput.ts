@@ -103,7 +103,8 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
       ? collectIncoming(request.source)
       : Effect.map(Effect.orDie(Stream.runCollect(request.stream)), Chunk.toReadonlyArray),
     (parts) => {
-      const bytes = parts.length === 1 ? Buffer.from(parts[0]!) : Buffer.concat(parts)
+      // One chunk is used as it is (Buffer.from would copy it, and the slice below again).
+      const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
       // A small Buffer may be a view into a shared pool: hand out exactly its own bytes.
       return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
         ? bytes.buffer as ArrayBuffer

@@ -39,6 +39,28 @@ const tooLarge = (limit: number) =>
 const refusedBodies = new WeakSet<http.IncomingMessage>()
 export const bodyRefused = (req: http.IncomingMessage): boolean => refusedBodies.has(req)
 
+/** How much of an oversized body is read and thrown away before the connection is dropped. */
+const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
+
+/**
+ * An oversized body's answer: 413 at once, then what is `counted` of the rest is thrown away, so
+ * the client reads the answer instead of a reset; past the discard budget the connection is
+ * dropped. Returns the counter for the bytes thrown away (`already` of them seen).
+ */
+const answerTooLarge = (req: http.IncomingMessage, res: http.ServerResponse, limit: number, already = 0) => {
+  if (!res.headersSent) {
+    const body = tooLarge(limit)
+    res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+    res.end(body)
+  }
+  let discarded = already
+  const budget = discardBudget(limit)
+  return (bytes: number) => {
+    discarded += bytes
+    if (discarded > budget) req.socket.destroy()
+  }
+}
+
 const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, limit: number) => {
   let seen = 0
   const push = req.push.bind(req)
@@ -47,22 +69,14 @@ const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, lim
     if (chunk !== null && chunk !== undefined) {
       seen += chunk.length
       if (seen > limit) {
-        // Like a declared oversized body: 413 at once, the rest read and thrown away (returning
-        // true keeps the socket flowing), so the client reads the answer instead of a reset;
-        // past the discard budget the connection is dropped. The body's end still ends the
-        // request, marked refused; the connection then serves its next request.
+        // Like a declared oversized body, the rest read and thrown away here (returning true
+        // keeps the socket flowing). The body's end still ends the request, marked refused;
+        // the connection then serves its next request.
         refusedBodies.add(req)
-        if (!res.headersSent) {
-          const body = tooLarge(limit)
-          res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-          res.end(body)
-        }
-        let discarded = seen - limit
-        const budget = discardBudget(limit)
+        const discard = answerTooLarge(req, res, limit, seen - limit)
         req.push = (more: any, enc?: BufferEncoding) => {
           if (more === null || more === undefined) return push(more, enc)
-          discarded += more.length
-          if (discarded > budget) req.socket.destroy()
+          discard(more.length)
           return true
         }
         return true
@@ -72,19 +86,9 @@ const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, lim
   }
 }
 
-/** How much of an oversized body is read and thrown away before the connection is dropped. */
-const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
-
 const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse, limit: number) => {
-  const body = tooLarge(limit)
-  res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-  res.end(body)
-  let discarded = 0
-  const budget = discardBudget(limit)
-  req.on("data", (chunk: Buffer) => {
-    discarded += chunk.length
-    if (discarded > budget) req.socket.destroy()
-  })
+  const discard = answerTooLarge(req, res, limit)
+  req.on("data", (chunk: Buffer) => discard(chunk.length))
 }
 
 const tooManyHeaders = (max: number) =>
