@@ -6,7 +6,8 @@
  * `--trace-gc`'s scavenges and mark-compacts per request. Used for the S3/S5 findings in
  * bench/PROFILE.md ("the main threads cost the same").
  *
- * Usage: tsx bench/experiments/threads.ts [s3|s5] [requests=120] [node flags of the server...]
+ * Usage: tsx bench/experiments/threads.ts [s3|s4|s5] [requests=120] [node flags of the server...]
+ * s4 downloads the document THREADS_DOCUMENT_MIB (needed) for THREADS_SECONDS on THREADS_CONCURRENCY connections.
  * THREADS_PEER=raw measures bench/peers/raw.ts instead; THREADS_CONCURRENCY (4); THREADS_DOCUMENT_MIB
  * (0) stores a document of that size first.
  */
@@ -18,7 +19,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
 import { prepareBenchDb } from "../lib/benchDb.js"
-import { runAutocannon } from "../lib/load.js"
+import { runAutocannon, runDownloads } from "../lib/load.js"
 import { memory } from "../lib/proc.js"
 import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
 
@@ -36,13 +37,15 @@ const db = `file:${join(tmp, "bench.db")}`
 const documentMib = Number(process.env.THREADS_DOCUMENT_MIB ?? "0")
 const docFile = join(tmp, "document.bin")
 if (documentMib > 0) writeFileSync(docFile, Buffer.alloc(documentMib << 20, 7))
-prepareBenchDb(ROOT, db, fixture, documentMib > 0 ? docFile : undefined)
+const documentId = prepareBenchDb(ROOT, db, fixture, documentMib > 0 ? docFile : undefined)
 const entry = raw
   ? await bundle(join(ROOT, "bench/peers/raw.ts"), join(ROOT, "bench/.build/threads"), "raw")
   : await bundle(join(ROOT, "bench/servers/gateway.ts"), join(ROOT, "bench/.build/threads"), "gateway")
 const port = 45_000 + Math.floor(Math.random() * 1000)
 const server = spawn("taskset", ["-c", "1", process.execPath, ...flags, "--trace-gc", entry], {
-  env: { ...process.env, PORT: String(port), BENCH_WORKSPACE: "embedded", BENCH_DB: db, BENCH_FIXTURE: fixture, BENCH_MAX_BODY: String(4 << 20) },
+  env: { ...process.env, PORT: String(port), BENCH_WORKSPACE: "embedded", BENCH_DB: db, BENCH_FIXTURE: fixture, BENCH_MAX_BODY: String(4 << 20),
+    // The raw peer serves the same document from its file.
+    ...(documentId !== null ? { BENCH_DOC_FILE: docFile, BENCH_DOC_ID: documentId } : {}) },
   stdio: ["ignore", "pipe", "inherit"]
 })
 const pid = server.pid!
@@ -60,14 +63,21 @@ const threadTicks = (): Map<string, number> =>
     return [tid, Number(fields[11]) + Number(fields[12])]
   }))
 
+/** Minor page faults of the whole server process so far. */
+const minorFaults = (): number => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[7])
+
 for (let i = 0; i < 200; i++) {
   if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
   await sleep(50)
 }
+const download = scenario === "s4"
+if (download && documentId === null) throw new Error("s4 needs THREADS_DOCUMENT_MIB")
 const body = scenario === "s5" ? ingestBody() : uploadBody()
-const path = scenario === "s5" ? `/v1/tasks/${BENCH_TASK_ID}/data/ingest` : `/v1/tasks/${BENCH_TASK_ID}/files`
+const path = download
+  ? `/v1/tasks/${BENCH_TASK_ID}/files/${documentId}/download`
+  : scenario === "s5" ? `/v1/tasks/${BENCH_TASK_ID}/data/ingest` : `/v1/tasks/${BENCH_TASK_ID}/files`
 const post = async () => {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", body, headers: { "content-type": "application/json" } })
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, download ? {} : { method: "POST", body, headers: { "content-type": "application/json" } })
   if (r.status >= 300) throw new Error(`${r.status}: ${await r.text()}`)
   await r.arrayBuffer()
 }
@@ -81,7 +91,15 @@ for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) 
   const before = threadTicks()
   // THREADS_CLIENT=autocannon: the bench's load generator for THREADS_SECONDS instead of N fetches.
   let done = requests
-  if (process.env.THREADS_CLIENT === "autocannon") {
+  const faultsBefore = minorFaults()
+  if (download) {
+    // s4: THREADS_SECONDS of back-to-back downloads on THREADS_CONCURRENCY connections.
+    const m = await runDownloads({
+      url: `http://127.0.0.1:${port}${path}`, connections: concurrency, durationS: Number(process.env.THREADS_SECONDS ?? "5"),
+      expectedBytes: documentMib << 20, pid
+    })
+    done = m.completed
+  } else if (process.env.THREADS_CLIENT === "autocannon") {
     const m = await runAutocannon({
       url: `http://127.0.0.1:${port}${path}`, method: "POST", body, headers: { "content-type": "application/json" },
       connections: concurrency, durationS: Number(process.env.THREADS_SECONDS ?? "5"), pid
@@ -105,8 +123,24 @@ for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) 
   }
   console.log(`${raw ? "raw node:http" : "gateway"} ${scenario} x${concurrency} ${flags.join(" ")}${phase > 0 ? ` (phase ${phase + 1})` : ""}`)
   console.log(`  server CPU ${total.toFixed(1)} ms/req: ${threads.filter(([, ms]) => ms >= 0.05).map(([t, ms]) => `${t} ${ms.toFixed(2)}`).join(", ")}`)
-  console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}`)
+  console.log(`  scavenges ${gc(/Scavenge/)}, mark-compacts ${gc(/Mark-Compact/)}, minor page faults ${((minorFaults() - faultsBefore) / done).toFixed(0)}/req`)
+  // THREADS_GC_REASONS=1: how many collections of each kind for each reason V8 gave.
+  if (process.env.THREADS_GC_REASONS === "1") {
+    const reasons = new Map<string, number>()
+    for (const line of lines) {
+      // With --trace-incremental-marking: why each marking started.
+      const start = /\[IncrementalMarking\] Start \(([^)]*)\)/.exec(line)
+      if (start !== null) reasons.set(`marking start: ${start[1]}`, (reasons.get(`marking start: ${start[1]}`) ?? 0) + 1)
+      const kind = /Mark-Compact/.test(line) ? "mark-compact" : /Scavenge/.test(line) ? "scavenge" : undefined
+      if (kind === undefined) continue
+      const reason = line.slice(line.indexOf("current mu")).replace(/current mu = [\d.]+\)\s*/, "").trim()
+      reasons.set(`${kind}: ${reason}`, (reasons.get(`${kind}: ${reason}`) ?? 0) + 1)
+    }
+    for (const [reason, count] of reasons) console.log(`    ${count} ${reason}`)
+  }
 }
+// THREADS_TRACE_FILE: the server's whole --trace-gc output (and any other trace flag's) to a file.
+if (process.env.THREADS_TRACE_FILE !== undefined) writeFileSync(process.env.THREADS_TRACE_FILE, trace)
 // THREADS_RSS_AFTER_S: the server's RSS that long after the load (what an idle process keeps after a burst).
 if (process.env.THREADS_RSS_AFTER_S !== undefined) {
   await sleep(Number(process.env.THREADS_RSS_AFTER_S) * 1000)
