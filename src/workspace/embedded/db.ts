@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ServiceUnavailable } from "../../api/errors.js"
-import { yieldToEventLoop } from "../../http/eventLoop.js"
+import { timeSlice } from "../../http/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
 import { Runbook, type Workspace } from "../model.js"
 
@@ -261,18 +261,21 @@ export const CHUNK_BYTES = 256 * 1024
 
 /**
  * Writes the bytes as CHUNK_BYTES-sized BLOB rows; call inside the document's transaction. Each
- * insert runs synchronously in the driver, so the event loop gets a turn between chunks: a large
- * upload never holds it for more than one chunk's insert.
+ * insert runs synchronously in the driver (about 1 ms), so the event loop gets a turn whenever
+ * the inserts have run for a time slice: a large upload never holds it for much longer than that.
  */
 export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes: Uint8Array) =>
-  Effect.forEach(
-    Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => i),
-    (idx) => {
-      // A view, not a copy: the driver binds it as a BLOB.
-      const start = idx * CHUNK_BYTES
-      const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
-      const insert = sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
-      return idx === 0 ? insert : Effect.zipRight(yieldToEventLoop, insert)
-    },
-    { discard: true }
-  )
+  Effect.suspend(() => {
+    const slice = timeSlice()
+    return Effect.forEach(
+      Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => i),
+      (idx) => {
+        // A view, not a copy: the driver binds it as a BLOB.
+        const start = idx * CHUNK_BYTES
+        const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
+        const insert = sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
+        return idx === 0 ? insert : Effect.zipRight(slice, insert)
+      },
+      { discard: true }
+    )
+  })
