@@ -27,6 +27,25 @@ export * from "./pgUrl.js"
 /** Idle-in-transaction bound: a transaction nobody drives any more gives up its row locks. */
 const idleInTransactionMs = (statementTimeoutMs: number) => Math.max(60_000, statementTimeoutMs * 2)
 
+const ignore = () => {}
+
+/**
+ * A pool whose connections can never crash the process. A pg client emits "error" when its
+ * connection dies (the server restarted, or an administrator terminated it); an "error" event
+ * with no listener is thrown as an uncaught exception. The pool listens while a connection is
+ * idle, the SQL client while a query runs, but not in every moment between (CI saw one: a
+ * connection terminated by the server while checked out between two listeners). So every
+ * connection keeps one listener that does nothing for its whole life: queries still get their
+ * errors through their callbacks, and the pool still drops a dead connection.
+ */
+export const guardedPool = (config: Pg.PoolConfig): Pg.Pool => {
+  const pool = new Pg.Pool(config)
+  // A connection that dies while idle in the pool is dropped by the pool; nothing to do here.
+  pool.on("error", ignore)
+  pool.on("connect", (client) => client.on("error", ignore))
+  return pool
+}
+
 export const pgLayer = (
   url: string,
   options: PgOptions = {}
@@ -36,7 +55,7 @@ export const pgLayer = (
   const acquire = Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const pool = new Pg.Pool({
+        const pool = guardedPool({
           connectionString: url,
           max: Math.max(1, Math.floor(options.poolSize ?? DEFAULT_POOL_SIZE)),
           connectionTimeoutMillis: connectTimeoutMs,
@@ -45,8 +64,6 @@ export const pgLayer = (
           options: `-c statement_timeout=${statementTimeoutMs} ` +
             `-c idle_in_transaction_session_timeout=${idleInTransactionMs(statementTimeoutMs)}`
         })
-        // A connection that dies while idle in the pool is dropped by the pool; nothing to do here.
-        pool.on("error", () => {})
         try {
           // Fail the start, not the first request, when the server is unreachable or refuses us.
           await pool.query("SELECT 1")
