@@ -12,7 +12,7 @@
  * (0) stores a document of that size first.
  */
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -20,7 +20,7 @@ import { fileURLToPath } from "node:url"
 import { bundle } from "../lib/bundle.js"
 import { prepareBenchDb } from "../lib/benchDb.js"
 import { runAutocannon, runDownloads } from "../lib/load.js"
-import { memory } from "../lib/proc.js"
+import { cpuTicks, memory, statFields } from "../lib/proc.js"
 import { BENCH_TASK_ID, benchFixture, ingestBody, uploadBody } from "../lib/fixture.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -59,12 +59,12 @@ process.on("exit", () => {
 /** CPU ticks (1/100 s) of each thread of the server. */
 const threadTicks = (): Map<string, number> =>
   new Map(readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return [tid, Number(fields[11]) + Number(fields[12])]
+    const fields = statFields(`/proc/${pid}/task/${tid}/stat`)
+    return [tid, fields === undefined ? 0 : cpuTicks(fields)]
   }))
 
 /** Minor page faults of the whole server process so far. */
-const minorFaults = (): number => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[7])
+const minorFaults = (): number => Number(statFields(`/proc/${pid}/stat`)?.[7])
 
 for (let i = 0; i < 200; i++) {
   if (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false)) break
@@ -127,14 +127,14 @@ for (let phase = 0; phase < Number(process.env.THREADS_PHASES ?? "1"); phase++) 
   // THREADS_GC_REASONS=1: how many collections of each kind for each reason V8 gave.
   if (process.env.THREADS_GC_REASONS === "1") {
     const reasons = new Map<string, number>()
+    const count = (reason: string) => reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
     for (const line of lines) {
       // With --trace-incremental-marking: why each marking started.
       const start = /\[IncrementalMarking\] Start \(([^)]*)\)/.exec(line)
-      if (start !== null) reasons.set(`marking start: ${start[1]}`, (reasons.get(`marking start: ${start[1]}`) ?? 0) + 1)
+      if (start !== null) count(`marking start: ${start[1]}`)
       const kind = /Mark-Compact/.test(line) ? "mark-compact" : /Scavenge/.test(line) ? "scavenge" : undefined
       if (kind === undefined) continue
-      const reason = line.slice(line.indexOf("current mu")).replace(/current mu = [\d.]+\)\s*/, "").trim()
-      reasons.set(`${kind}: ${reason}`, (reasons.get(`${kind}: ${reason}`) ?? 0) + 1)
+      count(`${kind}: ${line.slice(line.indexOf("current mu")).replace(/current mu = [\d.]+\)\s*/, "").trim()}`)
     }
     for (const [reason, count] of reasons) console.log(`    ${count} ${reason}`)
   }

@@ -139,16 +139,27 @@ export const killAllSync = (): void => {
 
 const CLOCK_TICK_MS = 1000 / 100 // USER_HZ is 100 on Linux
 
-/** User + system CPU time of the process so far, in milliseconds. */
-export const cpuMs = (pid: number): number => {
+/**
+ * The fields of a /proc `stat` file after the command name (field 3, `state`, is [0]), or
+ * undefined when the process or thread is gone. `path`: /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat.
+ */
+export const statFields = (path: string): Array<string> | undefined => {
   let stat: string
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    stat = readFileSync(path, "utf8")
   } catch {
-    return NaN // the process is gone
+    return undefined
   }
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+}
+
+/** utime + stime of a stat file's fields, in clock ticks. */
+export const cpuTicks = (fields: ReadonlyArray<string>): number => Number(fields[11]) + Number(fields[12])
+
+/** User + system CPU time of the process so far, in milliseconds. */
+export const cpuMs = (pid: number): number => {
+  const fields = statFields(`/proc/${pid}/stat`)
+  return fields === undefined ? NaN : cpuTicks(fields) * CLOCK_TICK_MS // NaN: the process is gone
 }
 
 /** VmRSS and VmHWM (peak) in bytes. */
