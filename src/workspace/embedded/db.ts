@@ -273,8 +273,8 @@ export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes
         // A view, not a copy: the driver binds it as a BLOB.
         const start = idx * CHUNK_BYTES
         const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
-        const insert = sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`
-        return idx === 0 ? insert : Effect.zipRight(slice, insert)
+        // The slice began with this loop: before the first insert it never takes a turn.
+        return Effect.zipRight(slice, sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`)
       },
       { discard: true }
     )
