@@ -1,0 +1,26 @@
+/**
+ * Who is acting for the current request, as the edge names them (the actor header or a
+ * verified JWT claim, src/http/identity.ts) or as the agent tool server knows them
+ * (`agent:<uuid>`). Undefined when nothing names anyone: the gateway never guesses.
+ *
+ * Held in a FiberRef so that every write made while serving the request (the embedded store
+ * runs in the request's fiber; the HTTP workspace client forwards it as `x-svc-actor`) can
+ * record it in the task's timeline.
+ */
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+
+/** The header the gateway sends the actor on to an HTTP workspace (admin-token protected there). */
+export const ACTOR_FORWARD_HEADER = "x-svc-actor"
+
+/** Longest actor accepted from any source; longer values are refused (400/401), never cut. */
+export const MAX_ACTOR_LENGTH = 256
+
+export const currentActor: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/** Runs `self` on behalf of `actor` (undefined leaves whoever is already named). */
+export const withActor = (actor: string | undefined) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  actor === undefined ? self : Effect.locally(self, currentActor, actor)
+
+/** The actor of the current request, if one is named. */
+export const actorNow: Effect.Effect<string | undefined> = FiberRef.get(currentActor)
