@@ -1,8 +1,10 @@
 /**
- * Starts the real gateway as `npm start` does (node + tsx on src/main.ts) in a child process,
- * on a free loopback port (and its admin listener on another one), and stops it by its pid.
+ * Starts the real gateway in a child process, on a free loopback port (and its admin listener
+ * on another one), and stops it by its pid: from the sources (node + tsx on src/main.ts), or,
+ * with `startBuilt`, exactly as `npm start` runs it (dist/main.js with its node flags).
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
@@ -17,6 +19,23 @@ export const freePort = () =>
       server.close(() => resolve(port))
     })
   })
+
+/** The built entry `npm start` runs, and the node flags its script gives it (package.json). */
+export const BUILT_ENTRY = "dist/main.js"
+export const NPM_START_NODE_FLAGS: ReadonlyArray<string> = (() => {
+  const script = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } })
+    .scripts.start
+  const m = /exec node (.*) dist\/main\.js/.exec(script)
+  if (m === null) throw new Error(`npm start's script no longer runs dist/main.js: ${script}`)
+  return m[1]!.split(/\s+/).filter((f) => f.startsWith("--"))
+})()
+
+/**
+ * The gateway as `npm start` runs it: dist/main.js (built once per test run by the global
+ * set-up, test/console/globalSetup.ts) with npm start's node flags.
+ */
+export const startBuilt = (env: Record<string, string>, nodeArgs: ReadonlyArray<string> = []) =>
+  startService(env, BUILT_ENTRY, "PORT", nodeArgs)
 
 export interface RunningService {
   readonly url: string
@@ -50,7 +69,9 @@ export const startService = async (
   const adminPort = env.SVC_ADMIN_PORT ?? String(await freePort())
   const inherited = { ...process.env }
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", ...nodeArgs, entry], {
+  const built = entry === BUILT_ENTRY
+  const args = built ? [...NPM_START_NODE_FLAGS, ...nodeArgs, entry] : ["--import", "tsx", ...nodeArgs, entry]
+  const child: ChildProcess = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...inherited, HOST: "127.0.0.1", [portVariable]: String(port), ...env, SVC_ADMIN_PORT: adminPort },
     stdio: ["ignore", "pipe", "pipe"]
@@ -71,8 +92,9 @@ export const startService = async (
     }
   }
   const deadline = Date.now() + 30_000
-  const probe = entry === "src/main.ts" ? "/v1/health" : "/workspace/openapi.json"
-  const probeHeaders: Record<string, string> = env.SVC_ADMIN_TOKEN !== undefined && entry !== "src/main.ts"
+  const gateway = entry === "src/main.ts" || built
+  const probe = gateway ? "/v1/health" : "/workspace/openapi.json"
+  const probeHeaders: Record<string, string> = env.SVC_ADMIN_TOKEN !== undefined && !gateway
     ? { authorization: `Bearer ${env.SVC_ADMIN_TOKEN}` }
     : {}
   for (;;) {
@@ -91,7 +113,7 @@ export const startService = async (
   }
   // The start-up log names the admin listener (its port, when SVC_ADMIN_PORT=0 picked one).
   let adminUrl = `http://127.0.0.1:${adminPort}`
-  if (entry === "src/main.ts" && adminPort !== "off" && env.SVC_WORKSPACE_URL === undefined) {
+  if (gateway && adminPort !== "off" && env.SVC_WORKSPACE_URL === undefined) {
     const until = Date.now() + 10_000
     let named: RegExpExecArray | null = null
     while ((named = /admin: +(http:\/\/\S+?)\/workspace /.exec(output)) === null && Date.now() < until) {
