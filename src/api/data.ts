@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { DataIngestDto } from "./dtos.js"
-import { ConflictWire, NotFoundWire } from "./errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
 import { DataIngestResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
@@ -20,6 +20,7 @@ export class DataGroup extends HttpApiGroup.make("data")
       .addSuccess(Schema.Array(DataIngestResult), { status: 201 })
       .addError(NotFoundWire)
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Ingest structured records")
       .annotate(
         OpenApi.Description,

@@ -57,6 +57,10 @@ export const BadRequestWire = onWire(BadRequest, wire(400, "Bad Request", { ...O
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields(401, "Unauthorized")) {}
 export const UnauthorizedWire = onWire(Unauthorized, wire(401, "Unauthorized", {}), 401)
 
+/** A rule of the workspace refuses this caller (four-eyes), or the edge's identity names another tenant. */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields(403, "Forbidden")) {}
+export const ForbiddenWire = onWire(Forbidden, wire(403, "Forbidden", {}), 403)
+
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields(404, "Not Found")) {}
 export const NotFoundWire = onWire(NotFound, wire(404, "Not Found", {}), 404)
 
@@ -112,6 +116,7 @@ export type UpstreamError = BadGateway | ServiceUnavailable | GatewayTimeout
 export type ApiError =
   | BadRequest
   | Unauthorized
+  | Forbidden
   | NotFound
   | MethodNotAllowed
   | Conflict
@@ -121,6 +126,6 @@ export type ApiError =
   | UpstreamError
 
 export const isApiError = (u: unknown): u is ApiError =>
-  u instanceof BadRequest || u instanceof Unauthorized || u instanceof NotFound || u instanceof MethodNotAllowed || u instanceof Conflict ||
+  u instanceof BadRequest || u instanceof Unauthorized || u instanceof Forbidden || u instanceof NotFound || u instanceof MethodNotAllowed || u instanceof Conflict ||
   u instanceof PayloadTooLarge || u instanceof UnsupportedMediaType || u instanceof InternalServerError || u instanceof BadGateway ||
   u instanceof ServiceUnavailable || u instanceof GatewayTimeout

@@ -4,7 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { IngestFileDto, UploadFileDto } from "./dtos.js"
-import { ConflictWire, NotFoundWire } from "./errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
 import { TaskId, Uuid } from "./ids.js"
 import { FileDocument, UploadResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
@@ -30,6 +30,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .setPayload(UploadFileDto)
       .addSuccess(UploadResult, { status: 201 })
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Upload a file (base64)")
       .annotate(
         OpenApi.Description,
@@ -43,6 +44,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
       .setPayload(IngestFileDto)
       .addSuccess(UploadResult, { status: 201 })
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Ingest a file by reference")
       .annotate(
         OpenApi.Description,

@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { TaskActionDto, TaskRowActionDto } from "./dtos.js"
-import { ConflictWire, NotFoundWire } from "./errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
 import { TaskId } from "./ids.js"
 import { Ok, StepSnapshots, UiState } from "./resources.js"
 
@@ -34,6 +34,7 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .setPayload(TaskActionDto)
       .addSuccess(Ok)
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Approve or reject the current step")
       .annotate(
         OpenApi.Description,
@@ -50,6 +51,7 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .setPayload(TaskRowActionDto)
       .addSuccess(Ok)
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Row action on a table step")
       .annotate(
         OpenApi.Description,

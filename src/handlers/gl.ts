@@ -4,6 +4,7 @@ import * as Option from "effect/Option"
 import { GatewayApi } from "../api/Api.js"
 import { ServiceUnavailable } from "../api/errors.js"
 import type { GlStatus } from "../api/resources.js"
+import { attributionNow } from "../services/Actor.js"
 import { Tenant } from "../services/Tenant.js"
 import type { Workspace } from "../services/WorkspaceClient.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
@@ -29,6 +30,16 @@ export const glStatusOf = (tenantId: string, connection: Option.Option<Workspace
     })
   })
 
+/**
+ * GL connect and disconnect belong to no task, so they have no timeline: each is an `audit`
+ * line in the process log (README "The audit timeline"), with who and which request.
+ */
+const auditGl = (type: "gl.connect_started" | "gl.disconnected", fields: Record<string, unknown>) =>
+  Effect.flatMap(attributionNow, (who) =>
+    Effect.logInfo("audit").pipe(
+      Effect.annotateLogs({ audit: type, ...fields, actor: who.actor ?? null, requestId: who.requestId ?? null })
+    ))
+
 export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
@@ -41,10 +52,14 @@ export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
       .handle("glConnectSession", ({ payload }) =>
         Effect.flatMap(tenants.current, (tenant) =>
           workspace.createGlSession(tenant.id, payload.serviceId).pipe(
+            Effect.tap((session) =>
+              auditGl("gl.connect_started", { tenantId: tenant.id, serviceId: payload.serviceId ?? null, consumerId: session.consumerId })
+            ),
             // The tenant was resolved a moment ago: the workspace forgetting it is upstream trouble.
             Effect.catchTag("NotFound", () =>
               new ServiceUnavailable({ message: "The workspace service does not know this tenant; retry shortly" }))
           )))
       .handle("glDisconnect", () =>
-        Effect.flatMap(tenants.current, (tenant) => workspace.deleteGlConnection(tenant.id)))
+        Effect.flatMap(tenants.current, (tenant) =>
+          Effect.zipLeft(workspace.deleteGlConnection(tenant.id), auditGl("gl.disconnected", { tenantId: tenant.id }))))
   }))

@@ -17,17 +17,17 @@ export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
       .handle("getUi", ({ path }) => uiStateOf(path.taskId))
       .handle("getSnapshots", ({ path }) =>
         Effect.flatMap(tenants.requireTask(path.taskId), ({ task, tenant }) => workspace.getSnapshots(tenant.id, task.id)))
-      // Both bound to a step: the client's `step`, else the one current as the request arrives
-      // (read with the task): a retry or a second click then cannot decide the next step.
+      // Both bound to a step: the client's `step`, else the one current when the request arrived
+      // (the store compares): a retry or a second click then cannot decide the next step.
       .handle("action", ({ path, payload }) => decideTask(path.taskId, payload).pipe(Effect.as(ok)))
       .handle("rowAction", ({ path, payload }) =>
-        Effect.flatMap(tenants.requireTask(path.taskId), ({ task, tenant }) => {
+        Effect.flatMap(tenants.requireTask(path.taskId), ({ tenant }) => {
           const { step, ...action } = payload
           return workspace.signal(tenant.id, {
             taskId: path.taskId,
             name: "user_action",
             payload: { kind: "row_action", ...action },
-            ...stepOf(step, task)
+            ...stepOf(step)
           })
         }).pipe(Effect.as(ok)))
   }))

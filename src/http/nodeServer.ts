@@ -25,6 +25,7 @@
 import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import { stampArrival } from "./arrival.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
@@ -203,6 +204,7 @@ export const createGatewayServer = (
     if (event === "request") {
       noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      stampArrival(req)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
         const body = tooManyHeaders(settings.maxHeaders)

@@ -19,9 +19,11 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import { CurrentRequest } from "../observability/requestContext.js"
 import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
 import { McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
@@ -116,7 +118,9 @@ const serveMcp = (
  * first request (./route.ts mounts it and loads this module then).
  */
 export const makeMcpHandler = Effect.gen(function*() {
-  const services = yield* Effect.context<ToolServices>()
+  // Made inside the first /mcp request: its own request (id, arrival time) is not a service of
+  // the process, and must not stand in for every later request's (a decision binds to it).
+  const services = Context.omit(CurrentRequest, HttpServerRequest.HttpServerRequest)(yield* Effect.context<ToolServices>())
   const config = yield* McpConfig
   const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
   // A tool whose schema is not an object schema fails here (test/mcp checks every listing).

@@ -14,6 +14,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
+import { preciseNowMs } from "../lib/preciseClock.js"
 
 export const REQUEST_ID_HEADER = "x-request-id"
 export const MAX_REQUEST_ID_LENGTH = 128
@@ -54,8 +55,26 @@ export class RequestContext {
     /** The caller's `tracestate`, kept only beside a valid traceparent. */
     readonly tracestate: string | undefined,
     /** The caller's trace id (from traceparent), for the log line. */
-    readonly traceId: string | undefined
+    readonly traceId: string | undefined,
+    /**
+     * When the request arrived (its headers were read), wall-clock ms with sub-ms precision: a
+     * decision applies to the step current then (src/workspace/engine.ts acceptSignal).
+     */
+    readonly arrivedAt: number = preciseNowMs()
   ) {}
+}
+
+/**
+ * The header carrying a request's arrival time to the workspace API (the gateway's HTTP
+ * workspace client sends it; only the workspace listener, behind its admin token, reads it).
+ */
+export const ARRIVED_AT_HEADER = "x-svc-arrived-at"
+
+/** An arrival time header's value, when it is a finite non-negative number of ms. */
+export const parseArrivedAt = (value: string | undefined): number | undefined => {
+  if (value === undefined || value.length > 32) return undefined
+  const n = Number(value)
+  return Number.isFinite(n) && n >= 0 ? n : undefined
 }
 
 /**
@@ -65,18 +84,23 @@ export class RequestContext {
 export class CurrentRequest extends Context.Tag("tenant-gateway/observability/CurrentRequest")<CurrentRequest, RequestContext>() {}
 
 /** The request context for incoming headers: the edge's id when acceptable, else a new one. */
-export const requestContextOf = (headers: Readonly<Record<string, string | undefined>>): RequestContext => {
+export const requestContextOf = (
+  headers: Readonly<Record<string, string | undefined>>,
+  /** When the server stamped its arrival (src/http/arrival.ts); now when it did not. */
+  arrivedAt: number = preciseNowMs()
+): RequestContext => {
   const edgeId = headers[REQUEST_ID_HEADER]
   const requestId = edgeId !== undefined && isValidRequestId(edgeId) ? edgeId : newRequestId()
   const traceparent = headers["traceparent"]
   const trace = parseTraceparent(traceparent)
-  if (trace === undefined) return new RequestContext(requestId, undefined, undefined, undefined)
+  if (trace === undefined) return new RequestContext(requestId, undefined, undefined, undefined, arrivedAt)
   const tracestate = headers["tracestate"]
   return new RequestContext(
     requestId,
     traceparent!.trim(),
     tracestate !== undefined && tracestate.length <= 512 && VISIBLE_OR_SPACE.test(tracestate) ? tracestate : undefined,
-    trace.traceId
+    trace.traceId,
+    arrivedAt
   )
 }
 
@@ -91,10 +115,21 @@ export const upstreamHeaders = (tracing: boolean): Effect.Effect<Readonly<Record
   Effect.map(Effect.serviceOption(CurrentRequest), (current) => {
     if (current._tag === "None") return NO_HEADERS
     const request = current.value
-    if (tracing || request.traceparent === undefined) return { [REQUEST_ID_HEADER]: request.requestId }
+    const own = { [REQUEST_ID_HEADER]: request.requestId, [ARRIVED_AT_HEADER]: String(request.arrivedAt) }
+    if (tracing || request.traceparent === undefined) return own
     return request.tracestate === undefined
-      ? { [REQUEST_ID_HEADER]: request.requestId, traceparent: request.traceparent }
-      : { [REQUEST_ID_HEADER]: request.requestId, traceparent: request.traceparent, tracestate: request.tracestate }
+      ? { ...own, traceparent: request.traceparent }
+      : { ...own, traceparent: request.traceparent, tracestate: request.tracestate }
   })
+
+/**
+ * The request context of a call to the workspace API, from the headers its caller (a gateway's
+ * HTTP workspace client, behind the admin token) forwards: its request id, and its arrival time
+ * when given (else this server's own stamp), so a decision binds to what the gateway's client saw.
+ */
+export const forwardedRequestContextOf = (
+  headers: Readonly<Record<string, string | undefined>>,
+  stamped: number | undefined
+): RequestContext => requestContextOf(headers, parseArrivedAt(headers[ARRIVED_AT_HEADER]) ?? stamped ?? preciseNowMs())
 
 const NO_HEADERS: Readonly<Record<string, string>> = {}

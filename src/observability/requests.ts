@@ -23,6 +23,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import type * as http from "node:http"
+import { arrivalOf } from "../http/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
 import { CurrentRequest, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
@@ -166,7 +167,7 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       const context = fiber.currentContext
       const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
       const started = performance.now()
-      const rc: RequestContext = requestContextOf(request.headers)
+      const rc: RequestContext = requestContextOf(request.headers, arrivalOf(NodeHttpServerRequest.toIncomingMessage(request)))
       const parent = Context.getOption(context, Tracer.ParentSpan)
       const realSpan = Option.isSome(parent) && parent.value._tag === "Span" ? parent.value : undefined
       const capture = realSpan === undefined ? new RouteCapture() : undefined

@@ -9,6 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import { CurrentRequest } from "../observability/requestContext.js"
 
 /** The header the gateway sends the actor on to an HTTP workspace (admin-token protected there). */
 export const ACTOR_FORWARD_HEADER = "x-svc-actor"
@@ -24,3 +25,21 @@ export const withActor = (actor: string | undefined) => <A, E, R>(self: Effect.E
 
 /** The actor of the current request, if one is named. */
 export const actorNow: Effect.Effect<string | undefined> = FiberRef.get(currentActor)
+
+/** Who acts, which request, and when it arrived: what a write records and binds its decision to. */
+export interface Attribution {
+  readonly actor: string | undefined
+  readonly requestId: string | undefined
+  /** When the request arrived (src/observability/requestContext.ts), if this runs for one. */
+  readonly arrivedAt: number | undefined
+}
+
+/** The attribution of the request this fiber serves (all undefined outside a request). */
+export const attributionNow: Effect.Effect<Attribution> = Effect.zipWith(
+  actorNow,
+  Effect.serviceOption(CurrentRequest),
+  (actor, request) =>
+    request._tag === "None"
+      ? { actor, requestId: undefined, arrivedAt: undefined }
+      : { actor, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt }
+)

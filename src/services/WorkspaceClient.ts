@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
-import { BadRequest, type Conflict, type NotFound, type UpstreamError } from "../api/errors.js"
+import { BadRequest, type Conflict, type Forbidden, type NotFound, type UpstreamError } from "../api/errors.js"
 import type {
   CreatedTask,
   EntitySummary,
@@ -72,7 +72,7 @@ export interface WorkspaceClientService {
    * decision already taken on it again is a no-op (succeeds), a step no longer current or
    * decided the other way is a Conflict naming the current step.
    */
-  readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict>
+  readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict | Forbidden>
   /** Appends an event; an identical re-post is a no-op, a different body with a taken seq a Conflict. */
   readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
   /** The timeline in seq order; with `page`, only events after `afterSeq`, at most `limit` of them. */
@@ -87,7 +87,7 @@ export interface WorkspaceClientService {
     tenantId: string,
     doc: Workspace.NewDocument,
     signal: Option.Option<Workspace.Signal>
-  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict>
+  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict | Forbidden>
   readonly openDocument: (
     tenantId: string,
     documentId: string
@@ -97,7 +97,7 @@ export interface WorkspaceClientService {
     tenantId: string,
     batch: Workspace.DataBatch,
     signal: Option.Option<Omit<Workspace.Signal, "payload">>
-  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict>
+  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict | Forbidden>
   readonly rejectRow: (tenantId: string, ledger: string, rowId: string) => WsEffect<RejectResult, NotFound | BadRequest | Conflict>
   readonly updateRow: (
     tenantId: string,

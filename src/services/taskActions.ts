@@ -25,25 +25,28 @@ export const uiStateOf = (taskId: string) =>
     return ui
   })
 
-/** The step a signal names: the client's, else the task's current one (none for a finished task). */
-export const stepOf = (named: string | undefined, task: { readonly currentStep: string | null }) => {
-  const step = named ?? task.currentStep
-  return step === null ? {} : { expectedStep: step }
-}
+/**
+ * The step a signal names: the client's, when it names one. Otherwise none: the store binds the
+ * signal to the step that was current when the request ARRIVED (its arrival time travels with
+ * the request, src/http/arrival.ts), inside the transaction that records it. Reading the task
+ * here and naming its step would not do: a second request read after the first moved the task
+ * on would name (and decide) the next step.
+ */
+export const stepOf = (named: string | undefined) => named === undefined ? {} : { expectedStep: named }
 
 /**
  * type=approved → the approve signal, rejected → reject; `comments` becomes `reason`. Bound to
- * a step: the DTO's `step`, else the one current as the request arrives (read with the task).
+ * a step: the DTO's `step`, else the one current when the request arrived.
  */
 export const decideTask = (taskId: string, dto: TaskActionDto) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
-    const { task, tenant } = yield* (yield* Tenant).requireTask(taskId)
+    const { tenant } = yield* (yield* Tenant).requireTask(taskId)
     yield* workspace.signal(tenant.id, {
       taskId,
       name: ACTION_SIGNAL[dto.type],
       payload: dto.comments === undefined ? {} : { reason: dto.comments },
-      ...stepOf(dto.step, task)
+      ...stepOf(dto.step)
     })
     yield* ringAfterSignal(taskId)
   })

@@ -16,6 +16,40 @@ export interface PendingSignal {
   readonly payload: Record<string, unknown>
   /** The step that was current when the signal was accepted; null when it was not step-bound. */
   readonly expectedStep: string | null
+  /** Who sent it (the edge's actor or `agent:<uuid>`), when known: recorded in the snapshot and timeline. */
+  readonly actor?: string | null | undefined
+  /** The request that sent it, for the timeline. */
+  readonly requestId?: string | null | undefined
+}
+
+/** When each step of a task became current, oldest first (a null step: the task ended). */
+export interface StepEntry {
+  readonly step: string | null
+  /** Wall-clock ms with sub-ms precision (src/lib/preciseClock.ts). */
+  readonly since: number
+}
+export type StepHistory = ReadonlyArray<StepEntry>
+
+/** A new task's history: its first step, current from its creation. */
+export const historyStart = (step: string | null, at: number): StepHistory => [{ step, since: at }]
+
+/** The history after the task moved to `step` at `at` (unchanged when it did not move). */
+export const advanceHistory = (history: StepHistory, step: string | null, at: number): StepHistory => {
+  const last = history[history.length - 1]
+  return last !== undefined && last.step === step ? history : [...history, { step, since: at }]
+}
+
+/**
+ * The step that was current at `at`: the last one that became current at or before it. A task
+ * with no history (recorded before histories were kept) answers its current step.
+ */
+export const stepAt = (history: StepHistory, currentStep: string | null, at: number): string | null => {
+  let found: StepEntry | undefined
+  for (const e of history) {
+    if (e.since <= at) found = e
+    else break
+  }
+  return found === undefined ? (history[0]?.step ?? currentStep) : found.step
 }
 
 export type TaskOutcome =
@@ -56,7 +90,12 @@ export const applyToTask = (
       ...next,
       snapshots: {
         ...snapshots,
-        [task.currentStep]: { decision: approved ? "approved" : "rejected", reason: signal.payload.reason ?? null, decidedAt: now }
+        [task.currentStep]: {
+          decision: approved ? "approved" : "rejected",
+          reason: signal.payload.reason ?? null,
+          decidedAt: now,
+          ...(signal.actor != null ? { decidedBy: signal.actor } : {})
+        }
       }
     }
   }
@@ -65,7 +104,10 @@ export const applyToTask = (
   return {
     _tag: "changed",
     ...completeCurrentStep(task, runbook),
-    snapshots: { ...snapshots, [task.currentStep]: { ...signal.payload, submittedAt: now } }
+    snapshots: {
+      ...snapshots,
+      [task.currentStep]: { ...signal.payload, submittedAt: now, ...(signal.actor != null ? { submittedBy: signal.actor } : {}) }
+    }
   }
 }
 
@@ -94,11 +136,18 @@ export const decisionOf = (
 
 /**
  * What to do with a step-bound signal (approve, reject, file_submitted, a row action) when it
- * is sent, before anything is recorded. Unnamed (no `expectedStep`), it binds to the step
- * current now, as it always did. Named:
- * - the decision already taken on that step, again: `duplicate` (a no-op that succeeds);
+ * is sent, before anything is recorded, inside the transaction that records it.
+ *
+ * Its step: the one the client names (`expectedStep`), else the one that was current when the
+ * request ARRIVED (`arrivedAt`, against the task's step history), else the one current now. So a
+ * double-click, or two clients deciding at once, cannot decide the step after the one they saw,
+ * whatever order the process, the database or the replicas then handle them in. Then:
+ * - the decision already taken on that step, again (or a file on a step a file completed):
+ *   `duplicate` (a no-op that succeeds);
  * - a step decided the other way, or one that is not (or no longer) current: `conflict`,
  *   naming the current step;
+ * - a step that requires a decider distinct from earlier steps' (`requireDistinctDecider`),
+ *   decided by one of them or by nobody named: `forbidden`;
  * - the current step, undecided: `record`, bound to it (delivery then ignores it if, by then,
  *   another signal moved the task on: see applyToTask).
  */
@@ -106,33 +155,96 @@ export type Acceptance =
   | { readonly _tag: "record"; readonly expectedStep: string | null }
   | { readonly _tag: "duplicate" }
   | { readonly _tag: "conflict"; readonly message: string }
+  | { readonly _tag: "forbidden"; readonly message: string }
   | { readonly _tag: "badRequest"; readonly message: string; readonly currentStatus: string }
 
 const whereIs = (task: { readonly status: string; readonly currentStep: string | null }) =>
   task.currentStep !== null ? `the task is at step "${task.currentStep}"` : `the task is ${task.status} with no current step`
 
+/** What the signal's request knew: when it arrived, who sent it, and the task's history. */
+export interface Arrival {
+  readonly arrivedAt?: number | undefined
+  readonly actor?: string | undefined
+  readonly history?: StepHistory | undefined
+  readonly runbook?: Workspace.Runbook | null | undefined
+}
+
+/** Whether the step was completed by a file submission (its snapshot says when). */
+const submittedOn = (snapshots: Record<string, unknown>, step: string) => {
+  const snapshot = Object.prototype.hasOwnProperty.call(snapshots, step) ? snapshots[step] : undefined
+  return typeof (snapshot as { submittedAt?: unknown } | null | undefined)?.submittedAt === "string"
+}
+
+/** Who decided or submitted each step, from its snapshot. */
+const deciderOf = (snapshot: unknown): string | undefined => {
+  const s = snapshot as { decidedBy?: unknown; submittedBy?: unknown } | null | undefined
+  const who = s?.decidedBy ?? s?.submittedBy
+  return typeof who === "string" ? who : undefined
+}
+
+/**
+ * Four-eyes (a runbook step's `requireDistinctDecider`): the step's decider must be named and
+ * must not have decided or submitted an earlier step of the task. Undefined when allowed.
+ */
+export const distinctDeciderRefusal = (
+  runbook: Workspace.Runbook | null | undefined,
+  step: string,
+  snapshots: Record<string, unknown>,
+  actor: string | undefined
+): string | undefined => {
+  const steps = runbook?.steps ?? []
+  const at = steps.findIndex((s) => s.id === step)
+  if (at < 0 || steps[at]!.requireDistinctDecider !== true) return undefined
+  if (actor === undefined) {
+    return `Step "${step}" requires a named decider distinct from earlier steps' (four-eyes), and this request names nobody`
+  }
+  for (const earlier of steps.slice(0, at)) {
+    const snapshot = Object.prototype.hasOwnProperty.call(snapshots, earlier.id) ? snapshots[earlier.id] : undefined
+    if (deciderOf(snapshot) === actor) {
+      return `Step "${step}" requires a decider other than the one of step "${earlier.id}" (four-eyes): ${actor} decided it`
+    }
+  }
+  return undefined
+}
+
 export const acceptSignal = (
   task: { readonly status: string; readonly currentStep: string | null },
   snapshots: Record<string, unknown>,
   signal: { readonly name: string; readonly payload: Record<string, unknown>; readonly expectedStep?: string | undefined },
-  pending: ReadonlyArray<PendingDecision>
+  pending: ReadonlyArray<PendingDecision>,
+  arrival: Arrival = {}
 ): Acceptance => {
   const decision = isDecision(signal.name)
-  const named = signal.expectedStep
+  const stepBound = decision || STEP_SIGNALS.has(signal.name) || isRowAction(signal)
+  // The step the request saw: named, else current at its arrival, else current now.
+  const atArrival = signal.expectedStep === undefined && stepBound && arrival.arrivedAt !== undefined &&
+      arrival.history !== undefined && arrival.history.length > 0
+    ? stepAt(arrival.history, task.currentStep, arrival.arrivedAt)
+    : undefined
+  const named = signal.expectedStep ?? (atArrival === task.currentStep ? undefined : atArrival ?? undefined)
   if (named === undefined) {
     if (decision && (task.currentStep === null || isTerminal(task.status))) {
       return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
     }
+    if (stepBound && task.currentStep !== null && signal.name !== "user_action") {
+      const refused = distinctDeciderRefusal(arrival.runbook, task.currentStep, snapshots, arrival.actor)
+      if (refused !== undefined) return { _tag: "forbidden", message: refused }
+    }
     return { _tag: "record", expectedStep: task.currentStep }
   }
-  if (!decision && !STEP_SIGNALS.has(signal.name) && !isRowAction(signal)) return { _tag: "record", expectedStep: named }
+  if (!stepBound) return { _tag: "record", expectedStep: named }
   const taken = decisionOf(snapshots, named, pending)
   if (decision && taken === DECISIONS[signal.name]) return { _tag: "duplicate" }
+  if (signal.name === FILE_SUBMITTED_SIGNAL && taken === undefined && submittedOn(snapshots, named)) return { _tag: "duplicate" }
   if (taken !== undefined) {
     return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(task)}` }
   }
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }
+  }
+  if (signal.name !== "user_action") {
+    const refused = distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor)
+    if (refused !== undefined) return { _tag: "forbidden", message: refused }
   }
   return { _tag: "record", expectedStep: named }
 }
@@ -206,19 +318,31 @@ const reasonOf = (d: { readonly _tag: "notFound" } | { readonly _tag: "badReques
 /** The `source` of the task events the engine writes. */
 export const ENGINE_EVENT_SOURCE = "workspace"
 
-/** A task event the engine writes when it applies a signal (its seq is allocated by the store). */
+/** The `source` of the audit events a write through the gateway appends (who did what, when). */
+export const AUDIT_EVENT_SOURCE = "audit"
+
+/** A task event the engine or a write appends (its seq is allocated by the store). */
 export interface EngineEvent {
-  readonly type: "source.submitted" | "step.completed" | "task.status_changed"
+  readonly type: string
   readonly payload: Record<string, unknown>
+  /** Defaults to ENGINE_EVENT_SOURCE. */
+  readonly source?: string
 }
 
 const DECISION_OF_SIGNAL: Readonly<Record<string, string>> = { approve: "approve", reject: "reject" }
 
+/** Who and which request, as every audit payload carries them (null when unknown). */
+export interface Attribution {
+  readonly actor?: string | null | undefined
+  readonly requestId?: string | null | undefined
+}
+const by = (who: Attribution) => ({ actor: who.actor ?? null, requestId: who.requestId ?? null })
+
 /**
  * What the timeline says about a signal `applyToTask` applied ("changed"): what was submitted
  * (a document or a data record) with its ids, the step completed with its decision (and the
- * reason or comments given), and the task's status change when there is one. Ignored signals
- * write nothing, so this is called only for applied ones.
+ * reason or comments given) and who decided it, and the task's status change when there is
+ * one. Ignored signals write nothing, so this is called only for applied ones.
  */
 export const engineEventsOf = (
   before: { readonly status: string; readonly currentStep: string | null },
@@ -245,7 +369,8 @@ export const engineEventsOf = (
       stepId,
       decision,
       ...(p.reason !== undefined && p.reason !== null ? { reason: p.reason } : {}),
-      ...(p.comments !== undefined && p.comments !== null ? { comments: p.comments } : {})
+      ...(p.comments !== undefined && p.comments !== null ? { comments: p.comments } : {}),
+      ...by(signal)
     }
   })
   if (after.status !== before.status) {
@@ -253,3 +378,121 @@ export const engineEventsOf = (
   }
   return out
 }
+
+/**
+ * The audit events of the gateway's writes (README "The audit timeline"): one per state
+ * change, appended in the transaction that makes it, with who and which request.
+ */
+export const audit = {
+  taskCreated: (task: Workspace.Task, context: Record<string, unknown>, who: Attribution): EngineEvent => ({
+    type: "task.created",
+    source: AUDIT_EVENT_SOURCE,
+    payload: { workflowId: task.workflowId, title: task.title, firstStep: task.currentStep, context, ...by(who) }
+  }),
+  rowRejected: (
+    row: { readonly ledger: string; readonly id: string },
+    previousStatus: string,
+    newStatus: string,
+    via: "row_action" | "direct",
+    who: Attribution,
+    stepId: string | null = null
+  ): EngineEvent => ({
+    type: "row.rejected",
+    source: AUDIT_EVENT_SOURCE,
+    payload: { ledger: row.ledger, rowId: row.id, previousStatus, newStatus, via, ...(stepId !== null ? { stepId } : {}), ...by(who) }
+  }),
+  cellEdited: (
+    row: { readonly ledger: string; readonly id: string },
+    field: string,
+    oldValue: Scalar | undefined,
+    newValue: Scalar,
+    via: "row_action" | "direct",
+    who: Attribution,
+    stepId: string | null = null
+  ): EngineEvent => ({
+    type: "row.edited",
+    source: AUDIT_EVENT_SOURCE,
+    payload: {
+      ledger: row.ledger,
+      rowId: row.id,
+      field,
+      oldValue: oldValue ?? null,
+      newValue,
+      via,
+      ...(stepId !== null ? { stepId } : {}),
+      ...by(who)
+    }
+  }),
+  fileStored: (doc: Workspace.Document, signalName: string | null, who: Attribution): EngineEvent => ({
+    type: "file.stored",
+    source: AUDIT_EVENT_SOURCE,
+    payload: {
+      documentId: doc.id,
+      source: doc.source,
+      fileName: doc.filename,
+      contentType: doc.contentType,
+      sizeBytes: doc.sizeBytes,
+      signal: signalName,
+      ...by(who)
+    }
+  }),
+  dataIngested: (taskId: string, kind: string | null, recordIds: ReadonlyArray<string>, signalName: string | null, who: Attribution): EngineEvent => ({
+    type: "data.ingested",
+    source: AUDIT_EVENT_SOURCE,
+    payload: {
+      taskId,
+      kind,
+      count: recordIds.length,
+      // The first ids only: a 10,000-row batch is one event, not a 400 KB one.
+      recordIds: recordIds.slice(0, AUDIT_MAX_IDS),
+      signal: signalName,
+      ...by(who)
+    }
+  })
+} as const
+
+/** At most this many record ids are listed in a data.ingested event (its count says how many there were). */
+export const AUDIT_MAX_IDS = 20
+
+/** The audit event a delivered row action writes: what changed, from what (null when it was ignored). */
+export const rowActionEvent = (
+  before: RowState,
+  after: RowState,
+  action: RowActionPayload,
+  signal: PendingSignal
+): EngineEvent =>
+  action.action === "reject_row"
+    ? audit.rowRejected({ ledger: action.ledger, id: action.rowId }, before.status, after.status, "row_action", signal, signal.expectedStep)
+    : audit.cellEdited(
+      { ledger: action.ledger, id: action.rowId },
+      action.field ?? "",
+      before.fields[action.field ?? ""],
+      after.fields[action.field ?? ""] ?? null,
+      "row_action",
+      signal,
+      signal.expectedStep
+    )
+
+/** Two task events are the same post (an idempotent re-post) when all but seq and time agree. */
+export const sameEvent = (
+  a: { readonly type: string; readonly source: string; readonly sourceLabel?: string | null | undefined; readonly groupKey?: string | null | undefined; readonly payload: unknown },
+  b: { readonly type: string; readonly source: string; readonly sourceLabel?: string | null | undefined; readonly groupKey?: string | null | undefined; readonly payload: unknown }
+) =>
+  a.type === b.type && a.source === b.source && (a.sourceLabel ?? null) === (b.sourceLabel ?? null) &&
+  (a.groupKey ?? null) === (b.groupKey ?? null) &&
+  (typeof a.payload === "string" ? a.payload : JSON.stringify(a.payload)) ===
+    (typeof b.payload === "string" ? b.payload : JSON.stringify(b.payload))
+
+/** A new task of a workflow: titled by its period when the context gives one, at the runbook's first step. */
+export const newTask = (
+  ids: { readonly id: string; readonly tenantId: string; readonly entityId: string; readonly createdAt: string },
+  workflow: { readonly id: string; readonly name: string; readonly runbook: Workspace.Runbook | null },
+  context: Record<string, unknown>
+): Workspace.Task => ({
+  ...ids,
+  workflowId: workflow.id,
+  title: typeof context.period === "string" ? `${workflow.name} ${context.period}` : workflow.name,
+  status: "IN_PROGRESS",
+  priority: "HIGH",
+  currentStep: workflow.runbook?.steps[0]?.id ?? null
+})

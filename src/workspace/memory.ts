@@ -9,7 +9,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { BadRequest, Conflict, NotFound, type UpstreamError } from "../api/errors.js"
+import { BadRequest, Conflict, Forbidden, NotFound, type UpstreamError } from "../api/errors.js"
 import { rootTaskId } from "../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
 import { currentIdempotencyKey, type WorkspaceClientService } from "../services/WorkspaceClient.js"
@@ -19,11 +19,27 @@ import { hashApiKey, sameKeyHash } from "./apiKeys.js"
 import type { Agent } from "./api/registry.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
 import type { Workspace } from "./model.js"
-import { acceptSignal, applyToTask, ENGINE_EVENT_SOURCE, engineEventsOf, rowActionAllowed } from "./engine.js"
+import {
+  acceptSignal,
+  advanceHistory,
+  applyToTask,
+  audit,
+  ENGINE_EVENT_SOURCE,
+  type EngineEvent,
+  engineEventsOf,
+  historyStart,
+  newTask,
+  type PendingSignal,
+  rowActionAllowed,
+  sameEvent,
+  type StepHistory
+} from "./engine.js"
+import { attributionNow } from "../services/Actor.js"
+import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { unknownGlService } from "./glServices.js"
-import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
 
 interface Row {
   ledger: string
@@ -68,6 +84,8 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
   const workflows = new Map(fixture.workflows.map((w) => [w.id, w]))
   const tasks = new Map<string, MutableTask>()
   const snapshots = new Map<string, Record<string, unknown>>()
+  /** When each task's steps became current (../engine.ts stepAt); fixture tasks start with none. */
+  const histories = new Map<string, StepHistory>()
   for (const { snapshots: snaps, ...t } of fixture.tasks) {
     tasks.set(t.id, t)
     snapshots.set(t.id, { ...snaps })
@@ -193,59 +211,105 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     return row !== undefined && row.tenantId === tenantId ? Effect.succeed(row) : notFound(`Row ${rowId} in ${ledger}`)
   }
 
-  const rejectRow = (tenantId: string, ledger: string, rowId: string) =>
-    Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
+  /** Appends events to a task's timeline at the seqs after its highest. */
+  const appendToTimeline = (taskId: string, written: ReadonlyArray<EngineEvent>) => {
+    if (written.length === 0) return
+    let seq = events.reduce((max, e) => (e.taskId === taskId && e.seq > max ? e.seq : max), 0)
+    for (const e of written) {
+      events.push({ taskId, type: e.type, source: e.source ?? ENGINE_EVENT_SOURCE, seq: ++seq, payload: e.payload, createdAt: now() })
+    }
+    bell.ring(taskId)
+  }
+
+  /** A row change on the timeline of the row's task (none for a row of no task). */
+  const auditRow = (row: Row, event: EngineEvent) => {
+    if (row.taskId !== null && tasks.has(row.taskId)) appendToTimeline(row.taskId, [event])
+  }
+
+  const rejectRow = (tenantId: string, ledger: string, rowId: string, via: "row_action" | "direct" = "direct", stepId: string | null = null) =>
+    Effect.flatMap(Effect.zip(rowOf(tenantId, ledger, rowId), attributionNow), ([row, who]) =>
       Effect.map(fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`), (newStatus) => {
+        const previous = row.status
         row.status = newStatus
+        auditRow(row, audit.rowRejected(row, previous, newStatus, via, who, stepId))
         return { status: "OK" as const, rowId, newStatus }
       }))
 
-  const updateRow = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar) =>
-    Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
+  const updateRow = (
+    tenantId: string,
+    ledger: string,
+    rowId: string,
+    field: string,
+    value: Scalar,
+    via: "row_action" | "direct" = "direct",
+    stepId: string | null = null
+  ) =>
+    Effect.flatMap(Effect.zip(rowOf(tenantId, ledger, rowId), attributionNow), ([row, who]) =>
       Effect.map(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) => {
+        const old = row.fields[field]
         row.fields[field] = coerced
+        auditRow(row, audit.cellEdited(row, field, old, coerced, via, who, stepId))
         return { status: "OK" as const, rowId, field, value: coerced }
       }))
 
-  /** Checks a signal before anything is written: its task exists here and can take it. */
-  const checkSignal = (tenantId: string, signal: Workspace.Signal): Effect.Effect<Workspace.Task, NotFound | BadRequest> =>
-    Effect.flatMap(taskOf(tenantId, signal.taskId), (task) => {
-      if ((signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.currentStep === null)) {
-        return Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
+  /**
+   * Whether the task takes the signal, by the engine's one rule (../engine.ts acceptSignal):
+   * bound to the step current when its request arrived. Fails with what the caller must hear;
+   * succeeds with the signal bound to its step and attributed, or undefined for a duplicate.
+   */
+  const accept = (task: Workspace.Task, signal: Workspace.Signal) =>
+    Effect.flatMap(attributionNow, (who): Effect.Effect<PendingSignal | undefined, Conflict | Forbidden | BadRequest> => {
+      const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [], {
+        arrivedAt: who.arrivedAt,
+        actor: who.actor,
+        history: histories.get(task.id),
+        runbook: workflows.get(task.workflowId)?.runbook ?? null
+      })
+      switch (accepted._tag) {
+        case "duplicate":
+          return Effect.succeed(undefined)
+        case "conflict":
+          return Effect.fail(new Conflict({ message: accepted.message }))
+        case "forbidden":
+          return Effect.fail(new Forbidden({ message: accepted.message }))
+        case "badRequest":
+          return Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+        case "record":
+          return Effect.succeed({
+            name: signal.name,
+            payload: signal.payload,
+            expectedStep: accepted.expectedStep,
+            actor: who.actor ?? null,
+            requestId: who.requestId ?? null
+          })
       }
-      return Effect.succeed(task)
     })
 
-  /** The runbook engine: what a delivered signal does. */
   /** The runbook engine (../engine.ts), applied as soon as the signal is recorded. */
-  const apply = (task: MutableTask, signal: Workspace.Signal) => {
-    const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, {
-      ...signal,
-      expectedStep: signal.expectedStep ?? null
-    }, now())
+  const apply = (task: MutableTask, signal: PendingSignal) => {
+    const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, signal, now())
     if (outcome._tag === "changed") {
-      // The engine's timeline entries (../engine.ts), at the seqs after the task's highest.
-      const written = engineEventsOf(task, { ...signal, expectedStep: signal.expectedStep ?? null }, outcome)
-      let seq = events.reduce((max, e) => (e.taskId === task.id && e.seq > max ? e.seq : max), 0)
-      for (const e of written) {
-        events.push({ taskId: task.id, type: e.type, source: ENGINE_EVENT_SOURCE, seq: ++seq, payload: e.payload, createdAt: now() })
-      }
+      appendToTimeline(task.id, engineEventsOf(task, signal, outcome))
       task.status = outcome.status
       task.currentStep = outcome.currentStep
       snapshots.set(task.id, outcome.snapshots)
-      if (written.length > 0) bell.ring(task.id)
+      histories.set(task.id, advanceHistory(histories.get(task.id) ?? [], outcome.currentStep, preciseNowMs()))
     }
   }
 
-  const emit = (tenantId: string, signal: Workspace.Signal) => {
-    const task = tasks.get(rootTaskId(signal.taskId))!
-    signals.push({ ...signal, rootTaskId: task.id, tenantId, at: now() })
+  const emit = (tenantId: string, taskId: string, signal: PendingSignal) => {
+    const task = tasks.get(rootTaskId(taskId))!
+    signals.push({
+      taskId,
+      name: signal.name,
+      payload: signal.payload,
+      ...(signal.expectedStep !== null ? { expectedStep: signal.expectedStep } : {}),
+      rootTaskId: task.id,
+      tenantId,
+      at: now()
+    })
     apply(task, signal)
   }
-
-  const sameEvent = (a: TaskEvent, b: TaskEvent) =>
-    a.type === b.type && a.source === b.source && a.sourceLabel === b.sourceLabel &&
-    a.groupKey === b.groupKey && JSON.stringify(a.payload) === JSON.stringify(b.payload)
 
   const service: MemoryWorkspace = {
     signals,
@@ -318,14 +382,14 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         if (wf === undefined || (wf.tenantId !== null && wf.tenantId !== tenantId)) {
           return Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
         }
-        const task: Workspace.Task = {
-          id: randomUUID(), tenantId, entityId, workflowId: wf.id,
-          title: typeof input.context.period === "string" ? `${wf.name} ${input.context.period}` : wf.name,
-          status: "IN_PROGRESS", priority: "HIGH", createdAt: now(), currentStep: wf.runbook?.steps[0]?.id ?? null
-        }
-        tasks.set(task.id, task)
-        snapshots.set(task.id, {})
-        return Effect.succeed({ ...task, context: input.context })
+        const task = newTask({ id: randomUUID(), tenantId, entityId, createdAt: now() }, { ...wf, runbook: wf.runbook ?? null }, input.context)
+        return Effect.map(attributionNow, (who) => {
+          tasks.set(task.id, task)
+          snapshots.set(task.id, {})
+          histories.set(task.id, historyStart(task.currentStep, preciseNowMs()))
+          appendToTimeline(task.id, [audit.taskCreated(task, input.context, who)])
+          return { ...task, context: input.context }
+        })
       })),
     getSnapshots: (tenantId, taskId) =>
       call("getSnapshots", () => Effect.map(taskOf(tenantId, taskId), (t) => ({ ...snapshots.get(t.id) }))),
@@ -340,20 +404,14 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
             const allowed = row === undefined ? undefined : rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
             const what = `Row ${p.rowId} in ${p.ledger} of task ${task.id}`
             if (allowed?._tag === "notFound") return yield* fromDecision(allowed, what)
-            // Bound to its step (../engine.ts): a repeat is a no-op, a step no longer current a 409.
-            const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [])
-            if (accepted._tag === "duplicate") return
-            if (accepted._tag === "conflict") return yield* Effect.fail(new Conflict({ message: accepted.message }))
-            if (accepted._tag === "badRequest") {
-              return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
-            }
-            const bound = accepted.expectedStep === null ? signal : { ...signal, expectedStep: accepted.expectedStep }
+            const bound = yield* accept(task, signal)
+            if (bound === undefined) return
             if (rowAction) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, what)
-              if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId)
-              else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null)
+              if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId, "row_action", bound.expectedStep)
+              else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null, "row_action", bound.expectedStep)
             }
-            emit(tenantId, bound)
+            emit(tenantId, signal.taskId, bound)
           }))),
     appendEvent: (tenantId, taskId, dto) =>
       call("appendEvent", () =>
@@ -390,7 +448,8 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       call("putDocument", () =>
         idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), () => Effect.gen(function*() {
           yield* taskOf(tenantId, doc.taskId)
-          if (Option.isSome(signal)) yield* checkSignal(tenantId, signal.value)
+          const bound = Option.isSome(signal) ? yield* accept(yield* taskOf(tenantId, signal.value.taskId), signal.value) : undefined
+          const who = yield* attributionNow
           const stored = {
             id: randomUUID(), tenantId, taskId: rootTaskId(doc.taskId), source: doc.source, filename: doc.filename,
             contentType: doc.contentType, sizeBytes: doc.bytes.length, uploadedAt: now(),
@@ -399,10 +458,11 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
             bytes: doc.bytes
           }
           documents.set(stored.id, stored)
-          if (Option.isSome(signal)) {
-            emit(tenantId, { ...signal.value, payload: { ...signal.value.payload, documentRef: stored.id } })
-          }
           const { bytes: _, ...meta } = stored
+          appendToTimeline(stored.taskId, [audit.fileStored(meta, Option.isSome(signal) ? signal.value.name : null, who)])
+          if (Option.isSome(signal) && bound !== undefined) {
+            emit(tenantId, signal.value.taskId, { ...bound, payload: { ...bound.payload, documentRef: stored.id } })
+          }
           return meta
         }))),
     openDocument: (tenantId, documentId) =>
@@ -415,15 +475,21 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     ingestData: (tenantId, batch, signal) =>
       call("ingestData", () =>
         idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), () => Effect.gen(function*() {
-          yield* taskOf(tenantId, batch.taskId)
-          if (Option.isSome(signal)) yield* checkSignal(tenantId, { ...signal.value, payload: {} })
+          const task = yield* taskOf(tenantId, batch.taskId)
+          const bound = Option.isSome(signal)
+            ? yield* accept(yield* taskOf(tenantId, signal.value.taskId), { ...signal.value, payload: {} })
+            : undefined
+          const who = yield* attributionNow
           const stored = batch.rows.map((row) => ({ id: randomUUID(), kind: batch.kind, ...row, at: now() }))
           const list = records.get(batch.taskId) ?? []
           list.push(...stored)
           records.set(batch.taskId, list)
+          appendToTimeline(task.id, [
+            audit.dataIngested(batch.taskId, batch.kind ?? null, stored.map((r) => r.id), Option.isSome(signal) ? signal.value.name : null, who)
+          ])
           return stored.map((r) => {
-            if (Option.isSome(signal)) {
-              emit(tenantId, { ...signal.value, payload: { rowId: r.id, kind: batch.kind ?? null, taskId: batch.taskId } })
+            if (Option.isSome(signal) && bound !== undefined) {
+              emit(tenantId, signal.value.taskId, { ...bound, payload: { rowId: r.id, kind: batch.kind ?? null, taskId: batch.taskId } })
             }
             return { id: r.id, signaled: Option.isSome(signal) }
           })

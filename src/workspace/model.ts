@@ -62,6 +62,10 @@ export const RunbookStep = Schema.Struct({
   args: Schema.optionalWith(JsonObject, { default: () => ({}) }),
   agentId: Schema.optional(Uuid).annotations({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
+  }),
+  requireDistinctDecider: Schema.optional(Schema.Boolean).annotations({
+    description: "Four-eyes: whoever completes this step (approves, rejects or submits its file) must be named by the edge " +
+      "and must not have completed an earlier step of the task; otherwise 403"
   })
 })
 

@@ -28,6 +28,9 @@ const TASK_UPLOAD = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
 /** At sign_off, the last step. */
 const TASK_SIGN_OFF = "4c6e8a02-3d5f-4b7c-9e1a-2f4b6d8f0c53"
 
+/** Outside a request nobody is named: every audit and engine payload says so. */
+const NOBODY = { actor: null, requestId: null }
+
 const tempDirs: Array<string> = []
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
@@ -60,12 +63,12 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
         Effect.gen(function*() {
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: { reason: "looks right" } })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
-            [4, "step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right" }]
+            [4, "step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right", ...NOBODY }]
           ])
           // The last step: the task completes, and says so.
           yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
           expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toEqual([
-            [1, "step.completed", { stepId: "sign_off", decision: "approve" }],
+            [1, "step.completed", { stepId: "sign_off", decision: "approve", ...NOBODY }],
             [2, "task.status_changed", { from: "IN_PROGRESS", to: "COMPLETED" }]
           ])
         })))
@@ -75,7 +78,7 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
         Effect.gen(function*() {
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "reject", payload: { reason: "wrong totals" } })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
-            [4, "step.completed", { stepId: "review_expenses", decision: "reject", reason: "wrong totals" }],
+            [4, "step.completed", { stepId: "review_expenses", decision: "reject", reason: "wrong totals", ...NOBODY }],
             [5, "task.status_changed", { from: "IN_PROGRESS", to: "FAILED" }]
           ])
         })))
@@ -89,9 +92,19 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
             Option.some({ taskId: TASK_UPLOAD, name: FILE_SUBMITTED_SIGNAL, payload: { source: "receipts" } })
           )
           const events = yield* ws.listEvents(ACME, TASK_UPLOAD)
+          // The write's audit event first (in its transaction), then the engine's (on delivery).
           expect(events.map((e: TaskEvent) => [e.seq, e.type, e.source, e.payload])).toEqual([
-            [1, "source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
-            [2, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted" }]
+            [1, "file.stored", "audit", {
+              documentId: doc.id,
+              source: "receipts",
+              fileName: "r.pdf",
+              contentType: "application/pdf",
+              sizeBytes: 2,
+              signal: FILE_SUBMITTED_SIGNAL,
+              ...NOBODY
+            }],
+            [2, "source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
+            [3, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
           ])
         })))
 
@@ -105,12 +118,12 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           )
           yield* eventuallyCount(ws, TASK_UPLOAD, 2)
           expect(yield* engineEvents(ws, TASK_UPLOAD)).toEqual([
-            [1, "source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
-            [2, "step.completed", { stepId: "upload_receipts", decision: "submitted" }]
+            [2, "source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
+            [3, "step.completed", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
           ])
         })))
 
-    it.live("ignored signals write nothing: no handler, a file signal on a table step, a row action", () =>
+    it.live("ignored signals write no engine event: no handler, a file signal on a table step; a row action writes its audit event only", () =>
       run((ws) =>
         Effect.gen(function*() {
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "custom_ping", payload: {} })
@@ -121,7 +134,17 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
             payload: { kind: "row_action", ledger: "expenses", action: "reject_row", rowId: "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86" }
           })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([])
-          expect((yield* ws.listEvents(ACME, TASK_REVIEW)).map((e) => e.seq)).toEqual([1, 2, 3])
+          const all = yield* eventuallyAll(ws, TASK_REVIEW, 4)
+          expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4])
+          expect([all[3]!.type, all[3]!.source, all[3]!.payload]).toEqual(["row.rejected", "audit", {
+            ledger: "expenses",
+            rowId: "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86",
+            previousStatus: "NEEDS_ATTENTION",
+            newStatus: "REJECTED",
+            via: "row_action",
+            stepId: "review_expenses",
+            ...NOBODY
+          }])
         })))
 
     it.live("the engine takes the seq after the highest; a client then posting that seq differently gets a Conflict", () =>
@@ -165,6 +188,18 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
         })))
   })
 }
+
+/** Waits (the relay may deliver in the background) until the task has `n` events of any source. */
+const eventuallyAll = (ws: WorkspaceClientService, taskId: string, n: number) =>
+  Effect.gen(function*() {
+    const until = Date.now() + 10_000
+    let events = yield* ws.listEvents(ACME, taskId)
+    while (events.length < n && Date.now() < until) {
+      yield* Effect.sleep("20 millis")
+      events = yield* ws.listEvents(ACME, taskId)
+    }
+    return events
+  })
 
 /** Waits (the relay may deliver in the background) until the task has `n` engine events. */
 const eventuallyCount = (ws: WorkspaceClientService, taskId: string, n: number) =>

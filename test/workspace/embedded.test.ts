@@ -442,11 +442,12 @@ describe("embedded workspace", () => {
       const writes = Array.from({ length: 40 }, (_, i) => {
         const ws = i % 2 === 0 ? a.ws : b.ws
         return i % 4 < 2
-          ? ws.appendEvent(ACME, TASK_REVIEW, { type: "t", source: "w", seq: 100 + i, payload: { i } })
+          // A worker's own stream (a child id): the ingests' audit events go on the root task's.
+          ? ws.appendEvent(ACME, `${TASK_REVIEW}:worker:w`, { type: "t", source: "w", seq: 100 + i, payload: { i } })
           : ws.ingestData(ACME, { taskId: TASK_REVIEW, rows: [{ data: { i } }, { data: { i } }] }, Option.some({ taskId: TASK_REVIEW, name: "records_ready" }))
       })
       yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
-      expect((yield* b.ws.listEvents(ACME, TASK_REVIEW)).filter((e) => e.seq >= 100)).toHaveLength(20)
+      expect((yield* b.ws.listEvents(ACME, `${TASK_REVIEW}:worker:w`)).filter((e) => e.seq >= 100)).toHaveLength(20)
       expect(yield* count(b.sql, "data_records")).toBe(40)
       yield* a.ws.deliverPending()
       expect(yield* eventually(pendingSignals(b.sql), (n) => n === 0)).toBe(0)
@@ -465,7 +466,7 @@ describe("embedded workspace", () => {
       yield* withStore(url, (ws, sql) =>
         Effect.gen(function*() {
           expect(yield* count(sql, "tenants")).toBe(2)
-          expect((yield* ws.listEvents(ACME, TASK_REVIEW)).filter((e) => e.seq >= 1000)).toHaveLength(60)
+          expect((yield* ws.listEvents(ACME, `${TASK_REVIEW}:worker:child`)).filter((e) => e.seq >= 1000)).toHaveLength(60)
           expect(yield* count(sql, "data_records")).toBe(60)
           // What a child left pending (its wait for delivery is bounded) this store's relay delivers.
           expect(yield* eventually(pendingSignals(sql), (n) => n === 0)).toBe(0)

@@ -17,7 +17,8 @@ const program = Effect.gen(function*() {
   const ws = yield* EmbeddedWorkspace
   for (let i = 0; i < Number(writes); i++) {
     yield* i % 2 === 0
-      ? ws.appendEvent(ACME, TASK, { type: "t", source: "child", seq: Number(seqBase) + i, payload: { i } })
+      // A worker's own stream (a child id): the ingests' audit events go on the root task's.
+      ? ws.appendEvent(ACME, `${TASK}:worker:child`, { type: "t", source: "child", seq: Number(seqBase) + i, payload: { i } })
       : ws.ingestData(ACME, { taskId: TASK, rows: [{ data: { i } }] }, Option.some({ taskId: TASK, name: "records_ready" }))
   }
 }).pipe(Effect.provide(makeEmbeddedLayer({ url, retryInterval: "1 hour" })), Logger.withMinimumLogLevel(LogLevel.Warning))

@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { FileName, MediaType } from "../../api/headerValues.js"
 import { TASK_ID_MAX_LENGTH } from "../../api/ids.js"
@@ -54,6 +54,7 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
       .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
       .addSuccess(Document, { status: 201 })
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Store a document")
       .annotate(
         OpenApi.Description,

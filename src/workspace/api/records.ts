@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, UpdateSubledgerCellDto } from "../../api/dtos.js"
-import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "../../api/ids.js"
 import { RejectResult, UpdateResult } from "../../api/resources.js"
@@ -69,6 +69,7 @@ export class RecordsGroup extends HttpApiGroup.make("records")
   .addError(NotFoundWire)
   // Every operation here writes: an Idempotency-Key reused for another request is a 409.
   .addError(ConflictWire)
+  .addError(ForbiddenWire)
   .annotate(OpenApi.Title, "Records and subledgers")
   .annotate(OpenApi.Description, "Structured data ingest and direct subledger row mutations")
 {}

@@ -13,7 +13,8 @@ import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -23,6 +24,8 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { BadRequest } from "../../api/errors.js"
+import { arrivalOf } from "../../http/arrival.js"
+import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
 import { requireBearer } from "./AdminConfig.js"
 import { attachment } from "../../files/contentDisposition.js"
 import { limitDeclaredBody } from "../../http/bodyLimit.js"
@@ -169,7 +172,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
   return HttpApiBuilder.middleware((app) =>
     shapeErrors(
       limit(
-        checked(HttpIncomingMessage.withMaxBodySize(app, Option.some(maxBodyBytes)).pipe(
+        checked(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             return Option.isSome(failure) && isNotImplemented(failure.value)
@@ -181,6 +184,21 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
     )
   )
 }
+
+/**
+ * The caller's request id and arrival time (src/observability/requestContext.ts) in the
+ * handlers' context: the store binds a decision to the step current when the gateway received it.
+ */
+const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    let stamped: number | undefined
+    try {
+      stamped = arrivalOf(NodeHttpServerRequest.toIncomingMessage(request))
+    } catch {
+      stamped = undefined
+    }
+    return Effect.provideService(app, CurrentRequest, forwardedRequestContextOf(request.headers, stamped))
+  })
 
 /** The one body that is raw bytes by contract: a document's, sent as octet-stream. */
 const isRawDocument = (request: HttpServerRequest.HttpServerRequest) =>

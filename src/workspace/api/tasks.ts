@@ -5,7 +5,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, TaskEventDto } from "../../api/dtos.js"
 import { EventPageParams } from "../../api/eventPaging.js"
-import { ConflictWire, NotFoundWire } from "../../api/errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../../api/resources.js"
 import { NextStep, NextStepOf, Signal, Task } from "../model.js"
@@ -69,6 +69,7 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .setPayload(Signal)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(ConflictWire)
+      .addError(ForbiddenWire)
       .annotate(OpenApi.Summary, "Send a workflow signal")
       .annotate(
         OpenApi.Description,

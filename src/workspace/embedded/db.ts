@@ -165,6 +165,8 @@ export interface TaskRow {
   readonly current_step: string | null
   readonly snapshots: string
   readonly context: string
+  /** JSON StepHistory (../engine.ts): when each step became current. */
+  readonly step_history: string
 }
 
 export const taskOfRow = (r: TaskRow): Workspace.Task => ({

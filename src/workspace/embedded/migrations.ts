@@ -213,12 +213,26 @@ const subledgerRowsByTask = statements(
   `CREATE INDEX subledger_rows_by_task ON subledger_rows (task_id, ledger)`
 )
 
+/**
+ * Decisions bound to what their request saw, and attributed (../engine.ts acceptSignal):
+ * - `tasks.step_history`: JSON `[{step, since}]`, when each step became current (wall-clock ms
+ *   with sub-ms precision); a request's decision applies to the step current when it arrived;
+ * - `signals.actor`, `signals.request_id`: who sent a signal and in which request, so that its
+ *   delivery writes them into the snapshot and the timeline.
+ */
+const decisionsAttributed = statements(
+  `ALTER TABLE tasks ADD COLUMN step_history TEXT NOT NULL DEFAULT '[]'`,
+  `ALTER TABLE signals ADD COLUMN actor TEXT`,
+  `ALTER TABLE signals ADD COLUMN request_id TEXT`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_signals_pending_by_task": signalsByTask,
   "0004_signal_leases": signalLeases,
-  "0005_subledger_rows_by_task": subledgerRowsByTask
+  "0005_subledger_rows_by_task": subledgerRowsByTask,
+  "0006_decisions_attributed": decisionsAttributed
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

@@ -72,14 +72,19 @@ import {
 } from "./db.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import {
+  advanceHistory,
   applyToRow,
   applyToTask,
-  ENGINE_EVENT_SOURCE,
   type EngineEvent,
   engineEventsOf,
   isRowAction,
-  rowActionOf
+  type PendingSignal,
+  rowActionEvent,
+  rowActionOf,
+  type StepHistory
 } from "../engine.js"
+import { preciseNowMs } from "../../lib/preciseClock.js"
+import { appendToTimeline } from "./timeline.js"
 
 /**
  * @effect/sql-pg's PgClient tag by its key (the library's own GenericTag key), so that a SQLite
@@ -91,8 +96,11 @@ export interface NewSignal {
   readonly tenantId: string
   readonly rootTaskId: string
   readonly signal: Workspace.Signal
-  /** The task's current step when the signal was accepted. */
+  /** The step the signal was accepted for (../engine.ts acceptSignal). */
   readonly expectedStep: string | null
+  /** Who sent it and in which request: its delivery writes them into the snapshot and timeline. */
+  readonly actor: string | null
+  readonly requestId: string | null
 }
 
 export interface SignalRow {
@@ -103,6 +111,8 @@ export interface SignalRow {
   readonly name: string
   readonly payload: string
   readonly expected_step: string | null
+  readonly actor: string | null
+  readonly request_id: string | null
   readonly attempts: number
   readonly next_attempt_ms: number | null
 }
@@ -166,7 +176,8 @@ interface TaskReport {
 /** Batches one task gets per relay pass: a long backlog does not keep other tasks waiting. */
 const BATCHES_PER_PASS = 10
 
-const SIGNAL_COLUMNS = "id, tenant_id, root_task_id, task_id, name, payload, expected_step, attempts, next_attempt_ms"
+const SIGNAL_COLUMNS =
+  "id, tenant_id, root_task_id, task_id, name, payload, expected_step, actor, request_id, attempts, next_attempt_ms"
 
 export const makeOutbox = (options: RelayOptions = {}) =>
   Effect.gen(function*() {
@@ -206,6 +217,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
             name: s.signal.name,
             payload: toJson(s.signal.payload),
             expected_step: s.expectedStep,
+            actor: s.actor,
+            request_id: s.requestId,
             created_at: nowIso()
           })))
         }`.pipe(
@@ -222,19 +235,21 @@ export const makeOutbox = (options: RelayOptions = {}) =>
         return Effect.map(Effect.locally(self, recording, recorded), (value) => ({ value, recorded }))
       })
 
-    const applyRowAction = (s: SignalRow, payload: Record<string, unknown>) =>
+    /** A row action: applied to its row, with the audit event of what changed (none when ignored). */
+    const applyRowAction = (s: SignalRow, signal: PendingSignal) =>
       Effect.gen(function*() {
-        const action = rowActionOf(payload)
+        const action = rowActionOf(signal.payload)
         const [row] = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
           WHERE ledger = ${String(action.ledger)} AND id = ${String(action.rowId)} AND tenant_id = ${s.tenant_id}`
-        if (row === undefined) return `ignored: row ${action.rowId} not found in ${action.ledger}`
-        const outcome = applyToRow({ status: row.status, fields: rowFields(row) }, action)
-        if (outcome._tag === "ignored") return `ignored: ${outcome.reason}`
+        if (row === undefined) return { outcome: `ignored: row ${action.rowId} not found in ${action.ledger}` }
+        const before = { status: row.status, fields: rowFields(row) }
+        const outcome = applyToRow(before, action)
+        if (outcome._tag === "ignored") return { outcome: `ignored: ${outcome.reason}` }
         // Compare-and-set: a row changed since it was read (another replica's edit) is read again.
         const updated = yield* sql`UPDATE subledger_rows SET status = ${outcome.row.status}, fields = ${toJson(outcome.row.fields)}
           WHERE ledger = ${row.ledger} AND id = ${row.id} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`
         if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${row.id} in ${row.ledger}`))
-        return "applied"
+        return { outcome: "applied", event: rowActionEvent(before, outcome.row, action, signal) }
       })
 
     /**
@@ -261,48 +276,66 @@ export const makeOutbox = (options: RelayOptions = {}) =>
         }
         const now = nowIso()
         // The task as the batch changes it, loaded on first need and written back once.
-        let state: { task: Workspace.Task; snapshots: Record<string, unknown>; runbook: Workspace.Runbook | null } | null | undefined
+        let state:
+          | {
+            task: Workspace.Task
+            snapshots: Record<string, unknown>
+            runbook: Workspace.Runbook | null
+            history: StepHistory
+          }
+          | null
+          | undefined
         let dirty = false
         const flush = Effect.suspend(() => {
           if (!dirty || state == null) return Effect.void
           dirty = false
           return sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
-            snapshots = ${toJson(state.snapshots)} WHERE id = ${state.task.id}`
+            snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)} WHERE id = ${state.task.id}`
         })
         const outcomes = new Map<string, Array<number>>()
         // The task events the applied signals write (../engine.ts), on the root task's timeline.
         const timeline: Array<EngineEvent & { readonly tenantId: string }> = []
         for (const s of rows.slice(0, ready)) {
           const payload = fromJson<Record<string, unknown>>(s.payload)
+          const signal: PendingSignal = {
+            name: s.name,
+            payload,
+            expectedStep: s.expected_step,
+            actor: s.actor,
+            requestId: s.request_id
+          }
           let outcome: string
           if (isRowAction({ name: s.name, payload })) {
             yield* flush
-            outcome = yield* applyRowAction(s, payload)
+            const applied = yield* applyRowAction(s, signal)
+            outcome = applied.outcome
+            if (applied.event !== undefined) timeline.push({ ...applied.event, tenantId: s.tenant_id })
           } else {
             if (state === undefined) {
               const [row] = yield* sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId}`
               if (row === undefined) state = null
               else {
                 const [wf] = yield* sql<{ runbook: string | null }>`SELECT runbook FROM workflows WHERE id = ${row.workflow_id}`
-                state = { task: taskOfRow(row), snapshots: fromJson(row.snapshots), runbook: runbookFromJson(wf?.runbook ?? null) }
+                state = {
+                  task: taskOfRow(row),
+                  snapshots: fromJson(row.snapshots),
+                  runbook: runbookFromJson(wf?.runbook ?? null),
+                  history: fromJson<StepHistory>(row.step_history ?? "[]")
+                }
               }
             }
             if (state === null) outcome = `ignored: task ${rootTaskId} not found`
             else {
-              const applied = applyToTask(
-                state.task,
-                state.runbook,
-                state.snapshots,
-                { name: s.name, payload, expectedStep: s.expected_step },
-                now
-              )
+              const applied = applyToTask(state.task, state.runbook, state.snapshots, signal, now)
               if (applied._tag === "ignored") outcome = `ignored: ${applied.reason}`
               else {
-                for (const e of engineEventsOf(state.task, { name: s.name, payload, expectedStep: s.expected_step }, applied)) {
+                for (const e of engineEventsOf(state.task, signal, applied)) {
                   timeline.push({ ...e, tenantId: s.tenant_id })
                 }
                 state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
                 state.snapshots = applied.snapshots
+                // When the next step became current: decisions that arrived before it were for this one.
+                state.history = advanceHistory(state.history, applied.currentStep, preciseNowMs())
                 dirty = true
                 outcome = "applied"
               }
@@ -313,26 +346,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           else ids.push(Number(s.id))
         }
         yield* flush
-        if (timeline.length > 0) {
-          // Seqs after the task's highest, taken under the write lock this transaction holds: a
-          // client posting one of them afterwards gets the 409 for a different body.
-          const [top] = yield* sql<{ m: number | null }>`SELECT MAX(seq) AS m FROM events WHERE task_id = ${rootTaskId}`
-          const base = top?.m == null ? 0 : Number(top.m)
-          yield* sql`INSERT INTO events ${
-            sql.insert(timeline.map((e, i) => ({
-              task_id: rootTaskId,
-              seq: base + 1 + i,
-              tenant_id: e.tenantId,
-              root_task_id: rootTaskId,
-              type: e.type,
-              source: ENGINE_EVENT_SOURCE,
-              source_label: null,
-              payload: toJson(e.payload),
-              group_key: null,
-              created_at: now
-            })))
-          }`
-        }
+        if (timeline.length > 0) yield* appendToTimeline(sql, timeline[0]!.tenantId, rootTaskId, timeline, now)
         for (const [outcome, ids] of outcomes) {
           yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
             next_attempt_ms = NULL, claimed_by = ${replicaId} WHERE ${sql.in("id", ids)} AND delivered_at IS NULL`

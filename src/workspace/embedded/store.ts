@@ -15,14 +15,14 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
-import { isTerminal, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
 import {
   type Agent,
   type AgentVersion,
@@ -53,7 +53,21 @@ import {
   yieldToEventLoop
 } from "./db.js"
 import { jsonText } from "../../api/jsonText.js"
-import { acceptSignal, isRowAction, type PendingDecision, rowActionAllowed, rowActionOf } from "../engine.js"
+import {
+  acceptSignal,
+  audit,
+  historyStart,
+  isRowAction,
+  newTask,
+  type PendingDecision,
+  rowActionAllowed,
+  rowActionOf,
+  sameEvent,
+  type StepHistory
+} from "../engine.js"
+import { type Attribution, attributionNow } from "../../services/Actor.js"
+import { preciseNowMs } from "../../lib/preciseClock.js"
+import { appendToTimeline } from "./timeline.js"
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
 import { unknownGlService } from "../glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
@@ -170,19 +184,71 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         orElse: () => Effect.void
       })
 
-    /** The signal's task, if it is this tenant's and can take it (approve/reject need a current step). */
-    const checkSignal = (tenantId: string, signal: Workspace.Signal) =>
-      Effect.flatMap(Effect.zipRight(lockTask(signal.taskId), taskOf(tenantId, signal.taskId)), (task) =>
-        (signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.current_step === null)
-          ? Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
-          : Effect.succeed(task))
+    /**
+     * Whether the signal's task takes it, by the engine's one rule (../engine.ts acceptSignal),
+     * inside the write's transaction with the task locked: bound to the step current when its
+     * request arrived. Fails with what the caller must hear; succeeds with the signal to record
+     * (bound and attributed), or undefined for a duplicate (a no-op that succeeds).
+     *
+     * A request's arrival is stamped as Node reads it (src/http/arrival.ts), but the SQLite driver
+     * is synchronous and fibers resume on microtasks: without a break, one request can be read,
+     * decided and applied before the event loop even reads a second one written at the same moment
+     * on another connection, which is then stamped after the task moved (`letArrivalsIn`).
+     */
+    const accept = (tenantId: string, signal: Workspace.Signal, who: Attribution) =>
+      Effect.gen(function*() {
+        yield* lockTask(signal.taskId)
+        const task = yield* taskOf(tenantId, signal.taskId)
+        const pending = yield* pendingDecisions(task.id)
+        const accepted = acceptSignal(
+          { status: task.status, currentStep: task.current_step },
+          fromJson(task.snapshots),
+          signal,
+          pending,
+          {
+            arrivedAt: who.arrivedAt,
+            actor: who.actor,
+            history: fromJson<StepHistory>(task.step_history),
+            runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
+          }
+        )
+        switch (accepted._tag) {
+          case "duplicate":
+            return undefined
+          case "conflict":
+            return yield* Effect.fail(new Conflict({ message: accepted.message }))
+          case "forbidden":
+            return yield* Effect.fail(new Forbidden({ message: accepted.message }))
+          case "badRequest":
+            return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+          case "record":
+            return { task, expectedStep: accepted.expectedStep }
+        }
+      })
 
-    const signalFor = (tenantId: string, task: TaskRow, signal: Workspace.Signal): NewSignal => ({
+    const signalFor = (
+      tenantId: string,
+      bound: { readonly task: TaskRow; readonly expectedStep: string | null },
+      signal: Workspace.Signal,
+      who: Attribution
+    ): NewSignal => ({
       tenantId,
-      rootTaskId: task.id,
+      rootTaskId: bound.task.id,
       signal,
-      expectedStep: task.current_step
+      expectedStep: bound.expectedStep,
+      actor: who.actor ?? null,
+      requestId: who.requestId ?? null
     })
+
+    /**
+     * Before a step-bound write of a request: two turns of the event loop (setImmediate twice),
+     * so that a poll phase passes and every request already in the sockets' buffers is read and
+     * stamped before this one can move the task on. One turn is not enough: it runs in the check
+     * phase of the same loop iteration, before the next poll (measured on the built process: 2
+     * approvals written together then decided both steps in about 1 round of 10).
+     */
+    const letArrivalsIn = (who: Attribution) =>
+      who.arrivedAt === undefined ? Effect.void : Effect.zipRight(yieldToEventLoop, yieldToEventLoop)
 
     /**
      * Every write runs in a transaction, even a single statement: transactions take the write
@@ -243,25 +309,34 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           return result
         }))
 
+    /** A direct row change on the timeline of the row's task (none for a row of no task). */
+    const auditRow = (tenantId: string, row: SubledgerRow, event: ReturnType<typeof audit.rowRejected>) =>
+      row.task_id === null ? Effect.void : appendToTimeline(sql, tenantId, row.task_id, [event], nowIso())
+
     const rejectRowTx = (tenantId: string, ledger: string, rowId: string) =>
       Effect.gen(function*() {
+        const who = yield* attributionNow
         const row = yield* rowOf(tenantId, ledger, rowId)
         const newStatus = yield* fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`)
         // Compare-and-set on the status read: a row another replica changed meanwhile is read again.
         const updated = yield* sql`UPDATE subledger_rows SET status = ${newStatus}
           WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} RETURNING id`
         if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${rowId} in ${ledger}`))
+        yield* auditRow(tenantId, row, audit.rowRejected(row, row.status, newStatus, "direct", who))
         return { status: "OK" as const, rowId, newStatus }
       })
 
     const updateRowTx = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar) =>
       Effect.gen(function*() {
+        const who = yield* attributionNow
         const row = yield* rowOf(tenantId, ledger, rowId)
         const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
-        const fields = { ...rowFields(row), [field]: coerced }
+        const before = rowFields(row)
+        const fields = { ...before, [field]: coerced }
         const updated = yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)}
           WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`
         if (updated.length === 0) return yield* Effect.fail(staleRow(`Row ${rowId} in ${ledger}`))
+        yield* auditRow(tenantId, row, audit.cellEdited(row, field, before[field], coerced, "direct", who))
         return { status: "OK" as const, rowId, field, value: coerced }
       })
 
@@ -398,18 +473,12 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           if (Option.isNone(wf) || (wf.value.tenant_id !== null && wf.value.tenant_id !== tenantId)) {
             return yield* Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
           }
-          const period = input.context.period
-          const task: Workspace.Task = {
-            id: randomUUID(),
-            tenantId,
-            entityId,
-            workflowId: wf.value.id,
-            title: typeof period === "string" ? `${wf.value.name} ${period}` : wf.value.name,
-            status: "IN_PROGRESS",
-            priority: "HIGH",
-            createdAt: nowIso(),
-            currentStep: runbookFromJson(wf.value.runbook)?.steps[0]?.id ?? null
-          }
+          const task = newTask(
+            { id: randomUUID(), tenantId, entityId, createdAt: nowIso() },
+            { id: wf.value.id, name: wf.value.name, runbook: runbookFromJson(wf.value.runbook) },
+            input.context
+          )
+          const who = yield* attributionNow
           yield* sql`INSERT INTO tasks ${
             sql.insert({
               id: task.id,
@@ -422,9 +491,11 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               created_at: task.createdAt,
               current_step: task.currentStep,
               snapshots: "{}",
-              context: toJson(input.context)
+              context: toJson(input.context),
+              step_history: toJson(historyStart(task.currentStep, preciseNowMs()))
             })
           }`
+          yield* appendToTimeline(sql, tenantId, task.id, [audit.taskCreated(task, input.context, who)], task.createdAt)
           return { ...task, context: input.context } satisfies CreatedTask
         }))).pipe(guard("createTask")),
 
@@ -435,46 +506,39 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         ),
 
       signal: (tenantId, signal) =>
-        writeThenDeliver(
-          "signal",
-          idempotent(tenantId, writeFingerprint.signal(signal), Effect.gen(function*() {
-            // Validated now so the caller hears 404/400/409; the engine applies it on delivery.
-            yield* lockTask(signal.taskId)
-            const task = yield* taskOf(tenantId, signal.taskId)
-            const rowAction = isRowAction(signal)
-            const p = rowActionOf(signal.payload)
-            const what = `Row ${p.rowId} in ${p.ledger}`
-            const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
-            const allowed = row === undefined ? undefined : rowActionAllowed(
-              { id: task.id, status: task.status, currentStep: task.current_step },
-              yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null),
-              row.task_id
-            )
-            if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
-            // Bound to its step (../engine.ts): decisions still in the outbox count as taken.
-            const pending = signal.expectedStep === undefined ? [] : yield* pendingDecisions(task.id)
-            const accepted = acceptSignal(
-              { status: task.status, currentStep: task.current_step },
-              fromJson(task.snapshots),
-              signal,
-              pending
-            )
-            if (accepted._tag === "duplicate") return
-            if (accepted._tag === "conflict") return yield* Effect.fail(new Conflict({ message: accepted.message }))
-            if (accepted._tag === "badRequest") {
-              return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
-            }
-            if (row !== undefined) {
-              if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
-              if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
-              else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
-            }
-            yield* outbox.record([{ tenantId, rootTaskId: task.id, signal, expectedStep: accepted.expectedStep }])
-          }))
-        ),
+        Effect.flatMap(attributionNow, (who) =>
+          writeThenDeliver(
+            "signal",
+            idempotent(tenantId, writeFingerprint.signal(signal), Effect.gen(function*() {
+              // Validated now so the caller hears 404/400/403/409; the engine applies it on delivery.
+              yield* lockTask(signal.taskId)
+              const task = yield* taskOf(tenantId, signal.taskId)
+              const rowAction = isRowAction(signal)
+              const p = rowActionOf(signal.payload)
+              const what = `Row ${p.rowId} in ${p.ledger}`
+              const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
+              const allowed = row === undefined ? undefined : rowActionAllowed(
+                { id: task.id, status: task.status, currentStep: task.current_step },
+                yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null),
+                row.task_id
+              )
+              if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
+              // Bound to the step its request saw (../engine.ts): decisions still in the outbox count as taken.
+              const bound = yield* accept(tenantId, signal, who)
+              if (bound === undefined) return
+              if (row !== undefined) {
+                if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
+                if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
+                else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+              }
+              yield* outbox.record([signalFor(tenantId, bound, signal, who)])
+            }))
+          ).pipe(Effect.zipLeft(Effect.void), (self) => Effect.zipRight(letArrivalsIn(who), self))),
 
       appendEvent: (tenantId, taskId, dto) =>
         write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), Effect.gen(function*() {
+          // PostgreSQL: after the engine's and the audit's appends to this task (they lock it too).
+          yield* lockTask(taskId)
           const task = yield* taskOf(tenantId, taskId)
           const payload = toJson(dto.payload)
           const inserted = yield* sql<EventRow>`INSERT INTO events ${
@@ -494,9 +558,10 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           if (inserted[0] !== undefined) return eventOfRow(inserted[0])
           // The seq is taken: a retried identical post gets the stored event, anything else a 409.
           const [existing] = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} AND seq = ${dto.seq}`
-          const same = existing !== undefined && existing.type === dto.type && existing.source === dto.source &&
-            existing.source_label === (dto.sourceLabel ?? null) && existing.group_key === (dto.groupKey ?? null) &&
-            existing.payload === payload
+          const same = existing !== undefined && sameEvent(
+            { type: existing.type, source: existing.source, sourceLabel: existing.source_label, groupKey: existing.group_key, payload: existing.payload },
+            { ...dto, payload }
+          )
           return same
             ? eventOfRow(existing)
             : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
@@ -522,11 +587,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         ),
 
       putDocument: (tenantId, doc, signal) =>
-        writeThenDeliver(
+        Effect.flatMap(attributionNow, (who) =>
+        Effect.zipRight(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
           "putDocument",
           idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), Effect.gen(function*() {
             const task = yield* taskOf(tenantId, doc.taskId)
-            const signalTask = Option.isSome(signal) ? Option.some(yield* checkSignal(tenantId, signal.value)) : Option.none()
+            // Bound to the step its request saw; a duplicate file signal stores the file and signals nothing.
+            const bound = Option.isSome(signal) ? yield* accept(tenantId, signal.value, who) : undefined
             const uploadedAt = new Date()
             const row: DocumentRow & { uploaded_ms: number } = {
               id: randomUUID(),
@@ -543,13 +610,18 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             }
             yield* sql`INSERT INTO documents ${sql.insert({ ...row })}`
             yield* insertChunks(sql, row.id, doc.bytes)
-            if (Option.isSome(signal) && Option.isSome(signalTask)) {
+            const stored = documentOfRow(row)
+            yield* lockTask(task.id)
+            yield* appendToTimeline(sql, tenantId, task.id, [
+              audit.fileStored(stored, Option.isSome(signal) ? signal.value.name : null, who)
+            ], row.uploaded_at)
+            if (Option.isSome(signal) && bound !== undefined) {
               const withRef = { ...signal.value, payload: { ...signal.value.payload, documentRef: row.id } }
-              yield* outbox.record([signalFor(tenantId, signalTask.value, withRef)])
+              yield* outbox.record([signalFor(tenantId, bound, withRef, who)])
             }
-            return documentOfRow(row)
+            return stored
           }))
-        ),
+        ))),
 
       openDocument: (tenantId, documentId) =>
         sql<DocumentRow>`SELECT * FROM documents WHERE id = ${documentId} AND tenant_id = ${tenantId}`.pipe(
@@ -562,13 +634,12 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         ),
 
       ingestData: (tenantId, batch, signal) =>
-        writeThenDeliver(
+        Effect.flatMap(attributionNow, (who) =>
+        Effect.zipRight(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
           "ingestData",
           idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), Effect.gen(function*() {
             const task = yield* taskOf(tenantId, batch.taskId)
-            const signalTask = Option.isSome(signal)
-              ? Option.some(yield* checkSignal(tenantId, { ...signal.value, payload: {} }))
-              : Option.none()
+            const bound = Option.isSome(signal) ? yield* accept(tenantId, { ...signal.value, payload: {} }, who) : undefined
             const createdAt = nowIso()
             const ids = batch.rows.map(() => randomUUID())
             // A group at a time, serialized just before its insert; each insert runs synchronously
@@ -587,20 +658,24 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               }))
               yield* sql`INSERT INTO data_records ${sql.insert(group)}`
             }
-            if (Option.isSome(signal) && Option.isSome(signalTask)) {
+            yield* lockTask(task.id)
+            yield* appendToTimeline(sql, tenantId, task.id, [
+              audit.dataIngested(batch.taskId, batch.kind ?? null, ids, Option.isSome(signal) ? signal.value.name : null, who)
+            ], createdAt)
+            if (Option.isSome(signal) && bound !== undefined) {
               for (let start = 0; start < ids.length; start += INSERT_GROUP) {
                 yield* yieldToEventLoop
                 yield* outbox.record(ids.slice(start, start + INSERT_GROUP).map((rowId) =>
-                  signalFor(tenantId, signalTask.value, {
+                  signalFor(tenantId, bound, {
                     ...signal.value,
                     payload: { rowId, kind: batch.kind ?? null, taskId: batch.taskId }
-                  })
+                  }, who)
                 ))
               }
             }
             return ids.map((id) => ({ id, signaled: Option.isSome(signal) }))
           }))
-        ),
+        ))),
 
       rejectRow: (tenantId, ledger, rowId) =>
         write(idempotent(tenantId, writeFingerprint.rejectRow(ledger, rowId), rejectRowTx(tenantId, ledger, rowId))).pipe(

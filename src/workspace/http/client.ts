@@ -36,6 +36,8 @@ import {
   BadRequestWire,
   Conflict,
   ConflictWire,
+  type Forbidden,
+  ForbiddenWire,
   GatewayTimeout,
   InternalServerError,
   NotFound,
@@ -75,7 +77,7 @@ export interface HttpWorkspaceClientOptions {
   readonly token?: Redacted.Redacted<string> | undefined
 }
 
-type Kept = NotFound | BadRequest | Conflict
+type Kept = NotFound | BadRequest | Conflict | Forbidden
 type KeptTag = Kept["_tag"]
 type KeptOf<K extends KeptTag> = Extract<Kept, { readonly _tag: K }>
 
@@ -143,6 +145,7 @@ const fromCallFailure = (e: unknown): Kept | UpstreamError => {
 
 const errorWires: Readonly<Record<number, (u: unknown) => Effect.Effect<Kept, ParseResult.ParseError>>> = {
   400: Schema.decodeUnknown(BadRequestWire),
+  403: Schema.decodeUnknown(ForbiddenWire),
   404: Schema.decodeUnknown(NotFoundWire),
   409: Schema.decodeUnknown(ConflictWire)
 }
@@ -353,7 +356,12 @@ export const makeHttpWorkspaceClient = (
       getSnapshots: (tenantId, taskId) =>
         call(api.tasks.getSnapshots({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
       signal: (tenantId, signal) =>
-        write((headers) => api.tasks.signal({ path: enc({ tenantId }), headers, payload: signal }), ["NotFound", "BadRequest", "Conflict"]),
+        write((headers) => api.tasks.signal({ path: enc({ tenantId }), headers, payload: signal }), [
+          "NotFound",
+          "BadRequest",
+          "Conflict",
+          "Forbidden"
+        ]),
       appendEvent: (tenantId, taskId, event) =>
         write((headers) => api.tasks.appendEvent({ path: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
       listEvents: (tenantId, taskId, page = {}) =>
@@ -396,7 +404,7 @@ export const makeHttpWorkspaceClient = (
             },
             payload: doc.bytes
           }),
-          ["NotFound", "BadRequest", "Conflict"]
+          ["NotFound", "BadRequest", "Conflict", "Forbidden"]
         ),
       openDocument,
       ingestData: (tenantId, batch, signal) =>
@@ -411,7 +419,7 @@ export const makeHttpWorkspaceClient = (
               ...Option.match(signal, { onNone: () => ({}), onSome: (s) => ({ signal: { taskId: s.taskId, name: s.name } }) })
             }
           }),
-          ["NotFound", "BadRequest", "Conflict"]
+          ["NotFound", "BadRequest", "Conflict", "Forbidden"]
         ),
       rejectRow: (tenantId, ledger, rowId) =>
         write(

@@ -1,0 +1,153 @@
+/**
+ * Issue 21, deliverable 1, on the built process (`npm start`'s dist/main.js and node flags): a
+ * decision applies to the step that was current when its request ARRIVED. Identical decisions
+ * written together on separate keep-alive connections are one decision (every one answers
+ * {ok:true}, the task moves one step); an opposite one written together answers 409 naming
+ * the current step; a decision sent after the client could see the next step applies to it.
+ *
+ * Before the fix the gateway read "the current step" per request, after the first had moved the
+ * task on: 2 approvals together completed both APPROVAL steps (10 of 10 rounds).
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { type RawResponse, sendTogether } from "../support/together.js"
+
+const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
+const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
+const ROUNDS = 10
+
+let dir: string
+let gateway: RunningService
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "decisions-together-"))
+  gateway = await startBuilt({
+    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
+    SVC_SEED_FILE: FIXTURE,
+    SVC_TENANT_SLUG: "acme"
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await gateway?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const newPaymentRun = async () => {
+  const created = await http("POST", `${gateway.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run", context: {} })
+  expect(created.status).toBe(201)
+  return created.body.id as string
+}
+
+const stateOf = async (taskId: string) => {
+  const ui = await http("GET", `${gateway.url}/v1/tasks/${taskId}/ui`)
+  const snapshots = await http("GET", `${gateway.url}/v1/tasks/${taskId}/snapshots`)
+  return { status: ui.body.task.status as string, step: (ui.body.step?.id ?? null) as string | null, decided: Object.keys(snapshots.body) }
+}
+
+const action = (taskId: string, type: "approved" | "rejected") => ({
+  method: "POST",
+  path: `/v1/tasks/${taskId}/action`,
+  body: { type }
+})
+
+const summary = (answers: ReadonlyArray<RawResponse>) => answers.map((a) => `${a.status} ${a.text}`)
+
+describe("decisions written together on separate keep-alive connections (built process)", () => {
+  for (const n of [2, 20]) {
+    it(`${n} identical approvals: every one {ok:true}, the task moves one step (${ROUNDS} rounds)`, async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const taskId = await newPaymentRun()
+        const answers = await sendTogether(gateway.url, Array.from({ length: n }, () => action(taskId, "approved")))
+        expect(summary(answers), `round ${round}`).toEqual(Array.from({ length: n }, () => `200 {"ok":true}`))
+        expect(await stateOf(taskId), `round ${round}`).toEqual({
+          status: "IN_PROGRESS",
+          step: "cfo_approval",
+          decided: ["controller_approval"]
+        })
+      }
+    }, 120_000)
+  }
+
+  it(`an approval and a rejection together: one applies, the other is a 409 naming the current step (${ROUNDS} rounds)`, async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const taskId = await newPaymentRun()
+      const answers = await sendTogether(gateway.url, [
+        action(taskId, round % 2 === 0 ? "approved" : "rejected"),
+        action(taskId, round % 2 === 0 ? "rejected" : "approved")
+      ])
+      const statuses = answers.map((a) => a.status).sort()
+      expect(statuses, `round ${round}: ${summary(answers)}`).toEqual([200, 409])
+      const won = answers[answers.findIndex((a) => a.status === 200)] === answers[0] ? round % 2 === 0 : round % 2 !== 0
+      const lost = answers.find((a) => a.status === 409)!
+      expect(lost.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+      expect(lost.body.message).toMatch(/controller_approval/)
+      const state = await stateOf(taskId)
+      // Approved: at the CFO's step; rejected: FAILED. Never both, never the CFO's step decided.
+      expect(state, `round ${round}`).toEqual(
+        won
+          ? { status: "IN_PROGRESS", step: "cfo_approval", decided: ["controller_approval"] }
+          : { status: "FAILED", step: null, decided: ["controller_approval"] }
+      )
+      expect(lost.body.message).toMatch(won ? /cfo_approval/ : /FAILED/)
+    }
+  }, 120_000)
+
+  it("ten approvals and ten rejections together: one kind applies once, the other kind is 409", async () => {
+    for (let round = 0; round < 3; round++) {
+      const taskId = await newPaymentRun()
+      const requests = Array.from({ length: 20 }, (_, i) => action(taskId, i % 2 === 0 ? "approved" : "rejected"))
+      const answers = await sendTogether(gateway.url, requests)
+      const okTypes = new Set(answers.flatMap((a, i) => a.status === 200 ? [requests[i]!.body.type] : []))
+      expect(okTypes.size, summary(answers).join("\n")).toBe(1)
+      for (const [i, a] of answers.entries()) {
+        expect(a.status, `${i}: ${a.text}`).toBe(requests[i]!.body.type === [...okTypes][0] ? 200 : 409)
+      }
+      const state = await stateOf(taskId)
+      expect(state.decided).toEqual(["controller_approval"])
+    }
+  }, 60_000)
+
+  it("a decision sent after the client saw the next step applies to that step, as before", async () => {
+    const taskId = await newPaymentRun()
+    expect((await sendTogether(gateway.url, [action(taskId, "approved")]))[0]!.status).toBe(200)
+    expect((await stateOf(taskId)).step).toBe("cfo_approval")
+    expect((await sendTogether(gateway.url, [action(taskId, "approved")]))[0]!.status).toBe(200)
+    expect(await stateOf(taskId)).toEqual({
+      status: "IN_PROGRESS",
+      step: "upload_remittance",
+      decided: ["controller_approval", "cfo_approval"]
+    })
+  })
+
+  it("two identical file submissions together complete the upload step once; both files are kept", async () => {
+    const taskId = await newPaymentRun()
+    for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })
+    expect((await stateOf(taskId)).step).toBe("upload_remittance")
+    const upload = {
+      method: "POST",
+      path: `/v1/tasks/${taskId}/files`,
+      body: {
+        source: "remittance",
+        fileName: "remittance.txt",
+        contentType: "text/plain",
+        data: Buffer.from("paid").toString("base64"),
+        signalTaskId: taskId,
+        signalName: "file_submitted"
+      }
+    }
+    const answers = await sendTogether(gateway.url, [upload, upload])
+    expect(answers.map((a) => a.status), summary(answers).join("\n")).toEqual([201, 201])
+    expect(await stateOf(taskId)).toEqual({
+      status: "IN_PROGRESS",
+      step: "release",
+      decided: ["controller_approval", "cfo_approval", "upload_remittance"]
+    })
+    const files = await http("GET", `${gateway.url}/v1/tasks/${taskId}/files`)
+    expect(files.body).toHaveLength(2)
+  })
+})

@@ -1,0 +1,94 @@
+/**
+ * Requests written together, the way a double-click or two clients at once reach a server:
+ * one keep-alive connection per request, all connected (and warmed by a first request) before
+ * any of them is written, then every request written in the same tick of this process.
+ */
+import { connect, type Socket } from "node:net"
+
+export interface RawRequest {
+  readonly method: string
+  readonly path: string
+  readonly body?: unknown
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly text: string
+  /** The parsed JSON body, or undefined when it is empty or not JSON. */
+  readonly body: any
+}
+
+const format = (host: string, r: RawRequest): string => {
+  const body = r.body === undefined ? "" : JSON.stringify(r.body)
+  const headers: Record<string, string> = {
+    host,
+    connection: "keep-alive",
+    ...(r.body !== undefined ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } : {}),
+    ...r.headers
+  }
+  return `${r.method} ${r.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("")}\r\n${body}`
+}
+
+/** Reads one response (Content-Length framed, as the gateway's JSON answers are) off a socket. */
+const readResponse = (socket: Socket): Promise<RawResponse> =>
+  new Promise((resolve, reject) => {
+    let buffer = Buffer.alloc(0)
+    const onData = (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk])
+      const end = buffer.indexOf("\r\n\r\n")
+      if (end < 0) return
+      const head = buffer.subarray(0, end).toString("latin1").split("\r\n")
+      const status = Number(head[0]!.split(" ")[1])
+      const headers: Record<string, string> = {}
+      for (const line of head.slice(1)) {
+        const i = line.indexOf(":")
+        headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim()
+      }
+      const length = Number(headers["content-length"] ?? "0")
+      if (buffer.length < end + 4 + length) return
+      const text = buffer.subarray(end + 4, end + 4 + length).toString("utf8")
+      socket.off("data", onData)
+      socket.off("error", reject)
+      let body: unknown = undefined
+      try {
+        body = text === "" ? undefined : JSON.parse(text)
+      } catch {
+        body = undefined
+      }
+      resolve({ status, headers, text, body })
+    }
+    socket.on("data", onData)
+    socket.once("error", reject)
+  })
+
+/**
+ * Sends each request on its own connection to `url`'s host, all written in one tick, and
+ * returns the answers in order. The connections are closed afterwards.
+ */
+export const sendTogether = async (url: string, requests: ReadonlyArray<RawRequest>): Promise<Array<RawResponse>> => {
+  const { hostname, port } = new URL(url)
+  const host = `${hostname}:${port}`
+  const sockets = await Promise.all(requests.map(() =>
+    new Promise<Socket>((resolve, reject) => {
+      const s = connect(Number(port), hostname, () => resolve(s))
+      s.setNoDelay(true)
+      s.once("error", reject)
+    })
+  ))
+  try {
+    // A first exchange on each: the connection is fully set up (accepted, parser ready) before the race.
+    await Promise.all(sockets.map((s) => {
+      const answer = readResponse(s)
+      s.write(format(host, { method: "GET", path: "/v1/health" }))
+      return answer
+    }))
+    const answers = sockets.map((s) => readResponse(s))
+    const wire = requests.map((r) => format(host, r))
+    for (let i = 0; i < sockets.length; i++) sockets[i]!.write(wire[i]!)
+    return await Promise.all(answers)
+  } finally {
+    for (const s of sockets) s.destroy()
+  }
+}
