@@ -3,7 +3,7 @@
  * read once as bytes, checked and parsed here; the router then gets a request whose `json` is
  * the checked value, so no handler, schema or error formatter ever meets unchecked input:
  *
- * - media type: a body must be `application/json`, charset UTF-8 if named: 415;
+ * - media type: a body must say `application/json`, charset UTF-8 if named (no type: 415 too);
  * - encoding: invalid UTF-8 is refused (it would be stored as U+FFFD, not as sent): 400;
  * - syntax: malformed JSON is a 400 with the parser's reason;
  * - depth: nesting past `maxDepth` is a 400 naming the limit (nothing recursive downstream can
@@ -31,8 +31,11 @@ export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
-/** `application/json` (what every document declares), with at most a UTF-8 charset. */
-const isJsonMediaType = (header: string): boolean => {
+/**
+ * `application/json` (what every document declares), with at most a UTF-8 charset; any case,
+ * any other parameters. Linear: split and compare, no pattern that could backtrack.
+ */
+export const isJsonMediaType = (header: string): boolean => {
   const [essence, ...params] = header.split(";")
   const type = essence!.trim().toLowerCase()
   if (type !== "application/json") return false
@@ -40,6 +43,14 @@ const isJsonMediaType = (header: string): boolean => {
     const [name, value = ""] = p.split("=", 2)
     return name!.trim().toLowerCase() !== "charset" || /^"?utf-8"?$/i.test(value.trim())
   })
+}
+
+/** The 415 for a body whose Content-Type (or its absence) is not JSON, naming what was sent. */
+export const unsupportedMediaType = (contentType: string | undefined): UnsupportedMediaType => {
+  const shown = contentType === undefined
+    ? "no Content-Type"
+    : JSON.stringify(contentType.length > 64 ? `${contentType.slice(0, 64)}…` : contentType)
+  return new UnsupportedMediaType({ message: `Content-Type must be application/json (UTF-8); got ${shown}` })
 }
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
@@ -55,15 +66,11 @@ export const parseJsonBody = (
   maxDepth: number
 ): ParsedBody => {
   if (bytes.byteLength === 0) return { ok: true, value: {}, text: "" }
-  // No Content-Type is read as JSON, as the contract's only body type.
-  if (contentType !== undefined && !isJsonMediaType(contentType)) {
-    const shown = contentType.length > 64 ? `${contentType.slice(0, 64)}…` : contentType
-    return {
-      ok: false,
-      error: new UnsupportedMediaType({
-        message: `Content-Type must be application/json (UTF-8); got ${JSON.stringify(shown)}`
-      })
-    }
+  // A body without a type is refused too: it is what a page on another site can send with no
+  // CORS preflight (a Blob in a no-cors fetch, sendBeacon), so reading it as JSON let any site
+  // write (src/http/crossSite.ts).
+  if (contentType === undefined || !isJsonMediaType(contentType)) {
+    return { ok: false, error: unsupportedMediaType(contentType) }
   }
   let text: string
   if (isAscii(bytes)) {

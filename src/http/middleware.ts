@@ -2,17 +2,19 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { cors, CORS_OFF } from "../observability/cors.js"
+import { cors, CORS_OFF, originAllowed } from "../observability/cors.js"
 import { observeRequests } from "../observability/requests.js"
 import { Observability } from "../observability/settings.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { limitDeclaredBody } from "./bodyLimit.js"
+import { refuseCrossSite } from "./crossSite.js"
 import { shapeErrors } from "./errorResponse.js"
 import { checkedJsonBodies } from "./jsonInput.js"
 import { requestScope } from "./requestScope.js"
 
 /**
- * Api-wide middleware: oversized bodies answer 413 (a declared Content-Length here; chunked
+ * Api-wide middleware: writes from other sites answer 403 and bodies that are not JSON 415
+ * (crossSite.ts), oversized bodies answer 413 (a declared Content-Length here; chunked
  * bodies are capped by the Node server, nodeServer.ts), every body passes the one JSON input
  * check (jsonInput.ts) before routing, every request then gets its deadline and every write
  * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
@@ -30,7 +32,10 @@ export const GatewayMiddleware = Layer.unwrapEffect(
     const observe = observeRequests(
       observability === undefined ? {} : { line: observability.line, log: observability.settings.log }
     )
-    const withCors = cors(observability?.settings.cors ?? CORS_OFF)
-    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(limit(checked(scoped(app)))))))
+    const corsSettings = observability?.settings.cors ?? CORS_OFF
+    const withCors = cors(corsSettings)
+    // Before any body is read: no writes from other sites, no body but JSON (crossSite.ts).
+    const sameSite = refuseCrossSite(originAllowed(corsSettings))
+    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(limit(checked(scoped(app))))))))
   })
 )

@@ -108,17 +108,27 @@ const preflightHeaders = (origin: string, settings: CorsSettings): Record<string
 })
 
 /**
+ * Whether a request's Origin is one SVC_CORS_ORIGINS allows (any but `null` with `*`). Also
+ * what lets a page on another site write (src/http/crossSite.ts).
+ */
+export const originAllowed = (settings: CorsSettings): (origin: string | undefined) => boolean => {
+  const any = settings.origins.includes("*")
+  const allowed = new Set(settings.origins)
+  // `null` is an opaque origin (a sandboxed frame, a file: or data: page): never one listed.
+  return (origin) => origin !== undefined && origin !== "null" && (any || allowed.has(origin))
+}
+
+/**
  * The CORS middleware for `settings`; the identity when CORS is off (no cost per request).
  */
 export const cors = (settings: CorsSettings) => {
   if (settings.origins.length === 0) return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => app
   const any = settings.origins.includes("*")
-  const allowed = new Set(settings.origins)
+  const allows = originAllowed(settings)
   /** The Access-Control-Allow-Origin value for a request's Origin, or undefined when not allowed. */
   const allowOrigin = (origin: string | undefined): string | undefined => {
-    if (origin === undefined || origin === "null") return undefined
-    if (any) return settings.credentials ? origin : "*"
-    return allowed.has(origin) ? origin : undefined
+    if (!allows(origin)) return undefined
+    return any && !settings.credentials ? "*" : origin
   }
   const simple = (origin: string): Record<string, string> => ({
     "access-control-allow-origin": origin,

@@ -1,0 +1,141 @@
+/**
+ * No writes from other sites. A browser sends some requests to any origin without asking it
+ * first (no CORS preflight): a form post, `navigator.sendBeacon`, a `no-cors` fetch. Such a
+ * request carries whatever ambient trust the browser has here (cookies at the edge, a position
+ * on the network), so a page on any site could approve a step or reject a row for the person
+ * who opened it. Two checks, both on the request's headers, before its body is read:
+ *
+ * 1. A write (POST, PUT, PATCH, DELETE) from another site is refused, 403, unless its Origin is
+ *    listed in SVC_CORS_ORIGINS (OWASP CSRF cheat sheet: Fetch Metadata, then Origin):
+ *    - `Sec-Fetch-Site` (every current browser sends it): `same-origin` and `none` (the user's
+ *      own navigation) pass; `cross-site`, `same-site` (a sibling subdomain, or this host on
+ *      another port: not this origin, so not trusted either) and any unknown value are refused.
+ *    - No `Sec-Fetch-Site` (an older browser, or no browser): the request's source, its Origin
+ *      or else its Referer, must be this host (`Host`, or `X-Forwarded-Host` behind a proxy);
+ *      `Origin: null` (a sandboxed frame, a file: page) is refused. A request with neither
+ *      header passes: curl, the CLI, the typed client and MCP SDK clients send none, and a
+ *      browser always sends one of them on a cross-site write.
+ * 2. A request with a body (Content-Length > 0, or Transfer-Encoding) must say
+ *    `application/json` (src/http/jsonInput.ts decides which values are): 415 otherwise. A page
+ *    can send no other type without a preflight, so no body from another site is ever read.
+ *    (jsonInput.ts checks the type again for the bytes it actually reads.)
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import type { UnsupportedMediaType } from "../api/errors.js"
+import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** The headers the decision reads (names lower-case, as Node gives them). */
+export type RequestHeaders = Readonly<Record<string, string | undefined>>
+
+const quoted = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s)
+
+/** The origin (scheme://host[:port]) of a URL, or undefined when it is not an http(s) URL. */
+const originOf = (url: string): string | undefined => {
+  try {
+    const u = new URL(url)
+    return u.protocol === "http:" || u.protocol === "https:" ? u.origin : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `origin` names the host this request was sent to (default ports compared as such). */
+const isOwnHost = (origin: string, headers: RequestHeaders): boolean => {
+  let source: URL
+  try {
+    source = new URL(origin)
+  } catch {
+    return false
+  }
+  // X-Forwarded-Host: set by a proxy in front; a page cannot add it without a preflight.
+  const hosts = [headers["host"], headers["x-forwarded-host"]?.split(",")[0]]
+  return hosts.some((host) => {
+    if (host === undefined || host.trim() === "") return false
+    try {
+      return new URL(`${source.protocol}//${host.trim()}`).host === source.host
+    } catch {
+      return false
+    }
+  })
+}
+
+/**
+ * Why a write must be refused as cross-site, or undefined when it may go on. `allows` says
+ * whether an Origin is listed in SVC_CORS_ORIGINS (cors.ts `originAllowed`).
+ */
+export const crossSiteRefusal = (
+  method: string,
+  headers: RequestHeaders,
+  allows: (origin: string | undefined) => boolean
+): string | undefined => {
+  if (!WRITE_METHODS.has(method.toUpperCase())) return undefined
+  const origin = headers["origin"]
+  const site = headers["sec-fetch-site"]?.trim().toLowerCase()
+  const refused = (from: string, why: string) =>
+    `Cross-site write refused: ${method.toUpperCase()} from ${from} (${why}); ` +
+    "a page on another site may write only when its origin is listed in SVC_CORS_ORIGINS"
+  if (site !== undefined) {
+    if (site === "same-origin" || site === "none") return undefined
+    if (allows(origin)) return undefined
+    return refused(
+      origin === undefined ? "a page with no Origin" : `origin ${quoted(origin)}`,
+      `Sec-Fetch-Site: ${site === "cross-site" || site === "same-site" ? site : quoted(site)}`
+    )
+  }
+  // No fetch metadata: judge by where the request says it comes from, if it says.
+  if (origin !== undefined) {
+    if (origin !== "null" && (isOwnHost(origin, headers) || allows(origin))) return undefined
+    return refused(`origin ${quoted(origin)}`, "not this host")
+  }
+  const referer = headers["referer"]
+  if (referer !== undefined) {
+    const from = originOf(referer)
+    if (from !== undefined && (isOwnHost(from, headers) || allows(from))) return undefined
+    return refused(`a page on ${quoted(from ?? referer)}`, "Referer not this host, no Origin")
+  }
+  return undefined
+}
+
+/** Whether a request carries a body, by its framing headers (before anything is read). */
+export const hasBody = (headers: RequestHeaders): boolean => {
+  if (headers["transfer-encoding"] !== undefined) return true
+  const length = headers["content-length"]
+  return length !== undefined && Number(length) > 0
+}
+
+const forbidden = (message: string) =>
+  HttpServerResponse.unsafeJson(
+    { statusCode: 403, message, error: "Forbidden" },
+    { status: 403, headers: { "cache-control": "no-store" } }
+  )
+
+/**
+ * The middleware: refuses cross-site writes (403) and bodies that are not JSON (415) before
+ * the request reaches the body reader or any route. `allows`: cors.ts `originAllowed(settings)`.
+ */
+export const refuseCrossSite = (allows: (origin: string | undefined) => boolean) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<
+  HttpServerResponse.HttpServerResponse,
+  E | UnsupportedMediaType,
+  R | HttpServerRequest.HttpServerRequest
+> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<
+    HttpServerResponse.HttpServerResponse,
+    E | UnsupportedMediaType,
+    R
+  > => {
+    const headers = request.headers
+    const refusal = crossSiteRefusal(request.method, headers, allows)
+    if (refusal !== undefined) return Effect.succeed(forbidden(refusal))
+    if (hasBody(headers)) {
+      const type = headers["content-type"]
+      if (type === undefined || !isJsonMediaType(type)) return Effect.fail(unsupportedMediaType(type))
+    }
+    return app
+  })
