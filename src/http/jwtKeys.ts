@@ -77,8 +77,9 @@ const remoteKeys = (jose: Jose, url: URL, options: KeySetOptions): JWTVerifyGetK
     if (stale?.source !== jwks) stale = { source: jwks, keys: jose.createLocalJWKSet(jwks) }
     return stale.keys
   }
+  const backoffMs = Math.min(FAILED_FETCH_BACKOFF_MS, Math.max(options.cooldownMs, 1000))
   return async (header, token) => {
-    if (Date.now() - failedAt < Math.min(FAILED_FETCH_BACKOFF_MS, Math.max(options.cooldownMs, 1000))) {
+    if (Date.now() - failedAt < backoffMs) {
       const keys = staleKeys()
       if (keys !== undefined) return keys(header, token)
       throw failure!
@@ -87,9 +88,11 @@ const remoteKeys = (jose: Jose, url: URL, options: KeySetOptions): JWTVerifyGetK
       return await remote(header, token)
     } catch (e) {
       if (!isSourceFailure(e)) throw e
+      // Requests that waited on the same fetch fail together: one warning.
+      const first = Date.now() - failedAt >= backoffMs
       failedAt = Date.now()
       failure = new KeysUnavailable(`the key set at ${url.href} could not be fetched: ${reason(e)}`)
-      options.onWarning(`${failure.message}${remote.jwks() !== undefined ? "; the keys already held stay in use" : ""}`)
+      if (first) options.onWarning(`${failure.message}${remote.jwks() !== undefined ? "; the keys already held stay in use" : ""}`)
       const keys = staleKeys()
       if (keys !== undefined) return keys(header, token)
       throw failure

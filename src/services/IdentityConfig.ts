@@ -64,7 +64,9 @@ const NOT_AN_ACTOR_HEADER = new Set(["authorization", "proxy-authorization", "co
 /** A JWT claim name as used here: a top-level member. */
 const CLAIM = /^[\x21-\x7e]{1,64}$/
 
-const invalid = (name: string, message: string) => ConfigError.InvalidData([], `${name} ${message}`)
+/** A problem as failStart prints it: `NAME="value": ...` or `NAME is ...`. */
+const invalid = (name: string, message: string) =>
+  ConfigError.InvalidData([], `${name}${message.startsWith("=") ? "" : " "}${message}`)
 
 const show = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
 

@@ -67,7 +67,7 @@ export interface SigningKey {
   readonly jwk: JWK
 }
 
-export const makeKey = async (kid = randomUUID(), alg: "RS256" | "ES256" = "ES256"): Promise<SigningKey> => {
+export const makeKey = async (kid: string = randomUUID(), alg: "RS256" | "ES256" = "ES256"): Promise<SigningKey> => {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true })
   return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: "sig" } }
 }
