@@ -37,7 +37,6 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
  * read as UTF-8. Undefined when those bytes are not UTF-8.
  */
 export const headerText = (raw: string): string | undefined => {
-  // eslint-disable-next-line no-control-regex
   if (!/[^\x00-\x7f]/.test(raw)) return raw
   try {
     return fatalUtf8.decode(Buffer.from(raw, "latin1"))
