@@ -6,6 +6,7 @@ import * as Command from "@effect/cli/Command"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import { isApiError } from "../api/errors.js"
 import { isNotImplemented } from "../client/registry.js"
@@ -56,10 +57,19 @@ export const reportFailure = (error: unknown): Effect.Effect<number> => {
       const why = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.reason
       return Effect.as(printError(`cannot reach the service (${target}): ${why}`), EXIT.apiError)
     }
-    return Effect.as(
-      printError(`unexpected response ${error.response.status} from ${target}${error.description ? `: ${error.description}` : ""}`),
-      EXIT.apiError
-    )
+    // A status the contract does not declare (the 401/403 of an edge identity set-up, say):
+    // its body is still in the error shape most of the time, and says why.
+    return Effect.flatMap(Effect.option(error.response.json), (body) => {
+      const shaped = Option.getOrUndefined(body) as { statusCode?: unknown; message?: unknown; error?: unknown } | undefined
+      return Effect.as(
+        printError(
+          typeof shaped?.message === "string" && typeof shaped.error === "string"
+            ? `${shaped.message} [${error.response.status} ${shaped.error}]`
+            : `unexpected response ${error.response.status} from ${target}${error.description ? `: ${error.description}` : ""}`
+        ),
+        EXIT.apiError
+      )
+    })
   }
   if (ParseResult.isParseError(error)) {
     return Effect.as(printError(`unexpected response body: ${ParseResult.TreeFormatter.formatErrorSync(error)}`), EXIT.apiError)

@@ -1,6 +1,6 @@
 /**
  * The arguments as @effect/cli wants them: the command path first, then everything else. The
- * global options (--url, --admin-url, --json) may also stand before the command or between its
+ * global options (--url, --admin-url, --actor, --actor-header, --json) may also stand before the command or between its
  * words (`svc --json tasks list <id>`); they are moved after the command path. Also tells
  * whether help (-h, --help) or the version (--version, before any command) was asked for.
  * Nothing after `--` is looked at.
@@ -15,7 +15,7 @@ export interface NormalizedArgs {
   readonly version: boolean
 }
 
-const GLOBAL_WITH_VALUE = new Set(["--url", "--admin-url"])
+const GLOBAL_WITH_VALUE = new Set(["--url", "--admin-url", "--actor", "--actor-header"])
 const GLOBAL_FLAGS = new Set(["--json"])
 const HELP = new Set(["-h", "--help"])
 

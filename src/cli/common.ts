@@ -1,24 +1,27 @@
 /**
  * What every command shares: the connection options (`--url` / SVC_URL for the gateway;
  * `--admin-url` / SVC_ADMIN_URL and the SVC_ADMIN_TOKEN bearer token for the agent registry on
- * the admin listener; `--json`), the clients built from them, output helpers and the two
+ * the admin listener; `--json`; who acts: `--actor` / SVC_ACTOR in the `--actor-header` /
+ * SVC_ACTOR_HEADER header, and SVC_TOKEN as a bearer token), the clients built from them, output helpers and the two
  * failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
-import type * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Config from "effect/Config"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 import { type GatewayClient, makeGatewayClient, makeRegistryClient, type RegistryClient } from "../client/index.js"
 import { NotFound } from "../api/errors.js"
 import { TaskId, Uuid } from "../api/ids.js"
+import { actorProblem, headerBytes } from "../services/actorValue.js"
 
 export const DEFAULT_URL = "http://127.0.0.1:3000"
 /** The embedded gateway's admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT defaults). */
@@ -56,7 +59,54 @@ const adminToken = Config.option(Config.redacted(Config.nonEmptyString("SVC_ADMI
 
 const json = Options.boolean("json").pipe(Options.withDescription("Print JSON (for scripts) instead of tables"))
 
-const gatewayOptions = { url, json }
+// Who acts, for a gateway behind an edge that names the actor (README "Identity: who acts").
+const actor = Options.text("actor").pipe(
+  Options.withFallbackConfig(Config.string("SVC_ACTOR")),
+  Options.optional,
+  Options.withDescription("The actor to name to the gateway, sent in the --actor-header header (default: SVC_ACTOR)")
+)
+
+const actorHeader = Options.text("actor-header").pipe(
+  Options.withFallbackConfig(Config.string("SVC_ACTOR_HEADER")),
+  Options.optional,
+  Options.withDescription("The header the gateway reads the actor from (default: SVC_ACTOR_HEADER, the gateway's setting)")
+)
+
+/** A bearer token for a gateway that verifies JWTs (SVC_JWT_JWKS); environment only, like SVC_ADMIN_TOKEN. */
+const bearerToken = Config.option(Config.redacted(Config.nonEmptyString("SVC_TOKEN")))
+
+const gatewayOptions = { url, json, actor, actorHeader }
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** The headers every call to the gateway carries: the actor (in its header) and SVC_TOKEN, when given. */
+const edgeHeaders = (common: { readonly actor: Option.Option<string>; readonly actorHeader: Option.Option<string> }) =>
+  Effect.gen(function*() {
+    const headers: Record<string, string> = {}
+    const token = yield* bearerToken.pipe(Effect.catchAll((e) => usage(`SVC_TOKEN: ${e.message}`)))
+    if (Option.isSome(token)) headers["authorization"] = `Bearer ${Redacted.value(token.value)}`
+    if (Option.isNone(common.actor)) return headers
+    if (Option.isNone(common.actorHeader)) {
+      return yield* usage("--actor: name the header the gateway reads it from with --actor-header (or SVC_ACTOR_HEADER)")
+    }
+    const name = common.actorHeader.value.trim()
+    if (!HEADER_NAME.test(name)) return yield* usage(`--actor-header: "${name}" is not a header name`)
+    const problem = actorProblem(common.actor.value)
+    if (problem !== undefined) return yield* usage(`--actor: the actor ${problem}`)
+    // Header values are bytes: the name's UTF-8 (the gateway reads it back as UTF-8).
+    headers[name.toLowerCase()] = headerBytes(common.actor.value)
+    return headers
+  })
+
+/** `effect` with every HttpClient request carrying `headers`. */
+const withHeaders = (headers: Record<string, string>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Object.keys(headers).length === 0
+    ? effect
+    : Effect.provideServiceEffect(
+      effect,
+      HttpClient.HttpClient,
+      Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setHeaders(headers)))
+    )
 const registryOptions = { adminUrl, json }
 
 // ---------------------------------------------------------------------------------------------
@@ -119,7 +169,8 @@ export const gatewayCommand = <const Name extends string, const C extends Comman
   handler: Handler<C, Ctx, E, R>
 ) =>
   Command.make(name, { common: gatewayOptions, args: config }, (parsed: any) =>
-    Effect.flatMap(makeCtx(parsed.common), (ctx) => handler(parsed.args, ctx))).pipe(
+    Effect.flatMap(edgeHeaders(parsed.common), (headers) =>
+      withHeaders(headers)(Effect.flatMap(makeCtx(parsed.common), (ctx) => handler(parsed.args, ctx))))).pipe(
       Command.withDescription(description)
     ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError, unknown>
 

@@ -230,7 +230,9 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
 const COMMON: Record<"gateway" | "registry", ReadonlyArray<readonly [string, string]>> = {
   gateway: [
     ["--url <url>", "The gateway (default: SVC_URL, else http://127.0.0.1:3000)"],
-    ["--json", "Print the answer as JSON (only JSON on stdout)"]
+    ["--json", "Print the answer as JSON (only JSON on stdout)"],
+    ["--actor <name>", "Who acts, sent in the --actor-header header (default: SVC_ACTOR)"],
+    ["--actor-header <name>", "That header's name (default: SVC_ACTOR_HEADER)"]
   ],
   registry: [
     ["--admin-url <url>", "The admin listener (default: SVC_ADMIN_URL, else http://127.0.0.1:3001)"],
@@ -265,6 +267,7 @@ const topHelp = (version: string): string => {
       ["--version", "Print the version"]
     ]),
     "",
+    "SVC_TOKEN (environment only), when set, is sent to the gateway as a bearer token.",
     "Exit codes: 0 success; 1 an API error, an unreachable service or a timeout; 2 a usage error.",
     "Run `svc <command> --help` for a command's arguments and options."
   ].join("\n")

@@ -5,10 +5,12 @@ import * as Option from "effect/Option"
 import { cors, CORS_OFF, originAllowed } from "../observability/cors.js"
 import { observeRequests } from "../observability/requests.js"
 import { Observability } from "../observability/settings.js"
+import { IdentityConfig, identityConfigFromEnv } from "../services/IdentityConfig.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { limitDeclaredBody } from "./bodyLimit.js"
 import { refuseCrossSite } from "./crossSite.js"
 import { shapeErrors } from "./errorResponse.js"
+import { identityMiddleware } from "./identity.js"
 import { checkedJsonBodies } from "./jsonInput.js"
 import { requestScope } from "./requestScope.js"
 
@@ -18,6 +20,7 @@ import { requestScope } from "./requestScope.js"
  * bodies are capped by the Node server, nodeServer.ts), every body passes the one JSON input
  * check (jsonInput.ts) before routing, every request then gets its deadline and every write
  * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
+ * Before the body is touched: who acts (identity.ts; off unless SVC_ACTOR_HEADER or SVC_JWT_JWKS).
  * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
  */
 export const GatewayMiddleware = Layer.unwrapEffect(
@@ -26,6 +29,9 @@ export const GatewayMiddleware = Layer.unwrapEffect(
     const limit = limitDeclaredBody(config.maxBodyBytes)
     const checked = checkedJsonBodies(config.maxJsonDepth)
     const scoped = requestScope(config.requestDeadlineMs)
+    // Settings read at start (a test may provide them); a bad one stops the start naming it.
+    const identitySettings = Option.getOrUndefined(yield* Effect.serviceOption(IdentityConfig)) ?? (yield* identityConfigFromEnv)
+    const identify = yield* identityMiddleware(identitySettings, config.tenantSlug)
     // Outermost: the request's id, log line and metrics (src/observability/requests.ts), then
     // CORS (off unless SVC_CORS_ORIGINS), both seeing every answer, errors included.
     const observability = Option.getOrUndefined(yield* Effect.serviceOption(Observability))
@@ -36,6 +42,6 @@ export const GatewayMiddleware = Layer.unwrapEffect(
     const withCors = cors(corsSettings)
     // Before any body is read: no writes from other sites, no body but JSON (crossSite.ts).
     const sameSite = refuseCrossSite(originAllowed(corsSettings))
-    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(limit(checked(scoped(app))))))))
+    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(identify(limit(checked(scoped(app)))))))))
   })
 )

@@ -24,10 +24,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { CurrentRequest } from "../observability/requestContext.js"
+import { withActor } from "../services/Actor.js"
 import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
 import { McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
+import { agentSource } from "./timeline.js"
 import { TOOLS } from "./tools.js"
 
 import { MCP_PATH } from "./route.js"
@@ -146,8 +148,11 @@ export const makeMcpHandler = Effect.gen(function*() {
     for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
     const webRequest = new Request(url, { method: "POST", headers })
 
-    // This request's fiber refs (deadline, log annotations) with the tools' services.
-    const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services)
+    // This request's fiber refs (deadline, log annotations, the agent as the actor: every write
+    // a tool makes records `agent:<uuid>`) with the tools' services.
+    const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services).pipe(
+      withActor(agentSource(auth.right.agent))
+    )
     const server = makeServer(listings, { agent: auth.right.agent, tenant: auth.right.tenant, origin: url.origin }, toolRuntime)
     const app = HttpApp.fromWebHandler((req) => serveMcp(req, body, auth.right, server))
     return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(webRequest)).pipe(

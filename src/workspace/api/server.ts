@@ -36,6 +36,7 @@ import { lazyRoutes } from "../../http/lazyRoutes.js"
 import { RouterConfigLive, withRouterConfig } from "../../http/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "./documents.js"
+import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "./errors.js"
 import type { WorkspaceExtras } from "./extras.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "./WorkspaceApi.js"
@@ -164,6 +165,7 @@ const notImplemented = (e: NotImplemented) =>
 /**
  * A declared Content-Length over the limit answers 413 before a byte is read; chunked bodies
  * are capped while read. Every failure then leaves in the spec's error shape (501 included).
+ * The handlers run on behalf of the actor the gateway names in x-svc-actor (./forwardedActor.ts).
  * (The gateway's own middleware does the same with its TenantConfig limit.)
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
@@ -172,14 +174,14 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
   return HttpApiBuilder.middleware((app) =>
     shapeErrors(
       limit(
-        checked(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
+        checked(forwardedActor(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
             return Option.isSome(failure) && isNotImplemented(failure.value)
               ? Effect.succeed(notImplemented(failure.value))
               : Effect.failCause(cause)
           })
-        ))
+        )))
       )
     )
   )

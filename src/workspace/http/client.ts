@@ -48,6 +48,8 @@ import {
 import { randomUUID } from "node:crypto"
 import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
 import { upstreamHeaders } from "../../observability/requestContext.js"
+import { ACTOR_FORWARD_HEADER, actorNow } from "../../services/Actor.js"
+import { encodeActorHeader } from "../../services/actorValue.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
 import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../api/documents.js"
@@ -200,9 +202,14 @@ export const makeHttpWorkspaceClient = (
     const http = (yield* HttpClient.HttpClient).pipe(
       options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true),
       token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))),
-      // The request's x-request-id (and the caller's traceparent when not tracing) on every call.
+      // The request's x-request-id (and the caller's traceparent when not tracing) on every call,
+      // and who acts (x-svc-actor, src/services/Actor.ts) when someone is named.
       HttpClient.mapRequestEffect((request) =>
-        Effect.map(upstreamHeaders(options.tracing === true), (headers) => HttpClientRequest.setHeaders(request, headers)))
+        Effect.zipWith(upstreamHeaders(options.tracing === true), actorNow, (headers, actor) =>
+          HttpClientRequest.setHeaders(
+            request,
+            actor === undefined ? headers : { ...headers, [ACTOR_FORWARD_HEADER]: encodeActorHeader(actor) }
+          )))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http,

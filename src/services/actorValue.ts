@@ -1,0 +1,69 @@
+/**
+ * What an actor may be, wherever it comes from (the edge's actor header, a JWT claim, the
+ * `x-svc-actor` header an HTTP workspace receives), and how it travels in a header.
+ *
+ * An actor is visible text: 1 to MAX_ACTOR_LENGTH characters, no control or format characters
+ * (bidirectional overrides included), no surrogate halves, no leading or trailing space. The
+ * prefix `agent:` is the agent tool server's (`agent:<uuid>`, src/mcp): the edge cannot name an
+ * actor that reads as an agent. Nothing is ever cut or cleaned: a bad value is refused.
+ */
+import { MAX_ACTOR_LENGTH } from "./Actor.js"
+
+/** The prefix of the actors the agent tool server names; refused from the edge. */
+export const AGENT_ACTOR_PREFIX = "agent:"
+
+// Cc controls, Cf format (bidi overrides, zero-width), Zl/Zp separators, Cs lone surrogates,
+// Co private use, Cn unassigned: none is visible text. One character class: linear time.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}]/u
+const EDGE_SPACE = /^\s|\s$/u
+
+/** Why `value` is not an actor (a phrase), or undefined when it is one. */
+export const actorProblem = (value: string, options: { readonly agentAllowed?: boolean } = {}): string | undefined => {
+  if (value.length === 0) return "is empty"
+  if (value.length > MAX_ACTOR_LENGTH) return `is ${value.length} characters long; at most ${MAX_ACTOR_LENGTH} are accepted`
+  if (INVISIBLE.test(value)) return "holds a control or invisible character"
+  if (EDGE_SPACE.test(value)) return "starts or ends with white space"
+  if (options.agentAllowed !== true && value.startsWith(AGENT_ACTOR_PREFIX)) {
+    return `starts with "${AGENT_ACTOR_PREFIX}", which names agents of the tool server only`
+  }
+  return undefined
+}
+
+const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
+
+/**
+ * A request header's value as text. Node hands header bytes over one character per byte
+ * (latin1); a proxy sends a non-ASCII name as UTF-8 bytes, so a value with bytes above 0x7f is
+ * read as UTF-8. Undefined when those bytes are not UTF-8.
+ */
+export const headerText = (raw: string): string | undefined => {
+  if (!/[^\x00-\x7f]/.test(raw)) return raw
+  try {
+    return fatalUtf8.decode(Buffer.from(raw, "latin1"))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The actor as a header value: printable ASCII as is (`jane@example.com`, `agent:<uuid>`),
+ * `%` and every other character percent-encoded as UTF-8. Header values carry bytes, not text.
+ */
+export const encodeActorHeader = (actor: string): string =>
+  actor.replace(/[^\x20-\x24\x26-\x7e]+/gu, (run) => encodeURIComponent(run))
+
+/** The actor a header value sent by encodeActorHeader names; undefined when malformed. */
+export const decodeActorHeader = (wire: string): string | undefined => {
+  try {
+    return decodeURIComponent(wire)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A header value as text for a client that sends it (the CLI): Node writes a header string one
+ * byte per character, so the UTF-8 bytes of the text go as latin1 characters (read back by
+ * `headerText`).
+ */
+export const headerBytes = (text: string): string => Buffer.from(text, "utf8").toString("latin1")

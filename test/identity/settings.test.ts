@@ -1,0 +1,86 @@
+/**
+ * The identity settings: off by default, and a set-up that is half there refuses to start with
+ * one line per problem (src/http/failStart.ts prints them), on the built process too.
+ */
+import { describe, expect, it } from "vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { describeStartFailure } from "../../src/http/failStart.js"
+import { identityConfigFromEnv } from "../../src/services/IdentityConfig.js"
+import { startBuilt } from "../support/process.js"
+
+const read = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(identityConfigFromEnv, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+const failure = (env: Record<string, string>) => {
+  const result = read(env)
+  if (Either.isRight(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.right)}`)
+  return describeStartFailure(result.left, env)
+}
+
+describe("identity settings", () => {
+  it("are off by default", () => {
+    expect(read({})).toEqual(Either.right({ header: undefined, jwt: undefined }))
+  })
+
+  it("read the actor header (lower-cased, required unless SVC_ACTOR_REQUIRED=false)", () => {
+    expect(read({ SVC_ACTOR_HEADER: "X-Forwarded-Email" })).toEqual(Either.right({ header: { name: "x-forwarded-email", required: true }, jwt: undefined }))
+    expect(read({ SVC_ACTOR_HEADER: "x-user", SVC_ACTOR_REQUIRED: "false" })).toMatchObject(Either.right({ header: { required: false } }))
+  })
+
+  it("read a JWT set-up: a URL or a file, an audience list, sub by default", () => {
+    const url = read({ SVC_JWT_JWKS: "https://idp.test/jwks", SVC_JWT_ISSUER: "https://idp.test/", SVC_JWT_AUDIENCE: "a, b" })
+    expect(Either.getOrThrow(url).jwt).toMatchObject({ jwks: { _tag: "Url" }, audience: ["a", "b"], actorClaim: "sub", tenantClaim: undefined, cooldownMs: 30_000, fetchTimeoutMs: 5_000 })
+    const file = read({ SVC_JWT_JWKS: "file:///etc/jwks.json", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a", SVC_JWT_TENANT_CLAIM: "org" })
+    expect(Either.getOrThrow(file).jwt).toMatchObject({ jwks: { _tag: "File", path: "/etc/jwks.json" }, tenantClaim: "org" })
+  })
+
+  it("refuse a half-configured JWT set-up, naming what is missing", () => {
+    const message = failure({ SVC_JWT_JWKS: "https://idp.test/jwks" })
+    expect(message).toContain("2 settings are not valid")
+    expect(message).toMatch(/SVC_JWT_ISSUER is required with SVC_JWT_JWKS/)
+    expect(message).toMatch(/SVC_JWT_AUDIENCE is required with SVC_JWT_JWKS/)
+    expect(failure({ SVC_JWT_ISSUER: "https://idp.test/", SVC_JWT_AUDIENCE: "a" })).toMatch(
+      /^SVC_JWT_JWKS is not set, but SVC_JWT_ISSUER, SVC_JWT_AUDIENCE are/
+    )
+    expect(failure({ SVC_JWT_JWKS: "ftp://idp.test/jwks", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/^SVC_JWT_JWKS="ftp:.*expected an http\(s\) URL or a file path/)
+    expect(failure({ SVC_JWT_JWKS: "/x", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: " , " })).toMatch(/SVC_JWT_AUDIENCE=.*expected one audience/)
+  })
+
+  it("refuse a header name that is not one, or carries credentials, and a requirement nothing can meet", () => {
+    expect(failure({ SVC_ACTOR_HEADER: "x forwarded" })).toMatch(/^SVC_ACTOR_HEADER="x forwarded": expected a header name/)
+    expect(failure({ SVC_ACTOR_HEADER: "Authorization" })).toMatch(/credentials/)
+    expect(failure({ SVC_ACTOR_REQUIRED: "true" })).toMatch(/^SVC_ACTOR_REQUIRED is true, but nothing names the actor/)
+  })
+})
+
+describe("the built process with bad identity settings", () => {
+  it("does not start, and says why in one line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "identity-settings-"))
+    try {
+      const db = pathToFileURL(join(dir, "workspace.db")).href
+      const run = (env: Record<string, string>) =>
+        startBuilt({ SVC_DATABASE_URL: db, ...env }).then(
+          async (s) => {
+            await s.stop()
+            throw new Error("started")
+          },
+          (e: Error) => e.message
+        )
+      expect(await run({ SVC_JWT_JWKS: join(dir, "missing.json"), SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(
+        /Cannot start: SVC_JWT_JWKS=".*missing\.json": no such file\n/
+      )
+      const broken = join(dir, "broken.json")
+      writeFileSync(broken, JSON.stringify({ keys: [] }))
+      expect(await run({ SVC_JWT_JWKS: broken, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/Cannot start: SVC_JWT_JWKS=".*broken\.json": holds no keys\n/)
+      expect(await run({ SVC_JWT_JWKS: broken })).toMatch(/Cannot start: 2 settings are not valid:\n {2}SVC_JWT_ISSUER is required/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

@@ -1,0 +1,98 @@
+/**
+ * What the identity tests share: a WorkspaceClient that records who was acting (the
+ * `currentActor` FiberRef) when each of its methods ran, a gateway over it on the real HTTP
+ * stack (in process), and signing keys with a JWKS for them (jose).
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose"
+import { randomUUID } from "node:crypto"
+import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
+import { GatewayLive } from "../../src/http/Gateway.js"
+import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { actorNow } from "../../src/services/Actor.js"
+import { FileFetcher } from "../../src/services/FileFetcher.js"
+import { IdentityConfig, type IdentitySettings } from "../../src/services/IdentityConfig.js"
+import { TenantConfig } from "../../src/services/TenantConfig.js"
+import { WorkspaceClient, type WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import type { Fixture } from "../../src/workspace/fixture.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { defaultConfig, exampleFixture } from "../support/gateway.js"
+
+export interface ActorCall {
+  readonly method: string
+  readonly actor: string | undefined
+}
+
+/** `service` with every Effect-returning method recording the actor it ran for into `calls`. */
+export const recording = (service: WorkspaceClientService, calls: Array<ActorCall>): WorkspaceClientService =>
+  new Proxy(service, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (typeof value !== "function") return value
+      return (...args: Array<unknown>) => {
+        const result = value.apply(target, args)
+        return Effect.isEffect(result)
+          ? Effect.zipRight(Effect.map(actorNow, (actor) => void calls.push({ method: String(key), actor })), result)
+          : result
+      }
+    }
+  })
+
+/** The gateway (in process, real HTTP stack) over a recording in-memory workspace, with `identity`. */
+export const recordingGateway = (identity: IdentitySettings, fixture: Fixture = exampleFixture) => {
+  const calls: Array<ActorCall> = []
+  const workspace = recording(makeMemoryWorkspace(fixture), calls)
+  const server = HttpServer.layerTestClient.pipe(
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+    Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(defaultConfig.maxBodyBytes), { port: 0, host: "127.0.0.1" }))
+  )
+  const layer = GatewayLive.pipe(
+    Layer.provide(Layer.succeed(WorkspaceClient, workspace)),
+    Layer.provide(FileFetcher.layer([inlineBase64])),
+    Layer.provide(IdentityConfig.make(identity)),
+    Layer.provide(TenantConfig.make(defaultConfig)),
+    Layer.provideMerge(server)
+  )
+  return { calls, layer }
+}
+
+export interface SigningKey {
+  readonly kid: string
+  readonly privateKey: Awaited<ReturnType<typeof generateKeyPair>>["privateKey"]
+  readonly jwk: JWK
+}
+
+export const makeKey = async (kid: string = randomUUID(), alg: "RS256" | "ES256" = "ES256"): Promise<SigningKey> => {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true })
+  return { kid, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: "sig" } }
+}
+
+export const jwksOf = (...keys: ReadonlyArray<SigningKey>) => ({ keys: keys.map((k) => k.jwk) })
+
+export const ISSUER = "https://idp.example.test/"
+export const AUDIENCE = "tenant-gateway"
+
+export interface TokenOptions {
+  readonly claims?: Record<string, unknown>
+  readonly issuer?: string
+  readonly audience?: string
+  /** Seconds from now; negative for an expired token. */
+  readonly expiresIn?: number
+  readonly kid?: string
+}
+
+export const sign = (key: SigningKey, options: TokenOptions = {}) => {
+  const now = Math.floor(Date.now() / 1000)
+  return new SignJWT({ sub: "jane@example.com", ...options.claims })
+    .setProtectedHeader({ alg: key.jwk.alg as string, kid: options.kid ?? key.kid })
+    .setIssuer(options.issuer ?? ISSUER)
+    .setAudience(options.audience ?? AUDIENCE)
+    .setIssuedAt(now - 5)
+    .setExpirationTime(now + (options.expiresIn ?? 300))
+    .sign(key.privateKey)
+}
