@@ -105,8 +105,12 @@ const hostPortKey = (u: URL): string => `${u.hostname}:${defaultPort(u)}`
 const bareHost = (hostname: string): string =>
   hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
 
-/** What the filtering agent says when it refuses an address. */
-const FILTERED = /^DNS lookup (.+?)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
+/**
+ * What the filtering agent says when it refuses an address. The message holds the caller's host
+ * name, so the pattern is linear: the address (an IP) cannot hold `(`, so the one lazy group left
+ * is tried from one place only.
+ */
+const FILTERED = /^DNS lookup ([^(]*)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
 
 const errorCode = (e: unknown): string | undefined => {
   const err = e as { code?: unknown; errors?: ReadonlyArray<unknown> } | undefined
@@ -157,7 +161,7 @@ const kindOfAddress = (address: string): string => {
   return "non-public"
 }
 
-const describeRequestError = (e: unknown, target: URL): string => {
+export const describeRequestError = (e: unknown, target: URL): string => {
   const message = errorMessage(e)
   const filtered = FILTERED.exec(message)
   const hostPort = `${target.hostname}:${defaultPort(target)}`
@@ -248,7 +252,7 @@ export const fileNameFromUrl = (u: URL): string | undefined => {
 
 const MIME = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/
 
-const contentTypeOf = (header: string | undefined): string | undefined => {
+export const contentTypeOf = (header: string | undefined): string | undefined => {
   const value = header?.trim()
   return value !== undefined && MIME.test(value) ? value : undefined
 }
