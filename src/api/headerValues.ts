@@ -93,25 +93,53 @@ export const MediaType = Schema.String.pipe(
 export const MAX_FILE_NAME_LENGTH = 255
 
 /**
+ * Invisible format characters: Unicode Cf (the bidirectional controls U+202A-U+202E,
+ * U+2066-U+2069, U+200E, U+200F, U+061C, and zero-width space, word joiner, BOM, soft hyphen, tag
+ * characters, ...) and the line and paragraph separators. ZWNJ and ZWJ are not among them: emoji
+ * sequences and several scripts need them. `inv\u202Efdp.exe` shows as `invexe.pdf`.
+ */
+const FORMAT_CHARS = /[\p{Cf}\u2028\u2029]/gu
+const JOINERS = new Set(["\u200c", "\u200d"])
+
+const hex = (c: string): string => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`
+
+/** Why `s` is refused for an invisible format character, or undefined. */
+const invisibleProblem = (s: string): string | undefined => {
+  for (const [c] of s.matchAll(FORMAT_CHARS)) {
+    if (!JOINERS.has(c)) {
+      return `must not contain bidirectional controls or invisible format characters (found ${hex(c)})`
+    }
+  }
+  return undefined
+}
+
+/** `s` with each invisible format character (see above) replaced by `_`: for names the caller did not choose. */
+export const neutraliseInvisible = (s: string): string => s.replace(FORMAT_CHARS, (c) => (JOINERS.has(c) ? c : "_"))
+
+/**
  * A file name, not a path: no control characters (C0, DEL, C1), no `/` or `\`, not `.` or `..`,
- * no unpaired surrogate.
+ * no unpaired surrogate, no bidirectional control or other invisible format character.
  * Any other Unicode text is kept exactly and served with RFC 8187 `filename*`.
  */
 // `u`: a surrogate pair is one code point (kept), an unpaired half is excluded like a control.
 const FILE_NAME_PATTERN = /^(?!\.{1,2}$)[^\u0000-\u001f\u007f-\u009f/\\\uD800-\uDFFF]+$/u
 
+const FILE_NAME_MESSAGE = "must be a file name: no control characters, no / or \\, not . or .."
+
 export const fileNameProblem = (s: string): string | undefined =>
   s.length === 0 || s.length > MAX_FILE_NAME_LENGTH
     ? `must be 1-${MAX_FILE_NAME_LENGTH} characters`
     : FILE_NAME_PATTERN.test(s)
-    ? undefined
-    : "must be a file name: no control characters, no / or \\, not . or .."
+    ? invisibleProblem(s)
+    : FILE_NAME_MESSAGE
 
 export const FileName = Schema.String.pipe(
   Schema.minLength(1),
   Schema.maxLength(MAX_FILE_NAME_LENGTH),
-  Schema.pattern(FILE_NAME_PATTERN, {
-    message: () => "must be a file name: no control characters, no / or \\, not . or .."
-  }),
-  Schema.annotations({ identifier: "FileName", description: "A file name (no path); any Unicode text" })
+  Schema.pattern(FILE_NAME_PATTERN, { message: () => FILE_NAME_MESSAGE }),
+  Schema.filter((s) => invisibleProblem(s) ?? true),
+  Schema.annotations({
+    identifier: "FileName",
+    description: "A file name (no path); any Unicode text but bidirectional controls and invisible format characters"
+  })
 )

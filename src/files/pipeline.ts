@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import mime from "mime"
 import type { FileMeta } from "../api/dtos.js"
-import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH } from "../api/headerValues.js"
+import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH, neutraliseInvisible } from "../api/headerValues.js"
 import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
@@ -17,10 +17,14 @@ import { downloadUrl } from "./downloadUrl.js"
 
 const FALLBACK_TYPE = "application/octet-stream"
 
-/** A name the source gave, made a valid file name (control characters and separators → `_`). */
+/**
+ * A name the source gave, made a valid file name: control characters, separators, bidirectional
+ * controls and other invisible format characters → `_` (the caller did not choose this name, so
+ * it is neutralised rather than refused).
+ */
 const sourceFileName = (name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
-  const clean = name.replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
+  const clean = neutraliseInvisible(name).replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
     .slice(0, MAX_FILE_NAME_LENGTH)
   return fileNameProblem(clean) === undefined ? clean : undefined
 }
