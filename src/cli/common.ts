@@ -296,13 +296,19 @@ export const parseKeyValues = (flag: string, raws: ReadonlyArray<string>) =>
 const cell = (v: unknown): string =>
   v === undefined || v === null || v === "" ? "-" : typeof v === "string" ? v : JSON.stringify(v)
 
+/**
+ * A whitespace run that holds a line break becomes one space. `\s+` takes each run whole (no
+ * backtracking); `\s*\n\s*` was quadratic on a long run of spaces without one.
+ */
+export const oneLine = (s: string): string => s.replace(/\s+/g, (run) => (run.includes("\n") ? " " : run))
+
 /** Columns padded to their widest cell; `(none)` for no rows. */
 export const table = (
   columns: ReadonlyArray<readonly [header: string, get: (row: any) => unknown]>,
   rows: ReadonlyArray<unknown>
 ): Effect.Effect<void> => {
   if (rows.length === 0) return line("(none)")
-  const cells = rows.map((r) => columns.map(([, get]) => cell(get(r)).replace(/\s*\n\s*/g, " ")))
+  const cells = rows.map((r) => columns.map(([, get]) => oneLine(cell(get(r)))))
   const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
   const render = (cs: ReadonlyArray<string>) => cs.map((c, i) => (i === cs.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")
   return line([render(columns.map(([h]) => h)), ...cells.map(render)].join("\n"))

@@ -5,6 +5,7 @@
  * completes the step.
  */
 import { useState } from "preact/hooks"
+import { acceptedTypes as acceptedOf, isAccepted } from "../api/fileAccept.js"
 import type { UiStep } from "../api/resources.js"
 import { messageOf, uploadingClient } from "./api.js"
 import { ErrorText } from "./ui.js"
@@ -22,18 +23,10 @@ const submitActionOf = (step: UiStep): SubmitFile | undefined => {
   return a === undefined || typeof a.path !== "string" ? undefined : a as unknown as SubmitFile
 }
 
-export const acceptedTypes = (step: UiStep): ReadonlyArray<string> => {
-  const accept = step.displayHint.config.accept
-  if (Array.isArray(accept)) return accept.filter((a): a is string => typeof a === "string")
-  if (typeof accept === "string") return accept.split(",").map((s) => s.trim()).filter((s) => s !== "")
-  return []
-}
+/** The step's accepted types; the rule itself is shared with the gateway (../api/fileAccept.ts). */
+export const acceptedTypes = (step: UiStep): ReadonlyArray<string> => acceptedOf(step.displayHint.config)
 
-export const isAccepted = (file: { name: string; type: string }, accepted: ReadonlyArray<string>) =>
-  accepted.length === 0 || accepted.some((a) =>
-    a.startsWith(".") ? file.name.toLowerCase().endsWith(a.toLowerCase())
-    : a.endsWith("/*") ? file.type.startsWith(a.slice(0, -1))
-    : file.type === a)
+export { isAccepted }
 
 const readBase64 = (file: File) =>
   new Promise<string>((resolve, reject) => {

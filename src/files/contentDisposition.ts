@@ -2,6 +2,8 @@
  * `Content-Disposition: attachment` per RFC 6266: a quoted ASCII `filename` for every client,
  * plus `filename*` (RFC 8187, UTF-8) when the name is not plain ASCII.
  */
+import { neutraliseInvisible } from "../api/headerValues.js"
+
 const ATTR_CHAR = /[A-Za-z0-9!#$&+\-.^_`|~]/
 
 const encodeRfc8187 = (s: string): string =>
@@ -11,8 +13,9 @@ const encodeRfc8187 = (s: string): string =>
   }).join("")
 
 export const attachment = (filename: string): string => {
-  // Control characters and path separators never belong in a header or a saved name.
-  const clean = filename.replace(/[\u0000-\u001f\u007f/\\]/g, "_")
+  // Control characters, path separators and invisible format characters (a name stored before
+  // they were refused) never belong in a header or a saved name.
+  const clean = neutraliseInvisible(filename).replace(/[\u0000-\u001f\u007f/\\]/g, "_")
   const ascii = clean.replace(/[^\x20-\x7e]/g, "_").replace(/["]/g, "'")
   return clean === ascii
     ? `attachment; filename="${ascii}"`

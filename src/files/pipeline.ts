@@ -6,21 +6,28 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import mime from "mime"
 import type { FileMeta } from "../api/dtos.js"
-import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH } from "../api/headerValues.js"
+import { BadRequest } from "../api/errors.js"
+import { acceptedTypes, isAccepted } from "../api/fileAccept.js"
+import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH, neutraliseInvisible } from "../api/headerValues.js"
 import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { type Workspace, WorkspaceClient } from "../services/WorkspaceClient.js"
+import { FILE_SUBMITTED_SIGNAL } from "../workspace/runbook.js"
 import { signalFrom } from "../services/signals.js"
 import { ringAfterSignal } from "../services/TaskEventBell.js"
 import { downloadUrl } from "./downloadUrl.js"
 
 const FALLBACK_TYPE = "application/octet-stream"
 
-/** A name the source gave, made a valid file name (control characters and separators → `_`). */
+/**
+ * A name the source gave, made a valid file name: control characters, separators, bidirectional
+ * controls and other invisible format characters → `_` (the caller did not choose this name, so
+ * it is neutralised rather than refused).
+ */
 const sourceFileName = (name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
-  const clean = name.replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
+  const clean = neutraliseInvisible(name).replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
     .slice(0, MAX_FILE_NAME_LENGTH)
   return fileNameProblem(clean) === undefined ? clean : undefined
 }
@@ -37,6 +44,29 @@ export const fileNameFor = (meta: FileMeta, fetched: FetchedFile, now: Date): st
 export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: string): string =>
   meta.contentType ?? mime.getType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
+
+/**
+ * A file signal (`file_submitted`) completes the FILE_UPLOAD step current on its task: that
+ * step's `displayHint.config.accept` must admit the document, or nothing is stored (400 naming
+ * the accepted types). The console decides with the same function (../api/fileAccept.ts). A task
+ * the lookup cannot find is left to the write, which answers for it.
+ */
+const checkAccepted = (tenantId: string, signal: Workspace.Signal, filename: string, contentType: string) =>
+  Effect.gen(function*() {
+    if (signal.name !== FILE_SUBMITTED_SIGNAL) return
+    const workspace = yield* WorkspaceClient
+    const next = yield* workspace.getNextStep(tenantId, signal.taskId).pipe(
+      Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+    )
+    const step = next?.step
+    if (step == null || step.displayHint.component !== "FILE_UPLOAD") return
+    const accepted = acceptedTypes(step.displayHint.config)
+    if (isAccepted({ name: filename, type: contentType }, accepted)) return
+    return yield* new BadRequest({
+      message: `contentType: ${contentType} (file "${filename}") is not accepted by step "${step.id}"; ` +
+        `accepted types: ${accepted.join(", ")}`
+    })
+  })
 
 /**
  * The task is read once, by the write itself: putDocument is scoped to the tenant and answers
@@ -57,16 +87,20 @@ export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile
       filename,
       contentType
     })
+    // Checked per tenant id: a stale cached tenant is refreshed below and checked again.
     const put = (tenantId: string) =>
-      workspace.putDocument(tenantId, {
-        taskId,
-        source: meta.source,
-        filename,
-        contentType,
-        period: meta.period,
-        schemaSlug: meta.schemaSlug,
-        bytes: fetched.bytes
-      }, signal)
+      Effect.andThen(
+        Option.isSome(signal) ? checkAccepted(tenantId, signal.value, filename, contentType) : Effect.void,
+        workspace.putDocument(tenantId, {
+          taskId,
+          source: meta.source,
+          filename,
+          contentType,
+          period: meta.period,
+          schemaSlug: meta.schemaSlug,
+          bytes: fetched.bytes
+        }, signal)
+      )
     const doc = yield* put(tenant.id).pipe(
       Effect.catchTag("NotFound", (notFound) =>
         Effect.flatMap(tenants.requireTask(taskId), (found) =>

@@ -8,6 +8,16 @@ import { attachment } from "../files/contentDisposition.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 
+/**
+ * A document is someone's upload, served from the gateway's origin: the browser must not sniff
+ * it into another type, and if it is ever rendered (opened in a tab despite `attachment`), it
+ * runs as a sandboxed page of a unique origin with no scripts, forms or loads.
+ */
+export const DOWNLOAD_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "content-security-policy": "sandbox; default-src 'none'"
+} as const
+
 /** The rules live in ../files/ (operations.ts, pipeline.ts), shared with the agent tool server (src/mcp). */
 export const FilesLive = HttpApiBuilder.group(GatewayApi, "files", (handlers) =>
   handlers
@@ -21,5 +31,5 @@ export const FilesLive = HttpApiBuilder.group(GatewayApi, "files", (handlers) =>
           // A row stored before types were checked at input is still served, as bytes.
           contentType: isMediaType(document.contentType) ? document.contentType : "application/octet-stream",
           contentLength: document.sizeBytes,
-          headers: { "content-disposition": attachment(document.filename) }
+          headers: { "content-disposition": attachment(document.filename), ...DOWNLOAD_HEADERS }
         }))))

@@ -8,6 +8,7 @@ import type { CreateTaskDto } from "../api/dtos.js"
 import { BadRequest, NotFound } from "../api/errors.js"
 import type { TaskSummary, WorkflowEntry } from "../api/resources.js"
 import { taskView } from "../handlers/taskView.js"
+import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
 import { TenantConfig } from "./TenantConfig.js"
@@ -86,6 +87,6 @@ export const createTask = (entityId: string, dto: CreateTaskDto) =>
       )
     }
     const context = dto.context ?? {}
-    if (workflow.startParams !== undefined) yield* checkContext(workflow.startParams, context)
+    if (workflow.startParams !== undefined) yield* checkContext(workflow.startParams, context, testWithin)
     return yield* workspace.createTask(tenant.id, entityId, { workflowId: workflow.id, context })
   })

@@ -27,8 +27,16 @@ export const startParamsOf = (runbook: Workspace.Runbook): ReadonlyArray<StartPa
 const typeOf = (value: unknown): StartParamType | "null" =>
   value === null ? "null" : Array.isArray(value) ? "array" : typeof value as StartParamType
 
+/**
+ * How a pattern is run on a value: plain `re.test` where only the user who typed the value waits
+ * (the console), bounded on the server (src/lib/boundedRegExp.ts), where "timeout" refuses it.
+ */
+export type PatternTest = (re: RegExp, value: string) => boolean | "timeout"
+
+const plainTest: PatternTest = (re, value) => re.test(value)
+
 /** What is wrong with one value for one parameter (type, pattern, enum), or undefined; the console checks with it too. */
-export const problem = (param: StartParam, value: unknown): string | undefined => {
+export const problem = (param: StartParam, value: unknown, test: PatternTest = plainTest): string | undefined => {
   const actual = typeOf(value)
   if (actual !== param.type) return `must be of type ${param.type}, got ${actual}`
   if (param.pattern !== undefined && typeof value === "string") {
@@ -38,7 +46,12 @@ export const problem = (param: StartParam, value: unknown): string | undefined =
     } catch {
       return undefined // a runbook's unparsable pattern is the runbook's bug, not the caller's
     }
-    if (!re.test(value)) return `must match the pattern ${param.pattern}`
+    const matched = test(re, value)
+    if (matched === "timeout") {
+      return `could not be checked against the workflow's pattern ${param.pattern} in time (the pattern backtracks ` +
+        "too much on this value; the runbook's pattern needs fixing)"
+    }
+    if (!matched) return `must match the pattern ${param.pattern}`
   }
   if (param.enum !== undefined && !param.enum.some((allowed) => JSON.stringify(allowed) === JSON.stringify(value))) {
     return `must be one of ${param.enum.map((v) => JSON.stringify(v)).join(", ")}`
@@ -49,7 +62,8 @@ export const problem = (param: StartParam, value: unknown): string | undefined =
 /** 400 naming the key on a missing required key, a wrong type, a pattern or enum mismatch. */
 export const checkContext = (
   params: ReadonlyArray<StartParam>,
-  context: Record<string, unknown>
+  context: Record<string, unknown>,
+  test: PatternTest = plainTest
 ): Effect.Effect<void, BadRequest> => {
   for (const param of params) {
     if (!Object.hasOwn(context, param.key) || context[param.key] === undefined) {
@@ -58,7 +72,7 @@ export const checkContext = (
       }
       continue
     }
-    const issue = problem(param, context[param.key])
+    const issue = problem(param, context[param.key], test)
     if (issue !== undefined) return Effect.fail(new BadRequest({ message: `context.${param.key}: ${issue}` }))
   }
   return Effect.void

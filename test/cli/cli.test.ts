@@ -121,9 +121,9 @@ describe("a task from listing to COMPLETED with the CLI alone", () => {
     expect(ui).toContain(`svc files upload ${taskId} <path> --submit`)
     expect(ui).toMatch(/\[>\]\s+upload_receipts\s+IN_PROGRESS\n\[ \]\s+review_expenses\s+PENDING/)
 
-    writeFileSync(path.join(work, "receipt.txt"), "Taxi 23.50 EUR\n")
-    const uploaded = json(await svc("files", "upload", taskId, path.join(work, "receipt.txt"), "--submit", "--json"))
-    expect(uploaded).toMatchObject({ source: "receipts", filename: "receipt.txt", sizeBytes: 15, signaled: true })
+    writeFileSync(path.join(work, "receipt.pdf"), "Taxi 23.50 EUR\n")
+    const uploaded = json(await svc("files", "upload", taskId, path.join(work, "receipt.pdf"), "--submit", "--json"))
+    expect(uploaded).toMatchObject({ source: "receipts", filename: "receipt.pdf", sizeBytes: 15, signaled: true })
 
     expect(ok(await svc("task", "approve", taskId, "--comments", "Receipts match"))).toContain(`Approved the current step of task ${taskId}`)
     expect(json(await svc("task", "approve", taskId, "--json"))).toEqual({ ok: true })

@@ -59,7 +59,7 @@ describe(`the real process, over HTTP (${store})`, { timeout: 120_000 }, () => {
 
     const upload = await http("POST", `${gw.url}${submit.path}`, {
       source: submit.source,
-      fileName: "receipt.txt",
+      fileName: "receipt.pdf",
       fileRef: { provider: "inline_base64", data: Buffer.from("Coffee 4.50").toString("base64") },
       signalTaskId: submit.signalTaskId,
       signalName: submit.signalName

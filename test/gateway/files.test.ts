@@ -65,7 +65,7 @@ describe("POST /v1/tasks/:taskId/files (upload)", () => {
         const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/files/ingest`, {
           source: "receipts",
           fileRef: { provider: "inline_base64", data: b64("receipt") },
-          fileName: "r.txt",
+          fileName: "r.pdf",
           signalTaskId: action.signalTaskId,
           signalName: action.signalName
         })

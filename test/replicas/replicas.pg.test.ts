@@ -58,7 +58,7 @@ const newExpenseTask = async (via: RunningService) => {
   const taskId: string = created.body.id
   const upload = await call("upload", "POST", `${via.url}/v1/tasks/${taskId}/files/ingest`, {
     source: "receipts",
-    fileName: "r.txt",
+    fileName: "r.pdf",
     fileRef: { provider: "inline_base64", data: Buffer.from("Coffee 4.50").toString("base64") },
     signalTaskId: taskId,
     signalName: "file_submitted"

@@ -11,6 +11,11 @@
  * - Regular files only: directories, FIFOs, sockets and devices are refused (400). The file is
  *   opened with O_NOFOLLOW | O_NONBLOCK (a FIFO swapped in cannot block the read) and checked
  *   again with fstat on the open handle.
+ * - The checks above name the path; between them and the open, a directory on the way can be
+ *   swapped for a symbolic link out of the root (O_NOFOLLOW guards only the last component). So
+ *   the decision is taken again on the open descriptor: the path the kernel holds for it
+ *   (/proc/self/fd/<fd>) must lie under realpath(root), else the same 400 as a symlink escape.
+ *   Where /proc/self/fd is not available (not Linux) the provider refuses rather than guess.
  * - Over `SVC_INGEST_MAX_BYTES`: 413 Payload Too Large. The read is bounded, so a file that grows
  *   after the size check is never read past the cap.
  * - fileName: the basename of the path the caller gave.
@@ -24,6 +29,8 @@ import * as path from "node:path"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
 import { provider } from "../../services/FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
+
+const ESCAPE = "resolves outside the local ingest root (symbolic link escapes are refused)"
 
 const bad = (message: string) => new BadRequest({ message: `fileRef.path: ${message}` })
 
@@ -107,9 +114,7 @@ export const localProvider = (config: IngestConfigShape) =>
           try: () => fs.realpath(lexical),
           catch: (e) => bad(describeFsError(e))
         })
-        if (!within(realRoot, real)) {
-          return yield* bad("resolves outside the local ingest root (symbolic link escapes are refused)")
-        }
+        if (!within(realRoot, real)) return yield* bad(ESCAPE)
 
         const st = yield* Effect.tryPromise({ try: () => fs.stat(real), catch: (e) => bad(describeFsError(e)) })
         if (!st.isFile()) return yield* bad(`not a regular file (${kindOf(st)})`)
@@ -123,6 +128,14 @@ export const localProvider = (config: IngestConfigShape) =>
           }),
           (handle) =>
             Effect.gen(function*() {
+              const opened = yield* Effect.tryPromise({
+                try: () => fs.readlink(`/proc/self/fd/${handle.fd}`),
+                catch: () =>
+                  new BadRequest({
+                    message: "local provider is unavailable: the opened file cannot be verified (needs /proc/self/fd, Linux)"
+                  })
+              })
+              if (!within(realRoot, opened)) return yield* bad(ESCAPE)
               const st2 = yield* Effect.tryPromise({ try: () => handle.stat(), catch: (e) => bad(describeFsError(e)) })
               if (!st2.isFile()) return yield* bad(`not a regular file (${kindOf(st2)})`)
               if (st2.size > config.maxBytes) return yield* tooLarge(st2.size, config.maxBytes)

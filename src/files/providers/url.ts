@@ -32,6 +32,7 @@
  *   A source the caller named that does not answer in time is a bad reference, like one that
  *   answers 404; 400 keeps one rule for every failing source (no 502/504 from this provider).
  * - remote non-2xx: 400 "source answered <status>"
+ * - a redirect to another origin forwards only CROSS_ORIGIN_SAFE caller headers (below)
  * - more than SVC_INGEST_MAX_REDIRECTS redirects: 400
  * - body over SVC_INGEST_MAX_BYTES (declared Content-Length or counted while streaming): 413
  */
@@ -59,8 +60,14 @@ const DROPPED_HEADERS = new Set([
 ])
 const isDropped = (name: string): boolean => DROPPED_HEADERS.has(name) || name.startsWith("proxy-")
 
-/** Dropped when a redirect leaves the origin the caller named (as browsers do). */
-const CREDENTIAL_HEADERS = new Set(["authorization", "cookie"])
+/**
+ * The only caller headers that follow a redirect to another origin. Any other header may carry a
+ * credential for the origin the caller named (Authorization and Cookie, but also X-Api-Key,
+ * Private-Token, X-Amz-Security-Token, ...), so an allow-list: what describes the wanted
+ * representation (Accept*, Range) and who asks (User-Agent). Once dropped, a header stays dropped
+ * for the rest of the chain, even if it comes back to the first origin.
+ */
+const CROSS_ORIGIN_SAFE = new Set(["accept", "accept-encoding", "accept-language", "range", "user-agent"])
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
@@ -105,8 +112,12 @@ const hostPortKey = (u: URL): string => `${u.hostname}:${defaultPort(u)}`
 const bareHost = (hostname: string): string =>
   hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
 
-/** What the filtering agent says when it refuses an address. */
-const FILTERED = /^DNS lookup (.+?)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
+/**
+ * What the filtering agent says when it refuses an address. The message holds the caller's host
+ * name, so the pattern is linear: the address (an IP) cannot hold `(`, so the one lazy group left
+ * is tried from one place only.
+ */
+const FILTERED = /^DNS lookup ([^(]*)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
 
 const errorCode = (e: unknown): string | undefined => {
   const err = e as { code?: unknown; errors?: ReadonlyArray<unknown> } | undefined
@@ -157,7 +168,7 @@ const kindOfAddress = (address: string): string => {
   return "non-public"
 }
 
-const describeRequestError = (e: unknown, target: URL): string => {
+export const describeRequestError = (e: unknown, target: URL): string => {
   const message = errorMessage(e)
   const filtered = FILTERED.exec(message)
   const hostPort = `${target.hostname}:${defaultPort(target)}`
@@ -248,7 +259,7 @@ export const fileNameFromUrl = (u: URL): string | undefined => {
 
 const MIME = /^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/
 
-const contentTypeOf = (header: string | undefined): string | undefined => {
+export const contentTypeOf = (header: string | undefined): string | undefined => {
   const value = header?.trim()
   return value !== undefined && MIME.test(value) ? value : undefined
 }
@@ -435,7 +446,7 @@ export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptio
           const hopLabel = `fileRef.url (redirect ${redirects + 1}, ${hop.status} to ${shown})`
           const next = yield* checkUrl(hop.location, current, hopLabel)
           if (next.origin !== current.origin) {
-            headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !CREDENTIAL_HEADERS.has(k)))
+            headers = Object.fromEntries(Object.entries(headers).filter(([k]) => CROSS_ORIGIN_SAFE.has(k)))
           }
           current = next
           label = hopLabel

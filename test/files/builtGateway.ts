@@ -1,0 +1,55 @@
+/**
+ * The built gateway (`npm start`'s dist/main.js and node flags) on a temporary SQLite file with
+ * the demo data, for the file tests that must hold on the real process.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { pathToFileURL } from "node:url"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+
+/** The demo tenant's (acme) first entity. */
+export const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
+
+export interface BuiltGateway {
+  readonly service: RunningService
+  readonly url: string
+  readonly dir: string
+  /** A new task of `workflowId` (its first step is current). */
+  readonly newTask: (workflowId?: string) => Promise<string>
+  readonly stop: () => Promise<void>
+}
+
+export const startGateway = async (env: Record<string, string> = {}): Promise<BuiltGateway> => {
+  const dir = mkdtempSync(join(tmpdir(), "files-built-"))
+  let service: RunningService
+  try {
+    service = await startBuilt({ SVC_DATABASE_URL: pathToFileURL(join(dir, "workspace.db")).href, ...env })
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true })
+    throw e
+  }
+  const newTask = async (workflowId = "bank-reconciliation") => {
+    const res = await http("POST", `${service.url}/v1/entities/${ACME_US}/tasks`, { workflowId, context: workflowId === "expense-review" ? { period: "2026-11" } : { accountId: "1000" } })
+    if (res.status !== 201 && res.status !== 200) throw new Error(`create task: ${res.status} ${res.text}`)
+    return res.body.id as string
+  }
+  return {
+    service,
+    url: service.url,
+    dir,
+    newTask,
+    stop: async () => {
+      await service.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Milliseconds one GET /v1/health takes (and its status). */
+export const healthLatency = async (url: string): Promise<{ ms: number; status: number }> => {
+  const t = performance.now()
+  const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(60_000) })
+  await res.arrayBuffer()
+  return { ms: performance.now() - t, status: res.status }
+}
