@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { TaskEventDto } from "./dtos.js"
+import { CLIENT_SEQ_MAX, TaskEventDto } from "./dtos.js"
 import { EVENT_PAGE_MAX, EventPageParams, SeqParam } from "./eventPaging.js"
 import { ConflictWire, NotFoundWire, UnauthorizedWire } from "./errors.js"
 import { TaskEvent } from "./resources.js"
@@ -28,7 +28,9 @@ export class EventsGroup extends HttpApiGroup.make("events")
         OpenApi.Description,
         `Appends to the task's timeline. When SVC_INTERNAL_EVENTS_KEY is set, the \`${EVENTS_KEY_HEADER}\` ` +
           "header must carry it (401 otherwise). Re-posting an identical event (same seq) is idempotent; " +
-          "a different body with a seq already taken is a 409."
+          "a different body with a seq already taken is a 409. `seq` is at most " + `${CLIENT_SEQ_MAX} (2^31-1; 400 past it): ` +
+          "the workflow engine writes its own events (source `workspace`) at the seqs after the task's highest, " +
+          "so they may lie above it; posting a seq the engine took is the same 409."
       )
   )
   .add(

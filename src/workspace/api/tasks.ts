@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { closed, TaskEventDto } from "../../api/dtos.js"
+import { closed, WorkspaceTaskEventDto } from "../../api/dtos.js"
 import { EventPageParams } from "../../api/eventPaging.js"
 import { ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
@@ -84,7 +84,7 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
     HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events")
       .setPath(TenantTaskPath)
       .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(TaskEventDto)
+      .setPayload(WorkspaceTaskEventDto)
       .addSuccess(TaskEvent)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Append a task event")

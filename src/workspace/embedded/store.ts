@@ -475,6 +475,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
 
       appendEvent: (tenantId, taskId, dto) =>
         write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), Effect.gen(function*() {
+          // PostgreSQL: wait for a delivery holding the task's row (it takes its events' seqs at
+          // max+1) before inserting. Inserting first, the foreign-key check would wait for that
+          // row while the delivery waits for this seq: a deadlock. SQLite's writes are serial.
+          yield* sql.onDialectOrElse({
+            pg: () => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId(taskId)} FOR KEY SHARE`),
+            orElse: () => Effect.void
+          })
           const task = yield* taskOf(tenantId, taskId)
           const payload = toJson(dto.payload)
           const inserted = yield* sql<EventRow>`INSERT INTO events ${
