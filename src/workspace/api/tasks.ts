@@ -4,7 +4,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, WorkspaceTaskEventDto } from "../../api/dtos.js"
-import { EventPageParams } from "../../api/eventPaging.js"
+import { WorkspaceEventPageParams } from "../../api/eventPaging.js"
 import { ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../../api/resources.js"
@@ -97,12 +97,13 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
     HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events")
       .setPath(TenantTaskPath)
-      .setUrlParams(EventPageParams)
+      .setUrlParams(WorkspaceEventPageParams)
       .addSuccess(Schema.Array(TaskEvent))
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
-        "The task's timeline ordered by seq ascending; with `afterSeq` only the events after it, with `limit` at most that many."
+        "The task's timeline ordered by seq ascending; with `afterSeq` only the events after it, with `limit` at most that many, " +
+          "with `maxBytes` only up to the event that takes the answer's size to that many bytes (the first event always)."
       )
   )
   .addError(NotFoundWire)

@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
+import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
@@ -512,10 +513,23 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       listEvents: (tenantId, taskId, page = {}) =>
         Effect.gen(function*() {
           yield* taskOf(tenantId, taskId)
+          const after = page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``
+          let limit = page.limit
+          let upTo = sql``
+          if (page.maxBytes !== undefined) {
+            // Sizes first (small rows), so a page of large events is never read whole to be cut;
+            // octet_length comes from the record header (SQLite 3.43+, PostgreSQL): no payload is read.
+            const sizes = yield* sql<{ seq: number; n: number }>`SELECT seq, octet_length(payload) + octet_length(type) +
+              octet_length(source) + COALESCE(octet_length(source_label), 0) + COALESCE(octet_length(group_key), 0) +
+              octet_length(task_id) AS n
+              FROM events WHERE task_id = ${taskId} ${after} ORDER BY seq ${limit !== undefined ? sql`LIMIT ${limit}` : sql``}`
+            limit = eventsWithinBytes(sizes.map((r) => EVENT_SIZE_OVERHEAD + Number(r.n)), page.maxBytes)
+            if (limit === 0) return []
+            upTo = sql`AND seq <= ${Number(sizes[limit - 1]!.seq)}`
+          }
           // One range scan of the (task_id, seq) primary key: a page never reads the rows before it.
-          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId}
-            ${page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``} ORDER BY seq
-            ${page.limit !== undefined ? sql`LIMIT ${page.limit}` : sql``}`
+          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} ${after} ${upTo}
+            ORDER BY seq ${limit !== undefined ? sql`LIMIT ${limit}` : sql``}`
           return rows.map(eventOfRow) satisfies ReadonlyArray<TaskEvent>
         }).pipe(guard("listEvents")),
 
