@@ -38,7 +38,12 @@ const clientGone = (request: HttpServerRequest.HttpServerRequest): Effect.Effect
 const output = (request: HttpServerRequest.HttpServerRequest): StreamOutput => {
   const res = NodeHttpServerRequest.toServerResponse(request)
   // writableLength: the response's own buffer plus its socket's, bytes the client has not taken.
-  return { pending: () => res.writableLength, close: () => res.socket?.destroy() }
+  return {
+    pending: () => res.writableLength,
+    // A socket's bytesWritten counts what it still buffers too.
+    flushed: () => res.socket === null ? 0 : res.socket.bytesWritten - res.socket.writableLength,
+    close: () => res.socket?.destroy()
+  }
 }
 
 export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>

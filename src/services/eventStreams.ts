@@ -75,6 +75,8 @@ export const eventStreamSettingsFromEnv: Config.Config<EventStreamSettings> = Co
 /** The response's socket as a stream watches it: bytes written but not yet taken by the client. */
 export interface StreamOutput {
   readonly pending: () => number
+  /** Bytes handed to the network so far (only grows while the client reads). */
+  readonly flushed: () => number
   /** Disconnects the client (the server then ends the response). */
   readonly close: () => void
 }
@@ -216,14 +218,16 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
     const stalled = (output: StreamOutput) =>
       Effect.gen(function*() {
         const every = Math.max(10, Math.min(1000, Math.floor(settings.stallMs / 4)))
-        let last = 0
+        let last = output.flushed()
         let progressAt = Date.now()
         for (;;) {
           yield* Effect.sleep(every)
           const pending = output.pending()
+          const flushed = output.flushed()
           const now = Date.now()
-          if (pending === 0 || pending < last) progressAt = now
-          last = pending
+          // Progress is bytes leaving, not a smaller backlog: a new page may have been queued since.
+          if (pending === 0 || flushed > last) progressAt = now
+          last = flushed
           if (now - progressAt >= settings.stallMs) {
             yield* Effect.logInfo(`event stream closed: the client took none of ${pending} pending bytes in ${settings.stallMs} ms`)
             output.close()

@@ -185,4 +185,28 @@ describe("timeline budgets (built process)", () => {
     expect(status).toBe(200)
     expect(gw.output()).toMatch(/event stream closed: the client took none of/)
   }, 120_000)
+
+  it("a slow client that keeps reading is not disconnected: it gets every event", async () => {
+    const gw = await start({ SVC_EVENTS_STREAM_STALL_MS: "1500" })
+    for (let seq = 1; seq <= 12; seq++) await post(gw.url, BIG_TASK, seq, 256 * 1024)
+    const { hostname, port } = new URL(gw.url)
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(`GET /v1/tasks/${BIG_TASK}/events/stream HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`))
+    sockets.push(socket)
+    let text = ""
+    let closed = false
+    socket.on("close", () => (closed = true))
+    socket.on("error", () => {})
+    // About 300 KB/s: one chunk of at most 64 KiB every 200 ms.
+    socket.pause()
+    const started = Date.now()
+    while (!text.includes("id: 12\n") && !closed && Date.now() - started < 60_000) {
+      await new Promise((r) => setTimeout(r, 200))
+      const chunk = socket.read(64 * 1024) ?? socket.read()
+      if (chunk !== null) text += chunk.toString("latin1")
+    }
+    expect(closed).toBe(false)
+    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+    socket.destroy()
+  }, 90_000)
 })
