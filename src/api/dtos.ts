@@ -71,17 +71,47 @@ export const TaskRowActionDto = Schema.Struct({
 )
 export type TaskRowActionDto = typeof TaskRowActionDto.Type
 
-export const TaskEventDto = Schema.Struct({
+/**
+ * The highest seq a client may choose (2^31-1). The workspace engine writes its own events at
+ * the seqs after a task's highest (max+1), so every seq must leave it room: with client seqs up
+ * to 2^53-1 the engine's next one could not be represented, every delivery collided and the
+ * task never moved again (issue 22 item 3). 2^31-1 fits a signed 32-bit integer in any client
+ * (Java int, PostgreSQL integer), is more events than one task's timeline will ever hold, and
+ * leaves the engine 2^53 - 2^31 seqs above it.
+ */
+export const CLIENT_SEQ_MAX = 2_147_483_647
+
+/**
+ * The highest seq the workspace service accepts (2^52): above the clients' cap, because the
+ * gateway appends agents' events at the next free seq, which follows the engine's; still 2^52
+ * events short of where seqs stop being exact integers.
+ */
+export const WORKSPACE_SEQ_MAX = 2 ** 52
+
+const seqUpTo = (max: number) => {
+  const message = () => `must be an integer from 0 to ${max}`
+  return Schema.Number.pipe(Schema.int({ message }), Schema.between(0, max, { message })).annotations({
+    description: `Monotonic per task / event stream; 0..${max}`
+  })
+}
+
+const taskEventFields = {
   type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
   sourceLabel: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
-  seq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(0), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)).annotations({
-    description: "Monotonic per task / event stream"
-  }),
+  seq: seqUpTo(CLIENT_SEQ_MAX),
   payload: JsonObject,
   groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
-}).pipe(closed("TaskEventDto"))
+}
+
+export const TaskEventDto = Schema.Struct(taskEventFields).pipe(closed("TaskEventDto"))
 export type TaskEventDto = typeof TaskEventDto.Type
+
+/** TaskEventDto as the workspace service takes it: seq up to WORKSPACE_SEQ_MAX. */
+export const WorkspaceTaskEventDto = Schema.Struct({ ...taskEventFields, seq: seqUpTo(WORKSPACE_SEQ_MAX) }).pipe(
+  // The same name in the workspace service's document as before its bound was set apart.
+  closed("TaskEventDto")
+)
 
 /** YYYY-MM with a real month (2026-13 is refused). */
 export const Period = Schema.String.pipe(

@@ -3,8 +3,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { TaskEventDto } from "./dtos.js"
-import { EVENT_PAGE_MAX, EventPageParams, SeqParam } from "./eventPaging.js"
+import { CLIENT_SEQ_MAX, TaskEventDto } from "./dtos.js"
+import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX, EventPageParams, SeqParam } from "./eventPaging.js"
 import { ConflictWire, NotFoundWire, UnauthorizedWire } from "./errors.js"
 import { TaskEvent } from "./resources.js"
 import { TaskPath } from "./tasks.js"
@@ -28,20 +28,34 @@ export class EventsGroup extends HttpApiGroup.make("events")
         OpenApi.Description,
         `Appends to the task's timeline. When SVC_INTERNAL_EVENTS_KEY is set, the \`${EVENTS_KEY_HEADER}\` ` +
           "header must carry it (401 otherwise). Re-posting an identical event (same seq) is idempotent; " +
-          "a different body with a seq already taken is a 409."
+          "a different body with a seq already taken is a 409. `seq` is at most " + `${CLIENT_SEQ_MAX} (2^31-1; 400 past it): ` +
+          "the workflow engine writes its own events (source `workspace`) at the seqs after the task's highest, " +
+          "so they may lie above it; posting a seq the engine took is the same 409."
       )
   )
   .add(
     HttpApiEndpoint.get("listEvents", "/tasks/:taskId/events")
       .setPath(TaskPath)
       .setUrlParams(EventPageParams)
-      .addSuccess(Schema.Struct({ events: Schema.Array(TaskEvent) }))
+      .addSuccess(Schema.Struct({
+        events: Schema.Array(TaskEvent),
+        hasMore: Schema.optionalWith(Schema.Literal(true), { exact: true }).annotations({
+          description: "Present (true) when the answer stopped before the end of the timeline: read on from nextAfterSeq"
+        }),
+        nextAfterSeq: Schema.optionalWith(Schema.Int, { exact: true }).annotations({
+          description: "With hasMore: the afterSeq of the next read (the last seq of this answer)"
+        })
+      }))
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
         "The task's timeline ordered by seq ascending. Needs no key. Opt-in paging: `afterSeq` returns only " +
           `the events with a greater seq, \`limit\` (1..${EVENT_PAGE_MAX}) at most that many; a follower passes the ` +
-          "last seq it has as `afterSeq` and reads only what is new."
+          "last seq it has as `afterSeq` and reads only what is new. An answer holds about SVC_EVENTS_PAGE_BYTES " +
+          `(default ${DEFAULT_EVENT_PAGE_BYTES} bytes of event JSON) and at most ${ANSWER_EVENTS_MAX} events: it stops after the event ` +
+          "that takes it to that size (a larger event comes alone). An answer that stopped before the end " +
+          "(budget or limit) carries `hasMore: true` and `nextAfterSeq`: pass that as `afterSeq` to read on. " +
+          "Without them the answer is the rest of the timeline, as the spec's `{events}`."
       )
   )
   .add(
@@ -57,9 +71,11 @@ export class EventsGroup extends HttpApiGroup.make("events")
           "`data: <the TaskEvent JSON as GET /events returns it>` (event name `message`). It starts after the " +
           "seq in the `Last-Event-ID` header (an EventSource sends it when it reconnects) or in `afterSeq`; " +
           "without either, the existing events come first, then new ones as they are appended. A comment line " +
-          "(`: keep-alive`) is sent at least every 15 s. 404 before the stream starts for an unknown task; 503 " +
+          "(`: keep-alive`) is sent after 15 s of silence. 404 before the stream starts for an unknown task; 503 " +
           "when the process serves as many streams as SVC_EVENT_STREAMS_MAX allows. The stream ends when the " +
-          "process shuts down (reconnect with Last-Event-ID)."
+          "process shuts down (reconnect with Last-Event-ID). Events come in pages of about SVC_EVENTS_PAGE_BYTES; the " +
+          "next page is made once the socket has taken the last, and a client that takes none of its pending bytes " +
+          "for SVC_EVENTS_STREAM_STALL_MS is disconnected (reconnect with Last-Event-ID)."
       )
   )
   .addError(NotFoundWire)

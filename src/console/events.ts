@@ -51,8 +51,11 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
       let wait = POLL_MS
       try {
         if (!document.hidden) {
-          merge((await list()).events)
+          const page = await list()
+          merge(page.events)
           setError(undefined)
+          // The answer stopped at its byte budget: the rest comes next, without waiting.
+          if (page.nextAfterSeq !== undefined && page.events.length > 0) wait = 0
         }
       } catch (e) {
         wait = POLL_MS * 5

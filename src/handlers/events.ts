@@ -9,8 +9,8 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
-import { EventStreams } from "../services/eventStreams.js"
-import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
+import { EventStreams, type StreamOutput } from "../services/eventStreams.js"
+import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 
 // Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
@@ -34,6 +34,18 @@ const clientGone = (request: HttpServerRequest.HttpServerRequest): Effect.Effect
     })
   })
 
+/** The response's socket, for the stream to see a client that stopped reading and to cut it off. */
+const output = (request: HttpServerRequest.HttpServerRequest): StreamOutput => {
+  const res = NodeHttpServerRequest.toServerResponse(request)
+  // writableLength: the response's own buffer plus its socket's, bytes the client has not taken.
+  return {
+    pending: () => res.writableLength,
+    // A socket's bytesWritten counts what it still buffers too.
+    flushed: () => res.socket === null ? 0 : res.socket.bytesWritten - res.socket.writableLength,
+    close: () => res.socket?.destroy()
+  }
+}
+
 export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
     const config = yield* TenantConfig
@@ -56,12 +68,14 @@ export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) 
           const event = yield* appendTaskEvent(path.taskId, payload)
           return { ok: true as const, event }
         }))
-      .handle("listEvents", ({ path, urlParams }) => Effect.map(listTaskEvents(path.taskId, urlParams), (events) => ({ events })))
+      .handle("listEvents", ({ path, urlParams }) =>
+        Effect.map(readTimelinePage(path.taskId, urlParams, streams.settings.pageBytes), ({ events, nextAfterSeq }) =>
+          nextAfterSeq === undefined ? { events } : { events, hasMore: true as const, nextAfterSeq }))
       .handle("streamEvents", ({ headers, path, urlParams }) =>
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq, clientGone(request))),
+            streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq, clientGone(request), output(request))),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",

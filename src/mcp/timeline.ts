@@ -13,10 +13,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { randomUUID } from "node:crypto"
 import type { TaskEventDto } from "../api/dtos.js"
-import { EVENT_PAGE_MAX } from "../api/eventPaging.js"
+import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX } from "../api/eventPaging.js"
 import { type BadRequest, Conflict, type NotFound, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
-import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
+import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import type { Tenant } from "../services/Tenant.js"
 import { withIdempotencyKey, type WorkspaceClient } from "../services/WorkspaceClient.js"
 import type { Agent } from "../workspace/api/registry.js"
@@ -90,11 +90,13 @@ export const makeAgentTimeline = (): AgentTimelineService => {
   /** The highest seq of the task's timeline, reading only the events after `from` (-1: all), page by page. */
   const lastSeqAfter = (taskId: string, from: number) =>
     Effect.gen(function*() {
+      const pageBytes = yield* Effect.orElseSucceed(eventPageBytesSetting, () => DEFAULT_EVENT_PAGE_BYTES)
       let last = from
       for (;;) {
-        const page = yield* listTaskEvents(taskId, { afterSeq: last >= 0 ? last : undefined, limit: EVENT_PAGE_MAX })
-        if (page.length > 0) last = Math.max(last, page[page.length - 1]!.seq)
-        if (page.length < EVENT_PAGE_MAX) return last
+        // Byte-bounded pages: a timeline of large events is never held whole.
+        const page = yield* readTimelinePage(taskId, { afterSeq: last >= 0 ? last : undefined, limit: EVENT_PAGE_MAX }, pageBytes)
+        if (page.events.length > 0) last = Math.max(last, page.events[page.events.length - 1]!.seq)
+        if (page.nextAfterSeq === undefined) return last
       }
     })
 

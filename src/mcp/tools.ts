@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { EVENT_PAGE_MAX } from "../api/eventPaging.js"
+import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX } from "../api/eventPaging.js"
 import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSchema, TaskActionDto, TaskEventDto, closed } from "../api/dtos.js"
 import { PayloadTooLarge } from "../api/errors.js"
 import { FileName, MediaType } from "../api/headerValues.js"
@@ -35,7 +35,7 @@ import { persistFile } from "../files/pipeline.js"
 import { ingestData } from "../services/dataIngest.js"
 import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from "../services/entities.js"
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js"
-import { appendTaskEvent, listTaskEvents } from "../services/taskEvents.js"
+import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
@@ -200,7 +200,8 @@ const listEventsTool = tool({
   title: "List task events",
   description: "The task's event timeline, ordered by seq: reasoning, step changes, and every write an agent made " +
     "(type agent.action, source agent:<uuid>). To read only what is new, pass the last seq you have as afterSeq " +
-    `(and a limit of at most ${EVENT_PAGE_MAX}).`,
+    `(and a limit of at most ${EVENT_PAGE_MAX}). An answer holds about 1 MiB of events (SVC_EVENTS_PAGE_BYTES); one that ` +
+    "stopped before the end carries hasMore: true and nextAfterSeq, the afterSeq to read on from.",
   input: Schema.Struct({
     ...TaskPath.fields,
     afterSeq: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0))).annotations({
@@ -210,9 +211,18 @@ const listEventsTool = tool({
       description: "At most this many events, the first ones in seq order"
     })
   }).pipe(closed("ListEventsInput")),
-  output: Schema.Struct({ events: Schema.Array(TaskEvent) }),
+  output: Schema.Struct({
+    events: Schema.Array(TaskEvent),
+    hasMore: Schema.optionalWith(Schema.Literal(true), { exact: true }),
+    nextAfterSeq: Schema.optionalWith(Schema.Int, { exact: true })
+  }),
   readOnly: true,
-  run: ({ afterSeq, limit, taskId }) => Effect.map(listTaskEvents(taskId, { afterSeq, limit }), (events) => reply({ events }))
+  run: ({ afterSeq, limit, taskId }) =>
+    Effect.gen(function*() {
+      const pageBytes = yield* Effect.orElseSucceed(eventPageBytesSetting, () => DEFAULT_EVENT_PAGE_BYTES)
+      const { events, nextAfterSeq } = yield* readTimelinePage(taskId, { afterSeq, limit }, pageBytes)
+      return reply(nextAfterSeq === undefined ? { events } : { events, hasMore: true as const, nextAfterSeq })
+    })
 })
 
 const { seq: EventSeq, source: _source, ...EventFields } = TaskEventDto.fields

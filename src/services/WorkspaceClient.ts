@@ -125,6 +125,11 @@ export interface WorkspaceClientService {
 export interface EventPage {
   readonly afterSeq?: number | undefined
   readonly limit?: number | undefined
+  /**
+   * Stop after the event that takes the answer to this many bytes (src/api/eventPaging.ts,
+   * eventsWithinBytes): the first event always comes. A workspace may ignore it; readers cut again.
+   */
+  readonly maxBytes?: number | undefined
 }
 
 export class WorkspaceClient extends Context.Tag("WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}

@@ -11,10 +11,16 @@
  *   process on the same database file), one poll per watched task every SVC_EVENTS_POLL_MS,
  *   shared by all the streams of that task: a one-row probe after the highest seq they have.
  *
- * Streams are capped (SVC_EVENT_STREAMS_MAX: 503 past it), send a `: keep-alive` comment every
- * SVC_EVENTS_KEEPALIVE_MS, end when the client goes away (the server interrupts the response),
- * when the process drains (src/http/drain.ts) and when this layer closes; a client resumes with
- * Last-Event-ID.
+ * Streams are capped (SVC_EVENT_STREAMS_MAX: 503 past it), send a `: keep-alive` comment after
+ * SVC_EVENTS_KEEPALIVE_MS of silence, end when the client goes away (the server interrupts the
+ * response), when the process drains (src/http/drain.ts) and when this layer closes; a client
+ * resumes with Last-Event-ID.
+ *
+ * Memory (issue 22 item 7): a page is at most SVC_EVENTS_PAGE_BYTES (plus the one event that
+ * takes it past), and nothing is made before the socket has taken the previous page (the server
+ * waits for 'drain' before it pulls again; no queue in between), so a stream holds at most one
+ * page. A client that takes none of its pending bytes for SVC_EVENTS_STREAM_STALL_MS is
+ * disconnected: its slot and page are freed, and an EventSource reconnects with Last-Event-ID.
  */
 import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
@@ -26,12 +32,13 @@ import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
+import { DEFAULT_EVENT_PAGE_BYTES, eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import { ProcessDrain } from "../http/drain.js"
 import { Tenant } from "./Tenant.js"
+import { eventPageBytesSetting } from "./taskEvents.js"
 import { TaskEventBell } from "./TaskEventBell.js"
 import { intSetting } from "./TenantConfig.js"
 import { WorkspaceClient, type WorkspaceClientService } from "./WorkspaceClient.js"
@@ -43,15 +50,36 @@ export interface EventStreamSettings {
   readonly pollMs: number
   /** The longest silence before a `: keep-alive` comment (SVC_EVENTS_KEEPALIVE_MS, default 15000). */
   readonly keepAliveMs: number
+  /** The bytes of one page of a stream and of one GET /events answer (SVC_EVENTS_PAGE_BYTES, default 1 MiB). */
+  readonly pageBytes: number
+  /** A client that takes none of its pending bytes for this long is disconnected (SVC_EVENTS_STREAM_STALL_MS, default 30000). */
+  readonly stallMs: number
 }
 
-export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = { maxStreams: 100, pollMs: 1000, keepAliveMs: 15_000 }
+export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
+  maxStreams: 100,
+  pollMs: 1000,
+  keepAliveMs: 15_000,
+  pageBytes: DEFAULT_EVENT_PAGE_BYTES,
+  stallMs: 30_000
+}
 
 export const eventStreamSettingsFromEnv: Config.Config<EventStreamSettings> = Config.all({
   maxStreams: intSetting("SVC_EVENT_STREAMS_MAX", DEFAULT_EVENT_STREAM_SETTINGS.maxStreams),
   pollMs: intSetting("SVC_EVENTS_POLL_MS", DEFAULT_EVENT_STREAM_SETTINGS.pollMs),
-  keepAliveMs: intSetting("SVC_EVENTS_KEEPALIVE_MS", DEFAULT_EVENT_STREAM_SETTINGS.keepAliveMs)
+  keepAliveMs: intSetting("SVC_EVENTS_KEEPALIVE_MS", DEFAULT_EVENT_STREAM_SETTINGS.keepAliveMs),
+  pageBytes: eventPageBytesSetting,
+  stallMs: intSetting("SVC_EVENTS_STREAM_STALL_MS", DEFAULT_EVENT_STREAM_SETTINGS.stallMs)
 })
+
+/** The response's socket as a stream watches it: bytes written but not yet taken by the client. */
+export interface StreamOutput {
+  readonly pending: () => number
+  /** Bytes handed to the network so far (only grows while the client reads). */
+  readonly flushed: () => number
+  /** Disconnects the client (the server then ends the response). */
+  readonly close: () => void
+}
 
 /** Events read per store query while a stream catches up. */
 export const STREAM_PAGE = 500
@@ -66,8 +94,11 @@ export interface EventStreamsService {
     taskId: string,
     afterSeq: number | undefined,
     /** Completes when the client has gone: the stream ends then. */
-    clientGone?: Effect.Effect<void>
+    clientGone?: Effect.Effect<void>,
+    /** Watched for a client that stopped reading. */
+    output?: StreamOutput
   ) => Effect.Effect<Stream.Stream<Uint8Array>, NotFound | ServiceUnavailable | UpstreamError, Tenant | WorkspaceClient>
+  readonly settings: EventStreamSettings
   /** Streams open now, and tasks with a poller now (tests, metrics). */
   readonly stats: () => { readonly streams: number; readonly watchedTasks: number }
 }
@@ -180,14 +211,54 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
         message: `Too many event streams open (${settings.maxStreams}, SVC_EVENT_STREAMS_MAX); retry later`
       })
 
-    const open: EventStreamsService["open"] = (taskId, afterSeq, clientGone = Effect.never) =>
+    /**
+     * Completes (after disconnecting the client) once bytes have been waiting in the socket for
+     * stallMs without the client taking any of them.
+     */
+    const stalled = (output: StreamOutput) =>
+      Effect.gen(function*() {
+        const every = Math.max(10, Math.min(1000, Math.floor(settings.stallMs / 4)))
+        let last = output.flushed()
+        let progressAt = Date.now()
+        for (;;) {
+          yield* Effect.sleep(every)
+          const pending = output.pending()
+          const flushed = output.flushed()
+          const now = Date.now()
+          // Progress is bytes leaving, not a smaller backlog: a new page may have been queued since.
+          if (pending === 0 || flushed > last) progressAt = now
+          last = flushed
+          if (now - progressAt >= settings.stallMs) {
+            yield* Effect.logInfo(`event stream closed: the client took none of ${pending} pending bytes in ${settings.stallMs} ms`)
+            output.close()
+            return
+          }
+        }
+      })
+
+    const open: EventStreamsService["open"] = (taskId, afterSeq, clientGone = Effect.never, output) =>
       Effect.gen(function*() {
         if (streams >= settings.maxStreams) return yield* Effect.fail(tooMany())
         const workspace = yield* WorkspaceClient
         // 404 for another tenant's or an unknown task, before the stream starts.
         const { tenant } = yield* (yield* Tenant).requireTask(taskId)
+        /** One page: at most STREAM_PAGE events and pageBytes (cut here too: a workspace may ignore maxBytes). */
         const read = (after: number) =>
-          workspace.listEvents(tenant.id, taskId, { ...(after >= 0 ? { afterSeq: after } : {}), limit: STREAM_PAGE })
+          Effect.map(
+            workspace.listEvents(tenant.id, taskId, {
+              ...(after >= 0 ? { afterSeq: after } : {}),
+              limit: STREAM_PAGE,
+              maxBytes: settings.pageBytes
+            }),
+            (got) => {
+              const sizes = got.map(eventSize)
+              const n = eventsWithinBytes(sizes, settings.pageBytes)
+              let bytes = 0
+              for (let i = 0; i < n; i++) bytes += sizes[i]!
+              // More may follow at once: the page was full by count or by bytes.
+              return { batch: n === got.length ? got : got.slice(0, n), full: n >= STREAM_PAGE || bytes >= settings.pageBytes || n < got.length }
+            }
+          )
         const first = yield* read(afterSeq ?? -1)
 
         const body = Stream.unwrapScoped(Effect.gen(function*() {
@@ -197,48 +268,55 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           let cursor = afterSeq ?? -1
           // What this stream starts after is known to exist: the poll need not find it again.
           if (cursor > w.known) w.known = cursor
-          let pending: ReadonlyArray<TaskEvent> | undefined = first
+          let pending: { batch: ReadonlyArray<TaskEvent>; full: boolean } | undefined = first
           const sent = (batch: ReadonlyArray<TaskEvent>) => {
             cursor = Math.max(cursor, batch[batch.length - 1]!.seq)
             if (cursor > w.known) w.known = cursor
             return Chunk.of(sseFrames(batch))
           }
-          // The next batch. A read follows a ring (taken before the read it follows, so a ring
-          // during a read is not lost), or comes at once after a full page; one event costs each
-          // stream one read. The first page was read before this stream watched the task: one
-          // more read follows it. A read that fails ends the stream: the client reconnects
-          // with Last-Event-ID.
+          // The next page, made only when the server pulls it, that is once the socket has taken
+          // the previous one (no queue: a stream holds one page). A read follows a ring (taken
+          // before the read it follows, so a ring during a read is not lost), or comes at once
+          // after a full page; one event costs each stream one read. The first page was read
+          // before this stream watched the task: one more read follows it. After keepAliveMs
+          // without a ring, a keep-alive comment. A read that fails ends the stream: the client
+          // reconnects with Last-Event-ID.
           let woken = w.next
           let readNow = true
-          const nextBatch = Effect.gen(function*() {
+          const nextChunk = Effect.gen(function*() {
             for (;;) {
-              if (!readNow) yield* Deferred.await(woken)
-              let batch: ReadonlyArray<TaskEvent>
+              if (!readNow) {
+                const rang = yield* Effect.timeout(Deferred.await(woken), settings.keepAliveMs).pipe(Effect.option)
+                if (Option.isNone(rang)) return Chunk.of(KEEP_ALIVE)
+              }
+              let page: { batch: ReadonlyArray<TaskEvent>; full: boolean }
               if (pending !== undefined) {
-                batch = pending
+                page = pending
                 pending = undefined
                 readNow = true
               } else {
                 woken = w.next
-                batch = yield* read(cursor)
-                readNow = batch.length >= STREAM_PAGE
+                page = yield* read(cursor)
+                readNow = page.full
               }
               // Only forward: an event appended below what was sent is in GET /events, not here.
-              const fresh = batch.filter((e) => e.seq > cursor)
+              const fresh = page.batch.filter((e) => e.seq > cursor)
               if (fresh.length > 0) return sent(fresh)
             }
           })
-          const events = Stream.repeatEffectChunk(nextBatch).pipe(
+          const events = Stream.repeatEffectChunk(nextChunk).pipe(
             Stream.catchAll((error) =>
               Stream.drain(Stream.fromEffect(Effect.logWarning(`event stream of task ${taskId} ended: a read failed: ${error.message}`)))
             )
           )
-          const keepAlive = Stream.fromSchedule(Schedule.spaced(settings.keepAliveMs)).pipe(Stream.as(KEEP_ALIVE))
+          const stop = output === undefined
+            ? Effect.race(Deferred.await(closing), clientGone)
+            : Effect.raceAll([Deferred.await(closing), clientGone, stalled(output)])
           // The first bytes go out at once (Node sends the headers with them, and an EventSource
           // opens then), telling the client to reconnect after RECONNECT_MS when the stream ends.
-          return Stream.merge(events, keepAlive, { haltStrategy: "left" }).pipe(
+          return events.pipe(
             Stream.prepend(Chunk.of(OPENING)),
-            Stream.interruptWhen(Effect.race(Deferred.await(closing), clientGone))
+            Stream.interruptWhen(stop)
           )
         }))
         return body
@@ -246,12 +324,16 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
 
     return {
       open,
+      settings,
       stats: () => ({ streams, watchedTasks: watches.size })
     } satisfies EventStreamsService
   })
 
 export class EventStreams extends Context.Tag("services/EventStreams")<EventStreams, EventStreamsService>() {
   static readonly layerWith = (settings: EventStreamSettings) => Layer.scoped(EventStreams, makeEventStreams(settings))
-  /** Settings from the environment (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS). */
+  /**
+   * Settings from the environment (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS,
+   * SVC_EVENTS_PAGE_BYTES, SVC_EVENTS_STREAM_STALL_MS).
+   */
   static readonly layer = Layer.unwrapEffect(Effect.map(eventStreamSettingsFromEnv, EventStreams.layerWith))
 }

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, Forbidden, NotFound, type UpstreamError } from "../api/errors.js"
 import { rootTaskId } from "../api/ids.js"
+import { eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
 import { currentIdempotencyKey, type WorkspaceClientService } from "../services/WorkspaceClient.js"
 import type { Fixture } from "./fixture.js"
@@ -432,7 +433,8 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         Effect.map(taskOf(tenantId, taskId), () => {
           const after = page.afterSeq
           const all = events.filter((e) => e.taskId === taskId && (after === undefined || e.seq > after)).sort((a, b) => a.seq - b.seq)
-          return page.limit !== undefined ? all.slice(0, page.limit) : all
+          const limited = page.limit !== undefined ? all.slice(0, page.limit) : all
+          return page.maxBytes !== undefined ? limited.slice(0, eventsWithinBytes(limited.map(eventSize), page.maxBytes)) : limited
         })),
     listDocuments: (tenantId, taskId, query) =>
       call("listDocuments", () =>

@@ -6,7 +6,7 @@ import * as Option from "effect/Option"
 import { EVENT_PAGE_MAX } from "../../api/eventPaging.js"
 import type { TaskEvent } from "../../api/resources.js"
 import { isTerminalStatus } from "../../client/status.js"
-import { gatewayCommand, table, taskIdArg, truncate, usage, write, group } from "../common.js"
+import { gatewayCommand, line, table, taskIdArg, truncate, usage, write, group } from "../common.js"
 import { makeTimelineRenderer } from "../events.js"
 
 /** The page's query parameters, without the unset ones (a negative seq asks for everything). */
@@ -21,7 +21,7 @@ const list = gatewayCommand("list", "List a task's events in seq order", {
   limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
 }, ({ after, limit, taskId }, ctx) =>
   Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
-    ctx.output(result, ({ events }) =>
+    ctx.output(result, ({ events, nextAfterSeq }) =>
       table([
         ["SEQ", (e) => String(e.seq)],
         ["CREATED", (e) => e.createdAt],
@@ -29,7 +29,10 @@ const list = gatewayCommand("list", "List a task's events in seq order", {
         ["SOURCE", (e) => e.sourceLabel ?? e.source],
         ["GROUP", (e) => e.groupKey],
         ["PAYLOAD", (e) => truncate(JSON.stringify(e.payload), 80)]
-      ], events))))
+      ], events).pipe(
+        // The answer stopped at its byte budget or the limit: say how to read on.
+        Effect.zipRight(nextAfterSeq === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfterSeq})`))
+      ))))
 
 const follow = gatewayCommand(
   "follow",
@@ -53,14 +56,16 @@ const follow = gatewayCommand(
       const readNew = Effect.gen(function*() {
         const fresh: Array<TaskEvent> = []
         for (;;) {
-          const { events } = yield* ctx.gateway.events.listEvents({
+          const { events, nextAfterSeq } = yield* ctx.gateway.events.listEvents({
             path: { taskId },
             urlParams: pageParams(cursor, EVENT_PAGE_MAX)
           })
           const page = cursor === undefined ? events : events.filter((e) => e.seq > cursor!)
           fresh.push(...page)
           if (page.length > 0) cursor = page[page.length - 1]!.seq
-          if (events.length < EVENT_PAGE_MAX) return fresh
+          // The answer stops at its byte budget or the limit and says where to read on.
+          if (nextAfterSeq === undefined) return fresh
+          cursor = Math.max(cursor ?? -1, nextAfterSeq)
         }
       })
       const poll = Effect.gen(function*() {

@@ -3,8 +3,8 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
-import { closed, TaskEventDto } from "../../api/dtos.js"
-import { EventPageParams } from "../../api/eventPaging.js"
+import { closed, WorkspaceTaskEventDto } from "../../api/dtos.js"
+import { WorkspaceEventPageParams } from "../../api/eventPaging.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../../api/resources.js"
@@ -85,7 +85,7 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
     HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events")
       .setPath(TenantTaskPath)
       .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(TaskEventDto)
+      .setPayload(WorkspaceTaskEventDto)
       .addSuccess(TaskEvent)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Append a task event")
@@ -98,12 +98,13 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
     HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events")
       .setPath(TenantTaskPath)
-      .setUrlParams(EventPageParams)
+      .setUrlParams(WorkspaceEventPageParams)
       .addSuccess(Schema.Array(TaskEvent))
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
-        "The task's timeline ordered by seq ascending; with `afterSeq` only the events after it, with `limit` at most that many."
+        "The task's timeline ordered by seq ascending; with `afterSeq` only the events after it, with `limit` at most that many, " +
+          "with `maxBytes` only up to the event that takes the answer's size to that many bytes (the first event always)."
       )
   )
   .addError(NotFoundWire)

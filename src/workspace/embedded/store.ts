@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
+import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
@@ -537,8 +538,13 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
 
       appendEvent: (tenantId, taskId, dto) =>
         write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), Effect.gen(function*() {
-          // PostgreSQL: after the engine's and the audit's appends to this task (they lock it too).
-          yield* lockTask(taskId)
+          // PostgreSQL: wait for a delivery holding the task's row (it takes its events' seqs at
+          // max+1) before inserting. Inserting first, the foreign-key check would wait for that
+          // row while the delivery waits for this seq: a deadlock. SQLite's writes are serial.
+          yield* sql.onDialectOrElse({
+            pg: () => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId(taskId)} FOR KEY SHARE`),
+            orElse: () => Effect.void
+          })
           const task = yield* taskOf(tenantId, taskId)
           const payload = toJson(dto.payload)
           const inserted = yield* sql<EventRow>`INSERT INTO events ${
@@ -570,10 +576,23 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       listEvents: (tenantId, taskId, page = {}) =>
         Effect.gen(function*() {
           yield* taskOf(tenantId, taskId)
+          const after = page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``
+          let limit = page.limit
+          let upTo = sql``
+          if (page.maxBytes !== undefined) {
+            // Sizes first (small rows), so a page of large events is never read whole to be cut;
+            // octet_length comes from the record header (SQLite 3.43+, PostgreSQL): no payload is read.
+            const sizes = yield* sql<{ seq: number; n: number }>`SELECT seq, octet_length(payload) + octet_length(type) +
+              octet_length(source) + COALESCE(octet_length(source_label), 0) + COALESCE(octet_length(group_key), 0) +
+              octet_length(task_id) AS n
+              FROM events WHERE task_id = ${taskId} ${after} ORDER BY seq ${limit !== undefined ? sql`LIMIT ${limit}` : sql``}`
+            limit = eventsWithinBytes(sizes.map((r) => EVENT_SIZE_OVERHEAD + Number(r.n)), page.maxBytes)
+            if (limit === 0) return []
+            upTo = sql`AND seq <= ${Number(sizes[limit - 1]!.seq)}`
+          }
           // One range scan of the (task_id, seq) primary key: a page never reads the rows before it.
-          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId}
-            ${page.afterSeq !== undefined ? sql`AND seq > ${page.afterSeq}` : sql``} ORDER BY seq
-            ${page.limit !== undefined ? sql`LIMIT ${page.limit}` : sql``}`
+          const rows = yield* sql<EventRow>`SELECT * FROM events WHERE task_id = ${taskId} ${after} ${upTo}
+            ORDER BY seq ${limit !== undefined ? sql`LIMIT ${limit}` : sql``}`
           return rows.map(eventOfRow) satisfies ReadonlyArray<TaskEvent>
         }).pipe(guard("listEvents")),
 

@@ -377,7 +377,8 @@ export const makeHttpWorkspaceClient = (
             path: enc({ tenantId, taskId }),
             urlParams: {
               ...(page.afterSeq !== undefined ? { afterSeq: page.afterSeq } : {}),
-              ...(page.limit !== undefined ? { limit: page.limit } : {})
+              ...(page.limit !== undefined ? { limit: page.limit } : {}),
+              ...(page.maxBytes !== undefined ? { maxBytes: page.maxBytes } : {})
             }
           }),
           READ,

@@ -1,0 +1,212 @@
+/**
+ * Issue 22 item 7 on the built process: timeline answers and stream pages have a byte budget
+ * (SVC_EVENTS_PAGE_BYTES) and say how to read on; a stream whose client does not read holds at
+ * most a page and is disconnected after SVC_EVENTS_STREAM_STALL_MS; clients that never read
+ * their sockets do not pin the timeline per connection, and health stays responsive.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { connect, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { openSse } from "./sse.js"
+
+/** Demo tasks: events 1..3 seeded on the first, none on the second. */
+const TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
+const BIG_TASK = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
+const PAGE_BYTES = 256 * 1024
+
+const dirs: Array<string> = []
+const services: Array<RunningService> = []
+const sockets: Array<Socket> = []
+afterAll(async () => {
+  sockets.forEach((s) => s.destroy())
+  await Promise.all(services.map((s) => s.stop()))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const start = async (env: Record<string, string>) => {
+  const dir = mkdtempSync(join(tmpdir(), "events-budget-"))
+  dirs.push(dir)
+  const service = await startBuilt({
+    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
+    SVC_ADMIN_PORT: "off",
+    SVC_EVENTS_PAGE_BYTES: String(PAGE_BYTES),
+    ...env
+  })
+  services.push(service)
+  return service
+}
+
+const post = async (url: string, taskId: string, seq: number, bytes: number) => {
+  const res = await http("POST", `${url}/v1/tasks/${taskId}/events`, {
+    type: "note",
+    source: "worker",
+    seq,
+    payload: { text: "x".repeat(bytes) }
+  })
+  expect(res.status).toBe(200)
+}
+
+const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
+
+/** A connection that sends one GET and, once the answer has begun, never reads another byte. */
+const neverReads = (url: string, path: string) =>
+  new Promise<Socket>((resolve, reject) => {
+    const { hostname, port } = new URL(url)
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\nAccept: text/event-stream\r\n\r\n`)
+    })
+    socket.once("data", (first) => {
+      socket.pause()
+      expect(first.subarray(0, 15).toString()).toBe("HTTP/1.1 200 OK")
+      resolve(socket)
+    })
+    socket.on("error", () => {})
+    socket.once("error", reject)
+    sockets.push(socket)
+  })
+
+const healthMs = async (url: string) => {
+  const t0 = performance.now()
+  const res = await fetch(`${url}/v1/health`, { signal: AbortSignal.timeout(10_000) })
+  await res.arrayBuffer()
+  return performance.now() - t0
+}
+
+describe("timeline budgets (built process)", () => {
+  it("GET /events stops at the byte budget and says where to read on; following it reads every event once, in order; the stream too", async () => {
+    const gw = await start({})
+    const seqs: Array<number> = [1, 2, 3]
+    for (let seq = 10; seq < 110; seq++) {
+      // One event larger than the whole budget, in the middle.
+      await post(gw.url, TASK, seq, seq === 50 ? 3 * PAGE_BYTES : 10_000)
+      seqs.push(seq)
+    }
+
+    const url = `${gw.url}/v1/tasks/${TASK}/events`
+    const first = await http("GET", url)
+    expect(first.status).toBe(200)
+    expect(first.body.hasMore).toBe(true)
+    expect(first.body.nextAfterSeq).toBe(first.body.events.at(-1).seq)
+    // The budget, and at most the one event that takes it past.
+    expect(first.text.length).toBeLessThan(PAGE_BYTES + 20_000)
+    expect(first.text.length).toBeGreaterThan(PAGE_BYTES - 20_000)
+
+    const seen: Array<number> = []
+    let after: number | undefined
+    let pages = 0
+    for (;;) {
+      const res = await http("GET", after === undefined ? url : `${url}?afterSeq=${after}`)
+      expect(res.status).toBe(200)
+      const events = res.body.events as Array<{ seq: number; payload: { text: string } }>
+      pages++
+      seen.push(...events.map((e) => e.seq))
+      // An event larger than the budget ends its page (never stuck); the others stay near the budget.
+      if (events.some((e) => e.seq === 50)) expect(events.at(-1)!.seq).toBe(50)
+      else expect(res.text.length).toBeLessThan(PAGE_BYTES + 20_000)
+      if (res.body.nextAfterSeq === undefined) {
+        expect(Object.keys(res.body)).toEqual(["events"]) // the spec's answer at the end
+        break
+      }
+      after = res.body.nextAfterSeq
+      expect(pages).toBeLessThan(50)
+    }
+    expect(seen).toEqual(seqs)
+    expect(pages).toBeGreaterThan(4)
+
+    // limit: exact, with hasMore only when more exist.
+    const limited = await http("GET", `${url}?afterSeq=100&limit=8`)
+    expect(limited.body).toMatchObject({ hasMore: true, nextAfterSeq: 108 })
+    expect(limited.body.events).toHaveLength(8)
+    const rest = await http("GET", `${url}?afterSeq=100&limit=9`)
+    expect(Object.keys(rest.body)).toEqual(["events"])
+
+    // The stream: every event once, in seq order, across page cuts.
+    const sse = await openSse(`${gw.url}/v1/tasks/${TASK}/events/stream`)
+    try {
+      const streamed: Array<number> = []
+      while (streamed.at(-1) !== 109) streamed.push(Number((await sse.nextEvent(10_000)).id))
+      expect(streamed).toEqual(seqs)
+      // And what comes after, live.
+      await post(gw.url, TASK, 200, 10)
+      expect((await sse.nextEvent(5000)).id).toBe("200")
+    } finally {
+      sse.close()
+    }
+  }, 120_000)
+
+  it("clients that never read: memory stays bounded, health answers, stalled streams are disconnected and their slots freed", async () => {
+    const STREAMS = 30
+    const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "20000" })
+    // A 12 MiB timeline of 256 KiB events.
+    for (let seq = 1; seq <= 48; seq++) await post(gw.url, BIG_TASK, seq, 256 * 1024)
+    // Warm up: one full read of each kind.
+    for (let i = 0; i < 3; i++) await http("GET", `${gw.url}/v1/tasks/${BIG_TASK}/events`)
+    const baseline = rssMb(gw.pid)
+
+    await Promise.all([
+      ...Array.from({ length: STREAMS }, () => neverReads(gw.url, `/v1/tasks/${BIG_TASK}/events/stream`)),
+      ...Array.from({ length: 30 }, () => neverReads(gw.url, `/v1/tasks/${BIG_TASK}/events`))
+    ])
+    // For 5 s: the peak RSS, and health every half second.
+    let loaded = 0
+    const health: Array<number> = []
+    const sampling = (async () => {
+      for (const end = Date.now() + 4000; Date.now() < end;) {
+        loaded = Math.max(loaded, rssMb(gw.pid))
+        await new Promise((r) => setTimeout(r, 250))
+      }
+    })()
+    for (const end = Date.now() + 4000; Date.now() < end;) {
+      health.push(await healthMs(gw.url))
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    await sampling
+    console.log(`RSS ${baseline.toFixed(0)} MB before, peak ${loaded.toFixed(0)} MB with 60 connections that never read; health max ${Math.max(...health).toFixed(0)} ms`)
+    // Unbudgeted, each connection pinned most of the 12 MiB timeline (over 500 MB in all).
+    expect(loaded - baseline).toBeLessThan(200)
+    expect(Math.max(...health)).toBeLessThan(1000)
+
+    // Every slot is taken by a client that does not read...
+    const refused = await http("GET", `${gw.url}/v1/tasks/${BIG_TASK}/events/stream?afterSeq=48`)
+    expect(refused.status).toBe(503)
+    // ...until they are disconnected for stalling: a reading client gets a stream again.
+    const until = Date.now() + 40_000
+    let status = 503
+    while (status === 503 && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 500))
+      const sse = await openSse(`${gw.url}/v1/tasks/${BIG_TASK}/events/stream?afterSeq=47`)
+      status = sse.status
+      if (status === 200) expect(Number((await sse.nextEvent(5000)).id)).toBe(48)
+      sse.close()
+    }
+    expect(status).toBe(200)
+    expect(gw.output()).toMatch(/event stream closed: the client took none of/)
+  }, 120_000)
+
+  it("a slow client that keeps reading is not disconnected: it gets every event", async () => {
+    const gw = await start({ SVC_EVENTS_STREAM_STALL_MS: "1500" })
+    for (let seq = 1; seq <= 12; seq++) await post(gw.url, BIG_TASK, seq, 256 * 1024)
+    const { hostname, port } = new URL(gw.url)
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(`GET /v1/tasks/${BIG_TASK}/events/stream HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`))
+    sockets.push(socket)
+    let text = ""
+    let closed = false
+    socket.on("close", () => (closed = true))
+    socket.on("error", () => {})
+    // About 300 KB/s: one chunk of at most 64 KiB every 200 ms.
+    socket.pause()
+    const started = Date.now()
+    while (!text.includes("id: 12\n") && !closed && Date.now() - started < 60_000) {
+      await new Promise((r) => setTimeout(r, 200))
+      const chunk = socket.read(64 * 1024) ?? socket.read()
+      if (chunk !== null) text += chunk.toString("latin1")
+    }
+    expect(closed).toBe(false)
+    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+    socket.destroy()
+  }, 90_000)
+})

@@ -1,0 +1,123 @@
+/**
+ * Issue 22 item 3 on the built process: no client-chosen `seq` can stop a task. The highest
+ * seq a client may post is the `maximum` the OpenAPI document publishes for TaskEventDto.seq;
+ * a task whose timeline holds that seq still moves (upload, two approvals, COMPLETED) with the
+ * engine's events after it. Before the cap (maximum 2^53-1) the engine's next seq could not be
+ * represented: every delivery collided, the task stayed at its first step for good.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+
+/** The demo's expense review at upload_receipts (FILE_UPLOAD), then review_expenses, then sign_off. */
+const TASK = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
+/** At review_expenses, events 1..3 seeded. */
+const OTHER_TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
+
+const dirs: Array<string> = []
+const services: Array<RunningService> = []
+afterAll(async () => {
+  await Promise.all(services.map((s) => s.stop()))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const start = async () => {
+  const dir = mkdtempSync(join(tmpdir(), "seq-cap-"))
+  dirs.push(dir)
+  const service = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_ADMIN_PORT: "off" })
+  services.push(service)
+  return service
+}
+
+const note = (seq: number) => ({ type: "note", source: "worker", seq, payload: { seq } })
+
+const status = async (url: string) => (await http("GET", `${url}/v1/tasks/${TASK}/ui`)).body.task.status as string
+
+describe("a client-chosen seq cannot stop a task (built process)", () => {
+  it("the published cap is refused past it with a 400 naming seq; a timeline at the cap still completes", async () => {
+    const gw = await start()
+    const openapi = await http("GET", `${gw.url}/openapi.json`)
+    const cap = openapi.body.components.schemas.TaskEventDto.properties.seq.maximum as number
+    expect(Number.isSafeInteger(cap)).toBe(true)
+
+    const events = `${gw.url}/v1/tasks/${TASK}/events`
+    for (const past of [cap + 1, Number.MAX_SAFE_INTEGER, 2 ** 53, 1e300]) {
+      if (past <= cap) continue
+      const res = await http("POST", events, note(past))
+      expect(res.status, `seq ${past}`).toBe(400)
+      expect(res.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+      expect(res.body.message).toMatch(/\bseq\b/)
+      expect(res.body.message).toContain(String(cap))
+    }
+    // The cap itself is a valid seq.
+    const atCap = await http("POST", events, note(cap))
+    expect(atCap.status).toBe(200)
+    expect(atCap.body.event.seq).toBe(cap)
+
+    // Drive the task: a file for upload_receipts, then the two approvals.
+    const ingest = await http("POST", `${gw.url}/v1/tasks/${TASK}/files/ingest`, {
+      source: "receipts",
+      fileName: "receipt.txt",
+      fileRef: { provider: "inline_base64", data: Buffer.from("Coffee 4.50 USD").toString("base64") },
+      signalTaskId: TASK,
+      signalName: "file_submitted"
+    })
+    expect(ingest.status).toBe(201)
+    for (const step of ["review_expenses", "sign_off"]) {
+      const until = Date.now() + 5000
+      while ((await http("GET", `${gw.url}/v1/tasks/${TASK}/ui`)).body.step?.id !== step && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      expect((await http("GET", `${gw.url}/v1/tasks/${TASK}/ui`)).body.step?.id, "the task moved on").toBe(step)
+      const approved = await http("POST", `${gw.url}/v1/tasks/${TASK}/action`, { type: "approved" })
+      expect(approved.status).toBe(200)
+    }
+    const until = Date.now() + 5000
+    while ((await status(gw.url)) !== "COMPLETED" && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    expect(await status(gw.url)).toBe("COMPLETED")
+
+    // The engine's events follow the cap, one seq each, in order.
+    const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; type: string }>
+    const engine = timeline.filter((e) => e.source === "workspace")
+    expect(engine.map((e) => e.type)).toEqual([
+      "source.submitted",
+      "step.completed",
+      "step.completed",
+      "step.completed",
+      "task.status_changed"
+    ])
+    expect(engine.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5].map((i) => cap + i))
+    // Below the cap the timeline still takes a client's events.
+    const below = await http("POST", events, note(7))
+    expect(below.status).toBe(200)
+    expect(gw.output()).not.toMatch(/UNIQUE constraint failed/)
+  }, 60_000)
+
+  it("a client posting the seq the engine takes next, concurrently with decisions, never stalls delivery", async () => {
+    const gw = await start()
+    const events = `${gw.url}/v1/tasks/${OTHER_TASK}/events`
+    // The engine takes max+1: a client racing to post exactly that seq either wins it (the
+    // engine then takes the one after) or gets a 409; the decision applies either way.
+    const approve = http("POST", `${gw.url}/v1/tasks/${OTHER_TASK}/action`, { type: "approved" })
+    const racers = await Promise.all([4, 5, 6].map((seq) => http("POST", events, note(seq))))
+    expect((await approve).status).toBe(200)
+    for (const r of racers) expect([200, 409]).toContain(r.status)
+    const until = Date.now() + 5000
+    let step: string | undefined
+    while ((step = (await http("GET", `${gw.url}/v1/tasks/${OTHER_TASK}/ui`)).body.step?.id) !== "sign_off" && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(step).toBe("sign_off")
+    const seqs = ((await http("GET", events)).body.events as Array<{ seq: number }>).map((e) => e.seq)
+    expect(new Set(seqs).size).toBe(seqs.length)
+    // A client posting a seq the engine took gets the ordinary 409.
+    const engineSeq = ((await http("GET", events)).body.events as Array<{ seq: number; source: string }>)
+      .find((e) => e.source === "workspace")!.seq
+    const clash = await http("POST", events, note(engineSeq))
+    expect(clash.status).toBe(409)
+    expect(clash.body.message).toContain(`seq ${engineSeq}`)
+    expect(gw.output()).not.toMatch(/delivery attempt \d+ failed/)
+  }, 60_000)
+})

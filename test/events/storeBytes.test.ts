@@ -1,0 +1,71 @@
+/**
+ * `maxBytes` paging in both workspaces that store events (issue 22 item 7): the same cut as
+ * src/api/eventPaging.ts's eventsWithinBytes, measured without reading the payloads whole.
+ */
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { EVENT_SIZE_OVERHEAD, eventSize, eventsWithinBytes } from "../../src/api/eventPaging.js"
+import type { WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
+import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
+import { readFixture } from "../../src/workspace/fixture.js"
+import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+
+const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
+/** No events in the demo. */
+const TASK = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
+
+const tempDirs: Array<string> = []
+afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
+
+type Run = <A, E>(f: (ws: WorkspaceClientService) => Effect.Effect<A, E>) => Effect.Effect<A, unknown>
+const memory: Run = (f) => Effect.flatMap(readFixture(DEMO_FIXTURE), (fixture) => f(makeMemoryWorkspace(fixture)))
+const embedded: Run = (f) => {
+  const dir = mkdtempSync(join(tmpdir(), "store-bytes-"))
+  tempDirs.push(dir)
+  return Effect.flatMap(EmbeddedWorkspace, f).pipe(
+    Effect.provide(makeEmbeddedLayerWithSql({ url: `file:${join(dir, "workspace.db")}`, retryInterval: "1 hour" })),
+    Logger.withMinimumLogLevel(LogLevel.None)
+  )
+}
+
+describe("eventsWithinBytes", () => {
+  it("takes events while the total is under the budget: the last may pass it, the first always comes", () => {
+    expect(eventsWithinBytes([], 10)).toBe(0)
+    expect(eventsWithinBytes([50], 10)).toBe(1)
+    expect(eventsWithinBytes([4, 4, 4, 4], 10)).toBe(3)
+    expect(eventsWithinBytes([4, 6, 4], 10)).toBe(2)
+    expect(eventsWithinBytes([1, 100, 1], 10)).toBe(2)
+    expect(eventsWithinBytes([1, 1], 10)).toBe(2)
+  })
+})
+
+for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
+  describe(`listEvents maxBytes: ${name}`, () => {
+    it.live("cuts where eventsWithinBytes says, after afterSeq and within limit", () =>
+      run((ws) =>
+        Effect.gen(function*() {
+          const lengths = [100, 5000, 200, 300, 9000, 10, 10, 10]
+          const events = []
+          for (const [i, n] of lengths.entries()) {
+            events.push(yield* ws.appendEvent(ACME, TASK, { type: "note", source: "worker", seq: i + 1, payload: { t: "y".repeat(n) } }))
+          }
+          const sizes = events.map(eventSize)
+          expect(sizes[0]).toBeGreaterThan(EVENT_SIZE_OVERHEAD)
+          const seqs = (page: { afterSeq?: number; limit?: number; maxBytes?: number }) =>
+            Effect.map(ws.listEvents(ACME, TASK, page), (es) => es.map((e) => e.seq))
+          for (const budget of [1, 500, 5400, 6000, 20_000]) {
+            expect(yield* seqs({ maxBytes: budget })).toEqual(events.slice(0, eventsWithinBytes(sizes, budget)).map((e) => e.seq))
+          }
+          expect(yield* seqs({ afterSeq: 2, maxBytes: 600 })).toEqual([3, 4])
+          expect(yield* seqs({ afterSeq: 4, maxBytes: 1 })).toEqual([5])
+          expect(yield* seqs({ afterSeq: 5, limit: 2, maxBytes: 100_000 })).toEqual([6, 7])
+          expect(yield* seqs({ afterSeq: 8, maxBytes: 1 })).toEqual([])
+        })))
+  })
+}
