@@ -38,13 +38,22 @@ export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: s
   meta.contentType ?? mime.getType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
+/** Internal options of a write, never part of a /v1 DTO. */
+export interface PersistOptions {
+  /**
+   * The step the signal is for (the agent tool server passes the step whose assignment it
+   * checked): if the task is no longer at it when the write commits, the write is a 409.
+   */
+  readonly expectedStep?: string | undefined
+}
+
 /**
  * The task is read once, by the write itself: putDocument is scoped to the tenant and answers
  * NotFound (`Task <id> not found`, as Tenant.requireTask does) for another tenant's or a missing
  * task. Only then is the task looked up on its own: if the cached tenant was stale
  * (requireTask refreshes it), the write runs once more for the refreshed tenant.
  */
-export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile) =>
+export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile, options: PersistOptions = {}) =>
   Effect.gen(function*() {
     const tenants = yield* Tenant
     const tenant = yield* tenants.current
@@ -56,7 +65,7 @@ export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile
       source: meta.source,
       filename,
       contentType
-    })
+    }, options.expectedStep)
     const put = (tenantId: string) =>
       workspace.putDocument(tenantId, {
         taskId,

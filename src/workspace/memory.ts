@@ -207,9 +207,21 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         return { status: "OK" as const, rowId, field, value: coerced }
       }))
 
-  /** Checks a signal before anything is written: its task exists here and can take it. */
-  const checkSignal = (tenantId: string, signal: Workspace.Signal): Effect.Effect<Workspace.Task, NotFound | BadRequest> =>
-    Effect.flatMap(taskOf(tenantId, signal.taskId), (task) => {
+  /**
+   * Checks a signal before anything is written: its task exists here and can take it; one
+   * naming its step (`expectedStep`) is accepted as `signal` accepts one (a Conflict when the
+   * step is no longer current).
+   */
+  const checkSignal = (tenantId: string, signal: Workspace.Signal): Effect.Effect<Workspace.Task, NotFound | BadRequest | Conflict> =>
+    Effect.flatMap(taskOf(tenantId, signal.taskId), (task): Effect.Effect<Workspace.Task, BadRequest | Conflict> => {
+      if (signal.expectedStep !== undefined) {
+        const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [])
+        if (accepted._tag === "conflict") return Effect.fail(new Conflict({ message: accepted.message }))
+        if (accepted._tag === "badRequest") {
+          return Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+        }
+        return Effect.succeed(task)
+      }
       if ((signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.currentStep === null)) {
         return Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
       }

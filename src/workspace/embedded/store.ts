@@ -170,18 +170,39 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         orElse: () => Effect.void
       })
 
-    /** The signal's task, if it is this tenant's and can take it (approve/reject need a current step). */
+    /**
+     * The signal's task, if it is this tenant's and can take it (approve/reject need a current
+     * step). A signal naming its step (`expectedStep`) is accepted as `signal` accepts one
+     * (../engine.ts): a step no longer current is a Conflict naming the current one.
+     */
     const checkSignal = (tenantId: string, signal: Workspace.Signal) =>
-      Effect.flatMap(Effect.zipRight(lockTask(signal.taskId), taskOf(tenantId, signal.taskId)), (task) =>
-        (signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.current_step === null)
-          ? Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
-          : Effect.succeed(task))
+      Effect.gen(function*() {
+        yield* lockTask(signal.taskId)
+        const task = yield* taskOf(tenantId, signal.taskId)
+        if (signal.expectedStep !== undefined) {
+          const accepted = acceptSignal(
+            { status: task.status, currentStep: task.current_step },
+            fromJson(task.snapshots),
+            signal,
+            yield* pendingDecisions(task.id)
+          )
+          if (accepted._tag === "conflict") return yield* Effect.fail(new Conflict({ message: accepted.message }))
+          if (accepted._tag === "badRequest") {
+            return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
+          }
+          return task
+        }
+        if ((signal.name === "approve" || signal.name === "reject") && (isTerminal(task.status) || task.current_step === null)) {
+          return yield* Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }))
+        }
+        return task
+      })
 
     const signalFor = (tenantId: string, task: TaskRow, signal: Workspace.Signal): NewSignal => ({
       tenantId,
       rootTaskId: task.id,
       signal,
-      expectedStep: task.current_step
+      expectedStep: signal.expectedStep ?? task.current_step
     })
 
     /**
