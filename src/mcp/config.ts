@@ -9,17 +9,32 @@ import * as Layer from "effect/Layer"
 export interface McpConfigShape {
   /** read_file returns documents up to this many bytes (larger ones: a tool error naming the download URL). */
   readonly readMaxBytes: number
-  /** Failed authentications one address may make in a burst before it is answered 429. */
+  /** Failed authentications one client address (and one presented key) may make in a burst before it is answered 429. */
   readonly authFailureBurst: number
   /** One more failed attempt is allowed per this many milliseconds once the burst is spent. */
   readonly authFailureRefillMs: number
+  /** Lower-case name of the header trusted proxies write the client address into; undefined: the socket address. */
+  readonly clientAddressHeader: string | undefined
+  /** How many trusted proxies stand in front (which entry of the header, from the right, is the client). */
+  readonly trustedProxyHops: number
 }
 
 export const DEFAULT_MCP_CONFIG: McpConfigShape = {
   readMaxBytes: 1024 * 1024,
   authFailureBurst: 10,
-  authFailureRefillMs: 6_000
+  authFailureRefillMs: 6_000,
+  clientAddressHeader: undefined,
+  trustedProxyHops: 1
 }
+
+/** RFC 9110 token: a header name. Empty means off. */
+const headerName = (name: string) =>
+  Config.string(name).pipe(
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: `${name} must be an HTTP header name (e.g. x-forwarded-for), or empty`, validation: (s) => /^[!#$%&'*+.^_`|~0-9a-z-]*$/.test(s) }),
+    Config.map((s) => (s === "" ? undefined : s)),
+    Config.withDefault(undefined)
+  )
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -30,7 +45,9 @@ const positiveInt = (name: string, fallback: number) =>
 export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
   readMaxBytes: positiveInt("SVC_MCP_READ_MAX_BYTES", DEFAULT_MCP_CONFIG.readMaxBytes),
   authFailureBurst: positiveInt("SVC_MCP_AUTH_FAILURE_BURST", DEFAULT_MCP_CONFIG.authFailureBurst),
-  authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs)
+  authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs),
+  clientAddressHeader: headerName("SVC_CLIENT_ADDRESS_HEADER"),
+  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops)
 })
 
 export class McpConfig extends Context.Tag("McpConfig")<McpConfig, McpConfigShape>() {

@@ -4,8 +4,9 @@
  *
  * Every request, whatever its method, is authenticated first (./auth.ts): without a valid API
  * key of an agent of this tenant it is answered 401 with `WWW-Authenticate: Bearer` and no MCP
- * message is looked at. An address whose authentications keep failing is answered 429 for a
- * while (./limiter.ts), before any key is looked up. Then each POST gets its own SDK server and
+ * message is looked at. Failures are counted per client address (./clientAddress.ts) and per
+ * presented key (its hash), see `guard` below: a valid key is never refused because of other
+ * callers' failures. Then each POST gets its own SDK server and
  * transport (stateless mode), whose tool handlers know the calling agent and run the tools
  * (./tools.ts) on this request's fiber context (its deadline, its log annotations).
  *
@@ -22,7 +23,9 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
+import { hashApiKey } from "../workspace/apiKeys.js"
+import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
+import { addressBucket, clientAddress } from "./clientAddress.js"
 import { McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
@@ -54,12 +57,12 @@ const unauthorized = (failure: AuthFailure) =>
       "www-authenticate": "Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"Invalid agent API key\""
     })
 
-const tooManyFailures = (waitMs: number) => {
+const tooManyFailures = (from: "from this address" | "with this key", waitMs: number) => {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000))
   return errorResponse(
     429,
     "Too Many Requests",
-    `Too many failed authentications from this address; retry in ${seconds} s`,
+    `Too many failed authentications ${from}; retry in ${seconds} s`,
     { "retry-after": String(seconds) }
   )
 }
@@ -118,21 +121,35 @@ const serveMcp = (
 export const makeMcpHandler = Effect.gen(function*() {
   const services = yield* Effect.context<ToolServices>()
   const config = yield* McpConfig
-  const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
+  const limits = { burst: config.authFailureBurst, refillMs: config.authFailureRefillMs }
+  const byAddress = makeFailureLimiter(limits)
+  const byKey = makeFailureLimiter(limits)
+  const proxy = { header: config.clientAddressHeader, hops: config.trustedProxyHops }
   // A tool whose schema is not an object schema fails here (test/mcp checks every listing).
   const listings = TOOLS.map(listing)
 
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-    const wait = limiter.retryAfterMs(address)
-    if (wait > 0) return tooManyFailures(wait)
+    const address = addressBucket(clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers, proxy))
+    const keyId = Option.getOrUndefined(Option.map(bearerToken(request.headers.authorization), hashApiKey))
+
+    // A key that keeps failing is refused before it is looked up again. Only failures with that
+    // very key count, and a valid key never fails, so this never refuses a valid key.
+    const keyWait = keyId === undefined ? 0 : byKey.retryAfterMs(keyId)
+    if (keyWait > 0) return tooManyFailures("with this key", keyWait)
+    // A limited address still gets its keys looked up: a valid key works whatever others sent
+    // from the same address (one proxy, one NAT), and a bad one is answered 429. Guessing gains
+    // nothing from the lookup: keys are 256 random bits (src/workspace/embedded/agents.ts); the
+    // limit keeps a bad caller's noise down and tells a misconfigured agent to back off.
+    const addressWait = byAddress.retryAfterMs(address)
+    if (addressWait > 0 && keyId === undefined) return tooManyFailures("from this address", addressWait)
 
     const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
     if (auth._tag === "Left") {
       if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
-      limiter.recordFailure(address)
-      return unauthorized(auth.left)
+      byAddress.recordFailure(address)
+      if (keyId !== undefined) byKey.recordFailure(keyId)
+      return addressWait > 0 ? tooManyFailures("from this address", addressWait) : unauthorized(auth.left)
     }
     if (request.method !== "POST") return methodNotAllowed(request.method)
 
