@@ -17,14 +17,20 @@ export interface McpConfigShape {
   readonly clientAddressHeader: string | undefined
   /** How many trusted proxies stand in front (which entry of the header, from the right, is the client). */
   readonly trustedProxyHops: number
+  /** Messages one JSON-RPC batch may hold (the SDK's transport refuses more than 100 itself). */
+  readonly maxBatch: number
 }
+
+/** The SDK transport's own cap on a batch (MAX_BATCH_SIZE in its server/requestBody.js). */
+export const SDK_MAX_BATCH = 100
 
 export const DEFAULT_MCP_CONFIG: McpConfigShape = {
   readMaxBytes: 1024 * 1024,
   authFailureBurst: 10,
   authFailureRefillMs: 6_000,
   clientAddressHeader: undefined,
-  trustedProxyHops: 1
+  trustedProxyHops: 1,
+  maxBatch: 20
 }
 
 /** RFC 9110 token: a header name. Empty means off. */
@@ -47,7 +53,14 @@ export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
   authFailureBurst: positiveInt("SVC_MCP_AUTH_FAILURE_BURST", DEFAULT_MCP_CONFIG.authFailureBurst),
   authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs),
   clientAddressHeader: headerName("SVC_CLIENT_ADDRESS_HEADER"),
-  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops)
+  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops),
+  maxBatch: Config.integer("SVC_MCP_MAX_BATCH").pipe(
+    Config.validate({
+      message: `SVC_MCP_MAX_BATCH must be an integer from 1 to ${SDK_MAX_BATCH}`,
+      validation: (n) => n >= 1 && n <= SDK_MAX_BATCH
+    }),
+    Config.withDefault(DEFAULT_MCP_CONFIG.maxBatch)
+  )
 })
 
 export class McpConfig extends Context.Tag("McpConfig")<McpConfig, McpConfigShape>() {

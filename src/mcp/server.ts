@@ -11,7 +11,7 @@
  * (./tools.ts) on this request's fiber context (its deadline, its log annotations).
  *
  * The JSON body has already passed the gateway's one input check (src/http/jsonInput.ts); it
- * is handed to the transport parsed. The request the SDK sees carries no Authorization header:
+ * is handed to the transport parsed, unless it is a batch over SVC_MCP_MAX_BATCH (or empty). The request the SDK sees carries no Authorization header:
  * the key goes no further than ./auth.ts.
  */
 import * as HttpApp from "@effect/platform/HttpApp"
@@ -23,6 +23,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import { yieldToEventLoop } from "../http/eventLoop.js"
 import { hashApiKey } from "../workspace/apiKeys.js"
 import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
 import { addressBucket, clientAddress } from "./clientAddress.js"
@@ -75,6 +76,23 @@ const methodNotAllowed = (method: string) =>
     { allow: "POST" }
   )
 
+/**
+ * A batch the transport is not given: more messages than `max`, or none. Answered as the SDK's
+ * transport answers a batch over its own cap (400, a JSON-RPC Invalid Request with id null), the
+ * shape an MCP client reads on this path.
+ */
+const badBatch = (size: number, max: number) =>
+  HttpServerResponse.unsafeJson({
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: ErrorCode.InvalidRequest,
+      message: size === 0
+        ? "Invalid Request: an empty batch"
+        : `Invalid Request: a batch may hold at most ${max} messages (SVC_MCP_MAX_BATCH); this one holds ${size}`
+    }
+  }, { status: 400 })
+
 const isAuthFailure = (u: unknown): u is AuthFailure =>
   typeof u === "object" && u !== null && ((u as AuthFailure)._tag === "Missing" || (u as AuthFailure)._tag === "Invalid")
 
@@ -88,10 +106,20 @@ const makeServer = (
 ) => {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listings }))
+  // The transport hands over every call of a batch at once. Run them one after another, each
+  // after a turn of the event loop: started together, their synchronous steps (SQLite reads,
+  // JSON) would run back to back on microtasks and other requests (health) would wait for all.
+  let queue: Promise<unknown> = Promise.resolve()
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const t = byName.get(request.params.name)
     if (t === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-    return Runtime.runPromise(runtime, callTool(t, request.params.arguments, context), { signal: extra.signal })
+    const turn = queue.then(() =>
+      Runtime.runPromise(runtime, Effect.zipRight(yieldToEventLoop, callTool(t, request.params.arguments, context)), {
+        signal: extra.signal
+      })
+    )
+    queue = turn.catch(() => undefined)
+    return turn
   })
   return server
 }
@@ -154,6 +182,7 @@ export const makeMcpHandler = Effect.gen(function*() {
     if (request.method !== "POST") return methodNotAllowed(request.method)
 
     const body = yield* Effect.orDie(request.json)
+    if (Array.isArray(body) && (body.length === 0 || body.length > config.maxBatch)) return badBatch(body.length, config.maxBatch)
     const url = Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(request.url, "http://localhost"))
     const headers = new Headers()
     for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
