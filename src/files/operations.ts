@@ -12,7 +12,7 @@ import { FileFetcher } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
 import { downloadUrl } from "./downloadUrl.js"
-import { persistFile } from "./pipeline.js"
+import { persistFile, type PersistOptions } from "./pipeline.js"
 
 /** Up to FILE_LIST_LIMIT documents of the task, newest first, optionally of one source. */
 export const listFiles = (taskId: string, source: string | undefined) =>
@@ -30,12 +30,12 @@ export const listFiles = (taskId: string, source: string | undefined) =>
   })
 
 /** The gateway fetches the bytes itself (the task checked first), then persists and signals. */
-export const ingestFile = (taskId: string, { fileRef, ...meta }: IngestFileDto) =>
+export const ingestFile = (taskId: string, { fileRef, ...meta }: IngestFileDto, options: PersistOptions = {}) =>
   Effect.gen(function*() {
     const fetcher = yield* FileFetcher
     yield* (yield* Tenant).requireTask(taskId)
     const fetched = yield* fetcher.fetch(fileRef)
-    return yield* persistFile(taskId, meta, fetched)
+    return yield* persistFile(taskId, meta, fetched, options)
   })
 
 /** A document of this tenant (its record and a stream of its bytes); 404 otherwise. */

@@ -45,6 +45,15 @@ export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: s
   meta.contentType ?? mime.getType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
+/** Internal options of a write, never part of a /v1 DTO. */
+export interface PersistOptions {
+  /**
+   * The step the signal is for (the agent tool server passes the step whose assignment it
+   * checked): if the task is no longer at it when the write commits, the write is a 409.
+   */
+  readonly expectedStep?: string | undefined
+}
+
 /**
  * A file signal (`file_submitted`) completes the FILE_UPLOAD step current on its task: that
  * step's `displayHint.config.accept` must admit the document, or nothing is stored (400 naming
@@ -74,7 +83,7 @@ const checkAccepted = (tenantId: string, signal: Workspace.Signal, filename: str
  * task. Only then is the task looked up on its own: if the cached tenant was stale
  * (requireTask refreshes it), the write runs once more for the refreshed tenant.
  */
-export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile) =>
+export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile, options: PersistOptions = {}) =>
   Effect.gen(function*() {
     const tenants = yield* Tenant
     const tenant = yield* tenants.current
@@ -86,7 +95,7 @@ export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile
       source: meta.source,
       filename,
       contentType
-    })
+    }, options.expectedStep)
     // Checked per tenant id: a stale cached tenant is refreshed below and checked again.
     const put = (tenantId: string) =>
       Effect.andThen(

@@ -1,9 +1,9 @@
 /**
- * Failed authentications per client address, as token buckets: an address may fail `burst`
- * times at once, then once per `refillMs`; past that its requests are answered 429 (with
- * Retry-After) before any key is looked up. Successes cost nothing and refund nothing. One
- * process serves one cell, so an in-process map is enough; it keeps at most `maxAddresses`
- * entries, dropping refilled ones first, then the oldest.
+ * Failed authentications per subject (a client address, or the hash of a presented key), as
+ * token buckets: a subject may fail `burst` times at once, then once per `refillMs`; past that
+ * it is answered 429 (with Retry-After). Successes cost nothing and refund nothing. One process
+ * serves one cell, so an in-process map is enough; it keeps at most `maxAddresses` entries,
+ * dropping refilled ones first, then the oldest. What is refused when is ./server.ts's call.
  */
 export interface FailureLimiter {
   /** Milliseconds until `address` may try again; 0 when it may now. */

@@ -4,13 +4,14 @@
  *
  * Every request, whatever its method, is authenticated first (./auth.ts): without a valid API
  * key of an agent of this tenant it is answered 401 with `WWW-Authenticate: Bearer` and no MCP
- * message is looked at. An address whose authentications keep failing is answered 429 for a
- * while (./limiter.ts), before any key is looked up. Then each POST gets its own SDK server and
+ * message is looked at. Failures are counted per client address (./clientAddress.ts) and per
+ * presented key (its hash), see `guard` below: a valid key is never refused because of other
+ * callers' failures. Then each POST gets its own SDK server and
  * transport (stateless mode), whose tool handlers know the calling agent and run the tools
  * (./tools.ts) on this request's fiber context (its deadline, its log annotations).
  *
  * The JSON body has already passed the gateway's one input check (src/http/jsonInput.ts); it
- * is handed to the transport parsed. The request the SDK sees carries no Authorization header:
+ * is handed to the transport parsed, unless it is a batch over SVC_MCP_MAX_BATCH (or empty). The request the SDK sees carries no Authorization header:
  * the key goes no further than ./auth.ts.
  */
 import * as HttpApp from "@effect/platform/HttpApp"
@@ -25,7 +26,10 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { CurrentRequest } from "../observability/requestContext.js"
 import { withActor } from "../services/Actor.js"
-import { type AuthFailure, type Authenticated, authenticate } from "./auth.js"
+import { yieldToEventLoop } from "../http/eventLoop.js"
+import { hashApiKey } from "../workspace/apiKeys.js"
+import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
+import { addressBucket, clientAddress } from "./clientAddress.js"
 import { McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
@@ -58,12 +62,12 @@ const unauthorized = (failure: AuthFailure) =>
       "www-authenticate": "Bearer realm=\"mcp\", error=\"invalid_token\", error_description=\"Invalid agent API key\""
     })
 
-const tooManyFailures = (waitMs: number) => {
+const tooManyFailures = (from: "from this address" | "with this key", waitMs: number) => {
   const seconds = Math.max(1, Math.ceil(waitMs / 1000))
   return errorResponse(
     429,
     "Too Many Requests",
-    `Too many failed authentications from this address; retry in ${seconds} s`,
+    `Too many failed authentications ${from}; retry in ${seconds} s`,
     { "retry-after": String(seconds) }
   )
 }
@@ -75,6 +79,23 @@ const methodNotAllowed = (method: string) =>
     `Method ${method} is not allowed on ${MCP_PATH}; allowed: POST (stateless server: no SSE stream, no sessions)`,
     { allow: "POST" }
   )
+
+/**
+ * A batch the transport is not given: more messages than `max`, or none. Answered as the SDK's
+ * transport answers a batch over its own cap (400, a JSON-RPC Invalid Request with id null), the
+ * shape an MCP client reads on this path.
+ */
+const badBatch = (size: number, max: number) =>
+  HttpServerResponse.unsafeJson({
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: ErrorCode.InvalidRequest,
+      message: size === 0
+        ? "Invalid Request: an empty batch"
+        : `Invalid Request: a batch may hold at most ${max} messages (SVC_MCP_MAX_BATCH); this one holds ${size}`
+    }
+  }, { status: 400 })
 
 const isAuthFailure = (u: unknown): u is AuthFailure =>
   typeof u === "object" && u !== null && ((u as AuthFailure)._tag === "Missing" || (u as AuthFailure)._tag === "Invalid")
@@ -89,10 +110,20 @@ const makeServer = (
 ) => {
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listings }))
+  // The transport hands over every call of a batch at once. Run them one after another, each
+  // after a turn of the event loop: started together, their synchronous steps (SQLite reads,
+  // JSON) would run back to back on microtasks and other requests (health) would wait for all.
+  let queue: Promise<unknown> = Promise.resolve()
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     const t = byName.get(request.params.name)
     if (t === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
-    return Runtime.runPromise(runtime, callTool(t, request.params.arguments, context), { signal: extra.signal })
+    const turn = queue.then(() =>
+      Runtime.runPromise(runtime, Effect.zipRight(yieldToEventLoop, callTool(t, request.params.arguments, context)), {
+        signal: extra.signal
+      })
+    )
+    queue = turn.catch(() => undefined)
+    return turn
   })
   return server
 }
@@ -124,25 +155,40 @@ export const makeMcpHandler = Effect.gen(function*() {
   // the process, and must not stand in for every later request's (a decision binds to it).
   const services = Context.omit(CurrentRequest, HttpServerRequest.HttpServerRequest)(yield* Effect.context<ToolServices>())
   const config = yield* McpConfig
-  const limiter = makeFailureLimiter({ burst: config.authFailureBurst, refillMs: config.authFailureRefillMs })
+  const limits = { burst: config.authFailureBurst, refillMs: config.authFailureRefillMs }
+  const byAddress = makeFailureLimiter(limits)
+  const byKey = makeFailureLimiter(limits)
+  const proxy = { header: config.clientAddressHeader, hops: config.trustedProxyHops }
   // A tool whose schema is not an object schema fails here (test/mcp checks every listing).
   const listings = TOOLS.map(listing)
 
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-    const wait = limiter.retryAfterMs(address)
-    if (wait > 0) return tooManyFailures(wait)
+    const address = addressBucket(clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers, proxy))
+    const keyId = Option.getOrUndefined(Option.map(bearerToken(request.headers.authorization), hashApiKey))
+
+    // A key that keeps failing is refused before it is looked up again. Only failures with that
+    // very key count, and a valid key never fails, so this never refuses a valid key.
+    const keyWait = keyId === undefined ? 0 : byKey.retryAfterMs(keyId)
+    if (keyWait > 0) return tooManyFailures("with this key", keyWait)
+    // A limited address still gets its keys looked up: a valid key works whatever others sent
+    // from the same address (one proxy, one NAT), and a bad one is answered 429. Guessing gains
+    // nothing from the lookup: keys are 256 random bits (src/workspace/embedded/agents.ts); the
+    // limit keeps a bad caller's noise down and tells a misconfigured agent to back off.
+    const addressWait = byAddress.retryAfterMs(address)
+    if (addressWait > 0 && keyId === undefined) return tooManyFailures("from this address", addressWait)
 
     const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
     if (auth._tag === "Left") {
       if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
-      limiter.recordFailure(address)
-      return unauthorized(auth.left)
+      byAddress.recordFailure(address)
+      if (keyId !== undefined) byKey.recordFailure(keyId)
+      return addressWait > 0 ? tooManyFailures("from this address", addressWait) : unauthorized(auth.left)
     }
     if (request.method !== "POST") return methodNotAllowed(request.method)
 
     const body = yield* Effect.orDie(request.json)
+    if (Array.isArray(body) && (body.length === 0 || body.length > config.maxBatch)) return badBatch(body.length, config.maxBatch)
     const url = Option.getOrElse(HttpServerRequest.toURL(request), () => new URL(request.url, "http://localhost"))
     const headers = new Headers()
     for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)

@@ -42,7 +42,7 @@ import { WorkspaceClient } from "../services/WorkspaceClient.js"
 import { isTerminal } from "../workspace/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
 import { McpConfig } from "./config.js"
-import { type AnyTool, reply, tool, type ToolContext } from "./toolkit.js"
+import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type ToolServices } from "./toolkit.js"
 import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./timeline.js"
 
 const EntityPath = Schema.Struct({ entityId: Uuid })
@@ -55,14 +55,22 @@ const NoInput = Schema.Struct({}).pipe(
   Schema.annotations({ jsonSchema: { type: "object", properties: {}, additionalProperties: false } })
 )
 
-/** A write that may carry a signal: a step-deciding one must not go to a step assigned to another agent. */
+/**
+ * A write that may carry a signal: a step-deciding one must not go to a step assigned to another
+ * agent. Returns the step checked, which the write then names (`expectedStep`): if the task has
+ * moved on by the time the write commits (a file fetched meanwhile), the write is a 409 rather
+ * than a signal that completes whatever step is current then, perhaps another agent's.
+ */
 const checkSignal = (
   context: ToolContext,
   dto: { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }
-) =>
+): Effect.Effect<{ readonly expectedStep?: string }, ToolFailure, ToolServices> =>
   dto.signalTaskId !== undefined && dto.signalName !== undefined
-    ? Effect.asVoid(requireMayComplete(context.agent, dto.signalTaskId, dto.signalName))
-    : Effect.void
+    ? Effect.map(
+      requireMayComplete(context.agent, dto.signalTaskId, dto.signalName),
+      Option.match({ onNone: () => ({}), onSome: (current) => ({ expectedStep: current.stepId }) })
+    )
+    : Effect.succeed({})
 
 const signalOf = (dto: { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }) =>
   dto.signalTaskId !== undefined && dto.signalName !== undefined
@@ -382,14 +390,15 @@ const submitFileTool = tool({
   description: "The ingest path (POST /v1/tasks/:taskId/files/ingest): the gateway fetches the bytes from fileRef " +
     "(providers: inline_base64 {data}, url {url, headers?}, local {path} where enabled), stores the document and " +
     "then sends signalName to signalTaskId when both are given. To complete a FILE_UPLOAD step, use the source, " +
-    "signalTaskId and signalName of the step's submit_file action (get_task).",
+    "signalTaskId and signalName of the step's submit_file action (get_task). The signal is bound to the step " +
+    "current when you call: if the task has moved on by the time the file is stored, nothing is stored (409).",
   input: Schema.extend(TaskPath, IngestFileDto).pipe(closed("SubmitFileInput")),
   output: UploadResult,
   readOnly: false,
   run: ({ taskId, ...dto }, context) =>
     Effect.gen(function*() {
-      yield* checkSignal(context, dto)
-      const result = yield* ownWrite(ingestFile(taskId, dto))
+      const bound = yield* checkSignal(context, dto)
+      const result = yield* ownWrite(ingestFile(taskId, dto, bound))
       yield* record(context, taskId, "submit_file", {
         documentRef: result.documentRef,
         filename: result.filename,
@@ -413,8 +422,8 @@ const ingestDataTool = tool({
   readOnly: false,
   run: ({ taskId, ...dto }, context) =>
     Effect.gen(function*() {
-      yield* checkSignal(context, dto)
-      const results = yield* ownWrite(ingestData(taskId, dto))
+      const bound = yield* checkSignal(context, dto)
+      const results = yield* ownWrite(ingestData(taskId, dto, bound))
       yield* record(context, taskId, "ingest_data", {
         records: results.length,
         rowIds: results.slice(0, 20).map((r) => r.id),
@@ -459,7 +468,8 @@ const writeOutputFilesTool = tool({
   title: "Write output files",
   description: "Stores files you produced as submitted documents of the task, with source agent_output:<your uuid> " +
     "(downloadable through /v1 like any task file). Each file is text or base64. With signalTaskId and signalName, " +
-    "the signal follows the last file (e.g. file_submitted to complete a FILE_UPLOAD step).",
+    "the signal follows the last file (e.g. file_submitted to complete a FILE_UPLOAD step), bound to the step current " +
+    "when you call (409 on the last file if the task has moved on meanwhile).",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
     files: Schema.Array(OutputFile).pipe(Schema.minItems(1), Schema.maxItems(MAX_OUTPUT_FILES)),
@@ -470,7 +480,7 @@ const writeOutputFilesTool = tool({
   readOnly: false,
   run: ({ files, taskId, ...signal }, context) =>
     Effect.gen(function*() {
-      yield* checkSignal(context, signal)
+      const bound = yield* checkSignal(context, signal)
       // Every file decoded before anything is stored.
       const decoded = yield* Effect.forEach(files, (f, i) =>
         f.dataBase64 !== undefined
@@ -487,7 +497,7 @@ const writeOutputFilesTool = tool({
           bytes,
           // Text says what it is when neither the caller nor the file name does.
           ...(file.text !== undefined ? { contentType: "text/plain; charset=utf-8" } : {})
-        })))
+        }, i === decoded.length - 1 ? bound : {})))
       const output_files = stored.map((r) => ({
         document_ref: r.documentRef,
         filename: r.filename,

@@ -33,8 +33,11 @@ const checkSizes = (rows: ReadonlyArray<Row>, bulk: boolean): Effect.Effect<void
   return Effect.void
 }
 
-/** Stores the batch (one transaction) and its signals; one result per row, in order. */
-export const ingestData = (taskId: string, dto: DataIngestDto) =>
+/**
+ * Stores the batch (one transaction) and its signals; one result per row, in order. With
+ * `expectedStep` (internal: the agent tool server's checked step) the signals are bound to it.
+ */
+export const ingestData = (taskId: string, dto: DataIngestDto, options: { readonly expectedStep?: string | undefined } = {}) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const rows = rowsOf(dto)
@@ -43,7 +46,7 @@ export const ingestData = (taskId: string, dto: DataIngestDto) =>
     const results = yield* workspace.ingestData(
       tenant.id,
       { taskId, ...(dto.kind !== undefined ? { kind: dto.kind } : {}), rows },
-      signalFrom(dto, {})
+      signalFrom(dto, {}, options.expectedStep)
     )
     yield* ringAfterSignal(Option.getOrUndefined(signalFrom(dto, {}))?.taskId)
     return results.map((r) => ({ id: r.id, status: "accepted" as const, signaled: r.signaled }))

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { type RunningService, startService } from "../support/process.js"
+import { type RunningService, startBuilt, startService } from "../support/process.js"
 import { ACME, ACME_US, GLOBEX } from "../support/world.js"
 
 export const AGENT_A = "a11a0000-0000-4000-8000-0000000000a1"
@@ -79,12 +79,18 @@ export interface McpProcess extends RunningService {
   readonly cleanup: () => Promise<void>
 }
 
-/** The real gateway (src/main.ts) on a temp database seeded with the fixture, bound to acme. */
-export const startMcpProcess = async (env: Record<string, string> = {}): Promise<McpProcess> => {
+/**
+ * The real gateway (src/main.ts, or with `built` dist/main.js as npm start runs it) on a temp
+ * database seeded with the fixture (by default mcpFixture()), bound to acme.
+ */
+export const startMcpProcess = async (
+  env: Record<string, string> = {},
+  options: { readonly fixture?: unknown; readonly built?: boolean } = {}
+): Promise<McpProcess> => {
   const dir = mkdtempSync(join(tmpdir(), "mcp-"))
   const seed = join(dir, "fixture.json")
-  writeFileSync(seed, JSON.stringify(mcpFixture()))
-  const service = await startService({
+  writeFileSync(seed, JSON.stringify(options.fixture ?? mcpFixture()))
+  const service = await (options.built === true ? startBuilt : startService)({
     SVC_TENANT_SLUG: "acme",
     SVC_DATABASE_URL: pathToFileURL(join(dir, "workspace.db")).href,
     SVC_SEED_FILE: seed,

@@ -588,6 +588,26 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* ws.listDocuments(ID.tenantA, ID.taskCompleted, { limit: 20 })).toEqual([])
         expect(yield* ws.listDocuments(ID.tenantB, ID.taskBeta, { limit: 20 })).toHaveLength(1)
       }))
+
+      test("putDocument and ingestData with a signal naming a step no longer current: a Conflict, nothing stored", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const doc = { taskId: ID.taskReview, source: "late", filename: "late.txt", contentType: "text/plain", bytes: new Uint8Array([1]) }
+        const stale = { taskId: ID.taskReview, name: FILE_SUBMITTED_SIGNAL, expectedStep: "upload" }
+        const conflict = yield* failure(ws.putDocument(ID.tenantA, doc, Option.some({ ...stale, payload: {} })))
+        expect(conflict).toMatchObject({
+          _tag: "Conflict",
+          message: `Step "upload" is not the current step: the task is at step "review"`
+        })
+        expect(yield* ws.listDocuments(ID.tenantA, ID.taskReview, { source: "late", limit: 20 })).toEqual([])
+        expect(yield* tagOf(ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows: [{ data: { a: 1 } }] }, Option.some(stale))))
+          .toBe("Conflict")
+        expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
+        // Named for the step that is current, the file completes it.
+        yield* ws.putDocument(ID.tenantA, { ...doc, taskId: ID.taskUpload }, Option.some({
+          taskId: ID.taskUpload, name: FILE_SUBMITTED_SIGNAL, payload: {}, expectedStep: "upload"
+        }))
+        expect((yield* ws.getTask(ID.taskUpload)).currentStep).toBe("review")
+      }))
     })
 
     describe("data ingest", () => {

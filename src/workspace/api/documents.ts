@@ -31,6 +31,9 @@ export const PutDocumentParams = Schema.Struct({
   signalName: Schema.optional(StoredText(128)).annotations({ description: "Signal to record with the document: its name" }),
   signalPayload: Schema.optional(CheckedJson(JsonObject)).annotations({
     description: "Signal payload as a JSON object; the new document's id is added to it as `documentRef`"
+  }),
+  signalExpectedStep: Schema.optional(StoredText(256)).annotations({
+    description: "The step the signal is for: when the task is no longer at it, the write is a 409 naming the current step"
   })
 })
 

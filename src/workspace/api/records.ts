@@ -14,7 +14,11 @@ export const IngestDataRequest = Schema.Struct({
   rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).pipe(
     Schema.minItems(1)
   ),
-  signal: Schema.optional(Schema.Struct({ taskId: NonEmpty(TASK_ID_MAX_LENGTH), name: NonEmpty(128) }).pipe(closed("WorkspaceIngestSignal"))).annotations({
+  signal: Schema.optional(Schema.Struct({
+    taskId: NonEmpty(TASK_ID_MAX_LENGTH),
+    name: NonEmpty(128),
+    expectedStep: Schema.optional(NonEmpty(256)).annotations({ description: "The step the signal is for (409 when no longer current)" })
+  }).pipe(closed("WorkspaceIngestSignal"))).annotations({
     description: "Signal recorded with each row, delivered after the batch commits"
   })
 }).pipe(closed("WorkspaceIngestDataRequest"))

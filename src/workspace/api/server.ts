@@ -92,7 +92,12 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
             return yield* new BadRequest({ message: "signalTaskId and signalName must be given together" })
           }
           const signal = q.signalTaskId !== undefined && q.signalName !== undefined
-            ? Option.some({ taskId: q.signalTaskId, name: q.signalName, payload: q.signalPayload ?? {} })
+            ? Option.some({
+              taskId: q.signalTaskId,
+              name: q.signalName,
+              payload: q.signalPayload ?? {},
+              ...(q.signalExpectedStep !== undefined ? { expectedStep: q.signalExpectedStep } : {})
+            })
             : Option.none()
           return yield* service.putDocument(path.tenantId, {
             taskId: path.taskId,

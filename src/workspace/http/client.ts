@@ -407,7 +407,12 @@ export const makeHttpWorkspaceClient = (
               ...(doc.schemaSlug !== undefined ? { schemaSlug: doc.schemaSlug } : {}),
               ...Option.match(signal, {
                 onNone: () => ({}),
-                onSome: (s) => ({ signalTaskId: s.taskId, signalName: s.name, signalPayload: s.payload })
+                onSome: (s) => ({
+                  signalTaskId: s.taskId,
+                  signalName: s.name,
+                  signalPayload: s.payload,
+                  ...(s.expectedStep !== undefined ? { signalExpectedStep: s.expectedStep } : {})
+                })
               })
             },
             payload: doc.bytes
@@ -424,7 +429,12 @@ export const makeHttpWorkspaceClient = (
             payload: {
               ...(batch.kind !== undefined ? { kind: batch.kind } : {}),
               rows: batch.rows,
-              ...Option.match(signal, { onNone: () => ({}), onSome: (s) => ({ signal: { taskId: s.taskId, name: s.name } }) })
+              ...Option.match(signal, {
+                onNone: () => ({}),
+                onSome: (s) => ({
+                  signal: { taskId: s.taskId, name: s.name, ...(s.expectedStep !== undefined ? { expectedStep: s.expectedStep } : {}) }
+                })
+              })
             }
           }),
           ["NotFound", "BadRequest", "Conflict", "Forbidden"]
