@@ -15,6 +15,7 @@
  *
  * An empty body reads as `{}`, so an endpoint whose fields are all optional needs no body.
  */
+import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Chunk from "effect/Chunk"
@@ -113,10 +114,15 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
   )
 
 /**
- * The chunks of a Node request body, up to its end. A request that fails ends the fiber as a
- * defect (as its stream did); one that closes before its end, or whose body the server refused
- * (413), interrupts the fiber; the listeners are removed either way.
+ * The chunks of a Node request body, up to its end. A request whose client left before its end
+ * (Node fails it with "aborted", then closes it), or whose body the server refused (413),
+ * interrupts the fiber as a client abort: the platform then answers nothing more (499 in the
+ * request log) and logs no error. Another failure, on a connection still open, is a defect (as
+ * its stream did). The listeners are removed either way.
  */
+/** Ends a request's fiber the way the platform does when the client is gone (no error logged). */
+const clientAbort = Effect.interruptWith(HttpServerError.clientAbortFiberId)
+
 const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
   Effect.async((resume) => {
     const parts: Array<Uint8Array> = []
@@ -126,17 +132,17 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     const onEnd = () => {
       cleanup()
       // Refused mid-body (413 already sent, nodeServer.ts): nothing more to answer.
-      resume(bodyRefused(message) ? Effect.interrupt : Effect.succeed(parts))
+      resume(bodyRefused(message) ? clientAbort : Effect.succeed(parts))
     }
     // Closed before its end (the client left; or a refused body past its discard budget):
     // the response may already be ended by the server, so nothing else would stop this fiber.
     const onClose = () => {
       cleanup()
-      resume(Effect.interrupt)
+      resume(clientAbort)
     }
     const onError = (error: Error) => {
       cleanup()
-      resume(Effect.die(error))
+      resume(message.socket === null || message.socket.destroyed ? clientAbort : Effect.die(error))
     }
     const cleanup = () => {
       message.off("data", onData)

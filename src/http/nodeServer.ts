@@ -91,6 +91,32 @@ const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse,
   req.on("data", (chunk: Buffer) => discard(chunk.length))
 }
 
+/**
+ * Node calls `end(..., callback)` on 'finish', which never comes once the connection is gone;
+ * the platform's response writer waits for that callback in an uninterruptible region, so a
+ * client that left before its answer was written kept the request's fiber (and all it holds)
+ * alive for good. Here the callback is called on 'close' too (at once when already closed).
+ */
+const settleEndOnClose = (res: http.ServerResponse) => {
+  const end = res.end
+  res.end = function(this: http.ServerResponse, ...args: Array<any>) {
+    const callback = args[args.length - 1]
+    if (typeof callback === "function") {
+      let called = false
+      const once = (...result: Array<unknown>) => {
+        if (called) return
+        called = true
+        res.off("close", once)
+        callback(...result)
+      }
+      args[args.length - 1] = once
+      if (res.destroyed) process.nextTick(once)
+      else res.once("close", once)
+    }
+    return end.apply(this, args as Parameters<typeof end>)
+  } as typeof res.end
+}
+
 const tooManyHeaders = (max: number) =>
   JSON.stringify({
     statusCode: 431,
@@ -203,6 +229,7 @@ export const createGatewayServer = (
     if (event === "request") {
       noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      settleEndOnClose(res)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
         const body = tooManyHeaders(settings.maxHeaders)
