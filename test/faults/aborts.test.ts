@@ -53,6 +53,9 @@ const afterIdleCollection = async () => {
   return { fibers: gauge(text, "effect_fiber_active"), heap: gauge(text, "nodejs_heap_size_used_bytes") }
 }
 
+/** Heap growth allowed after the aborts (they leaked about 18 KB each: 70 MB for 4,000). */
+const HEAP_BOUND = 16 * 1024 * 1024
+
 describe("requests abandoned while their body is read", () => {
   it("end their fibers, keep the heap at its baseline and log one info line each, no error", async () => {
     const targets: ReadonlyArray<AbortTarget> = [
@@ -70,11 +73,14 @@ describe("requests abandoned while their body is read", () => {
 
     const aborts = 4_000
     await abortFlood(port, targets, aborts, 50)
-    const after = await afterIdleCollection()
+    // A leak stays through any number of collections; a collection that came late (a busy
+    // machine) is given two more chances.
+    let after = await afterIdleCollection()
+    for (let i = 0; i < 2 && after.heap - before.heap >= HEAP_BOUND; i++) after = await afterIdleCollection()
 
     // Each leaked about 18 KB of heap and one fiber: 4,000 of them were +4,000 fibers, +70 MB.
     expect(after.fibers, `fibers before ${before.fibers}, after ${after.fibers}`).toBeLessThanOrEqual(before.fibers + 20)
-    expect(after.heap - before.heap, `heap before ${before.heap}, after ${after.heap}`).toBeLessThan(16 * 1024 * 1024)
+    expect(after.heap - before.heap, `heap before ${before.heap}, after ${after.heap}`).toBeLessThan(HEAP_BOUND)
 
     const lines = service.output().slice(logBefore).split("\n").filter((l) => l.startsWith("{"))
     const parsed = lines.map((l) => JSON.parse(l) as { level: string; msg: string; requestId?: string; aborted?: boolean })
@@ -92,5 +98,5 @@ describe("requests abandoned while their body is read", () => {
     expect((await http("GET", `${service.url}/v1/health`)).status).toBe(200)
     const ui = await http("GET", `${service.url}/v1/tasks/${taskId}/ui`)
     expect(ui.status).toBe(200)
-  }, 120_000)
+  }, 180_000)
 })
