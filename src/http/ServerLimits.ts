@@ -13,7 +13,7 @@
  * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
  * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
  * | SVC_MAX_CONNECTIONS_PER_CLIENT | 256  | one client address (an IPv6 /64) may not take every connection: past it, its new connections are closed at once, while other clients are still served (clientAddress.ts) |
- * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After |
+ * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After; a body up to 64 KiB never waits |
  * | SVC_BODY_BUDGET_WAIT_MS     | 2000    | how long a request waits for room in that budget before its 503 |
  * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
  *

@@ -8,6 +8,14 @@
  * Retry-After). A body larger than the whole budget is admitted only when no other body is held,
  * so that a budget set below SVC_MAX_BODY_BYTES slows such requests down but never refuses them all.
  */
+/**
+ * A body up to this size is admitted at once, over the budget if need be: the API's ordinary
+ * calls (an action, an event) are never held up or refused because large uploads, or clients
+ * that declare large bodies and send them slowly, hold the budget. Bounded all the same: at most
+ * one per connection (SVC_MAX_CONNECTIONS x 64 KiB = 64 MiB by default).
+ */
+export const SMALL_BODY_BYTES = 64 * 1024
+
 export class BodyBudget {
   private held = 0
   private readonly waiting: Array<{ readonly bytes: number; readonly grant: () => void }> = []
@@ -21,6 +29,11 @@ export class BodyBudget {
 
   private fits(bytes: number): boolean {
     return this.held + bytes <= this.capacity || this.held === 0
+  }
+
+  /** Takes `bytes` whether or not they fit (a small body, which never waits: SMALL_BODY_BYTES). */
+  force(bytes: number): void {
+    this.held += bytes
   }
 
   /**

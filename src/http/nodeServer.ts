@@ -11,7 +11,8 @@
  * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, bodyBudget.ts): a declared body
  *   is reserved before the application sees it, waiting briefly for room (SVC_BODY_BUDGET_WAIT_MS),
  *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
- *   does not fit). Held until the response closes. Refused bodies are discarded as above.
+ *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
+ *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
  *
  * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
@@ -30,7 +31,7 @@
 import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
-import { BodyBudget } from "./bodyBudget.js"
+import { BodyBudget, SMALL_BODY_BYTES } from "./bodyBudget.js"
 import { clientKey } from "./clientAddress.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
@@ -128,8 +129,10 @@ const capChunkedBody = (
     if (chunk !== null && chunk !== undefined) {
       seen += chunk.length
       if (seen > limit) return refuse(tooLarge(limit), seen - limit)
-      // Chunks do not wait: a body already arriving is not held back for others.
-      if (!budget.tryTake(chunk.length, true)) return refuse(busy(waitMs), chunk.length)
+      // Chunks do not wait: a body already arriving is not held back for others. The first
+      // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
+      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length)
+      else if (!budget.tryTake(chunk.length, true)) return refuse(busy(waitMs), chunk.length)
       taken += chunk.length
     }
     return push(chunk, encoding)
@@ -155,6 +158,11 @@ const admitDeclaredBody = (
   limit: number,
   proceed: () => void
 ) => {
+  if (bytes <= SMALL_BODY_BYTES) {
+    budget.force(bytes)
+    res.once("close", () => budget.release(bytes))
+    return proceed()
+  }
   const cancel = budget.take(bytes, settings.bodyBudgetWaitMs, () => {
     res.once("close", () => budget.release(bytes))
     proceed()

@@ -3,7 +3,8 @@
  * - bytes of request bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT): concurrent uploads are
  *   admitted while they fit, the others wait briefly then answer 503 with Retry-After in the
  *   error shape; a client that retries gets every upload stored, and the process's peak RSS
- *   stays near the budget instead of growing with the number of uploads;
+ *   stays near the budget instead of growing with the number of uploads; a small body (an
+ *   ordinary API call) passes whatever the budget holds;
  * - connections per client address (SVC_MAX_CONNECTIONS_PER_CLIENT): 1,100 slow-body connections
  *   from one address (127.0.0.2) take no more than their share, and /v1/health from another
  *   address is answered.
@@ -84,7 +85,7 @@ const healthFrom = (port: number, localAddress: string) =>
   })
 
 describe("bytes of request bodies held at once", () => {
-  it("a body that does not fit waits, then answers 503 with Retry-After; it fits once room is given back", async () => {
+  it("a body that does not fit waits, then answers 503 with Retry-After; it fits once room is given back; small bodies pass", async () => {
     const service = await start({ SVC_MAX_BODY_BYTES_IN_FLIGHT: String(2 * MiB), SVC_BODY_BUDGET_WAIT_MS: "300" })
     const port = Number(new URL(service.url).port)
     const task = await newTask(service.url)
@@ -98,7 +99,11 @@ describe("bytes of request bodies held at once", () => {
       return socket
     })
     await new Promise((r) => setTimeout(r, 200))
-    const body = Buffer.from(JSON.stringify({ source: "t", fileName: "a.bin", data: randomBytes(1024).toString("base64") }))
+    // An ordinary call (a small body) passes at once, whatever the budget holds.
+    const small = await json("POST", `${service.url}/v1/tasks/${task}/events`, { type: "t.note", source: "t", seq: 1, payload: {} })
+    expect(small.status).toBe(200)
+    // A larger body (a 128 KiB file) waits for room, then is refused.
+    const body = Buffer.from(JSON.stringify({ source: "t", fileName: "a.bin", data: randomBytes(128 * 1024).toString("base64") }))
     const started = performance.now()
     const refused = await post(port, `/v1/tasks/${task}/files`, body)
     const waited = performance.now() - started

@@ -53,3 +53,19 @@ describe("BodyBudget", () => {
     expect(budget.inFlight).toBe(0)
   })
 })
+
+describe("BodyBudget.force", () => {
+  it("takes bytes over the budget (a small body), given back the same way", () => {
+    const budget = new BodyBudget(100)
+    const t = track()
+    budget.take(100, 10_000, t.granted("a"), t.timedOut("a"))
+    budget.force(10)
+    expect(budget.inFlight).toBe(110)
+    budget.take(20, 10_000, t.granted("b"), t.timedOut("b"))
+    budget.release(100)
+    expect(t.events).toEqual(["a granted", "b granted"])
+    budget.release(10)
+    budget.release(20)
+    expect(budget.inFlight).toBe(0)
+  })
+})
