@@ -11,7 +11,11 @@
  * S7 is the scaling sweep: one list at growing sizes of what is behind it, with the growth
  * exponent between sizes (cost ~ n^k).
  *
- * Settings: BENCH_WARMUP_S (3), BENCH_ROUND_S (5), BENCH_ROUNDS (3), BENCH_ONLY (S1,...,S7),
+ * S8 is the whole under load (issue 22, bench/lib/wholeLoad.ts): the built gateway during uploads,
+ * event streams, abandoned requests and health checks at once; peak RSS, 5xx, health's p99. Run
+ * alone (`BENCH_ONLY=S8 npm run bench`) it rewrites only its own section of RESULTS.md.
+ *
+ * Settings: BENCH_WARMUP_S (3), BENCH_ROUND_S (5), BENCH_ROUNDS (3), BENCH_ONLY (S1,...,S8),
  * BENCH_RESULTS (bench/RESULTS.md; "-" writes none), BENCH_DEADLINE_S (900).
  */
 import { execFileSync, spawn } from "node:child_process"
@@ -57,6 +61,7 @@ import {
   stopServer
 } from "./lib/proc.js"
 import { medianRow, renderResults, type Row, type ServerMedians } from "./lib/report.js"
+import { renderS8, runS8, S8, sectionS8, spliceS8 } from "./lib/wholeLoad.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const num = (name: string, fallback: number) => {
@@ -67,7 +72,7 @@ const settings = {
   warmupS: num("BENCH_WARMUP_S", 3),
   roundS: num("BENCH_ROUND_S", 5),
   rounds: num("BENCH_ROUNDS", 3),
-  only: new Set((process.env.BENCH_ONLY ?? "S1,S2,S3,S4,S5,S6,S7").split(",").map((s) => s.trim().toUpperCase())),
+  only: new Set((process.env.BENCH_ONLY ?? "S1,S2,S3,S4,S5,S6,S7,S8").split(",").map((s) => s.trim().toUpperCase())),
   results: process.env.BENCH_RESULTS ?? join(ROOT, "bench/RESULTS.md"),
   deadlineS: num("BENCH_DEADLINE_S", 900)
 }
@@ -731,6 +736,54 @@ const s6 = async () => {
   }
 }
 
+/**
+ * S8: the gateway as npm start runs it (dist/main.js, built when stale), accepting bodies up to
+ * 64 MiB (so that 30 MiB files, 40 MiB as base64 JSON, are accepted), every other setting default.
+ */
+const S8_MAX_BODY = 64 * MiB
+const s8 = async (): Promise<string> => {
+  execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: ROOT, stdio: "inherit" })
+  const loadBefore = loadAverage()
+  const once = async (name: string, streams: number) => {
+    const dir = join(tmp, name)
+    mkdirSync(dir, { recursive: true })
+    const gw = await startServer({
+      name,
+      port: nextPort++,
+      nodeArgs: [...startFlags(ROOT), "dist/main.js"],
+      cwd: ROOT,
+      env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_MAX_BODY_BYTES: String(S8_MAX_BODY) }
+    })
+    try {
+      const r = await runS8(gw, log, streams)
+      assertAliveServer(gw)
+      log(`${name}: peak RSS ${(r.peakRss / MiB).toFixed(0)} MB, bad 5xx ${r.bad.length}, health p99 ${r.health.p99.toFixed(1)} ms, ${r.uploadsDone}/${S8.uploads} uploads in ${r.seconds.toFixed(1)} s`)
+      if (r.bad.length > 0) failures.push(`${name}: ${r.bad.length} answers 5xx other than 503 with Retry-After, or failed: ${r.bad.slice(0, 5).join("; ")}`)
+      return r
+    } finally {
+      await stopServer(gw)
+    }
+  }
+  const whole = await once("S8", S8.streams)
+  const withoutStreams = S8.streams > 0 ? await once("S8 without streams", 0) : undefined
+  let commit = "unknown"
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim()
+  } catch {
+    // not a git checkout
+  }
+  return renderS8(whole, withoutStreams, {
+    date: new Date().toISOString(),
+    commit,
+    settings: `SVC_MAX_BODY_BYTES=${S8_MAX_BODY} (30 MiB files accepted), other settings default (SVC_MAX_BODY_BYTES_IN_FLIGHT 128 MiB)`,
+    load: `Node ${process.version}, ${cpuModel()}, server pinned to core 1, load generator to core 0, machine load average ${loadBefore.toFixed(2)} before, ${loadAverage().toFixed(2)} after (shared machine)`
+  })
+}
+
+const assertAliveServer = (s: Server) => {
+  if (!isAlive(s)) throw new Error(`S8: the gateway (pid ${s.pid}) exited; its last output:\n${s.output().slice(-3000)}`)
+}
+
 // ---------------------------------------------------------------------------------------------
 
 const main = async () => {
@@ -781,6 +834,23 @@ const main = async () => {
   await stopAll()
   servers.clear()
   if (settings.only.has("S6")) await s6()
+  const s8Section = settings.only.has("S8") ? await s8() : undefined
+  // S8 alone: only its section of RESULTS.md is rewritten.
+  if (settings.only.size === 1 && s8Section !== undefined) {
+    let existing = ""
+    try {
+      existing = readFileSync(settings.results, "utf8")
+    } catch {
+      // no results yet
+    }
+    if (settings.results !== "-") writeFileSync(settings.results, spliceS8(existing, s8Section))
+    console.log(`\n${s8Section}`)
+    if (failures.length > 0) {
+      console.log(`FAILURES: ${failures.join(" | ")}`)
+      process.exitCode = 1
+    }
+    return
+  }
 
   const order = ["S1", "S2", "S3", "S4", "S5", "S6", "S7"]
   rows.sort((a, b) => order.indexOf(a.scenario.slice(0, 2)) - order.indexOf(b.scenario.slice(0, 2)))
@@ -809,7 +879,15 @@ const main = async () => {
     settings: `Warm-up ${settings.warmupS} s, ${settings.rounds} rounds of ${settings.roundS} s per server and scenario`,
     durationS: (performance.now() - started) / 1000
   }, rows, medians, checks)
-  if (settings.results !== "-") writeFileSync(settings.results, markdown)
+  // S8's section: this run's, else the one the file had.
+  let previousS8: string | undefined
+  try {
+    previousS8 = sectionS8(readFileSync(settings.results, "utf8"))
+  } catch {
+    // no results yet
+  }
+  const withS8 = s8Section ?? previousS8
+  if (settings.results !== "-") writeFileSync(settings.results, withS8 === undefined ? markdown : spliceS8(markdown, withS8))
   console.log(`\n${markdown}`)
   if (failures.length > 0) process.exitCode = 1
 }

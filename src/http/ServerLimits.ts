@@ -12,6 +12,9 @@
  * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
  * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
  * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
+ * | SVC_MAX_CONNECTIONS_PER_CLIENT | 256  | one client address (an IPv6 /64) may not take every connection: past it, its new connections are closed at once, while other clients are still served (clientAddress.ts) |
+ * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After; a body up to 64 KiB never waits |
+ * | SVC_BODY_BUDGET_WAIT_MS     | 2000    | how long a request waits for room in that budget before its 503 |
  * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
  *
  * Every value must be a whole number in its range; anything else stops the start with a
@@ -34,6 +37,12 @@ export interface ServerLimits {
   readonly maxHeaders: number
   /** Open connections allowed; a connection past the cap is closed as soon as it is accepted. */
   readonly maxConnections: number
+  /** Open connections allowed from one client address (an IPv6 /64); past it, closed at once. */
+  readonly maxConnectionsPerClient: number
+  /** Request body bytes held at once, across requests (declared lengths reserved up front). */
+  readonly maxBodyBytesInFlight: number
+  /** How long a request waits for room in `maxBodyBytesInFlight` before its 503. */
+  readonly bodyBudgetWaitMs: number
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -41,7 +50,10 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   requestTimeoutMs: 60_000,
   keepAliveTimeoutMs: 5_000,
   maxHeaders: 100,
-  maxConnections: 1024
+  maxConnections: 1024,
+  maxConnectionsPerClient: 256,
+  maxBodyBytesInFlight: 128 * 1024 * 1024,
+  bodyBudgetWaitMs: 2_000
 }
 
 /** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
@@ -89,7 +101,22 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
     "milliseconds"
   ),
   maxHeaders: wholeNumber("SVC_MAX_HEADERS", DEFAULT_SERVER_LIMITS.maxHeaders, 1, 10_000, "headers"),
-  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", DEFAULT_SERVER_LIMITS.maxConnections, 1, 1_000_000, "connections")
+  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", DEFAULT_SERVER_LIMITS.maxConnections, 1, 1_000_000, "connections"),
+  maxConnectionsPerClient: wholeNumber(
+    "SVC_MAX_CONNECTIONS_PER_CLIENT",
+    DEFAULT_SERVER_LIMITS.maxConnectionsPerClient,
+    1,
+    1_000_000,
+    "connections"
+  ),
+  maxBodyBytesInFlight: wholeNumber(
+    "SVC_MAX_BODY_BYTES_IN_FLIGHT",
+    DEFAULT_SERVER_LIMITS.maxBodyBytesInFlight,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    "bytes"
+  ),
+  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds")
 }).pipe(
   Config.mapOrFail((limits) =>
     // Node refuses a header timeout above the request timeout (the request includes the headers).

@@ -15,6 +15,7 @@
  *
  * An empty body reads as `{}`, so an endpoint whose fields are all optional needs no body.
  */
+import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Chunk from "effect/Chunk"
@@ -56,7 +57,7 @@ export const unsupportedMediaType = (contentType: string | undefined): Unsupport
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 
 export type ParsedBody =
-  | { readonly ok: true; readonly value: unknown; readonly text: string }
+  | { readonly ok: true; readonly value: unknown }
   | { readonly ok: false; readonly error: BadRequest | UnsupportedMediaType }
 
 /** Checks and parses one body (its bytes and Content-Type header). */
@@ -65,7 +66,7 @@ export const parseJsonBody = (
   contentType: string | undefined,
   maxDepth: number
 ): ParsedBody => {
-  if (bytes.byteLength === 0) return { ok: true, value: {}, text: "" }
+  if (bytes.byteLength === 0) return { ok: true, value: {} }
   // A body without a type is refused too: it is what a page on another site can send with no
   // CORS preflight (a Blob in a no-cors fetch, sendBeacon), so reading it as JSON let any site
   // write (src/http/crossSite.ts).
@@ -93,7 +94,7 @@ export const parseJsonBody = (
   }
   const problem = jsonValueProblem(value, maxDepth)
   return problem === undefined
-    ? { ok: true, value, text }
+    ? { ok: true, value }
     : { ok: false, error: new BadRequest({ message: problem }) }
 }
 
@@ -120,30 +121,45 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
   )
 
 /**
- * The chunks of a Node request body, up to its end. A request that fails ends the fiber as a
- * defect (as its stream did); one that closes before its end, or whose body the server refused
- * (413), interrupts the fiber; the listeners are removed either way.
+ * The chunks of a Node request body, up to its end. A request whose client left before its end
+ * (Node fails it with "aborted", then closes it), or whose body the server refused (413),
+ * interrupts the fiber as a client abort: the platform then answers nothing more (499 in the
+ * request log) and logs no error. Another failure, on a connection still open, is a defect (as
+ * its stream did). The listeners are removed either way.
  */
+/** Ends a request's fiber the way the platform does when the client is gone (no error logged). */
+const clientAbort = Effect.interruptWith(HttpServerError.clientAbortFiberId)
+
 const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
   Effect.async((resume) => {
+    // A declared length (Node delivers exactly that many bytes or fails the request) is read into
+    // one buffer of its size: each chunk can be collected as soon as it is copied, instead of all
+    // of them living beside their concatenation (a 40 MiB upload held 80 MiB at its end).
+    const declared = Number(message.headers["content-length"])
+    const whole = Number.isSafeInteger(declared) && declared > 0 ? Buffer.allocUnsafeSlow(declared) : undefined
+    let filled = 0
     const parts: Array<Uint8Array> = []
     const onData = (chunk: Uint8Array) => {
-      parts.push(chunk)
+      if (whole !== undefined && filled + chunk.byteLength <= whole.byteLength) {
+        whole.set(chunk, filled)
+        filled += chunk.byteLength
+      } else parts.push(chunk)
     }
     const onEnd = () => {
       cleanup()
-      // Refused mid-body (413 already sent, nodeServer.ts): nothing more to answer.
-      resume(bodyRefused(message) ? Effect.interrupt : Effect.succeed(parts))
+      // Refused mid-body (413 or 503 already sent, nodeServer.ts): nothing more to answer.
+      if (bodyRefused(message)) return resume(clientAbort)
+      resume(Effect.succeed(whole === undefined ? parts : [whole.subarray(0, filled), ...parts]))
     }
     // Closed before its end (the client left; or a refused body past its discard budget):
     // the response may already be ended by the server, so nothing else would stop this fiber.
     const onClose = () => {
       cleanup()
-      resume(Effect.interrupt)
+      resume(clientAbort)
     }
     const onError = (error: Error) => {
       cleanup()
-      resume(Effect.die(error))
+      resume(message.socket === null || message.socket.destroyed ? clientAbort : Effect.die(error))
     }
     const cleanup = () => {
       message.off("data", onData)
@@ -157,6 +173,24 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     message.on("close", onClose)
     return Effect.sync(cleanup)
   })
+
+/**
+ * The same request, its body already read and parsed: everything else is inherited from the
+ * original. Only the parsed value is kept, not the bytes nor their text (for a base64 upload
+ * each is as large as the body, and they would live as long as the request): `text` and
+ * `arrayBuffer` give the value serialized again, equal as JSON, not byte for byte (no handler
+ * reads them). The Content-Type is set to JSON too, so that no reader picks another body parser
+ * (an empty multipart body, say, would otherwise wait for a boundary that never comes).
+ */
+const withJson = (request: HttpServerRequest.HttpServerRequest, value: unknown): HttpServerRequest.HttpServerRequest => {
+  const text = Effect.sync(() => JSON.stringify(value))
+  return Object.create(request, {
+    json: { value: Effect.succeed(value) },
+    text: { value: text },
+    arrayBuffer: { value: Effect.map(text, (t) => new TextEncoder().encode(t).buffer as ArrayBuffer) },
+    headers: { value: { ...request.headers, "content-type": "application/json" } }
+  }) as HttpServerRequest.HttpServerRequest
+}
 
 /**
  * Wraps an HttpApp: a request that may carry a body is read, checked and parsed first, and the
@@ -186,26 +220,17 @@ export const checkedJsonBodies = (
       E | BadRequest | UnsupportedMediaType,
       R | HttpServerRequest.HttpServerRequest
     > => {
-      const arrayBuffer = { value: Effect.succeed(buffer) }
       if (raw) {
-        const withBytes = Object.create(request, { arrayBuffer }) as HttpServerRequest.HttpServerRequest
+        const withBytes = Object.create(request, { arrayBuffer: { value: Effect.succeed(buffer) } }) as HttpServerRequest.HttpServerRequest
         return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBytes)
       }
+      const size = buffer.byteLength
       const parsed = parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth)
       if (!parsed.ok) return Effect.fail(parsed.error)
-      // Same request, its body already read: everything else is inherited from the original.
-      // The Content-Type is set to JSON too, so that no reader picks another body parser (an
-      // empty multipart body, say, would otherwise wait for a boundary that never comes).
-      const checked = Object.create(request, {
-        json: { value: Effect.succeed(parsed.value) },
-        text: { value: Effect.succeed(parsed.text) },
-        arrayBuffer,
-        headers: { value: { ...request.headers, "content-type": "application/json" } }
-      }) as HttpServerRequest.HttpServerRequest
       return Effect.provideService(
-        Effect.zipRight(yieldBeforeLarge(buffer.byteLength), app),
+        Effect.zipRight(yieldBeforeLarge(size), app),
         HttpServerRequest.HttpServerRequest,
-        checked
+        withJson(request, parsed.value)
       )
     })
   })

@@ -8,10 +8,16 @@
  *   the connection is dropped instead.
  * - A chunked body: counted as it arrives, 413 once it passes the limit, then discarded the
  *   same way.
+ * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, bodyBudget.ts): a declared body
+ *   is reserved before the application sees it, waiting briefly for room (SVC_BODY_BUDGET_WAIT_MS),
+ *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
+ *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
+ *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
  *
  * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
- * headers (431 past it) and of open connections (a connection past the cap is closed at once).
+ * headers (431 past it) and of open connections, in all and per client address (a connection
+ * past either cap is closed at once).
  * A request target with malformed percent-encoding (path or query) is a 400 here: the router
  * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
  * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
@@ -26,33 +32,61 @@ import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { stampArrival } from "./arrival.js"
+import { BodyBudget, SMALL_BODY_BYTES } from "./bodyBudget.js"
+import { clientKey } from "./clientAddress.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
 
-const tooLarge = (limit: number) =>
-  JSON.stringify({ statusCode: 413, message: `Request body exceeds the ${limit}-byte limit`, error: "Payload Too Large" })
+/** An answer the server gives before the application sees the request. */
+interface Refusal {
+  readonly status: number
+  readonly body: string
+  readonly headers?: Record<string, string>
+}
+
+const tooLarge = (limit: number): Refusal => ({
+  status: 413,
+  body: JSON.stringify({ statusCode: 413, message: `Request body exceeds the ${limit}-byte limit`, error: "Payload Too Large" })
+})
+
+/** Seconds a client is asked to wait after a 503 for lack of body budget. */
+const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000))
+
+const busy = (waitMs: number): Refusal => ({
+  status: 503,
+  body: JSON.stringify({
+    statusCode: 503,
+    message: `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT); retry after ${retryAfterSeconds(waitMs)} s`,
+    error: "Service Unavailable"
+  }),
+  headers: { "retry-after": String(retryAfterSeconds(waitMs)) }
+})
 
 /**
- * Requests whose body the server refused (413 sent) after the application started reading it:
- * the reader stops there instead of handing a cut body to a handler (src/http/jsonInput.ts).
+ * Requests whose body the server refused (413 or 503 sent) after the application started reading
+ * it: the reader stops there instead of handing a cut body to a handler (src/http/jsonInput.ts).
  */
 const refusedBodies = new WeakSet<http.IncomingMessage>()
 export const bodyRefused = (req: http.IncomingMessage): boolean => refusedBodies.has(req)
 
-/** How much of an oversized body is read and thrown away before the connection is dropped. */
+/** How much of a refused body is read and thrown away before the connection is dropped. */
 const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
 
 /**
- * An oversized body's answer: 413 at once, then what is `counted` of the rest is thrown away, so
- * the client reads the answer instead of a reset; past the discard budget the connection is
- * dropped. Returns the counter for the bytes thrown away (`already` of them seen).
+ * A refused body's answer, at once; then what is `counted` of the rest is thrown away, so the
+ * client reads the answer instead of a reset; past the discard budget the connection is dropped.
+ * Returns the counter for the bytes thrown away (`already` of them seen).
  */
-const answerTooLarge = (req: http.IncomingMessage, res: http.ServerResponse, limit: number, already = 0) => {
+const answerAndDiscard = (req: http.IncomingMessage, res: http.ServerResponse, refusal: Refusal, limit: number, already = 0) => {
   if (!res.headersSent) {
-    const body = tooLarge(limit)
-    res.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-    res.end(body)
+    // Set one by one (not as writeHead's argument): so they can be read back (the request log
+    // tells a 503 with Retry-After, load shed on purpose, from a failure).
+    for (const [name, value] of Object.entries(refusal.headers ?? {})) res.setHeader(name, value)
+    res.setHeader("content-type", "application/json")
+    res.setHeader("content-length", Buffer.byteLength(refusal.body))
+    res.writeHead(refusal.status)
+    res.end(refusal.body)
   }
   let discarded = already
   const budget = discardBudget(limit)
@@ -62,34 +96,128 @@ const answerTooLarge = (req: http.IncomingMessage, res: http.ServerResponse, lim
   }
 }
 
-const capChunkedBody = (req: http.IncomingMessage, res: http.ServerResponse, limit: number) => {
+/**
+ * A chunked body: counted as it arrives, against the body limit (413 past it) and against the
+ * bytes in flight (503 when a chunk does not fit; what it took is given back when the response
+ * closes). Either way the rest is read and thrown away.
+ */
+const capChunkedBody = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  limit: number,
+  budget: BodyBudget,
+  waitMs: number
+) => {
   let seen = 0
+  let taken = 0
+  res.once("close", () => budget.release(taken))
   const push = req.push.bind(req)
+  const refuse = (refusal: Refusal, already: number) => {
+    // Like a declared refused body, the rest read and thrown away here (returning true keeps the
+    // socket flowing). The body's end still ends the request, marked refused; the connection
+    // then serves its next request.
+    refusedBodies.add(req)
+    const discard = answerAndDiscard(req, res, refusal, limit, already)
+    req.push = (more: any, enc?: BufferEncoding) => {
+      if (more === null || more === undefined) return push(more, enc)
+      discard(more.length)
+      return true
+    }
+    return true
+  }
   // The HTTP parser hands each body chunk to push(); count there, before any reader sees it.
   req.push = (chunk: any, encoding?: BufferEncoding) => {
     if (chunk !== null && chunk !== undefined) {
       seen += chunk.length
-      if (seen > limit) {
-        // Like a declared oversized body, the rest read and thrown away here (returning true
-        // keeps the socket flowing). The body's end still ends the request, marked refused;
-        // the connection then serves its next request.
-        refusedBodies.add(req)
-        const discard = answerTooLarge(req, res, limit, seen - limit)
-        req.push = (more: any, enc?: BufferEncoding) => {
-          if (more === null || more === undefined) return push(more, enc)
-          discard(more.length)
-          return true
-        }
-        return true
-      }
+      if (seen > limit) return refuse(tooLarge(limit), seen - limit)
+      // Chunks do not wait: a body already arriving is not held back for others. The first
+      // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
+      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length)
+      else if (!budget.tryTake(chunk.length, true)) return refuse(busy(waitMs), chunk.length)
+      taken += chunk.length
     }
     return push(chunk, encoding)
   }
 }
 
-const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse, limit: number) => {
-  const discard = answerTooLarge(req, res, limit)
+const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse, refusal: Refusal, limit: number) => {
+  const discard = answerAndDiscard(req, res, refusal, limit)
   req.on("data", (chunk: Buffer) => discard(chunk.length))
+}
+
+/**
+ * A declared body's bytes are reserved before the application sees the request (`proceed`);
+ * when they do not fit, the request waits (its body unread, so Node stops reading the socket
+ * once its buffer is full), then answers 503 with Retry-After. Given back when the response closes.
+ */
+const admitDeclaredBody = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  bytes: number,
+  budget: BodyBudget,
+  settings: ServerLimits,
+  limit: number,
+  proceed: () => void
+) => {
+  if (bytes <= SMALL_BODY_BYTES) {
+    budget.force(bytes)
+    res.once("close", () => budget.release(bytes))
+    return proceed()
+  }
+  const cancel = budget.take(bytes, settings.bodyBudgetWaitMs, () => {
+    res.once("close", () => budget.release(bytes))
+    proceed()
+  }, () => refuseDeclaredBody(req, res, busy(settings.bodyBudgetWaitMs), limit))
+  // The client left while waiting: it gives up its place.
+  res.once("close", cancel)
+}
+
+/**
+ * At most `max` open connections per client address (clientAddress.ts); one past it is closed
+ * as soon as it is accepted, like a connection past SVC_MAX_CONNECTIONS.
+ */
+const limitPerClient = (server: http.Server, max: number) => {
+  const open = new Map<string, number>()
+  server.on("connection", (socket: Socket) => {
+    const key = clientKey(socket.remoteAddress)
+    const n = (open.get(key) ?? 0) + 1
+    if (n > max) {
+      socket.destroy()
+      return
+    }
+    open.set(key, n)
+    socket.once("close", () => {
+      const left = open.get(key)! - 1
+      if (left === 0) open.delete(key)
+      else open.set(key, left)
+    })
+  })
+}
+
+/**
+ * Node calls `end(..., callback)` on 'finish', which never comes once the connection is gone;
+ * the platform's response writer waits for that callback in an uninterruptible region, so a
+ * client that left before its answer was written kept the request's fiber (and all it holds)
+ * alive for good. Here the callback is called on 'close' too (at once when already closed).
+ */
+const settleEndOnClose = (res: http.ServerResponse) => {
+  const end = res.end
+  res.end = function(this: http.ServerResponse, ...args: Array<any>) {
+    const callback = args[args.length - 1]
+    if (typeof callback === "function") {
+      let called = false
+      const once = (...result: Array<unknown>) => {
+        if (called) return
+        called = true
+        res.off("close", once)
+        callback(...result)
+      }
+      args[args.length - 1] = once
+      if (res.destroyed) process.nextTick(once)
+      else res.once("close", once)
+    }
+    return end.apply(this, args as Parameters<typeof end>)
+  } as typeof res.end
 }
 
 const tooManyHeaders = (max: number) =>
@@ -190,6 +318,8 @@ export const createGatewayServer = (
   // (16 KiB: 431 above it), and the count is checked below: too many answer 431.
   server.maxHeadersCount = 0
   server.maxConnections = settings.maxConnections
+  limitPerClient(server, settings.maxConnectionsPerClient)
+  const budget = new BodyBudget(settings.maxBodyBytesInFlight)
   server.on("clientError", onClientError)
   drain?.track(server)
   const noteRequest = collectWhenIdle(server)
@@ -205,6 +335,7 @@ export const createGatewayServer = (
       noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
       stampArrival(req)
+      settleEndOnClose(res)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
         const body = tooManyHeaders(settings.maxHeaders)
@@ -242,12 +373,17 @@ export const createGatewayServer = (
         return true
       }
       const declared = req.headers["content-length"]
-      if (declared !== undefined && Number(declared) > maxBodyBytes) {
-        refuseDeclaredBody(req, res, maxBodyBytes)
+      const length = declared === undefined ? 0 : Number(declared)
+      if (length > maxBodyBytes) {
+        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes), maxBodyBytes)
+        return true
+      }
+      if (length > 0) {
+        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, () => emit(event, ...args))
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-        capChunkedBody(req, res, maxBodyBytes)
+        capChunkedBody(req, res, maxBodyBytes, budget, settings.bodyBudgetWaitMs)
       }
     }
     return emit(event, ...args)

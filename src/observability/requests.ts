@@ -64,7 +64,12 @@ export interface RequestRecord {
   readonly durationMs: number
   readonly bytes: number
   readonly aborted: boolean
+  /** A 503 that says when to retry (Retry-After): load shed on purpose, not a failure. */
+  readonly shed?: boolean
 }
+
+/** A line's level: a failure is an error; a request shed on purpose (503 with Retry-After) a warning. */
+const levelOf = (record: RequestRecord) => (record.status < 500 ? "info" : record.shed === true ? "warn" : "error")
 
 export interface RequestObserverOptions {
   /** Where log lines go; undefined writes none (metrics and ids still happen). */
@@ -84,7 +89,7 @@ export const formatRequestLine = (format: LogSettings["format"], record: Request
   format === "json"
     ? JSON.stringify({
       time: date.toISOString(),
-      level: record.status >= 500 ? "error" : "info",
+      level: levelOf(record),
       msg: "request",
       requestId: record.requestId,
       method: record.method,
@@ -99,7 +104,7 @@ export const formatRequestLine = (format: LogSettings["format"], record: Request
     : formatLine(
       format,
       date,
-      record.status >= 500 ? "error" : "info",
+      levelOf(record),
       `${record.method} ${record.path} ${record.status} ${record.durationMs}ms ${record.bytes}B`,
       [
         ["route", record.route ?? "-"],
@@ -155,11 +160,13 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
   const line = options.line
   const log = options.log
   const infoOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Info, log.level)
+  const warnOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Warning, log.level)
   const errorOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Error, log.level)
+  const on = { info: infoOn, warn: warnOn, error: errorOn }
   const emit = (record: RequestRecord) => {
     recordHttpRequest(record.method, record.route, record.status, record.durationMs / 1000)
     if (line === undefined || log === undefined) return
-    if (record.status >= 500 ? errorOn : infoOn) line(formatRequestLine(log.format, record))
+    if (on[levelOf(record)]) line(formatRequestLine(log.format, record))
   }
 
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
@@ -206,7 +213,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
               status: Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500,
               durationMs: round1(performance.now() - started),
               bytes: Exit.isSuccess(exit) ? declaredBytes(exit.value) ?? 0 : 0,
-              aborted: Exit.isInterrupted(exit)
+              aborted: Exit.isInterrupted(exit),
+              shed: Exit.isSuccess(exit) && exit.value.status === 503 && exit.value.headers["retry-after"] !== undefined
             })
           ))
       }
@@ -223,7 +231,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
           status: sent ? res.statusCode : 499,
           durationMs: round1(performance.now() - started),
           bytes: sent ? bodyBytes(method, res, declared, (socket?.bytesWritten ?? wireBefore) - wireBefore) : 0,
-          aborted: !res.writableFinished
+          aborted: !res.writableFinished,
+          shed: sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
         })
       })
       return withId

@@ -194,14 +194,17 @@ const read = (env: Record<string, string>) =>
   Effect.runSync(Effect.either(Effect.withConfigProvider(serverLimitsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
 
 describe("server limit settings", () => {
-  it("defaults: headers 10 s, request 60 s, keep-alive 5 s, 100 headers, 1024 connections", () => {
+  it("defaults: headers 10 s, request 60 s, keep-alive 5 s, 100 headers, 1024 connections (256 per client), 128 MiB of bodies (2 s wait)", () => {
     expect(read({})).toEqual(Either.right(DEFAULT_SERVER_LIMITS))
     expect(DEFAULT_SERVER_LIMITS).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 60_000,
       keepAliveTimeoutMs: 5_000,
       maxHeaders: 100,
-      maxConnections: 1024
+      maxConnections: 1024,
+      maxConnectionsPerClient: 256,
+      maxBodyBytesInFlight: 128 * 1024 * 1024,
+      bodyBudgetWaitMs: 2_000
     })
   })
 
@@ -211,13 +214,19 @@ describe("server limit settings", () => {
       SVC_REQUEST_TIMEOUT_MS: "30000",
       SVC_KEEP_ALIVE_TIMEOUT_MS: " 65000 ",
       SVC_MAX_HEADERS: "50",
-      SVC_MAX_CONNECTIONS: "256"
+      SVC_MAX_CONNECTIONS: "256",
+      SVC_MAX_CONNECTIONS_PER_CLIENT: "16",
+      SVC_MAX_BODY_BYTES_IN_FLIGHT: "1048576",
+      SVC_BODY_BUDGET_WAIT_MS: "0"
     })).toEqual(Either.right({
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
       maxHeaders: 50,
-      maxConnections: 256
+      maxConnections: 256,
+      maxConnectionsPerClient: 16,
+      maxBodyBytesInFlight: 1048576,
+      bodyBudgetWaitMs: 0
     }))
   })
 
@@ -226,7 +235,9 @@ describe("server limit settings", () => {
     "SVC_REQUEST_TIMEOUT_MS",
     "SVC_KEEP_ALIVE_TIMEOUT_MS",
     "SVC_MAX_HEADERS",
-    "SVC_MAX_CONNECTIONS"
+    "SVC_MAX_CONNECTIONS",
+    "SVC_MAX_CONNECTIONS_PER_CLIENT",
+    "SVC_MAX_BODY_BYTES_IN_FLIGHT"
   ]
 
   it("refuses every invalid value, naming the variable, the value and what was expected", () => {
@@ -243,6 +254,7 @@ describe("server limit settings", () => {
     }
     expect(Either.isLeft(read({ SVC_MAX_HEADERS: "10001" }))).toBe(true)
     expect(Either.isLeft(read({ SVC_MAX_CONNECTIONS: "1000001" }))).toBe(true)
+    for (const value of ["abc", "-1", "1.5", "60001"]) expect(Either.isLeft(read({ SVC_BODY_BUDGET_WAIT_MS: value }))).toBe(true)
   })
 
   it("refuses a header timeout longer than the request timeout (Node would throw)", () => {
