@@ -95,6 +95,14 @@ const seqUpTo = (max: number) => {
   })
 }
 
+/**
+ * Sources only the gateway writes: the workspace engine's (`workspace`), the audit's (`audit`)
+ * and an agent's (`agent:<uuid>`, written by the agent tool server for the agent it
+ * authenticated). A client posting one would forge an audit entry.
+ */
+export const isReservedEventSource = (source: string) =>
+  source === "workspace" || source === "audit" || source.toLowerCase().startsWith("agent:")
+
 const taskEventFields = {
   type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
@@ -104,7 +112,16 @@ const taskEventFields = {
   groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
 }
 
-export const TaskEventDto = Schema.Struct(taskEventFields).pipe(closed("TaskEventDto"))
+export const TaskEventDto = Schema.Struct({
+  ...taskEventFields,
+  source: taskEventFields.source.pipe(
+    Schema.filter((s) => !isReservedEventSource(s), {
+      message: () => `"workspace", "audit" and "agent:..." are written by the gateway only`
+    })
+  ).annotations({
+    description: "Producer, typically worker. Not `workspace`, `audit` or `agent:...`: those the gateway writes itself"
+  })
+}).pipe(closed("TaskEventDto"))
 export type TaskEventDto = typeof TaskEventDto.Type
 
 /** TaskEventDto as the workspace service takes it: seq up to WORKSPACE_SEQ_MAX. */

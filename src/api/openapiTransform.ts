@@ -3,7 +3,8 @@
  * each document describes exactly what our servers do (both APIs use it):
  * - decode failures are answered as BadRequest (http/errorResponse.ts), not HttpApiDecodeError;
  * - every request body goes through the JSON input check (http/jsonInput.ts): another media
- *   type is a 415, and a body whose fields are all optional may be omitted;
+ *   type is a 415 (on any method), and a body whose fields are all optional may be omitted;
+ * - a write may be refused 403 (another site's, src/http/crossSite.ts);
  * - the Node server answers 408 and 431 (in the error shape) before any route is chosen;
  * - free-form values carry no `$id` (Effect marks `unknown` with "/schemas/unknown", which
  *   resolvers take for a reference to fetch).
@@ -62,12 +63,18 @@ export function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<stri
           content: { "application/json": { schema: { $ref: `#/components/schemas/${id}` } } }
         }
       }
-      if (!BODY_METHODS.has(method)) continue
-      // Any body sent, even to an operation that takes none, must be JSON.
+      // Any body sent, even to an operation that takes none (a GET's included), must be JSON.
       out.components.schemas.UnsupportedMediaType = errorSchema(415, "Unsupported Media Type")
       op.responses["415"] = {
         description: "The body is not JSON: send Content-Type application/json (UTF-8)",
         content: { "application/json": { schema: { $ref: "#/components/schemas/UnsupportedMediaType" } } }
+      }
+      if (!BODY_METHODS.has(method)) continue
+      // Writes from another site are refused (src/http/crossSite.ts); four-eyes refuses too.
+      out.components.schemas.Forbidden ??= errorSchema(403, "Forbidden")
+      op.responses["403"] ??= {
+        description: "A write from another site (Sec-Fetch-Site / Origin), or a rule that refuses this caller",
+        content: { "application/json": { schema: { $ref: "#/components/schemas/Forbidden" } } }
       }
       const body = op?.requestBody?.content?.["application/json"]
       if (body === undefined) continue

@@ -142,8 +142,8 @@ export const decisionOf = (
  * request ARRIVED (`arrivedAt`, against the task's step history), else the one current now. So a
  * double-click, or two clients deciding at once, cannot decide the step after the one they saw,
  * whatever order the process, the database or the replicas then handle them in. Then:
- * - the decision already taken on that step, again (or a file on a step a file completed):
- *   `duplicate` (a no-op that succeeds);
+ * - the decision already taken on that step, again (or, bound by arrival, a file on a step a
+ *   file completed): `duplicate` (a no-op that succeeds);
  * - a step decided the other way, or one that is not (or no longer) current: `conflict`,
  *   naming the current step;
  * - a step that requires a decider distinct from earlier steps' (`requireDistinctDecider`),
@@ -221,21 +221,23 @@ export const acceptSignal = (
       arrival.history !== undefined && arrival.history.length > 0
     ? stepAt(arrival.history, task.currentStep, arrival.arrivedAt)
     : undefined
-  const named = signal.expectedStep ?? (atArrival === task.currentStep ? undefined : atArrival ?? undefined)
+  // A step-bound signal always binds to a step, so that a decision already recorded on it (still in
+  // the outbox, or applied) is seen: a second one is a duplicate or a conflict, never a second record.
+  const named = signal.expectedStep ?? (stepBound ? (atArrival ?? task.currentStep) ?? undefined : undefined)
   if (named === undefined) {
     if (decision && (task.currentStep === null || isTerminal(task.status))) {
       return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
-    }
-    if (stepBound && task.currentStep !== null && signal.name !== "user_action") {
-      const refused = distinctDeciderRefusal(arrival.runbook, task.currentStep, snapshots, arrival.actor)
-      if (refused !== undefined) return { _tag: "forbidden", message: refused }
     }
     return { _tag: "record", expectedStep: task.currentStep }
   }
   if (!stepBound) return { _tag: "record", expectedStep: named }
   const taken = decisionOf(snapshots, named, pending)
   if (decision && taken === DECISIONS[signal.name]) return { _tag: "duplicate" }
-  if (signal.name === FILE_SUBMITTED_SIGNAL && taken === undefined && submittedOn(snapshots, named)) return { _tag: "duplicate" }
+  // Two files sent together to one upload step (bound by arrival): the step completes once, both
+  // files are kept. A file naming a step that is done (an agent's stale submit) is a conflict.
+  if (signal.name === FILE_SUBMITTED_SIGNAL && signal.expectedStep === undefined && taken === undefined && submittedOn(snapshots, named)) {
+    return { _tag: "duplicate" }
+  }
   if (taken !== undefined) {
     return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(task)}` }
   }

@@ -49,13 +49,29 @@ const createTask = async (base: string) => {
   return created.body.id as string
 }
 
-/** A write of the load: an event with a unique seq, padded so that requests queue up at the server. */
+/**
+ * A write of the load: an event with a unique seq, padded so that requests queue up at the server.
+ * Seqs from 1,000,000 up: the task's own audit event (task.created) takes seq 1.
+ */
 const event = (client: number, n: number) => ({
   type: "load.write",
   source: "faults",
-  seq: client * 1_000_000 + n,
+  seq: (client + 1) * 1_000_000 + n,
   payload: { client, n, pad: "x".repeat(16 * 1024) }
 })
+
+/** Every event of the timeline at `url` (a task's events path), page by page (nextAfterSeq). */
+const allEvents = async (url: string): Promise<Array<any>> => {
+  const out: Array<any> = []
+  let after: number | undefined
+  for (;;) {
+    const page = await json("GET", after === undefined ? url : `${url}?afterSeq=${after}`)
+    const list = Array.isArray(page.body) ? page.body : page.body.events
+    out.push(...list)
+    if (page.body?.nextAfterSeq === undefined || list.length === 0) return out
+    after = page.body.nextAfterSeq
+  }
+}
 
 /** The exit, or a failure naming what was left running when it does not come within `ms`. */
 const exitWithin = async (service: RunningService, ms: number) => {
@@ -105,9 +121,9 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     const exit = await exitWithin(gw, graceMs + 2_000).finally(() => load.stop())
     const output = gw.output()
     const again = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme" })
-    const events = await json("GET", `${again.url}/v1/tasks/${taskId}/events`)
+    const events = await allEvents(`${again.url}/v1/tasks/${taskId}/events`)
     await again.stop()
-    judge(load.exchanges, signalAt, events.body.events.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))
+    judge(load.exchanges, signalAt, events.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))
     expect(exit.code, output).toBe(0)
     expect(exit.at - signalAt).toBeLessThan(graceMs)
     expect(output).toMatch(/SIGTERM received: draining/)
@@ -146,9 +162,13 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     expect(answers.filter((a) => a.connection === "close").length).toBeGreaterThanOrEqual(fresh.length - 1)
     expect(exit.code, gw.output()).toBe(0)
     const again = await start({ SVC_DATABASE_URL: db, SVC_TENANT_SLUG: "acme" })
-    const events = await json("GET", `${again.url}/v1/tasks/${taskId}/events`)
+    const events = await allEvents(`${again.url}/v1/tasks/${taskId}/events`)
     await again.stop()
-    judge(answers.map((a) => ({ ...a, sentAt: Math.min(a.sentAt ?? signalAt, signalAt - 1) })), signalAt, events.body.events.map((e: any) => e.seq))
+    judge(
+      answers.map((a) => ({ ...a, sentAt: Math.min(a.sentAt ?? signalAt, signalAt - 1) })),
+      signalAt,
+      events.filter((e: any) => e.type === "load.write").map((e: any) => e.seq)
+    )
   })
 
   it("stops accepting and closes idle connections at once, finishes a download and an upload in progress, then exits 0", async () => {
@@ -329,9 +349,8 @@ describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
     expect(exit.at - signalAt).toBeLessThan(8_000)
 
     const again = await start({ SVC_DATABASE_URL: db }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
-    const events = await json("GET", `${again.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`)
+    const list = await allEvents(`${again.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`)
     await again.stop()
-    const list = Array.isArray(events.body) ? events.body : events.body.events
     judge([...load.exchanges, ...late], signalAt, list.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))
   })
 })

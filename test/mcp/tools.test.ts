@@ -287,9 +287,16 @@ describe("writing, attributed to the agent", () => {
     // The caller does not choose the source.
     expect(toolError(await call(a, "append_event", { taskId: EXPENSE_TASK, type: "x", payload: {}, source: "worker" })).statusCode)
       .toBe(400)
-    const taken = { type: "reasoning.delta", source: `agent:${AGENT_A}`, sourceLabel: "Agent A", seq: next, payload: { other: 1 } }
+    // A taken seq: the /v1 answer (a client may not post as an agent, so it posts as a worker).
+    const taken = { type: "reasoning.delta", source: "worker", sourceLabel: "Agent A", seq: next, payload: { other: 1 } }
     expect(toolError(await call(a, "append_event", { taskId: EXPENSE_TASK, type: "reasoning.delta", seq: next, payload: { other: 1 } })))
       .toEqual({ message: await v1Message("POST", `/v1/tasks/${EXPENSE_TASK}/events`, taken), statusCode: 409 })
+    // Nor may a client forge the gateway's own sources.
+    for (const source of [`agent:${AGENT_A}`, "audit", "workspace"]) {
+      const forged = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { ...taken, source, seq: next + 100 })
+      expect(forged.status, source).toBe(400)
+      expect(forged.body.message).toMatch(/written by the gateway only/)
+    }
   })
 
   it("submit_file ingests by reference like POST /v1/.../files/ingest, and records it", async () => {

@@ -6,6 +6,8 @@
 import { connect, type Socket } from "node:net"
 
 export interface RawRequest {
+  /** The server to send it to, when not the one `sendTogether` names (e.g. another replica). */
+  readonly url?: string
   readonly method: string
   readonly path: string
   readonly body?: unknown
@@ -64,28 +66,27 @@ const readResponse = (socket: Socket): Promise<RawResponse> =>
   })
 
 /**
- * Sends each request on its own connection to `url`'s host, all written in one tick, and
- * returns the answers in order. The connections are closed afterwards.
+ * Sends each request on its own connection to its server (`url`, or the request's own), all
+ * written in one tick, and returns the answers in order. The connections are closed afterwards.
  */
 export const sendTogether = async (url: string, requests: ReadonlyArray<RawRequest>): Promise<Array<RawResponse>> => {
-  const { hostname, port } = new URL(url)
-  const host = `${hostname}:${port}`
-  const sockets = await Promise.all(requests.map(() =>
+  const targets = requests.map((r) => new URL(r.url ?? url))
+  const sockets = await Promise.all(targets.map((t) =>
     new Promise<Socket>((resolve, reject) => {
-      const s = connect(Number(port), hostname, () => resolve(s))
+      const s = connect(Number(t.port), t.hostname, () => resolve(s))
       s.setNoDelay(true)
       s.once("error", reject)
     })
   ))
   try {
     // A first exchange on each: the connection is fully set up (accepted, parser ready) before the race.
-    await Promise.all(sockets.map((s) => {
+    await Promise.all(sockets.map((s, i) => {
       const answer = readResponse(s)
-      s.write(format(host, { method: "GET", path: "/v1/health" }))
+      s.write(format(targets[i]!.host, { method: "GET", path: "/v1/health" }))
       return answer
     }))
     const answers = sockets.map((s) => readResponse(s))
-    const wire = requests.map((r) => format(host, r))
+    const wire = requests.map((r, i) => format(targets[i]!.host, r))
     for (let i = 0; i < sockets.length; i++) sockets[i]!.write(wire[i]!)
     return await Promise.all(answers)
   } finally {
