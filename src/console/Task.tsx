@@ -3,8 +3,9 @@
  * opened), the current step rendered by its `displayHint.component`, the live timeline and
  * the task's files. The state reloads every few seconds and after every action.
  */
-import { useState } from "preact/hooks"
+import { useRef, useState } from "preact/hooks"
 import type { UiState, UiStep } from "../api/resources.js"
+import type { Known } from "../client/eventText.js"
 import { gw, messageOf } from "./api.js"
 import { Decision } from "./Decision.js"
 import { Files } from "./Files.js"
@@ -17,9 +18,38 @@ import { Badge, ErrorText, Json, ScreenHeading } from "./ui.js"
 
 export const TASK_REFRESH_MS = 3000
 
+/** A row's label in the timeline: the first of these fields it has as text. */
+const ROW_LABEL_FIELDS = ["merchant", "name", "description"]
+
+/**
+ * What the timeline can name besides ids: the title of every step this page has seen as the
+ * current one (the UI state gives titles for the current step only) and the rows a table step
+ * listed. Kept for the page's life, so a step's title stays once the task has moved on.
+ */
+const useKnown = (taskId: string, step: UiStep | null | undefined): Known => {
+  const ref = useRef<{ taskId: string; titles: Map<string, string>; rows: Map<string, string>; known: Known } | undefined>(undefined)
+  if (ref.current?.taskId !== taskId) {
+    const titles = new Map<string, string>()
+    const rows = new Map<string, string>()
+    ref.current = { taskId, titles, rows, known: { stepTitle: (id) => titles.get(id), rowLabel: (id) => rows.get(id) } }
+  }
+  if (step !== null && step !== undefined) {
+    ref.current.titles.set(step.id, step.title)
+    const listed = step.args.rows
+    if (Array.isArray(listed)) {
+      for (const r of listed as ReadonlyArray<{ id?: unknown; fields?: Record<string, unknown> }>) {
+        const label = ROW_LABEL_FIELDS.map((f) => r.fields?.[f]).find((v): v is string => typeof v === "string" && v !== "")
+        if (typeof r.id === "string" && label !== undefined) ref.current.rows.set(r.id, label)
+      }
+    }
+  }
+  return ref.current.known
+}
+
 export const Task = ({ taskId }: { taskId: string }) => {
   const ui = usePoll(() => gw.tasks.getUi({ path: { taskId } }), TASK_REFRESH_MS, [taskId])
   const [version, setVersion] = useState(0)
+  const known = useKnown(taskId, ui.data?.step)
   const changed = () => {
     setVersion((v) => v + 1)
     ui.reload()
@@ -56,7 +86,7 @@ export const Task = ({ taskId }: { taskId: string }) => {
           <Files taskId={taskId} version={version} />
         </div>
         <div>
-          <Timeline taskId={taskId} />
+          <Timeline taskId={taskId} known={known} />
         </div>
       </div>
     </>

@@ -204,10 +204,9 @@ describe("events", () => {
     expect(lines[1]).toMatch(/^#2 09:07:00 Expense reviewer \(review-1\) ▸ Checking 6 expenses against the policy\.\.\. 4 need attention: .*category\.$/)
     expect(lines[2]).toMatch(/^#4 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
     expect(lines[3]).toMatch(/^#7 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
-    expect(lines[4]).toMatch(
-      /^#8 \d\d:\d\d:\d\d step\.completed \[workspace\] \{"stepId":"review_expenses","decision":"reject","reason":"Wrong period"\}$/
-    )
-    expect(lines[5]).toMatch(/^#9 \d\d:\d\d:\d\d task\.status_changed \[workspace\] \{"from":"IN_PROGRESS","to":"FAILED"\}$/)
+    // As sentences: who decided (nobody named: this gateway has no SVC_ACTOR_HEADER), what, old → new.
+    expect(lines[4]).toMatch(/^#8 \d\d:\d\d:\d\d step\.completed \[Someone\] rejected step review_expenses — "Wrong period"$/)
+    expect(lines[5]).toMatch(/^#9 \d\d:\d\d:\d\d task\.status_changed \[workspace\] Task status changed: IN_PROGRESS → FAILED$/)
   }, 60_000)
 })
 

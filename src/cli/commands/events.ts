@@ -6,8 +6,8 @@ import * as Option from "effect/Option"
 import { EVENT_PAGE_MAX } from "../../api/eventPaging.js"
 import type { TaskEvent } from "../../api/resources.js"
 import { isTerminalStatus } from "../../client/status.js"
-import { gatewayCommand, line, table, taskIdArg, truncate, usage, write, group } from "../common.js"
-import { makeTimelineRenderer } from "../events.js"
+import { gatewayCommand, line, table, taskIdArg, usage, write, group } from "../common.js"
+import { indexOf, makeTimelineRenderer, payloadCell, terminalSafe } from "../events.js"
 
 /** The page's query parameters, without the unset ones (a negative seq asks for everything). */
 const pageParams = (afterSeq: number | undefined, limit: number | undefined) => ({
@@ -21,18 +21,21 @@ const list = gatewayCommand("list", "List a task's events in seq order", {
   limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
 }, ({ after, limit, taskId }, ctx) =>
   Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
-    ctx.output(result, ({ events, nextAfterSeq }) =>
-      table([
+    ctx.output(result, ({ events, nextAfterSeq }) => {
+      const index = indexOf(events)
+      return table([
         ["SEQ", (e) => String(e.seq)],
         ["CREATED", (e) => e.createdAt],
-        ["TYPE", (e) => e.type],
-        ["SOURCE", (e) => e.sourceLabel ?? e.source],
-        ["GROUP", (e) => e.groupKey],
-        ["PAYLOAD", (e) => truncate(JSON.stringify(e.payload), 80)]
+        ["TYPE", (e) => terminalSafe(e.type)],
+        ["SOURCE", (e) => terminalSafe(e.sourceLabel ?? e.source)],
+        ["GROUP", (e) => e.groupKey === undefined ? undefined : terminalSafe(e.groupKey)],
+        // The gateway's own record as a sentence, other events' payload as JSON.
+        ["PAYLOAD", (e) => payloadCell(e, index)]
       ], events).pipe(
         // The answer stopped at its byte budget or the limit: say how to read on.
         Effect.zipRight(nextAfterSeq === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfterSeq})`))
-      ))))
+      )
+    })))
 
 const follow = gatewayCommand(
   "follow",
