@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startBuilt } from "../support/process.js"
+import { pathToFileURL } from "node:url"
+import { type RunningService, startBuilt, startService } from "../support/process.js"
 import { type NodeResponse, requestTo } from "../http/support.js"
 
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
@@ -90,5 +91,38 @@ describe("the admin listener and writes from web pages", { timeout: 30_000 }, ()
     expect(ownByOrigin.status, ownByOrigin.text).toBe(201)
     const plain = await send("POST", `/workspace/tenants/${ACME}/gl/sessions`, { "content-type": "application/json" }, "{}")
     expect(plain.status, plain.text).toBe(201)
+  })
+})
+
+describe("npm run workspace (the standalone service), same rule", { timeout: 60_000 }, () => {
+  let ws: RunningService | undefined
+  let port = 0
+  beforeAll(async () => {
+    ws = await startService(
+      { SVC_DATABASE_URL: pathToFileURL(join(dir, "standalone.db")).href },
+      "src/workspace/main.ts",
+      "SVC_WORKSPACE_PORT"
+    )
+    port = Number(new URL(ws.url).port)
+  }, 60_000)
+  afterAll(async () => {
+    await ws?.stop()
+  })
+  const to = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+    requestTo(port, method, path, { headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) }, ...(body === undefined ? {} : { body }) })
+
+  it("refuses cross-site writes on its API and on the connect page's completion; its own page completes", async () => {
+    expectForbidden(await to("POST", reject, { ...FORM, "sec-fetch-site": "cross-site", origin: EVIL }), "reject")
+    const session = await to("POST", `/workspace/tenants/${ACME}/gl/sessions`, { "content-type": "application/json" }, JSON.stringify({ serviceId: "xero" }))
+    expect(session.status, session.text).toBe(201)
+    const complete = `/workspace/gl/connect/${session.body.consumerId}/complete`
+    const body = JSON.stringify({ service: "xero" })
+    const before = (await to("GET", `/workspace/tenants/${ACME}/gl`, {})).body
+    expectForbidden(await to("POST", complete, { "content-type": "text/plain", "sec-fetch-site": "cross-site", origin: EVIL }, body), "complete")
+    expectForbidden(await to("POST", complete, { "content-type": "text/plain", origin: EVIL }, body), "complete by Origin")
+    expect((await to("GET", `/workspace/tenants/${ACME}/gl`, {})).body).toEqual(before)
+    const own = await to("POST", complete, { "content-type": "application/json", "sec-fetch-site": "same-origin", origin: ws!.url }, body)
+    expect(own.status, own.text).toBe(204)
+    expect((await to("GET", `/workspace/tenants/${ACME}/gl`, {})).body).toMatchObject({ connection: { service: "xero", status: "ACTIVE" } })
   })
 })
