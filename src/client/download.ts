@@ -22,6 +22,7 @@ import {
   ServiceUnavailableWire,
   UnauthorizedWire
 } from "../api/errors.js"
+import { encodePathSegment } from "./pathParams.js"
 import { trimBase } from "./registry.js"
 
 const ErrorBody = Schema.Union(
@@ -63,7 +64,7 @@ export const failOnErrorStatus = (
 
 /** The download endpoint's path for a document (the same path file documents carry as downloadUrl). */
 export const downloadPath = (taskId: string, documentRef: string): string =>
-  `/v1/tasks/${encodeURIComponent(taskId)}/files/${encodeURIComponent(documentRef)}/download`
+  `/v1/tasks/${encodePathSegment(taskId)}/files/${encodePathSegment(documentRef)}/download`
 
 /**
  * GET the document's bytes; succeeds with the 2xx response, whose `stream` the caller consumes

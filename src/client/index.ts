@@ -17,6 +17,7 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { GatewayApi } from "../api/Api.js"
+import { withEncodedPaths } from "./encodedPaths.js"
 import { type PromiseClient, toPromiseClient } from "./promise.js"
 import { makeRegistryClient, trimBase } from "./registry.js"
 
@@ -41,9 +42,15 @@ export interface ClientOptions {
   readonly transformClient?: ((client: HttpClient.HttpClient) => HttpClient.HttpClient) | undefined
 }
 
-/** The typed Effect client of the gateway's /v1 API at `baseUrl` (e.g. `http://127.0.0.1:3000`). */
+/**
+ * The typed Effect client of the gateway's /v1 API at `baseUrl` (e.g. `http://127.0.0.1:3000`).
+ * Path parameters are percent-encoded (one segment each), so no id can address another resource.
+ */
 export const makeGatewayClient = (baseUrl: string | URL, options: ClientOptions = {}) =>
-  HttpApiClient.make(GatewayApi, { baseUrl: trimBase(baseUrl), transformClient: options.transformClient })
+  Effect.map(
+    HttpApiClient.make(GatewayApi, { baseUrl: trimBase(baseUrl), transformClient: options.transformClient }),
+    withEncodedPaths
+  )
 
 export type GatewayClient = Effect.Effect.Success<ReturnType<typeof makeGatewayClient>>
 export type RegistryClient = Effect.Effect.Success<ReturnType<typeof makeRegistryClient>>

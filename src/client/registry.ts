@@ -7,6 +7,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import {
   BadGatewayWire,
@@ -17,6 +18,7 @@ import {
   UnauthorizedWire
 } from "../api/errors.js"
 import { RegistryGroup } from "../workspace/api/registry.js"
+import { withEncodedPaths } from "./encodedPaths.js"
 
 export {
   Agent,
@@ -63,7 +65,7 @@ export const makeRegistryClient = (baseUrl: string | URL, options: RegistryClien
         transformClient === undefined ? client : transformClient(client),
         HttpClientRequest.bearerToken(Redacted.isRedacted(token) ? Redacted.value(token) : token)
       )
-  return HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: withToken })
+  return Effect.map(HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: withToken }), withEncodedPaths)
 }
 
 /** `http://host:3000/` and `http://host:3000` both prefix `/v1/...` correctly. */

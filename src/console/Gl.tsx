@@ -25,6 +25,12 @@ export const Gl = () => {
     const popup = window.open("", "gl-connect", "popup,width=520,height=640")
     try {
       const session = await gw.gl.glConnectSession({ payload: {} })
+      // The link comes from the workspace service: follow a web address only, never javascript: or data:.
+      if (!isWebAddress(session.sessionUrl)) {
+        popup?.close()
+        setError("The connect link the gateway returned is not a web address; the connection was not started.")
+        return
+      }
       if (popup !== null) popup.location.href = session.sessionUrl
       else setFallbackUrl(session.sessionUrl)
       setWaiting(true)
@@ -92,4 +98,13 @@ export const Gl = () => {
       <ErrorText message={error} />
     </>
   )
+}
+
+const isWebAddress = (link: string): boolean => {
+  try {
+    const { protocol } = new URL(link, location.href)
+    return protocol === "https:" || protocol === "http:"
+  } catch {
+    return false
+  }
 }

@@ -70,14 +70,14 @@ const isOwnHost = (origin: string, headers: RequestHeaders): boolean => {
 export const crossSiteRefusal = (
   method: string,
   headers: RequestHeaders,
-  allows: (origin: string | undefined) => boolean
+  allows: (origin: string | undefined) => boolean,
+  /** What the message tells the caller after the reason. */
+  remedy = "a page on another site may write only when its origin is listed in SVC_CORS_ORIGINS"
 ): string | undefined => {
   if (!WRITE_METHODS.has(method.toUpperCase())) return undefined
   const origin = headers["origin"]
   const site = headers["sec-fetch-site"]?.trim().toLowerCase()
-  const refused = (from: string, why: string) =>
-    `Cross-site write refused: ${method.toUpperCase()} from ${from} (${why}); ` +
-    "a page on another site may write only when its origin is listed in SVC_CORS_ORIGINS"
+  const refused = (from: string, why: string) => `Cross-site write refused: ${method.toUpperCase()} from ${from} (${why}); ${remedy}`
   if (site !== undefined) {
     if (site === "same-origin" || site === "none") return undefined
     if (allows(origin)) return undefined
@@ -138,4 +138,18 @@ export const refuseCrossSite = (allows: (origin: string | undefined) => boolean)
       if (type === undefined || !isJsonMediaType(type)) return Effect.fail(unsupportedMediaType(type))
     }
     return app
+  })
+
+/**
+ * Check 1 alone, with no origin allowed, for a listener no browser page has business writing
+ * to (the admin listener's workspace API): its own body checks admit the raw document upload,
+ * so the JSON-only rule (check 2) is not applied here.
+ */
+export const refuseAllCrossSiteWrites = (remedy: string) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const refusal = crossSiteRefusal(request.method, request.headers, () => false, remedy)
+    return refusal === undefined ? app : Effect.succeed(forbidden(refusal))
   })

@@ -16,3 +16,9 @@ export const unknownGlService = (serviceId: string): string | undefined =>
   GL_SERVICE_IDS.includes(serviceId)
     ? undefined
     : `serviceId: unknown service ${JSON.stringify(serviceId.length > 64 ? `${serviceId.slice(0, 64)}…` : serviceId)}; known services: ${GL_SERVICE_IDS.join(", ")}`
+
+/** SVC_GL_SESSION_TTL_MS's default: a person has 15 minutes to pick a service and authorize it. */
+export const DEFAULT_GL_SESSION_TTL_MS = 15 * 60 * 1000
+
+/** The created_at (ISO text) a connect session needs, now, to be still open. */
+export const glSessionCutoff = (ttlMs: number): string => new Date(Math.max(0, Date.now() - ttlMs)).toISOString()

@@ -39,7 +39,7 @@ import { attributionNow } from "../services/Actor.js"
 import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
-import { unknownGlService } from "./glServices.js"
+import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "./glServices.js"
 import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
 
 interface Row {
@@ -79,7 +79,12 @@ type MutableTask = { -readonly [K in keyof Workspace.Task]: Workspace.Task[K] }
 
 const now = () => new Date().toISOString()
 
-export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
+export interface MemoryWorkspaceOptions {
+  /** A GL connect session older than this cannot be completed; default 15 minutes. */
+  readonly glSessionTtlMs?: number | undefined
+}
+
+export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOptions = {}): MemoryWorkspace => {
   const tenants = new Map(fixture.tenants.map((t) => [t.id, { ...t }]))
   const entities = new Map(fixture.entities.map((e) => [e.id, { ...e }]))
   const workflows = new Map(fixture.workflows.map((w) => [w.id, w]))
@@ -111,7 +116,8 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
       versions: []
     } satisfies Agent
   }))
-  const glSessions = new Map<string, { tenantId: string; serviceId: string | undefined }>()
+  const glSessions = new Map<string, { tenantId: string; serviceId: string | undefined; createdAt: string }>()
+  const glSessionTtlMs = options.glSessionTtlMs ?? DEFAULT_GL_SESSION_TTL_MS
   const records = new Map<string, Array<unknown>>()
   const signals: Array<SignalRecord> = []
   const faults: Faults = {}
@@ -319,7 +325,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
     calls,
     completeGlSession: (consumerId, svc) => {
       const session = glSessions.get(consumerId)
-      if (session === undefined) return false
+      if (session === undefined || session.createdAt <= glSessionCutoff(glSessionTtlMs)) return false
       gl.set(session.tenantId, {
         tenantId: session.tenantId, provider: "local", service: svc, status: "ACTIVE", connectedAt: now(),
         metadata: { name: `Local ${svc}`, service: svc, updated_at: now() }
@@ -508,7 +514,7 @@ export const makeMemoryWorkspace = (fixture: Fixture): MemoryWorkspace => {
         if (unknown !== undefined) return Effect.fail(new BadRequest({ message: unknown }))
         if (!tenants.has(tenantId)) return notFound(`Tenant ${tenantId}`)
         const consumerId = randomUUID()
-        glSessions.set(consumerId, { tenantId, serviceId })
+        glSessions.set(consumerId, { tenantId, serviceId, createdAt: now() })
         return Effect.succeed({ sessionUrl: `http://localhost/workspace/gl/connect/${consumerId}`, consumerId })
       })),
     deleteGlConnection: (tenantId) =>

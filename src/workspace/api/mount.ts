@@ -25,6 +25,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { isUuid } from "../../api/ids.js"
+import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
 import { EmbeddedWorkspace } from "../embedded/layer.js"
 import type { GlSession } from "../embedded/store.js"
 import { glConnectPage } from "../glConnectPage.js"
@@ -138,6 +139,8 @@ const safeDecode = (segment: string) => {
   }
 }
 
+const ownPageOnly = refuseAllCrossSiteWrites("the connect page completes only from its own page")
+
 const PAGE = new RegExp(`^${GL_CONNECT_PATH}/([^/?#]+)(/complete)?/?(?:\\?.*)?$`)
 
 /**
@@ -158,7 +161,8 @@ export const standaloneWorkspaceApp = (
       if (match !== null) {
         const consumerId = safeDecode(match[1]!)
         if (match[2] === undefined && request.method === "GET") return connect.page(consumerId)
-        if (match[2] !== undefined && request.method === "POST") return connect.complete(consumerId)
+        // Completed from the page itself (same-origin), never by a page on another site.
+        if (match[2] !== undefined && request.method === "POST") return ownPageOnly(connect.complete(consumerId))
       }
       return guarded
     })

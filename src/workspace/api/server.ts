@@ -29,6 +29,7 @@ import { CurrentRequest, forwardedRequestContextOf } from "../../observability/r
 import { requireBearer } from "./AdminConfig.js"
 import { attachment } from "../../files/contentDisposition.js"
 import { limitDeclaredBody } from "../../http/bodyLimit.js"
+import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
@@ -178,7 +179,9 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
   const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument)
   return HttpApiBuilder.middleware((app) =>
     shapeErrors(
-      limit(
+      // Before the body is read: a web page on any site could otherwise post here (a field-less
+      // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
+      noBrowserWrites(limit(
         checked(forwardedActor(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
@@ -187,10 +190,12 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
               : Effect.failCause(cause)
           })
         )))
-      )
+      ))
     )
   )
 }
+
+const noBrowserWrites = refuseAllCrossSiteWrites("the workspace API takes no writes from web pages on other sites")
 
 /**
  * The caller's request id and arrival time (src/observability/requestContext.ts) in the

@@ -39,6 +39,7 @@ import { dirname, resolve } from "node:path"
 import { intSetting } from "../../services/TenantConfig.js"
 import { WorkspaceClient } from "../../services/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../fixture.js"
+import { DEFAULT_GL_SESSION_TTL_MS } from "../glServices.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
 import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_LIMIT_BYTES, libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
@@ -132,6 +133,8 @@ export interface EmbeddedLayerOptions {
   readonly connectTimeoutMs?: number | undefined
   /** PostgreSQL: how long a replica's claim on signals holds; default 30000 ms. */
   readonly signalLeaseMs?: number | undefined
+  /** How long a GL connect session can be completed after it was created; default 15 minutes. */
+  readonly glSessionTtlMs?: number | undefined
 }
 
 /** SqlClient on PostgreSQL (a postgres:// URL) or on the database file, its directory created first. */
@@ -193,6 +196,7 @@ export const storeLayer = (
       }).pipe(Effect.provideService(BusyTimeout, Math.max(START_BUSY_TIMEOUT_MS, options.busyTimeoutMs ?? 0)))
       const workspace = yield* makeEmbeddedWorkspaceWith({
         publicUrl: options.publicUrl,
+        glSessionTtlMs: options.glSessionTtlMs,
         relay: {
           batchSize: options.signalBatchSize,
           concurrency: options.signalConcurrency,
@@ -239,7 +243,8 @@ export const embeddedSettings = Config.all({
   poolSize: intSetting("SVC_DB_POOL_SIZE", DEFAULT_POOL_SIZE, 1),
   statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS, 0),
   connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT_MS, 1),
-  signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100)
+  signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100),
+  glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1)
 }).pipe(
   Config.map(({ host, port, publicUrl, seedFile, url, ...tuning }): EmbeddedLayerOptions => ({
     url,

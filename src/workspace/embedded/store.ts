@@ -70,7 +70,7 @@ import { type Attribution, attributionNow } from "../../services/Actor.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../idempotency.js"
-import { unknownGlService } from "../glServices.js"
+import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "../glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 import { ChunkReader, readChunks } from "./chunkReader.js"
 
@@ -107,6 +107,8 @@ export interface GlSession {
 export interface EmbeddedOptions {
   /** Base URL of the process serving the GL connect page, for connect-session URLs. */
   readonly publicUrl?: string | undefined
+  /** A connect session older than this can no longer be opened or completed; default 15 minutes. */
+  readonly glSessionTtlMs?: number | undefined
   /** Batching, concurrency and waits of signal delivery (./outbox.ts). */
   readonly relay?: RelayOptions | undefined
 }
@@ -148,6 +150,8 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     const agents = yield* makeAgentRegistry
     const bell = yield* TaskEventBell
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
+    // Sessions created before the cutoff (ISO text, as created_at is) have expired: they name nothing.
+    const glSessionTtlMs = options.glSessionTtlMs ?? DEFAULT_GL_SESSION_TTL_MS
 
     /** The root task of `taskId`, when it belongs to the tenant. */
     const taskOf = (tenantId: string, taskId: string) =>
@@ -733,7 +737,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       openGlSession: (consumerId) =>
         sql<{ tenant_id: string; slug: string; service_id: string | null }>`
           SELECT s.tenant_id, t.slug, s.service_id FROM gl_sessions s JOIN tenants t ON t.id = s.tenant_id
-          WHERE s.consumer_id = ${consumerId} AND s.completed_at IS NULL`.pipe(
+          WHERE s.consumer_id = ${consumerId} AND s.completed_at IS NULL AND s.created_at > ${glSessionCutoff(glSessionTtlMs)}`.pipe(
           Effect.map(([row]) =>
             Option.map(Option.fromNullable(row), (r): GlSession => ({
               consumerId,
@@ -749,8 +753,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         write(Effect.gen(function*() {
           if (svc.trim() === "") return yield* Effect.fail(new BadRequest({ message: "service: required" }))
           const [session] = yield* sql<{ tenant_id: string }>`
-            SELECT tenant_id FROM gl_sessions WHERE consumer_id = ${consumerId} AND completed_at IS NULL`
-          // A session completes once; a replayed webhook finds nothing to complete.
+            SELECT tenant_id FROM gl_sessions
+            WHERE consumer_id = ${consumerId} AND completed_at IS NULL AND created_at > ${glSessionCutoff(glSessionTtlMs)}`
+          // A session completes once, and only within its lifetime; a replayed webhook finds nothing to complete.
           if (session === undefined) return yield* notFound(`Connect session ${consumerId}`)
           const now = nowIso()
           const connection: Workspace.GlConnection = {

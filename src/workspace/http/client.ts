@@ -47,6 +47,7 @@ import {
 } from "../../api/errors.js"
 import { randomUUID } from "node:crypto"
 import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
+import { encodePathParams, encodePathSegment } from "../../client/pathParams.js"
 import { upstreamHeaders } from "../../observability/requestContext.js"
 import { ACTOR_FORWARD_HEADER, actorNow } from "../../services/Actor.js"
 import { encodeActorHeader } from "../../services/actorValue.js"
@@ -176,14 +177,13 @@ const errorOfResponse = (response: HttpClientResponse.HttpClientResponse): Effec
 }
 
 /**
- * Path parameters percent-encoded: HttpApiClient splices them in verbatim, and a slug or
- * composite id must not be able to change the route (`/`, `?`, `#`). The router decodes them.
+ * Path parameters percent-encoded (src/client/pathParams.ts): HttpApiClient splices them in
+ * verbatim, and a slug or composite id must not be able to change the route (`/`, `?`, `#`).
  */
-const enc = <P extends Record<string, string>>(params: P): P =>
-  Object.fromEntries(Object.entries(params).map(([k, v]) => [k, encodeURIComponent(v)])) as P
+const enc = encodePathParams
 
 const fillPath = (path: string, params: Record<string, string>): string =>
-  path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name]!))
+  path.replace(/:(\w+)/g, (_, name: string) => encodePathSegment(params[name]!))
 
 const openDocumentPath = (WorkspaceApi.groups.documents as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps)
   .endpoints.openDocument!.path
