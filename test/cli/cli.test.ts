@@ -165,7 +165,8 @@ describe("events", () => {
   it("list prints the timeline; follow prints new events in seq order, one growing line per reasoning group", async () => {
     const table = ok(await svc("events", "list", REVIEW_TASK))
     expect(table).toMatch(/^SEQ\s+CREATED\s+TYPE\s+SOURCE\s+GROUP\s+PAYLOAD\n1\s+/)
-    expect(table.trimEnd().split("\n").map((l) => l.split(/\s+/)[0])).toEqual(["SEQ", "1", "2", "3"])
+    // The seeded events first (the row actions of an earlier test may have added audit events after them).
+    expect(table.trimEnd().split("\n").map((l) => l.split(/\s+/)[0]).slice(0, 4)).toEqual(["SEQ", "1", "2", "3"])
 
     const post = async (seq: number, type: string, payload: object, groupKey?: string) => {
       const res = await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/events`, {
@@ -183,12 +184,13 @@ describe("events", () => {
     // The seeded deltas of group review-1 already form one line.
     await eventually(() => follow.stdout().includes("4 need attention"), 15_000, "the seeded events")
 
-    await post(4, "reasoning.delta", { text: "Matching" }, "review-2")
+    // Seqs of the worker's own, past whatever the gateway's audit events took.
+    await post(104, "reasoning.delta", { text: "Matching" }, "review-2")
     await eventually(() => follow.stdout().includes("Matching"), 10_000, "the first delta")
     // Later deltas of the same group extend that line, across polls.
-    await post(5, "reasoning.delta", { text: " receipts..." }, "review-2")
-    await post(6, "reasoning.delta", { text: " done." }, "review-2")
-    await post(7, "step.completed", { step: "review_expenses" })
+    await post(105, "reasoning.delta", { text: " receipts..." }, "review-2")
+    await post(106, "reasoning.delta", { text: " done." }, "review-2")
+    await post(107, "step.completed", { step: "review_expenses" })
     await eventually(() => follow.stdout().includes("step.completed [Reviewer]"), 10_000, "the step event")
 
     // The task ending (rejected here, with comments) ends `follow --until-done`.
@@ -197,16 +199,18 @@ describe("events", () => {
     )
     const end = await follow.done
     expect(end.code, end.stderr).toBe(0)
-    const lines = end.stdout.trimEnd().split("\n")
+    // Audit lines of an earlier test's row actions (row.rejected, row.edited) may sit between #2 and
+    // the worker's; the rest is in seq order.
+    const lines = end.stdout.trimEnd().split("\n").filter((l) => !/ row\.(rejected|edited) /.test(l))
     // The engine's own events close the timeline: the step decided, the task FAILED.
     expect(lines).toHaveLength(6)
     expect(lines[0]).toMatch(/^#1 09:06:00 step\.completed \[Receipts step\] \{"step":"upload_receipts"\}$/)
     expect(lines[1]).toMatch(/^#2 09:07:00 Expense reviewer \(review-1\) ▸ Checking 6 expenses against the policy\.\.\. 4 need attention: .*category\.$/)
-    expect(lines[2]).toMatch(/^#4 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
-    expect(lines[3]).toMatch(/^#7 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
+    expect(lines[2]).toMatch(/^#104 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
+    expect(lines[3]).toMatch(/^#107 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
     // As sentences: who decided (nobody named: this gateway has no SVC_ACTOR_HEADER), what, old → new.
-    expect(lines[4]).toMatch(/^#8 \d\d:\d\d:\d\d step\.completed \[Someone\] rejected step review_expenses — "Wrong period"$/)
-    expect(lines[5]).toMatch(/^#9 \d\d:\d\d:\d\d task\.status_changed \[workspace\] Task status changed: IN_PROGRESS → FAILED$/)
+    expect(lines[4]).toMatch(/^#108 \d\d:\d\d:\d\d step\.completed \[Someone\] rejected step review_expenses — "Wrong period"$/)
+    expect(lines[5]).toMatch(/^#109 \d\d:\d\d:\d\d task\.status_changed \[workspace\] Task status changed: IN_PROGRESS → FAILED$/)
   }, 60_000)
 })
 

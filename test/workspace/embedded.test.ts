@@ -282,9 +282,14 @@ describe("embedded workspace", () => {
       withStore(tempUrl(), (ws, sql) =>
         Effect.gen(function*() {
           yield* sql.unsafe(`CREATE TRIGGER hold BEFORE UPDATE ON tasks BEGIN SELECT RAISE(ABORT, 'hold'); END`)
-          // Two approvals accepted for review_expenses (a double click while delivery is failing).
+          // A double click while delivery is failing: the second approval sees the first, still in
+          // the outbox, and is a duplicate (nothing recorded).
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: {} })
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: {} })
+          expect(yield* signalsOf(sql)).toHaveLength(1)
+          // A second one recorded for review_expenses all the same (an older process's, say).
+          yield* sql`INSERT INTO signals (tenant_id, root_task_id, task_id, name, payload, expected_step, created_at)
+            VALUES (${ACME}, ${TASK_REVIEW}, ${TASK_REVIEW}, 'approve', '{}', 'review_expenses', ${new Date().toISOString()})`
           yield* sql.unsafe(`DROP TRIGGER hold`)
           yield* ws.deliverPending({ force: true })
           expect(yield* ws.getTask(TASK_REVIEW)).toMatchObject({ status: "IN_PROGRESS", currentStep: "sign_off" })

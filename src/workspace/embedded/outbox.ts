@@ -286,9 +286,14 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           | null
           | undefined
         let dirty = false
+        // A step's `since` is stamped here, as the task is written: the batch's last statement, just
+        // before its commit. A request that arrives before it cannot have seen the step; one that
+        // arrives between this stamp and the commit (about a round trip) is bound to the new step.
         const flush = Effect.suspend(() => {
           if (!dirty || state == null) return Effect.void
           dirty = false
+          const at = preciseNowMs()
+          state.history = state.history.map((e) => (Number.isNaN(e.since) ? { step: e.step, since: at } : e))
           return sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
             snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)} WHERE id = ${state.task.id}`
         })
@@ -335,7 +340,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
                 state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
                 state.snapshots = applied.snapshots
                 // When the next step became current: decisions that arrived before it were for this one.
-                state.history = advanceHistory(state.history, applied.currentStep, preciseNowMs())
+                state.history = advanceHistory(state.history, applied.currentStep, Number.NaN)
                 dirty = true
                 outcome = "applied"
               }
@@ -345,12 +350,12 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           if (ids === undefined) outcomes.set(outcome, [Number(s.id)])
           else ids.push(Number(s.id))
         }
-        yield* flush
         if (timeline.length > 0) yield* appendToTimeline(sql, timeline[0]!.tenantId, rootTaskId, timeline, now)
         for (const [outcome, ids] of outcomes) {
           yield* sql`UPDATE signals SET delivered_at = ${now}, outcome = ${outcome}, attempts = attempts + 1,
             next_attempt_ms = NULL, claimed_by = ${replicaId} WHERE ${sql.in("id", ids)} AND delivered_at IS NULL`
         }
+        yield* flush
         return {
           _tag: "delivered",
           count: ready,
