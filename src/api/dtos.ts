@@ -100,8 +100,12 @@ const seqUpTo = (max: number) => {
  * and an agent's (`agent:<uuid>`, written by the agent tool server for the agent it
  * authenticated). A client posting one would forge an audit entry.
  */
-export const isReservedEventSource = (source: string) =>
-  source === "workspace" || source === "audit" || source.toLowerCase().startsWith("agent:")
+export const isReservedEventSource = (source: string) => {
+  // Compared as a reader sees it: any case, compatibility forms (full-width letters) composed,
+  // invisible and space characters dropped (` audit`, `\u200baudit`, `au\u00addit` read as `audit`).
+  const seen = source.normalize("NFKC").replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
+  return seen === "workspace" || seen === "audit" || seen.startsWith("agent:")
+}
 
 const taskEventFields = {
   type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),

@@ -23,7 +23,8 @@ export const actorProblem = (value: string, options: { readonly agentAllowed?: b
   if (value.length > MAX_ACTOR_LENGTH) return `is ${value.length} characters long; at most ${MAX_ACTOR_LENGTH} are accepted`
   if (INVISIBLE.test(value)) return "holds a control or invisible character"
   if (EDGE_SPACE.test(value)) return "starts or ends with white space"
-  if (options.agentAllowed !== true && value.startsWith(AGENT_ACTOR_PREFIX)) {
+  // In any case or compatibility form: `Agent:<uuid>` reads as an agent too.
+  if (options.agentAllowed !== true && value.normalize("NFKC").toLowerCase().startsWith(AGENT_ACTOR_PREFIX)) {
     return `starts with "${AGENT_ACTOR_PREFIX}", which names agents of the tool server only`
   }
   return undefined

@@ -183,8 +183,16 @@ const deciderOf = (snapshot: unknown): string | undefined => {
 }
 
 /**
+ * One person however their name is spelt: compatibility-composed (NFKC: a decomposed `ä`, a
+ * full-width `ａ`) and case-folded. The edge may hand the same person over as `Ana@acme.test`
+ * once and `ana@acme.test` the next time; four-eyes must not read them as two people.
+ */
+const personKey = (actor: string) => actor.normalize("NFKC").toUpperCase().toLowerCase()
+
+/**
  * Four-eyes (a runbook step's `requireDistinctDecider`): the step's decider must be named and
- * must not have decided or submitted an earlier step of the task. Undefined when allowed.
+ * must not have decided or submitted an earlier step of the task (compared by `personKey`).
+ * Undefined when allowed.
  */
 export const distinctDeciderRefusal = (
   runbook: Workspace.Runbook | null | undefined,
@@ -198,10 +206,12 @@ export const distinctDeciderRefusal = (
   if (actor === undefined) {
     return `Step "${step}" requires a named decider distinct from earlier steps' (four-eyes), and this request names nobody`
   }
+  const who = personKey(actor)
   for (const earlier of steps.slice(0, at)) {
     const snapshot = Object.prototype.hasOwnProperty.call(snapshots, earlier.id) ? snapshots[earlier.id] : undefined
-    if (deciderOf(snapshot) === actor) {
-      return `Step "${step}" requires a decider other than the one of step "${earlier.id}" (four-eyes): ${actor} decided it`
+    const decider = deciderOf(snapshot)
+    if (decider !== undefined && personKey(decider) === who) {
+      return `Step "${step}" requires a decider other than the one of step "${earlier.id}" (four-eyes): ${decider} decided it`
     }
   }
   return undefined

@@ -1,0 +1,97 @@
+/**
+ * Look-alike names on the built process: the same person written another way (case, Unicode
+ * composition, full-width letters) is still the same decider for four-eyes, an actor header
+ * that reads as an agent in another case is refused, and a posted event cannot take a source
+ * that reads as the gateway's own (`Audit`, ` audit`, a zero-width character in `audit`).
+ *
+ * Before the fix: `Ana@acme.test` approved the CFO step after `ana@acme.test` approved the
+ * controller's (the task COMPLETED with one person's two approvals), `Agent:<uuid>` was taken
+ * as an actor, and events with source `Audit` or `\u200baudit` were stored.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+
+const DECISIONS = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
+const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
+
+let dir: string
+let gw: RunningService
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "decisions-lookalikes-"))
+  gw = await startBuilt({
+    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
+    SVC_SEED_FILE: DECISIONS,
+    SVC_TENANT_SLUG: "acme",
+    SVC_ACTOR_HEADER: "x-forwarded-email"
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await gw?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** A header value as a proxy sends a UTF-8 name: its bytes, one character each. */
+const as = (actor: string) => ({ "x-forwarded-email": Buffer.from(actor, "utf8").toString("latin1") })
+
+const newFourEyesRun = async () => {
+  const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run-four-eyes", context: {} }, as("creator@acme.test"))
+  expect(created.status).toBe(201)
+  return created.body.id as string
+}
+
+describe("four-eyes compares people, not spellings (built process)", () => {
+  const cases: ReadonlyArray<readonly [string, string, string]> = [
+    ["another case", "ana@acme.test", "Ana@ACME.test"],
+    ["composed vs decomposed", "an\u00e4@acme.test", "ana\u0308@acme.test"],
+    ["full-width letters", "ana@acme.test", "\uff41na@acme.test"]
+  ]
+  for (const [what, first, second] of cases) {
+    it(`${what}: the controller's second approval is refused`, async () => {
+      const taskId = await newFourEyesRun()
+      const approve = (actor: string) => http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved" }, as(actor))
+      expect((await approve(first)).status).toBe(200)
+      const again = await approve(second)
+      expect(again.status, JSON.stringify(again.body)).toBe(403)
+      expect(again.body).toMatchObject({ statusCode: 403, error: "Forbidden" })
+      expect(again.body.message).toMatch(/four-eyes/)
+      const ui = await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`, undefined, as("reader@acme.test"))
+      expect(ui.body.step.id).toBe("cfo_approval")
+      // Someone else still can.
+      expect((await approve("bob@acme.test")).status).toBe(200)
+    }, 30_000)
+  }
+})
+
+describe("names that read as the gateway's own (built process)", () => {
+  it("an actor header reading as an agent in another case is refused", async () => {
+    for (const actor of ["Agent:11111111-1111-4111-8111-111111111111", "AGENT:x"]) {
+      const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run", context: {} }, as(actor))
+      expect(created.status, actor).toBe(400)
+      expect(created.body.message).toMatch(/agent:/)
+    }
+  })
+
+  it("a posted event cannot take a source reading as audit, workspace or an agent", async () => {
+    const taskId = await newFourEyesRun()
+    const sources = ["Audit", "AUDIT", " audit", "audit ", "\u200baudit", "au\u00addit", "Workspace", "agent\u200b:x", "\uff41udit"]
+    for (const [i, source] of sources.entries()) {
+      const posted = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, {
+        type: "row.edited",
+        source,
+        seq: 100 + i,
+        payload: { actor: "bob@acme.test" }
+      }, as("mallory@acme.test"))
+      expect(posted.status, JSON.stringify(source)).toBe(400)
+      expect(posted.body.message).toMatch(/written by the gateway only/)
+    }
+    // An ordinary source is still taken.
+    const ok = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, { type: "note", source: "auditor-bot", seq: 99, payload: {} }, as("mallory@acme.test"))
+    expect(ok.status).toBe(200)
+  })
+})
