@@ -2,6 +2,7 @@
 import * as Schema from "effect/Schema"
 import { FileName, MediaType } from "./headerValues.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
+import { jsonText } from "./jsonText.js"
 import { Scalar } from "./resources.js"
 
 /**
@@ -107,12 +108,40 @@ export const isReservedEventSource = (source: string) => {
   return seen === "workspace" || seen === "audit" || seen.startsWith("agent:")
 }
 
+/**
+ * The most UTF-8 bytes one event's payload JSON may hold (1 MiB, the default page budget
+ * SVC_EVENTS_PAGE_BYTES). A timeline answer or stream page stops after the event that takes it
+ * past its budget, and a larger event goes out alone: without a cap one 30 MiB event (a body
+ * just under SVC_MAX_BODY_BYTES) made every page that holds it 30 MiB, and 15 streams that did
+ * not read pinned 750 MB until their stall timeout.
+ */
+export const TASK_EVENT_PAYLOAD_MAX_BYTES = 1024 * 1024
+
+/** UTF-8 length of a string without Node's Buffer (this module is also built for the browser). */
+const utf8Length = (s: string): number => {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    // 2 bytes up to U+07FF, 3 up to U+FFFF; a surrogate pair (2 units) is 4 bytes.
+    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2
+  }
+  return n
+}
+
+const EventPayload = JsonObject.pipe(
+  Schema.filter((payload) => {
+    const bytes = utf8Length(jsonText(payload))
+    return bytes <= TASK_EVENT_PAYLOAD_MAX_BYTES ||
+      `${bytes} bytes of JSON exceeds the ${TASK_EVENT_PAYLOAD_MAX_BYTES}-byte cap of one event`
+  })
+).annotations({ description: `Free-form JSON object, at most ${TASK_EVENT_PAYLOAD_MAX_BYTES} bytes as UTF-8 JSON` })
+
 const taskEventFields = {
   type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
   sourceLabel: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
   seq: seqUpTo(CLIENT_SEQ_MAX),
-  payload: JsonObject,
+  payload: EventPayload,
   groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
 }
 
