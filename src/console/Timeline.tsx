@@ -104,7 +104,9 @@ export const Timeline = ({ taskId, known = {} }: { taskId: string; known?: Known
           if (text !== undefined) return <RecordLine key={e.seq} e={e} text={text} />
           return (
             <li key={e.seq} data-seq={e.seq}>
-              <span class="type">{e.type}</span> <span class="hint">#{e.seq} · {e.sourceLabel ?? e.source}</span>
+              {/* The source as stored, the label only beside it: a label cannot pass for "audit". */}
+              <span class="type">{e.type}</span>{" "}
+              <span class="hint">#{e.seq} · {e.source}{e.sourceLabel !== undefined && e.sourceLabel !== e.source ? ` (${e.sourceLabel})` : ""}</span>
               {summary(e) !== "" && <div>{summary(e)}</div>}
             </li>
           )
