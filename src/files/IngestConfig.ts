@@ -32,6 +32,12 @@ export interface IngestConfigShape {
   readonly connectTimeoutMs: number
   readonly timeoutMs: number
   readonly maxRedirects: number
+  /**
+   * Ingests by `url` or `local` that fetch (and hold their bytes) at once; more wait up to 10 s
+   * for a slot, then answer 503 with Retry-After. With SVC_INGEST_MAX_BYTES, it bounds the
+   * memory fetched files take: 4 x 50 MiB by default.
+   */
+  readonly fetchesAtOnce: number
 }
 
 export const MiB = 1024 * 1024
@@ -42,7 +48,8 @@ export const ingestDefaults: IngestConfigShape = {
   urlAllow: [],
   connectTimeoutMs: 5_000,
   timeoutMs: 30_000,
-  maxRedirects: 3
+  maxRedirects: 3,
+  fetchesAtOnce: 4
 }
 
 /**
@@ -96,6 +103,7 @@ export const ingestConfigFromEnv: Config.Config<IngestConfigShape> = Config.all(
     )
   ),
   maxBytes: positiveInt("SVC_INGEST_MAX_BYTES", ingestDefaults.maxBytes),
+  fetchesAtOnce: positiveInt("SVC_INGEST_FETCHES_AT_ONCE", ingestDefaults.fetchesAtOnce),
   urlAllow: urlAllowConfig,
   connectTimeoutMs: positiveInt("SVC_INGEST_CONNECT_TIMEOUT_MS", ingestDefaults.connectTimeoutMs),
   timeoutMs: positiveInt("SVC_INGEST_TIMEOUT_MS", ingestDefaults.timeoutMs),

@@ -34,8 +34,11 @@ export const ingestFile = (taskId: string, { fileRef, ...meta }: IngestFileDto, 
   Effect.gen(function*() {
     const fetcher = yield* FileFetcher
     yield* (yield* Tenant).requireTask(taskId)
-    const fetched = yield* fetcher.fetch(fileRef)
-    return yield* persistFile(taskId, meta, fetched, options)
+    // The fetched bytes are held until persisted: both in one fetch slot (memory is budgeted).
+    return yield* fetcher.withFetchSlot(
+      fileRef,
+      Effect.flatMap(fetcher.fetch(fileRef), (fetched) => persistFile(taskId, meta, fetched, options))
+    )
   })
 
 /** A document of this tenant (its record and a stream of its bytes); 404 otherwise. */

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { FileFetcher } from "../../services/FileFetcher.js"
+import { DEFAULT_FETCH_SLOTS, FileFetcher } from "../../services/FileFetcher.js"
 import { IngestConfig, type IngestConfigShape } from "../IngestConfig.js"
 import { inlineBase64 } from "./inlineBase64.js"
 import { localProvider } from "./local.js"
@@ -19,5 +19,6 @@ export const fileProviders = (config: IngestConfigShape, options: UrlProviderOpt
 
 export const FileFetcherLive: Layer.Layer<FileFetcher, never, IngestConfig> = Layer.effect(
   FileFetcher,
-  Effect.map(IngestConfig, (config) => FileFetcher.fromProviders(fileProviders(config)))
+  Effect.map(IngestConfig, (config) =>
+    FileFetcher.fromProviders(fileProviders(config), { atOnce: config.fetchesAtOnce, waitMs: DEFAULT_FETCH_SLOTS.waitMs }))
 )
