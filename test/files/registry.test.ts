@@ -72,7 +72,8 @@ describe("IngestConfig", () => {
         urlAllow: [],
         connectTimeoutMs: 5000,
         timeoutMs: 30000,
-        maxRedirects: 3
+        maxRedirects: 3,
+        fetchesAtOnce: 4
       })
       expect(config).toEqual(ingestDefaults)
     }))
@@ -85,7 +86,8 @@ describe("IngestConfig", () => {
         SVC_INGEST_URL_ALLOW: " LOCALHOST:8080, 2130706433:9000 ,[::1]:443,files.onprem:80,",
         SVC_INGEST_CONNECT_TIMEOUT_MS: "100",
         SVC_INGEST_TIMEOUT_MS: "200",
-        SVC_INGEST_MAX_REDIRECTS: "0"
+        SVC_INGEST_MAX_REDIRECTS: "0",
+        SVC_INGEST_FETCHES_AT_ONCE: "2"
       })
       expect(config).toEqual({
         localRoot: Option.some("/srv/ingest"),
@@ -93,7 +95,8 @@ describe("IngestConfig", () => {
         urlAllow: ["localhost:8080", "127.0.0.1:9000", "[::1]:443", "files.onprem:80"],
         connectTimeoutMs: 100,
         timeoutMs: 200,
-        maxRedirects: 0
+        maxRedirects: 0,
+        fetchesAtOnce: 2
       })
     }))
 
@@ -107,6 +110,7 @@ describe("IngestConfig", () => {
           { SVC_INGEST_URL_ALLOW: "host:70000" },
           { SVC_INGEST_URL_ALLOW: "user@host:80" },
           { SVC_INGEST_MAX_BYTES: "0" },
+          { SVC_INGEST_FETCHES_AT_ONCE: "0" },
           { SVC_INGEST_TIMEOUT_MS: "soon" },
           { SVC_INGEST_MAX_REDIRECTS: "-1" }
         ]
