@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { BadRequest } from "../api/errors.js"
-import { LARGE_INPUT, timeSlice, yieldBeforeLarge } from "../http/eventLoop.js"
+import { LARGE_INPUT, oneLargeAtATime, timeSlice, yieldBeforeLarge } from "../http/eventLoop.js"
 
 /**
  * Whether `data` is canonical, padded base64 (A-Z a-z 0-9 + /), given what Buffer decoded from
@@ -84,7 +84,7 @@ export const decodeBase64 = (field: string, data: string): Effect.Effect<Uint8Ar
     : Effect.zipRight(
       yieldBeforeLarge(data.length),
       Effect.flatMap(
-        Effect.suspend(() => decodeStrictInSlices(data, DECODE_SLICE_CHARS, timeSlice())),
+        oneLargeAtATime(data.length, Effect.suspend(() => decodeStrictInSlices(data, DECODE_SLICE_CHARS, timeSlice()))),
         (bytes) => bytes === undefined ? Effect.fail(notStrict(field)) : Effect.succeed(bytes)
       )
     )

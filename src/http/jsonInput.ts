@@ -25,7 +25,7 @@ import { isAscii } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
-import { yieldBeforeLarge } from "./eventLoop.js"
+import { oneLargeAtATime, yieldBeforeLarge } from "./eventLoop.js"
 import { bodyRefused } from "./nodeServer.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
@@ -225,12 +225,18 @@ export const checkedJsonBodies = (
         return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBytes)
       }
       const size = buffer.byteLength
-      const parsed = parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth)
-      if (!parsed.ok) return Effect.fail(parsed.error)
-      return Effect.provideService(
-        Effect.zipRight(yieldBeforeLarge(size), app),
-        HttpServerRequest.HttpServerRequest,
-        withJson(request, parsed.value)
-      )
+      const parse = Effect.sync(() => parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth))
+      return Effect.flatMap(oneLargeAtATime(size, parse), (parsed): Effect.Effect<
+        HttpServerResponse.HttpServerResponse,
+        E | BadRequest | UnsupportedMediaType,
+        R | HttpServerRequest.HttpServerRequest
+      > =>
+        parsed.ok
+          ? Effect.provideService(
+            Effect.zipRight(yieldBeforeLarge(size), app),
+            HttpServerRequest.HttpServerRequest,
+            withJson(request, parsed.value)
+          )
+          : Effect.fail(parsed.error))
     })
   })
