@@ -4,8 +4,10 @@
  * and the builds take turns, the order rotating each round. Prints peak RSS, health's
  * p50/p99/max, bad answers and the upload time per run, then the medians per build.
  *
- * Usage: tsx bench/experiments/s8-ab.ts <build dir> <build dir> ... [--rounds N] [--streams N]
+ * Usage: tsx bench/experiments/s8-ab.ts <build dir>[@NAME=value,...] ... [--rounds N] [--streams N]
+ * (`@NAME=value,...`: settings for that variant's server, e.g. dist@SVC_EVENTS_PAGE_BYTES=262144)
  */
+import { type AddressInfo, createServer } from "node:net"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -25,11 +27,23 @@ const option = (name: string, fallback: number) => {
 }
 const rounds = option("--rounds", 2)
 const streams = option("--streams", S8.streams)
-const builds = args.map((a) => resolve(a))
+const builds = args
+const dirOf = (build: string) => resolve(build.split("@")[0]!)
+const envOf = (build: string): Record<string, string> =>
+  Object.fromEntries((build.split("@")[1] ?? "").split(",").filter((kv) => kv !== "").map((kv) => kv.split("=", 2) as [string, string]))
 if (builds.length === 0) throw new Error("usage: s8-ab.ts <build dir>... [--rounds N] [--streams N]")
 
 const tmp = mkdtempSync(join(tmpdir(), "s8-ab-"))
-let port = 30_000 + Math.floor(Math.random() * 20_000)
+/** A port nobody listens on now (the machine is shared: a fixed range collides). */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 const mb = (b: number) => (b / 1024 / 1024).toFixed(0)
 const line = (name: string, r: S8Result) =>
   `${name.padEnd(24)} peak ${mb(r.peakRss).padStart(5)} MB  health p50/p99/max ${r.health.p50.toFixed(1)}/${r.health.p99.toFixed(1)}/${
@@ -46,10 +60,10 @@ const main = async () => {
       mkdirSync(dir, { recursive: true })
       const server = await startServer({
         name: build,
-        port: port++,
-        nodeArgs: [...startFlags(ROOT), join(build, "main.js")],
+        port: await freePort(),
+        nodeArgs: [...startFlags(ROOT), join(dirOf(build), "main.js")],
         cwd: ROOT,
-        env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_MAX_BODY_BYTES: String(64 * 1024 * 1024) }
+        env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_MAX_BODY_BYTES: String(64 * 1024 * 1024), ...envOf(build) }
       })
       try {
         const r = await runS8(server, () => {}, streams)
