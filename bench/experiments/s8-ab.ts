@@ -48,7 +48,7 @@ const mb = (b: number) => (b / 1024 / 1024).toFixed(0)
 const line = (name: string, r: S8Result) =>
   `${name.padEnd(24)} peak ${mb(r.peakRss).padStart(5)} MB  health p50/p99/max ${r.health.p50.toFixed(1)}/${r.health.p99.toFixed(1)}/${
     r.health.max.toFixed(0)
-  } ms (${r.health.count})  loop p99/max ${r.loopDelay.p99.toFixed(0)}/${r.loopDelay.max.toFixed(0)} ms  cpu ${r.cpuSeconds.toFixed(1)} s  bad ${r.bad.length}  uploads ${r.uploadsDone} in ${r.seconds.toFixed(1)} s (${r.uploadRetries} retries)  streams ${r.streamsOpened}`
+  } ms (${r.health.count})  loop p99/max ${r.loopDelay.p99.toFixed(0)}/${r.loopDelay.max.toFixed(0)} ms (client ${r.clientLoopDelay.p99.toFixed(0)}/${r.clientLoopDelay.max.toFixed(0)})  cpu ${r.cpuSeconds.toFixed(1)} s  bad ${r.bad.length}  uploads ${r.uploadsDone} in ${r.seconds.toFixed(1)} s (${r.uploadRetries} retries)  streams ${r.streamsOpened}`
 
 const main = async () => {
   pinSelf()
