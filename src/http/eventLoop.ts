@@ -37,3 +37,20 @@ export const timeSlice = (ms = SLICE_MS): Effect.Effect<void> => {
       })
   )
 }
+
+/**
+ * One large input is parsed or decoded at a time, process-wide. Node runs every pending
+ * setImmediate callback in one pass of the loop, so the turns above separate one input's steps
+ * from requests but not from the steps of other large inputs: three 40 MiB uploads parsing at
+ * once made a pass of 3 x 70-100 ms under load (bench S8). In turn, a pass holds at most one
+ * such step, and an input's transient copies (text, parsed value, decoded bytes) are made one
+ * input at a time. Inputs below LARGE_INPUT never wait.
+ */
+const largeInputs = Effect.unsafeMakeSemaphore(1)
+
+/**
+ * `effect`, run holding the large-input permit when `size` is at least LARGE_INPUT. A waiter is
+ * resumed by the release itself (microtasks, in the same pass): it takes a turn first.
+ */
+export const oneLargeAtATime = <A, E, R>(size: number, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  size >= LARGE_INPUT ? largeInputs.withPermits(1)(Effect.zipRight(yieldToEventLoop, effect)) : effect

@@ -13,7 +13,7 @@ import { TaskEventBell } from "./TaskEventBell.js"
 import { intSetting } from "./TenantConfig.js"
 import { type EventPage, WorkspaceClient } from "./WorkspaceClient.js"
 
-/** The bytes of one timeline answer and of one stream page (SVC_EVENTS_PAGE_BYTES, default 1 MiB). */
+/** The bytes of one timeline answer and of one stream page (SVC_EVENTS_PAGE_BYTES, default 1 MiB; a stream's at most 256 KiB). */
 export const eventPageBytesSetting = intSetting("SVC_EVENTS_PAGE_BYTES", DEFAULT_EVENT_PAGE_BYTES)
 
 export const appendTaskEvent = (taskId: string, dto: TaskEventDto) =>

@@ -17,12 +17,18 @@ export interface AbortTarget {
 export const abortOne = (
   port: number,
   target: AbortTarget,
-  options: { readonly declaredBytes?: number; readonly sentBytes?: number; readonly holdMs?: number } = {}
+  options: {
+    readonly declaredBytes?: number
+    readonly sentBytes?: number
+    readonly holdMs?: number
+    /** The client address to connect from (another loopback address: another client to the server). */
+    readonly localAddress?: string
+  } = {}
 ): Promise<void> =>
   new Promise((resolve) => {
     const declared = options.declaredBytes ?? 4096
     const part = `{"a":"${"x".repeat(Math.max(0, Math.min(options.sentBytes ?? 100, declared) - 6))}`
-    const socket = net.connect(port, "127.0.0.1", () => {
+    const socket = net.connect({ port, host: "127.0.0.1", ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }) }, () => {
       const length = target.chunked ? "transfer-encoding: chunked" : `content-length: ${declared}`
       const body = target.chunked ? `${part.length.toString(16)}\r\n${part}\r\n` : part
       socket.write(

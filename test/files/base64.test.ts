@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as fc from "effect/FastCheck"
-import { decodeBase64 } from "../../src/files/base64.js"
+import { randomBytes } from "node:crypto"
+import { DECODE_SLICE_CHARS, decodeBase64, decodeStrictInSlices } from "../../src/files/base64.js"
 
 const decode = (s: string) => Effect.runSync(Effect.either(decodeBase64("data", s)))
 
@@ -60,5 +61,56 @@ describe("strict base64: the checks match re-encoding (the definition of canonic
     }), { numRuns: 5_000, seed: 12 })
     // The generator reaches both answers (a check that accepts nothing would fail above, too).
     expect(both).toBeGreaterThan(500)
+  })
+})
+
+describe("strict base64 in slices (large inputs): the same language and the same bytes as the whole", () => {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  const canonical = (s: string) => s.length % 4 === 0 && Buffer.from(s, "base64").toString("base64") === s
+  const sliced = (s: string, sliceChars: number) => Effect.runSync(decodeStrictInSlices(s, sliceChars, Effect.void))
+
+  it("agrees with re-encoding for every slice size, an edit anywhere (at slice boundaries too)", () => {
+    const edits = fc.constantFrom("", "=", "==", "-", "_", " ", "\n", "A", "\u0141", "\u00c1", "\u0000")
+    const near = fc.tuple(fc.uint8Array({ maxLength: 60 }), fc.nat(), edits, fc.constantFrom("replace", "insert", "delete", "none"))
+      .map(([bytes, at, ch, op]) => {
+        const s = Buffer.from(bytes).toString("base64")
+        const i = at % (s.length + 1)
+        return op === "replace" ? s.slice(0, i) + ch + s.slice(i + 1)
+          : op === "insert" ? s.slice(0, i) + ch + s.slice(i)
+          : op === "delete" ? s.slice(0, i) + s.slice(i + 1)
+          : s
+      })
+    const anyChars = fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 24 }).map((cs) => cs.join(""))
+    let both = 0
+    fc.assert(fc.property(fc.oneof(near, anyChars), fc.constantFrom(4, 8, 12, 16, 64), (s, sliceChars) => {
+      const out = sliced(s, sliceChars)
+      if (!canonical(s)) return out === undefined
+      both++
+      return out !== undefined && Buffer.from(out).equals(Buffer.from(s, "base64"))
+    }), { numRuns: 10_000, seed: 22 })
+    expect(both).toBeGreaterThan(1000)
+  })
+
+  it("refuses padding or a stray character at the end of a slice that is not the last", () => {
+    const good = Buffer.from("0123456789abcdef").toString("base64") // 24 characters, no padding
+    expect(sliced(good, 8)).toBeDefined()
+    for (const bad of ["QQ==" + good, good.slice(0, 4) + "QQ==" + good.slice(8), good.slice(0, 7) + "=" + good.slice(8)]) {
+      expect(sliced(bad, 8), bad).toBeUndefined()
+      expect(sliced(bad, 4), bad).toBeUndefined()
+    }
+  })
+
+  it("a large input (sliced by decodeBase64) round-trips byte for byte, and a flaw far inside it is refused", async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 2)
+    const b64 = bytes.toString("base64")
+    const out = await Effect.runPromise(decodeBase64("data", b64))
+    expect(Buffer.from(out).equals(bytes)).toBe(true)
+    for (const at of [DECODE_SLICE_CHARS - 1, DECODE_SLICE_CHARS, 2 * DECODE_SLICE_CHARS + 3]) {
+      for (const ch of ["=", " ", "-", "\u0141"]) {
+        const bad = b64.slice(0, at) + ch + b64.slice(at + 1)
+        const got = await Effect.runPromise(Effect.either(decodeBase64("data", bad)))
+        expect(Either.isLeft(got), `${JSON.stringify(ch)} at ${at}`).toBe(true)
+      }
+    }
   })
 })

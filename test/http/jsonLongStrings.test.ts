@@ -1,0 +1,76 @@
+import * as fc from "effect/FastCheck"
+import { describe, expect, it } from "vitest"
+import { parseJsonBody } from "../../src/http/jsonInput.js"
+import { parseWithLongStrings } from "../../src/http/jsonLongStrings.js"
+
+/** JSON.parse's answer: the value as JSON (key order kept), or that it throws. */
+const reference = (text: string): string | undefined => {
+  try {
+    return JSON.stringify(JSON.parse(text))
+  } catch {
+    return undefined
+  }
+}
+
+describe("long string values made from the bytes: JSON.parse's value, or none", () => {
+  // Small thresholds so that generated bodies have many long literals.
+  const MIN = 8
+  const long = fc.stringMatching(/^[A-Za-z0-9+/=]{8,40}$/)
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: "small" },
+      long,
+      fc.string({ maxLength: 12 }),
+      fc.integer(),
+      fc.constant(null),
+      fc.array(tie("value"), { maxLength: 4 }),
+      fc.dictionary(fc.oneof(long, fc.string({ maxLength: 6 }), fc.constant("__proto__")), tie("value"), { maxKeys: 4 })
+    )
+  })).value
+  const edits = fc.constantFrom("", "\"", "\\", "\\\"", "\\\\", "\n", "\t", "\u0001", "\u0000", ":", ",", "}", "]", " ", "x", "\\u0041")
+  const body = fc.tuple(json, fc.nat(), edits, fc.constantFrom("insert", "replace", "none"), fc.boolean()).map(([v, at, ch, op, spaced]) => {
+    const s = JSON.stringify(v, null, spaced ? 1 : undefined) ?? "null"
+    const i = at % (s.length + 1)
+    return op === "insert" ? s.slice(0, i) + ch + s.slice(i) : op === "replace" ? s.slice(0, i) + ch + s.slice(i + 1) : s
+  })
+
+  it("agrees with JSON.parse on generated bodies with edits anywhere", () => {
+    let cut = 0
+    fc.assert(fc.property(body, (text) => {
+      const got = parseWithLongStrings(Buffer.from(text, "latin1"), MIN)
+      if (got === undefined) return true
+      cut++
+      return JSON.stringify(got.value) === reference(text)
+    }), { numRuns: 20_000, seed: 22 })
+    // The fast path is taken often enough for the comparison to mean something.
+    expect(cut).toBeGreaterThan(3_000)
+  })
+
+  it("refuses what would change the answer: escapes, control characters, keys", () => {
+    const plain = "A".repeat(16)
+    expect(parseWithLongStrings(Buffer.from(`{"data":"${plain}"}`), MIN)?.value).toEqual({ data: plain })
+    expect(parseWithLongStrings(Buffer.from(`{"data":"${plain}\\n"}`), MIN)).toBeUndefined()
+    expect(parseWithLongStrings(Buffer.from(`{"data":"${plain}\u0001"}`), MIN)).toBeUndefined()
+    expect(parseWithLongStrings(Buffer.from(`{"${plain}":1}`), MIN)).toBeUndefined()
+    expect(parseWithLongStrings(Buffer.from(`{"a":"x\\"${plain}"}`), MIN)).toBeUndefined()
+  })
+
+  it("a large upload body parses to the same value and the same errors as before", () => {
+    const data = Buffer.alloc(600 * 1024, 7).toString("base64")
+    const ok = `{"source":"s","fileName":"f.bin","data":"${data}"}`
+    const parsed = parseJsonBody(Buffer.from(ok), "application/json", 64)
+    expect(parsed.ok && JSON.stringify(parsed.value) === ok).toBe(true)
+    for (const bad of [ok.replace(`"data":"`, `"data":"\u0001`), ok.slice(0, -1), ok.replace(`"f.bin"`, `"f\u0000.bin"`), `{"__proto__":"${data}"}`]) {
+      const got = parseJsonBody(Buffer.from(bad), "application/json", 64)
+      let expected: string
+      try {
+        JSON.parse(bad)
+        expected = "parsed"
+      } catch (e) {
+        expected = `Malformed request body: expected valid JSON (${(e as Error).message.slice(0, 120)})`
+      }
+      expect(got.ok).toBe(false)
+      if (!got.ok && expected !== "parsed") expect(got.error.message).toBe(expected)
+    }
+  })
+})
