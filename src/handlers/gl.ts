@@ -37,7 +37,8 @@ export const glStatusOf = (tenantId: string, connection: Option.Option<Workspace
 const auditGl = (type: "gl.connect_started" | "gl.disconnected", fields: Record<string, unknown>) =>
   Effect.flatMap(attributionNow, (who) =>
     Effect.logInfo("audit").pipe(
-      Effect.annotateLogs({ audit: type, ...fields, actor: who.actor ?? null, requestId: who.requestId ?? null })
+      // The log line carries the request id already.
+      Effect.annotateLogs({ audit: type, ...fields, actor: who.actor ?? null })
     ))
 
 export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>

