@@ -48,7 +48,8 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  if (swapper?.pid !== undefined && swapper.exitCode === null) process.kill(swapper.pid, "SIGKILL")
+  // Already killed by the test (its exit code stays null, its signal is set): kill only a live one.
+  if (swapper?.pid !== undefined && swapper.exitCode === null && swapper.signalCode === null) swapper.kill("SIGKILL")
   await gw?.stop()
   if (tmp !== undefined) fs.rmSync(tmp, { recursive: true, force: true })
 })
