@@ -14,7 +14,14 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type RawResponse, sendTogether } from "../support/together.js"
+import { lastWriteSpreadMs, type RawResponse, sendTogether } from "../support/together.js"
+
+/**
+ * A round whose requests this process could not write within this many ms (descheduled on a
+ * loaded machine) did not send them together: it is run again, at most MAX_RERUNS times a test.
+ */
+const TOGETHER_MS = 2
+const MAX_RERUNS = 5
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -60,9 +67,15 @@ const summary = (answers: ReadonlyArray<RawResponse>) => answers.map((a) => `${a
 describe("decisions written together on separate keep-alive connections (built process)", () => {
   for (const n of [2, 20]) {
     it(`${n} identical approvals: every one {ok:true}, the task moves one step (${ROUNDS} rounds)`, async () => {
+      let reruns = 0
       for (let round = 0; round < ROUNDS; round++) {
         const taskId = await newPaymentRun()
         const answers = await sendTogether(gateway.url, Array.from({ length: n }, () => action(taskId, "approved")))
+        if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
+          reruns++
+          round--
+          continue
+        }
         expect(summary(answers), `round ${round}`).toEqual(Array.from({ length: n }, () => `200 {"ok":true}`))
         expect(await stateOf(taskId), `round ${round}`).toEqual({
           status: "IN_PROGRESS",
@@ -74,12 +87,18 @@ describe("decisions written together on separate keep-alive connections (built p
   }
 
   it(`an approval and a rejection together: one applies, the other is a 409 naming the current step (${ROUNDS} rounds)`, async () => {
+    let reruns = 0
     for (let round = 0; round < ROUNDS; round++) {
       const taskId = await newPaymentRun()
       const answers = await sendTogether(gateway.url, [
         action(taskId, round % 2 === 0 ? "approved" : "rejected"),
         action(taskId, round % 2 === 0 ? "rejected" : "approved")
       ])
+      if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
+        reruns++
+        round--
+        continue
+      }
       const statuses = answers.map((a) => a.status).sort()
       expect(statuses, `round ${round}: ${summary(answers)}`).toEqual([200, 409])
       const won = answers[answers.findIndex((a) => a.status === 200)] === answers[0] ? round % 2 === 0 : round % 2 !== 0

@@ -69,6 +69,12 @@ const readResponse = (socket: Socket): Promise<RawResponse> =>
  * Sends each request on its own connection to its server (`url`, or the request's own), all
  * written in one tick, and returns the answers in order. The connections are closed afterwards.
  */
+/**
+ * How long the last `sendTogether` took to write all its requests (ms): on a loaded machine this
+ * process can be descheduled mid-loop, and requests written milliseconds apart are not "together".
+ */
+export let lastWriteSpreadMs = 0
+
 export const sendTogether = async (url: string, requests: ReadonlyArray<RawRequest>): Promise<Array<RawResponse>> => {
   const targets = requests.map((r) => new URL(r.url ?? url))
   const sockets = await Promise.all(targets.map((t) =>
@@ -87,7 +93,9 @@ export const sendTogether = async (url: string, requests: ReadonlyArray<RawReque
     }))
     const answers = sockets.map((s) => readResponse(s))
     const wire = requests.map((r, i) => format(targets[i]!.host, r))
+    const started = performance.now()
     for (let i = 0; i < sockets.length; i++) sockets[i]!.write(wire[i]!)
+    lastWriteSpreadMs = performance.now() - started
     return await Promise.all(answers)
   } finally {
     for (const s of sockets) s.destroy()
