@@ -6,6 +6,7 @@
  * A signal that no longer applies (the task moved on, the row changed status) is consumed
  * with an `ignored: ...` outcome rather than retried: retrying cannot change a rule's answer.
  */
+import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
 import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
 import type { Workspace } from "./model.js"
@@ -160,6 +161,20 @@ export type Acceptance =
 
 const whereIs = (task: { readonly status: string; readonly currentStep: string | null }) =>
   task.currentStep !== null ? `the task is at step "${task.currentStep}"` : `the task is ${task.status} with no current step`
+
+/** The error a refused acceptance answers with (every store the same); undefined when it is not refused. */
+export const refusalOf = (accepted: Acceptance): Conflict | Forbidden | BadRequest | undefined => {
+  switch (accepted._tag) {
+    case "conflict":
+      return new Conflict({ message: accepted.message })
+    case "forbidden":
+      return new Forbidden({ message: accepted.message })
+    case "badRequest":
+      return new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus })
+    default:
+      return undefined
+  }
+}
 
 /** What the signal's request knew: when it arrived, who sent it, and the task's history. */
 export interface Arrival {

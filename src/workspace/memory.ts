@@ -23,6 +23,7 @@ import type { Workspace } from "./model.js"
 import {
   acceptSignal,
   advanceHistory,
+  refusalOf,
   applyToTask,
   audit,
   ENGINE_EVENT_SOURCE,
@@ -272,24 +273,15 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         history: histories.get(task.id),
         runbook: workflows.get(task.workflowId)?.runbook ?? null
       })
-      switch (accepted._tag) {
-        case "duplicate":
-          return Effect.succeed(undefined)
-        case "conflict":
-          return Effect.fail(new Conflict({ message: accepted.message }))
-        case "forbidden":
-          return Effect.fail(new Forbidden({ message: accepted.message }))
-        case "badRequest":
-          return Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
-        case "record":
-          return Effect.succeed({
-            name: signal.name,
-            payload: signal.payload,
-            expectedStep: accepted.expectedStep,
-            actor: who.actor ?? null,
-            requestId: who.requestId ?? null
-          })
-      }
+      const refused = refusalOf(accepted)
+      if (refused !== undefined) return Effect.fail(refused)
+      return Effect.succeed(accepted._tag !== "record" ? undefined : {
+        name: signal.name,
+        payload: signal.payload,
+        expectedStep: accepted.expectedStep,
+        actor: who.actor ?? null,
+        requestId: who.requestId ?? null
+      })
     })
 
   /** The runbook engine (../engine.ts), applied as soon as the signal is recorded. */

@@ -15,7 +15,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
-import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
+import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
@@ -61,6 +61,7 @@ import {
   isRowAction,
   newTask,
   type PendingDecision,
+  refusalOf,
   rowActionAllowed,
   rowActionOf,
   sameEvent,
@@ -217,18 +218,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
             runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
           }
         )
-        switch (accepted._tag) {
-          case "duplicate":
-            return undefined
-          case "conflict":
-            return yield* Effect.fail(new Conflict({ message: accepted.message }))
-          case "forbidden":
-            return yield* Effect.fail(new Forbidden({ message: accepted.message }))
-          case "badRequest":
-            return yield* Effect.fail(new BadRequest({ message: accepted.message, currentStatus: accepted.currentStatus }))
-          case "record":
-            return { task, expectedStep: accepted.expectedStep }
-        }
+        const refused = refusalOf(accepted)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        return accepted._tag === "record" ? { task, expectedStep: accepted.expectedStep } : undefined
       })
 
     const signalFor = (
