@@ -15,6 +15,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, wri
 import { join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliCompressSync, constants, gzipSync } from "node:zlib"
+import { packageVersionPlugin } from "./build-version.mjs"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -45,7 +46,9 @@ export const buildConsole = async (outdir = join(ROOT, "dist", "console")) => {
       legalComments: "none",
       metafile: true,
       logLevel: "error",
-      define: { "process.env.NODE_ENV": "\"production\"" }
+      define: { "process.env.NODE_ENV": "\"production\"" },
+      // The contract's API_VERSION reads package.json: only its version goes into the page.
+      plugins: [packageVersionPlugin]
     })
     const built = Object.keys(result.metafile.outputs).map((f) => relative(staging, join(ROOT, f)))
     const script = built.find((f) => f.endsWith(".js"))

@@ -9,13 +9,19 @@
  * gone. A source file added since is found through the file that imports it (changed, so newer).
  *
  * The console (dist/console, scripts/build-console.mjs) is checked the same way against its own
- * dist/console/build.json, and rebuilt alone when only it is stale.
+ * dist/console/build.json, and rebuilt alone when only it is stale. The typed client package
+ * (dist/client, scripts/build-client.mjs) has its own manifest too: a stale one makes dist/ stale
+ * (its inputs are the CLI's as well), and the build then rebuilds it (its declarations take tsc
+ * some seconds, so a change to the server alone does not).
  *
  * `node scripts/build-if-stale.mjs [--check]`: --check only answers (exit 0 fresh, 1 stale).
  */
 import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { clientStaleness } from "./build-client-stale.mjs"
+
+export { clientStaleness }
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const DIST = join(ROOT, "dist")
@@ -48,7 +54,8 @@ export const staleness = (root = ROOT, dist = DIST) => {
   for (const output of manifest.outputs ?? []) {
     if (!existsSync(join(dist, output))) return `dist/${output} is missing`
   }
-  return changedInput(root, [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"], builtAt)
+  return changedInput(root, [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"], builtAt) ??
+    clientStaleness(root, join(dist, "client"))
 }
 
 /**

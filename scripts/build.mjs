@@ -22,7 +22,10 @@ import { build } from "esbuild"
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { basename, dirname, extname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { clientStaleness } from "./build-client-stale.mjs"
+import { buildClient } from "./build-client.mjs"
 import { buildConsole } from "./build-console.mjs"
+import { packageVersionPlugin } from "./build-version.mjs"
 
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 
@@ -138,6 +141,8 @@ export const runBuild = async (outdir = join(ROOT, "dist")) => {
     const built = await buildInto(staging, outdir, started)
     // The task console served at / (scripts/build-console.mjs): its own directory and manifest.
     await buildConsole(join(outdir, "console"))
+    // The typed client package (scripts/build-client.mjs), when its own inputs changed.
+    if (clientStaleness(ROOT, join(outdir, "client")) !== undefined) await buildClient(join(outdir, "client"))
     return { ...built, ms: performance.now() - started }
   } finally {
     rmSync(staging, { recursive: true, force: true })
@@ -165,7 +170,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), localLibsqlPlugin, lazyWsPlugin],
+    plugins: [assetsPlugin(staging), localLibsqlPlugin, lazyWsPlugin, packageVersionPlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })
@@ -183,7 +188,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging)],
+    plugins: [assetsPlugin(staging), packageVersionPlugin],
     define: { "import.meta.url": "__bundleImportMetaUrl" },
     banner: { js: "var __bundleImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" }
   })

@@ -22,6 +22,7 @@ import { SubledgersGroup } from "./subledgers.js"
 import { declareIdempotencyKey } from "./idempotency.js"
 import { advertiseOwnDecodeErrors } from "./openapiTransform.js"
 import { TasksGroup } from "./tasks.js"
+import { API_VERSION } from "./version.js"
 
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthGroup)
@@ -43,7 +44,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   // Every write takes an optional Idempotency-Key header (read by the middleware, ./idempotency.ts).
   .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(advertiseOwnDecodeErrors(spec)))
   .annotate(OpenApi.Title, "Tenant gateway")
-  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Version, API_VERSION)
   .annotate(
     OpenApi.Description,
     "A tenant-scoped gateway: one process per tenant, bound by SVC_TENANT_SLUG. Every error body is " +

@@ -11,6 +11,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { advertiseOwnDecodeErrors } from "../../api/openapiTransform.js"
+import { API_VERSION } from "../../api/version.js"
 import {
   BadGatewayWire,
   BadRequestWire,
@@ -46,7 +47,7 @@ export class WorkspaceApi extends HttpApi.make("workspace")
   .addError(GatewayTimeoutWire)
   .annotate(OpenApi.Transform, advertiseOwnDecodeErrors)
   .annotate(OpenApi.Title, "Workspace service")
-  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.Version, API_VERSION)
   .annotate(
     OpenApi.Description,
     "The upstream workspace service behind the tenant gateway (selected with SVC_WORKSPACE_URL). Tenant-scoped " +
