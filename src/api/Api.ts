@@ -9,10 +9,12 @@ import { EntitiesGroup } from "./entities.js"
 import {
   BadGatewayWire,
   BadRequestWire,
+  ForbiddenWire,
   GatewayTimeoutWire,
   InternalServerErrorWire,
   PayloadTooLargeWire,
-  ServiceUnavailableWire
+  ServiceUnavailableWire,
+  UnauthorizedWire
 } from "./errors.js"
 import { EventsGroup } from "./events.js"
 import { FilesGroup } from "./files.js"
@@ -36,6 +38,11 @@ export class GatewayApi extends HttpApi.make("gateway")
   .prefix("/v1")
   // Any request can be malformed or too large; any upstream-backed one can meet upstream trouble.
   .addError(BadRequestWire)
+  // With the edge's identity configured (SVC_ACTOR_HEADER, SVC_JWT_*), any request can lack or
+  // misstate it: 401, or 403 for another tenant's token (src/http/identity.ts). Declared so
+  // that clients decode them as Unauthorized / Forbidden rather than as an unexpected status.
+  .addError(UnauthorizedWire)
+  .addError(ForbiddenWire)
   .addError(PayloadTooLargeWire)
   .addError(InternalServerErrorWire)
   .addError(BadGatewayWire)
