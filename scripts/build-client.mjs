@@ -16,7 +16,7 @@
  * Built into a sibling directory, then swapped in: the previous package is never half replaced.
  */
 import { build } from "esbuild"
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { basename, dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -77,7 +77,7 @@ const filesUnder = (dir, base = dir) =>
 export const buildClient = async (outdir = join(ROOT, "dist", "client")) => {
   const started = performance.now()
   mkdirSync(dirname(outdir), { recursive: true })
-  const staging = join(dirname(outdir), `.${basename(outdir)}-staging-${process.pid}-${Date.now()}`)
+  const staging = mkdtempSync(join(dirname(outdir), `.${basename(outdir)}-staging-`))
   const old = `${staging}-old`
   try {
     const version = packageVersion()
@@ -115,12 +115,20 @@ export const buildClient = async (outdir = join(ROOT, "dist", "client")) => {
       join(staging, "build.json"),
       JSON.stringify({ builtAt: new Date().toISOString(), version, declarations: ts !== undefined, inputs, outputs }, null, 2) + "\n"
     )
-    // Swap: the old package moves aside in one rename, the new one in another.
-    if (existsSync(outdir)) renameSync(outdir, old)
-    renameSync(staging, outdir)
+    // Swap: the old package moves aside in one rename, the new one in another. Another build
+    // finishing in between (svc and npm start at once) puts its own there: moved aside again.
+    for (let attempt = 0; ; attempt++) {
+      if (existsSync(outdir)) renameSync(outdir, `${old}-${attempt}`)
+      try {
+        renameSync(staging, outdir)
+        break
+      } catch (e) {
+        if (attempt >= 3 || !["ENOTEMPTY", "EEXIST"].includes(e?.code)) throw e
+      }
+    }
     return { outdir, ms: performance.now() - started, inputs, outputs }
   } finally {
     rmSync(staging, { recursive: true, force: true })
-    rmSync(old, { recursive: true, force: true })
+    for (let attempt = 0; attempt <= 3; attempt++) rmSync(`${old}-${attempt}`, { recursive: true, force: true })
   }
 }
