@@ -10,9 +10,9 @@ import type { StartParam, WorkflowEntry } from "../api/resources.js"
 import { fieldOfMessage, gw, messageOf } from "./api.js"
 import { usePoll } from "./poll.js"
 import { href, navigate } from "./router.js"
-import { type Draft, initialDraft, parseDraft } from "./startForm.js"
+import { type Draft, errorWords, hintOf, initialDraft, parseDraft } from "./startForm.js"
 import { ErrorText, ScreenHeading } from "./ui.js"
-import { humanize, patternFormat } from "./words.js"
+import { humanize } from "./words.js"
 
 const inputId = (key: string) => `param-${key}`
 const errorId = (key: string) => `param-${key}-error`
@@ -87,25 +87,6 @@ const StartForm = ({ entityId, workflow }: { entityId: string; workflow: Workflo
       </div>
     </form>
   )
-}
-
-/** The format hint of a parameter: its description, else the format its pattern asks for. */
-export const hintOf = (param: StartParam): string | undefined => {
-  if (param.description !== undefined) return param.description
-  const format = param.pattern !== undefined ? patternFormat(param.pattern) : undefined
-  return format !== undefined ? `Format: ${format}` : undefined
-}
-
-/** A check's message in words: a pattern mismatch says the format rather than the expression. */
-export const errorWords = (param: StartParam, message: string): string => {
-  if (param.pattern === undefined || !message.includes(param.pattern)) return message
-  const format = patternFormat(param.pattern)
-  if (/^must match the pattern/.test(message)) {
-    return format !== undefined
-      ? `must look like ${format}`
-      : `is not in the expected format${param.description !== undefined ? ` (${param.description})` : ""}`
-  }
-  return message.replace(param.pattern, format ?? "the expected format")
 }
 
 const ParamInput = ({ param, value, error, onInput }: {

@@ -146,7 +146,7 @@ const RowsTable = ({ rows, config, send, onNotice }: {
 
   const moveTo = useCallback((rowId: string, col: number) => {
     wantFocus.current = true
-    setPos({ rowId, col })
+    setPos((p) => (p?.rowId === rowId && p.col === col ? p : { rowId, col }))
   }, [])
 
   const startEdit = useCallback((row: ReviewRow, field: string) => {
@@ -166,7 +166,9 @@ const RowsTable = ({ rows, config, send, onNotice }: {
     setEditing({ rowId: row.id, field: column.key, draft, saving: true })
     const error = await send({ action: "edit_cell", rowId: row.id, field: column.key, value })
     if (error !== undefined) {
-      setEditing({ rowId: row.id, field: column.key, draft, error: error.replace(/^value for [^:]+:\s*/, "") })
+      // "value for amount_gross: must be a decimal number" -> "Amount gross must be a decimal number"
+      const named = /^value for [^:]+:\s*(.*)$/s.exec(error)
+      setEditing({ rowId: row.id, field: column.key, draft, error: named !== null ? `${column.label} ${named[1]}` : error })
       return
     }
     setEditing(undefined)

@@ -35,7 +35,7 @@ const PieceView = ({ piece }: { piece: Piece }) => {
     case "change":
       return (
         <>
-          <span class="value old">{piece.from}</span> <span aria-hidden="true">→</span><span class="visually-hidden"> to </span>{" "}
+          <span class="value old">{piece.from}</span> →{" "}
           <span class="value">{piece.to}</span>
         </>
       )

@@ -130,7 +130,7 @@ const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | unde
       const was = str(p.previousStatus)
       return {
         ...by,
-        what: ["rejected ", ...rowPieces(p.rowId, known), ...(was !== undefined && was !== "REJECTED" ? [` (was ${statusWord(was).toLowerCase()})`] : []), ...direct(p)]
+        what: ["rejected ", ...rowPieces(p.rowId, known), ...(was !== undefined && was !== "REJECTED" ? [`, previously ${statusWord(was).toLowerCase()}`] : []), ...direct(p)]
       }
     }
     case "file.stored":

@@ -145,15 +145,21 @@ export const formatDateOnly = (iso: string): string => {
 const moneyFormats = new Map<string, Intl.NumberFormat>()
 
 /** A valid ISO 4217 code for `code` (case-insensitive: `usd` is USD), or undefined. */
+const knownCurrencies = new Map<string, string | undefined>()
 export const currencyCode = (code: unknown): string | undefined => {
   if (typeof code !== "string" || !/^[A-Za-z]{3}$/.test(code)) return undefined
+  // Asked for every row at every render: checked once per code.
+  if (knownCurrencies.has(code)) return knownCurrencies.get(code)
   const upper = code.toUpperCase()
+  let valid: string | undefined
   try {
     new Intl.NumberFormat(undefined, { style: "currency", currency: upper })
-    return upper
+    valid = upper
   } catch {
-    return undefined
+    valid = undefined
   }
+  knownCurrencies.set(code, valid)
+  return valid
 }
 
 /** An amount in its currency ("$1,240.00"), or as a plain number when no currency is known. */
