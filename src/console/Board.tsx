@@ -1,8 +1,8 @@
 /**
  * An entity's task board: each task's status and priority in words, what an open task waits
  * for, when it started (the reader's locale); open tasks first, newest first. Reloaded every
- * few seconds. Narrow enough for a phone: four columns that wrap, in a region that scrolls
- * sideways on its own should a title be too long.
+ * few seconds. On a phone, three columns (the start time under the title), in a region that
+ * scrolls sideways on its own should they still not fit.
  */
 import { gw } from "./api.js"
 import { usePoll } from "./poll.js"
@@ -36,19 +36,23 @@ export const Board = ({ entityId }: { entityId: string }) => {
             <thead>
               <tr>
                 <th scope="col">Task</th><th scope="col">Status</th>
-                <th scope="col">Waiting for</th><th scope="col">Started</th>
+                <th scope="col">Waiting for</th><th scope="col" class="wide-only">Started</th>
               </tr>
             </thead>
             <tbody>
               {sorted.map((t) => (
                 <tr key={t.id}>
-                  <td><a href={href.task(t.id)}>{t.title}</a></td>
+                  <td>
+                    <a href={href.task(t.id)}>{t.title}</a>
+                    {/* On a phone the start time goes under the title, in place of its own column. */}
+                    <div class="hint narrow-only">Started <Time iso={t.createdAt} /></div>
+                  </td>
                   <td>
                     <Badge value={t.status} />
                     <span class={`priority ${t.priority}`}> {humanize(t.priority)} priority</span>
                   </td>
                   <td>{t.awaiting !== undefined ? awaitingWord(t.awaiting) : <span class="hint">Nothing</span>}</td>
-                  <td><Time iso={t.createdAt} /></td>
+                  <td class="wide-only"><Time iso={t.createdAt} /></td>
                 </tr>
               ))}
             </tbody>
