@@ -9,6 +9,7 @@ import { acceptedTypes as acceptedOf, isAccepted } from "../api/fileAccept.js"
 import type { UiStep } from "../api/resources.js"
 import { messageOf, uploadingClient } from "./api.js"
 import { ErrorText } from "./ui.js"
+import { fileTypeName, orList } from "./words.js"
 
 interface SubmitFile {
   readonly path: string
@@ -40,25 +41,36 @@ export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiS
   const accepted = acceptedTypes(step)
   const action = submitActionOf(step)
   const [file, setFile] = useState<File | undefined>()
+  /** The last file picked or dropped that this step does not take: Upload says so, not "choose a file". */
+  const [refused, setRefused] = useState<string | undefined>()
   const [error, setError] = useState<string | undefined>()
   const [progress, setProgress] = useState<number | undefined>()
   const [over, setOver] = useState(false)
   const inputId = `file-${step.id}`
 
-  const choose = (f: File | undefined) => {
+  const acceptedWords = orList(accepted.map(fileTypeName))
+  const refusal = (f: File) =>
+    `${f.name} is not an accepted type: ${f.type !== "" ? `${fileTypeName(f.type)} files are` : "a file of unknown type is"} refused here. Choose a ${acceptedWords} file.`
+
+  const choose = (f: File | undefined, picker?: HTMLInputElement) => {
     setError(undefined)
     if (f !== undefined && !isAccepted(f, accepted)) {
       setFile(undefined)
-      setError(`${f.name} is not an accepted type (${f.type || "unknown type"}); accepted: ${accepted.join(", ")}`)
+      // The picker lets go of the refused file, so what it shows matches what would be sent: nothing.
+      if (picker !== undefined) picker.value = ""
+      const message = refusal(f)
+      setRefused(message)
+      setError(message)
       return
     }
+    setRefused(undefined)
     setFile(f)
   }
 
   const upload = async (event: Event) => {
     event.preventDefault()
     if (file === undefined) {
-      setError("Choose a file first")
+      setError(refused ?? `Choose a file first${accepted.length > 0 ? ` (${acceptedWords})` : ""}`)
       return
     }
     setError(undefined)
@@ -76,6 +88,8 @@ export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiS
       }
       await client.files.ingestFile({ path: { taskId }, payload: { ...meta, fileRef: { provider: "inline_base64", data } } })
       setFile(undefined)
+      const picker = document.getElementById(inputId)
+      if (picker instanceof HTMLInputElement) picker.value = ""
       onDone()
     } catch (e) {
       setError(messageOf(e))
@@ -94,9 +108,10 @@ export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiS
           type="file"
           accept={accepted.length > 0 ? accepted.join(",") : undefined}
           aria-describedby={`${inputId}-types`}
-          onChange={(e) => choose(e.currentTarget.files?.[0])}
+          aria-invalid={refused !== undefined ? "true" : undefined}
+          onChange={(e) => choose(e.currentTarget.files?.[0], e.currentTarget)}
         />
-        <p class="hint" id={`${inputId}-types`}>Accepted: {accepted.length > 0 ? accepted.join(", ") : "any type"}</p>
+        <p class="hint" id={`${inputId}-types`}>Accepted: {accepted.length > 0 ? acceptedWords : "any type"}</p>
       </div>
       <div
         class={over ? "dropzone over" : "dropzone"}
@@ -109,6 +124,8 @@ export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiS
         onDrop={(e) => {
           e.preventDefault()
           setOver(false)
+          const picker = document.getElementById(inputId)
+          if (picker instanceof HTMLInputElement) picker.value = ""
           choose(e.dataTransfer?.files?.[0])
         }}
       >

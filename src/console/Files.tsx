@@ -1,7 +1,8 @@
 /** The task's files, each with a download link (the gateway's download path as the list names it). */
 import { gw } from "./api.js"
 import { usePoll } from "./poll.js"
-import { ErrorText } from "./ui.js"
+import { ErrorText, Time } from "./ui.js"
+import { fileTypeName } from "./words.js"
 
 export const Files = ({ taskId, version }: { taskId: string; version: number }) => {
   const files = usePoll(() => gw.files.listFiles({ path: { taskId }, urlParams: {} }), 5000, [taskId, version])
@@ -15,7 +16,7 @@ export const Files = ({ taskId, version }: { taskId: string; version: number }) 
           {files.data.map((f) => (
             <li key={f.id}>
               <a href={f.downloadUrl} download={f.filename}>Download {f.filename}</a>{" "}
-              <span class="hint">{f.contentType} · {new Date(f.uploadedAt).toLocaleString()}</span>
+              <span class="hint">{fileTypeName(f.contentType)} · <Time iso={f.uploadedAt} /></span>
             </li>
           ))}
         </ul>

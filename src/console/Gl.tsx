@@ -1,11 +1,13 @@
 /**
- * The GL connection: status; Connect opens the session's `sessionUrl` in a popup (the provider
- * flow runs there) and polls /v1/gl/status until connected; Disconnect removes it.
+ * The GL connection: status in words with the provider's product name; Connect opens the
+ * session's `sessionUrl` in a popup (the provider flow runs there) and polls /v1/gl/status until
+ * connected; Disconnect asks first, then removes it.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import { gw, messageOf } from "./api.js"
 import { usePoll } from "./poll.js"
-import { ErrorText, ScreenHeading } from "./ui.js"
+import { ErrorText, ScreenHeading, Time, useConfirm } from "./ui.js"
+import { providerName, statusWord, withProviderNames } from "./words.js"
 
 export const GL_POLL_MS = 1000
 const GL_POLL_LIMIT_MS = 10 * 60 * 1000
@@ -62,7 +64,20 @@ export const Gl = () => {
     }
   }
 
+  const { dialog, ask } = useConfirm()
   const disconnect = async () => {
+    const name = status.data?.service !== undefined ? providerName(status.data.service) : "the general ledger"
+    const ok = await ask({
+      title: `Disconnect ${name}?`,
+      body: (
+        <p>
+          Tasks stop syncing with {name} until someone connects it again, which means signing in to {name} once more.
+        </p>
+      ),
+      confirm: "Disconnect",
+      danger: true
+    })
+    if (!ok) return
     setError(undefined)
     try {
       await gw.gl.glDisconnect()
@@ -80,13 +95,18 @@ export const Gl = () => {
       {s === undefined && status.error === undefined && <p>Loading…</p>}
       {s !== undefined && (
         <section class="panel" aria-label="GL status">
-          <p data-testid="gl-status">
-            {s.connected ? "Connected" : "Not connected"}
-            {s.service !== undefined && ` · ${s.service}`}
-            {s.workspaceName !== undefined && ` · ${s.workspaceName}`}
-            {s.status !== undefined && !s.connected && ` · ${s.status}`}
+          <p data-testid="gl-status" class="gl-status">
+            <strong>{s.connected ? "Connected" : "Not connected"}</strong>
+            {s.service !== undefined && (s.connected ? ` to ${providerName(s.service)}` : ` (last: ${providerName(s.service)})`)}
+            {s.status !== undefined && !s.connected && s.status !== "" && ` · ${statusWord(s.status)}`}
           </p>
-          {s.lastSyncAt !== undefined && s.lastSyncAt !== null && <p class="hint">Last sync {new Date(s.lastSyncAt).toLocaleString()}</p>}
+          {s.workspaceName !== undefined && s.workspaceName !== null && (
+            <p>Company: {withProviderNames(String(s.workspaceName))}</p>
+          )}
+          {s.provider !== undefined && s.provider !== null && s.provider !== s.service && (
+            <p class="hint">Through {providerName(String(s.provider))}</p>
+          )}
+          {s.lastSyncAt !== undefined && s.lastSyncAt !== null && <p class="hint">Last sync <Time iso={s.lastSyncAt} /></p>}
           <div class="actions">
             {!s.connected && <button type="button" onClick={connect} disabled={waiting}>Connect</button>}
             {s.connected && <button type="button" class="danger" onClick={disconnect}>Disconnect</button>}
@@ -96,6 +116,7 @@ export const Gl = () => {
         </section>
       )}
       <ErrorText message={error} />
+      {dialog}
     </>
   )
 }

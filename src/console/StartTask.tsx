@@ -1,15 +1,18 @@
 /**
  * "Start task": a form generated from the chosen workflow's startParams. Types become inputs,
  * enums choices, defaults are filled in; required keys, types and patterns are checked before
- * sending, and a 400 naming `context.<key>` is shown at that key's input.
+ * sending, and a 400 naming `context.<key>` is shown at that key's input. Keys are labelled in
+ * words, and a pattern is told as the format it asks for ("YYYY-MM"), never as a regular
+ * expression; a parameter's own description wins as its hint.
  */
 import { useMemo, useState } from "preact/hooks"
 import type { StartParam, WorkflowEntry } from "../api/resources.js"
 import { fieldOfMessage, gw, messageOf } from "./api.js"
 import { usePoll } from "./poll.js"
 import { href, navigate } from "./router.js"
-import { type Draft, initialDraft, parseDraft } from "./startForm.js"
+import { type Draft, errorWords, hintOf, initialDraft, parseDraft } from "./startForm.js"
 import { ErrorText, ScreenHeading } from "./ui.js"
+import { humanize } from "./words.js"
 
 const inputId = (key: string) => `param-${key}`
 const errorId = (key: string) => `param-${key}-error`
@@ -93,7 +96,8 @@ const ParamInput = ({ param, value, error, onInput }: {
   onInput: (value: string | boolean) => void
 }) => {
   const id = inputId(param.key)
-  const described = [param.description !== undefined ? `${id}-hint` : "", error !== undefined ? errorId(param.key) : ""]
+  const hint = hintOf(param)
+  const described = [hint !== undefined ? `${id}-hint` : "", error !== undefined ? errorId(param.key) : ""]
     .filter((s) => s !== "").join(" ") || undefined
   const common = {
     id,
@@ -102,7 +106,8 @@ const ParamInput = ({ param, value, error, onInput }: {
     "aria-describedby": described,
     "aria-required": param.required ? ("true" as const) : undefined
   }
-  const label = `${param.key}${param.required ? " (required)" : ""}`
+  const name = humanize(param.key)
+  const label = `${name}${param.required ? " (required)" : ""}`
   let control
   if (param.enum !== undefined && param.enum.length > 0) {
     control = (
@@ -128,10 +133,12 @@ const ParamInput = ({ param, value, error, onInput }: {
   }
   return (
     <div class="field">
-      <label for={id}>{label}</label>
-      {param.description !== undefined && <p class="hint" id={`${id}-hint`}>{param.description}{param.pattern !== undefined ? ` (pattern ${param.pattern})` : ""}</p>}
-      {control}
-      {error !== undefined && <p class="error" id={errorId(param.key)}>{param.key} {error}</p>}
+      {param.type === "boolean"
+        ? <label class="check">{control} {label}</label>
+        : <label for={id}>{label}</label>}
+      {hint !== undefined && <p class="hint" id={`${id}-hint`}>{hint}</p>}
+      {param.type !== "boolean" && control}
+      {error !== undefined && <p class="error" id={errorId(param.key)}>{name} {errorWords(param, error)}</p>}
     </div>
   )
 }

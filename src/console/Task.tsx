@@ -5,42 +5,48 @@
  */
 import { useRef, useState } from "preact/hooks"
 import type { UiState, UiStep } from "../api/resources.js"
-import type { Known } from "../client/eventText.js"
 import { gw, messageOf } from "./api.js"
 import { Decision } from "./Decision.js"
 import { Files } from "./Files.js"
 import { FileUpload } from "./FileUpload.js"
 import { usePoll } from "./poll.js"
+import { currencyOf, rowLabel, rowsOf } from "./reviewModel.js"
 import { href } from "./router.js"
 import { TableReview } from "./TableReview.js"
 import { Timeline } from "./Timeline.js"
-import { Badge, ErrorText, Json, ScreenHeading } from "./ui.js"
+import type { ConsoleKnown, KnownRow } from "./timelineWords.js"
+import { Badge, CopyId, ErrorText, Json, ScreenHeading, Time } from "./ui.js"
+import { humanize } from "./words.js"
 
 export const TASK_REFRESH_MS = 3000
 
-/** A row's label in the timeline: the first of these fields it has as text. */
-const ROW_LABEL_FIELDS = ["merchant", "name", "description"]
-
 /**
  * What the timeline can name besides ids: the title of every step this page has seen as the
- * current one (the UI state gives titles for the current step only) and the rows a table step
- * listed. Kept for the page's life, so a step's title stays once the task has moved on.
+ * current one (the UI state gives the current step's title only; the others are their ids in
+ * words) and the rows a table step listed, with the number the table shows them by. Kept for
+ * the page's life, so a step's title stays once the task has moved on.
  */
-const useKnown = (taskId: string, step: UiStep | null | undefined): Known => {
-  const ref = useRef<{ taskId: string; titles: Map<string, string>; rows: Map<string, string>; known: Known } | undefined>(undefined)
+const useKnown = (taskId: string, step: UiStep | null | undefined): ConsoleKnown => {
+  const ref = useRef<{ taskId: string; titles: Map<string, string>; rows: Map<string, KnownRow>; known: ConsoleKnown } | undefined>(undefined)
   if (ref.current?.taskId !== taskId) {
     const titles = new Map<string, string>()
-    const rows = new Map<string, string>()
-    ref.current = { taskId, titles, rows, known: { stepTitle: (id) => titles.get(id), rowLabel: (id) => rows.get(id) } }
+    const rows = new Map<string, KnownRow>()
+    ref.current = {
+      taskId,
+      titles,
+      rows,
+      known: { stepTitle: (id) => titles.get(id) ?? humanize(id), row: (id) => rows.get(id), fieldLabel: (key) => humanize(key) }
+    }
   }
   if (step !== null && step !== undefined) {
     ref.current.titles.set(step.id, step.title)
-    const listed = step.args.rows
-    if (Array.isArray(listed)) {
-      for (const r of listed as ReadonlyArray<{ id?: unknown; fields?: Record<string, unknown> }>) {
-        const label = ROW_LABEL_FIELDS.map((f) => r.fields?.[f]).find((v): v is string => typeof v === "string" && v !== "")
-        if (typeof r.id === "string" && label !== undefined) ref.current.rows.set(r.id, label)
-      }
+    for (const r of rowsOf(step) ?? []) {
+      const label = rowLabel(r)
+      ref.current.rows.set(r.id, {
+        number: r.number,
+        ...(label !== undefined ? { label } : {}),
+        ...(currencyOf(r, step.displayHint.config) !== undefined ? { currency: currencyOf(r, step.displayHint.config)! } : {})
+      })
     }
   }
   return ref.current.known
@@ -66,24 +72,32 @@ export const Task = ({ taskId }: { taskId: string }) => {
   }
   const { task, step, steps } = ui.data
   const entityId = typeof task.entityId === "string" ? task.entityId : undefined
+  // A review table gets the page's full width; the timeline and files go below it.
+  const wide = step?.displayHint.component === "TABLE_REVIEW"
+  const current = (
+    <section aria-labelledby="current-heading" class="current">
+      <h2 id="current-heading">{step === null ? "No current step" : `Current step: ${step.title}`}</h2>
+      {step === null
+        ? <p>{task.status === "COMPLETED" ? "This task is complete." : "Nothing to act on."}</p>
+        : <CurrentStep key={step.id} taskId={taskId} step={step} onDone={changed} />}
+    </section>
+  )
   return (
     <>
       <ScreenHeading>{task.title}</ScreenHeading>
-      <p class="actions">
+      <div class="task-meta">
         <span>Status: <Badge value={task.status} /></span>
+        {typeof task.createdAt === "string" && <span class="hint">Started <Time iso={task.createdAt} /></span>}
         {entityId !== undefined && <a href={href.board(entityId)}>Back to the task board</a>}
-      </p>
+      </div>
       <ErrorText message={ui.error} />
+      <Steps taskId={taskId} steps={steps} known={known} />
+      {wide && current}
       <div class="grid">
         <div>
-          <Steps taskId={taskId} steps={steps} />
-          <section aria-labelledby="current-heading">
-            <h2 id="current-heading">{step === null ? "No current step" : `Current step: ${step.title}`}</h2>
-            {step === null
-              ? <p>{task.status === "COMPLETED" ? "This task is complete." : "Nothing to act on."}</p>
-              : <CurrentStep key={step.id} taskId={taskId} step={step} onDone={changed} />}
-          </section>
+          {!wide && current}
           <Files taskId={taskId} version={version} />
+          <p class="ids"><CopyId id={taskId} label="Task id" /></p>
         </div>
         <div>
           <Timeline taskId={taskId} known={known} />
@@ -106,12 +120,12 @@ const CurrentStep = ({ taskId, step, onDone }: { taskId: string; step: UiStep; o
           <Json label="Step arguments" value={step.args} />
         </>
       )}
-      <Decision taskId={taskId} stepId={step.id} onDone={onDone} />
+      <Decision taskId={taskId} step={step} onDone={onDone} />
     </>
   )
 }
 
-const Steps = ({ taskId, steps }: { taskId: string; steps: UiState["steps"] }) => {
+const Steps = ({ taskId, steps, known }: { taskId: string; steps: UiState["steps"]; known: ConsoleKnown }) => {
   const [open, setOpen] = useState<string | undefined>()
   const [snapshot, setSnapshot] = useState<{ stepId: string; value?: unknown; error?: string } | undefined>()
   const toggle = async (stepId: string) => {
@@ -131,18 +145,18 @@ const Steps = ({ taskId, steps }: { taskId: string; steps: UiState["steps"] }) =
       <h2 id="steps-heading">Steps</h2>
       <ol class="steps">
         {steps.map((s) => (
-          <li key={s.id}>
-            <span class="mono">{s.id}</span> <Badge value={s.status} />{" "}
+          <li key={s.id} data-status={s.status} aria-current={s.status === "IN_PROGRESS" ? "step" : undefined}>
+            <span class="step-title">{known.stepTitle(s.id)}</span> <Badge value={s.status} />{" "}
             {s.status === "COMPLETED" && (
-              <button type="button" class="secondary" aria-expanded={open === s.id} aria-controls={`snapshot-${s.id}`} onClick={() => toggle(s.id)}>
-                {open === s.id ? "Hide" : "Show"} snapshot of {s.id}
+              <button type="button" class="secondary small" aria-expanded={open === s.id} aria-controls={`snapshot-${s.id}`} onClick={() => toggle(s.id)}>
+                {open === s.id ? "Hide" : "Show"} what was decided<span class="visually-hidden"> at {known.stepTitle(s.id)}</span>
               </button>
             )}
             {open === s.id && (
               <div id={`snapshot-${s.id}`}>
                 {snapshot?.stepId === s.id && snapshot.error !== undefined && <p class="error">{snapshot.error}</p>}
                 {snapshot?.stepId === s.id && "value" in snapshot
-                  ? snapshot.value === null ? <p>No snapshot was recorded.</p> : <Json label={`Snapshot of ${s.id}`} value={snapshot.value} />
+                  ? snapshot.value === null ? <p>No snapshot was recorded.</p> : <Json label={`What was decided at ${known.stepTitle(s.id)}`} value={snapshot.value} />
                   : snapshot?.error === undefined && <p>Loading…</p>}
               </div>
             )}

@@ -1,73 +1,70 @@
 /**
- * The live timeline: `reasoning.delta` events of one groupKey stream into one panel (their
- * text joined in seq order), every other event is a line of the feed, newest last. The
- * gateway's own record (audit and workspace events) reads as a sentence: who did what, when
- * (src/client/eventText.ts); any other event is shown by its type and payload.
+ * The live timeline, by day, newest last: `reasoning.delta` events of one groupKey stream into
+ * one panel (their text joined in seq order); the gateway's own record (audit and workspace
+ * events) reads as sentences in the screen's words, who did what with old → new values
+ * (./timelineWords.ts), related edits grouped; any other event shows its kind, its sender and
+ * its payload in words. Times in the reader's locale.
  */
 import { useMemo } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
-import { describeEvent, type EventText, type Known, makeTimelineIndex, type Part, whoText } from "../client/eventText.js"
+import { makeTimelineIndex } from "../client/eventText.js"
 import { useTaskEvents } from "./events.js"
+import { type ConsoleKnown, entriesOf, type Entry, NOTHING_KNOWN, type Piece } from "./timelineWords.js"
+import { Time } from "./ui.js"
+import { formatDay, humanize } from "./words.js"
 
 const textOf = (e: TaskEvent) => {
   const t = e.payload.text ?? e.payload.delta
   return typeof t === "string" ? t : JSON.stringify(e.payload)
 }
 
-const summary = (e: TaskEvent) => {
-  const entries = Object.entries(e.payload)
-  if (entries.length === 0) return ""
-  return entries.map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ")
-}
+const summary = (e: TaskEvent) =>
+  Object.entries(e.payload)
+    .map(([k, v]) => `${humanize(k)}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+    .join(", ")
 
-/** A stored value in the reader's number format; text as it is (in quotes inside a change). */
-const valueText = (v: unknown, quoted: boolean) =>
-  v === null || v === undefined || v === ""
-    ? "empty"
-    : typeof v === "number"
-    ? v.toLocaleString()
-    : typeof v === "string"
-    ? quoted ? `“${v}”` : v
-    : JSON.stringify(v)
-
-const PartView = ({ part }: { part: Part }) => {
-  if (typeof part === "string") return <>{part}</>
-  switch (part.kind) {
+const PieceView = ({ piece }: { piece: Piece }) => {
+  if (typeof piece === "string") return <>{piece}</>
+  switch (piece.kind) {
     case "name":
-      return <span class="name">{part.text}</span>
-    case "id":
-      return <span class="mono" title={part.full}>{part.text}</span>
+      return <span class="name">{piece.text}</span>
     case "quote":
-      return <q>{part.text}</q>
-    case "value":
-      return <span class="value">{valueText(part.value, false)}</span>
+      return <q>{piece.text}</q>
+    case "id":
+      return <span class="mono" title={piece.full}>{piece.text}</span>
     case "change":
       return (
         <>
-          from <span class="value">{valueText(part.from, true)}</span> to <span class="value">{valueText(part.to, true)}</span>
+          <span class="value old">{piece.from}</span> →{" "}
+          <span class="value">{piece.to}</span>
         </>
       )
   }
 }
 
-const localTime = (iso: string) => {
-  const d = new Date(iso)
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString()
+const EntryLine = ({ entry }: { entry: Entry }) => {
+  const last = entry.events[entry.events.length - 1]!
+  return (
+    <li data-seq={entry.events[0]!.seq} data-seqs={entry.events.map((e) => e.seq).join(" ")} data-type={last.type}>
+      <div>
+        {entry.who !== undefined && <><strong class="who">{entry.who}</strong>{" "}</>}
+        {entry.what.map((p, i) => <PieceView key={i} piece={p} />)}
+      </div>
+      <div class="hint"><Time iso={last.createdAt} /></div>
+    </li>
+  )
 }
 
-const RecordLine = ({ e, text }: { e: TaskEvent; text: EventText }) => (
+const OtherLine = ({ e }: { e: TaskEvent }) => (
   <li data-seq={e.seq} data-type={e.type}>
-    <div>
-      {text.who !== undefined && <><strong class="who">{whoText(text.who)}</strong>{" "}</>}
-      {text.what.map((p, i) => <PartView key={i} part={p} />)}
-    </div>
-    <div class="hint">
-      <time dateTime={e.createdAt}>{localTime(e.createdAt)}</time> · #{e.seq} · {e.type}
-    </div>
+    {/* The source as stored, the label only beside it: a label cannot pass for "audit". */}
+    <div><span class="type">{humanize(e.type.replace(/\./g, " "))}</span> <span class="hint">from {e.sourceLabel ?? e.source}{e.sourceLabel !== undefined && e.sourceLabel !== e.source ? ` (${e.source})` : ""}</span></div>
+    {summary(e) !== "" && <div>{summary(e)}</div>}
+    <div class="hint"><Time iso={e.createdAt} /></div>
   </li>
 )
 
-export const Timeline = ({ taskId, known = {} }: { taskId: string; known?: Known }) => {
+export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; known?: ConsoleKnown }) => {
   const { events, transport, error } = useTaskEvents(taskId)
   // Agents' names and files' names, as the timeline itself tells them.
   const index = useMemo(() => {
@@ -84,34 +81,40 @@ export const Timeline = ({ taskId, known = {} }: { taskId: string; known?: Known
       groups.set(e.groupKey, g)
     } else feed.push(e)
   }
+  const entries = entriesOf(feed, known, index)
+  // By day of the entry's first event, in the reader's calendar.
+  const days: Array<{ day: string; entries: Array<(typeof entries)[number]> }> = []
+  for (const entry of entries) {
+    const day = formatDay(entry.events[0]!.createdAt)
+    if (days.at(-1)?.day !== day) days.push({ day, entries: [] })
+    days.at(-1)!.entries.push(entry)
+  }
   return (
-    <section aria-labelledby="timeline-heading">
+    <section aria-labelledby="timeline-heading" class="timeline">
       <h2 id="timeline-heading">Timeline</h2>
       <p class="hint" data-transport={transport}>
         {transport === "live" ? "Live" : transport === "polling" ? "Updating every second" : "Connecting…"}
       </p>
       {error !== undefined && <p class="error">{error}</p>}
       {[...groups.entries()].map(([key, list]) => (
-        <section class="panel" key={key} aria-label={`Reasoning ${key}`} data-group={key}>
-          <h3>{list[0]!.sourceLabel ?? "Reasoning"} <span class="hint">({key})</span></h3>
+        <section class="panel" key={key} aria-label={`Reasoning of ${list[0]!.sourceLabel ?? "an agent"}`} data-group={key}>
+          <h3>{list[0]!.sourceLabel ?? "Reasoning"} <span class="hint">· <Time iso={list.at(-1)!.createdAt} /></span></h3>
           <p class="reasoning">{list.map(textOf).join("")}</p>
         </section>
       ))}
       {feed.length === 0 && groups.size === 0 && <p>No events yet.</p>}
-      <ol class="feed" aria-label="Events">
-        {feed.map((e) => {
-          const text = describeEvent(e, known, index)
-          if (text !== undefined) return <RecordLine key={e.seq} e={e} text={text} />
-          return (
-            <li key={e.seq} data-seq={e.seq}>
-              {/* The source as stored, the label only beside it: a label cannot pass for "audit". */}
-              <span class="type">{e.type}</span>{" "}
-              <span class="hint">#{e.seq} · {e.source}{e.sourceLabel !== undefined && e.sourceLabel !== e.source ? ` (${e.sourceLabel})` : ""}</span>
-              {summary(e) !== "" && <div>{summary(e)}</div>}
-            </li>
-          )
-        })}
-      </ol>
+      {days.map(({ day, entries }) => (
+        <div key={day} class="day">
+          <h3 class="day-heading">{day}</h3>
+          <ol class="feed" aria-label={`Events of ${day}`}>
+            {entries.map((entry) =>
+              entry.what === undefined
+                ? <OtherLine key={entry.events[0].seq} e={entry.events[0]} />
+                : <EntryLine key={entry.events[0]!.seq} entry={entry} />
+            )}
+          </ol>
+        </div>
+      ))}
     </section>
   )
 }

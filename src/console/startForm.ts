@@ -5,6 +5,7 @@
  */
 import type { StartParam } from "../api/resources.js"
 import { problem } from "../services/startParams.js"
+import { patternFormat } from "./words.js"
 
 /** What an input holds: text for strings, numbers and JSON; a flag for booleans; an index for enums. */
 export type Draft = Record<string, string | boolean>
@@ -58,4 +59,23 @@ export const parseDraft = (params: ReadonlyArray<StartParam>, draft: Draft): Par
     else context[p.key] = value
   }
   return { context, errors }
+}
+
+/** The format hint of a parameter: its description, else the format its pattern asks for. */
+export const hintOf = (param: StartParam): string | undefined => {
+  if (param.description !== undefined) return param.description
+  const format = param.pattern !== undefined ? patternFormat(param.pattern) : undefined
+  return format !== undefined ? `Format: ${format}` : undefined
+}
+
+/** A check's message in words: a pattern mismatch says the format rather than the expression. */
+export const errorWords = (param: StartParam, message: string): string => {
+  if (param.pattern === undefined || !message.includes(param.pattern)) return message
+  const format = patternFormat(param.pattern)
+  if (/^must match the pattern/.test(message)) {
+    return format !== undefined
+      ? `must look like ${format}`
+      : `is not in the expected format${param.description !== undefined ? ` (${param.description})` : ""}`
+  }
+  return message.replace(param.pattern, format ?? "the expected format")
 }

@@ -65,7 +65,7 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     await page.getByRole("link", { name: "Acme US Inc." }).click()
     const review = page.getByRole("row").filter({ hasText: "Expense review 2026-10" })
     await review.waitFor()
-    expect(await review.textContent()).toMatch(/IN_PROGRESS.*HIGH.*awaiting TABLE_REVIEW/)
+    expect(await review.textContent()).toMatch(/In progress.*High priority.*A review of rows/)
     await expectAccessible("task board")
 
     // A task started elsewhere shows up without a reload.
@@ -86,7 +86,8 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     expect(await page.getByLabel("currency").inputValue()).toBe("0") // USD, the default choice
     await period.fill("2026-13")
     await page.getByRole("button", { name: "Start task", exact: true }).click()
-    await expect.poll(() => page.locator("#param-period-error").textContent()).toContain("must match the pattern")
+    // The format the pattern asks for, in words, never the regular expression.
+    await expect.poll(() => page.locator("#param-period-error").textContent()).toBe("Period must look like YYYY-MM")
     expect(await period.getAttribute("aria-invalid")).toBe("true")
     expect(await page.evaluate("document.activeElement.id")).toBe("param-period")
     await expectAccessible("start form with an error")
@@ -127,7 +128,7 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     await tabTo(page, /Workflow/)
     await page.keyboard.type("Expense review")
     expect(await page.getByLabel("Workflow").inputValue()).toBe("expense-review")
-    await tabTo(page, /period/)
+    await tabTo(page, /Period/)
     await page.keyboard.type("2026-11")
     await tabTo(page, /^Start task$/)
     await page.keyboard.press("Enter")
@@ -167,6 +168,15 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
 
     await expectAccessible("task: table step")
     await page.getByRole("button", { name: "Approve", exact: true }).click()
+    // Rows of the review still need attention: the console asks before approving.
+    const listed = (await http("GET", `${gw!.url}/v1/tasks/${taskId}/ui`)).body.step.args.rows as Array<{ status: string }> | undefined
+    if ((listed ?? []).some((r) => r.status === "NEEDS_ATTENTION")) {
+      const warning = page.getByRole("dialog")
+      await warning.waitFor()
+      expect(await warning.textContent()).toMatch(/still needs? attention/)
+      await expectAccessible("task: approve warning")
+      await page.getByRole("button", { name: "Approve anyway" }).click()
+    }
     await page.getByRole("heading", { name: "Current step: Sign off" }).waitFor({ timeout: 10_000 })
     await expectAccessible("task: approval step")
     await page.getByLabel("Comments").fill("All receipts present")
@@ -178,8 +188,8 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     let snapshotRequests = 0
     const count = (r: { url(): string }) => void (r.url().endsWith("/snapshots") && snapshotRequests++)
     page.on("request", count)
-    await page.getByRole("button", { name: "Show snapshot of sign_off" }).click()
-    await expect.poll(() => page.getByLabel("Snapshot of sign_off").textContent()).toContain("All receipts present")
+    await page.getByRole("button", { name: "Show what was decided at Sign off" }).click()
+    await expect.poll(() => page.getByLabel("What was decided at Sign off").textContent()).toContain("All receipts present")
     page.off("request", count)
     expect(snapshotRequests).toBe(1)
     await expectAccessible("task: completed")
@@ -198,19 +208,25 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
       const m = rows.findIndex((r) => r.id === REJECT_ROW) + 1
       expect(n).toBeGreaterThan(0)
       expect(m).toBeGreaterThan(0)
-      const merchant = page.getByLabel(`merchant, row ${n}`)
+      // Values are text; a click opens the cell's editor.
+      const row = page.locator(`tr[data-row-id="${EDIT_ROW}"]`)
+      await row.getByRole("gridcell", { name: "Blue Bottle" }).click()
+      const merchant = page.getByLabel(`Merchant, row ${n}`)
       await merchant.fill("Blue Bottle Coffee")
       await merchant.press("Enter")
-      await expect.poll(() => page.getByRole("status").textContent()).toContain("saved")
-      const amount = page.getByLabel(`amount_gross, row ${n}`)
+      await expect.poll(() => page.getByRole("status").textContent()).toBe(`Merchant of row ${n} saved: Blue Bottle Coffee`)
+      await row.getByRole("gridcell", { name: "$182.40" }).click()
+      const amount = page.getByLabel(`Amount gross, row ${n}`)
       await amount.fill("lots")
       await amount.press("Enter")
-      await expect.poll(() => page.locator(`#err-${EDIT_ROW}-amount_gross`).textContent()).toContain("amount_gross")
-      expect(await page.getByLabel(`amount_gross, row ${n}`).getAttribute("aria-invalid")).toBe("true")
+      await expect.poll(() => page.locator(`#err-${EDIT_ROW}-amount_gross`).textContent()).toBe("Amount gross must be a decimal number")
+      expect(await page.getByLabel(`Amount gross, row ${n}`).getAttribute("aria-invalid")).toBe("true")
+      await amount.press("Escape")
       await page.getByRole("button", { name: `Reject row ${m}` }).click()
+      await page.getByRole("dialog").getByRole("button", { name: `Reject row ${m}` }).click()
       // The table shows what the workspace now holds.
-      await expect.poll(() => page.locator(`tr[data-row-id="${REJECT_ROW}"]`).textContent(), { timeout: 10_000 }).toContain("REJECTED")
-      await expect.poll(() => page.getByLabel(`merchant, row ${n}`).inputValue(), { timeout: 10_000 }).toBe("Blue Bottle Coffee")
+      await expect.poll(() => page.locator(`tr[data-row-id="${REJECT_ROW}"]`).getAttribute("data-status"), { timeout: 10_000 }).toBe("REJECTED")
+      await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain("Blue Bottle Coffee")
     } else {
       // No rows in the step's args: act by the fixture's row ids.
       await page.getByLabel("Row id").fill(EDIT_ROW)
@@ -225,6 +241,7 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
       expect(await page.getByLabel("New value").getAttribute("aria-invalid")).toBe("true")
       await page.getByLabel("Row id").fill(REJECT_ROW)
       await page.getByRole("button", { name: "Reject row", exact: true }).click()
+      await page.getByRole("dialog").getByRole("button", { name: "Reject row", exact: true }).click()
       await expect.poll(() => page.getByRole("status").textContent()).toContain("rejected")
     }
     await expectAccessible("task: table step after row actions")
@@ -268,6 +285,8 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     await expect.poll(() => page.getByTestId("gl-status").textContent()).toContain("Connected")
     await expectAccessible("GL connected")
     await page.getByRole("button", { name: "Disconnect", exact: true }).click()
+    // Asked first, in the page.
+    await page.getByRole("dialog").getByRole("button", { name: "Disconnect", exact: true }).click()
     await expect.poll(() => page.getByTestId("gl-status").textContent()).toContain("Not connected")
     expect((await http("GET", `${gw!.url}/v1/gl/status`)).body.connected).toBe(false)
     await expectAccessible("GL not connected")

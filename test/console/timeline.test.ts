@@ -73,28 +73,31 @@ describe("the console's timeline names who did what", { timeout: 120_000 }, () =
 
     const edited = await seqOf(REVIEW_TASK, "row.edited")
     const editLine = await lineOf(edited.seq)
-    const [thousands, hundreds] = await page.evaluate(`[(1240).toLocaleString(), (124).toLocaleString()]`) as [string, string]
+    // The field's label, the row's number in the review table, amounts in the row's currency.
+    const [before, after] = await page.evaluate(`[1240, 124].map((n) => n.toLocaleString(undefined, { style: "currency", currency: "USD" }))`) as [string, string]
     await expect.poll(() => editLine.textContent()).toContain(
-      `${BOB} changed amount_gross on row ${FLIGHT_ROW.slice(0, 8)} (Delta Air Lines) of expenses from ${thousands} to ${hundreds}, directly in the ledger`
+      `${BOB} edited Amount gross of row 2 (Delta Air Lines): ${before} → ${after}, directly in the ledger`
     )
     // When, in the reader's locale, machine-readable beside it.
     const time = editLine.locator("time")
     expect(await time.getAttribute("datetime")).toBe(edited.createdAt)
-    expect(await time.textContent()).toBe(await page.evaluate(`new Date(${JSON.stringify(edited.createdAt)}).toLocaleString()`))
+    expect(await time.textContent()).toBe(
+      await page.evaluate(`new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" }).format(new Date(${JSON.stringify(edited.createdAt)}))`)
+    )
 
     const rejectLine = await lineOf((await seqOf(REVIEW_TASK, "row.rejected")).seq)
     expect(await rejectLine.textContent()).toContain(
-      `${BOB} rejected row ${UBER_ROW.slice(0, 8)} (Uber) of expenses (was NEEDS_ATTENTION) at step Review flagged expenses`
+      `${BOB} rejected row 4 (Uber), previously needs attention`
     )
 
     const approveLine = await lineOf((await seqOf(REVIEW_TASK, "step.completed")).seq)
-    expect(await approveLine.textContent()).toContain(`${ANN} approved step Review flagged expenses — `)
+    expect(await approveLine.textContent()).toContain(`${ANN} approved Review flagged expenses: `)
     // Comments are text, never markup.
     expect(await approveLine.locator("q").textContent()).toBe("<b>looks</b> good")
     expect(await approveLine.locator("b").count()).toBe(0)
 
     // Events of other producers keep their generic line: the seeded worker event.
-    expect(await (await lineOf(1)).textContent()).toMatch(/^step\.completed.*step: upload_receipts/)
+    expect(await (await lineOf(1)).textContent()).toMatch(/^Step completed from Receipts step \(worker\)Step: upload_receipts/)
     expect(await seriousViolations(page)).toEqual([])
   })
 
@@ -111,13 +114,13 @@ describe("the console's timeline names who did what", { timeout: 120_000 }, () =
     }, BOB)
 
     const created = await lineOf((await seqOf(task.id, "task.created")).seq)
-    expect(await created.textContent()).toContain(`${ANN} started the task Expense review 2026-11 (workflow expense-review) with period 2026-11`)
+    expect(await created.textContent()).toContain(`${ANN} started Expense review 2026-11 (Expense review) with period 2026-11`)
     const stored = await lineOf((await seqOf(task.id, "file.stored")).seq)
     expect(await stored.textContent()).toContain(`${BOB} uploaded receipt.pdf (12.2 KB) to receipts`)
     const submitted = await lineOf((await seqOf(task.id, "source.submitted")).seq)
-    expect(await submitted.textContent()).toContain("Submitted receipt.pdf to step Upload receipts")
+    expect(await submitted.textContent()).toContain("receipt.pdf was submitted to Upload receipts")
     const completed = await lineOf((await seqOf(task.id, "step.completed")).seq)
-    expect(await completed.textContent()).toContain(`${BOB} completed step Upload receipts`)
+    expect(await completed.textContent()).toContain(`${BOB} completed Upload receipts`)
     expect(await seriousViolations(page)).toEqual([])
   })
 

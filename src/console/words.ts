@@ -1,0 +1,181 @@
+/**
+ * People's words for what the API says in identifiers: field keys, status enums, step
+ * components, provider ids, start-parameter patterns; and values in the reader's locale
+ * (Intl: numbers, amounts in their currency, dates and times). Pure, so tests can call it.
+ */
+
+/** Abbreviations kept in capitals when a key is turned into words. */
+const ACRONYMS = new Set(["gl", "id", "vat", "url", "iban", "bic", "po", "sku", "ap", "ar", "uk", "us", "eu", "api", "csv", "pdf"])
+
+/** `amount_gross` -> "Amount gross", `glAccount` -> "GL account", `upload_receipts` -> "Upload receipts". */
+export const humanize = (key: string): string => {
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[\s_-]+/)
+    .filter((w) => w !== "")
+    .map((w) => w.toLowerCase())
+  if (words.length === 0) return key
+  return words
+    .map((w, i) => (ACRONYMS.has(w) ? w.toUpperCase() : i === 0 ? w[0]!.toUpperCase() + w.slice(1) : w))
+    .join(" ")
+}
+
+const STATUS_WORDS: Readonly<Record<string, string>> = {
+  IN_PROGRESS: "In progress",
+  COMPLETED: "Completed",
+  FAILED: "Failed",
+  PENDING: "Not started",
+  SKIPPED: "Skipped",
+  NEEDS_ATTENTION: "Needs attention",
+  APPROVED: "Approved",
+  REJECTED: "Rejected",
+  ACTIVE: "Active"
+}
+
+/** A status enum as a word: `IN_PROGRESS` -> "In progress" (unknown ones humanized). */
+export const statusWord = (status: string): string => STATUS_WORDS[status] ?? humanize(status)
+
+const AWAITING_WORDS: Readonly<Record<string, string>> = {
+  FILE_UPLOAD: "A file upload",
+  TABLE_REVIEW: "A review of rows",
+  APPROVAL: "An approval"
+}
+
+/** What an open task waits for, from its current step's component. */
+export const awaitingWord = (component: string): string => AWAITING_WORDS[component] ?? humanize(component)
+
+const PROVIDERS: Readonly<Record<string, string>> = {
+  quickbooks_online: "QuickBooks Online",
+  quickbooks: "QuickBooks",
+  qbo: "QuickBooks Online",
+  xero: "Xero",
+  netsuite: "NetSuite",
+  sage_intacct: "Sage Intacct",
+  sage: "Sage",
+  freshbooks: "FreshBooks",
+  zoho_books: "Zoho Books",
+  microsoft_dynamics: "Microsoft Dynamics",
+  dynamics_365: "Dynamics 365",
+  merge: "Merge",
+  codat: "Codat",
+  rutter: "Rutter"
+}
+
+/** A provider or service id as its product name: `quickbooks_online` -> "QuickBooks Online". */
+export const providerName = (id: string): string => PROVIDERS[id.toLowerCase()] ?? humanize(id)
+
+/** A workspace name with any provider id in it spelled as the product: "Local quickbooks_online" -> "Local QuickBooks Online". */
+export const withProviderNames = (text: string): string =>
+  text.replace(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+\b/g, (w) => (Object.hasOwn(PROVIDERS, w) ? PROVIDERS[w]! : w))
+
+/** Media types and extensions as people know them: `application/pdf` -> "PDF", `.csv` -> "CSV". */
+export const fileTypeName = (type: string): string => {
+  const t = type.toLowerCase()
+  const known: Record<string, string> = {
+    "application/pdf": "PDF",
+    "image/png": "PNG",
+    "image/jpeg": "JPEG",
+    "text/csv": "CSV",
+    "text/plain": "plain text",
+    "application/json": "JSON",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "Excel (XLSX)",
+    "application/vnd.ms-excel": "Excel (XLS)"
+  }
+  if (Object.hasOwn(known, t)) return known[t]!
+  if (t.startsWith(".")) return t.slice(1).toUpperCase()
+  if (t.endsWith("/*")) return `any ${t.slice(0, -2)}`
+  const sub = t.split("/")[1]
+  return sub !== undefined && sub !== "" ? sub.toUpperCase() : type
+}
+
+/** "PDF or PNG", "CSV", "PDF, PNG or JPEG". */
+export const orList = (items: ReadonlyArray<string>): string =>
+  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items.at(-1)}`
+
+/**
+ * The format a start parameter's pattern asks for, as a person writes it: `^\d{4}-(0[1-9]|1[0-2])$`
+ * -> "YYYY-MM". Undefined when the pattern is not one of the shapes this knows (the caller then
+ * says "in the expected format" rather than show a regular expression).
+ */
+export const patternFormat = (pattern: string): string | undefined => {
+  let s = pattern.replace(/^\^/, "").replace(/\$$/, "")
+  const month = /\((?:\?:)?0\[1-9\]\|1\[0-2\]\)|\((?:\?:)?0\[1-9\]\|1\[012\]\)/g
+  const day = /\((?:\?:)?0\[1-9\]\|\[12\](?:\\d|\[0-9\])\|3\[01\]\)/g
+  const hasMonth = month.test(s)
+  month.lastIndex = 0
+  s = s.replace(month, "MM").replace(day, "DD")
+  s = s.replace(/(?:\\d|\[0-9\])\{(\d+)\}/g, (_, n: string) => (hasMonth && n === "4" ? "YYYY" : "9".repeat(Number(n))))
+  s = s.replace(/\\d|\[0-9\]/g, "9")
+  s = s.replace(/\[A-Z\]\{(\d+)\}/g, (_, n: string) => "A".repeat(Number(n))).replace(/\[a-z\]\{(\d+)\}/g, (_, n: string) => "a".repeat(Number(n)))
+  s = s.replace(/\\([-.\/ _:])/g, "$1")
+  return /[\\[\](){}*+?|^$]/.test(s) || s === "" ? undefined : s
+}
+
+// ---- values in the reader's locale ----------------------------------------------------------
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" })
+const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" })
+const dayHeading = new Intl.DateTimeFormat(undefined, { weekday: "long", day: "numeric", month: "long", year: "numeric" })
+
+/** An ISO time in the reader's locale ("Nov 1, 2026, 9:05 AM"); the text itself when it is not a time. */
+export const formatTime = (iso: string): string => {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : dateTime.format(d)
+}
+
+/** A calendar date (`2026-10-04`) in the reader's locale, read as that day wherever the reader is. */
+export const formatDate = (ymd: string): string => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(ymd)
+  if (m === null) return ymd
+  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])))
+  return Number.isNaN(d.getTime()) ? ymd : new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" }).format(d)
+}
+
+/** The day of an ISO time, for grouping a timeline: "Sunday, November 1, 2026". */
+export const formatDay = (iso: string): string => {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : dayHeading.format(d)
+}
+
+export const formatDateOnly = (iso: string): string => {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? iso : dateOnly.format(d)
+}
+
+const moneyFormats = new Map<string, Intl.NumberFormat>()
+
+/** A valid ISO 4217 code for `code` (case-insensitive: `usd` is USD), or undefined. */
+const knownCurrencies = new Map<string, string | undefined>()
+export const currencyCode = (code: unknown): string | undefined => {
+  if (typeof code !== "string" || !/^[A-Za-z]{3}$/.test(code)) return undefined
+  // Asked for every row at every render: checked once per code.
+  if (knownCurrencies.has(code)) return knownCurrencies.get(code)
+  const upper = code.toUpperCase()
+  let valid: string | undefined
+  try {
+    new Intl.NumberFormat(undefined, { style: "currency", currency: upper })
+    valid = upper
+  } catch {
+    valid = undefined
+  }
+  knownCurrencies.set(code, valid)
+  return valid
+}
+
+/** An amount in its currency ("$1,240.00"), or as a plain number when no currency is known. */
+export const formatMoney = (amount: number, currency: string | undefined): string => {
+  if (currency === undefined) return amount.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+  let f = moneyFormats.get(currency)
+  if (f === undefined) {
+    f = new Intl.NumberFormat(undefined, { style: "currency", currency })
+    moneyFormats.set(currency, f)
+  }
+  return f.format(amount)
+}
+
+/** Field keys that hold amounts of money (formatted in the row's currency). */
+export const isAmountKey = (key: string): boolean =>
+  /(^|_)(amount|total|net|gross|tax|vat|price|cost|balance|debit|credit|fee)(_|$)/i.test(key) || /Amount$|^amount/.test(key)
+
+/** "1 row", "4 rows". */
+export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`

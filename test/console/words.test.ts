@@ -1,0 +1,103 @@
+/** The console's words for identifiers, and its timeline sentences with their grouping (pure, no browser). */
+import { describe, expect, it } from "vitest"
+import type { TaskEvent } from "../../src/api/resources.js"
+import { columnsOf, rowsOf, sortForReview, statusCounts } from "../../src/console/reviewModel.js"
+import { errorWords, hintOf } from "../../src/console/startForm.js"
+import { type ConsoleKnown, entriesOf, type Piece } from "../../src/console/timelineWords.js"
+import { humanize, patternFormat, providerName, statusWord, withProviderNames } from "../../src/console/words.js"
+
+const usd = (n: number) => new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" }).format(n)
+const text = (what: ReadonlyArray<Piece>) =>
+  what.map((p) => (typeof p === "string" ? p : p.kind === "change" ? `${p.from} → ${p.to}` : p.kind === "quote" ? `“${p.text}”` : p.text)).join("")
+
+describe("people's words", () => {
+  it("labels keys, statuses and providers", () => {
+    expect(humanize("amount_gross")).toBe("Amount gross")
+    expect(humanize("gl_account")).toBe("GL account")
+    expect(humanize("upload_receipts")).toBe("Upload receipts")
+    expect(humanize("autoMatch")).toBe("Auto match")
+    expect(statusWord("IN_PROGRESS")).toBe("In progress")
+    expect(statusWord("NEEDS_ATTENTION")).toBe("Needs attention")
+    expect(statusWord("ON_HOLD")).toBe("On hold")
+    expect(providerName("quickbooks_online")).toBe("QuickBooks Online")
+    expect(withProviderNames("Local quickbooks_online")).toBe("Local QuickBooks Online")
+  })
+
+  it("tells a pattern's format, and a description wins", () => {
+    expect(patternFormat("^\\d{4}-(0[1-9]|1[0-2])$")).toBe("YYYY-MM")
+    expect(patternFormat("^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$")).toBe("YYYY-MM-DD")
+    expect(patternFormat("^[A-Z]{3}$")).toBe("AAA")
+    expect(patternFormat("^(a|b)+$")).toBeUndefined()
+    const period = { key: "period", type: "string" as const, pattern: "^\\d{4}-(0[1-9]|1[0-2])$", required: true }
+    expect(hintOf(period)).toBe("Format: YYYY-MM")
+    expect(hintOf({ ...period, description: "Accounting period" })).toBe("Accounting period")
+    expect(errorWords(period, "must match the pattern ^\\d{4}-(0[1-9]|1[0-2])$")).toBe("must look like YYYY-MM")
+    expect(errorWords({ ...period, pattern: "^(a|b)+$", description: "a or b" }, "must match the pattern ^(a|b)+$")).toBe("is not in the expected format (a or b)")
+  })
+})
+
+describe("the review table's model", () => {
+  const step = {
+    id: "review",
+    title: "Review",
+    displayHint: { component: "TABLE_REVIEW", config: { columns: ["merchant", { key: "amount_gross", title: "Gross" }] } },
+    args: {
+      rows: [
+        { id: "a", status: "APPROVED", fields: { merchant: "A", amount_gross: 1, description: null, currency: "USD" }, editable: [] },
+        { id: "b", status: "NEEDS_ATTENTION", fields: { merchant: "B", amount_gross: 2, description: "Why", currency: "USD" }, editable: ["merchant"] },
+        { id: "c", status: "REJECTED", fields: { merchant: "C", amount_gross: 3, description: null, currency: "USD" }, editable: [] }
+      ]
+    }
+  }
+  it("numbers rows as listed, sorts attention first, counts by status, orders the configured columns with the reason first", () => {
+    const rows = rowsOf(step)!
+    expect(sortForReview(rows).map((r) => [r.id, r.number])).toEqual([["b", 2], ["a", 1], ["c", 3]])
+    expect(statusCounts(rows)).toEqual([["NEEDS_ATTENTION", 1], ["APPROVED", 1], ["REJECTED", 1]])
+    const { shown, others } = columnsOf(step.displayHint.config, rows)
+    expect(shown.map((c) => [c.key, c.label, c.kind])).toEqual([["description", "Description", "text"], ["merchant", "Merchant", "text"], ["amount_gross", "Gross", "money"]])
+    expect(others.map((c) => c.label)).toEqual(["Currency"])
+  })
+})
+
+describe("timeline sentences", () => {
+  const known: ConsoleKnown = {
+    stepTitle: (id) => (id === "review_expenses" ? "Review flagged expenses" : humanize(id)),
+    row: (id) => (id === "r2" ? { number: 2, label: "Delta Air Lines", currency: "USD" } : undefined),
+    fieldLabel: humanize
+  }
+  let seq = 0
+  const ev = (type: string, payload: Record<string, unknown>, minute = 0, source = "audit"): TaskEvent => ({
+    taskId: "t",
+    type,
+    source,
+    seq: ++seq,
+    payload,
+    createdAt: new Date(Date.UTC(2026, 10, 1, 9, minute)).toISOString()
+  })
+
+  it("says who edited which field of which row, old → new in the row's currency", () => {
+    const [entry] = entriesOf([ev("row.edited", { actor: "Ana Lopez", rowId: "r2", field: "amount_gross", oldValue: 120, newValue: 125, via: "row_action", stepId: "review_expenses" })], known)
+    expect(entry && "who" in entry ? entry.who : undefined).toBe("Ana Lopez")
+    expect(text(entry!.what!)).toBe(`edited Amount gross of row 2 (Delta Air Lines): ${usd(120)} → ${usd(125)}`)
+  })
+
+  it("groups one person's edits of one row, and their rejects, within minutes; not across people or rows", () => {
+    const events = [
+      ev("row.edited", { actor: "Ana", rowId: "r2", field: "merchant", oldValue: "Delta", newValue: "Delta Air Lines", via: "row_action" }, 0),
+      ev("row.edited", { actor: "Ana", rowId: "r2", field: "category", oldValue: null, newValue: "Travel", via: "row_action" }, 2),
+      ev("row.edited", { actor: "Bob", rowId: "r2", field: "category", oldValue: "Travel", newValue: "Flights", via: "row_action" }, 3),
+      ev("row.rejected", { actor: "Bob", rowId: "r2", previousStatus: "NEEDS_ATTENTION", newStatus: "REJECTED", via: "row_action" }, 4),
+      ev("row.rejected", { actor: "Bob", rowId: "r9abcdef-0000-0000-0000-000000000000", previousStatus: "NEEDS_ATTENTION", newStatus: "REJECTED", via: "row_action" }, 5),
+      ev("row.edited", { actor: "Bob", rowId: "r2", field: "merchant", oldValue: "A", newValue: "B", via: "row_action" }, 40)
+    ]
+    const entries = entriesOf(events, known)
+    expect(entries.map((e) => e.events.length)).toEqual([2, 1, 2, 1])
+    expect(text(entries[0]!.what!)).toBe("edited 2 values of row 2 (Delta Air Lines): Merchant “Delta” → “Delta Air Lines”; Category empty → “Travel”")
+    expect(text(entries[2]!.what!)).toBe("rejected 2 rows: row 2 (Delta Air Lines) and row r9abcdef")
+  })
+
+  it("leaves other producers' events to the caller, and a look-alike from another source too", () => {
+    const entries = entriesOf([ev("step.completed", { step: "x" }, 0, "worker"), ev("row.edited", { actor: "Eve" }, 0, "worker")], known)
+    expect(entries.every((e) => e.what === undefined)).toBe(true)
+  })
+})
