@@ -28,7 +28,7 @@ import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
 import { Drain, drainTeardown, launchDrained, ProcessDrain } from "./http/drain.js"
 import { GatewayLive } from "./http/Gateway.js"
-import { describeListenError, failStart } from "./http/failStart.js"
+import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./http/readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
@@ -187,7 +187,8 @@ const main = Effect.gen(function*() {
         : Effect.logWarning(`not ready: ${verdict.reason}; GET ${url}/readyz answers 503 until that changes`)))
   })
 
-  return yield* launchDrained(Layer.merge(app, adminLayer), {
+  // A listener or the database that cannot open is said at once, before what opened is released.
+  return yield* launchDrained(Layer.merge(app, adminLayer).pipe(Layer.tapError(failStart)), {
     drain,
     graceMs,
     onStart: (context) => Effect.provide(startupLog, context)
@@ -195,7 +196,8 @@ const main = Effect.gen(function*() {
 })
 
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
-// After a signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
+// Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
+// signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
 NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart), Effect.provide(loggingLayer(logSettingsFromEnv()))), {
-  teardown: drainTeardown(drain)
+  teardown: startFailureTeardown(drainTeardown(drain))
 })
