@@ -91,9 +91,11 @@ const adminListener = (
           const cause = e.cause as { code?: unknown; message?: unknown } | undefined
           const reason = describeListenError(cause, { ...listen, hostSetting: "SVC_ADMIN_HOST", portSetting: "SVC_ADMIN_PORT" }) ??
             String(cause?.message ?? e.message)
+          // Unset, the port is PORT + 1 (AdminConfig.ts): say so, a replica's PORT may be the culprit.
+          const derived = process.env.SVC_ADMIN_PORT === undefined ? "SVC_ADMIN_PORT is unset, so PORT + 1; " : ""
           return new AdminStartError({
             message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
-              `(SVC_ADMIN_PORT=off runs none): ${reason}`
+              `(${derived}SVC_ADMIN_PORT=off runs none): ${reason}`
           })
         })
       )
