@@ -10,10 +10,15 @@
  * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
  * when set; src/workspace/api/AdminConfig.ts).
  *
+ * Settings come from the environment, and from `.env` in the working directory for what the
+ * environment does not set (src/dotEnv.ts).
+ *
  * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
  * (GET /readyz, src/http/readiness.ts) turns 503 as the drain starts.
  */
+// First: `.env` fills the environment before anything reads a setting.
+import { describeDotEnv } from "./dotEnv.js"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -103,6 +108,8 @@ const adminListener = (
   )
 
 const main = Effect.gen(function*() {
+  const dotEnv = describeDotEnv()
+  if (dotEnv !== undefined) yield* Effect.logInfo(dotEnv)
   const settings = yield* tenantConfigFromEnv
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
