@@ -38,6 +38,7 @@ import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./http/readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
+import { unknownSettingWarnings } from "./settingNames.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
@@ -110,6 +111,8 @@ const adminListener = (
 const main = Effect.gen(function*() {
   const dotEnv = describeDotEnv()
   if (dotEnv !== undefined) yield* Effect.logInfo(dotEnv)
+  // A misspelt setting would otherwise be ignored without a word.
+  for (const warning of unknownSettingWarnings()) yield* Effect.logWarning(warning)
   const settings = yield* tenantConfigFromEnv
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
