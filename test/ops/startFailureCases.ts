@@ -12,10 +12,11 @@ export const EXIT_WITHIN_MS = 10_000
 
 export const expectOneLineFailure = (
   result: { readonly code: number | "still running" | null; readonly afterMs: number; readonly output: string },
-  line: RegExp
+  line: RegExp,
+  withinMs = EXIT_WITHIN_MS
 ) => {
   expect({ code: result.code, output: result.output }).toMatchObject({ code: 1 })
-  expect(result.afterMs).toBeLessThan(EXIT_WITHIN_MS)
+  expect(result.afterMs).toBeLessThan(withinMs)
   const reasons = result.output.split("\n").filter((l) => l.includes("Cannot start"))
   expect(reasons).toHaveLength(1)
   expect(reasons[0]).toMatch(line)
