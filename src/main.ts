@@ -10,10 +10,15 @@
  * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
  * when set; src/workspace/api/AdminConfig.ts).
  *
+ * Settings come from the environment, and from `.env` in the working directory for what the
+ * environment does not set (src/dotEnv.ts).
+ *
  * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
  * (GET /readyz, src/http/readiness.ts) turns 503 as the drain starts.
  */
+// First: `.env` fills the environment before anything reads a setting.
+import { describeDotEnv } from "./dotEnv.js"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -28,11 +33,12 @@ import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
 import { Drain, drainTeardown, launchDrained, ProcessDrain } from "./http/drain.js"
 import { GatewayLive } from "./http/Gateway.js"
-import { describeListenError, failStart } from "./http/failStart.js"
+import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./http/readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
+import { unknownSettingWarnings } from "./settingNames.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
@@ -91,9 +97,11 @@ const adminListener = (
           const cause = e.cause as { code?: unknown; message?: unknown } | undefined
           const reason = describeListenError(cause, { ...listen, hostSetting: "SVC_ADMIN_HOST", portSetting: "SVC_ADMIN_PORT" }) ??
             String(cause?.message ?? e.message)
+          // Unset, the port is PORT + 1 (AdminConfig.ts): say so, a replica's PORT may be the culprit.
+          const derived = process.env.SVC_ADMIN_PORT === undefined ? "SVC_ADMIN_PORT is unset, so PORT + 1; " : ""
           return new AdminStartError({
             message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
-              `(SVC_ADMIN_PORT=off runs none): ${reason}`
+              `(${derived}SVC_ADMIN_PORT=off runs none): ${reason}`
           })
         })
       )
@@ -101,6 +109,10 @@ const adminListener = (
   )
 
 const main = Effect.gen(function*() {
+  const dotEnv = describeDotEnv()
+  if (dotEnv !== undefined) yield* Effect.logInfo(dotEnv)
+  // A misspelt setting would otherwise be ignored without a word.
+  for (const warning of unknownSettingWarnings()) yield* Effect.logWarning(warning)
   const settings = yield* tenantConfigFromEnv
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
@@ -187,7 +199,8 @@ const main = Effect.gen(function*() {
         : Effect.logWarning(`not ready: ${verdict.reason}; GET ${url}/readyz answers 503 until that changes`)))
   })
 
-  return yield* launchDrained(Layer.merge(app, adminLayer), {
+  // A listener or the database that cannot open is said at once, before what opened is released.
+  return yield* launchDrained(Layer.merge(app, adminLayer).pipe(Layer.tapError(failStart)), {
     drain,
     graceMs,
     onStart: (context) => Effect.provide(startupLog, context)
@@ -195,7 +208,8 @@ const main = Effect.gen(function*() {
 })
 
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
-// After a signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
+// Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
+// signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
 NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart), Effect.provide(loggingLayer(logSettingsFromEnv()))), {
-  teardown: drainTeardown(drain)
+  teardown: startFailureTeardown(drainTeardown(drain))
 })

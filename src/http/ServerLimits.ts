@@ -7,8 +7,8 @@
  *
  * | Setting                     | Default | Why                                                           |
  * |-----------------------------|---------|---------------------------------------------------------------|
- * | SVC_HEADERS_TIMEOUT_MS      | 10000   | a real client sends its headers in milliseconds; 10 s leaves room for slow mobile links and cuts a slowloris client 6x sooner than Node's 60 s |
- * | SVC_REQUEST_TIMEOUT_MS      | 60000   | receiving the whole request, body included (not the response); a stalled body is cut after 1 min instead of 5. Raise it for large uploads over slow links (32 MiB in 60 s needs about 0.55 MB/s) |
+ * | SVC_HEADERS_TIMEOUT_MS      | 10000 (at most SVC_REQUEST_TIMEOUT_MS) | a real client sends its headers in milliseconds; 10 s leaves room for slow mobile links and cuts a slowloris client 6x sooner than Node's 60 s |
+ * | SVC_REQUEST_TIMEOUT_MS      | 60000 (at least SVC_HEADERS_TIMEOUT_MS) | receiving the whole request, body included (not the response); a stalled body is cut after 1 min instead of 5. Raise it for large uploads over slow links (32 MiB in 60 s needs about 0.55 MB/s) |
  * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
  * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
  * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
@@ -18,7 +18,8 @@
  * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
  *
  * Every value must be a whole number in its range; anything else stops the start with a
- * message naming the variable, the value and what was expected.
+ * message naming the variable, the value and what was expected. Of the two timeouts, one left
+ * unset follows the one set (a 4 s request timeout alone makes the header timeout 4 s too).
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Config from "effect/Config"
@@ -59,14 +60,15 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
 /** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647
 
-const wholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
+/** A whole number setting as the operator gave it: None when unset. */
+const setWholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
   Config.option(Config.string(name)).pipe(
     Config.mapOrFail((raw) => {
-      if (Option.isNone(raw)) return Either.right(fallback)
+      if (Option.isNone(raw)) return Either.right(Option.none<number>())
       const text = raw.value.trim()
       const n = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN
       return Number.isSafeInteger(n) && n >= min && n <= max
-        ? Either.right(n)
+        ? Either.right(Option.some(n))
         : Either.left(
           ConfigError.InvalidData(
             [],
@@ -77,16 +79,19 @@ const wholeNumber = (name: string, fallback: number, min: number, max: number, u
     })
   )
 
+const wholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
+  setWholeNumber(name, fallback, min, max, unit).pipe(Config.map(Option.getOrElse(() => fallback)))
+
 /** The server limits from the environment (SVC_HEADERS_TIMEOUT_MS, ...), defaults where unset. */
 export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
-  headersTimeoutMs: wholeNumber(
+  headersTimeoutMs: setWholeNumber(
     "SVC_HEADERS_TIMEOUT_MS",
     DEFAULT_SERVER_LIMITS.headersTimeoutMs,
     1,
     MAX_TIMER_MS,
     "milliseconds"
   ),
-  requestTimeoutMs: wholeNumber(
+  requestTimeoutMs: setWholeNumber(
     "SVC_REQUEST_TIMEOUT_MS",
     DEFAULT_SERVER_LIMITS.requestTimeoutMs,
     1,
@@ -118,18 +123,26 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
   ),
   bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds")
 }).pipe(
-  Config.mapOrFail((limits) =>
-    // Node refuses a header timeout above the request timeout (the request includes the headers).
-    limits.headersTimeoutMs > limits.requestTimeoutMs
-      ? Either.left(
+  Config.mapOrFail(({ headersTimeoutMs, requestTimeoutMs, ...rest }) => {
+    // Node refuses a header timeout above the request timeout (the request includes the
+    // headers). The one the operator left unset follows the one they set; only two values set
+    // against each other are refused.
+    if (Option.isSome(headersTimeoutMs) && Option.isSome(requestTimeoutMs) && headersTimeoutMs.value > requestTimeoutMs.value) {
+      return Either.left(
         ConfigError.InvalidData(
           [],
-          `SVC_HEADERS_TIMEOUT_MS=${limits.headersTimeoutMs} is not valid: expected at most ` +
-            `SVC_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs}), since the request includes its headers`
+          `SVC_HEADERS_TIMEOUT_MS=${headersTimeoutMs.value} is not valid: expected at most ` +
+            `SVC_REQUEST_TIMEOUT_MS (${requestTimeoutMs.value}), since the request includes its headers`
         )
       )
-      : Either.right(limits)
-  )
+    }
+    const request = Option.getOrElse(
+      requestTimeoutMs,
+      () => Math.max(DEFAULT_SERVER_LIMITS.requestTimeoutMs, Option.getOrElse(headersTimeoutMs, () => 0))
+    )
+    const headers = Option.getOrElse(headersTimeoutMs, () => Math.min(DEFAULT_SERVER_LIMITS.headersTimeoutMs, request))
+    return Either.right<ServerLimits>({ ...rest, headersTimeoutMs: headers, requestTimeoutMs: request })
+  })
 )
 
 /** The drain's grace period by default (SVC_SHUTDOWN_GRACE_MS). */

@@ -233,6 +233,16 @@ export class Drain {
 /** The process's drain, for what reads it (readiness). Optional: without it nothing drains. */
 export class ProcessDrain extends Context.Tag("http/ProcessDrain")<ProcessDrain, Drain>() {}
 
+const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`
+
+/** What the drain will wait for, as its first log line says it. */
+export const describeInProgress = (open: { readonly connections: number; readonly requests: number }): string =>
+  open.requests > 0
+    ? `answering the ${count(open.requests, "request")} in progress (${count(open.connections, "connection")} open)`
+    : open.connections > 0
+    ? `nothing in progress; ${count(open.connections, "idle connection")} to close`
+    : "nothing in progress"
+
 /**
  * Drains on SIGTERM and SIGINT. Call it inside the scope that holds the servers, after they
  * are built: the drain starts the moment a signal arrives (readiness turns, the listeners
@@ -249,10 +259,9 @@ export const drainOnSignals = (drain: Drain, graceMs: number): Effect.Effect<voi
     let signals = 0
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals === 1) {
-        const { connections, requests } = drain.open
         runFork(Effect.logInfo(
-          `${signal} received: draining (not ready, no new connections, ${requests} request(s) in progress on ` +
-            `${connections} connection(s) answered; grace period ${graceMs} ms, SVC_SHUTDOWN_GRACE_MS)`
+          `${signal} received: draining (not ready, no new connections, ${describeInProgress(drain.open)}; ` +
+            `grace period ${graceMs} ms, SVC_SHUTDOWN_GRACE_MS)`
         ))
         void drain.start(graceMs)
       } else {

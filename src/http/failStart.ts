@@ -8,6 +8,7 @@
  *   does not resolve to an address (ENOTFOUND)`, ... naming the settings to change.
  * - Anything else: its message.
  */
+import type * as PlatformRuntime from "@effect/platform/Runtime"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 
@@ -147,12 +148,36 @@ export const describeStartFailure = (error: unknown, env: Record<string, string 
   return String(error)
 }
 
+/** Set once a start has failed: the process then exits 1, whatever is still open (startFailureTeardown). */
+let startFailed = false
+
+/**
+ * How long releasing what a failed start opened may take (closing a database pool is bounded
+ * at 2 s) before the process exits 1 regardless.
+ */
+export const START_FAILURE_BACKSTOP_MS = 5_000
+
 /**
  * A start-up failure: the reason as plain text on stderr (in words, whatever SVC_LOG_FORMAT
- * says: it is read by whoever started the process), exit code 1, no stack.
+ * says: it is read by whoever started the process), exit code 1, no stack. Said once: called
+ * where the start fails (so the line comes before the release of what it had opened) and again
+ * around the whole program.
  */
 export const failStart = (error: unknown) =>
   Effect.sync(() => {
+    if (startFailed) return
+    startFailed = true
     process.stderr.write(`Cannot start: ${describeStartFailure(error)}\n`)
     process.exitCode = 1
+    setTimeout(() => process.exit(1), START_FAILURE_BACKSTOP_MS).unref()
   })
+
+/**
+ * NodeRuntime.runMain's teardown, for a program that ends with failStart: after a failed start
+ * the process exits 1 at once. A clean exit of the main fiber would otherwise wait for the event
+ * loop to empty, and a socket the failed start left behind (on PostgreSQL, the LISTEN
+ * connection still being opened as the port turned out taken) kept a process serving nothing
+ * alive for good.
+ */
+export const startFailureTeardown = (teardown: PlatformRuntime.Teardown): PlatformRuntime.Teardown => (exit, onExit) =>
+  teardown(exit, (code) => onExit(code === 0 && startFailed ? 1 : code))

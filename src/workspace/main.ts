@@ -15,12 +15,13 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { Drain, drainTeardown, launchDrained } from "../http/drain.js"
-import { failStart } from "../http/failStart.js"
+import { describeListenError, failStart, startFailureTeardown } from "../http/failStart.js"
 import { createGatewayServer } from "../http/nodeServer.js"
 import { serverLimitsConfig, shutdownGraceConfig } from "../http/ServerLimits.js"
 import { checkExposure, tokenSetting } from "./api/AdminConfig.js"
@@ -30,6 +31,8 @@ import { WORKSPACE_OPENAPI_PATH } from "./api/WorkspaceApi.js"
 import { databaseLabel, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
 
 const drain = new Drain()
+
+class WorkspaceListenError extends Data.TaggedError("WorkspaceListenError")<{ readonly message: string }> {}
 
 const main = Effect.gen(function*() {
   const port = yield* Config.port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
@@ -51,7 +54,15 @@ const main = Effect.gen(function*() {
   return yield* launchDrained(
     serve.pipe(
       Layer.provide(workspace),
-      Layer.provide(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host }))
+      Layer.provide(
+        NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host }).pipe(
+          // Name this process's own port setting (the gateway's words say PORT).
+          Layer.mapError((e) => {
+            const reason = describeListenError(e.cause, { host, port, hostSetting: "HOST", portSetting: "SVC_WORKSPACE_PORT" })
+            return reason === undefined ? e : new WorkspaceListenError({ message: reason })
+          })
+        )
+      )
     ),
     {
       drain,
@@ -65,4 +76,5 @@ const main = Effect.gen(function*() {
   )
 })
 
-NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)), { teardown: drainTeardown(drain) })
+// After a failed start, exit 1 even with a connection of it still open (failStart.ts).
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)), { teardown: startFailureTeardown(drainTeardown(drain)) })

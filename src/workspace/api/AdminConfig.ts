@@ -6,8 +6,8 @@
  *
  * Settings (Effect Config, read at start; a bad value stops the start with a message naming it):
  * - SVC_ADMIN_HOST: where the embedded admin listener binds; default 127.0.0.1 (loopback).
- * - SVC_ADMIN_PORT: its port, default 3001; `0` picks a free port (the start-up log names it);
- *   `off` runs no admin listener.
+ * - SVC_ADMIN_PORT: its port, default the gateway's PORT + 1 (3001 with the default PORT);
+ *   `0` picks a free port (the start-up log names it); `off` runs no admin listener.
  * - SVC_ADMIN_TOKEN: when set, every admin request (docs and OpenAPI included, unknown paths
  *   too) needs `Authorization: Bearer <token>`, else 401. At least 16 visible ASCII characters.
  *   A listener on a non-loopback address refuses to start without it.
@@ -72,17 +72,33 @@ export const tokenSetting = (name: string): Config.Config<Option.Option<Redacted
     )
   )
 
-const adminPort: Config.Config<Option.Option<number>> = Config.string("SVC_ADMIN_PORT").pipe(
-  Config.withDefault(String(DEFAULT_ADMIN_PORT)),
-  Config.mapOrFail((raw) => {
-    const text = raw.trim()
+/**
+ * SVC_ADMIN_PORT unset: the gateway's PORT + 1 (3001 beside the default 3000; PORT=0, a free
+ * port, gives a free port too). Replicas on one host, each with its own PORT, thus get admin
+ * listeners of their own instead of all reaching for 3001 (README "Scaling out").
+ */
+const adminPort: Config.Config<Option.Option<number>> = Config.all([
+  Config.option(Config.string("SVC_ADMIN_PORT")),
+  Config.option(Config.port("PORT"))
+]).pipe(
+  Config.mapOrFail(([raw, gatewayPort]) => {
+    if (Option.isNone(raw)) {
+      const port = Option.match(gatewayPort, { onNone: () => DEFAULT_ADMIN_PORT, onSome: (p) => (p === 0 ? 0 : p + 1) })
+      return port <= 65535
+        ? Either.right(Option.some(port))
+        : invalid(
+          "SVC_ADMIN_PORT",
+          `SVC_ADMIN_PORT is not set and PORT=65535 leaves no PORT + 1 for the admin listener: set SVC_ADMIN_PORT (or "off")`
+        )
+    }
+    const text = raw.value.trim()
     if (text.toLowerCase() === "off") return Either.right(Option.none())
     const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN
     return port >= 0 && port <= 65535
       ? Either.right(Option.some(port))
       : invalid(
         "SVC_ADMIN_PORT",
-        `SVC_ADMIN_PORT must be a port number (0 for a free port) or "off", got "${raw}"`
+        `SVC_ADMIN_PORT must be a port number (0 for a free port) or "off", got "${raw.value}"`
       )
   })
 )
@@ -111,7 +127,7 @@ export const checkExposure = (
     )
     : Either.right(undefined)
 
-/** The embedded gateway's admin listener settings. */
+/** The embedded gateway's admin listener settings (SVC_ADMIN_PORT unset: PORT + 1). */
 export const adminSettings: Config.Config<AdminSettings> = Config.all({
   host: adminHost,
   port: adminPort,

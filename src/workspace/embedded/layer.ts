@@ -189,7 +189,8 @@ export const storeLayer = (
       // Another process may be migrating the same file: wait for its lock instead of failing.
       yield* Effect.gen(function*() {
         yield* retryBusy(runMigrations).pipe(
-          Effect.mapError((e) => new EmbeddedStartError({ message: `Workspace database migration failed: ${e.message}` }))
+          // The driver's reason (e.g. permission denied for schema public), not the SQL client's wrapper.
+          Effect.mapError((e) => new EmbeddedStartError({ message: `Workspace database migration failed: ${describeError(e)}` }))
         )
         if (options.fixture !== undefined) yield* loadFixture(options.fixture)
         else yield* seedOnStart(Option.fromNullable(options.seedFile))
