@@ -53,6 +53,11 @@ const TaskCursor = Schema.String.pipe(
   Schema.pattern(CURSOR_RE, { message: () => CURSOR_MESSAGE.slice("cursor: ".length) })
 ).annotations({ description: `Where the page starts: the ${NEXT_CURSOR_HEADER} header of the previous answer (opaque)` })
 
+/** A display component, as `awaiting` names it. */
+export const AwaitingParam = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9_.-]{1,128}$/, { message: () => "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
+).annotations({ description: "Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)" })
+
 const LIMIT_MESSAGE = `must be an integer from 1 to ${TASK_PAGE_MAX}`
 
 export const TaskListParams = Schema.Struct({
@@ -64,9 +69,7 @@ export const TaskListParams = Schema.Struct({
     { exact: true }
   ),
   awaiting: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.pattern(/^[A-Za-z0-9_.-]{1,128}$/, { message: () => "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
-    ).annotations({ description: "Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)" }),
+    AwaitingParam,
     { exact: true }
   ),
   limit: Schema.optionalWith(

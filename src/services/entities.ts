@@ -54,20 +54,31 @@ export const listEntities = Effect.gen(function*() {
  * task's workflow and current step. A workflow whose runbook lookup fails contributes none
  * (its tasks have no `awaiting` either).
  */
-export const stepsWhere = (tenantId: string, select: (step: Workspace.Runbook["steps"][number]) => boolean) =>
+export const stepsWhere = (tenantId: string, select: (step: RunbookStep) => boolean) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const config = yield* TenantConfig
     const workflows = yield* workspace.listWorkflows(tenantId)
     const perWorkflow = yield* Effect.forEach(workflows, (wf) =>
       workspace.getRunbook(tenantId, wf.id).pipe(
-        Effect.map((runbook) =>
-          runbook.steps.filter(select).map((step): Workspace.StepRef => ({ workflowId: wf.id, stepId: step.id }))
-        ),
-        Effect.orElseSucceed((): ReadonlyArray<Workspace.StepRef> => [])
+        Effect.map((runbook) => runbook.steps.filter(select).map((step): SelectedStep => ({ workflowId: wf.id, stepId: step.id, step }))),
+        Effect.orElseSucceed((): ReadonlyArray<SelectedStep> => [])
       ), { concurrency: config.runbookConcurrency })
     return perWorkflow.flat()
   })
+
+type RunbookStep = Workspace.Runbook["steps"][number]
+
+/** A step stepsWhere picked: which one (what a TaskQuery's currentSteps takes), and the step itself. */
+export interface SelectedStep {
+  readonly workflowId: string
+  readonly stepId: string
+  readonly step: RunbookStep
+}
+
+/** The step references of selected steps, as a TaskQuery takes them. */
+export const stepRefs = (steps: ReadonlyArray<SelectedStep>): ReadonlyArray<Workspace.StepRef> =>
+  steps.map(({ stepId, workflowId }) => ({ workflowId, stepId }))
 
 /** Each task's summary, `awaiting` from its next step (all fetched in one upstream call; terminal tasks not asked about). */
 const summarize = (tenantId: string, tasks: ReadonlyArray<Workspace.Task>) =>
@@ -118,7 +129,7 @@ export const listTaskPage = (entityId: string, query: TaskListQuery = {}) =>
     if (awaiting !== undefined) {
       // Only a running task awaits anything.
       if (status !== undefined && TERMINAL.has(status)) return { tasks: [] } satisfies TaskPage
-      currentSteps = yield* stepsWhere(tenant.id, (step) => step.displayHint.component === awaiting)
+      currentSteps = stepRefs(yield* stepsWhere(tenant.id, (step) => step.displayHint.component === awaiting))
       if (currentSteps.length === 0) return { tasks: [] } satisfies TaskPage
     }
     const found = yield* workspace.listTasks(tenant.id, entityId, {
