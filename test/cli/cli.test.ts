@@ -87,7 +87,7 @@ describe("exit codes", () => {
     ])
     const [unknownCommand, badId, badParams, missingFile, badUri] = runs
     for (const r of runs) expect(r.code, r.stderr).toBe(2)
-    expect(unknownCommand!.stderr).toMatch(/Invalid subcommand/)
+    expect(unknownCommand!.stderr).toMatch(/^svc: unknown command "nope"/)
     expect(badId!.stderr).toContain(`"not-a-task-id" is not a task id`)
     // startParams: every problem named, then what the workflow takes.
     expect(badParams!.stderr).toContain(`--param threshold: expected a number, got string "high"`)
