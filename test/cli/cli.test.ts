@@ -336,6 +336,12 @@ describe("agents", () => {
     expect(matcher).toMatchObject({ kind: "openai", externalRef: "openai://asst_9", tenantId: ACME, name: "Matcher" })
     expect(typeof matcher.apiKey).toBe("string")
 
+    // The same reference again for the same tenant: a conflict naming the agent that has it, not a second agent.
+    failsWith(
+      await admin("register", "claude://agent_123", "--tenant", "acme", "--name", "Reviewer again"),
+      1,
+      `claude://agent_123 is already registered for this tenant as agent ${id}; delete it first to register it again [409 Conflict]`
+    )
     expect(ok(await admin("add-version", id, "v1", "--config", "{\"model\":\"m1\"}"))).toContain(
       `Recorded version v1 of agent ${id}`
     )

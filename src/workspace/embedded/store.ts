@@ -91,7 +91,7 @@ export interface EmbeddedWorkspace extends WorkspaceClientService {
    * for an unknown or completed one. The GL connect page checks the tenant before answering.
    */
   readonly openGlSession: (consumerId: string) => WsEffect<Option.Option<GlSession>>
-  readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest>
+  readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest | Conflict>
   readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>>
   readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
   readonly deleteAgent: (id: string) => WsEffect<void, NotFound>
