@@ -16,6 +16,8 @@ import * as Effect from "effect/Effect"
 import { createGatewayClient, makeGatewayClient, nextTaskCursor } from "../../src/client/index.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 
+const ADMIN_TOKEN = "task-listing-admin-token-0123456789"
+
 let dir: string
 let gw: RunningService
 let entity: string
@@ -28,7 +30,7 @@ const list = (query: string, entityId = entity) => http("GET", `${gw.url}/v1/ent
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "task-listing-"))
-  gw = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}` })
+  gw = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_ADMIN_TOKEN: ADMIN_TOKEN })
   const entities = (await http("GET", `${gw.url}/v1/entities`)).body
   entity = entities.find((e: { slug: string }) => e.slug === "acme-us").id
   otherEntity = entities.find((e: { slug: string }) => e.slug !== "acme-us").id
@@ -171,5 +173,33 @@ describe("GET /v1/entities/:entityId/tasks, filtered and paged", () => {
       }).pipe(Effect.provide(FetchHttpClient.layer))
     )
     expect(ids).toEqual(promised.filter((t) => t.status === "IN_PROGRESS").map((t) => t.id))
+  }, 60_000)
+
+  it("a gateway on a remote workspace (SVC_WORKSPACE_URL) filters and pages the same", async () => {
+    const remote = await startBuilt({ SVC_WORKSPACE_URL: gw.adminUrl, SVC_WORKSPACE_TOKEN: ADMIN_TOKEN, SVC_TENANT_SLUG: "acme" })
+    try {
+      const now = (await list("")).body as ReadonlyArray<{ id: string; status: string; awaiting?: string }>
+      for (const params of [{ status: "FAILED", limit: "2" }, { awaiting: "FILE_UPLOAD", limit: "3" }, { status: "IN_PROGRESS", awaiting: "TABLE_REVIEW" }]) {
+        const seen: Array<{ id: string }> = []
+        let cursor: string | null = null
+        do {
+          const query = new URLSearchParams({ ...params, ...(cursor !== null ? { cursor } : {}) })
+          const answer = await http("GET", `${remote.url}/v1/entities/${entity}/tasks?${query}`)
+          expect(answer.status, answer.text).toBe(200)
+          seen.push(...answer.body)
+          cursor = answer.headers.get("x-next-cursor")
+        } while (cursor !== null)
+        const p = params as { status?: string; awaiting?: string }
+        expect(seen, JSON.stringify(params)).toEqual(
+          now.filter((t) => (p.status === undefined || t.status === p.status) && (p.awaiting === undefined || t.awaiting === p.awaiting))
+        )
+      }
+      const foreign = Buffer.from(`t:${otherTask}`).toString("base64url")
+      const refused = await http("GET", `${remote.url}/v1/entities/${entity}/tasks?limit=1&cursor=${foreign}`)
+      expect(refused.status, refused.text).toBe(400)
+      expect(refused.body.message).toMatch(/^cursor: /)
+    } finally {
+      await remote.stop()
+    }
   }, 60_000)
 })
