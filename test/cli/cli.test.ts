@@ -275,7 +275,7 @@ describe("subledger", () => {
     ])
     expect(ok(rejected)).toMatch(/Row\s+0349944d-fb03-40cf-a73a-21b10c2a61e9\nStatus\s+REJECTED/)
     expect(json(edited)).toEqual({ status: "OK", rowId: ROW.edit, field: "amount_gross", value: 1200.5 })
-    failsWith(await svc("subledger", "reject", "expenses", ROW.reject), 1, "(current status: REJECTED) [400 Bad Request]")
+    failsWith(await svc("subledger", "reject", "expenses", ROW.reject), 1, "svc: Row cannot be rejected from status REJECTED [400 Bad Request]")
   }, 60_000)
 })
 
