@@ -40,10 +40,14 @@ const printError = (message: string) => Effect.sync(() => void process.stderr.wr
 /** The hint under every usage error: the help of the command named (as far as it goes). */
 export const usageHint = (path: ReadonlyArray<string>) => `Run 'svc ${[...path, "--help"].join(" ")}'`
 
-/** A usage error as every command prints it: `svc: <message>` on one line, then the hint; exit 2. */
+/**
+ * A usage error as every command prints it: `svc: <message>` on one line, then the hint; exit 2.
+ * A message of the CLI's own may go on with indented details (what a workflow's start
+ * parameters are) between the two.
+ */
 export const printUsageError = (message: string, path: ReadonlyArray<string>) =>
   Effect.as(
-    Effect.sync(() => void process.stderr.write(`svc: ${oneLine(message)}\n${usageHint(path)}\n`)),
+    Effect.sync(() => void process.stderr.write(`svc: ${message}\n${usageHint(path)}\n`)),
     EXIT.usage
   )
 
@@ -76,7 +80,7 @@ export const incompleteCommandMessage = (path: ReadonlyArray<string>, stray: str
  */
 export const reportFailure = (error: unknown, path: ReadonlyArray<string> = []): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
-    return printUsageError(HelpDoc.toAnsiText(error.error), path)
+    return printUsageError(oneLine(HelpDoc.toAnsiText(error.error)), path)
   }
   if (error instanceof UsageError) return printUsageError(error.message, path)
   if (isApiError(error) || isNotImplemented(error)) {
