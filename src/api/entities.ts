@@ -6,6 +6,7 @@ import { CreateTaskDto } from "./dtos.js"
 import { ConflictWire, NotFoundWire } from "./errors.js"
 import { Uuid } from "./ids.js"
 import { CreatedTask, EntitySummary, TaskSummary, WorkflowEntry } from "./resources.js"
+import { NEXT_CURSOR_HEADER, TASK_PAGE_MAX, TaskListParams } from "./taskListing.js"
 
 const EntityPath = Schema.Struct({ entityId: Uuid })
 
@@ -19,13 +20,20 @@ export class EntitiesGroup extends HttpApiGroup.make("entities")
   .add(
     HttpApiEndpoint.get("listTasks", "/entities/:entityId/tasks")
       .setPath(EntityPath)
+      .setUrlParams(TaskListParams)
       .addSuccess(Schema.Array(TaskSummary))
       .addError(NotFoundWire)
       .annotate(OpenApi.Summary, "List an entity's tasks")
       .annotate(
         OpenApi.Description,
         "Board data. The next step of each non-terminal task is loaded in parallel to fill `awaiting`; " +
-          "a failed lookup drops `awaiting` for that task only. COMPLETED and FAILED tasks skip the lookup."
+          "a failed lookup drops `awaiting` for that task only. COMPLETED and FAILED tasks skip the lookup. " +
+          "Without query parameters: every task of the entity, oldest first. Opt-in: `status` keeps the tasks in " +
+          "that status, `awaiting` the running tasks whose current step awaits that component; `limit` " +
+          `(1..${TASK_PAGE_MAX}) pages the list: when more tasks may follow, the answer carries the header ` +
+          `\`${NEXT_CURSOR_HEADER}\`, to send back as \`cursor\` (with the same filters) for the next page. A page may ` +
+          "hold fewer than `limit` tasks (even none) and still have a next one; the list ends at the answer " +
+          `without \`${NEXT_CURSOR_HEADER}\`. A bad value is a 400 naming the parameter.`
       )
   )
   .add(

@@ -3,6 +3,7 @@
  * 0 success; 1 an API error (its message on stderr) or another runtime failure; 2 a usage error.
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as Effect from "effect/Effect"
@@ -36,17 +37,56 @@ export const EXIT = { ok: 0, apiError: 1, usage: 2 } as const
 
 const printError = (message: string) => Effect.sync(() => void process.stderr.write(`svc: ${message}\n`))
 
-/** Prints what went wrong (unless @effect/cli already did) and answers the exit code. */
-export const reportFailure = (error: unknown): Effect.Effect<number> => {
+/** The hint under every usage error: the help of the command named (as far as it goes). */
+export const usageHint = (path: ReadonlyArray<string>) => `Run 'svc ${[...path, "--help"].join(" ")}'`
+
+/**
+ * A usage error as every command prints it: `svc: <message>` on one line, then the hint; exit 2.
+ * A message of the CLI's own may go on with indented details (what a workflow's start
+ * parameters are) between the two.
+ */
+export const printUsageError = (message: string, path: ReadonlyArray<string>) =>
+  Effect.as(
+    Effect.sync(() => void process.stderr.write(`svc: ${message}\n${usageHint(path)}\n`)),
+    EXIT.usage
+  )
+
+/** The message on one line: @effect/cli's help text loses its colours, its blocks join with "; ". */
+const oneLine = (text: string) =>
+  text
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-9;]*m/g, "")
+    .split(/\n\s*\n/)
+    .map((block) => block.replace(/\s+/g, " ").trim())
+    .filter((block) => block !== "")
+    .join("; ")
+
+/**
+ * The message of a usage error when the command line names a group and no command of it
+ * (`svc`, `svc tasks`, `svc tasks nope`), found before @effect/cli parses (which would blame
+ * the top level for any of them).
+ */
+export const incompleteCommandMessage = (path: ReadonlyArray<string>, stray: string | undefined, choices: ReadonlyArray<string>) => {
+  const group = path.length === 0 ? "" : `'svc ${path.join(" ")}' `
+  return stray === undefined
+    ? `${group}${group === "" ? "missing command" : "needs a command"}: one of ${choices.join(", ")}`
+    : `${group === "" ? "unknown command" : `${group}has no command`} "${stray}": one of ${choices.join(", ")}`
+}
+
+/**
+ * Prints what went wrong and answers the exit code. `path` is the command named (for the
+ * usage hint). @effect/cli's own printing of its validation errors is silenced (main.ts), so
+ * every usage error comes out here, the same way.
+ */
+export const reportFailure = (error: unknown, path: ReadonlyArray<string> = []): Effect.Effect<number> => {
   if (ValidationError.isValidationError(error)) {
-    // @effect/cli printed the problem and the usage already.
-    return Effect.succeed(EXIT.usage)
+    return printUsageError(oneLine(HelpDoc.toAnsiText(error.error)), path)
   }
-  if (error instanceof UsageError) {
-    return Effect.as(printError(error.message), EXIT.usage)
-  }
+  if (error instanceof UsageError) return printUsageError(error.message, path)
   if (isApiError(error) || isNotImplemented(error)) {
-    const extra = "currentStatus" in error && error.currentStatus !== undefined ? ` (current status: ${error.currentStatus})` : ""
+    // The status, unless the message already names it ("Row in status APPROVED cannot be edited").
+    const status = "currentStatus" in error ? error.currentStatus : undefined
+    const extra = status !== undefined && !error.message.includes(status) ? ` (current status: ${status})` : ""
     return Effect.as(printError(`${error.message}${extra} [${error.statusCode} ${error.error}]`), EXIT.apiError)
   }
   if (error instanceof CliFailure) return Effect.as(printError(error.message), EXIT.apiError)

@@ -13,6 +13,11 @@ export interface NormalizedArgs {
   readonly argv: ReadonlyArray<string>
   readonly help: boolean
   readonly version: boolean
+  /**
+   * When `path` names a group, not a command: the word where a command name was expected
+   * (undefined when there is none). The command line then names no command (a usage error).
+   */
+  readonly incomplete?: { readonly stray: string | undefined; readonly choices: ReadonlyArray<string> } | undefined
 }
 
 const GLOBAL_WITH_VALUE = new Set(["--url", "--admin-url", "--actor", "--actor-header"])
@@ -45,5 +50,7 @@ export const normalizeArgs = (argv: ReadonlyArray<string>): NormalizedArgs => {
   const rest = argv.slice(i)
   const end = rest.indexOf("--")
   if ((end === -1 ? rest : rest.slice(0, end)).some((t) => HELP.has(t))) help = true
-  return { path, argv: [...path, ...globals, ...rest], help, version }
+  const children = tree.get(path.join(" "))
+  const incomplete = children === undefined ? undefined : { stray: rest[0], choices: [...children] }
+  return { path, argv: [...path, ...globals, ...rest], help, version, incomplete }
 }

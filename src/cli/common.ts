@@ -219,7 +219,7 @@ export const group = <const Name extends string, const Subs extends readonly [Co
   path = `svc ${name}`
 ) =>
   Command.make(name, {}, () =>
-    usage(`${path === "svc" ? "" : `${path}: `}missing command, one of: ${subcommands.map((c) => Command.getNames(c)).flatMap((n) => [...n]).join(", ")} (see ${path} --help)`)
+    usage(`${path === "svc" ? "missing command" : `'${path}' needs a command`}: one of ${subcommands.map((c) => Command.getNames(c)).flatMap((n) => [...n]).join(", ")}`)
   ).pipe(Command.withDescription(description), Command.withSubcommands(subcommands))
 
 // ---------------------------------------------------------------------------------------------

@@ -55,8 +55,15 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   health: { usage: "", summary: "Check that the gateway is up", common: "gateway" },
   "entities list": { usage: "", summary: "List the tenant's entities", common: "gateway" },
   "tasks list": {
-    usage: "<entityId>",
+    usage: "<entityId> [--status <s>] [--awaiting <component>] [--limit <n>] [--cursor <c>]",
     summary: "List an entity's tasks, with what each is awaiting",
+    details: ["With --limit, a page; when more follow, the command to read the next is printed on stderr."],
+    options: [
+      ["--status <s>", "Only tasks in this status: IN_PROGRESS, COMPLETED or FAILED"],
+      ["--awaiting <component>", "Only running tasks whose current step awaits it (e.g. TABLE_REVIEW)"],
+      ["--limit <n>", "At most this many tasks (1..500)"],
+      ["--cursor <c>", "The next page of an earlier --limit answer (printed with it)"]
+    ],
     common: "gateway"
   },
   "tasks workflows": {

@@ -11,10 +11,11 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { cli, reportFailure, VERSION } from "./app.js"
+import { cli, incompleteCommandMessage, reportFailure, usageHint, VERSION } from "./app.js"
 import { normalizeArgs } from "./args.js"
 import { helpFor } from "./help.js"
 
@@ -28,20 +29,35 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const args = normalizeArgs(process.argv.slice(2))
 
+/** `self` with Console.error (and only it) printing nothing. */
+const withQuietConsoleErrors = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) =>
+    Console.withConsole(self, {
+      ...console,
+      error: () => Effect.void,
+      unsafe: { ...console.unsafe, error: () => {} }
+    }))
+
 if (args.help) {
   const page = helpFor(args.path, VERSION)
   if (page === undefined) {
-    process.stderr.write(`svc: unknown command "${args.path.join(" ")}" (see svc --help)\n`)
+    process.stderr.write(`svc: unknown command "${args.path.join(" ")}"\n${usageHint([])}\n`)
     process.exitCode = 2
   } else {
     process.stdout.write(`${page}\n`)
   }
 } else if (args.version) {
   process.stdout.write(`tenant-svc ${VERSION}\n`)
+} else if (args.incomplete !== undefined) {
+  process.stderr.write(`svc: ${incompleteCommandMessage(args.path, args.incomplete.stray, args.incomplete.choices)}\n${usageHint(args.path)}\n`)
+  process.exitCode = 2
 } else {
   const program = Effect.suspend(() => cli([...process.argv.slice(0, 2), ...args.argv])).pipe(
+    // @effect/cli prints its validation errors with Console.error, as it likes: reportFailure
+    // prints them (and every other usage error) one way.
+    withQuietConsoleErrors,
     Effect.as(0),
-    Effect.catchAll(reportFailure),
+    Effect.catchAll((error) => reportFailure(error, args.path)),
     // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
     // tens of milliseconds of a command's start.
     Effect.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layer))

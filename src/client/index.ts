@@ -20,11 +20,13 @@ import { GatewayApi } from "../api/Api.js"
 import { withEncodedPaths } from "./encodedPaths.js"
 import { type PromiseClient, toPromiseClient } from "./promise.js"
 import { makeRegistryClient, trimBase } from "./registry.js"
+import { withOptionalTaskListParams } from "./taskList.js"
 
 export * from "../api/index.js"
 export { downloadFile, downloadPath, failOnErrorStatus } from "./download.js"
 export { type PromiseClient, runToPromise, toPromiseClient } from "./promise.js"
 export { isTerminalStatus, TERMINAL_STATUSES } from "./status.js"
+export { nextTaskCursor } from "./taskList.js"
 export {
   Agent,
   AgentVersion,
@@ -49,7 +51,7 @@ export interface ClientOptions {
 export const makeGatewayClient = (baseUrl: string | URL, options: ClientOptions = {}) =>
   Effect.map(
     HttpApiClient.make(GatewayApi, { baseUrl: trimBase(baseUrl), transformClient: options.transformClient }),
-    withEncodedPaths
+    (client) => withOptionalTaskListParams(withEncodedPaths(client))
   )
 
 export type GatewayClient = Effect.Effect.Success<ReturnType<typeof makeGatewayClient>>

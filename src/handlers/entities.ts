@@ -3,7 +3,8 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import type { TaskSummary } from "../api/resources.js"
-import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from "../services/entities.js"
+import { NEXT_CURSOR_HEADER } from "../api/taskListing.js"
+import { createTask, listEntities, listEntityWorkflows, listTaskPage } from "../services/entities.js"
 
 /**
  * The task list is written as JSON without encoding it through its schema again: every field
@@ -13,12 +14,15 @@ import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from
  * schema is unchanged; a test decodes the raw answer with excess properties as errors, and the
  * contract suite validates every answer against the served document.
  */
-const asJson = (tasks: ReadonlyArray<TaskSummary>) => HttpServerResponse.unsafeJson(tasks)
+const asJson = ({ nextCursor, tasks }: { readonly tasks: ReadonlyArray<TaskSummary>; readonly nextCursor?: string | undefined }) =>
+  nextCursor === undefined
+    ? HttpServerResponse.unsafeJson(tasks)
+    : HttpServerResponse.unsafeJson(tasks, { headers: { [NEXT_CURSOR_HEADER]: nextCursor } })
 
 /** The rules live in ../services/entities.ts, shared with the agent tool server (src/mcp). */
 export const EntitiesLive = HttpApiBuilder.group(GatewayApi, "entities", (handlers) =>
   handlers
     .handle("listEntities", () => listEntities)
-    .handle("listTasks", ({ path }) => Effect.map(listTaskSummaries(path.entityId), asJson))
+    .handle("listTasks", ({ path, urlParams }) => Effect.map(listTaskPage(path.entityId, urlParams), asJson))
     .handle("listWorkflows", ({ path }) => listEntityWorkflows(path.entityId))
     .handle("createTask", ({ path, payload }) => createTask(path.entityId, payload)))

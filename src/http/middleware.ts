@@ -13,6 +13,8 @@ import { shapeErrors } from "./errorResponse.js"
 import { identityMiddleware } from "./identity.js"
 import { checkedJsonBodies } from "./jsonInput.js"
 import { requestScope } from "./requestScope.js"
+import { GatewayApi } from "../api/Api.js"
+import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
 
 /**
  * Api-wide middleware: writes from other sites answer 403 and bodies that are not JSON 415
@@ -42,6 +44,8 @@ export const GatewayMiddleware = Layer.unwrapEffect(
     const withCors = cors(corsSettings)
     // Before any body is read: no writes from other sites, no body but JSON (crossSite.ts).
     const sameSite = refuseCrossSite(originAllowed(corsSettings))
-    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(identify(limit(checked(scoped(app)))))))))
+    // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
+    const knownQuery = refuseUnknownQueryParams(GatewayApi)
+    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app))))))))))
   })
 )

@@ -12,7 +12,8 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX } from "../api/eventPaging.js"
 import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSchema, TaskActionDto, TaskEventDto, closed } from "../api/dtos.js"
-import { PayloadTooLarge } from "../api/errors.js"
+import { BadRequest, PayloadTooLarge } from "../api/errors.js"
+import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES } from "../api/taskListing.js"
 import { FileName, MediaType } from "../api/headerValues.js"
 import { Uuid } from "../api/ids.js"
 import {
@@ -33,11 +34,10 @@ import { downloadUrl } from "../files/downloadUrl.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 import { ingestData } from "../services/dataIngest.js"
-import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from "../services/entities.js"
+import { createTask, listEntities, listEntityWorkflows, listTaskPage, stepRefs, stepsWhere } from "../services/entities.js"
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js"
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
-import { TenantConfig } from "../services/TenantConfig.js"
 import { WorkspaceClient } from "../services/WorkspaceClient.js"
 import { isTerminal } from "../workspace/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
@@ -109,11 +109,30 @@ const listTasksTool = tool({
   name: "list_tasks",
   title: "List an entity's tasks",
   description: "An entity's tasks (board data): status, and for a running task the component its current step is " +
-    "awaiting (e.g. FILE_UPLOAD, TABLE_REVIEW, APPROVAL).",
-  input: EntityPath.pipe(closed("ListTasksInput")),
-  output: Schema.Struct({ tasks: Schema.Array(TaskSummary) }),
+    "awaiting (e.g. FILE_UPLOAD, TABLE_REVIEW, APPROVAL). Optional filters as GET /v1/entities/:entityId/tasks takes " +
+    "them: `status`, `awaiting`; with `limit`, a page, and `nextCursor` to pass as `cursor` for the next one.",
+  input: Schema.Struct({
+    ...EntityPath.fields,
+    status: Schema.optionalWith(Schema.Literal(...TASK_STATUSES).annotations({ description: "Only tasks in this status" }), {
+      exact: true
+    }),
+    awaiting: Schema.optionalWith(AwaitingParam, { exact: true }),
+    limit: Schema.optionalWith(
+      Schema.Int.pipe(Schema.between(1, TASK_PAGE_MAX)).annotations({ description: `At most this many tasks (1..${TASK_PAGE_MAX})` }),
+      { exact: true }
+    ),
+    cursor: Schema.optionalWith(Schema.String.annotations({ description: "The nextCursor of an earlier answer" }), { exact: true })
+  }).pipe(closed("ListTasksInput")),
+  output: Schema.Struct({
+    tasks: Schema.Array(TaskSummary),
+    nextCursor: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+      description: "With limit: more tasks may follow; pass it as cursor (with the same filters)"
+    })
+  }),
   readOnly: true,
-  run: ({ entityId }) => Effect.map(listTaskSummaries(entityId), (tasks) => reply({ tasks }))
+  run: ({ entityId, ...query }) =>
+    Effect.map(listTaskPage(entityId, query), ({ nextCursor, tasks }) =>
+      reply(nextCursor === undefined ? { tasks } : { tasks, nextCursor }))
 })
 
 const AssignedStep = Schema.Struct({
@@ -126,36 +145,71 @@ const AssignedStep = Schema.Struct({
   component: Schema.String.annotations({ description: "The step's displayHint.component, e.g. FILE_UPLOAD, APPROVAL" })
 }).annotations({ identifier: "AssignedStep" })
 
+/** Where the next page of assigned steps starts: an entity, and the task of it the last page ended at. */
+const AssignedCursor = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Schema.Tuple(Uuid, Schema.NullOr(Uuid))))
+
+const ASSIGNED_PAGE_MAX = 500
+
 const listAssignedStepsTool = tool({
   name: "list_assigned_steps",
   title: "List my assigned steps",
   description: "The current steps of running tasks that are assigned to you (the calling agent): your work queue. " +
-    "Read one with get_task, then complete it (decide_step, submit_file or write_output_files with its signal).",
-  input: NoInput,
-  output: Schema.Struct({ steps: Schema.Array(AssignedStep) }),
+    "Read one with get_task, then complete it (decide_step, submit_file or write_output_files with its signal). " +
+    `With \`limit\` (1..${ASSIGNED_PAGE_MAX}), a page, and \`nextCursor\` to pass as \`cursor\` for the next one.`,
+  input: Schema.Struct({
+    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, ASSIGNED_PAGE_MAX))).annotations({
+      description: `At most this many steps (1..${ASSIGNED_PAGE_MAX})`
+    }),
+    cursor: Schema.optional(Schema.String).annotations({ description: "The nextCursor of an earlier answer" })
+  }).pipe(closed("ListAssignedStepsInput")),
+  output: Schema.Struct({
+    steps: Schema.Array(AssignedStep),
+    nextCursor: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+      description: "With limit: more steps may follow; pass it as cursor"
+    })
+  }),
   readOnly: true,
-  run: (_, context) =>
+  // The store is asked only for running tasks whose current step is one assigned to the caller,
+  // entity by entity, a page at a time: never every task of the tenant.
+  run: ({ cursor, limit }, context) =>
     Effect.gen(function*() {
       const workspace = yield* WorkspaceClient
-      const config = yield* TenantConfig
       const tenant = yield* (yield* Tenant).current
-      const entities = yield* workspace.listEntities(tenant.id)
-      const tasks = (yield* Effect.forEach(entities, (e) => workspace.listTasks(tenant.id, e.id), {
-        concurrency: config.nextStepConcurrency
-      })).flat().filter((t) => !isTerminal(t.status) && t.currentStep !== null)
-      const workflowIds = [...new Set(tasks.map((t) => t.workflowId))]
-      const runbooks = new Map(
-        yield* Effect.forEach(workflowIds, (id) =>
-          Effect.map(Effect.option(workspace.getRunbook(tenant.id, id)), (runbook) => [id, runbook] as const), {
-          concurrency: config.runbookConcurrency
-        })
-      )
-      const steps = tasks.flatMap((task) => {
-        const step = Option.getOrUndefined(runbooks.get(task.workflowId) ?? Option.none())?.steps.find((s) =>
-          s.id === task.currentStep
+      let start: readonly [string, string | null] | undefined
+      if (cursor !== undefined) {
+        start = yield* Schema.decodeUnknown(AssignedCursor)(cursor).pipe(
+          Effect.mapError(() => new BadRequest({ message: "cursor: must be the nextCursor of an earlier answer" }))
         )
-        return step?.agentId === context.agent.id
-          ? [{
+      }
+      const assigned = yield* stepsWhere(tenant.id, (step) => step.agentId === context.agent.id)
+      if (assigned.length === 0) return reply({ steps: [] })
+      const stepOf = new Map(assigned.map((s) => [JSON.stringify([s.workflowId, s.stepId]), s.step]))
+      const entities = yield* workspace.listEntities(tenant.id)
+      let from = 0
+      if (start !== undefined) {
+        from = entities.findIndex((e) => e.id === start![0])
+        if (from === -1) return yield* Effect.fail(new BadRequest({ message: "cursor: must be the nextCursor of an earlier answer" }))
+      }
+      const steps: Array<typeof AssignedStep.Type> = []
+      let next: readonly [string, string | null] | undefined
+      for (let i = from; i < entities.length; i++) {
+        const entity = entities[i]!
+        const room = limit === undefined ? undefined : limit - steps.length
+        if (room === 0) {
+          next = [entity.id, null]
+          break
+        }
+        const tasks = yield* workspace.listTasks(tenant.id, entity.id, {
+          status: "IN_PROGRESS",
+          currentSteps: stepRefs(assigned),
+          afterId: i === from && start !== undefined ? start[1] ?? undefined : undefined,
+          limit: room === undefined ? undefined : room + 1
+        })
+        const taken = room === undefined ? tasks : tasks.slice(0, room)
+        for (const task of taken) {
+          const step = task.currentStep === null ? undefined : stepOf.get(JSON.stringify([task.workflowId, task.currentStep]))
+          if (step === undefined || isTerminal(task.status)) continue
+          steps.push({
             taskId: task.id,
             taskTitle: task.title,
             entityId: task.entityId,
@@ -163,10 +217,14 @@ const listAssignedStepsTool = tool({
             stepId: step.id,
             stepTitle: step.title,
             component: step.displayHint.component
-          }]
-          : []
-      })
-      return reply({ steps })
+          })
+        }
+        if (room !== undefined && tasks.length > room) {
+          next = [entity.id, taken[taken.length - 1]!.id]
+          break
+        }
+      }
+      return reply(next === undefined ? { steps } : { steps, nextCursor: Schema.encodeSync(AssignedCursor)(next) })
     })
 })
 

@@ -45,7 +45,7 @@ export const CORS_REQUEST_HEADERS = [
   "traceparent",
   "tracestate"
 ] as const
-export const CORS_EXPOSED_HEADERS = ["x-request-id", "content-disposition", "retry-after"] as const
+export const CORS_EXPOSED_HEADERS = ["x-request-id", "content-disposition", "retry-after", "x-next-cursor"] as const
 export const CORS_MAX_AGE_S = 600
 
 /** One configured origin, serialized as browsers send it; an error message when it is not one. */

@@ -18,6 +18,9 @@ import { sampleProcessMetrics } from "./metrics.js"
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+/** The prefix of the metrics the Effect runtime keeps by itself, left out of /metrics. */
+const EFFECT_RUNTIME_PREFIX = "effect_"
+
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
 const metricName = (name: string) => (NAME.test(name) ? name : name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^([0-9])/, "_$1"))
 const labelName = (name: string) => name.replace(/[^a-zA-Z0-9_]/g, "_").replace(/^([0-9])/, "_$1")
@@ -60,6 +63,9 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
   }
   for (const pair of pairs) {
     const key = pair.metricKey
+    // Effect's own runtime counters (effect_fiber_*, kept by the default RuntimeMetrics flag):
+    // not part of the documented set (README "Metrics"), their names and buckets are Effect's.
+    if (key.name.startsWith(EFFECT_RUNTIME_PREFIX)) continue
     const name = metricName(key.name)
     const labels: Labels = key.tags.map((t) => [t.key, t.value] as const)
     const state = pair.metricState

@@ -45,7 +45,15 @@ export interface WorkspaceClientService {
   readonly resolveTenant: (slug: string) => WsEffect<Workspace.Tenant, NotFound>
   readonly listEntities: (tenantId: string) => WsEffect<ReadonlyArray<EntitySummary>>
   readonly getEntity: (tenantId: string, entityId: string) => WsEffect<EntitySummary, NotFound>
-  readonly listTasks: (tenantId: string, entityId: string) => WsEffect<ReadonlyArray<Workspace.Task>>
+  /**
+   * The entity's tasks in creation order; with `query`, only those it selects (see TaskQuery).
+   * A query's `afterId` that is not a task of this entity is a BadRequest.
+   */
+  readonly listTasks: (
+    tenantId: string,
+    entityId: string,
+    query?: TaskQuery
+  ) => WsEffect<ReadonlyArray<Workspace.Task>, BadRequest>
   /** Unscoped by design: the gateway compares the task's tenantId with its own (and refreshes once). */
   readonly getTask: (taskId: string) => WsEffect<Workspace.Task, NotFound>
   /** The task's current step and every step's status; NotFound when the task has no runbook. */
@@ -119,6 +127,20 @@ export interface WorkspaceClientService {
    * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
    */
   readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
+}
+
+/**
+ * Which of an entity's tasks to list (every field optional, all of them must hold), pushed down
+ * to the store because each is a plain column test: `status`; `currentSteps`, tasks whose
+ * current step is one of these (a workflow's step, what `awaiting` and agent assignment are
+ * derived from through the runbook); `afterId`, the tasks after this one in the list's order;
+ * `limit`, the first that many.
+ */
+export interface TaskQuery {
+  readonly status?: string | undefined
+  readonly currentSteps?: ReadonlyArray<Workspace.StepRef> | undefined
+  readonly afterId?: string | undefined
+  readonly limit?: number | undefined
 }
 
 /** Opt-in timeline paging: events with seq > afterSeq, the first `limit` of them (seq ascending). */

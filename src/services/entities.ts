@@ -7,12 +7,13 @@ import * as Effect from "effect/Effect"
 import type { CreateTaskDto } from "../api/dtos.js"
 import { BadRequest, NotFound } from "../api/errors.js"
 import type { TaskSummary, WorkflowEntry } from "../api/resources.js"
+import { CURSOR_MESSAGE, encodeTaskCursor, type TaskListQuery, taskIdOfCursor } from "../api/taskListing.js"
 import { taskView } from "../handlers/taskView.js"
 import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
 import { TenantConfig } from "./TenantConfig.js"
-import { WorkspaceClient } from "./WorkspaceClient.js"
+import { type Workspace, WorkspaceClient } from "./WorkspaceClient.js"
 
 const TERMINAL = new Set(["COMPLETED", "FAILED"])
 
@@ -48,19 +49,45 @@ export const listEntities = Effect.gen(function*() {
 })
 
 /**
- * Board data: each non-terminal task's `awaiting` from its next step, all of them fetched in one
- * upstream call (terminal tasks are not asked about). A task whose lookup fails has no `awaiting`;
- * when the whole call fails no task has one, and the list still answers.
+ * The steps of the tenant's workflows (its own and the global ones) that `select` picks: what a
+ * filter on `awaiting` or on an agent's assignment becomes for the store, which sees only a
+ * task's workflow and current step. A workflow whose runbook lookup fails contributes none
+ * (its tasks have no `awaiting` either).
  */
-export const listTaskSummaries = (entityId: string) =>
+export const stepsWhere = (tenantId: string, select: (step: RunbookStep) => boolean) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
-    const tenant = yield* requireEntity(entityId)
-    const tasks = yield* workspace.listTasks(tenant.id, entityId)
+    const config = yield* TenantConfig
+    const workflows = yield* workspace.listWorkflows(tenantId)
+    const perWorkflow = yield* Effect.forEach(workflows, (wf) =>
+      workspace.getRunbook(tenantId, wf.id).pipe(
+        Effect.map((runbook) => runbook.steps.filter(select).map((step): SelectedStep => ({ workflowId: wf.id, stepId: step.id, step }))),
+        Effect.orElseSucceed((): ReadonlyArray<SelectedStep> => [])
+      ), { concurrency: config.runbookConcurrency })
+    return perWorkflow.flat()
+  })
+
+type RunbookStep = Workspace.Runbook["steps"][number]
+
+/** A step stepsWhere picked: which one (what a TaskQuery's currentSteps takes), and the step itself. */
+export interface SelectedStep {
+  readonly workflowId: string
+  readonly stepId: string
+  readonly step: RunbookStep
+}
+
+/** The step references of selected steps, as a TaskQuery takes them. */
+export const stepRefs = (steps: ReadonlyArray<SelectedStep>): ReadonlyArray<Workspace.StepRef> =>
+  steps.map(({ stepId, workflowId }) => ({ workflowId, stepId }))
+
+/** Each task's summary, `awaiting` from its next step (all fetched in one upstream call; terminal tasks not asked about). */
+const summarize = (tenantId: string, tasks: ReadonlyArray<Workspace.Task>) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
     const open = tasks.filter((task) => !TERMINAL.has(task.status)).map((task) => task.id)
     const answers = open.length === 0
       ? []
-      : yield* workspace.getNextSteps(tenant.id, open).pipe(Effect.orElseSucceed(() => []))
+      : yield* workspace.getNextSteps(tenantId, open).pipe(Effect.orElseSucceed(() => []))
     const awaiting = new Map<string, string>()
     for (const { nextStep, taskId } of answers) {
       if (nextStep?.step != null) awaiting.set(taskId, nextStep.step.displayHint.component)
@@ -71,6 +98,58 @@ export const listTaskSummaries = (entityId: string) =>
       return component === undefined ? summary : { ...summary, awaiting: component }
     })
   })
+
+/** One page of the task list: its tasks, and the cursor of the next page when `limit` cut it short. */
+export interface TaskPage {
+  readonly tasks: ReadonlyArray<TaskSummary>
+  readonly nextCursor?: string | undefined
+}
+
+/**
+ * Board data: each non-terminal task's `awaiting` from its next step. A task whose lookup fails
+ * has no `awaiting`; when the whole call fails no task has one, and the list still answers.
+ *
+ * With `query` (src/api/taskListing.ts): `status`, `cursor` and `limit` go to the store as they
+ * are; `awaiting` goes as the steps that await that component (stepsWhere), since `awaiting` is
+ * derived from the runbook, not stored; the page is then checked against the `awaiting` the
+ * next-step lookup gives (a task whose lookup fails drops out, so such a page may come short).
+ * The store is asked for one task more than `limit`: that one says whether a next page exists.
+ */
+export const listTaskPage = (entityId: string, query: TaskListQuery = {}) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const tenant = yield* requireEntity(entityId)
+    const { awaiting, cursor, limit, status } = query
+    if (status === undefined && awaiting === undefined && limit === undefined && cursor === undefined) {
+      return { tasks: yield* summarize(tenant.id, yield* workspace.listTasks(tenant.id, entityId)) } satisfies TaskPage
+    }
+    const afterId = cursor === undefined ? undefined : taskIdOfCursor(cursor)
+    if (cursor !== undefined && afterId === undefined) return yield* Effect.fail(new BadRequest({ message: CURSOR_MESSAGE }))
+    let currentSteps: ReadonlyArray<Workspace.StepRef> | undefined
+    if (awaiting !== undefined) {
+      // Only a running task awaits anything.
+      if (status !== undefined && TERMINAL.has(status)) return { tasks: [] } satisfies TaskPage
+      currentSteps = stepRefs(yield* stepsWhere(tenant.id, (step) => step.displayHint.component === awaiting))
+      if (currentSteps.length === 0) return { tasks: [] } satisfies TaskPage
+    }
+    const found = yield* workspace.listTasks(tenant.id, entityId, {
+      status,
+      currentSteps,
+      afterId,
+      limit: limit === undefined ? undefined : limit + 1
+    })
+    const more = limit !== undefined && found.length > limit
+    const page = more ? found.slice(0, limit) : found
+    const summaries = yield* summarize(tenant.id, page)
+    return {
+      tasks: awaiting === undefined ? summaries : summaries.filter((t) => t.awaiting === awaiting),
+      nextCursor: more ? encodeTaskCursor(page[page.length - 1]!.id) : undefined
+    } satisfies TaskPage
+  })
+
+/** The whole list (every task, or every task `query` selects without paging). */
+export const listTaskSummaries = (entityId: string, query: TaskListQuery = {}) =>
+  Effect.map(listTaskPage(entityId, query), (page) => page.tasks)
 
 export const listEntityWorkflows = (entityId: string) => Effect.flatMap(requireEntity(entityId), (tenant) => workflowsOf(tenant.id))
 

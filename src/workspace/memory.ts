@@ -42,6 +42,7 @@ import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
 import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "./glServices.js"
 import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
+import { selectTasks } from "./taskQuery.js"
 
 interface Row {
   ledger: string
@@ -337,9 +338,13 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         const e = entities.get(entityId)
         return e !== undefined && e.tenantId === tenantId ? Effect.succeed(e) : notFound(`Entity ${entityId}`)
       }),
-    listTasks: (tenantId, entityId) =>
-      call("listTasks", () =>
-        Effect.succeed([...tasks.values()].filter((t) => t.tenantId === tenantId && t.entityId === entityId))),
+    listTasks: (tenantId, entityId, query) =>
+      call("listTasks", () => {
+        const all = [...tasks.values()].filter((t) => t.tenantId === tenantId && t.entityId === entityId)
+        if (query === undefined) return Effect.succeed(all)
+        const selected = selectTasks(all, query)
+        return typeof selected === "string" ? Effect.fail(new BadRequest({ message: selected })) : Effect.succeed(selected)
+      }),
     getTask: (taskId) =>
       call("getTask", () => {
         const t = tasks.get(rootTaskId(taskId))

@@ -38,6 +38,12 @@ export const NextStepOf = Schema.Struct({
   nextStep: Schema.NullOr(NextStep)
 }).annotations({ identifier: "NextStepOf" })
 
+/** One step of one workflow: a task's current step, as a list filter names it. */
+export const StepRef = Schema.Struct({
+  workflowId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)),
+  stepId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256))
+}).annotations({ identifier: "StepRef" })
+
 export const Workflow = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -148,6 +154,7 @@ export declare namespace Workspace {
   export type NextStep = typeof NextStep.Type
   export type NextStepOf = typeof NextStepOf.Type
   export type Workflow = typeof Workflow.Type
+  export type StepRef = typeof StepRef.Type
   export type Runbook = typeof Runbook.Type
   export type Signal = typeof Signal.Type
   export type Document = typeof Document.Type

@@ -87,7 +87,7 @@ describe("exit codes", () => {
     ])
     const [unknownCommand, badId, badParams, missingFile, badUri] = runs
     for (const r of runs) expect(r.code, r.stderr).toBe(2)
-    expect(unknownCommand!.stderr).toMatch(/Invalid subcommand/)
+    expect(unknownCommand!.stderr).toMatch(/^svc: unknown command "nope"/)
     expect(badId!.stderr).toContain(`"not-a-task-id" is not a task id`)
     // startParams: every problem named, then what the workflow takes.
     expect(badParams!.stderr).toContain(`--param threshold: expected a number, got string "high"`)
@@ -275,7 +275,7 @@ describe("subledger", () => {
     ])
     expect(ok(rejected)).toMatch(/Row\s+0349944d-fb03-40cf-a73a-21b10c2a61e9\nStatus\s+REJECTED/)
     expect(json(edited)).toEqual({ status: "OK", rowId: ROW.edit, field: "amount_gross", value: 1200.5 })
-    failsWith(await svc("subledger", "reject", "expenses", ROW.reject), 1, "(current status: REJECTED) [400 Bad Request]")
+    failsWith(await svc("subledger", "reject", "expenses", ROW.reject), 1, "svc: Row cannot be rejected from status REJECTED [400 Bad Request]")
   }, 60_000)
 })
 
@@ -336,6 +336,12 @@ describe("agents", () => {
     expect(matcher).toMatchObject({ kind: "openai", externalRef: "openai://asst_9", tenantId: ACME, name: "Matcher" })
     expect(typeof matcher.apiKey).toBe("string")
 
+    // The same reference again for the same tenant: a conflict naming the agent that has it, not a second agent.
+    failsWith(
+      await admin("register", "claude://agent_123", "--tenant", "acme", "--name", "Reviewer again"),
+      1,
+      `claude://agent_123 is already registered for this tenant as agent ${id}; delete it first to register it again [409 Conflict]`
+    )
     expect(ok(await admin("add-version", id, "v1", "--config", "{\"model\":\"m1\"}"))).toContain(
       `Recorded version v1 of agent ${id}`
     )

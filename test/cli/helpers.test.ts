@@ -1,7 +1,9 @@
 /** The CLI's pure parts: start-param checks, record files, file names, the timeline, agent URIs. */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
+import { BadRequest } from "../../src/api/errors.js"
+import { reportFailure } from "../../src/cli/app.js"
 import type { TaskEvent, WorkflowEntry } from "../../src/api/resources.js"
 import { parseAgentUri } from "../../src/cli/commands/agents.js"
 import { parseRecords } from "../../src/cli/commands/data.js"
@@ -172,5 +174,32 @@ describe("agent URIs", () => {
     expect(parseAgentUri("://x")).toBeUndefined()
     expect(parseAgentUri("claude://")).toBeUndefined()
     expect(parseAgentUri("1abc://x")).toBeUndefined()
+  })
+})
+
+describe("an API error on stderr", () => {
+  const printed = async (error: unknown) => {
+    const lines: Array<string> = []
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      lines.push(String(chunk))
+      return true
+    })
+    try {
+      return { code: await Effect.runPromise(reportFailure(error)), text: lines.join("") }
+    } finally {
+      spy.mockRestore()
+    }
+  }
+
+  it("names the current status once: not again when the message says it (issue 24)", async () => {
+    expect(await printed(new BadRequest({ message: "Row in status APPROVED cannot be edited", currentStatus: "APPROVED" }))).toEqual({
+      code: 1,
+      text: "svc: Row in status APPROVED cannot be edited [400 Bad Request]\n"
+    })
+    expect((await printed(new BadRequest({ message: "Task is COMPLETED with no step to decide", currentStatus: "COMPLETED" }))).text)
+      .toBe("svc: Task is COMPLETED with no step to decide [400 Bad Request]\n")
+    // A message that does not say it still gets it.
+    expect((await printed(new BadRequest({ message: "Current step is not a table step", currentStatus: "IN_PROGRESS" }))).text)
+      .toBe("svc: Current step is not a table step (current status: IN_PROGRESS) [400 Bad Request]\n")
   })
 })

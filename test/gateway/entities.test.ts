@@ -51,7 +51,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
         const byId = new Map(tasks.map((t) => [t.id, t]))
         expect(byId.size).toBe(3)
         expect(byId.get(EXPENSE_TASK)).toEqual({
@@ -83,6 +83,26 @@ describe("GET /v1/entities/:entityId/tasks", () => {
       })
     ))
 
+  it.effect("filters and pages in the memory store as in SQL (status, awaiting, limit, cursor)", () =>
+    withGateway((ws) =>
+      Effect.gen(function*() {
+        const first = yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS&limit=1`)
+        expect(first.body.map((t: { id: string }) => t.id)).toEqual([EXPENSE_TASK])
+        const cursor = first.headers["x-next-cursor"]!
+        const second = yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS&limit=1&cursor=${cursor}`)
+        expect(second.body.map((t: { id: string }) => t.id)).toEqual([LEGACY_TASK])
+        expect(second.headers["x-next-cursor"]).toBeUndefined()
+        const awaiting = yield* raw("GET", `/v1/entities/${ACME_US}/tasks?awaiting=TABLE_REVIEW`)
+        expect(awaiting.body.map((t: { id: string }) => t.id)).toEqual([EXPENSE_TASK])
+        expect(awaiting.headers["x-next-cursor"]).toBeUndefined()
+        expect((yield* raw("GET", `/v1/entities/${ACME_US}/tasks?awaiting=TABLE_REVIEW&status=COMPLETED`)).body).toEqual([])
+        // Another entity's task is no cursor of this list.
+        const other = [...ws.tasks.values()].find((t) => t.entityId !== ACME_US)!
+        const foreign = Buffer.from(`t:${other.id}`).toString("base64url")
+        expectError(yield* raw("GET", `/v1/entities/${ACME_US}/tasks?cursor=${foreign}`), 400, "Bad Request", /^cursor: /)
+      })
+    ))
+
   it.effect("skips the next-step lookup for COMPLETED and FAILED tasks", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
@@ -91,7 +111,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         const looked: Array<string> = []
         ws.faults.nextStep = (taskId) => void looked.push(taskId) as undefined
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
         expect(tasks.length).toBe(3)
         expect(looked).toEqual([LEGACY_TASK])
       })
@@ -104,7 +124,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         ws.tasks.get(LEGACY_TASK)!.workflowId = "expense-review"
         ws.tasks.get(LEGACY_TASK)!.currentStep = "upload_receipts"
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
         expect(tasks.find((t) => t.id === EXPENSE_TASK)).not.toHaveProperty("awaiting")
         expect(tasks.find((t) => t.id === LEGACY_TASK)?.awaiting).toBe("FILE_UPLOAD")
       })
@@ -120,7 +140,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
           })
         }
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
         expect(tasks.length).toBe(13)
         expect(tasks.filter((t) => t.awaiting === "TABLE_REVIEW").length).toBe(11)
         expect(ws.calls.get("getNextSteps")).toBe(1)
@@ -134,7 +154,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         const original = ws.getNextSteps
         ;(ws as any).getNextSteps = () => Effect.fail(new ServiceUnavailable({ message: "down" }))
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US } })
+        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
         ;(ws as any).getNextSteps = original
         expect(tasks.length).toBe(3)
         expect(tasks.some((t) => "awaiting" in t)).toBe(false)

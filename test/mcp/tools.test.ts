@@ -132,9 +132,40 @@ describe("steps assigned to agents: the work queue", () => {
       component: "FILE_UPLOAD"
     })
     expect(ok(await call(b, "list_assigned_steps")).steps).toEqual([])
-    expect(toolError(await call(a, "list_assigned_steps", { all: true })).message).toBe(
-      "all: is unexpected: this tool takes no arguments"
-    )
+    expect(toolError(await call(a, "list_assigned_steps", { all: true })).message).toMatch(/^all: is unexpected/)
+  })
+
+  it("list_assigned_steps pages with limit and cursor, to the same steps", async () => {
+    const all = ok(await call(a, "list_assigned_steps")).steps
+    expect(ok(await call(a, "list_assigned_steps")).nextCursor).toBeUndefined()
+    const seen: Array<unknown> = []
+    let cursor: string | undefined
+    let pages = 0
+    do {
+      const page = ok(await call(a, "list_assigned_steps", { limit: 1, ...(cursor !== undefined ? { cursor } : {}) }))
+      expect(page.steps.length).toBeLessThanOrEqual(1)
+      seen.push(...page.steps)
+      cursor = page.nextCursor
+      pages++
+    } while (cursor !== undefined && pages < 10)
+    expect(cursor).toBeUndefined()
+    expect(seen).toEqual(all)
+    expect(toolError(await call(a, "list_assigned_steps", { cursor: "nope" })).message).toMatch(/^cursor: /)
+    expect(toolError(await call(a, "list_assigned_steps", { limit: 0 })).message).toMatch(/^limit: /)
+  })
+
+  it("list_tasks takes the /v1 filters and paging", async () => {
+    const v1 = (await http("GET", `${gw.url}/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS&awaiting=FILE_UPLOAD`)).body
+    const listed = ok(await call(a, "list_tasks", { entityId: ACME_US, status: "IN_PROGRESS", awaiting: "FILE_UPLOAD" }))
+    expect(listed).toEqual({ tasks: v1 })
+    expect(v1.length).toBeGreaterThan(0)
+    const running = (await http("GET", `${gw.url}/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS`)).body
+    expect(running.length).toBeGreaterThan(1)
+    const first = ok(await call(a, "list_tasks", { entityId: ACME_US, status: "IN_PROGRESS", limit: 1 }))
+    expect(first.tasks).toEqual(running.slice(0, 1))
+    const second = ok(await call(a, "list_tasks", { entityId: ACME_US, status: "IN_PROGRESS", limit: 1, cursor: first.nextCursor }))
+    expect(second.tasks).toEqual(running.slice(1, 2))
+    expect(toolError(await call(a, "list_tasks", { entityId: ACME_US, status: "DONE" })).message).toMatch(/^status: /)
   })
 
   it("get_task is the /v1 UI state plus the assignment (yours or not)", async () => {

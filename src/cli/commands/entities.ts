@@ -2,7 +2,10 @@
 import * as Args from "@effect/cli/Args"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import { entityIdArg, fields, gatewayCommand, line, note, parseKeyValues, table, usage, group } from "../common.js"
+import * as Option from "effect/Option"
+import { TASK_PAGE_MAX, TASK_STATUSES } from "../../api/taskListing.js"
+import { nextTaskCursor } from "../../client/taskList.js"
+import { entityIdArg, fields, gatewayCommand, group, line, note, parseKeyValues, table, usage } from "../common.js"
 import { buildContext, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
 
 export const health = gatewayCommand("health", "Check that the gateway is up", {}, (_, ctx) =>
@@ -19,9 +22,27 @@ const entitiesList = gatewayCommand("list", "List the tenant's entities", {}, (_
 
 export const entities = group("entities", "The tenant's entities", [entitiesList])
 
-const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", { entityId: entityIdArg }, ({ entityId }, ctx) =>
-  Effect.flatMap(ctx.gateway.entities.listTasks({ path: { entityId } }), (tasks) =>
-    ctx.output(tasks, (rows) =>
+const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", {
+  entityId: entityIdArg,
+  status: Options.choice("status", TASK_STATUSES).pipe(Options.optional, Options.withDescription("Only tasks in this status")),
+  awaiting: Options.text("awaiting").pipe(
+    Options.optional,
+    Options.withDescription("Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)")
+  ),
+  limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many tasks (1..${TASK_PAGE_MAX})`)),
+  cursor: Options.text("cursor").pipe(Options.optional, Options.withDescription("The page after an earlier --limit answer"))
+}, ({ awaiting, cursor, entityId, limit, status }, ctx) =>
+  Effect.gen(function*() {
+    const n = Option.getOrUndefined(limit)
+    if (n !== undefined && (n < 1 || n > TASK_PAGE_MAX)) return yield* usage(`--limit: must be an integer from 1 to ${TASK_PAGE_MAX}`)
+    const urlParams = {
+      ...Option.match(status, { onNone: () => ({}), onSome: (status) => ({ status }) }),
+      ...Option.match(awaiting, { onNone: () => ({}), onSome: (awaiting) => ({ awaiting }) }),
+      ...(n !== undefined ? { limit: n } : {}),
+      ...Option.match(cursor, { onNone: () => ({}), onSome: (cursor) => ({ cursor }) })
+    }
+    const [tasks, response] = yield* ctx.gateway.entities.listTasks({ path: { entityId }, urlParams, withResponse: true })
+    yield* ctx.output(tasks, (rows) =>
       table([
         ["ID", (t) => t.id],
         ["STATUS", (t) => t.status],
@@ -29,7 +50,14 @@ const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", 
         ["WORKFLOW", (t) => t.workflowId],
         ["CREATED", (t) => t.createdAt],
         ["TITLE", (t) => t.title]
-      ], rows))))
+      ], rows))
+    // More pages: say how to read the next (on stderr, so that --json output stays the array).
+    const next = nextTaskCursor(response)
+    if (next !== undefined) {
+      const again = process.argv.slice(2).filter((a, i, all) => a !== "--cursor" && all[i - 1] !== "--cursor" && !a.startsWith("--cursor="))
+      yield* note(`(more: svc ${again.join(" ")} --cursor ${next})`)
+    }
+  }))
 
 const tasksWorkflows = gatewayCommand(
   "workflows",

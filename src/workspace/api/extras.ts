@@ -13,7 +13,7 @@ export interface WorkspaceExtras {
   /** The GL adapter's success webhook: session `consumerId` completed with `service`; the connection becomes ACTIVE. */
   readonly completeGlSession: (consumerId: string, service: string) => WsEffect<void, NotFound | BadRequest>
   /** BadRequest for an unknown tenant or a bad kind / externalRef. */
-  readonly createAgent: (input: CreateAgentDto) => WsEffect<CreatedAgent, NotFound | BadRequest>
+  readonly createAgent: (input: CreateAgentDto) => WsEffect<CreatedAgent, NotFound | BadRequest | Conflict>
   readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>, BadRequest>
   readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
   readonly deleteAgent: (id: string) => WsEffect<void, NotFound>

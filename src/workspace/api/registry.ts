@@ -85,12 +85,14 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
     HttpApiEndpoint.post("createAgent", "/registry/agents")
       .setPayload(CreateAgentDto)
       .addSuccess(CreatedAgent, { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Register an agent")
       .annotate(
         OpenApi.Description,
         "Records the reference (kind, externalRef, tenant) and provisions a per-agent API key. Only the key's " +
           "hash is stored; the plaintext comes back once, here, with the agent UUID and the resolved externalRef. " +
-          "400 for an unknown tenant, a bad kind or externalRef."
+          "400 for an unknown tenant, a bad kind or externalRef; 409 naming the existing agent when the tenant " +
+          "already has one with this kind and externalRef (delete it to register it again)."
       )
   )
   .add(

@@ -66,7 +66,17 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("resolveTenant", ({ path }) => service.resolveTenant(path.slug))
       .handle("listEntities", ({ path }) => service.listEntities(path.tenantId))
       .handle("getEntity", ({ path }) => service.getEntity(path.tenantId, path.entityId))
-      .handle("listTasks", ({ path }) => service.listTasks(path.tenantId, path.entityId))
+      .handle("listTasks", ({ path, urlParams }) =>
+        service.listTasks(
+          path.tenantId,
+          path.entityId,
+          Object.keys(urlParams).length === 0 ? undefined : {
+            status: urlParams.status,
+            currentSteps: urlParams.steps,
+            afterId: urlParams.after,
+            limit: urlParams.limit
+          }
+        ))
       .handle("createTask", ({ headers, path, payload }) =>
         keyed(headers, service.createTask(path.tenantId, path.entityId, payload)))
       .handle("listWorkflows", ({ path }) => service.listWorkflows(path.tenantId))

@@ -5,9 +5,9 @@ import * as Schema from "effect/Schema"
 import { ConflictWire, NotFoundWire } from "../../api/errors.js"
 import { IdempotencyKeyHeaders } from "../../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../../api/resources.js"
-import { Runbook, Task, Tenant, Workflow } from "../model.js"
+import { Runbook, StepRef, Task, Tenant, Workflow } from "../model.js"
 import { closed } from "../../api/dtos.js"
-import { EntityPath, JsonObject, NonEmpty, TenantIdParam, TenantPath } from "./paths.js"
+import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath } from "./paths.js"
 
 export const CreateTaskRequest = Schema.Struct({
   workflowId: NonEmpty(256).annotations({ description: "A workflow of this tenant or a global one" }),
@@ -15,6 +15,25 @@ export const CreateTaskRequest = Schema.Struct({
     description: "Forwarded into the workflow start payload"
   })
 }).pipe(closed("WorkspaceCreateTaskRequest"))
+
+const LIST_LIMIT_MAX = 10_000
+
+/** A TaskQuery (src/services/WorkspaceClient.ts) as query parameters; none: every task. */
+export const TaskQueryParams = Schema.Struct({
+  status: Schema.optionalWith(NonEmpty(64).annotations({ description: "Only tasks in this status" }), { exact: true }),
+  steps: Schema.optionalWith(
+    Schema.parseJson(Schema.Array(StepRef)).annotations({
+      description: "JSON array of {workflowId, stepId}: only tasks whose current step is one of these"
+    }),
+    { exact: true }
+  ),
+  after: Schema.optionalWith(IdParam("Only the tasks after this one (a task of this entity; 400 otherwise)"), { exact: true }),
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, LIST_LIMIT_MAX))
+      .annotations({ description: `At most this many tasks, 1..${LIST_LIMIT_MAX}` }),
+    { exact: true }
+  )
+})
 
 export class TenantsGroup extends HttpApiGroup.make("tenants")
   .add(
@@ -41,9 +60,14 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
   .add(
     HttpApiEndpoint.get("listTasks", "/tenants/:tenantId/entities/:entityId/tasks")
       .setPath(EntityPath)
+      .setUrlParams(TaskQueryParams)
       .addSuccess(Schema.Array(Task))
       .annotate(OpenApi.Summary, "List an entity's tasks")
-      .annotate(OpenApi.Description, "The full task records of the entity, scoped to the tenant (board data).")
+      .annotate(
+        OpenApi.Description,
+        "The full task records of the entity in creation order, scoped to the tenant (board data). The query " +
+          "parameters narrow it (all must hold): `status`, `steps` (current step one of these), `after`, `limit`."
+      )
   )
   .add(
     HttpApiEndpoint.post("createTask", "/tenants/:tenantId/entities/:entityId/tasks")

@@ -112,18 +112,32 @@ export const makeAgentRegistry = Effect.gen(function*() {
       const tenantId = yield* tenantOf(input)
       const apiKey = newApiKey()
       const agent = { id: randomUUID(), kind: input.kind, externalRef, tenantId, name, createdAt: nowIso(), versions: [] }
-      // A transaction even for one statement: writes take the lock on the writer connection (./libsql.ts).
-      yield* sql.withTransaction(sql`INSERT INTO agents ${
-        sql.insert({
-          id: agent.id,
-          kind: agent.kind,
-          external_ref: externalRef,
-          tenant_id: tenantId,
-          name,
-          api_key_hash: hashApiKey(apiKey),
-          created_at: agent.createdAt
-        })
-      }`)
+      // One agent per reference and tenant: a second registration of the same kind://id would be
+      // a second key for the same agent, which nobody asked for. The check and the insert are one
+      // transaction (writes take the lock on the writer connection, ./libsql.ts).
+      yield* sql.withTransaction(Effect.gen(function*() {
+        const [existing] = yield* sql<{ readonly id: string }>`SELECT id FROM agents
+          WHERE tenant_id = ${tenantId} AND kind = ${agent.kind} AND external_ref = ${externalRef} ORDER BY rowid LIMIT 1`
+        if (existing !== undefined) {
+          return yield* Effect.fail(
+            new Conflict({
+              message: `${externalRef} is already registered for this tenant as agent ${existing.id}; ` +
+                "delete it first to register it again"
+            })
+          )
+        }
+        yield* sql`INSERT INTO agents ${
+          sql.insert({
+            id: agent.id,
+            kind: agent.kind,
+            external_ref: externalRef,
+            tenant_id: tenantId,
+            name,
+            api_key_hash: hashApiKey(apiKey),
+            created_at: agent.createdAt
+          })
+        }`
+      }))
       return { ...agent, apiKey } satisfies CreatedAgent
     }).pipe(guard("createAgent"))
 

@@ -9,6 +9,7 @@
  * engine applies on delivery.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
@@ -20,10 +21,16 @@ import { rootTaskId } from "../../api/ids.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
-import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
+import {
+  currentIdempotencyKey,
+  type TaskQuery,
+  type WorkspaceClientService,
+  type WsEffect
+} from "../../services/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
 import type { Workspace } from "../model.js"
 import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
+import { unknownAfterId } from "../taskQuery.js"
 import {
   type Agent,
   type AgentVersion,
@@ -84,7 +91,7 @@ export interface EmbeddedWorkspace extends WorkspaceClientService {
    * for an unknown or completed one. The GL connect page checks the tenant before answering.
    */
   readonly openGlSession: (consumerId: string) => WsEffect<Option.Option<GlSession>>
-  readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest>
+  readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest | Conflict>
   readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>>
   readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
   readonly deleteAgent: (id: string) => WsEffect<void, NotFound>
@@ -337,6 +344,33 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
         return { status: "OK" as const, rowId, field, value: coerced }
       })
 
+    /**
+     * The WHERE clause of a TaskQuery (../taskQuery.ts says what it selects); undefined when it
+     * selects nothing (an empty step list); a BadRequest for an `afterId` not in the entity's list.
+     */
+    const taskQueryWhere = (tenantId: string, entityId: string, query: TaskQuery) =>
+      Effect.gen(function*() {
+        const clauses: Array<Statement.Fragment> = [sql`tenant_id = ${tenantId}`, sql`entity_id = ${entityId}`]
+        if (query.status !== undefined) clauses.push(sql`status = ${query.status}`)
+        if (query.currentSteps !== undefined) {
+          if (query.currentSteps.length === 0) return undefined
+          const byWorkflow = new Map<string, Array<string>>()
+          for (const { stepId, workflowId } of query.currentSteps) {
+            byWorkflow.set(workflowId, [...(byWorkflow.get(workflowId) ?? []), stepId])
+          }
+          clauses.push(sql.or([...byWorkflow].map(([workflowId, steps]) =>
+            sql.and([sql`workflow_id = ${workflowId}`, sql.in("current_step", steps)])
+          )))
+        }
+        if (query.afterId !== undefined) {
+          const [after] = yield* sql<{ readonly rowid: number | bigint | string }>`SELECT rowid FROM tasks
+            WHERE id = ${query.afterId} AND tenant_id = ${tenantId} AND entity_id = ${entityId}`
+          if (after === undefined) return yield* Effect.fail(new BadRequest({ message: unknownAfterId(query.afterId) }))
+          clauses.push(sql`rowid > ${after.rowid}`)
+        }
+        return sql.and(clauses)
+      })
+
     const service: EmbeddedWorkspace = {
       resolveTenant: (slug) =>
         sql<Workspace.Tenant>`SELECT id, slug, name FROM tenants WHERE slug = ${slug}`.pipe(
@@ -362,8 +396,15 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           guard("getEntity")
         ),
 
-      listTasks: (tenantId, entityId) =>
-        sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`.pipe(
+      listTasks: (tenantId, entityId, query) =>
+        (query === undefined
+          ? sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+          : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
+            where === undefined
+              ? Effect.succeed<ReadonlyArray<TaskRow>>([])
+              : sql<TaskRow>`SELECT * FROM tasks WHERE ${where} ORDER BY rowid${
+                query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
+              }`)).pipe(
           Effect.map((rows) => rows.map(taskOfRow)),
           guard("listTasks")
         ),

@@ -338,7 +338,20 @@ export const makeHttpWorkspaceClient = (
       resolveTenant: (slug) => call(api.tenants.resolveTenant({ path: enc({ slug }) }), READ, ["NotFound"]),
       listEntities: (tenantId) => call(api.tenants.listEntities({ path: enc({ tenantId }) }), READ, NONE),
       getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ path: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
-      listTasks: (tenantId, entityId) => call(api.tenants.listTasks({ path: enc({ tenantId, entityId }) }), READ, NONE),
+      listTasks: (tenantId, entityId, query) =>
+        call(
+          api.tenants.listTasks({
+            path: enc({ tenantId, entityId }),
+            urlParams: query === undefined ? {} : {
+              ...(query.status !== undefined ? { status: query.status } : {}),
+              ...(query.currentSteps !== undefined ? { steps: query.currentSteps } : {}),
+              ...(query.afterId !== undefined ? { after: query.afterId } : {}),
+              ...(query.limit !== undefined ? { limit: query.limit } : {})
+            }
+          }),
+          READ,
+          ["BadRequest"]
+        ),
       getTask: (taskId) => call(api.tasks.getTask({ path: enc({ taskId }) }), READ, ["NotFound"]),
       getNextStep: (tenantId, taskId) =>
         call(api.tasks.getNextStep({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
