@@ -101,16 +101,29 @@ export const closestSetting = (name: string): { readonly name: string; readonly 
   return best
 }
 
-/** One warning per SVC_* name in `env` that is not a setting, naming the closest one. */
+/** Settings of the gateway without the SVC_ prefix, which SVC_PORT / SVC_HOST most likely mean. */
+const UNPREFIXED = new Set(["PORT", "HOST"])
+
+/**
+ * One warning per SVC_* name in `env` that is not a setting, naming the closest one. The prefix is
+ * matched in any case: the environment is case-sensitive, so `svc_tenant_slug` is ignored too.
+ */
 export const unknownSettingWarnings = (env: Record<string, string | undefined> = process.env): Array<string> =>
   Object.keys(env)
-    .filter((name) => name.startsWith("SVC_") && !known.has(name))
+    .filter((name) => name.toUpperCase().startsWith("SVC_") && !known.has(name))
     .sort()
     .map((name) => {
-      const closest = closestSetting(name)
-      // A few edits away is a likely typo; farther, still the nearest name, said less surely.
-      const hint = closest.distance <= Math.max(2, Math.floor(name.length / 4))
-        ? `did you mean ${closest.name}?`
-        : `the closest is ${closest.name}; every setting is in .env.example`
+      const upper = name.toUpperCase()
+      const bare = upper.slice("SVC_".length)
+      let hint: string
+      if (upper !== name && known.has(upper)) hint = `did you mean ${upper}? (names are case-sensitive)`
+      else if (UNPREFIXED.has(bare)) hint = `did you mean ${bare}? (HOST and PORT have no SVC_ prefix)`
+      else {
+        const closest = closestSetting(upper)
+        // A few edits away is a likely typo; farther, still the nearest name, said less surely.
+        hint = closest.distance <= Math.max(2, Math.floor(name.length / 4))
+          ? `did you mean ${closest.name}?`
+          : `the closest is ${closest.name}; every setting is in .env.example`
+      }
       return `${name} is not a setting of this gateway and is ignored: ${hint}`
     })

@@ -253,12 +253,29 @@ export const describeInProgress = (open: { readonly connections: number; readonl
  * A second signal cuts what is still open. After the drain, the rest of the shutdown has
  * SHUTDOWN_BACKSTOP_MS before the process exits 1 regardless.
  */
-export const drainOnSignals = (drain: Drain, graceMs: number): Effect.Effect<void, never, Scope.Scope> =>
+export const drainOnSignals = (
+  drain: Drain,
+  graceMs: number,
+  /** True while the start is still in progress (launchDrained). */
+  starting: () => boolean = () => false
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     let signals = 0
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals === 1) {
+        // A start waiting on something that ignores interruption (a database connection being
+        // opened, bounded only by SVC_DB_CONNECT_TIMEOUT_MS) would hold the stop past the grace.
+        if (starting()) {
+          setTimeout(() => {
+            runSync(Effect.logError(
+              `shutdown: ${signal} came during the start, which did not stop within the grace period of ${graceMs} ms ` +
+                "(SVC_SHUTDOWN_GRACE_MS); exiting (code 1)"
+            ))
+            process.exit(1)
+          }, graceMs).unref()
+        }
         runFork(Effect.logInfo(
           `${signal} received: draining (not ready, no new connections, ${describeInProgress(drain.open)}; ` +
             `grace period ${graceMs} ms, SVC_SHUTDOWN_GRACE_MS)`
@@ -294,7 +311,6 @@ export const drainOnSignals = (drain: Drain, graceMs: number): Effect.Effect<voi
         } else {
           yield* Effect.logInfo(`shutdown: drained in ${outcome.elapsedMs} ms`)
         }
-        const runSync = Runtime.runSync(yield* Effect.runtime<never>())
         setTimeout(() => {
           runSync(Effect.logError(`shutdown: still not done ${SHUTDOWN_BACKSTOP_MS} ms after the drain; exiting (code 1)`))
           process.exit(1)
@@ -321,8 +337,10 @@ export const launchDrained = <ROut, E, RIn, E2 = never, R2 = never>(
     Effect.gen(function*() {
       // The layer's scope is closed after the drain's finalizer (finalizers run last-added first).
       const layerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      yield* drainOnSignals(options.drain, options.graceMs)
+      let started = false
+      yield* drainOnSignals(options.drain, options.graceMs, () => !started)
       const context = yield* Layer.buildWithScope(layer, layerScope)
+      started = true
       if (options.onStart !== undefined) yield* options.onStart(context)
       return yield* Effect.never
     })

@@ -127,20 +127,43 @@ export const checkExposure = (
     )
     : Either.right(undefined)
 
+/** Wildcard addresses: a listener there holds the port on every address of the machine. */
+const WILDCARD = new Set(["", "0.0.0.0", "::", "[::]"])
+
+/**
+ * SVC_ADMIN_PORT set to the gateway's own PORT, on an address that overlaps HOST's: refused as a
+ * setting, since "port in use: stop what holds it" would send the operator after a process that
+ * is this one.
+ */
+const sameListener = (adminHost: string, adminPort: number, gatewayHost: string, gatewayPort: Option.Option<number>) => {
+  if (adminPort === 0 || Option.getOrElse(gatewayPort, () => 3000) !== adminPort) return false
+  const a = adminHost.trim().toLowerCase()
+  const g = gatewayHost.trim().toLowerCase()
+  return a === g || WILDCARD.has(a) || WILDCARD.has(g) || (isLoopback(a) && isLoopback(g) && (a === "localhost" || g === "localhost"))
+}
+
 /** The embedded gateway's admin listener settings (SVC_ADMIN_PORT unset: PORT + 1). */
 export const adminSettings: Config.Config<AdminSettings> = Config.all({
   host: adminHost,
   port: adminPort,
-  token: tokenSetting("SVC_ADMIN_TOKEN")
+  token: tokenSetting("SVC_ADMIN_TOKEN"),
+  gatewayHost: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  gatewayPort: Config.option(Config.port("PORT"))
 }).pipe(
-  Config.mapOrFail(({ host, port, token }) =>
-    Option.isSome(port)
-      ? Either.map(checkExposure("SVC_ADMIN_HOST", host, token), (): AdminSettings => ({
-        listen: Option.some({ host, port: port.value }),
-        token
-      }))
-      : Either.right({ listen: Option.none(), token })
-  )
+  Config.mapOrFail(({ gatewayHost, gatewayPort, host, port, token }) => {
+    if (Option.isNone(port)) return Either.right({ listen: Option.none(), token })
+    if (sameListener(host, port.value, gatewayHost, gatewayPort)) {
+      return Either.left(ConfigError.InvalidData(
+        [],
+        `SVC_ADMIN_PORT=${port.value} is PORT's own port: the admin listener needs a port of its own ` +
+          `(unset SVC_ADMIN_PORT for PORT + 1, or set "off" for none)`
+      ))
+    }
+    return Either.map(checkExposure("SVC_ADMIN_HOST", host, token), (): AdminSettings => ({
+      listen: Option.some({ host, port: port.value }),
+      token
+    }))
+  })
 )
 
 /** The bearer token a gateway sends to the workspace service at SVC_WORKSPACE_URL. */

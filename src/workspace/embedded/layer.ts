@@ -57,6 +57,7 @@ import {
   DEFAULT_SIGNAL_CONCURRENCY,
   DEFAULT_SIGNAL_LEASE_MS
 } from "./outbox.js"
+import { describePgOpenFailure, describeSqliteOpenFailure } from "./openFailure.js"
 import { loadFixture, seedOnStart } from "./seed.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
 
@@ -152,7 +153,11 @@ export const sqlLayer = (
       const { pgLayer } = yield* Effect.promise(() => import("./pg.js"))
       return pgLayer(url, options).pipe(
         Layer.mapError((e) =>
-          new EmbeddedStartError({ message: `Cannot open the workspace database ${redactUrl(url)}: ${describeError(e)}` })
+          new EmbeddedStartError({
+            message: `Cannot open the workspace database ${redactUrl(url)}: ${
+              describePgOpenFailure(describeError(e), options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
+            }`
+          })
         )
       )
     }
@@ -168,7 +173,11 @@ export const sqlLayer = (
       checkpointIntervalMs: options.checkpointIntervalMs,
       walLimitBytes: options.walLimitBytes
     }).pipe(
-      Layer.mapError((e) => new EmbeddedStartError({ message: `Cannot open the workspace database ${path.value}: ${e.message}` }))
+      Layer.mapError((e) =>
+        new EmbeddedStartError({
+          message: `Cannot open the workspace database ${path.value}: ${describeSqliteOpenFailure(path.value, e.message)}`
+        })
+      )
     )
   }))
 

@@ -1,0 +1,41 @@
+/**
+ * Why the workspace database did not open at start, in words an operator acts on, where the
+ * driver's own are a code or its internals: libsql's `ConnectionFailed("...: 14")` (SQLITE_CANTOPEN)
+ * for a path that is a directory or in a directory this user cannot write; node-postgres's
+ * "client password must be a string" for a URL without the password the server asks for, and
+ * "connection timeout" without the setting that bounds it.
+ */
+import { accessSync, constants, existsSync, statSync } from "node:fs"
+import { dirname } from "node:path"
+
+/** SQLite: the reason a database file did not open, from what is at `path`. */
+export const describeSqliteOpenFailure = (path: string, message: string): string => {
+  try {
+    if (statSync(path).isDirectory()) return `it is a directory: SVC_DATABASE_URL must name a file (e.g. file:${path}/workspace.db)`
+    accessSync(path, constants.R_OK | constants.W_OK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "EACCES" || code === "EPERM") return `this user may not read and write it (${code}): change its owner or mode`
+    if (code === "ENOENT" && existsSync(dirname(path))) {
+      try {
+        accessSync(dirname(path), constants.W_OK)
+      } catch {
+        return `cannot create it: this user may not write to ${dirname(path)} (SQLite also writes its -wal and -shm files there)`
+      }
+    }
+  }
+  return message
+}
+
+/** PostgreSQL: the driver's reason, with what to change where it does not say. */
+export const describePgOpenFailure = (message: string, connectTimeoutMs: number): string => {
+  if (/client password must be a string|password authentication .*no password|no password supplied/i.test(message)) {
+    return "the server asks for a password and SVC_DATABASE_URL has none (postgres://user:password@host:5432/database; " +
+      "percent-encode special characters)"
+  }
+  if (/timeout/i.test(message) && /connect/i.test(message)) {
+    return `${message}: no answer within SVC_DB_CONNECT_TIMEOUT_MS=${connectTimeoutMs} (is the host and port a PostgreSQL server, ` +
+      "reachable from here?)"
+  }
+  return message
+}
