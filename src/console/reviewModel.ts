@@ -145,7 +145,12 @@ const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/
  * separator ("1240,5" in German) without grouping or currency sign.
  */
 export const draftOf = (value: Scalar | undefined, locale?: string): string =>
-  value === null || value === undefined ? "" : typeof value === "number" ? value.toLocaleString(locale, { useGrouping: false, maximumFractionDigits: 20 }) : String(value)
+  value === null || value === undefined
+    ? ""
+    : typeof value === "number"
+    // Latin digits whatever the locale's own (Arabic, Persian), so the draft reads back the same.
+    ? value.toLocaleString(locale, { useGrouping: false, maximumFractionDigits: 20, numberingSystem: "latn" })
+    : String(value)
 
 /**
  * The value to send for what was typed, shaped like the value it replaces (`numeric`: a number
@@ -170,10 +175,15 @@ export const rowLabel = (row: { readonly fields: Readonly<Record<string, unknown
 
 /** A number as typed in `locale` (its decimal separator, optional grouping in threes) or in plain form. */
 export const localNumber = (text: string, locale?: string): number | undefined => {
-  const t = text.trim().replace(/^\u2212/, "-")
-  const parts = new Intl.NumberFormat(locale).formatToParts(-12345.6)
+  const parts = new Intl.NumberFormat(locale, { numberingSystem: "latn" }).formatToParts(-12345.6)
   const decimal = parts.find((p) => p.type === "decimal")?.value ?? "."
   const group = parts.find((p) => p.type === "group")?.value ?? ","
+  // Arabic-Indic and Persian digits and separators, as a phone keyboard there types them, read as Latin.
+  const t = text.trim().replace(/^\u2212/, "-")
+    .replace(/[\u0660-\u0669]/g, (c) => String(c.charCodeAt(0) - 0x660))
+    .replace(/[\u06f0-\u06f9]/g, (c) => String(c.charCodeAt(0) - 0x6f0))
+    .replace(/\u066b/g, decimal)
+    .replace(/\u066c/g, group)
   const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
   // Spaces (French, Swiss) group with a narrow or no-break space; a typed plain space counts too.
   const g = /\s/.test(group) ? "[\\s\u00a0\u202f]" : esc(group)

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest"
 import type { TaskEvent } from "../../src/api/resources.js"
 import type { UiStep } from "../../src/api/resources.js"
-import { cellText, columnsOf, rowsOf, typedValue } from "../../src/console/reviewModel.js"
+import { cellText, columnsOf, draftOf, rowsOf, typedValue } from "../../src/console/reviewModel.js"
 import { entriesOf, NOTHING_KNOWN, type Piece } from "../../src/console/timelineWords.js"
 import { patternFormat } from "../../src/console/words.js"
 
@@ -47,6 +47,14 @@ describe("numbers typed in the reader's locale", () => {
     // "12,5" in en-US is neither a grouped nor a plain number: sent as typed, the gateway refuses it.
     expect(typedValue("12,5", 1, "en-US")).toBe("12,5")
     expect(typedValue("-3,25", 1, "fr-FR")).toBe(-3.25)
+  })
+  it("where the locale writes other digits (Arabic, Persian), the editor starts in Latin digits and takes either", () => {
+    for (const locale of ["ar-EG", "fa-IR"]) {
+      expect(draftOf(1240.5, locale)).toBe("1240.5")
+      expect(typedValue(draftOf(1240.5, locale), 1, locale)).toBe(1240.5)
+    }
+    expect(typedValue("١٢٤٠٫٥", 1, "ar-EG")).toBe(1240.5)
+    expect(typedValue("۱۲۴۰٫۵", 1, "fa-IR")).toBe(1240.5)
   })
 })
 
