@@ -127,7 +127,13 @@ const RowsTable = ({ rows, config, send, onNotice }: {
   const { dialog, ask } = useConfirm()
 
   const counts = useMemo(() => statusCounts(rows), [rows])
-  const sorted = useMemo(() => sortForReview(filter === undefined ? rows : rows.filter((r) => r.status === filter)), [rows, filter])
+  // The row being edited stays in view even when a reload moves it out of the filter (its editor
+  // would otherwise vanish, taking what was typed with it).
+  const editingRow = editing?.rowId
+  const sorted = useMemo(
+    () => sortForReview(filter === undefined ? rows : rows.filter((r) => r.status === filter || r.id === editingRow)),
+    [rows, filter, editingRow]
+  )
   const visible = sorted.slice(0, limit)
   const lastCol = columns.length + 1
   const at: Pos | undefined = pos !== undefined && visible.some((r) => r.id === pos.rowId)
@@ -162,17 +168,23 @@ const RowsTable = ({ rows, config, send, onNotice }: {
   const save = useCallback(async (row: ReviewRow, column: Column, draft: string) => {
     const before = row.fields[column.key] ?? null
     if (draft === draftOf(before)) return cancelEdit()
-    const value = typedValue(draft, before)
+    const value = typedValue(draft, before, undefined, column.kind === "money" || column.kind === "number")
     setEditing({ rowId: row.id, field: column.key, draft, saving: true })
     const error = await send({ action: "edit_cell", rowId: row.id, field: column.key, value })
+    // The person may have moved on to another cell meanwhile (leaving a cell saves it): its editor
+    // and what is typed there stay; only this cell's own editor closes or shows the error.
+    const still = (e: Editing | undefined) => e?.rowId === row.id && e.field === column.key
+    const movedOn = !still(state.current.editing)
     if (error !== undefined) {
       // "value for amount_gross: must be a decimal number" -> "Amount gross must be a decimal number"
       const named = /^value for [^:]+:\s*(.*)$/s.exec(error)
-      setEditing({ rowId: row.id, field: column.key, draft, error: named !== null ? `${column.label} ${named[1]}` : error })
+      const said = named !== null ? `${column.label} ${named[1]}` : error
+      if (movedOn) setRowError(`${column.label} of row ${row.number} was not saved: ${said}`)
+      else setEditing({ rowId: row.id, field: column.key, draft, error: said })
       return
     }
-    setEditing(undefined)
-    wantFocus.current = true
+    setEditing((e) => (still(e) ? undefined : e))
+    if (!movedOn) wantFocus.current = true
     const shownValue = typeof value === "number" || typeof value === "string" ? cellText(value, column.kind, currencyOf(row, config)) : ""
     onNotice(`${column.label} of row ${row.number} saved${shownValue !== "" ? `: ${shownValue}` : " (now empty)"}`)
   }, [send, config, onNotice, cancelEdit])
@@ -359,6 +371,7 @@ const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCel
           return (
             <td key={c.key} class={`editing${numeric ? " num" : ""}`}>
               <CellEditor
+                key={`${row.id}:${c.key}`}
                 label={`${c.label}, row ${row.number}`}
                 editing={editing}
                 errorId={errorId}
@@ -453,7 +466,12 @@ const CellEditor = ({ label, editing, errorId, numeric, onDraft, onSave, onCance
       onBlur={(e) => {
         // Leaving the cell keeps what was typed, as a spreadsheet does; an unchanged cell just closes.
         if (done.current || editing.saving === true) return
-        onSave(e.currentTarget.value)
+        const input = e.currentTarget
+        // Chrome also blurs an input as the page takes it out (the step decided elsewhere, the
+        // editor closed under it): that is not the person leaving, so nothing half-typed is sent.
+        queueMicrotask(() => {
+          if (input.isConnected && !done.current) onSave(input.value)
+        })
       }}
     />
   )

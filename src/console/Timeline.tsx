@@ -33,12 +33,14 @@ const PieceView = ({ piece }: { piece: Piece }) => {
     case "id":
       return <span class="mono" title={piece.full}>{piece.text}</span>
     case "change":
-      return (
-        <>
-          <span class="value old">{piece.from}</span> →{" "}
-          <span class="value">{piece.to}</span>
-        </>
-      )
+      return piece.from === undefined
+        ? <>now <span class="value">{piece.to}</span></>
+        : (
+          <>
+            <span class="value old">{piece.from}</span> →{" "}
+            <span class="value">{piece.to}</span>
+          </>
+        )
   }
 }
 

@@ -16,6 +16,14 @@ export const messageOf = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
     const e = error as { message?: unknown; _tag?: unknown; reason?: unknown }
     if (e._tag === "RequestError") return "The gateway could not be reached"
+    // An answer not in the gateway's shape (a proxy's 502 page, an empty 504): said in words, with
+    // its status when the decoder names one, never the decoder's own account of the mismatch.
+    if (e._tag === "ParseError" || e._tag === "ResponseError") {
+      const status = statusOf(error) ?? Number(/statusCode: (\d{3})/.exec(String(e.message))?.[1] ?? NaN)
+      return Number.isFinite(status) && status >= 400
+        ? `The gateway answered with an error (HTTP ${status}) and no explanation; it may be restarting or unreachable behind its proxy. Try again in a moment`
+        : "The gateway's answer could not be read. Try again in a moment"
+    }
     if (typeof e.message === "string" && e.message !== "") return e.message
   }
   return String(error)

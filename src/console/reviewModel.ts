@@ -39,10 +39,23 @@ export const rowsOf = (step: UiStep): ReadonlyArray<ReviewRow> | undefined => {
       id: o.id,
       number: i + 1,
       status: String(o.status ?? ""),
-      fields: o.fields as Record<string, Scalar>,
+      fields: ownScalars(o.fields as Record<string, unknown>),
       editable: Array.isArray(o.editable) ? o.editable.filter((f): f is string => typeof f === "string") : []
     })
   })
+  return out
+}
+
+/**
+ * A row's fields on a null prototype, so a column named `__proto__` or `constructor` reads as
+ * absent (rendering Object.prototype as a child made Preact write its internals onto it), and
+ * objects or arrays as their JSON (rendered raw, an object showed nothing and an array ran together).
+ */
+const ownScalars = (fields: Record<string, unknown>): Record<string, Scalar> => {
+  const out: Record<string, Scalar> = Object.create(null)
+  for (const [k, v] of Object.entries(fields)) {
+    out[k] = v === null || typeof v === "string" || typeof v === "number" || typeof v === "boolean" ? v : v === undefined ? null : JSON.stringify(v)
+  }
   return out
 }
 
@@ -119,19 +132,37 @@ export const cellText = (value: Scalar | undefined, kind: ColumnKind, currency: 
   if (value === null || value === undefined || value === "") return ""
   if (typeof value === "boolean") return value ? "Yes" : "No"
   if (typeof value === "number") return kind === "money" ? formatMoney(value, currency) : value.toLocaleString()
+  // An amount stored as text ("1240.00") reads like its neighbours, in its currency.
+  if ((kind === "money" || kind === "number") && PLAIN_NUMBER.test(value.trim())) return cellText(Number(value.trim()), kind, currency)
   if (kind === "date") return formatDate(value)
   return value
 }
 
-/** What an editor starts with: the stored value as typed (no grouping, no currency sign). */
-export const draftOf = (value: Scalar | undefined): string => (value === null || value === undefined ? "" : String(value))
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/
 
-/** The value to send for what was typed, shaped like the value it replaces. */
-export const typedValue = (text: string, previous: Scalar): Scalar => {
+/**
+ * What an editor starts with: the stored value as typed, a number in the reader's decimal
+ * separator ("1240,5" in German) without grouping or currency sign.
+ */
+export const draftOf = (value: Scalar | undefined, locale?: string): string =>
+  value === null || value === undefined
+    ? ""
+    : typeof value === "number"
+    // Latin digits whatever the locale's own (Arabic, Persian), so the draft reads back the same.
+    ? value.toLocaleString(locale, { useGrouping: false, maximumFractionDigits: 20, numberingSystem: "latn" })
+    : String(value)
+
+/**
+ * The value to send for what was typed, shaped like the value it replaces (`numeric`: a number
+ * column, whose cell may be empty). A number may be typed as the reader writes it ("1.240,50" in
+ * German, "1,240.50" in English) or plainly ("1240.5"); anything else is sent as typed and the
+ * gateway's refusal says why.
+ */
+export const typedValue = (text: string, previous: Scalar, locale?: string, numeric = false): Scalar => {
   if (text.trim() === "") return null
-  if (typeof previous === "number") {
-    const n = Number(text.trim())
-    return Number.isFinite(n) ? n : text
+  if (typeof previous === "number" || numeric) {
+    const n = localNumber(text, locale)
+    return n !== undefined ? n : text
   }
   if (typeof previous === "boolean") return text === "true" ? true : text === "false" ? false : text
   return text
@@ -141,3 +172,23 @@ export const typedValue = (text: string, previous: Scalar): Scalar => {
 export const ROW_LABEL_FIELDS = ["merchant", "name", "vendor", "payee", "description"]
 export const rowLabel = (row: { readonly fields: Readonly<Record<string, unknown>> }): string | undefined =>
   ROW_LABEL_FIELDS.map((f) => row.fields[f]).find((v): v is string => typeof v === "string" && v !== "")
+
+/** A number as typed in `locale` (its decimal separator, optional grouping in threes) or in plain form. */
+export const localNumber = (text: string, locale?: string): number | undefined => {
+  const parts = new Intl.NumberFormat(locale, { numberingSystem: "latn" }).formatToParts(-12345.6)
+  const decimal = parts.find((p) => p.type === "decimal")?.value ?? "."
+  const group = parts.find((p) => p.type === "group")?.value ?? ","
+  // Arabic-Indic and Persian digits and separators, as a phone keyboard there types them, read as Latin.
+  const t = text.trim().replace(/^\u2212/, "-")
+    .replace(/[\u0660-\u0669]/g, (c) => String(c.charCodeAt(0) - 0x660))
+    .replace(/[\u06f0-\u06f9]/g, (c) => String(c.charCodeAt(0) - 0x6f0))
+    .replace(/\u066b/g, decimal)
+    .replace(/\u066c/g, group)
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+  // Spaces (French, Swiss) group with a narrow or no-break space; a typed plain space counts too.
+  const g = /\s/.test(group) ? "[\\s\u00a0\u202f]" : esc(group)
+  const d = esc(decimal)
+  const local = new RegExp(`^-?(\\d{1,3}(${g}\\d{3})+|\\d+)(${d}\\d+)?$`)
+  const n = local.test(t) ? Number(t.replace(new RegExp(g, "g"), "").replace(decimal, ".")) : PLAIN_NUMBER.test(t) ? Number(t) : NaN
+  return Number.isFinite(n) ? n : undefined
+}

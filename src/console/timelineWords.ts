@@ -36,8 +36,8 @@ export type Piece =
   | { readonly kind: "name"; readonly text: string }
   /** Free text someone wrote (comments, a reason): always text, in quotes. */
   | { readonly kind: "quote"; readonly text: string }
-  /** A value before and after. */
-  | { readonly kind: "change"; readonly from: string; readonly to: string }
+  /** A value before (when the record says it) and after. */
+  | { readonly kind: "change"; readonly from?: string; readonly to: string }
   /** An id a person may need, shown short with the full id as its title. */
   | { readonly kind: "id"; readonly text: string; readonly full: string }
 
@@ -93,11 +93,20 @@ const currencyFor = (p: Record<string, unknown>, known: ConsoleKnown) => {
   return (id !== undefined ? known.row(id)?.currency : undefined) ?? currencyCode(p.currency)
 }
 
-const editChange = (p: Record<string, unknown>, known: ConsoleKnown): Piece => {
+/**
+ * The old → new values of an edit; only the new one when the record has no old one, and none
+ * when it has neither (a missing value is unknown, not "empty").
+ */
+const editChange = (p: Record<string, unknown>, known: ConsoleKnown): ReadonlyArray<Piece> => {
   const field = str(p.field)
   const currency = currencyFor(p, known)
-  return { kind: "change", from: valueWords(p.oldValue, field, currency), to: valueWords(p.newValue, field, currency) }
+  if (!Object.hasOwn(p, "newValue")) return []
+  const to = valueWords(p.newValue, field, currency)
+  return [Object.hasOwn(p, "oldValue") ? { kind: "change", from: valueWords(p.oldValue, field, currency), to } : { kind: "change", to }]
 }
+
+const withColon = (pieces: ReadonlyArray<Piece>): ReadonlyArray<Piece> => (pieces.length > 0 ? [": ", ...pieces] : [])
+const withSpace = (pieces: ReadonlyArray<Piece>): ReadonlyArray<Piece> => (pieces.length > 0 ? [" ", ...pieces] : [])
 
 const direct = (p: Record<string, unknown>): ReadonlyArray<Piece> => (p.via === "direct" ? [", directly in the ledger"] : [])
 
@@ -124,7 +133,7 @@ const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | unde
     case "row.edited":
       return {
         ...by,
-        what: ["edited ", { kind: "name", text: known.fieldLabel(str(p.field) ?? "a field") }, " of ", ...rowPieces(p.rowId, known), ": ", editChange(p, known), ...direct(p)]
+        what: ["edited ", { kind: "name", text: known.fieldLabel(str(p.field) ?? "a field") }, " of ", ...rowPieces(p.rowId, known), ...withColon(editChange(p, known)), ...direct(p)]
       }
     case "row.rejected": {
       const was = str(p.previousStatus)
@@ -162,11 +171,14 @@ const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | unde
     }
     case "task.status_changed":
       return {
-        what: [
-          "The task is now ",
-          { kind: "name", text: statusWord(String(p.to ?? "")).toLowerCase() },
-          ...(str(p.from) !== undefined ? [` (was ${statusWord(p.from as string).toLowerCase()})`] : [])
-        ]
+        what: str(p.to) !== undefined
+          ? [
+            "The task is now ",
+            { kind: "name", text: statusWord(p.to as string).toLowerCase() },
+            ...(str(p.from) !== undefined ? [` (was ${statusWord(p.from as string).toLowerCase()})`] : [])
+          ]
+          // A record without the new status: say what is known, not half a sentence.
+          : ["The task's status changed", ...(str(p.from) !== undefined ? [` (was ${statusWord(p.from as string).toLowerCase()})`] : [])]
       }
     default:
       return undefined
@@ -191,8 +203,7 @@ const groupWords = (list: ReadonlyArray<TaskEvent>, known: ConsoleKnown, index: 
     const changes = list.flatMap((e, i): ReadonlyArray<Piece> => [
       i === 0 ? "" : "; ",
       { kind: "name", text: known.fieldLabel(str(e.payload.field) ?? "a field") },
-      " ",
-      editChange(e.payload, known)
+      ...withSpace(editChange(e.payload, known))
     ])
     return { ...by, what: [`edited ${list.length} values of `, ...rowPieces(first.payload.rowId, known), ": ", ...changes, ...direct(first.payload)] }
   }

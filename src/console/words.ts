@@ -97,6 +97,8 @@ export const orList = (items: ReadonlyArray<string>): string =>
  * -> "YYYY-MM". Undefined when the pattern is not one of the shapes this knows (the caller then
  * says "in the expected format" rather than show a regular expression).
  */
+const MAX_SPELLED = 32
+
 export const patternFormat = (pattern: string): string | undefined => {
   let s = pattern.replace(/^\^/, "").replace(/\$$/, "")
   const month = /\((?:\?:)?0\[1-9\]\|1\[0-2\]\)|\((?:\?:)?0\[1-9\]\|1\[012\]\)/g
@@ -104,10 +106,15 @@ export const patternFormat = (pattern: string): string | undefined => {
   const hasMonth = month.test(s)
   month.lastIndex = 0
   s = s.replace(month, "MM").replace(day, "DD")
-  s = s.replace(/(?:\\d|\[0-9\])\{(\d+)\}/g, (_, n: string) => (hasMonth && n === "4" ? "YYYY" : "9".repeat(Number(n))))
+  // A repeat count past what a person would count out gives no hint (`\d{999999999}` threw, blanking the form).
+  if ([...s.matchAll(/\{(\d+)\}/g)].some((m) => Number(m[1]) > MAX_SPELLED)) return undefined
+  const isoDate = /^(?:\\d|\[0-9\])\{4\}\\?-(?:(?:\\d|\[0-9\])\{2\}|MM)\\?-(?:(?:\\d|\[0-9\])\{2\}|DD)$/.test(s)
+  s = s.replace(/(?:\\d|\[0-9\])\{(\d+)\}/g, (_, n: string) => ((hasMonth || isoDate) && n === "4" ? "YYYY" : "9".repeat(Number(n))))
   s = s.replace(/\\d|\[0-9\]/g, "9")
   s = s.replace(/\[A-Z\]\{(\d+)\}/g, (_, n: string) => "A".repeat(Number(n))).replace(/\[a-z\]\{(\d+)\}/g, (_, n: string) => "a".repeat(Number(n)))
   s = s.replace(/\\([-.\/ _:])/g, "$1")
+  // A year, a month and a day in ISO order however the pattern spells the day or month: "YYYY-MM-DD", not "9999-99-99".
+  if (isoDate) s = "YYYY-MM-DD"
   return /[\\[\](){}*+?|^$]/.test(s) || s === "" ? undefined : s
 }
 

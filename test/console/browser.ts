@@ -25,7 +25,8 @@ export interface Browser {
   readonly close: () => Promise<void>
 }
 
-export const launch = async (): Promise<Browser> => {
+/** `locale`: the reader's language for Intl and navigator.language (e.g. "de-DE"); the system's otherwise. */
+export const launch = async (options: { readonly locale?: string } = {}): Promise<Browser> => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No chromium at ${CHROMIUM}: install Debian's \`chromium\` package (apt-get install chromium) or set CHROMIUM_PATH`)
   }
@@ -35,7 +36,8 @@ export const launch = async (): Promise<Browser> => {
       executablePath: CHROMIUM,
       headless: true,
       args: ARGS,
-      viewport: { width: 1280, height: 900 }
+      viewport: { width: 1280, height: 900 },
+      ...(options.locale !== undefined ? { locale: options.locale } : {})
     })
     return {
       context,
