@@ -19,6 +19,7 @@ import { sampleProcessMetrics } from "./metrics.js"
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 /** The prefix of the metrics the Effect runtime keeps by itself, left out of /metrics. */
+const FIBERS_ACTIVE = "effect_fiber_active"
 const EFFECT_RUNTIME_PREFIX = "effect_"
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
@@ -65,7 +66,8 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
     const key = pair.metricKey
     // Effect's own runtime counters (effect_fiber_*, kept by the default RuntimeMetrics flag):
     // not part of the documented set (README "Metrics"), their names and buckets are Effect's.
-    if (key.name.startsWith(EFFECT_RUNTIME_PREFIX)) continue
+    // One is kept: the live fiber count, the plain signal of a leak per request.
+    if (key.name.startsWith(EFFECT_RUNTIME_PREFIX) && key.name !== FIBERS_ACTIVE) continue
     const name = metricName(key.name)
     const labels: Labels = key.tags.map((t) => [t.key, t.value] as const)
     const state = pair.metricState
