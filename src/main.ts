@@ -35,7 +35,7 @@ import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./ht
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
-import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
+import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"

@@ -40,7 +40,7 @@ import { EventStreams } from "../../src/services/eventStreams.js"
 import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { Tenant } from "../../src/services/Tenant.js"
 import { TenantConfig } from "../../src/services/TenantConfig.js"
-import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { parseFixture } from "../../src/workspace/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 

@@ -10,7 +10,7 @@ import { FILE_LIST_LIMIT } from "../api/files.js"
 import type { FileDocument } from "../api/resources.js"
 import { FileFetcher } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { downloadUrl } from "./downloadUrl.js"
 import { persistFile, type PersistOptions } from "./pipeline.js"
 

@@ -12,7 +12,7 @@ import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH, neutraliseInvisible
 import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "../services/FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
-import { type Workspace, WorkspaceClient } from "../services/WorkspaceClient.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { FILE_SUBMITTED_SIGNAL } from "../workspace/runbook.js"
 import { signalFrom } from "../services/signals.js"
 import { ringAfterSignal } from "../services/TaskEventBell.js"

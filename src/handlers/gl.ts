@@ -6,8 +6,8 @@ import { ServiceUnavailable } from "../api/errors.js"
 import type { GlStatus } from "../api/resources.js"
 import { attributionNow } from "../services/Actor.js"
 import { Tenant } from "../services/Tenant.js"
-import type { Workspace } from "../services/WorkspaceClient.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import type { Workspace } from "../upstream/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 /** The later of metadata.updated_at and connectedAt, or null when neither is known. */
 const lastSyncAt = (c: Workspace.GlConnection): string | null => {

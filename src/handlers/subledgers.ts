@@ -2,7 +2,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 export const SubledgersLive = HttpApiBuilder.group(GatewayApi, "subledgers", (handlers) =>
   Effect.gen(function*() {

@@ -1,4 +1,4 @@
-import type { Workspace } from "../services/WorkspaceClient.js"
+import type { Workspace } from "../upstream/WorkspaceClient.js"
 
 /** A task as the gateway shows it: the TaskSummary fields, without tenant or runbook position. */
 export const taskView = (task: Workspace.Task) => ({

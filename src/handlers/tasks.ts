@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { decideTask, stepOf, uiStateOf } from "../services/taskActions.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const ok = { ok: true } as const
 

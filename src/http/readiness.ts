@@ -19,7 +19,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { TenantConfig } from "../services/TenantConfig.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ProcessDrain } from "./drain.js"
 
 /** How long one upstream check's verdict is reused. */

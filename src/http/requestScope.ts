@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import type { BadRequest } from "../api/errors.js"
 import { IDEMPOTENCY_KEY_HEADER } from "../api/idempotency.js"
 import { withDeadline } from "../services/Deadline.js"
-import { withIdempotencyKey } from "../services/WorkspaceClient.js"
+import { withIdempotencyKey } from "../upstream/WorkspaceClient.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 

@@ -6,8 +6,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
-import type { Agent } from "../workspace/api/registry.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import type { Agent } from "../upstream/registry.js"
 import { STEP_SIGNALS } from "../workspace/engine.js"
 import { Forbidden } from "./errors.js"
 

@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type UpstreamError } from "../api/errors.js"
 import { Tenant } from "../services/Tenant.js"
-import { type Workspace, WorkspaceClient } from "../services/WorkspaceClient.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { hashApiKey } from "../workspace/apiKeys.js"
-import type { Agent } from "../workspace/api/registry.js"
+import type { Agent } from "../upstream/registry.js"
 
 /** Longest key accepted (registry keys are 46 characters); longer ones are not even hashed. */
 export const MAX_KEY_LENGTH = 512

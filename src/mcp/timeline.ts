@@ -18,8 +18,8 @@ import { type BadRequest, Conflict, type NotFound, type UpstreamError } from "..
 import type { TaskEvent } from "../api/resources.js"
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import type { Tenant } from "../services/Tenant.js"
-import { withIdempotencyKey, type WorkspaceClient } from "../services/WorkspaceClient.js"
-import type { Agent } from "../workspace/api/registry.js"
+import { withIdempotencyKey, type WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import type { Agent } from "../upstream/registry.js"
 
 /** The event source naming an agent: `agent:<registry uuid>` (42 characters, under the 64 allowed). */
 export const agentSource = (agent: Pick<Agent, "id">) => `agent:${agent.id}`

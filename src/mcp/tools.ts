@@ -38,7 +38,7 @@ import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { isTerminal } from "../workspace/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
 import { McpConfig } from "./config.js"

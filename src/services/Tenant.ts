@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import { TenantConfig } from "./TenantConfig.js"
-import { type Workspace, WorkspaceClient } from "./WorkspaceClient.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 export interface TenantService {
   readonly current: Effect.Effect<Workspace.Tenant, UpstreamError>

@@ -12,7 +12,7 @@ import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
 import { TenantConfig } from "./TenantConfig.js"
-import { WorkspaceClient } from "./WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const TERMINAL = new Set(["COMPLETED", "FAILED"])
 

@@ -42,7 +42,7 @@ import { Tenant } from "./Tenant.js"
 import { eventPageBytesSetting } from "./taskEvents.js"
 import { TaskEventBell } from "./TaskEventBell.js"
 import { intSetting } from "./TenantConfig.js"
-import { WorkspaceClient, type WorkspaceClientService } from "./WorkspaceClient.js"
+import { WorkspaceClient, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 
 export interface EventStreamSettings {
   /** Streams this process serves at once (SVC_EVENT_STREAMS_MAX, default 100). */

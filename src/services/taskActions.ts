@@ -8,7 +8,7 @@ import type { UiState } from "../api/resources.js"
 import { taskView } from "../handlers/taskView.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
-import { WorkspaceClient } from "./WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 /** The approve/reject signal names of the workspace service, by action type. */
 export const ACTION_SIGNAL = { approved: "approve", rejected: "reject" } as const

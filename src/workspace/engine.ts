@@ -9,7 +9,7 @@
 import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
 import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
-import type { Workspace } from "./model.js"
+import type { Workspace } from "../upstream/model.js"
 import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal } from "./runbook.js"
 
 export interface PendingSignal {

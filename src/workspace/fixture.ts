@@ -8,7 +8,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar } from "../api/resources.js"
-import { GlConnection, Runbook } from "./model.js"
+import { GlConnection, Runbook } from "../upstream/model.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -26,7 +26,7 @@ import { serverLimitsConfig, shutdownGraceConfig } from "../http/ServerLimits.js
 import { checkExposure, tokenSetting } from "./api/AdminConfig.js"
 import { standaloneWorkspaceApp } from "./api/mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./api/server.js"
-import { WORKSPACE_OPENAPI_PATH } from "./api/WorkspaceApi.js"
+import { WORKSPACE_OPENAPI_PATH } from "../upstream/WorkspaceApi.js"
 import { databaseLabel, embeddedSettings, makeEmbeddedLayer } from "./embedded/layer.js"
 
 const drain = new Drain()

@@ -13,13 +13,13 @@ import { BadRequest, Conflict, Forbidden, NotFound, type UpstreamError } from ".
 import { rootTaskId } from "../api/ids.js"
 import { eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
-import { currentIdempotencyKey, type WorkspaceClientService } from "../services/WorkspaceClient.js"
+import { currentIdempotencyKey, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 import type { Fixture } from "./fixture.js"
 import { resolveExternalRef } from "./agentRef.js"
 import { hashApiKey, sameKeyHash } from "./apiKeys.js"
-import type { Agent } from "./api/registry.js"
+import type { Agent } from "../upstream/registry.js"
 import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
-import type { Workspace } from "./model.js"
+import type { Workspace } from "../upstream/model.js"
 import {
   acceptSignal,
   advanceHistory,

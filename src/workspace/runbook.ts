@@ -4,7 +4,7 @@
  */
 import type { Scalar, UiStep } from "../api/resources.js"
 import { ledgerRules } from "./ledgers.js"
-import type { Workspace } from "./model.js"
+import type { Workspace } from "../upstream/model.js"
 
 export const STEP = { COMPLETED: "COMPLETED", CURRENT: "IN_PROGRESS", PENDING: "PENDING", SKIPPED: "SKIPPED" } as const
 

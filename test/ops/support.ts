@@ -21,7 +21,7 @@ import { Observability, type ObservabilitySettings } from "../../src/observabili
 import { instrumentWorkspaceClient } from "../../src/observability/workspace.js"
 import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/services/TenantConfig.js"
-import { WorkspaceClient, type WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
+import { WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
 

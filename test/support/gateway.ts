@@ -19,7 +19,7 @@ import { GatewayLive } from "../../src/http/Gateway.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
 import { FileFetcher, type FileProvider } from "../../src/services/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/services/TenantConfig.js"
-import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { type Fixture, parseFixture } from "../../src/workspace/fixture.js"
 import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
 

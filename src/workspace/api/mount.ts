@@ -32,7 +32,7 @@ import { glConnectPage } from "../glConnectPage.js"
 import { GL_SERVICE_IDS } from "../glServices.js"
 import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions } from "./server.js"
-import { WORKSPACE_PREFIX } from "./WorkspaceApi.js"
+import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
 

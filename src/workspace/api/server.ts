@@ -35,12 +35,12 @@ import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
 import { lazyRoutes } from "../../http/lazyRoutes.js"
 import { RouterConfigLive, withRouterConfig } from "../../http/ServerLimits.js"
-import { withIdempotencyKey, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
-import { DOCUMENT_HEADER } from "./documents.js"
+import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
-import { isNotImplemented, NotImplemented } from "./errors.js"
-import type { WorkspaceExtras } from "./extras.js"
-import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "./WorkspaceApi.js"
+import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
+import type { WorkspaceExtras } from "../../upstream/extras.js"
+import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 
 export interface WorkspaceServerOptions {
   /** Request bodies above this many bytes answer 413 (default 64 MiB). */

@@ -31,8 +31,8 @@ export const CreateAgentVersionInput = Schema.Struct({
 export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
 
 // The records the registry returns are the contract's (WorkspaceApi), not a copy of them.
-export { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
-import type { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
+export { Agent, AgentVersion, CreatedAgent } from "../../upstream/registry.js"
+import type { Agent, AgentVersion, CreatedAgent } from "../../upstream/registry.js"
 
 export { hashApiKey, resolveExternalRef }
 

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { timeSlice } from "../../http/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
-import { Runbook, type Workspace } from "../model.js"
+import { Runbook, type Workspace } from "../../upstream/model.js"
 
 export const nowIso = () => new Date().toISOString()
 

@@ -37,7 +37,7 @@ import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
 import { intSetting } from "../../services/TenantConfig.js"
-import { WorkspaceClient } from "../../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../fixture.js"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../glServices.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"

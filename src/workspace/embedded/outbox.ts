@@ -53,7 +53,7 @@ import * as Stream from "effect/Stream"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import type { Workspace } from "../model.js"
+import type { Workspace } from "../../upstream/model.js"
 import {
   describeError,
   fromJson,

@@ -20,9 +20,9 @@ import { rootTaskId } from "../../api/ids.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
-import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../services/WorkspaceClient.js"
+import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../upstream/WorkspaceClient.js"
 import { decideEdit, decideReject, type RowDecision } from "../ledgers.js"
-import type { Workspace } from "../model.js"
+import type { Workspace } from "../../upstream/model.js"
 import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../runbook.js"
 import {
   type Agent,

@@ -33,8 +33,8 @@ import type {
   UpdateResult
 } from "../api/resources.js"
 import type { TaskEventDto } from "../api/dtos.js"
-import type { Workspace } from "../workspace/model.js"
-import type { Agent } from "../workspace/api/registry.js"
+import type { Workspace } from "./model.js"
+import type { Agent } from "./registry.js"
 import { idempotencyKeyProblem } from "../api/idempotency.js"
 
 export type { Workspace }

@@ -4,8 +4,8 @@
  * other-tenant record, identically on every implementation of the port.
  */
 import * as Schema from "effect/Schema"
-import { TASK_ID_MAX_LENGTH } from "../../api/ids.js"
-import { textProblem } from "../../api/jsonValue.js"
+import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
+import { textProblem } from "../api/jsonValue.js"
 
 export const NonEmpty = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
 

@@ -10,7 +10,7 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { advertiseOwnDecodeErrors } from "../../api/openapiTransform.js"
+import { advertiseOwnDecodeErrors } from "../api/openapiTransform.js"
 import {
   BadGatewayWire,
   BadRequestWire,
@@ -18,7 +18,7 @@ import {
   InternalServerErrorWire,
   PayloadTooLargeWire,
   ServiceUnavailableWire
-} from "../../api/errors.js"
+} from "../api/errors.js"
 import { DocumentsGroup } from "./documents.js"
 import { GlGroup } from "./gl.js"
 import { RecordsGroup } from "./records.js"

@@ -3,8 +3,8 @@
  * and the GL adapter's webhook. The embedded store implements it; a server given none answers
  * 501 on those routes.
  */
-import type { BadRequest, Conflict, NotFound } from "../../api/errors.js"
-import type { WsEffect } from "../../services/WorkspaceClient.js"
+import type { BadRequest, Conflict, NotFound } from "../api/errors.js"
+import type { WsEffect } from "./WorkspaceClient.js"
 import type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent } from "./registry.js"
 
 export type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent }
