@@ -1,6 +1,6 @@
 /**
- * S6 before/after of the lazy /docs and /openapi.json in src/http/Gateway.ts: bundles an entry
- * twice, once as it is and once with Gateway.ts as committed (`git show HEAD:src/http/Gateway.ts`,
+ * S6 before/after of the lazy /docs and /openapi.json in src/gateway/Gateway.ts: bundles an entry
+ * twice, once as it is and once with Gateway.ts as committed (`git show HEAD:src/gateway/Gateway.ts`,
  * eager HttpApiScalar.layer and middlewareOpenApi), then alternates starts of the two and
  * reports start-to-healthy and RSS after 1 s idle (medians), and that /docs and /openapi.json
  * still answer.
@@ -32,8 +32,8 @@ process.on("exit", () => {
   rmSync(tmp, { recursive: true, force: true })
 })
 
-const committedGateway = execFileSync("git", ["show", "HEAD:src/http/Gateway.ts"], { cwd: ROOT, encoding: "utf8" })
-const gatewayFile = join(ROOT, "src/http/Gateway.ts")
+const committedGateway = execFileSync("git", ["show", "HEAD:src/gateway/Gateway.ts"], { cwd: ROOT, encoding: "utf8" })
+const gatewayFile = join(ROOT, "src/gateway/Gateway.ts")
 
 /** Serves the committed Gateway.ts in place of the working copy (same directory, same imports). */
 const committed: Plugin = {

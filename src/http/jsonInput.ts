@@ -25,7 +25,7 @@ import { isAscii } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
-import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "./eventLoop.js"
+import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
 import { bodyRefused } from "./nodeServer.js"
 

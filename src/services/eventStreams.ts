@@ -37,7 +37,7 @@ import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/er
 import type { TaskEvent } from "../api/resources.js"
 import { DEFAULT_EVENT_PAGE_BYTES, eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import { ProcessDrain } from "../http/drain.js"
-import { yieldToEventLoop } from "../http/eventLoop.js"
+import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { Tenant } from "./Tenant.js"
 import { eventPageBytesSetting } from "./taskEvents.js"
 import { TaskEventBell } from "./TaskEventBell.js"

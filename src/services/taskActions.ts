@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import type { TaskActionDto } from "../api/dtos.js"
 import type { UiState } from "../api/resources.js"
-import { taskView } from "../handlers/taskView.js"
+import { taskView } from "./taskView.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { timeSlice } from "../../src/http/eventLoop.js"
+import { timeSlice } from "../../src/lib/eventLoop.js"
 
 const busy = (ms: number) =>
   Effect.sync(() => {

@@ -24,10 +24,10 @@ import { TasksLive } from "../handlers/tasks.js"
 import { EventStreams } from "../services/eventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
-import { lazyRoutes } from "./lazyRoutes.js"
+import { lazyRoutes } from "../http/lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./readiness.js"
-import { RouterConfigLive } from "./ServerLimits.js"
+import { RouterConfigLive } from "../http/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(

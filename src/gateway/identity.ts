@@ -27,7 +27,7 @@ import type { JWTPayload, JWTVerifyGetKey } from "jose"
 import { withActor } from "../services/Actor.js"
 import { actorProblem, headerText } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../services/IdentityConfig.js"
-import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "./errorResponse.js"
+import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
 
 /** Paths open without naming anyone (exact), and open prefixes. */
