@@ -6,7 +6,7 @@
  * still answer.
  *
  * With src/main.ts a third variant also makes the embedded workspace's own /workspace/docs and
- * /workspace/openapi.json lazy (src/workspace/api/server.ts patched at bundle time to use
+ * /workspace/openapi.json lazy (src/workspace/server/server.ts patched at bundle time to use
  * Gateway.ts's lazyRoutes): what the recommended change there would give.
  *
  * Usage: tsx bench/experiments/s6-docs.ts [entry] [starts]
@@ -44,9 +44,9 @@ const committed: Plugin = {
   }
 }
 
-const serverFile = join(ROOT, "src/workspace/api/server.ts")
+const serverFile = join(ROOT, "src/workspace/server/server.ts")
 
-/** src/workspace/api/server.ts with its docs routes built on first use; undefined if its code moved on. */
+/** src/workspace/server/server.ts with its docs routes built on first use; undefined if its code moved on. */
 const lazyWorkspaceDocs: Plugin = {
   name: "lazy-workspace-docs",
   setup(b) {
@@ -65,7 +65,7 @@ const lazyWorkspaceDocs: Plugin = {
           "lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () => (await import(\"@effect/platform/HttpApiScalar\")).layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } }))"
         )
       if (patched.includes("HttpApiScalar.layer(") || !patched.includes("lazyRoutes([WORKSPACE_OPENAPI_PATH")) {
-        throw new Error("src/workspace/api/server.ts changed: the lazy-docs patch no longer applies")
+        throw new Error("src/workspace/server/server.ts changed: the lazy-docs patch no longer applies")
       }
       return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/api") }
     })

@@ -66,7 +66,7 @@ describe("GET /readyz on a real process", { timeout: 60_000 }, () => {
   })
 
   it("in front of a workspace service: 200 while it answers, 503 when it is reset, refused or stalled, 200 again after", async () => {
-    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
     const proxy = await startFaultProxy(ws.url)
     proxies.push(proxy)
     let lookups = 0
