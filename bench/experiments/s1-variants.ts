@@ -41,7 +41,7 @@ import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { Tenant } from "../../src/services/Tenant.js"
 import { TenantConfig } from "../../src/services/TenantConfig.js"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
-import { parseFixture } from "../../src/workspace/domain/fixture.js"
+import { parseFixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 
 const port = Number(process.env.PORT)

@@ -20,7 +20,7 @@ import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { TenantConfig } from "../../src/services/TenantConfig.js"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
-import { parseFixture } from "../../src/workspace/domain/fixture.js"
+import { parseFixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 
 const env = (name: string, fallback?: string): string => {

@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import type { Agent } from "../upstream/registry.js"
-import { STEP_SIGNALS } from "../workspace/domain/engine.js"
+import { STEP_SIGNALS } from "../domain/engine.js"
 import { Forbidden } from "./errors.js"
 
 export interface CurrentStep {

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import { type UpstreamError } from "../api/errors.js"
 import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
-import { hashApiKey } from "../workspace/domain/apiKeys.js"
+import { hashApiKey } from "../domain/apiKeys.js"
 import type { Agent } from "../upstream/registry.js"
 
 /** Longest key accepted (registry keys are 46 characters); longer ones are not even hashed. */

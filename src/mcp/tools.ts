@@ -39,7 +39,7 @@ import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../ser
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
-import { isTerminal } from "../workspace/domain/runbook.js"
+import { isTerminal } from "../domain/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
 import { McpConfig } from "./config.js"
 import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type ToolServices } from "./toolkit.js"

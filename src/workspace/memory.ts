@@ -14,11 +14,11 @@ import { rootTaskId } from "../api/ids.js"
 import { eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
 import { currentIdempotencyKey, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
-import type { Fixture } from "./domain/fixture.js"
-import { resolveExternalRef } from "./domain/agentRef.js"
-import { hashApiKey, sameKeyHash } from "./domain/apiKeys.js"
+import type { Fixture } from "../domain/fixture.js"
+import { resolveExternalRef } from "../domain/agentRef.js"
+import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
 import type { Agent } from "../upstream/registry.js"
-import { decideEdit, decideReject, type RowDecision } from "./domain/ledgers.js"
+import { decideEdit, decideReject, type RowDecision } from "../domain/ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 import {
   acceptSignal,
@@ -35,13 +35,13 @@ import {
   rowActionAllowed,
   sameEvent,
   type StepHistory
-} from "./domain/engine.js"
+} from "../domain/engine.js"
 import { attributionNow } from "../services/Actor.js"
 import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
-import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./domain/idempotency.js"
-import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "./domain/glServices.js"
-import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./domain/runbook.js"
+import { decodeResult, encodeResult, keyReused, writeFingerprint } from "../domain/idempotency.js"
+import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "../domain/glServices.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../domain/runbook.js"
 
 interface Row {
   ledger: string

@@ -15,9 +15,9 @@ import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
-import { readFixture } from "../../src/workspace/domain/fixture.js"
+import { readFixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
-import { FILE_SUBMITTED_SIGNAL } from "../../src/workspace/domain/runbook.js"
+import { FILE_SUBMITTED_SIGNAL } from "../../src/domain/runbook.js"
 
 // Ids from fixtures/demo.json.
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"

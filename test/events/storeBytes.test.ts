@@ -13,7 +13,7 @@ import { EVENT_SIZE_OVERHEAD, eventSize, eventsWithinBytes } from "../../src/api
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
-import { readFixture } from "../../src/workspace/domain/fixture.js"
+import { readFixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"

@@ -18,7 +18,7 @@ import { FileFetcher } from "../../src/services/FileFetcher.js"
 import { IdentityConfig, type IdentitySettings } from "../../src/services/IdentityConfig.js"
 import { TenantConfig } from "../../src/services/TenantConfig.js"
 import { WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
-import type { Fixture } from "../../src/workspace/domain/fixture.js"
+import type { Fixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
 

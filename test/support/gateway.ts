@@ -20,7 +20,7 @@ import { createGatewayServer } from "../../src/http/nodeServer.js"
 import { FileFetcher, type FileProvider } from "../../src/services/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/services/TenantConfig.js"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
-import { type Fixture, parseFixture } from "../../src/workspace/domain/fixture.js"
+import { type Fixture, parseFixture } from "../../src/domain/fixture.js"
 import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
 
 const exampleJson = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown

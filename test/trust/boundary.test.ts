@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { GatewayApi } from "../../src/api/Api.js"
 import { GL_CONNECT_PATH } from "../../src/workspace/server/mount.js"
 import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
-import { GL_SERVICE_IDS } from "../../src/workspace/domain/glServices.js"
+import { GL_SERVICE_IDS } from "../../src/domain/glServices.js"
 import { http, type RunningService, startService } from "../support/process.js"
 import { fillPath, fillsOf, METHODS, normalize, paramsOf, type Route, routesOf, type Side, standInFor } from "./routes.js"
 

@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import type { WorkspaceExtras } from "../../src/upstream/extras.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
-import type { Fixture } from "../../src/workspace/domain/fixture.js"
+import type { Fixture } from "../../src/domain/fixture.js"
 import { runWorkspaceContract } from "./contract.js"
 import { clientOf, workspaceServer } from "./httpHarness.js"
 

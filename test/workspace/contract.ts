@@ -11,8 +11,8 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { withIdempotencyKey, WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
-import type { Fixture } from "../../src/workspace/domain/fixture.js"
-import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/workspace/domain/runbook.js"
+import type { Fixture } from "../../src/domain/fixture.js"
+import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
 
 export type MakeWorkspaceLayer = (fixture: Fixture) => Layer.Layer<WorkspaceClient, unknown>

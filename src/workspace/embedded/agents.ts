@@ -9,8 +9,8 @@ import * as Schema from "effect/Schema"
 import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { Uuid } from "../../api/ids.js"
-import { resolveExternalRef } from "../domain/agentRef.js"
-import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
+import { resolveExternalRef } from "../../domain/agentRef.js"
+import { hashApiKey, sameKeyHash } from "../../domain/apiKeys.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })

@@ -82,7 +82,7 @@ import {
   rowActionEvent,
   rowActionOf,
   type StepHistory
-} from "../domain/engine.js"
+} from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
 

@@ -11,9 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import { rootTaskId } from "../../api/ids.js"
-import { resolveExternalRef } from "../domain/agentRef.js"
-import { hashApiKey } from "../domain/apiKeys.js"
-import { type Fixture, FixtureError, readFixture } from "../domain/fixture.js"
+import { resolveExternalRef } from "../../domain/agentRef.js"
+import { hashApiKey } from "../../domain/apiKeys.js"
+import { type Fixture, FixtureError, readFixture } from "../../domain/fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson } from "./db.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */

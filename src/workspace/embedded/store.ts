@@ -21,9 +21,9 @@ import { EVENT_SIZE_OVERHEAD, eventsWithinBytes } from "../../api/eventPaging.js
 import type { CreatedTask, Scalar, TaskEvent } from "../../api/resources.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey, type WorkspaceClientService, type WsEffect } from "../../upstream/WorkspaceClient.js"
-import { decideEdit, decideReject, type RowDecision } from "../domain/ledgers.js"
+import { decideEdit, decideReject, type RowDecision } from "../../domain/ledgers.js"
 import type { Workspace } from "../../upstream/model.js"
-import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../domain/runbook.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../../domain/runbook.js"
 import {
   type Agent,
   type AgentVersion,
@@ -66,12 +66,12 @@ import {
   rowActionOf,
   sameEvent,
   type StepHistory
-} from "../domain/engine.js"
+} from "../../domain/engine.js"
 import { type Attribution, attributionNow } from "../../services/Actor.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
-import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../domain/idempotency.js"
-import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "../domain/glServices.js"
+import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, writeFingerprint } from "../../domain/idempotency.js"
+import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "../../domain/glServices.js"
 import { type DeliveryReport, makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 import { ChunkReader, readChunks } from "./chunkReader.js"
 

@@ -5,7 +5,7 @@
  * ./api/mount.ts), which makes the session's tenant's connection ACTIVE; the UI meanwhile
  * polls /v1/gl/status.
  */
-import { GL_SERVICES } from "../domain/glServices.js"
+import { GL_SERVICES } from "../../domain/glServices.js"
 
 const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)

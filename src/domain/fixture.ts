@@ -6,9 +6,9 @@
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { Timestamp, Uuid } from "../../api/ids.js"
-import { Scalar } from "../../api/resources.js"
-import { GlConnection, Runbook } from "../../upstream/model.js"
+import { Timestamp, Uuid } from "../api/ids.js"
+import { Scalar } from "../api/resources.js"
+import { GlConnection, Runbook } from "../upstream/model.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -2,7 +2,7 @@
  * The per-ledger registry: which fields a reviewer may edit, how values are coerced, and
  * which statuses allow a reject or an edit. Every workspace implementation applies it.
  */
-import type { Scalar } from "../../api/resources.js"
+import type { Scalar } from "../api/resources.js"
 
 export type Coerce = (value: Scalar) => { ok: true; value: Scalar } | { ok: false; message: string }
 

@@ -6,10 +6,10 @@
  * A signal that no longer applies (the task moved on, the row changed status) is consumed
  * with an `ignored: ...` outcome rather than retried: retrying cannot change a rule's answer.
  */
-import { BadRequest, Conflict, Forbidden } from "../../api/errors.js"
-import type { Scalar } from "../../api/resources.js"
+import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
+import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
-import type { Workspace } from "../../upstream/model.js"
+import type { Workspace } from "../upstream/model.js"
 import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal } from "./runbook.js"
 
 export interface PendingSignal {

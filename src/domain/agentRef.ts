@@ -4,7 +4,7 @@
  * the in-memory workspace.
  */
 import * as Effect from "effect/Effect"
-import { BadRequest } from "../../api/errors.js"
+import { BadRequest } from "../api/errors.js"
 
 const KIND = /^[a-z][a-z0-9+.-]{0,31}$/
 const REF = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/

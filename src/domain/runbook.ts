@@ -2,9 +2,9 @@
  * Pure runbook rules shared by every workspace implementation: a task's steps and next step,
  * and what a signal does to a task. No I/O here.
  */
-import type { Scalar, UiStep } from "../../api/resources.js"
+import type { Scalar, UiStep } from "../api/resources.js"
 import { ledgerRules } from "./ledgers.js"
-import type { Workspace } from "../../upstream/model.js"
+import type { Workspace } from "../upstream/model.js"
 
 export const STEP = { COMPLETED: "COMPLETED", CURRENT: "IN_PROGRESS", PENDING: "PENDING", SKIPPED: "SKIPPED" } as const
 

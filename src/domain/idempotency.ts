@@ -8,7 +8,7 @@
  * semantics). Failed writes store nothing, so a retry after a failure runs again.
  */
 import * as Effect from "effect/Effect"
-import { Conflict } from "../../api/errors.js"
+import { Conflict } from "../api/errors.js"
 
 /** How long a key and its result are kept: a retry later than this runs again. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000

@@ -4,7 +4,7 @@
  * hash; stores compare hashes in constant time.
  */
 import { createHash, timingSafeEqual } from "node:crypto"
-import { KEY_HASH_PATTERN } from "../../upstream/registry.js"
+import { KEY_HASH_PATTERN } from "../upstream/registry.js"
 
 /** A key's SHA-256, as 64 lowercase hex digits: the only form a key is stored or looked up in. */
 export const hashApiKey = (apiKey: string): string => createHash("sha256").update(apiKey, "utf8").digest("hex")
