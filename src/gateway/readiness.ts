@@ -20,7 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { TenantConfig } from "../services/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
-import { ProcessDrain } from "../http/drain.js"
+import { ProcessDrain } from "../lib/ProcessDrain.js"
 
 /** How long one upstream check's verdict is reused. */
 export const READINESS_CACHE_MS = 1_000

@@ -230,9 +230,6 @@ export class Drain {
   }
 }
 
-/** The process's drain, for what reads it (readiness). Optional: without it nothing drains. */
-export class ProcessDrain extends Context.Tag("http/ProcessDrain")<ProcessDrain, Drain>() {}
-
 /**
  * Drains on SIGTERM and SIGINT. Call it inside the scope that holds the servers, after they
  * are built: the drain starts the moment a signal arrives (readiness turns, the listeners
