@@ -26,7 +26,7 @@ import * as Runtime from "effect/Runtime"
 import type { JWTPayload, JWTVerifyGetKey } from "jose"
 import { withActor } from "../services/Actor.js"
 import { actorProblem, headerText } from "../services/actorValue.js"
-import type { IdentitySettings, JwtSettings } from "../services/IdentityConfig.js"
+import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
 import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
 

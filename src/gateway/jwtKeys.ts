@@ -13,7 +13,7 @@
  */
 import type { JWTVerifyGetKey } from "jose"
 import { readFile } from "node:fs/promises"
-import type { JwksSource } from "../services/IdentityConfig.js"
+import type { JwksSource } from "../config/IdentityConfig.js"
 
 /** How long a key set is kept before it is fetched or read again. */
 export const KEYS_MAX_AGE_MS = 10 * 60_000

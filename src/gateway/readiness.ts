@@ -18,7 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { TenantConfig } from "../services/TenantConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ProcessDrain } from "../lib/ProcessDrain.js"
 

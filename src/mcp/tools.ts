@@ -37,7 +37,7 @@ import { createTask, listEntities, listEntityWorkflows, listTaskSummaries } from
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js"
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
-import { TenantConfig } from "../services/TenantConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { isTerminal } from "../domain/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"

@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
-import { TenantConfig } from "./TenantConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 export interface TenantService {

@@ -11,7 +11,7 @@ import { taskView } from "./taskView.js"
 import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
-import { TenantConfig } from "./TenantConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const TERMINAL = new Set(["COMPLETED", "FAILED"])

@@ -41,7 +41,7 @@ import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { Tenant } from "./Tenant.js"
 import { eventPageBytesSetting } from "./taskEvents.js"
 import { TaskEventBell } from "./TaskEventBell.js"
-import { intSetting } from "./TenantConfig.js"
+import { intSetting } from "../config/TenantConfig.js"
 import { WorkspaceClient, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 
 export interface EventStreamSettings {

@@ -36,7 +36,7 @@ import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
-import { intSetting } from "../../services/TenantConfig.js"
+import { intSetting } from "../../config/TenantConfig.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
