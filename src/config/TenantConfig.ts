@@ -9,7 +9,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { otlpConfig } from "../observability/tracing.js"
+import { otlpConfig } from "./otlp.js"
 
 export interface TenantConfigShape {
   /** The tenant this process is bound to; None leaves every tenant endpoint answering 503. */
@@ -79,7 +79,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
   nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
-  // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/observability/tracing.ts).
+  // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/config/otlp.ts).
   tracing: Config.all([Config.option(Config.boolean("SVC_TRACING")), otlpConfig]).pipe(
     Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
   ),

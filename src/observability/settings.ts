@@ -11,7 +11,7 @@ import type * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import { corsConfig, type CorsSettings } from "./cors.js"
 import { type LogSettings, logSettingsConfig, makeWriter } from "./logging.js"
-import { otlpConfig, type OtlpSettings } from "./tracing.js"
+import { otlpConfig, type OtlpSettings } from "../config/otlp.js"
 
 export interface ObservabilitySettings {
   readonly log: LogSettings
