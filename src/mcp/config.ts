@@ -6,6 +6,9 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 
+/** Where the tool server listens on the gateway's router (./route.ts mounts it, ./server.ts names it). */
+export const MCP_PATH = "/mcp"
+
 export interface McpConfigShape {
   /** read_file returns documents up to this many bytes (larger ones: a tool error naming the download URL). */
   readonly readMaxBytes: number

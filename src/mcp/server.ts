@@ -30,13 +30,11 @@ import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { hashApiKey } from "../domain/apiKeys.js"
 import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
 import { addressBucket, clientAddress } from "./clientAddress.js"
-import { McpConfig } from "./config.js"
+import { MCP_PATH, McpConfig } from "./config.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
 import { agentSource } from "./timeline.js"
 import { TOOLS } from "./tools.js"
-
-import { MCP_PATH } from "./route.js"
 
 export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
 
