@@ -29,6 +29,7 @@ import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./readiness.js"
 import { RouterConfigLive } from "../http/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
+import { errorResponse } from "../http/errorBody.js"
 
 const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
@@ -65,10 +66,7 @@ const ReadinessRoute = HttpApiBuilder.Router.use((router) =>
       Effect.map(readiness.check, (verdict) =>
         verdict.ready
           ? HttpServerResponse.unsafeJson({ status: "ready" }, { headers })
-          : HttpServerResponse.unsafeJson(
-            { statusCode: 503, message: `Not ready: ${verdict.reason}`, error: "Service Unavailable" },
-            { status: 503, headers }
-          ))
+          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, headers))
     )
   })
 ).pipe(Layer.provide(Readiness.layer))

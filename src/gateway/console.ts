@@ -23,6 +23,7 @@ import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { errorResponse } from "../http/errorBody.js"
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -70,8 +71,8 @@ const etagFor = (etag: string, encoding: Encoding) => (encoding === "identity" ?
 const notModified = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined && (ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((t) => t.trim().replace(/^W\//, "") === etag))
 
-const errorBody = (statusCode: number, error: string, message: string) =>
-  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode, headers: { "cache-control": "no-store" } })
+const noStoreError = (statusCode: number, error: string, message: string) =>
+  errorResponse(statusCode, error, message, { "cache-control": "no-store" })
 
 export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
@@ -103,10 +104,10 @@ export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
       Effect.gen(function*() {
         const manifest = yield* load
         if (manifest === undefined) {
-          return errorBody(503, "Service Unavailable", "The console is not built: run `npm run build` (or `npm start`)")
+          return noStoreError(503, "Service Unavailable", "The console is not built: run `npm run build` (or `npm start`)")
         }
         const file = Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined
-        if (file === undefined) return errorBody(404, "Not Found", "Not Found")
+        if (file === undefined) return noStoreError(404, "Not Found", "Not Found")
         const request = yield* HttpServerRequest.HttpServerRequest
         const encoding = pickEncoding(request.headers["accept-encoding"])
         const etag = etagFor(file.etag, encoding)
@@ -124,7 +125,7 @@ export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
         const suffix = encoding === "br" ? ".br" : encoding === "gzip" ? ".gz" : ""
         const body = yield* Effect.tryPromise(() => bytesOf(name + suffix))
         return HttpServerResponse.uint8Array(body, { headers, contentType: file.type })
-      }).pipe(Effect.catchAll(() => Effect.succeed(errorBody(503, "Service Unavailable", "The console's files could not be read"))))
+      }).pipe(Effect.catchAll(() => Effect.succeed(noStoreError(503, "Service Unavailable", "The console's files could not be read"))))
 
     yield* router.get("/", serve("index.html"))
     yield* router.get(

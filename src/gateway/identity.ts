@@ -29,6 +29,7 @@ import { actorProblem, headerText } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
 import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
+import { errorResponse } from "../http/errorBody.js"
 
 /** Paths open without naming anyone (exact), and open prefixes. */
 const PUBLIC_PATHS = new Set(["/v1/health", "/mcp", "/readyz", "/metrics", "/docs", "/openapi.json", "/"])
@@ -53,8 +54,8 @@ const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256
 const REALM = "tenant-gateway"
 const NO_STORE = { "cache-control": "no-store" }
 
-const errorBody = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode, headers: { ...NO_STORE, ...headers } })
+const noStoreError = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  errorResponse(statusCode, error, message, { ...NO_STORE, ...headers })
 
 const quote = (value: string) => JSON.stringify(clip(value, MAX_QUOTED_CHARS))
 
@@ -70,13 +71,13 @@ const refused = (response: HttpServerResponse.HttpServerResponse): Verdict => ({
 // ---------------------------------------------------------------------------------------------
 // JWT
 
-const missingToken = refused(errorBody(401, "Unauthorized", "This API needs a bearer token: Authorization: Bearer <JWT>", {
+const missingToken = refused(noStoreError(401, "Unauthorized", "This API needs a bearer token: Authorization: Bearer <JWT>", {
   "www-authenticate": `Bearer realm="${REALM}"`
 }))
 
 /** 401 invalid_token; `why` is ours (never the client's text), so it fits in a quoted-string. */
 const invalidToken = (why: string) =>
-  refused(errorBody(401, "Unauthorized", `Invalid bearer token: ${why}`, {
+  refused(noStoreError(401, "Unauthorized", `Invalid bearer token: ${why}`, {
     "www-authenticate": `Bearer realm="${REALM}", error="invalid_token", error_description="${why.replace(/["\\]/g, "'")}"`
   }))
 
@@ -150,7 +151,7 @@ const makeJwtVerifier = async (
       const tenant = payload[settings.tenantClaim]
       if (typeof tenant !== "string" || !Option.contains(tenantSlug, tenant)) {
         const named = typeof tenant === "string" ? ` ${quote(tenant)}` : ""
-        return refused(errorBody(403, "Forbidden", tenant === undefined
+        return refused(noStoreError(403, "Forbidden", tenant === undefined
           ? `The token names no tenant (claim "${settings.tenantClaim}"): this gateway serves one tenant`
           : `The token's tenant${named} (claim "${settings.tenantClaim}") is not the tenant this gateway serves`))
       }
@@ -171,7 +172,7 @@ const makeJwtVerifier = async (
         return claimedActor(await verifyWith(token, keys))
       } catch (e) {
         if (e instanceof KeysUnavailable) {
-          return refused(errorBody(503, "Service Unavailable", "The keys that verify bearer tokens are unavailable; retry shortly", {
+          return refused(noStoreError(503, "Service Unavailable", "The keys that verify bearer tokens are unavailable; retry shortly", {
             "retry-after": RETRY_AFTER_SECONDS
           }))
         }
@@ -187,13 +188,13 @@ const makeJwtVerifier = async (
 const headerVerdict = (name: string, required: boolean, method: string, raw: string | undefined): Verdict => {
   if (raw === undefined || raw === "") {
     if (required && WRITE_METHODS.has(method)) {
-      return refused(errorBody(401, "Unauthorized", `This write names no actor: the authenticating proxy in front of the gateway sets header ${name}`))
+      return refused(noStoreError(401, "Unauthorized", `This write names no actor: the authenticating proxy in front of the gateway sets header ${name}`))
     }
     return { _tag: "Actor", actor: undefined }
   }
   const text = headerText(raw)
   const problem = text === undefined ? "is not UTF-8 text" : actorProblem(text)
-  if (problem !== undefined) return refused(errorBody(400, "Bad Request", `Header ${name}: the actor ${problem}`))
+  if (problem !== undefined) return refused(noStoreError(400, "Bad Request", `Header ${name}: the actor ${problem}`))
   return { _tag: "Actor", actor: text }
 }
 

@@ -35,6 +35,7 @@ import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
 import { agentSource } from "./timeline.js"
 import { TOOLS } from "./tools.js"
+import { errorResponse } from "../http/errorBody.js"
 
 export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
 
@@ -47,9 +48,6 @@ const INSTRUCTIONS = "Tools of one tenant's workspace. Your work: list_assigned_
 
 /** Hop-by-hop and body framing headers, and the credential: none of them reach the SDK. */
 const DROPPED = new Set(["authorization", "connection", "content-length", "host", "keep-alive", "transfer-encoding", "upgrade"])
-
-const errorResponse = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode, headers })
 
 const unauthorized = (failure: AuthFailure) =>
   failure._tag === "Missing"

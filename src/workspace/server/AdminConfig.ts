@@ -16,7 +16,6 @@
  */
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -25,6 +24,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { isIPv4, isIPv6 } from "node:net"
+import { errorResponse } from "../../http/errorBody.js"
 
 export const DEFAULT_ADMIN_HOST = "127.0.0.1"
 export const DEFAULT_ADMIN_PORT = 3001
@@ -155,10 +155,7 @@ export const bearerTokenOf = (authorization: string | undefined): string | undef
 const REALM = "svc-admin"
 
 const unauthorized = (message: string, challenge: string) =>
-  HttpServerResponse.unsafeJson(
-    { statusCode: 401, message, error: "Unauthorized" },
-    { status: 401, headers: { "www-authenticate": challenge, "cache-control": "no-store" } }
-  )
+  errorResponse(401, "Unauthorized", message, { "www-authenticate": challenge, "cache-control": "no-store" })
 
 /**
  * Wraps an HttpApp so that, when `token` is set, every request must carry it as a bearer token:

@@ -10,6 +10,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { ACTOR_FORWARD_HEADER, withActor } from "../../services/Actor.js"
 import { actorProblem, decodeActorHeader } from "../../services/actorValue.js"
+import { errorResponse } from "../../http/errorBody.js"
 
 export const forwardedActor = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -21,10 +22,7 @@ export const forwardedActor = <E, R>(
     // Agents (`agent:<uuid>`) are named by the gateway's tool server: allowed here.
     const problem = actor === undefined ? "is not percent-encoded UTF-8" : actorProblem(actor, { agentAllowed: true })
     if (problem !== undefined) {
-      return Effect.succeed(HttpServerResponse.unsafeJson(
-        { statusCode: 400, message: `Header ${ACTOR_FORWARD_HEADER}: the actor ${problem}`, error: "Bad Request" },
-        { status: 400 }
-      ))
+      return Effect.succeed(errorResponse(400, "Bad Request", `Header ${ACTOR_FORWARD_HEADER}: the actor ${problem}`))
     }
     return withActor(actor)(app)
   })

@@ -33,11 +33,9 @@ import { GL_SERVICE_IDS } from "../../domain/glServices.js"
 import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
+import { errorResponse } from "../../http/errorBody.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
-
-const errorResponse = (statusCode: number, error: string, message: string) =>
-  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode })
 
 const notFound = (consumerId: string) => errorResponse(404, "Not Found", `Connect session ${consumerId} not found`)
 

@@ -41,6 +41,7 @@ import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
 import type { WorkspaceExtras } from "../../upstream/extras.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
+import { errorResponse } from "../../http/errorBody.js"
 
 export interface WorkspaceServerOptions {
   /** Request bodies above this many bytes answer 413 (default 64 MiB). */
@@ -166,7 +167,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
 }
 
 const notImplemented = (e: NotImplemented) =>
-  HttpServerResponse.unsafeJson({ statusCode: e.statusCode, message: e.message, error: e.error }, { status: 501 })
+  errorResponse(e.statusCode, e.error, e.message)
 
 /**
  * A declared Content-Length over the limit answers 413 before a byte is read; chunked bodies
