@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
-import { EventStreams, type StreamOutput } from "../services/eventStreams.js"
+import { EventStreams, type StreamOutput } from "../services/EventStreams.js"
 import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 

@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
-import { decideTask, stepOf, uiStateOf } from "../services/taskActions.js"
+import { decideTask, stepOf, uiStateOf } from "../services/tasks.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 

@@ -14,14 +14,14 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { BadRequest } from "../api/errors.js"
 import { boundMessage, describeIssues } from "../http/errorResponse.js"
-import type { FileFetcher } from "../services/FileFetcher.js"
+import type { FileFetcher } from "../files/FileFetcher.js"
 import type { Tenant } from "../services/Tenant.js"
 import type { TenantConfig } from "../config/TenantConfig.js"
 import type { Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import type { Agent } from "../upstream/registry.js"
-import type { McpConfig } from "./config.js"
+import type { McpConfig } from "./McpConfig.js"
 import { objectJsonSchema } from "./jsonSchema.js"
-import type { AgentTimeline } from "./timeline.js"
+import type { AgentTimeline } from "./AgentTimeline.js"
 
 /** Who is calling, and from where (the origin the request named, for absolute links). */
 export interface ToolContext {

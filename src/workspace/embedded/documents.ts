@@ -11,7 +11,7 @@ import { audit } from "../../domain/engine.js"
 import { attributionNow } from "../../services/Actor.js"
 import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
-import { ChunkReader, readChunks } from "./chunkReader.js"
+import { ChunkReader, readChunks } from "./ChunkReader.js"
 import { type Transactions, notFound } from "./transaction.js"
 
 export const makeDocumentRecords = (tx: Transactions) =>

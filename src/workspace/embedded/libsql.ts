@@ -31,7 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import { startCheckpointer } from "./checkpointer.js"
-import { chunkReaderLayer } from "./chunkReader.js"
+import { chunkReaderLayer } from "./ChunkReader.js"
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
