@@ -8,11 +8,11 @@
  * /docs, /openapi.json and the GL connect page of this tenant's sessions. In embedded mode the
  * multi-tenant WorkspaceApi (registry, webhook, every tenant's records) is served only on the
  * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
- * when set; src/workspace/api/AdminConfig.ts).
+ * when set; src/workspace/server/AdminConfig.ts).
  *
  * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
- * (GET /readyz, src/http/readiness.ts) turns 503 as the drain starts.
+ * (GET /readyz, src/gateway/Readiness.ts) turns 503 as the drain starts.
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"

@@ -67,7 +67,7 @@ const lazyWorkspaceDocs: Plugin = {
       if (patched.includes("HttpApiScalar.layer(") || !patched.includes("lazyRoutes([WORKSPACE_OPENAPI_PATH")) {
         throw new Error("src/workspace/server/server.ts changed: the lazy-docs patch no longer applies")
       }
-      return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/api") }
+      return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/server") }
     })
   }
 }

@@ -1,6 +1,6 @@
 /**
  * An agent's external reference: `<kind>://<native-id>`, from either a bare native id or a URI
- * whose scheme is the kind. Shared by the registry (./embedded/agents.ts), the fixture loader and
+ * whose scheme is the kind. Shared by the registry (src/workspace/embedded/agents.ts), the fixture loader and
  * the in-memory workspace.
  */
 import * as Effect from "effect/Effect"

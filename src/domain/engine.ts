@@ -10,7 +10,7 @@ import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
 import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
-import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal } from "./runbook.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, TABLE_COMPONENT } from "./runbook.js"
 
 export interface PendingSignal {
   readonly name: string
@@ -308,18 +308,15 @@ export const rowActionAllowed = (
   if (step === undefined) {
     return { _tag: "badRequest", message: `Task is ${task.status} with no step to act on`, currentStatus: task.status }
   }
-  if (step.displayHint.component !== TABLE_STEP) {
+  if (step.displayHint.component !== TABLE_COMPONENT) {
     return {
       _tag: "badRequest",
-      message: `Current step "${step.id}" (${step.displayHint.component}) is not a ${TABLE_STEP} step: row actions apply to table steps only`,
+      message: `Current step "${step.id}" (${step.displayHint.component}) is not a ${TABLE_COMPONENT} step: row actions apply to table steps only`,
       currentStatus: task.status
     }
   }
   return { _tag: "ok" }
 }
-
-/** The display component of a step whose rows can be acted on. */
-export const TABLE_STEP = "TABLE_REVIEW"
 
 export const rowActionOf = (payload: Record<string, unknown>): RowActionPayload => payload as unknown as RowActionPayload
 

@@ -1,6 +1,7 @@
 /**
- * Pure runbook rules shared by every workspace implementation: a task's steps and next step,
- * and what a signal does to a task. No I/O here.
+ * Pure runbook rules shared by every workspace implementation: a task's steps, their statuses
+ * and its next step (a table step with the rows it reviews), and which step follows the current
+ * one. What a signal does to a task is the engine's (./engine.ts). No I/O here.
  */
 import type { Scalar, UiStep } from "../api/resources.js"
 import { ledgerRules } from "./ledgers.js"
@@ -82,7 +83,7 @@ export const tableLedgerOf = (step: UiStep): string | undefined => {
   return step.displayHint.component === TABLE_COMPONENT && typeof ledger === "string" ? ledger : undefined
 }
 
-/** The display component whose next-step args carry the rows it reviews. */
+/** The display component of a table step: its next-step args carry the rows it reviews, and only its rows can be acted on. */
 export const TABLE_COMPONENT = "TABLE_REVIEW"
 
 export const tableRowOf = (ledger: string, row: { readonly id: string; readonly status: string; readonly fields: Record<string, Scalar> }): TableRow => {

@@ -1,7 +1,7 @@
 /**
  * Who acts (README "Identity: who acts"): names the actor of a request from what the edge
  * says, and runs the request on their behalf (`withActor`, src/services/Actor.ts), so every
- * write it makes can record them. Off by default; the settings are src/services/IdentityConfig.ts.
+ * write it makes can record them. Off by default; the settings are src/config/IdentityConfig.ts.
  *
  * Scope: the tenant API (every path but the public ones below). /mcp names its agents by their
  * keys (`agent:<uuid>`, src/mcp/server.ts); /v1/health, the probes, the docs, the console's

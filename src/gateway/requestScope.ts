@@ -2,11 +2,11 @@
  * What every gateway request carries to the upstream calls made while serving it:
  *
  * - its deadline (SVC_REQUEST_DEADLINE_MS), counted from here: after the body has been read
- *   (the JSON input check reads it first, ./jsonInput.ts), so a slow upload spends the
+ *   (the JSON input check reads it first, src/http/jsonInput.ts), so a slow upload spends the
  *   request timeout of the Node server, not the upstream budget;
  * - for a write (POST, PUT, PATCH, DELETE), the client's `Idempotency-Key` header (400 when it
  *   is not 1-255 visible ASCII characters). The WorkspaceClient port passes it on with the write
- *   (src/services/WorkspaceClient.ts). Without one, nothing is set here: the HTTP workspace
+ *   (src/upstream/WorkspaceClient.ts). Without one, nothing is set here: the HTTP workspace
  *   client generates a key for each write and reuses it for that write's retries (the only
  *   retries a key-less request has), and an in-process store, which the gateway never retries
  *   after a commit, stores no key that nobody could ever send again (measured: the fingerprint

@@ -7,7 +7,7 @@ import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const ok = { ok: true } as const
 
-// getUi and action are shared with the agent tool server (src/mcp): ../services/taskActions.ts.
+// getUi and action are shared with the agent tool server (src/mcp): ../services/tasks.ts.
 export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient

@@ -227,7 +227,7 @@ export const checkedJsonBodies = (
     if (!BODY_METHODS.has(request.method)) return app
     const raw = rawBody(request)
     // A large body: decoding and parsing it, then the handler's work on it, each start on a
-    // fresh turn of the event loop, so other requests are served in between (./eventLoop.ts).
+    // fresh turn of the event loop, so other requests are served in between (../lib/eventLoop.ts).
     const read = Effect.tap(readBody(request), (buffer) => yieldBeforeLarge(buffer.byteLength))
     return Effect.flatMap(read, (buffer): Effect.Effect<
       HttpServerResponse.HttpServerResponse,

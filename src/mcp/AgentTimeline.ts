@@ -35,7 +35,7 @@ const REMEMBERED_TASKS = 10_000
 
 /**
  * One workspace write under an idempotency key of its own: a tool may make several writes in
- * one HTTP request, which must not share the request's key (src/http/requestScope.ts).
+ * one HTTP request, which must not share the request's key (src/gateway/requestScope.ts).
  */
 export const ownWrite = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => withIdempotencyKey(randomUUID())(self))

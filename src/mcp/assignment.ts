@@ -1,5 +1,5 @@
 /**
- * Steps assigned to agents: a runbook step's `agentId` (src/workspace/model.ts) names the one
+ * Steps assigned to agents: a runbook step's `agentId` (src/upstream/model.ts) names the one
  * registered agent that may complete it through the tool server. Humans on /v1 are not bound
  * by it.
  */

@@ -1,6 +1,6 @@
 /**
  * Agent authentication at the tool server: `Authorization: Bearer <agent API key>` on every
- * request. The key is hashed here (SHA-256, src/workspace/apiKeys.ts) and the tenant's agent
+ * request. The key is hashed here (SHA-256, src/domain/apiKeys.ts) and the tenant's agent
  * holding that hash is looked up through the workspace (WorkspaceClient.findAgentByKeyHash,
  * which compares hashes in constant time). A missing or malformed header, an unknown or
  * deleted key and another tenant's agent's key all fail alike. The key itself is never logged,

@@ -3,7 +3,7 @@
  * path parameters) and calls the same service function as its HTTP handler
  * (src/services/*, src/files/*): no rule is restated here. What is the tool server's own: the
  * event source is the calling agent, writes are attributed to it in the task's timeline
- * (./timeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
+ * (./AgentTimeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"

@@ -58,7 +58,7 @@ export class RequestContext {
     readonly traceId: string | undefined,
     /**
      * When the request arrived (its headers were read), wall-clock ms with sub-ms precision: a
-     * decision applies to the step current then (src/workspace/engine.ts acceptSignal).
+     * decision applies to the step current then (src/domain/engine.ts acceptSignal).
      */
     readonly arrivedAt: number = preciseNowMs()
   ) {}

@@ -115,7 +115,7 @@ export interface WorkspaceClientService {
   readonly deleteGlConnection: (tenantId: string) => WsEffect<void, Conflict>
   /**
    * The agent of this tenant holding the API key whose SHA-256 is `keyHash` (64 hex digits,
-   * src/workspace/apiKeys.ts), hashes compared in constant time: the agent tool server's
+   * src/domain/apiKeys.ts), hashes compared in constant time: the agent tool server's
    * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
    */
   readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>

@@ -70,7 +70,7 @@ export type GlWebhookSuccessDto = typeof GlWebhookSuccessDto.Type
 
 const AgentPath = Schema.Struct({ id: IdParam("Agent registry UUID") })
 
-/** An API key's SHA-256 as the workspace API takes it (src/workspace/apiKeys.ts hashes keys so). */
+/** An API key's SHA-256 as the workspace API takes it (src/domain/apiKeys.ts hashes keys so). */
 export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/
 
 export const AgentKeyLookupDto = Schema.Struct({

@@ -1,6 +1,6 @@
 /**
  * Writes the workspace service's OpenAPI document to docs/workspace-openapi.json (or the path
- * given as the first argument): `tsx src/workspace/api/writeOpenapi.ts [out.json]`.
+ * given as the first argument): `tsx src/upstream/writeOpenapi.ts [out.json]`.
  */
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, resolve } from "node:path"

@@ -9,7 +9,7 @@
  * - the listener stops accepting and idle connections close at once, while a download and an
  *   upload in progress are finished (exit 0);
  * - a stalled download is cut at the grace period (exit 1); a second signal cuts at once (exit 1);
- * - the same drain for `npm run workspace` (src/workspace/main.ts).
+ * - the same drain for `npm run workspace` (src/workspace/server/main.ts).
  * "Sent before the signal" is exact: a request's bytes were handed to the OS (load.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

@@ -165,7 +165,7 @@ export interface TaskRow {
   readonly current_step: string | null
   readonly snapshots: string
   readonly context: string
-  /** JSON StepHistory (../engine.ts): when each step became current. */
+  /** JSON StepHistory (../../domain/engine.ts): when each step became current. */
   readonly step_history: string
 }
 

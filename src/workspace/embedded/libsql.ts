@@ -280,6 +280,6 @@ export const libsqlLayer = (
     const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
     const context = Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     if (options.path === undefined) return context
-    // Downloads read the file directly (./chunkReader.ts); without a path they go through SQL.
+    // Downloads read the file directly (./ChunkReader.ts); without a path they go through SQL.
     return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))
   })).pipe(Layer.provide(Reactivity.layer))

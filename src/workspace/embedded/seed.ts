@@ -1,5 +1,5 @@
 /**
- * Loads a fixture (../fixture.ts, format in ../shared/fixtures/README.md) into the embedded
+ * Loads a fixture (../../domain/fixture.ts, format in ../shared/fixtures/README.md) into the embedded
  * store: every record upserted by its id, all in one transaction, so loading twice leaves one
  * copy and a failure leaves nothing half-loaded. Validation happens before, in readFixture.
  *

@@ -182,7 +182,7 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
               row.task_id
             )
             if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
-            // Bound to the step its request saw (../engine.ts): decisions still in the outbox count as taken.
+            // Bound to the step its request saw (../../domain/engine.ts): decisions still in the outbox count as taken.
             const bound = yield* accept(tenantId, signal, who)
             if (bound === undefined) return
             if (row !== undefined) {

@@ -89,7 +89,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
       })
 
     /**
-     * Whether the signal's task takes it, by the engine's one rule (../engine.ts acceptSignal),
+     * Whether the signal's task takes it, by the engine's one rule (../../domain/engine.ts acceptSignal),
      * inside the write's transaction with the task locked: bound to the step current when its
      * request arrived. Fails with what the caller must hear; succeeds with the signal to record
      * (bound and attributed), or undefined for a duplicate (a no-op that succeeds).
@@ -172,7 +172,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
       )
 
     /**
-     * Idempotent writes (../idempotency.ts): run inside the write's transaction, so the key is
+     * Idempotent writes (../../domain/idempotency.ts): run inside the write's transaction, so the key is
      * checked and its result stored atomically with the write; a concurrent retry waits for the
      * write lock and then finds it. Keys older than IDEMPOTENCY_TTL_MS are pruned now and then.
      */

@@ -2,7 +2,7 @@
  * The local GL adapter's connect page: where a person picks an accounting service and
  * completes the flow. Submitting posts `{service}` to the page's own URL + `/complete`
  * (`POST /workspace/gl/connect/<consumerId>/complete`, served beside the page, see
- * ./api/mount.ts), which makes the session's tenant's connection ACTIVE; the UI meanwhile
+ * ./mount.ts), which makes the session's tenant's connection ACTIVE; the UI meanwhile
  * polls /v1/gl/status.
  */
 import { GL_SERVICES } from "../../domain/glServices.js"

@@ -223,8 +223,10 @@ const isRawDocument = (request: HttpServerRequest.HttpServerRequest) =>
 export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: WorkspaceExtras) =>
   HttpApiBuilder.api(WorkspaceApi).pipe(Layer.provide(groups(service, extras)))
 
-/** GET /workspace/openapi.json and the API reference page at /workspace/docs (no network needed). */
-/** Built on first use, like the gateway's (src/http/Gateway.ts): the page inlines a 3 MB script. */
+/**
+ * GET /workspace/openapi.json and the API reference page at /workspace/docs (no network needed),
+ * built on first use like the gateway's (src/gateway/Gateway.ts): the page inlines a 3 MB script.
+ */
 export const WorkspaceDocsLive = Layer.mergeAll(
   lazyRoutes([WORKSPACE_OPENAPI_PATH], async () => HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH })),
   lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () =>
