@@ -160,7 +160,7 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all
   })
 )
 
-export class IdentityConfig extends Context.Tag("IdentityConfig")<IdentityConfig, IdentitySettings>() {
+export class IdentityConfig extends Context.Tag("config/IdentityConfig")<IdentityConfig, IdentitySettings>() {
   static readonly fromEnv = Layer.effect(IdentityConfig, identityConfigFromEnv)
   static readonly make = (settings: IdentitySettings) => Layer.succeed(IdentityConfig, settings)
 }

@@ -89,7 +89,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all(
   requestDeadlineMs: positiveInt("SVC_REQUEST_DEADLINE_MS", 15_000)
 })
 
-export class TenantConfig extends Context.Tag("TenantConfig")<TenantConfig, TenantConfigShape>() {
+export class TenantConfig extends Context.Tag("config/TenantConfig")<TenantConfig, TenantConfigShape>() {
   static readonly fromEnv = Layer.effect(TenantConfig, tenantConfigFromEnv)
   static readonly make = (config: TenantConfigShape) => Layer.succeed(TenantConfig, config)
 }

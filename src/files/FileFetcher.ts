@@ -51,7 +51,7 @@ export const DEFAULT_FETCH_SLOTS: FetchSlots = { atOnce: 4, waitMs: 10_000 }
 /** Providers whose bytes arrive in the request body, already counted by the body budget. */
 const IN_BODY = new Set(["inline_base64"])
 
-export class FileFetcher extends Context.Tag("FileFetcher")<FileFetcher, FileFetcherService>() {
+export class FileFetcher extends Context.Tag("files/FileFetcher")<FileFetcher, FileFetcherService>() {
   /** A fetcher over the given providers. */
   static readonly fromProviders = (
     providers: ReadonlyArray<FileProvider>,

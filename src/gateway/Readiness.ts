@@ -37,7 +37,7 @@ export interface ReadinessService {
   readonly check: Effect.Effect<ReadinessVerdict>
 }
 
-export class Readiness extends Context.Tag("http/Readiness")<Readiness, ReadinessService>() {
+export class Readiness extends Context.Tag("gateway/Readiness")<Readiness, ReadinessService>() {
   /** Needs TenantConfig and WorkspaceClient; reads the process's drain when one is provided. */
   static readonly layer = Layer.effect(
     Readiness,

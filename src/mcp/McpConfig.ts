@@ -66,7 +66,7 @@ export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
   )
 })
 
-export class McpConfig extends Context.Tag("McpConfig")<McpConfig, McpConfigShape>() {
+export class McpConfig extends Context.Tag("mcp/McpConfig")<McpConfig, McpConfigShape>() {
   static readonly fromEnv = Layer.effect(McpConfig, mcpConfigFromEnv)
   static readonly make = (config: Partial<McpConfigShape> = {}) => Layer.succeed(McpConfig, { ...DEFAULT_MCP_CONFIG, ...config })
 }

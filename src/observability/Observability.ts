@@ -34,7 +34,7 @@ export interface ObservabilityService {
   readonly line: (text: string) => void
 }
 
-export class Observability extends Context.Tag("tenant-gateway/Observability")<Observability, ObservabilityService>() {
+export class Observability extends Context.Tag("observability/Observability")<Observability, ObservabilityService>() {
   static readonly make = (settings: ObservabilitySettings, line: (text: string) => void = makeWriter().line) =>
     Layer.succeed(Observability, { settings, line })
 }

@@ -25,7 +25,7 @@ export interface TenantService {
   >
 }
 
-export class Tenant extends Context.Tag("Tenant")<Tenant, TenantService>() {
+export class Tenant extends Context.Tag("services/Tenant")<Tenant, TenantService>() {
   static readonly layer = Layer.effect(
     Tenant,
     Effect.gen(function*() {

@@ -132,7 +132,7 @@ export interface EventPage {
   readonly maxBytes?: number | undefined
 }
 
-export class WorkspaceClient extends Context.Tag("WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}
+export class WorkspaceClient extends Context.Tag("upstream/WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}
 
 export type { StartParamType, UiStep }
 

@@ -63,7 +63,7 @@ import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspa
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
 
 /** The embedded store with its extra operations (GL webhook, agent registry, outbox). */
-export const EmbeddedWorkspace = Context.GenericTag<EmbeddedWorkspace>("workspace/EmbeddedWorkspace")
+export const EmbeddedWorkspace = Context.GenericTag<EmbeddedWorkspace>("workspace/embedded/EmbeddedWorkspace")
 
 export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()("EmbeddedStartError", {
   message: Schema.String
