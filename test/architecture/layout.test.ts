@@ -211,6 +211,18 @@ describe("the layout of src (README: Layout)", () => {
     expect(cycles, "folder cycles, one import per step").toEqual([])
   })
 
+  it("keys every service by its file's folder and its class name", () => {
+    const tag = /(?:class (\w+) extends Context\.(?:Tag|Reference<\w+>\(\))|const (\w+) = Context\.GenericTag<\w+>)\(\s*"([^"]+)"/g
+    const misnamed = sourceFiles(SRC).flatMap((file) =>
+      [...readFileSync(file, "utf8").matchAll(tag)]
+        .map(([, className, constName, key]) => ({ name: className ?? constName!, key: key! }))
+        .filter(({ key }) => !key.startsWith("@"))
+        .filter(({ key, name }) => key !== `${dirname(relative(SRC, file)).split(sep).join("/").replace(/^\.$/, "main")}/${name}`)
+        .map(({ key, name }) => `${repoPath(file)}: ${name} is keyed "${key}"`)
+    )
+    expect(misnamed, "service keys outside the scheme <folder under src>/<class name>").toEqual([])
+  })
+
   it("the contracts import no implementation", () => {
     const leaks = between
       .filter((i) => i.fromFolder in CONTRACTS && !CONTRACTS[i.fromFolder]!.includes(i.toFolder))
