@@ -3,7 +3,7 @@
  * `main-<hash>.css` (content-hashed, so served immutable), `index.html` naming them, a `.gz` and
  * a `.br` beside every file (compressed once here, so the gateway never compresses per request),
  * and `build.json` (inputs, outputs, and each file's ETag and type) written last, which
- * src/http/console.ts reads and scripts/build-if-stale.mjs compares against.
+ * src/gateway/console.ts reads and scripts/build-if-stale.mjs compares against.
  *
  * Built like the gateway (scripts/build.mjs): into a staging directory, then moved in file by
  * file, index.html and build.json last; hashed files of an earlier build stay a day (a page

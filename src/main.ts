@@ -8,14 +8,14 @@
  * /docs, /openapi.json and the GL connect page of this tenant's sessions. In embedded mode the
  * multi-tenant WorkspaceApi (registry, webhook, every tenant's records) is served only on the
  * admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT, loopback by default, behind SVC_ADMIN_TOKEN
- * when set; src/workspace/api/AdminConfig.ts).
+ * when set; src/workspace/server/AdminConfig.ts).
  *
  * Settings come from the environment, and from `.env` in the working directory for what the
  * environment does not set (src/dotEnv.ts).
  *
  * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
- * (GET /readyz, src/http/readiness.ts) turns 503 as the drain starts.
+ * (GET /readyz, src/gateway/Readiness.ts) turns 503 as the drain starts.
  */
 // First: `.env` fills the environment before anything reads a setting.
 import { describeDotEnv } from "./dotEnv.js"
@@ -31,21 +31,22 @@ import * as Scope from "effect/Scope"
 import type * as Redacted from "effect/Redacted"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
-import { Drain, drainTeardown, launchDrained, ProcessDrain } from "./http/drain.js"
-import { GatewayLive } from "./http/Gateway.js"
+import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
+import { ProcessDrain } from "./lib/ProcessDrain.js"
+import { GatewayLive } from "./gateway/Gateway.js"
 import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
-import { Readiness } from "./http/readiness.js"
+import { Readiness } from "./gateway/Readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
-import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./services/TenantConfig.js"
+import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
 import { unknownSettingWarnings } from "./settingNames.js"
-import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/api/AdminConfig.js"
-import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/api/mount.js"
-import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./workspace/api/WorkspaceApi.js"
+import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
+import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
+import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
-import { Observability, observabilityConfig } from "./observability/settings.js"
+import { Observability, observabilityConfig } from "./observability/Observability.js"
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
 

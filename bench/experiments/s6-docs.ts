@@ -1,12 +1,12 @@
 /**
- * S6 before/after of the lazy /docs and /openapi.json in src/http/Gateway.ts: bundles an entry
- * twice, once as it is and once with Gateway.ts as committed (`git show HEAD:src/http/Gateway.ts`,
+ * S6 before/after of the lazy /docs and /openapi.json in src/gateway/Gateway.ts: bundles an entry
+ * twice, once as it is and once with Gateway.ts as committed (`git show HEAD:src/gateway/Gateway.ts`,
  * eager HttpApiScalar.layer and middlewareOpenApi), then alternates starts of the two and
  * reports start-to-healthy and RSS after 1 s idle (medians), and that /docs and /openapi.json
  * still answer.
  *
  * With src/main.ts a third variant also makes the embedded workspace's own /workspace/docs and
- * /workspace/openapi.json lazy (src/workspace/api/server.ts patched at bundle time to use
+ * /workspace/openapi.json lazy (src/workspace/server/server.ts patched at bundle time to use
  * Gateway.ts's lazyRoutes): what the recommended change there would give.
  *
  * Usage: tsx bench/experiments/s6-docs.ts [entry] [starts]
@@ -32,8 +32,8 @@ process.on("exit", () => {
   rmSync(tmp, { recursive: true, force: true })
 })
 
-const committedGateway = execFileSync("git", ["show", "HEAD:src/http/Gateway.ts"], { cwd: ROOT, encoding: "utf8" })
-const gatewayFile = join(ROOT, "src/http/Gateway.ts")
+const committedGateway = execFileSync("git", ["show", "HEAD:src/gateway/Gateway.ts"], { cwd: ROOT, encoding: "utf8" })
+const gatewayFile = join(ROOT, "src/gateway/Gateway.ts")
 
 /** Serves the committed Gateway.ts in place of the working copy (same directory, same imports). */
 const committed: Plugin = {
@@ -44,9 +44,9 @@ const committed: Plugin = {
   }
 }
 
-const serverFile = join(ROOT, "src/workspace/api/server.ts")
+const serverFile = join(ROOT, "src/workspace/server/server.ts")
 
-/** src/workspace/api/server.ts with its docs routes built on first use; undefined if its code moved on. */
+/** src/workspace/server/server.ts with its docs routes built on first use; undefined if its code moved on. */
 const lazyWorkspaceDocs: Plugin = {
   name: "lazy-workspace-docs",
   setup(b) {
@@ -65,9 +65,9 @@ const lazyWorkspaceDocs: Plugin = {
           "lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () => (await import(\"@effect/platform/HttpApiScalar\")).layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } }))"
         )
       if (patched.includes("HttpApiScalar.layer(") || !patched.includes("lazyRoutes([WORKSPACE_OPENAPI_PATH")) {
-        throw new Error("src/workspace/api/server.ts changed: the lazy-docs patch no longer applies")
+        throw new Error("src/workspace/server/server.ts changed: the lazy-docs patch no longer applies")
       }
-      return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/api") }
+      return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/server") }
     })
   }
 }

@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
-import { parseFixture } from "../../src/workspace/fixture.js"
+import { parseFixture } from "../../src/domain/fixture.js"
 import { BENCH_TASK_ID, TENANT_ID } from "../lib/fixture.js"
 
 const [url, fixtureFile, documentFile] = process.argv.slice(2)

@@ -1,6 +1,6 @@
 /**
  * The `Idempotency-Key` request header, as both APIs publish it. On the gateway every write
- * (POST, PATCH, DELETE under /v1) takes it; the middleware reads it (src/http/requestScope.ts)
+ * (POST, PATCH, DELETE under /v1) takes it; the middleware reads it (src/gateway/requestScope.ts)
  * rather than each endpoint's headers schema, because a headers schema makes `headers` a
  * required argument of every derived client method (HttpApiClient encodes it even when each
  * field is optional), which would break every existing caller. The header is declared in the

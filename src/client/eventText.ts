@@ -13,7 +13,7 @@
 import type { TaskEvent } from "../api/resources.js"
 
 /**
- * The gateway's own record, by type, and the source that writes each (src/workspace/engine.ts):
+ * The gateway's own record, by type, and the source that writes each (src/domain/engine.ts):
  * an event of one of these types from any other source (a worker's own `step.completed`) is
  * not the record, and is shown as any other event.
  */

@@ -17,7 +17,7 @@ import {
   ServiceUnavailableWire,
   UnauthorizedWire
 } from "../api/errors.js"
-import { RegistryGroup } from "../workspace/api/registry.js"
+import { RegistryGroup } from "../upstream/registry.js"
 import { withEncodedPaths } from "./encodedPaths.js"
 
 export {
@@ -26,8 +26,8 @@ export {
   CreateAgentDto,
   CreateAgentVersionDto,
   CreatedAgent
-} from "../workspace/api/registry.js"
-export { isNotImplemented, NotImplemented } from "../workspace/api/errors.js"
+} from "../upstream/registry.js"
+export { isNotImplemented, NotImplemented } from "../upstream/errors.js"
 
 /**
  * The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`).

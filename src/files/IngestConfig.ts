@@ -121,7 +121,7 @@ export interface IngestConfigInput extends Partial<Omit<IngestConfigShape, "loca
   readonly localRoot?: Option.Option<string> | string | undefined
 }
 
-export class IngestConfig extends Context.Tag("IngestConfig")<IngestConfig, IngestConfigShape>() {
+export class IngestConfig extends Context.Tag("files/IngestConfig")<IngestConfig, IngestConfigShape>() {
   static readonly fromEnv = Layer.effect(IngestConfig, ingestConfigFromEnv)
 
   /** The defaults overridden by `partial`; allow-list entries are normalized (throws on a bad one). */

@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import { BadRequest } from "../api/errors.js"
-import { LARGE_INPUT, oneLargeAtATime, timeSlice, yieldBeforeLarge } from "../http/eventLoop.js"
+import { LARGE_INPUT, oneLargeAtATime, timeSlice, yieldBeforeLarge } from "../lib/eventLoop.js"
 
 /**
  * Whether `data` is canonical, padded base64 (A-Z a-z 0-9 + /), given what Buffer decoded from

@@ -9,9 +9,9 @@ import { createHash, timingSafeEqual } from "node:crypto"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
-import { EventStreams, type StreamOutput } from "../services/eventStreams.js"
+import { EventStreams, type StreamOutput } from "../services/EventStreams.js"
 import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
-import { TenantConfig } from "../services/TenantConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
 
 // Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()

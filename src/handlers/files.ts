@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { isMediaType } from "../api/headerValues.js"
 import { decodeBase64 } from "../files/base64.js"
-import { attachment } from "../files/contentDisposition.js"
+import { attachment } from "../http/contentDisposition.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 

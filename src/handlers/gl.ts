@@ -1,66 +1,12 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import { GatewayApi } from "../api/Api.js"
-import { ServiceUnavailable } from "../api/errors.js"
-import type { GlStatus } from "../api/resources.js"
-import { attributionNow } from "../services/Actor.js"
-import { Tenant } from "../services/Tenant.js"
-import type { Workspace } from "../services/WorkspaceClient.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
-
-/** The later of metadata.updated_at and connectedAt, or null when neither is known. */
-const lastSyncAt = (c: Workspace.GlConnection): string | null => {
-  const times = [c.metadata.updated_at, c.connectedAt].filter((t): t is string => typeof t === "string")
-  if (times.length === 0) return null
-  return times.reduce((a, b) => (Date.parse(b) > Date.parse(a) ? b : a))
-}
-
-export const glStatusOf = (tenantId: string, connection: Option.Option<Workspace.GlConnection>): GlStatus =>
-  Option.match(connection, {
-    onNone: () => ({ connected: false, tenantId }),
-    onSome: (c) => ({
-      connected: c.status === "ACTIVE",
-      tenantId,
-      provider: c.provider,
-      service: c.service,
-      status: c.status,
-      lastSyncAt: lastSyncAt(c),
-      workspaceName: c.metadata.name ?? c.metadata.service ?? c.service
-    })
-  })
-
-/**
- * GL connect and disconnect belong to no task, so they have no timeline: each is an `audit`
- * line in the process log (README "The audit timeline"), with who and which request.
- */
-const auditGl = (type: "gl.connect_started" | "gl.disconnected", fields: Record<string, unknown>) =>
-  Effect.flatMap(attributionNow, (who) =>
-    Effect.logInfo("audit").pipe(
-      // The log line carries the request id already.
-      Effect.annotateLogs({ audit: type, ...fields, actor: who.actor ?? null })
-    ))
+import { connectGl, disconnectGl, glStatus } from "../services/gl.js"
 
 export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
-  Effect.gen(function*() {
-    const workspace = yield* WorkspaceClient
-    const tenants = yield* Tenant
-
-    return handlers
-      .handle("glStatus", () =>
-        Effect.flatMap(tenants.current, (tenant) =>
-          Effect.map(workspace.getGlConnection(tenant.id), (c) => glStatusOf(tenant.id, c))))
-      .handle("glConnectSession", ({ payload }) =>
-        Effect.flatMap(tenants.current, (tenant) =>
-          workspace.createGlSession(tenant.id, payload.serviceId).pipe(
-            Effect.tap((session) =>
-              auditGl("gl.connect_started", { tenantId: tenant.id, serviceId: payload.serviceId ?? null, consumerId: session.consumerId })
-            ),
-            // The tenant was resolved a moment ago: the workspace forgetting it is upstream trouble.
-            Effect.catchTag("NotFound", () =>
-              new ServiceUnavailable({ message: "The workspace service does not know this tenant; retry shortly" }))
-          )))
-      .handle("glDisconnect", () =>
-        Effect.flatMap(tenants.current, (tenant) =>
-          Effect.zipLeft(workspace.deleteGlConnection(tenant.id), auditGl("gl.disconnected", { tenantId: tenant.id }))))
-  }))
+  Effect.succeed(
+    handlers
+      .handle("glStatus", () => glStatus)
+      .handle("glConnectSession", ({ payload }) => connectGl(payload.serviceId))
+      .handle("glDisconnect", () => disconnectGl)
+  ))

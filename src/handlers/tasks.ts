@@ -1,13 +1,13 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
-import { decideTask, stepOf, uiStateOf } from "../services/taskActions.js"
+import { decideTask, stepOf, uiStateOf } from "../services/tasks.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const ok = { ok: true } as const
 
-// getUi and action are shared with the agent tool server (src/mcp): ../services/taskActions.ts.
+// getUi and action are shared with the agent tool server (src/mcp): ../services/tasks.ts.
 export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient

@@ -2,7 +2,7 @@
  * When a request arrived: stamped by the Node server as it emits the request (its headers just
  * read), before any fiber runs for it. The request's context carries it
  * (src/observability/requestContext.ts), and a decision binds to the step current then
- * (src/workspace/engine.ts acceptSignal): two requests read from their sockets in one turn of
+ * (src/domain/engine.ts acceptSignal): two requests read from their sockets in one turn of
  * the event loop are both stamped before either is handled.
  */
 import type * as http from "node:http"

@@ -25,6 +25,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import type { UnsupportedMediaType } from "../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
+import { errorResponse } from "./errorBody.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -108,10 +109,7 @@ export const hasBody = (headers: RequestHeaders): boolean => {
 }
 
 const forbidden = (message: string) =>
-  HttpServerResponse.unsafeJson(
-    { statusCode: 403, message, error: "Forbidden" },
-    { status: 403, headers: { "cache-control": "no-store" } }
-  )
+  errorResponse(403, "Forbidden", message, { "cache-control": "no-store" })
 
 /**
  * The middleware: refuses cross-site writes (403) and bodies that are not JSON (415) before

@@ -230,9 +230,6 @@ export class Drain {
   }
 }
 
-/** The process's drain, for what reads it (readiness). Optional: without it nothing drains. */
-export class ProcessDrain extends Context.Tag("http/ProcessDrain")<ProcessDrain, Drain>() {}
-
 const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`
 
 /** What the drain will wait for, as its first log line says it. */

@@ -26,6 +26,7 @@ import {
 } from "../api/errors.js"
 import { explainUnrouted, malformedPercentEncoding } from "./methodNotAllowed.js"
 import { MAX_PATH_PARAM_LENGTH } from "./ServerLimits.js"
+import { errorBody } from "./errorBody.js"
 
 /** Characters of one client-sent value quoted in a message. */
 export const MAX_QUOTED_CHARS = 64
@@ -92,7 +93,7 @@ export const boundMessage = (message: string): string =>
   clip(clipQuotedStrings(message), MAX_MESSAGE_CHARS)
 
 export const toResponse = (e: ApiError): HttpServerResponse.HttpServerResponse => {
-  const body: Record<string, unknown> = { statusCode: e.statusCode, message: boundMessage(e.message), error: e.error }
+  const body: Record<string, unknown> = { ...errorBody(e.statusCode, e.error, boundMessage(e.message)) }
   if ("currentStatus" in e && e.currentStatus !== undefined) body.currentStatus = e.currentStatus
   if ("code" in e && e.code !== undefined) body.code = e.code
   const allow = e instanceof MethodNotAllowed && e.allow !== undefined ? { allow: e.allow.join(", ") } : undefined

@@ -25,7 +25,7 @@ import { isAscii } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
 import { jsonValueProblem } from "../api/jsonValue.js"
-import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "./eventLoop.js"
+import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
 import { bodyRefused } from "./nodeServer.js"
 
@@ -227,7 +227,7 @@ export const checkedJsonBodies = (
     if (!BODY_METHODS.has(request.method)) return app
     const raw = rawBody(request)
     // A large body: decoding and parsing it, then the handler's work on it, each start on a
-    // fresh turn of the event loop, so other requests are served in between (./eventLoop.ts).
+    // fresh turn of the event loop, so other requests are served in between (../lib/eventLoop.ts).
     const read = Effect.tap(readBody(request), (buffer) => yieldBeforeLarge(buffer.byteLength))
     return Effect.flatMap(read, (buffer): Effect.Effect<
       HttpServerResponse.HttpServerResponse,

@@ -37,6 +37,7 @@ import { clientKey } from "./clientAddress.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
+import { errorJson } from "./errorBody.js"
 
 /** An answer the server gives before the application sees the request. */
 interface Refusal {
@@ -47,7 +48,7 @@ interface Refusal {
 
 const tooLarge = (limit: number): Refusal => ({
   status: 413,
-  body: JSON.stringify({ statusCode: 413, message: `Request body exceeds the ${limit}-byte limit`, error: "Payload Too Large" })
+  body: errorJson(413, "Payload Too Large", `Request body exceeds the ${limit}-byte limit`)
 })
 
 /** Seconds a client is asked to wait after a 503 for lack of body budget. */
@@ -55,11 +56,11 @@ const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 100
 
 const busy = (waitMs: number): Refusal => ({
   status: 503,
-  body: JSON.stringify({
-    statusCode: 503,
-    message: `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT); retry after ${retryAfterSeconds(waitMs)} s`,
-    error: "Service Unavailable"
-  }),
+  body: errorJson(
+    503,
+    "Service Unavailable",
+    `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT); retry after ${retryAfterSeconds(waitMs)} s`
+  ),
   headers: { "retry-after": String(retryAfterSeconds(waitMs)) }
 })
 
@@ -221,11 +222,7 @@ const settleEndOnClose = (res: http.ServerResponse) => {
 }
 
 const tooManyHeaders = (max: number) =>
-  JSON.stringify({
-    statusCode: 431,
-    message: `Too many request headers: at most ${max} are accepted`,
-    error: "Request Header Fields Too Large"
-  })
+  errorJson(431, "Request Header Fields Too Large", `Too many request headers: at most ${max} are accepted`)
 
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
@@ -242,7 +239,7 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
     : err.code === "HPE_HEADER_OVERFLOW"
     ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
     : [400, "Bad Request", "Malformed HTTP request"] as const
-  const body = JSON.stringify({ statusCode: status, message, error })
+  const body = errorJson(status, error, message)
   socket.write(
     `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `connection: close\r\n\r\n${body}`
@@ -295,7 +292,7 @@ export const collectWhenIdle = (
 export const checkingIntervalMs = (limits: ServerLimits): number =>
   Math.min(1000, Math.max(50, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)))
 
-const unavailable = (message: string) => JSON.stringify({ statusCode: 503, message, error: "Service Unavailable" })
+const unavailable = (message: string) => errorJson(503, "Service Unavailable", message)
 
 /**
  * The gateway's Node server. `limits` defaults to DEFAULT_SERVER_LIMITS field by field; main.ts
@@ -348,13 +345,11 @@ export const createGatewayServer = (
       if (malformed !== undefined) {
         const query = target.indexOf("?")
         const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
-        const body = JSON.stringify({
-          statusCode: 400,
-          message: `Malformed request ${where}: invalid percent-encoding ${
-            JSON.stringify(malformed)
-          } (expected %XX escapes of UTF-8 bytes)`,
-          error: "Bad Request"
-        })
+        const body = errorJson(
+          400,
+          "Bad Request",
+          `Malformed request ${where}: invalid percent-encoding ${JSON.stringify(malformed)} (expected %XX escapes of UTF-8 bytes)`
+        )
         res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
         res.end(body)
         return true

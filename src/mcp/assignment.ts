@@ -1,14 +1,14 @@
 /**
- * Steps assigned to agents: a runbook step's `agentId` (src/workspace/model.ts) names the one
+ * Steps assigned to agents: a runbook step's `agentId` (src/upstream/model.ts) names the one
  * registered agent that may complete it through the tool server. Humans on /v1 are not bound
  * by it.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
-import type { Agent } from "../workspace/api/registry.js"
-import { STEP_SIGNALS } from "../workspace/engine.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import type { Agent } from "../upstream/registry.js"
+import { STEP_SIGNALS } from "../domain/engine.js"
 import { Forbidden } from "./errors.js"
 
 export interface CurrentStep {

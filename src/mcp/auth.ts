@@ -1,6 +1,6 @@
 /**
  * Agent authentication at the tool server: `Authorization: Bearer <agent API key>` on every
- * request. The key is hashed here (SHA-256, src/workspace/apiKeys.ts) and the tenant's agent
+ * request. The key is hashed here (SHA-256, src/domain/apiKeys.ts) and the tenant's agent
  * holding that hash is looked up through the workspace (WorkspaceClient.findAgentByKeyHash,
  * which compares hashes in constant time). A missing or malformed header, an unknown or
  * deleted key and another tenant's agent's key all fail alike. The key itself is never logged,
@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { type UpstreamError } from "../api/errors.js"
 import { Tenant } from "../services/Tenant.js"
-import { type Workspace, WorkspaceClient } from "../services/WorkspaceClient.js"
-import { hashApiKey } from "../workspace/apiKeys.js"
-import type { Agent } from "../workspace/api/registry.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import { hashApiKey } from "../domain/apiKeys.js"
+import type { Agent } from "../upstream/registry.js"
 
 /** Longest key accepted (registry keys are 46 characters); longer ones are not even hashed. */
 export const MAX_KEY_LENGTH = 512

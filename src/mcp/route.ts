@@ -9,11 +9,9 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { Tenant } from "../services/Tenant.js"
-import { McpConfig } from "./config.js"
-import { AgentTimeline } from "./timeline.js"
+import { MCP_PATH, McpConfig } from "./McpConfig.js"
+import { AgentTimeline } from "./AgentTimeline.js"
 import type { ToolServices } from "./toolkit.js"
-
-export const MCP_PATH = "/mcp"
 
 export const McpRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {

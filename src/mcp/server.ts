@@ -26,17 +26,16 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import { CurrentRequest } from "../observability/requestContext.js"
 import { withActor } from "../services/Actor.js"
-import { yieldToEventLoop } from "../http/eventLoop.js"
-import { hashApiKey } from "../workspace/apiKeys.js"
+import { yieldToEventLoop } from "../lib/eventLoop.js"
+import { hashApiKey } from "../domain/apiKeys.js"
 import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
 import { addressBucket, clientAddress } from "./clientAddress.js"
-import { McpConfig } from "./config.js"
+import { MCP_PATH, McpConfig } from "./McpConfig.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
-import { agentSource } from "./timeline.js"
+import { agentSource } from "./AgentTimeline.js"
 import { TOOLS } from "./tools.js"
-
-import { MCP_PATH } from "./route.js"
+import { errorResponse } from "../http/errorBody.js"
 
 export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
 
@@ -49,9 +48,6 @@ const INSTRUCTIONS = "Tools of one tenant's workspace. Your work: list_assigned_
 
 /** Hop-by-hop and body framing headers, and the credential: none of them reach the SDK. */
 const DROPPED = new Set(["authorization", "connection", "content-length", "host", "keep-alive", "transfer-encoding", "upgrade"])
-
-const errorResponse = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
-  HttpServerResponse.unsafeJson({ statusCode, message, error }, { status: statusCode, headers })
 
 const unauthorized = (failure: AuthFailure) =>
   failure._tag === "Missing"

@@ -3,7 +3,7 @@
  * path parameters) and calls the same service function as its HTTP handler
  * (src/services/*, src/files/*): no rule is restated here. What is the tool server's own: the
  * event source is the calling agent, writes are attributed to it in the task's timeline
- * (./timeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
+ * (./AgentTimeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
@@ -35,15 +35,16 @@ import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 import { ingestData } from "../services/dataIngest.js"
 import { createTask, listEntities, listEntityWorkflows, listTaskPage, stepRefs, stepsWhere } from "../services/entities.js"
-import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/taskActions.js"
+import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/tasks.js"
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
-import { WorkspaceClient } from "../services/WorkspaceClient.js"
-import { isTerminal } from "../workspace/runbook.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import { isTerminal } from "../domain/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
-import { McpConfig } from "./config.js"
+import { McpConfig } from "./McpConfig.js"
 import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type ToolServices } from "./toolkit.js"
-import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./timeline.js"
+import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./AgentTimeline.js"
 
 const EntityPath = Schema.Struct({ entityId: Uuid })
 /** No arguments (MCP sends an object; any key in it is a 400 naming it). */

@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { sampleProcessMetrics } from "./metrics.js"
+import { errorResponse } from "../http/errorBody.js"
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -134,10 +135,10 @@ export const metricsHandler = (token: Option.Option<Redacted.Redacted<string>>) 
         const auth = request.headers["authorization"] ?? ""
         const given = /^Bearer (.+)$/i.exec(auth)?.[1]
         if (given === undefined || !timingSafeEqual(digest(given), expected.value)) {
-          return HttpServerResponse.unsafeJson(
-            { statusCode: 401, message: "GET /metrics needs Authorization: Bearer <SVC_METRICS_TOKEN>", error: "Unauthorized" },
-            { status: 401, headers: { "www-authenticate": "Bearer", "cache-control": "no-store" } }
-          )
+          return errorResponse(401, "Unauthorized", "GET /metrics needs Authorization: Bearer <SVC_METRICS_TOKEN>", {
+            "www-authenticate": "Bearer",
+            "cache-control": "no-store"
+          })
         }
       }
       sampleProcessMetrics()

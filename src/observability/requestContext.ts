@@ -58,7 +58,7 @@ export class RequestContext {
     readonly traceId: string | undefined,
     /**
      * When the request arrived (its headers were read), wall-clock ms with sub-ms precision: a
-     * decision applies to the step current then (src/workspace/engine.ts acceptSignal).
+     * decision applies to the step current then (src/domain/engine.ts acceptSignal).
      */
     readonly arrivedAt: number = preciseNowMs()
   ) {}
@@ -81,7 +81,7 @@ export const parseArrivedAt = (value: string | undefined): number | undefined =>
  * The request being served, in the context of its fiber (and of the fibers it forks): one
  * context change per request, together with the route capture (./requests.ts).
  */
-export class CurrentRequest extends Context.Tag("tenant-gateway/observability/CurrentRequest")<CurrentRequest, RequestContext>() {}
+export class CurrentRequest extends Context.Tag("observability/CurrentRequest")<CurrentRequest, RequestContext>() {}
 
 /** The request context for incoming headers: the edge's id when acceptable, else a new one. */
 export const requestContextOf = (

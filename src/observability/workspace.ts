@@ -8,7 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { WorkspaceClient, type WorkspaceClientService } from "../services/WorkspaceClient.js"
+import { WorkspaceClient, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 import { recordWorkspaceCall } from "./metrics.js"
 
 const KINDS: Record<string, string> = {

@@ -1,6 +1,6 @@
 /**
  * Who is acting for the current request, as the edge names them (the actor header or a
- * verified JWT claim, src/http/identity.ts) or as the agent tool server knows them
+ * verified JWT claim, src/gateway/identity.ts) or as the agent tool server knows them
  * (`agent:<uuid>`). Undefined when nothing names anyone: the gateway never guesses.
  *
  * Held in a FiberRef so that every write made while serving the request (the embedded store

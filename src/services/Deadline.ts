@@ -1,6 +1,6 @@
 /**
  * One overall deadline per request (SVC_REQUEST_DEADLINE_MS). The gateway's middleware sets it
- * once the request has been received in full (src/http/requestScope.ts); every upstream call
+ * once the request has been received in full (src/gateway/requestScope.ts); every upstream call
  * made while serving the request reads it, so per-call timeouts, retries and backoff all fit
  * inside it (src/workspace/http/client.ts). Fibers forked by a handler inherit it.
  */

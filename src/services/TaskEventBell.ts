@@ -1,7 +1,7 @@
 /**
  * The in-process doorbell of task timelines: whoever commits events for a task rings it
  * (the gateway after an append, the embedded store's engine after a delivery, the in-memory
- * workspace), and open event streams of that task (./eventStreams.ts) read what is new.
+ * workspace), and open event streams of that task (./EventStreams.ts) read what is new.
  * A ring carries no data and may be spurious: listeners re-read the store, which stays the
  * only truth. Writes by other processes ring nothing here; the streams' slow poll finds them.
  *

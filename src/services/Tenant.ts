@@ -8,8 +8,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import { NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
-import { TenantConfig } from "./TenantConfig.js"
-import { type Workspace, WorkspaceClient } from "./WorkspaceClient.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 export interface TenantService {
   readonly current: Effect.Effect<Workspace.Tenant, UpstreamError>
@@ -25,7 +25,7 @@ export interface TenantService {
   >
 }
 
-export class Tenant extends Context.Tag("Tenant")<Tenant, TenantService>() {
+export class Tenant extends Context.Tag("services/Tenant")<Tenant, TenantService>() {
   static readonly layer = Layer.effect(
     Tenant,
     Effect.gen(function*() {

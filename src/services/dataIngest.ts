@@ -11,7 +11,7 @@ import { BadRequest } from "../api/errors.js"
 import { signalFrom } from "./signals.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
-import { WorkspaceClient } from "./WorkspaceClient.js"
+import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 type Row = { readonly data: Record<string, unknown>; readonly sourceRef?: unknown }
 

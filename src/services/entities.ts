@@ -8,12 +8,12 @@ import type { CreateTaskDto } from "../api/dtos.js"
 import { BadRequest, NotFound } from "../api/errors.js"
 import type { TaskSummary, WorkflowEntry } from "../api/resources.js"
 import { CURSOR_MESSAGE, encodeTaskCursor, type TaskListQuery, taskIdOfCursor } from "../api/taskListing.js"
-import { taskView } from "../handlers/taskView.js"
+import { taskView } from "./taskView.js"
 import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
-import { TenantConfig } from "./TenantConfig.js"
-import { type Workspace, WorkspaceClient } from "./WorkspaceClient.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 const TERMINAL = new Set(["COMPLETED", "FAILED"])
 

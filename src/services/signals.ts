@@ -1,5 +1,5 @@
 import * as Option from "effect/Option"
-import type { Workspace } from "./WorkspaceClient.js"
+import type { Workspace } from "../upstream/WorkspaceClient.js"
 
 /** The signal a write asks for: both signalTaskId and signalName, or none; bound to `expectedStep` when given. */
 export const signalFrom = (

@@ -5,7 +5,7 @@
 import * as Effect from "effect/Effect"
 import { BadRequest } from "../api/errors.js"
 import type { StartParam, StartParamType } from "../api/resources.js"
-import type { Workspace } from "./WorkspaceClient.js"
+import type { Workspace } from "../upstream/WorkspaceClient.js"
 
 const TYPES: ReadonlyArray<StartParamType> = ["string", "number", "boolean", "array", "object"]
 

@@ -10,8 +10,8 @@ import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, eventSize, eventsWithinByt
 import type { TaskEvent } from "../api/resources.js"
 import { Tenant } from "./Tenant.js"
 import { TaskEventBell } from "./TaskEventBell.js"
-import { intSetting } from "./TenantConfig.js"
-import { type EventPage, WorkspaceClient } from "./WorkspaceClient.js"
+import { intSetting } from "../config/TenantConfig.js"
+import { type EventPage, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 /** The bytes of one timeline answer and of one stream page (SVC_EVENTS_PAGE_BYTES, default 1 MiB; a stream's at most 256 KiB). */
 export const eventPageBytesSetting = intSetting("SVC_EVENTS_PAGE_BYTES", DEFAULT_EVENT_PAGE_BYTES)

@@ -13,13 +13,13 @@ import { BadRequest, Conflict, Forbidden, NotFound, type UpstreamError } from ".
 import { rootTaskId } from "../api/ids.js"
 import { eventSize, eventsWithinBytes } from "../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
-import { currentIdempotencyKey, type WorkspaceClientService } from "../services/WorkspaceClient.js"
-import type { Fixture } from "./fixture.js"
-import { resolveExternalRef } from "./agentRef.js"
-import { hashApiKey, sameKeyHash } from "./apiKeys.js"
-import type { Agent } from "./api/registry.js"
-import { decideEdit, decideReject, type RowDecision } from "./ledgers.js"
-import type { Workspace } from "./model.js"
+import { currentIdempotencyKey, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
+import type { Fixture } from "../domain/fixture.js"
+import { resolveExternalRef } from "../domain/agentRef.js"
+import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
+import type { Agent } from "../upstream/registry.js"
+import { decideEdit, decideReject, type RowDecision } from "../domain/ledgers.js"
+import type { Workspace } from "../upstream/model.js"
 import {
   acceptSignal,
   advanceHistory,
@@ -35,13 +35,13 @@ import {
   rowActionAllowed,
   sameEvent,
   type StepHistory
-} from "./engine.js"
+} from "../domain/engine.js"
 import { attributionNow } from "../services/Actor.js"
 import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
-import { decodeResult, encodeResult, keyReused, writeFingerprint } from "./idempotency.js"
-import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "./glServices.js"
-import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "./runbook.js"
+import { decodeResult, encodeResult, keyReused, writeFingerprint } from "../domain/idempotency.js"
+import { DEFAULT_GL_SESSION_TTL_MS, glSessionCutoff, unknownGlService } from "../domain/glServices.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../domain/runbook.js"
 import { selectTasks } from "./taskQuery.js"
 
 interface Row {
@@ -92,7 +92,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   const workflows = new Map(fixture.workflows.map((w) => [w.id, w]))
   const tasks = new Map<string, MutableTask>()
   const snapshots = new Map<string, Record<string, unknown>>()
-  /** When each task's steps became current (../engine.ts stepAt); fixture tasks start with none. */
+  /** When each task's steps became current (../domain/engine.ts stepAt); fixture tasks start with none. */
   const histories = new Map<string, StepHistory>()
   for (const { snapshots: snaps, ...t } of fixture.tasks) {
     tasks.set(t.id, t)
@@ -135,7 +135,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     })
 
   /**
-   * Idempotent writes (../services/WorkspaceClient.ts): results by tenant and key, oldest
+   * Idempotent writes (../upstream/WorkspaceClient.ts): results by tenant and key, oldest
    * dropped past MAX_KEYS (benchmarks write without end). Writes run one at a time, like the
    * embedded store's transactions, so a check and its write are never interleaved with another.
    */
@@ -185,7 +185,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       return withRowsOf(tenantId, task.id, nextStepOf(task, runbook, snapshots.get(task.id) ?? {}))
     })
 
-  /** A TABLE_REVIEW step's args carry the rows it reviews (../runbook.ts withTableRows). */
+  /** A TABLE_REVIEW step's args carry the rows it reviews (../domain/runbook.ts withTableRows). */
   const withRowsOf = (tenantId: string, taskId: string, next: Workspace.NextStep): Workspace.NextStep => {
     const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
     if (ledger === undefined) return next
@@ -262,7 +262,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       }))
 
   /**
-   * Whether the task takes the signal, by the engine's one rule (../engine.ts acceptSignal):
+   * Whether the task takes the signal, by the engine's one rule (../domain/engine.ts acceptSignal):
    * bound to the step current when its request arrived. Fails with what the caller must hear;
    * succeeds with the signal bound to its step and attributed, or undefined for a duplicate.
    */
@@ -285,7 +285,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       })
     })
 
-  /** The runbook engine (../engine.ts), applied as soon as the signal is recorded. */
+  /** The runbook engine (../domain/engine.ts), applied as soon as the signal is recorded. */
   const apply = (task: MutableTask, signal: PendingSignal) => {
     const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, signal, now())
     if (outcome._tag === "changed") {

@@ -20,14 +20,16 @@ const FORBIDDEN_SOURCES = [
   /^src\/handlers\//,
   /^src\/services\//,
   /^src\/files\//,
-  /^src\/workspace\/(embedded|http)\//,
-  /^src\/workspace\/api\/(server|mount|openapi|writeOpenapi)\.ts$/,
-  /^src\/workspace\/(memory|fixture|ledgers|runbook|glConnectPage)\.ts$/
+  /^src\/gateway\//,
+  /^src\/config\//,
+  /^src\/workspace\//,
+  /^src\/domain\//,
+  /^src\/upstream\/(openapi|writeOpenapi)\.ts$/
 ]
 const FORBIDDEN_PACKAGES = [/^node:(http|https|net|http2|tls|dgram|cluster|worker_threads)$/, /@effect\/platform-node/, /@effect\/sql/, /@libsql/, /request-filtering-agent/, /@effect\/cli/]
 
 /** What a client process may load from src: the contract, the registry contract, the client. */
-const ALLOWED_SOURCES = [/^src\/api\//, /^src\/client\//, /^src\/workspace\/api\/(registry|errors|paths)\.ts$/]
+const ALLOWED_SOURCES = [/^src\/api\//, /^src\/client\//, /^src\/upstream\/(registry|errors|paths)\.ts$/]
 
 const relative = (url: string) => (url.startsWith("file:") ? path.relative(ROOT, fileURLToPath(url)).split(path.sep).join("/") : url)
 

@@ -9,7 +9,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { pickEncoding } from "../../src/http/console.js"
+import { pickEncoding } from "../../src/gateway/console.js"
 import { type RunningService, startService } from "../support/process.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))

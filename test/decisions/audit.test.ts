@@ -166,7 +166,7 @@ describe("an Idempotency-Key retry after a 504 (built gateway over an HTTP works
   it("the first attempt's answer is held past the deadline; its retries decide one step only, then a new decision the next", async () => {
     const ws = await startService(
       { SVC_DATABASE_URL: `file:${tempDb()}`, SVC_SEED_FILE: DECISIONS },
-      "src/workspace/main.ts",
+      "src/workspace/server/main.ts",
       "SVC_WORKSPACE_PORT"
     )
     running.push(ws)

@@ -9,7 +9,7 @@
  * - the listener stops accepting and idle connections close at once, while a download and an
  *   upload in progress are finished (exit 0);
  * - a stalled download is cut at the grace period (exit 1); a second signal cuts at once (exit 1);
- * - the same drain for `npm run workspace` (src/workspace/main.ts).
+ * - the same drain for `npm run workspace` (src/workspace/server/main.ts).
  * "Sent before the signal" is exact: a request's bytes were handed to the OS (load.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -315,7 +315,7 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
 describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
   it("under keep-alive load, with requests and connections waiting unread at the signal: all answered, writes exactly the acknowledged ones, exit 0", async () => {
     const db = freshDb()
-    const ws = await start({ SVC_DATABASE_URL: db, SVC_SHUTDOWN_GRACE_MS: "8000" }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const ws = await start({ SVC_DATABASE_URL: db, SVC_SHUTDOWN_GRACE_MS: "8000" }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
     const tenant = await json("GET", `${ws.url}/workspace/tenants/by-slug/acme`)
     const tenantId = tenant.body.id as string
     const created = await json("POST", `${ws.url}/workspace/tenants/${tenantId}/entities/${ACME_US}/tasks`, {
@@ -348,7 +348,7 @@ describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
     expect(exit.code, ws.output()).toBe(0)
     expect(exit.at - signalAt).toBeLessThan(8_000)
 
-    const again = await start({ SVC_DATABASE_URL: db }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const again = await start({ SVC_DATABASE_URL: db }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
     const list = await allEvents(`${again.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`)
     await again.stop()
     judge([...load.exchanges, ...late], signalAt, list.filter((e: any) => e.type === "load.write").map((e: any) => e.seq))

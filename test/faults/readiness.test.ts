@@ -11,8 +11,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Drain, ProcessDrain } from "../../src/http/drain.js"
-import { READINESS_CACHE_MS } from "../../src/http/readiness.js"
+import { Drain } from "../../src/http/drain.js"
+import { ProcessDrain } from "../../src/lib/ProcessDrain.js"
+import { READINESS_CACHE_MS } from "../../src/gateway/Readiness.js"
 import { makeGateway, raw } from "../support/gateway.js"
 import { http, type RunningService, startService } from "../support/process.js"
 import { type FaultProxy, startFaultProxy } from "./proxy.js"
@@ -66,7 +67,7 @@ describe("GET /readyz on a real process", { timeout: 60_000 }, () => {
   })
 
   it("in front of a workspace service: 200 while it answers, 503 when it is reset, refused or stalled, 200 again after", async () => {
-    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
     const proxy = await startFaultProxy(ws.url)
     proxies.push(proxy)
     let lookups = 0

@@ -14,7 +14,7 @@ import { BadRequest } from "../../src/api/errors.js"
 import { IngestConfig } from "../../src/files/IngestConfig.js"
 import { fileProviders } from "../../src/files/providers/index.js"
 import { toResponse } from "../../src/http/errorResponse.js"
-import { FileFetcher, type FileFetcherService } from "../../src/services/FileFetcher.js"
+import { FileFetcher, type FileFetcherService } from "../../src/files/FileFetcher.js"
 import { startServer, startTarget, testLookup, type TestServer } from "./servers.js"
 import { sourceHandler } from "./sources.js"
 

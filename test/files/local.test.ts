@@ -10,7 +10,7 @@ import { PayloadTooLarge } from "../../src/api/errors.js"
 import { IngestConfig } from "../../src/files/IngestConfig.js"
 import { contentTypeFor, fileNameFor } from "../../src/files/pipeline.js"
 import { fileProviders } from "../../src/files/providers/index.js"
-import { FileFetcher } from "../../src/services/FileFetcher.js"
+import { FileFetcher } from "../../src/files/FileFetcher.js"
 
 const CAP = 64 * 1024
 const PDF = randomBytes(20_000)

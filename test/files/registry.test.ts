@@ -10,7 +10,7 @@ import { describe, expect } from "vitest"
 import { IngestConfig, ingestDefaults } from "../../src/files/IngestConfig.js"
 import { contentTypeFor, fileNameFor } from "../../src/files/pipeline.js"
 import { FileFetcherLive } from "../../src/files/providers/index.js"
-import { FileFetcher } from "../../src/services/FileFetcher.js"
+import { FileFetcher } from "../../src/files/FileFetcher.js"
 
 const Live = FileFetcherLive.pipe(Layer.provide(IngestConfig.make({})))
 

@@ -9,7 +9,7 @@ import { PayloadTooLarge } from "../../src/api/errors.js"
 import { IngestConfig, type IngestConfigInput } from "../../src/files/IngestConfig.js"
 import { contentTypeFor, fileNameFor } from "../../src/files/pipeline.js"
 import { fileProviders } from "../../src/files/providers/index.js"
-import { FileFetcher, type FileFetcherService } from "../../src/services/FileFetcher.js"
+import { FileFetcher, type FileFetcherService } from "../../src/files/FileFetcher.js"
 import { closedPort, startServer, testLookup, type TestServer } from "./servers.js"
 import { HUGE_TOTAL, hugeProgress, PAYLOAD, slowProgress, sourceHandler } from "./sources.js"
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { glStatusOf } from "../../src/handlers/gl.js"
+import { glStatusOf } from "../../src/services/gl.js"
 import { client, raw, withGateway } from "../support/gateway.js"
 import { ACME } from "../support/world.js"
 

@@ -1,10 +1,10 @@
 /**
- * timeSlice (src/http/eventLoop.ts): a loop of short synchronous steps gives the event loop a
+ * timeSlice (src/lib/eventLoop.ts): a loop of short synchronous steps gives the event loop a
  * turn once per slice, not after every step (what the chunk inserts of an upload use).
  */
 import * as Effect from "effect/Effect"
 import { describe, expect, it } from "vitest"
-import { timeSlice } from "../../src/http/eventLoop.js"
+import { timeSlice } from "../../src/lib/eventLoop.js"
 
 const busy = (ms: number) =>
   Effect.sync(() => {

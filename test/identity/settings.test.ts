@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { describeStartFailure } from "../../src/http/failStart.js"
-import { identityConfigFromEnv } from "../../src/services/IdentityConfig.js"
+import { identityConfigFromEnv } from "../../src/config/IdentityConfig.js"
 import { startBuilt } from "../support/process.js"
 
 const read = (env: Record<string, string>) =>

@@ -37,7 +37,7 @@ describe("lazy parts of the gateway process", () => {
 
   it("serves the API without loading the MCP SDK, and loads it on the first /mcp request", async () => {
     // The recorder works: the gateway's own modules were seen.
-    expect(loads().some((url) => url.endsWith("/src/http/Gateway.ts"))).toBe(true)
+    expect(loads().some((url) => url.endsWith("/src/gateway/Gateway.ts"))).toBe(true)
     expect((await fetch(`${service.url}/v1/entities`)).status).toBe(200)
     expect(sdkLoaded()).toBe(false)
     // A SQLite process never loads the PostgreSQL driver (src/workspace/embedded/pgUrl.ts).

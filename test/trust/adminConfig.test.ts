@@ -20,7 +20,7 @@ import {
   requireBearer,
   tokenMatcher,
   workspaceToken
-} from "../../src/workspace/api/AdminConfig.js"
+} from "../../src/workspace/server/AdminConfig.js"
 
 const read = <A>(config: Config.Config<A>, env: Record<string, string>) =>
   Effect.runSync(Effect.either(Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env))))))

@@ -22,7 +22,7 @@ let workspace: RunningService
 const running: Array<RunningService> = []
 
 const startWorkspace = (env: Record<string, string>) =>
-  startService({ SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, ...env }, "src/workspace/main.ts", "SVC_WORKSPACE_PORT")
+  startService({ SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, ...env }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
 
 const startGateway = async (env: Record<string, string>) => {
   const gw = await startService({ SVC_WORKSPACE_URL: workspace.url, SVC_TENANT_SLUG: "acme", SVC_WORKSPACE_RETRIES: "0", ...env })

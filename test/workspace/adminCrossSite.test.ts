@@ -100,7 +100,7 @@ describe("npm run workspace (the standalone service), same rule", { timeout: 60_
   beforeAll(async () => {
     ws = await startService(
       { SVC_DATABASE_URL: pathToFileURL(join(dir, "standalone.db")).href },
-      "src/workspace/main.ts",
+      "src/workspace/server/main.ts",
       "SVC_WORKSPACE_PORT"
     )
     port = Number(new URL(ws.url).port)

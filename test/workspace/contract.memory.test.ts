@@ -1,5 +1,5 @@
 import * as Layer from "effect/Layer"
-import { WorkspaceClient } from "../../src/services/WorkspaceClient.js"
+import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { runWorkspaceContract } from "./contract.js"
 

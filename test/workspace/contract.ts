@@ -10,9 +10,9 @@ import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { withIdempotencyKey, WorkspaceClient } from "../../src/services/WorkspaceClient.js"
-import type { Fixture } from "../../src/workspace/fixture.js"
-import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/workspace/runbook.js"
+import { withIdempotencyKey, WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
+import type { Fixture } from "../../src/domain/fixture.js"
+import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
 
 export type MakeWorkspaceLayer = (fixture: Fixture) => Layer.Layer<WorkspaceClient, unknown>

@@ -3,7 +3,7 @@
  * workflows (a global one, a tenant one, one with no runbook), tasks in each state, subledger
  * rows, documents, events and a GL connection. `contractFixture()` returns a fresh copy.
  */
-import type { Fixture } from "../../src/workspace/fixture.js"
+import type { Fixture } from "../../src/domain/fixture.js"
 
 export const ID = {
   tenantA: "a0000000-0000-4000-8000-000000000001",

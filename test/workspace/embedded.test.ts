@@ -21,7 +21,7 @@ import { tmpdir } from "node:os"
 import { execFile } from "node:child_process"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { readFixture } from "../../src/workspace/fixture.js"
+import { readFixture } from "../../src/domain/fixture.js"
 import {
   EmbeddedWorkspace,
   type EmbeddedLayerOptions,

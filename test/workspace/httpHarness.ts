@@ -7,9 +7,9 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
-import type { WorkspaceClient, WorkspaceClientService } from "../../src/services/WorkspaceClient.js"
-import type { WorkspaceExtras } from "../../src/workspace/api/extras.js"
-import { DEFAULT_MAX_BODY_BYTES, WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/api/server.js"
+import type { WorkspaceClient, WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
+import type { WorkspaceExtras } from "../../src/upstream/extras.js"
+import { DEFAULT_MAX_BODY_BYTES, WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/server/server.js"
 import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
 
 /** The base URL a server in the layer context listens on. */

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { DEFAULT_FETCH_SLOTS, FileFetcher } from "../../services/FileFetcher.js"
+import { DEFAULT_FETCH_SLOTS, FileFetcher } from "../FileFetcher.js"
 import { IngestConfig, type IngestConfigShape } from "../IngestConfig.js"
 import { inlineBase64 } from "./inlineBase64.js"
 import { localProvider } from "./local.js"

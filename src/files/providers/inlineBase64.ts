@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { provider } from "../../services/FileFetcher.js"
+import { provider } from "../FileFetcher.js"
 import { decodeBase64 } from "../base64.js"
 
 /** `{provider: "inline_base64", data}`: the bytes travel in the request. */

@@ -27,7 +27,7 @@ import { constants as fsConstants } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
-import { provider } from "../../services/FileFetcher.js"
+import { provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
 
 const ESCAPE = "resolves outside the local ingest root (symbolic link escapes are refused)"

@@ -44,7 +44,7 @@ import * as https from "node:https"
 import { BlockList, isIPv6, type LookupFunction } from "node:net"
 import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
-import { type FetchedFile, provider } from "../../services/FileFetcher.js"
+import { type FetchedFile, provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
 
 /** Never forwarded from `fileRef.headers`: hop-by-hop headers, Host, and a body length (we send none). */

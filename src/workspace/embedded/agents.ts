@@ -9,8 +9,8 @@ import * as Schema from "effect/Schema"
 import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { Uuid } from "../../api/ids.js"
-import { resolveExternalRef } from "../agentRef.js"
-import { hashApiKey, sameKeyHash } from "../apiKeys.js"
+import { resolveExternalRef } from "../../domain/agentRef.js"
+import { hashApiKey, sameKeyHash } from "../../domain/apiKeys.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -31,8 +31,8 @@ export const CreateAgentVersionInput = Schema.Struct({
 export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
 
 // The records the registry returns are the contract's (WorkspaceApi), not a copy of them.
-export { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
-import type { Agent, AgentVersion, CreatedAgent } from "../api/registry.js"
+export { Agent, AgentVersion, CreatedAgent } from "../../upstream/registry.js"
+import type { Agent, AgentVersion, CreatedAgent } from "../../upstream/registry.js"
 
 export { hashApiKey, resolveExternalRef }
 

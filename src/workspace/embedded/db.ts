@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ServiceUnavailable } from "../../api/errors.js"
-import { timeSlice } from "../../http/eventLoop.js"
+import { timeSlice } from "../../lib/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
-import { Runbook, type Workspace } from "../model.js"
+import { Runbook, type Workspace } from "../../upstream/model.js"
 
 export const nowIso = () => new Date().toISOString()
 
@@ -140,7 +140,7 @@ export const guardFor = (boundMs: number) => (operation: string) =>
 export const guard = guardFor(DEFAULT_BUSY_TIMEOUT_MS)
 
 /** Long write paths give the event loop a turn between their parts (each driver call is synchronous). */
-export { yieldToEventLoop } from "../../http/eventLoop.js"
+export { yieldToEventLoop } from "../../lib/eventLoop.js"
 
 export const toJson = (value: unknown): string => JSON.stringify(value ?? null)
 export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : JSON.parse(text)) as A
@@ -165,7 +165,7 @@ export interface TaskRow {
   readonly current_step: string | null
   readonly snapshots: string
   readonly context: string
-  /** JSON StepHistory (../engine.ts): when each step became current. */
+  /** JSON StepHistory (../../domain/engine.ts): when each step became current. */
   readonly step_history: string
 }
 

@@ -36,10 +36,10 @@ import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
-import { intSetting } from "../../services/TenantConfig.js"
-import { WorkspaceClient } from "../../services/WorkspaceClient.js"
-import type { Fixture, FixtureError } from "../fixture.js"
-import { DEFAULT_GL_SESSION_TTL_MS } from "../glServices.js"
+import { intSetting } from "../../config/TenantConfig.js"
+import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
+import type { Fixture, FixtureError } from "../../domain/fixture.js"
+import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
 import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_LIMIT_BYTES, libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
@@ -64,7 +64,7 @@ import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspa
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
 
 /** The embedded store with its extra operations (GL webhook, agent registry, outbox). */
-export const EmbeddedWorkspace = Context.GenericTag<EmbeddedWorkspace>("workspace/EmbeddedWorkspace")
+export const EmbeddedWorkspace = Context.GenericTag<EmbeddedWorkspace>("workspace/embedded/EmbeddedWorkspace")
 
 export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()("EmbeddedStartError", {
   message: Schema.String

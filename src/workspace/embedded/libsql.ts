@@ -31,7 +31,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import { startCheckpointer } from "./checkpointer.js"
-import { chunkReaderLayer } from "./chunkReader.js"
+import { chunkReaderLayer } from "./ChunkReader.js"
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
@@ -280,6 +280,6 @@ export const libsqlLayer = (
     const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
     const context = Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     if (options.path === undefined) return context
-    // Downloads read the file directly (./chunkReader.ts); without a path they go through SQL.
+    // Downloads read the file directly (./ChunkReader.ts); without a path they go through SQL.
     return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))
   })).pipe(Layer.provide(Reactivity.layer))

@@ -174,7 +174,7 @@ const init = statements(
 )
 
 /**
- * Idempotent writes (../idempotency.ts): the result of each keyed write, stored in the write's
+ * Idempotent writes (../../domain/idempotency.ts): the result of each keyed write, stored in the write's
  * own transaction, per tenant and key; `fingerprint` identifies the request (operation and
  * arguments) so that a key reused for another request is refused. Rows older than 24 hours
  * are pruned (by created_ms).
@@ -208,13 +208,13 @@ const signalLeases = statements(
   `ALTER TABLE signals ADD COLUMN claimed_until_ms INTEGER`
 )
 
-/** A table step's next-step args carry the task's rows (../runbook.ts): found by task, not by a scan. */
+/** A table step's next-step args carry the task's rows (../../domain/runbook.ts): found by task, not by a scan. */
 const subledgerRowsByTask = statements(
   `CREATE INDEX subledger_rows_by_task ON subledger_rows (task_id, ledger)`
 )
 
 /**
- * Decisions bound to what their request saw, and attributed (../engine.ts acceptSignal):
+ * Decisions bound to what their request saw, and attributed (../../domain/engine.ts acceptSignal):
  * - `tasks.step_history`: JSON `[{step, since}]`, when each step became current (wall-clock ms
  *   with sub-ms precision); a request's decision applies to the step current when it arrived;
  * - `signals.actor`, `signals.request_id`: who sent a signal and in which request, so that its

@@ -53,7 +53,7 @@ import * as Stream from "effect/Stream"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import type { Workspace } from "../model.js"
+import type { Workspace } from "../../upstream/model.js"
 import {
   describeError,
   fromJson,
@@ -82,7 +82,7 @@ import {
   rowActionEvent,
   rowActionOf,
   type StepHistory
-} from "../engine.js"
+} from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
 
@@ -96,7 +96,7 @@ export interface NewSignal {
   readonly tenantId: string
   readonly rootTaskId: string
   readonly signal: Workspace.Signal
-  /** The step the signal was accepted for (../engine.ts acceptSignal). */
+  /** The step the signal was accepted for (../../domain/engine.ts acceptSignal). */
   readonly expectedStep: string | null
   /** Who sent it and in which request: its delivery writes them into the snapshot and timeline. */
   readonly actor: string | null
@@ -298,7 +298,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
             snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)} WHERE id = ${state.task.id}`
         })
         const outcomes = new Map<string, Array<number>>()
-        // The task events the applied signals write (../engine.ts), on the root task's timeline.
+        // The task events the applied signals write (../../domain/engine.ts), on the root task's timeline.
         const timeline: Array<EngineEvent & { readonly tenantId: string }> = []
         for (const s of rows.slice(0, ready)) {
           const payload = fromJson<Record<string, unknown>>(s.payload)

@@ -1,5 +1,5 @@
 /**
- * Loads a fixture (../fixture.ts, format in ../shared/fixtures/README.md) into the embedded
+ * Loads a fixture (../../domain/fixture.ts, format in ../shared/fixtures/README.md) into the embedded
  * store: every record upserted by its id, all in one transaction, so loading twice leaves one
  * copy and a failure leaves nothing half-loaded. Validation happens before, in readFixture.
  *
@@ -11,9 +11,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import { rootTaskId } from "../../api/ids.js"
-import { resolveExternalRef } from "../agentRef.js"
-import { hashApiKey } from "../apiKeys.js"
-import { type Fixture, FixtureError, readFixture } from "../fixture.js"
+import { resolveExternalRef } from "../../domain/agentRef.js"
+import { hashApiKey } from "../../domain/apiKeys.js"
+import { type Fixture, FixtureError, readFixture } from "../../domain/fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson } from "./db.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */

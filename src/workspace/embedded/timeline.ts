@@ -7,7 +7,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
-import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../engine.js"
+import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../../domain/engine.js"
 import { toJson } from "./db.js"
 
 export const appendToTimeline = (

@@ -52,11 +52,11 @@ import { upstreamHeaders } from "../../observability/requestContext.js"
 import { ACTOR_FORWARD_HEADER, actorNow } from "../../services/Actor.js"
 import { encodeActorHeader } from "../../services/actorValue.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
-import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../services/WorkspaceClient.js"
-import { DOCUMENT_HEADER } from "../api/documents.js"
-import { MAX_NEXT_STEP_IDS } from "../api/tasks.js"
-import { WorkspaceApi } from "../api/WorkspaceApi.js"
-import { Document } from "../model.js"
+import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { DOCUMENT_HEADER } from "../../upstream/documents.js"
+import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
+import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
+import { Document } from "../../upstream/model.js"
 
 export interface HttpWorkspaceClientOptions {
   /**

@@ -1,0 +1,166 @@
+/**
+ * Who acts: how the edge in front of the gateway names the actor of a request (README "Identity:
+ * who acts"). Both ways are off by default; read once at start, and a half-configured set-up
+ * refuses to start naming what is missing.
+ *
+ * - SVC_ACTOR_HEADER: a request header the authenticating proxy sets; its value is the actor.
+ *   SVC_ACTOR_REQUIRED (default true) refuses writes that do not carry it (401).
+ * - SVC_JWT_JWKS (+ SVC_JWT_ISSUER, SVC_JWT_AUDIENCE, SVC_JWT_ACTOR_CLAIM, SVC_JWT_TENANT_CLAIM):
+ *   every /v1 request but health needs a bearer JWT verified against those keys; the actor is
+ *   its claim. With both set, the token wins and the header is not read.
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { isAbsolute, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { intSetting } from "./TenantConfig.js"
+
+export interface ActorHeaderSettings {
+  /** The header's name, lower case. */
+  readonly name: string
+  /** Writes (POST, PUT, PATCH, DELETE on /v1) without it answer 401. */
+  readonly required: boolean
+}
+
+export type JwksSource =
+  | { readonly _tag: "Url"; readonly url: URL }
+  | { readonly _tag: "File"; readonly path: string }
+
+export interface JwtSettings {
+  readonly jwks: JwksSource
+  /** The `iss` every token must carry. */
+  readonly issuer: string
+  /** Accepted `aud` values (a token must name one of them). */
+  readonly audience: ReadonlyArray<string>
+  /** The claim that names the actor. */
+  readonly actorClaim: string
+  /** When set, the claim that must equal the slug of the tenant this process serves (403 otherwise). */
+  readonly tenantClaim: string | undefined
+  /** A fetch of a remote key set is abandoned after this long. */
+  readonly fetchTimeoutMs: number
+  /**
+   * Least time between two reloads of the key set caused by a token whose key it does not hold
+   * (a rotation): a flood of tokens with made-up key ids costs at most one reload per period.
+   */
+  readonly cooldownMs: number
+}
+
+export interface IdentitySettings {
+  /** The actor header (ignored when `jwt` is set: the token wins). */
+  readonly header: ActorHeaderSettings | undefined
+  readonly jwt: JwtSettings | undefined
+}
+
+export const IDENTITY_OFF: IdentitySettings = { header: undefined, jwt: undefined }
+
+/** RFC 9110 token: the characters a header name may have. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+/** Headers that carry credentials or framing, never a name. */
+const NOT_AN_ACTOR_HEADER = new Set(["authorization", "proxy-authorization", "cookie", "host", "content-length", "content-type", "transfer-encoding"])
+/** A JWT claim name as used here: a top-level member. */
+const CLAIM = /^[\x21-\x7e]{1,64}$/
+
+/** A problem as failStart prints it: `NAME="value": ...` or `NAME is ...`. */
+const invalid = (name: string, message: string) =>
+  ConfigError.InvalidData([], `${name}${message.startsWith("=") ? "" : " "}${message}`)
+
+const show = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
+
+const jwksSource = (value: string): Either.Either<JwksSource, string> => {
+  if (/^https?:\/\//i.test(value)) {
+    try {
+      return Either.right({ _tag: "Url", url: new URL(value) })
+    } catch {
+      return Either.left(`=${show(value)}: expected an http(s) URL or a file path`)
+    }
+  }
+  if (/^file:/i.test(value)) {
+    try {
+      return Either.right({ _tag: "File", path: fileURLToPath(value) })
+    } catch {
+      return Either.left(`=${show(value)}: expected a file: URL of a local file`)
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return Either.left(`=${show(value)}: expected an http(s) URL or a file path`)
+  return Either.right({ _tag: "File", path: isAbsolute(value) ? value : resolve(value) })
+}
+
+const text = (name: string) => Config.option(Config.string(name).pipe(Config.map((s) => s.trim())))
+
+export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all({
+  header: text("SVC_ACTOR_HEADER"),
+  required: Config.option(Config.boolean("SVC_ACTOR_REQUIRED")),
+  jwks: text("SVC_JWT_JWKS"),
+  issuer: text("SVC_JWT_ISSUER"),
+  audience: text("SVC_JWT_AUDIENCE"),
+  actorClaim: text("SVC_JWT_ACTOR_CLAIM"),
+  tenantClaim: text("SVC_JWT_TENANT_CLAIM"),
+  fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
+  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0)
+}).pipe(
+  Config.mapOrFail((raw) => {
+    const problems: Array<ConfigError.ConfigError> = []
+    const set = (o: Option.Option<string>) => Option.filter(o, (s) => s !== "")
+
+    let header: ActorHeaderSettings | undefined
+    const headerName = set(raw.header)
+    if (Option.isSome(headerName)) {
+      const name = headerName.value.toLowerCase()
+      if (!HEADER_NAME.test(name)) problems.push(invalid("SVC_ACTOR_HEADER", `=${show(headerName.value)}: expected a header name, e.g. x-forwarded-email`))
+      else if (NOT_AN_ACTOR_HEADER.has(name)) problems.push(invalid("SVC_ACTOR_HEADER", `=${show(headerName.value)}: that header carries credentials or framing, not a name`))
+      else header = { name, required: Option.getOrElse(raw.required, () => true) }
+    }
+
+    let jwt: JwtSettings | undefined
+    const jwks = set(raw.jwks)
+    const rest = { issuer: set(raw.issuer), audience: set(raw.audience), actorClaim: set(raw.actorClaim), tenantClaim: set(raw.tenantClaim) }
+    if (Option.isNone(jwks)) {
+      const stray = Object.entries({
+        SVC_JWT_ISSUER: rest.issuer,
+        SVC_JWT_AUDIENCE: rest.audience,
+        SVC_JWT_ACTOR_CLAIM: rest.actorClaim,
+        SVC_JWT_TENANT_CLAIM: rest.tenantClaim
+      }).filter(([, v]) => Option.isSome(v)).map(([k]) => k)
+      if (stray.length > 0) {
+        problems.push(invalid("SVC_JWT_JWKS", `is not set, but ${stray.join(", ")} ${stray.length === 1 ? "is" : "are"}: set SVC_JWT_JWKS (a JWKS URL or file) to verify bearer tokens, or unset ${stray.length === 1 ? "it" : "them"}`))
+      }
+    } else {
+      const source = jwksSource(jwks.value)
+      if (Either.isLeft(source)) problems.push(invalid("SVC_JWT_JWKS", source.left))
+      if (Option.isNone(rest.issuer)) problems.push(invalid("SVC_JWT_ISSUER", "is required with SVC_JWT_JWKS: the issuer (iss) every token must name"))
+      if (Option.isNone(rest.audience)) problems.push(invalid("SVC_JWT_AUDIENCE", "is required with SVC_JWT_JWKS: the audience (aud) a token must name, a comma list for several"))
+      const audience = Option.getOrElse(rest.audience, () => "").split(",").map((a) => a.trim()).filter((a) => a !== "")
+      if (Option.isSome(rest.audience) && audience.length === 0) problems.push(invalid("SVC_JWT_AUDIENCE", `=${show(rest.audience.value)}: expected one audience or a comma list`))
+      for (const [name, claim] of [["SVC_JWT_ACTOR_CLAIM", rest.actorClaim], ["SVC_JWT_TENANT_CLAIM", rest.tenantClaim]] as const) {
+        if (Option.isSome(claim) && !CLAIM.test(claim.value)) problems.push(invalid(name, `=${show(claim.value)}: expected a claim name, e.g. sub or email`))
+      }
+      if (Either.isRight(source) && Option.isSome(rest.issuer) && audience.length > 0) {
+        jwt = {
+          jwks: source.right,
+          issuer: rest.issuer.value,
+          audience,
+          actorClaim: Option.getOrElse(rest.actorClaim, () => "sub"),
+          tenantClaim: Option.getOrUndefined(rest.tenantClaim),
+          fetchTimeoutMs: raw.fetchTimeoutMs,
+          cooldownMs: raw.cooldownMs
+        }
+      }
+    }
+
+    if (Option.contains(raw.required, true) && header === undefined && Option.isNone(headerName) && Option.isNone(jwks)) {
+      problems.push(invalid("SVC_ACTOR_REQUIRED", "is true, but nothing names the actor: set SVC_ACTOR_HEADER (or SVC_JWT_JWKS)"))
+    }
+
+    if (problems.length > 0) return Either.left(problems.reduce((a, b) => ConfigError.And(a, b)))
+    return Either.right({ header, jwt })
+  })
+)
+
+export class IdentityConfig extends Context.Tag("config/IdentityConfig")<IdentityConfig, IdentitySettings>() {
+  static readonly fromEnv = Layer.effect(IdentityConfig, identityConfigFromEnv)
+  static readonly make = (settings: IdentitySettings) => Layer.succeed(IdentityConfig, settings)
+}

@@ -1,0 +1,95 @@
+/**
+ * Gateway settings, read once at start with Effect Config. Every setting is listed with its
+ * default in `.env.example`.
+ */
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import { otlpConfig } from "./otlp.js"
+
+export interface TenantConfigShape {
+  /** The tenant this process is bound to; None leaves every tenant endpoint answering 503. */
+  readonly tenantSlug: Option.Option<string>
+  /** When set, POST /v1/tasks/:taskId/events needs this value in x-svc-events-key. */
+  readonly eventsKey: Option.Option<Redacted.Redacted<string>>
+  readonly host: string
+  readonly port: number
+  /** Request bodies above this many bytes answer 413 before they are read. */
+  readonly maxBodyBytes: number
+  /** JSON bodies nested deeper than this answer 400 (src/http/jsonInput.ts). */
+  readonly maxJsonDepth: number
+  /** How many next-step lookups one task list runs at once. */
+  readonly nextStepConcurrency: number
+  /** How many runbook lookups one workflow list runs at once. */
+  readonly runbookConcurrency: number
+  /**
+   * A request span per request (it costs a large share of throughput): SVC_TRACING, by default
+   * on only when traces are exported (OTEL_EXPORTER_OTLP_*).
+   */
+  readonly tracing: boolean
+  /** Where the HTTP WorkspaceClient reaches the workspace service; None selects the embedded one. */
+  readonly workspaceUrl: Option.Option<string>
+  /**
+   * Time after which an attempt of a call to the workspace service over HTTP is abandoned and
+   * retried (while retries and the request's deadline remain; the last attempt may use all
+   * the time left).
+   */
+  readonly workspaceTimeoutMs: number
+  /** Retries of a failed or timed-out workspace call over HTTP (writes too: they carry an idempotency key). */
+  readonly workspaceRetries: number
+  /**
+   * One deadline per request, counted from the moment its body has been received: every
+   * upstream call, retry and backoff fits inside it. A 504 means it passed.
+   */
+  readonly requestDeadlineMs: number
+}
+
+/**
+ * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
+ * what it takes (src/http/failStart.ts prints it): `SVC_MAX_BODY_BYTES="abc": expected a
+ * positive integer`, not a bare "Expected an integer value".
+ */
+const expectedInt = (min: number) =>
+  min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
+
+export const intSetting = (name: string, fallback: number, min = 1) =>
+  Config.string().pipe(
+    Config.mapOrFail((text) => {
+      const n = Number(text)
+      return /^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min
+        ? Either.right(n)
+        : Either.left(ConfigError.InvalidData([], expectedInt(min)))
+    }),
+    Config.nested(name),
+    Config.withDefault(fallback)
+  )
+
+const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
+
+export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all({
+  tenantSlug: Config.option(Config.nonEmptyString("SVC_TENANT_SLUG")),
+  eventsKey: Config.option(Config.redacted(Config.nonEmptyString("SVC_INTERNAL_EVENTS_KEY"))),
+  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),
+  maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
+  nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
+  runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
+  // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/config/otlp.ts).
+  tracing: Config.all([Config.option(Config.boolean("SVC_TRACING")), otlpConfig]).pipe(
+    Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
+  ),
+  workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
+  workspaceTimeoutMs: positiveInt("SVC_WORKSPACE_TIMEOUT_MS", 10_000),
+  workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES", 2, 0),
+  requestDeadlineMs: positiveInt("SVC_REQUEST_DEADLINE_MS", 15_000)
+})
+
+export class TenantConfig extends Context.Tag("config/TenantConfig")<TenantConfig, TenantConfigShape>() {
+  static readonly fromEnv = Layer.effect(TenantConfig, tenantConfigFromEnv)
+  static readonly make = (config: TenantConfigShape) => Layer.succeed(TenantConfig, config)
+}

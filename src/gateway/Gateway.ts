@@ -1,0 +1,111 @@
+/**
+ * The gateway's HTTP application as one Layer: the contract, its handlers, the api-wide
+ * middleware, /openapi.json, /docs, the readiness probe /readyz and /metrics. It needs the ports
+ * (WorkspaceClient, FileFetcher), TenantConfig and an HttpServer; main.ts and the tests provide
+ * them (main.ts also the process's drain, which readiness reads).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { GatewayApi } from "../api/Api.js"
+import { metricsHandler } from "../observability/prometheus.js"
+import { Observability } from "../observability/Observability.js"
+import { DataLive } from "../handlers/data.js"
+import { EntitiesLive } from "../handlers/entities.js"
+import { EventsLive } from "../handlers/events.js"
+import { FilesLive } from "../handlers/files.js"
+import { GlLive } from "../handlers/gl.js"
+import { HealthLive } from "../handlers/health.js"
+import { SubledgersLive } from "../handlers/subledgers.js"
+import { TasksLive } from "../handlers/tasks.js"
+import { EventStreams } from "../services/EventStreams.js"
+import { Tenant } from "../services/Tenant.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { lazyRoutes } from "../http/lazyRoutes.js"
+import { GatewayMiddleware } from "./middleware.js"
+import { Readiness } from "./Readiness.js"
+import { RouterConfigLive } from "../http/ServerLimits.js"
+import { McpLive } from "../mcp/route.js"
+import { errorResponse } from "../http/errorBody.js"
+
+const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
+  Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+  Layer.provide(EventStreams.layer),
+  Layer.provide(Tenant.layer)
+)
+
+/**
+ * /openapi.json and /docs, built on first use: the docs page inlines a 3 MB script (about
+ * 13 MB of heap once loaded), and the document takes a walk over every schema. Neither is
+ * needed to serve the API, so neither costs start time or memory until someone asks.
+ */
+const Docs = Layer.mergeAll(
+  lazyRoutes(["/openapi.json"], async () => HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  lazyRoutes(["/docs"], async () =>
+    // Inline script and no remote fonts: the page works with no network.
+    (await import("@effect/platform/HttpApiScalar")).layer({ path: "/docs", scalar: { withDefaultFonts: false } }))
+)
+
+/** The task console at / and /console/<file> (./console.ts), loaded on its first request like /docs. */
+const Console = lazyRoutes(["/", "/console/:file"], async () => (await import("./console.js")).ConsoleRoutes)
+
+/**
+ * GET /readyz (readiness.ts): 200 `{"status":"ready"}`, or 503 in the error shape saying why.
+ * A plain route beside the api, like /docs: an operational probe, not part of the tenant API
+ * (so not in /openapi.json). Never cached by anything in between.
+ */
+const ReadinessRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const readiness = yield* Readiness
+    const headers = { "cache-control": "no-store" }
+    yield* router.get(
+      "/readyz",
+      Effect.map(readiness.check, (verdict) =>
+        verdict.ready
+          ? HttpServerResponse.unsafeJson({ status: "ready" }, { headers })
+          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, headers))
+    )
+  })
+).pipe(Layer.provide(Readiness.layer))
+
+/**
+ * GET /metrics: every metric in the Prometheus text format (src/observability/prometheus.ts).
+ * Like /readyz, a plain route beside the api, not in /openapi.json. With SVC_METRICS_TOKEN set,
+ * a scrape needs `Authorization: Bearer <token>`.
+ */
+const MetricsRoute = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const observability = yield* Effect.serviceOption(Observability)
+    yield* router.get("/metrics", metricsHandler(Option.flatMap(observability, (o) => o.settings.metricsToken)))
+  })
+)
+
+/**
+ * Tracing spans only when SVC_TRACING is on. Off, the tracer is disabled for every fiber the
+ * server runs, not only the request span: store statements and workspace calls then make no-op
+ * spans instead of recording ones (bench/PROFILE.md, S1 and S4).
+ */
+const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.map(TenantConfig, (config) =>
+      config.tracing
+        ? layer
+        : HttpMiddleware.withTracerDisabledWhen(layer, () => true).pipe(Layer.provide(Layer.setTracerEnabled(false))))
+  )
+
+export const GatewayLive = HttpApiBuilder.serve().pipe(
+  Layer.provide(Docs),
+  Layer.provide(Console),
+  Layer.provide(McpLive), // the agent tool server at /mcp (src/mcp/server.ts)
+  Layer.provide(ReadinessRoute),
+  Layer.provide(MetricsRoute),
+  Layer.provide(GatewayMiddleware),
+  Layer.provide(ApiLive),
+  // Path parameters up to MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's
+  // 100: set before the router is built (test/http/routing.test.ts checks it applies).
+  Layer.provide(RouterConfigLive),
+  tracing
+)

@@ -1,0 +1,232 @@
+/**
+ * Who acts (README "Identity: who acts"): names the actor of a request from what the edge
+ * says, and runs the request on their behalf (`withActor`, src/services/Actor.ts), so every
+ * write it makes can record them. Off by default; the settings are src/config/IdentityConfig.ts.
+ *
+ * Scope: the tenant API (every path but the public ones below). /mcp names its agents by their
+ * keys (`agent:<uuid>`, src/mcp/server.ts); /v1/health, the probes, the docs, the console's
+ * static files and the GL connect page (a capability link) need no one.
+ *
+ * - JWT (SVC_JWT_JWKS): a request without a valid bearer token answers 401 with
+ *   `WWW-Authenticate: Bearer` (`error="invalid_token"` when one was sent, RFC 6750); a token
+ *   whose tenant claim is not this gateway's tenant answers 403; the keys are unavailable: 503.
+ *   The actor is the token's claim. The actor header is then not read.
+ * - Actor header (SVC_ACTOR_HEADER): its value is the actor; a malformed value answers 400
+ *   naming the header; a write without it answers 401 unless SVC_ACTOR_REQUIRED=false (the
+ *   header is the edge's statement of who authenticated: a write without one did not pass the
+ *   edge as configured). Reads without it run unnamed.
+ *
+ * Runs before the body is read: a refused request costs no body.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import type { JWTPayload, JWTVerifyGetKey } from "jose"
+import { withActor } from "../services/Actor.js"
+import { actorProblem, headerText } from "../services/actorValue.js"
+import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
+import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
+import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
+import { errorResponse } from "../http/errorBody.js"
+
+/** Paths open without naming anyone (exact), and open prefixes. */
+const PUBLIC_PATHS = new Set(["/v1/health", "/mcp", "/readyz", "/metrics", "/docs", "/openapi.json", "/"])
+const PUBLIC_PREFIXES = ["/console/", "/workspace/gl/connect/"]
+
+/** Whether a request path needs the actor named (JWT: a token; header mode: read, and required on writes). */
+export const identityApplies = (url: string): boolean => {
+  const path = url.split("?", 1)[0]!
+  if (PUBLIC_PATHS.has(path)) return false
+  return !PUBLIC_PREFIXES.some((p) => path.startsWith(p) && !path.includes("/.."))
+}
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** Longest bearer token looked at (a JWT with a few claims is well under 2 KB). */
+export const MAX_TOKEN_LENGTH = 8192
+/** Seconds of clock difference allowed with the token issuer on exp and nbf. */
+export const CLOCK_TOLERANCE_SECONDS = 30
+/** Signature algorithms accepted: public-key ones only (a JWKS holds public keys; no HMAC, never "none"). */
+const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"]
+
+const REALM = "tenant-gateway"
+const NO_STORE = { "cache-control": "no-store" }
+
+const noStoreError = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  errorResponse(statusCode, error, message, { ...NO_STORE, ...headers })
+
+const quote = (value: string) => JSON.stringify(clip(value, MAX_QUOTED_CHARS))
+
+/** RFC 6750 b64token. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
+
+type Verdict =
+  | { readonly _tag: "Actor"; readonly actor: string | undefined }
+  | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
+
+const refused = (response: HttpServerResponse.HttpServerResponse): Verdict => ({ _tag: "Refused", response })
+
+// ---------------------------------------------------------------------------------------------
+// JWT
+
+const missingToken = refused(noStoreError(401, "Unauthorized", "This API needs a bearer token: Authorization: Bearer <JWT>", {
+  "www-authenticate": `Bearer realm="${REALM}"`
+}))
+
+/** 401 invalid_token; `why` is ours (never the client's text), so it fits in a quoted-string. */
+const invalidToken = (why: string) =>
+  refused(noStoreError(401, "Unauthorized", `Invalid bearer token: ${why}`, {
+    "www-authenticate": `Bearer realm="${REALM}", error="invalid_token", error_description="${why.replace(/["\\]/g, "'")}"`
+  }))
+
+/** Why jose refused a token, in words (the claim names are jose's, the values never the client's). */
+const tokenProblem = (e: unknown): string => {
+  const error = e as { code?: unknown; claim?: unknown; reason?: unknown }
+  switch (error.code) {
+    case "ERR_JWT_EXPIRED":
+      return "the token has expired"
+    case "ERR_JWT_CLAIM_VALIDATION_FAILED": {
+      const claim = typeof error.claim === "string" ? error.claim : "a claim"
+      return error.reason === "missing" ? `the token has no "${claim}" claim` : `the token's "${claim}" claim is not accepted`
+    }
+    case "ERR_JWS_SIGNATURE_VERIFICATION_FAILED":
+      return "the signature does not verify"
+    case "ERR_JOSE_ALG_NOT_ALLOWED":
+    case "ERR_JOSE_NOT_SUPPORTED":
+      return "the token's signature algorithm is not accepted"
+    case "ERR_JWKS_NO_MATCHING_KEY":
+      return "no key of the issuer matches the token"
+    default:
+      return "not a well-formed signed JWT"
+  }
+}
+
+interface JwtVerifier {
+  readonly verify: (authorization: string | undefined) => Promise<Verdict>
+}
+
+const makeJwtVerifier = async (
+  settings: JwtSettings,
+  tenantSlug: Option.Option<string>,
+  onWarning: (message: string) => void
+): Promise<JwtVerifier> => {
+  const jose = await import("jose")
+  const keys = await makeKeySet(settings.jwks, { fetchTimeoutMs: settings.fetchTimeoutMs, cooldownMs: settings.cooldownMs, onWarning })
+  const options = {
+    issuer: settings.issuer,
+    audience: [...settings.audience],
+    algorithms: ALGORITHMS,
+    requiredClaims: ["exp"],
+    clockTolerance: CLOCK_TOLERANCE_SECONDS
+  }
+
+  /** A key set holding several keys the token could name: try each (jose leaves that to its caller). */
+  const verifyWith = async (token: string, getKey: JWTVerifyGetKey): Promise<JWTPayload> => {
+    try {
+      return (await jose.jwtVerify(token, getKey, options)).payload
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== "ERR_JWKS_MULTIPLE_MATCHING_KEYS") throw e
+      let last: unknown = e
+      for await (const key of e as AsyncIterable<Parameters<typeof jose.jwtVerify>[1] & object>) {
+        try {
+          return (await jose.jwtVerify(token, key, options)).payload
+        } catch (inner) {
+          last = inner
+        }
+      }
+      throw last
+    }
+  }
+
+  const claimedActor = (payload: JWTPayload): Verdict => {
+    const value = payload[settings.actorClaim]
+    if (typeof value !== "string") {
+      return invalidToken(value === undefined ? `the token has no "${settings.actorClaim}" claim` : `the token's "${settings.actorClaim}" claim is not a string`)
+    }
+    const problem = actorProblem(value)
+    if (problem !== undefined) return invalidToken(`the token's "${settings.actorClaim}" claim ${problem.replace(/"/g, "'")}`)
+    if (settings.tenantClaim !== undefined) {
+      const tenant = payload[settings.tenantClaim]
+      if (typeof tenant !== "string" || !Option.contains(tenantSlug, tenant)) {
+        const named = typeof tenant === "string" ? ` ${quote(tenant)}` : ""
+        return refused(noStoreError(403, "Forbidden", tenant === undefined
+          ? `The token names no tenant (claim "${settings.tenantClaim}"): this gateway serves one tenant`
+          : `The token's tenant${named} (claim "${settings.tenantClaim}") is not the tenant this gateway serves`))
+      }
+    }
+    return { _tag: "Actor", actor: value }
+  }
+
+  return {
+    verify: async (authorization) => {
+      if (authorization === undefined) return missingToken
+      const m = /^Bearer +(\S*) *$/i.exec(authorization)
+      if (m === null) return missingToken // another scheme: no bearer credential was sent
+      const token = m[1]!
+      if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
+        return invalidToken(token.length > MAX_TOKEN_LENGTH ? `the token is longer than ${MAX_TOKEN_LENGTH} characters` : "not a well-formed signed JWT")
+      }
+      try {
+        return claimedActor(await verifyWith(token, keys))
+      } catch (e) {
+        if (e instanceof KeysUnavailable) {
+          return refused(noStoreError(503, "Service Unavailable", "The keys that verify bearer tokens are unavailable; retry shortly", {
+            "retry-after": RETRY_AFTER_SECONDS
+          }))
+        }
+        return invalidToken(tokenProblem(e))
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actor header
+
+const headerVerdict = (name: string, required: boolean, method: string, raw: string | undefined): Verdict => {
+  if (raw === undefined || raw === "") {
+    if (required && WRITE_METHODS.has(method)) {
+      return refused(noStoreError(401, "Unauthorized", `This write names no actor: the authenticating proxy in front of the gateway sets header ${name}`))
+    }
+    return { _tag: "Actor", actor: undefined }
+  }
+  const text = headerText(raw)
+  const problem = text === undefined ? "is not UTF-8 text" : actorProblem(text)
+  if (problem !== undefined) return refused(noStoreError(400, "Bad Request", `Header ${name}: the actor ${problem}`))
+  return { _tag: "Actor", actor: text }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The identity middleware for `settings` (identity when both ways are off). Builds the JWT key
+ * set now (a JWKS file is read: a missing or malformed one fails, naming SVC_JWT_JWKS).
+ */
+export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const { header, jwt } = settings
+    if (header === undefined && jwt === undefined) {
+      return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => app
+    }
+    // Warnings from the key set's background reloads, logged with the process's logger.
+    const runtime = yield* Effect.runtime<never>()
+    const onWarning = (message: string) => void Runtime.runFork(runtime)(Effect.logWarning(message))
+    const verifier = jwt === undefined
+      ? undefined
+      : yield* Effect.tryPromise({ try: () => makeJwtVerifier(jwt, tenantSlug, onWarning), catch: (e) => e as Error })
+
+    const verdict = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Verdict> =>
+      verifier !== undefined
+        ? Effect.promise(() => verifier.verify(request.headers["authorization"]))
+        : Effect.succeed(headerVerdict(header!.name, header!.required, request.method, request.headers[header!.name]))
+
+    return <E, R>(
+      app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        if (!identityApplies(request.url)) return app
+        return Effect.flatMap(verdict(request), (v) => (v._tag === "Refused" ? Effect.succeed(v.response) : withActor(v.actor)(app)))
+      })
+  })

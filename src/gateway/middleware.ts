@@ -1,0 +1,51 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { cors, CORS_OFF, originAllowed } from "../observability/cors.js"
+import { observeRequests } from "../observability/requests.js"
+import { Observability } from "../observability/Observability.js"
+import { IdentityConfig, identityConfigFromEnv } from "../config/IdentityConfig.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { limitDeclaredBody } from "../http/bodyLimit.js"
+import { refuseCrossSite } from "../http/crossSite.js"
+import { shapeErrors } from "../http/errorResponse.js"
+import { identityMiddleware } from "./identity.js"
+import { checkedJsonBodies } from "../http/jsonInput.js"
+import { requestScope } from "./requestScope.js"
+import { GatewayApi } from "../api/Api.js"
+import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
+
+/**
+ * Api-wide middleware: writes from other sites answer 403 and bodies that are not JSON 415
+ * (crossSite.ts), oversized bodies answer 413 (a declared Content-Length here; chunked
+ * bodies are capped by the Node server, nodeServer.ts), every body passes the one JSON input
+ * check (jsonInput.ts) before routing, every request then gets its deadline and every write
+ * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
+ * Before the body is touched: who acts (identity.ts; off unless SVC_ACTOR_HEADER or SVC_JWT_JWKS).
+ * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
+ */
+export const GatewayMiddleware = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* TenantConfig
+    const limit = limitDeclaredBody(config.maxBodyBytes)
+    const checked = checkedJsonBodies(config.maxJsonDepth)
+    const scoped = requestScope(config.requestDeadlineMs)
+    // Settings read at start (a test may provide them); a bad one stops the start naming it.
+    const identitySettings = Option.getOrUndefined(yield* Effect.serviceOption(IdentityConfig)) ?? (yield* identityConfigFromEnv)
+    const identify = yield* identityMiddleware(identitySettings, config.tenantSlug)
+    // Outermost: the request's id, log line and metrics (src/observability/requests.ts), then
+    // CORS (off unless SVC_CORS_ORIGINS), both seeing every answer, errors included.
+    const observability = Option.getOrUndefined(yield* Effect.serviceOption(Observability))
+    const observe = observeRequests(
+      observability === undefined ? {} : { line: observability.line, log: observability.settings.log }
+    )
+    const corsSettings = observability?.settings.cors ?? CORS_OFF
+    const withCors = cors(corsSettings)
+    // Before any body is read: no writes from other sites, no body but JSON (crossSite.ts).
+    const sameSite = refuseCrossSite(originAllowed(corsSettings))
+    // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
+    const knownQuery = refuseUnknownQueryParams(GatewayApi)
+    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app))))))))))
+  })
+)

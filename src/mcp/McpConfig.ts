@@ -1,0 +1,72 @@
+/**
+ * Settings of the agent tool server (/mcp), read once at start with Effect Config. Listed with
+ * their defaults in `.env.example` and the README.
+ */
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+
+/** Where the tool server listens on the gateway's router (./route.ts mounts it, ./server.ts names it). */
+export const MCP_PATH = "/mcp"
+
+export interface McpConfigShape {
+  /** read_file returns documents up to this many bytes (larger ones: a tool error naming the download URL). */
+  readonly readMaxBytes: number
+  /** Failed authentications one client address (and one presented key) may make in a burst before it is answered 429. */
+  readonly authFailureBurst: number
+  /** One more failed attempt is allowed per this many milliseconds once the burst is spent. */
+  readonly authFailureRefillMs: number
+  /** Lower-case name of the header trusted proxies write the client address into; undefined: the socket address. */
+  readonly clientAddressHeader: string | undefined
+  /** How many trusted proxies stand in front (which entry of the header, from the right, is the client). */
+  readonly trustedProxyHops: number
+  /** Messages one JSON-RPC batch may hold (the SDK's transport refuses more than 100 itself). */
+  readonly maxBatch: number
+}
+
+/** The SDK transport's own cap on a batch (MAX_BATCH_SIZE in its server/requestBody.js). */
+export const SDK_MAX_BATCH = 100
+
+export const DEFAULT_MCP_CONFIG: McpConfigShape = {
+  readMaxBytes: 1024 * 1024,
+  authFailureBurst: 10,
+  authFailureRefillMs: 6_000,
+  clientAddressHeader: undefined,
+  trustedProxyHops: 1,
+  maxBatch: 20
+}
+
+/** RFC 9110 token: a header name. Empty means off. */
+const headerName = (name: string) =>
+  Config.string(name).pipe(
+    Config.map((s) => s.trim().toLowerCase()),
+    Config.validate({ message: `${name} must be an HTTP header name (e.g. x-forwarded-for), or empty`, validation: (s) => /^[!#$%&'*+.^_`|~0-9a-z-]*$/.test(s) }),
+    Config.map((s) => (s === "" ? undefined : s)),
+    Config.withDefault(undefined)
+  )
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
+  readMaxBytes: positiveInt("SVC_MCP_READ_MAX_BYTES", DEFAULT_MCP_CONFIG.readMaxBytes),
+  authFailureBurst: positiveInt("SVC_MCP_AUTH_FAILURE_BURST", DEFAULT_MCP_CONFIG.authFailureBurst),
+  authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs),
+  clientAddressHeader: headerName("SVC_CLIENT_ADDRESS_HEADER"),
+  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops),
+  maxBatch: Config.integer("SVC_MCP_MAX_BATCH").pipe(
+    Config.validate({
+      message: `SVC_MCP_MAX_BATCH must be an integer from 1 to ${SDK_MAX_BATCH}`,
+      validation: (n) => n >= 1 && n <= SDK_MAX_BATCH
+    }),
+    Config.withDefault(DEFAULT_MCP_CONFIG.maxBatch)
+  )
+})
+
+export class McpConfig extends Context.Tag("mcp/McpConfig")<McpConfig, McpConfigShape>() {
+  static readonly fromEnv = Layer.effect(McpConfig, mcpConfigFromEnv)
+  static readonly make = (config: Partial<McpConfigShape> = {}) => Layer.succeed(McpConfig, { ...DEFAULT_MCP_CONFIG, ...config })
+}

@@ -1,0 +1,57 @@
+/**
+ * The workspace service's contract, as the gateway consumes it: one endpoint per
+ * WorkspaceClient method, plus the agent registry and the GL adapter's webhook. Its OpenAPI
+ * document (GET /workspace/openapi.json, docs/workspace-openapi.json) is what a team implements
+ * in front of their own workspace service. Imports no implementation.
+ *
+ * Tenant-scoped paths carry the tenant id; another tenant's record answers exactly like a
+ * missing one (404). Every error body is `{statusCode, message, error}` (plus currentStatus or
+ * code on some 400s).
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
+import { advertiseOwnDecodeErrors } from "../api/openapiTransform.js"
+import { API_VERSION } from "../api/version.js"
+import {
+  BadGatewayWire,
+  BadRequestWire,
+  GatewayTimeoutWire,
+  InternalServerErrorWire,
+  PayloadTooLargeWire,
+  ServiceUnavailableWire
+} from "../api/errors.js"
+import { DocumentsGroup } from "./documents.js"
+import { GlGroup } from "./gl.js"
+import { RecordsGroup } from "./records.js"
+import { RegistryGroup } from "./registry.js"
+import { TasksGroup } from "./tasks.js"
+import { TenantsGroup } from "./tenants.js"
+
+export const WORKSPACE_PREFIX = "/workspace"
+export const WORKSPACE_OPENAPI_PATH = `${WORKSPACE_PREFIX}/openapi.json`
+
+export class WorkspaceApi extends HttpApi.make("workspace")
+  .add(TenantsGroup)
+  .add(TasksGroup)
+  .add(DocumentsGroup)
+  .add(RecordsGroup)
+  .add(GlGroup)
+  .add(RegistryGroup)
+  .prefix(WORKSPACE_PREFIX)
+  // Any request can be malformed; the service may fail or depend on something that does.
+  .addError(BadRequestWire)
+  .addError(PayloadTooLargeWire)
+  .addError(InternalServerErrorWire)
+  .addError(BadGatewayWire)
+  .addError(ServiceUnavailableWire)
+  .addError(GatewayTimeoutWire)
+  .annotate(OpenApi.Transform, advertiseOwnDecodeErrors)
+  .annotate(OpenApi.Title, "Workspace service")
+  .annotate(OpenApi.Version, API_VERSION)
+  .annotate(
+    OpenApi.Description,
+    "The upstream workspace service behind the tenant gateway (selected with SVC_WORKSPACE_URL). Tenant-scoped " +
+      "operations take the tenant id in the path and answer 404 for another tenant's records. Every error body " +
+      "is `{statusCode, message, error}`, with `currentStatus` or `code` on some 400s."
+  )
+{}

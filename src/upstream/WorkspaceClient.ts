@@ -1,0 +1,175 @@
+/**
+ * The port to the upstream workspace service: every read and write the handlers need.
+ * Implementations: the embedded store, the HTTP client of WorkspaceApi, and test fakes.
+ *
+ * Every method but `resolveTenant` and `getTask` takes the tenant id and must scope its
+ * lookup to it: another tenant's record fails exactly like a missing one (NotFound).
+ * Failures use the gateway's own error classes, so they reach the client unchanged.
+ *
+ * Idempotent writes: every write (createTask, signal, appendEvent, putDocument, ingestData,
+ * rejectRow, updateRow, createGlSession, deleteGlConnection) reads the idempotency key of the
+ * request it serves from `currentIdempotencyKey` (set with `withIdempotencyKey`; the gateway's
+ * middleware sets the client's `Idempotency-Key`; a remote implementation generates one per
+ * write without it, for that write's retries). An implementation stores the key with the write's result, in the write's transaction: the same
+ * key again with the same operation and arguments returns the stored result and writes
+ * nothing; the same key with a different operation or arguments is a Conflict (Stripe's
+ * semantics). Failed writes store nothing. Keys are per tenant and kept at least 24 hours.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import type * as Stream from "effect/Stream"
+import { BadRequest, type Conflict, type Forbidden, type NotFound, type UpstreamError } from "../api/errors.js"
+import type {
+  CreatedTask,
+  EntitySummary,
+  GlConnectSession,
+  RejectResult,
+  Scalar,
+  StartParamType,
+  TaskEvent,
+  UiStep,
+  UpdateResult
+} from "../api/resources.js"
+import type { TaskEventDto } from "../api/dtos.js"
+import type { Workspace } from "./model.js"
+import type { Agent } from "./registry.js"
+import { idempotencyKeyProblem } from "../api/idempotency.js"
+
+export type { Workspace }
+
+export type WsEffect<A, E = never> = Effect.Effect<A, E | UpstreamError>
+
+export interface WorkspaceClientService {
+  readonly resolveTenant: (slug: string) => WsEffect<Workspace.Tenant, NotFound>
+  readonly listEntities: (tenantId: string) => WsEffect<ReadonlyArray<EntitySummary>>
+  readonly getEntity: (tenantId: string, entityId: string) => WsEffect<EntitySummary, NotFound>
+  /**
+   * The entity's tasks in creation order; with `query`, only those it selects (see TaskQuery).
+   * A query's `afterId` that is not a task of this entity is a BadRequest.
+   */
+  readonly listTasks: (
+    tenantId: string,
+    entityId: string,
+    query?: TaskQuery
+  ) => WsEffect<ReadonlyArray<Workspace.Task>, BadRequest>
+  /** Unscoped by design: the gateway compares the task's tenantId with its own (and refreshes once). */
+  readonly getTask: (taskId: string) => WsEffect<Workspace.Task, NotFound>
+  /** The task's current step and every step's status; NotFound when the task has no runbook. */
+  readonly getNextStep: (tenantId: string, taskId: string) => WsEffect<Workspace.NextStep, NotFound>
+  /**
+   * The next steps of many tasks in one upstream round trip (the task list's `awaiting`): one
+   * answer per requested id, in order, `nextStep` null where getNextStep would fail for that
+   * task (missing, another tenant's, no runbook, or its own lookup failed). Only a failure of
+   * the whole call fails the effect.
+   */
+  readonly getNextSteps: (tenantId: string, taskIds: ReadonlyArray<string>) => WsEffect<ReadonlyArray<Workspace.NextStepOf>>
+  /** The tenant's workflows plus the global ones (tenantId null). */
+  readonly listWorkflows: (tenantId: string) => WsEffect<ReadonlyArray<Workspace.Workflow>>
+  readonly getRunbook: (tenantId: string, workflowId: string) => WsEffect<Workspace.Runbook, NotFound>
+  readonly createTask: (
+    tenantId: string,
+    entityId: string,
+    input: { readonly workflowId: string; readonly context: Record<string, unknown> }
+  ) => WsEffect<CreatedTask, NotFound | BadRequest | Conflict>
+  readonly getSnapshots: (tenantId: string, taskId: string) => WsEffect<Record<string, unknown>, NotFound>
+  /**
+   * Sends a workflow signal; a composite child id resolves to its root task. With
+   * `expectedStep`, a decision (approve/reject) or row action applies to that step only: the
+   * decision already taken on it again is a no-op (succeeds), a step no longer current or
+   * decided the other way is a Conflict naming the current step.
+   */
+  readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict | Forbidden>
+  /** Appends an event; an identical re-post is a no-op, a different body with a taken seq a Conflict. */
+  readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
+  /** The timeline in seq order; with `page`, only events after `afterSeq`, at most `limit` of them. */
+  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<ReadonlyArray<TaskEvent>, NotFound>
+  readonly listDocuments: (
+    tenantId: string,
+    taskId: string,
+    query: { readonly source?: string | undefined; readonly limit: number }
+  ) => WsEffect<ReadonlyArray<Workspace.Document>>
+  /** Persists the document and, in the same transaction, the signal that must follow it. */
+  readonly putDocument: (
+    tenantId: string,
+    doc: Workspace.NewDocument,
+    signal: Option.Option<Workspace.Signal>
+  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict | Forbidden>
+  readonly openDocument: (
+    tenantId: string,
+    documentId: string
+  ) => WsEffect<{ readonly document: Workspace.Document; readonly body: Stream.Stream<Uint8Array, UpstreamError> }, NotFound>
+  /** Stores the rows in one transaction, with one signal per row recorded alongside. */
+  readonly ingestData: (
+    tenantId: string,
+    batch: Workspace.DataBatch,
+    signal: Option.Option<Omit<Workspace.Signal, "payload">>
+  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict | Forbidden>
+  readonly rejectRow: (tenantId: string, ledger: string, rowId: string) => WsEffect<RejectResult, NotFound | BadRequest | Conflict>
+  readonly updateRow: (
+    tenantId: string,
+    ledger: string,
+    rowId: string,
+    field: string,
+    value: Scalar
+  ) => WsEffect<UpdateResult, NotFound | BadRequest | Conflict>
+  readonly getGlConnection: (tenantId: string) => WsEffect<Option.Option<Workspace.GlConnection>>
+  /** An unknown serviceId is a 400 listing the known services. */
+  readonly createGlSession: (
+    tenantId: string,
+    serviceId: string | undefined
+  ) => WsEffect<GlConnectSession, NotFound | BadRequest | Conflict>
+  readonly deleteGlConnection: (tenantId: string) => WsEffect<void, Conflict>
+  /**
+   * The agent of this tenant holding the API key whose SHA-256 is `keyHash` (64 hex digits,
+   * src/domain/apiKeys.ts), hashes compared in constant time: the agent tool server's
+   * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
+   */
+  readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
+}
+
+/**
+ * Which of an entity's tasks to list (every field optional, all of them must hold), pushed down
+ * to the store because each is a plain column test: `status`; `currentSteps`, tasks whose
+ * current step is one of these (a workflow's step, what `awaiting` and agent assignment are
+ * derived from through the runbook); `afterId`, the tasks after this one in the list's order;
+ * `limit`, the first that many.
+ */
+export interface TaskQuery {
+  readonly status?: string | undefined
+  readonly currentSteps?: ReadonlyArray<Workspace.StepRef> | undefined
+  readonly afterId?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/** Opt-in timeline paging: events with seq > afterSeq, the first `limit` of them (seq ascending). */
+export interface EventPage {
+  readonly afterSeq?: number | undefined
+  readonly limit?: number | undefined
+  /**
+   * Stop after the event that takes the answer to this many bytes (src/api/eventPaging.ts,
+   * eventsWithinBytes): the first event always comes. A workspace may ignore it; readers cut again.
+   */
+  readonly maxBytes?: number | undefined
+}
+
+export class WorkspaceClient extends Context.Tag("upstream/WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}
+
+export type { StartParamType, UiStep }
+
+/** The idempotency key of the write the current fiber is making; None outside a keyed request. */
+export const currentIdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
+
+/**
+ * Runs `self` with `key` as its idempotency key (unchanged when undefined). A key that is not
+ * 1-255 visible ASCII characters fails with a BadRequest before anything runs.
+ */
+export const withIdempotencyKey = (key: string | undefined) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | BadRequest, R> => {
+  if (key === undefined) return self
+  const problem = idempotencyKeyProblem(key)
+  return problem !== undefined
+    ? Effect.fail(new BadRequest({ message: problem }))
+    : Effect.locally(self, currentIdempotencyKey, Option.some(key))
+}

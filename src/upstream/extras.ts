@@ -1,0 +1,25 @@
+/**
+ * What the workspace server needs beyond the WorkspaceClient port to serve the agent registry
+ * and the GL adapter's webhook. The embedded store implements it; a server given none answers
+ * 501 on those routes.
+ */
+import type { BadRequest, Conflict, NotFound } from "../api/errors.js"
+import type { WsEffect } from "./WorkspaceClient.js"
+import type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent } from "./registry.js"
+
+export type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent }
+
+export interface WorkspaceExtras {
+  /** The GL adapter's success webhook: session `consumerId` completed with `service`; the connection becomes ACTIVE. */
+  readonly completeGlSession: (consumerId: string, service: string) => WsEffect<void, NotFound | BadRequest>
+  /** BadRequest for an unknown tenant or a bad kind / externalRef. */
+  readonly createAgent: (input: CreateAgentDto) => WsEffect<CreatedAgent, NotFound | BadRequest | Conflict>
+  readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>, BadRequest>
+  readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
+  readonly deleteAgent: (id: string) => WsEffect<void, NotFound>
+  /** An identical re-post returns the recorded version; the same label with a different config is a Conflict. */
+  readonly createAgentVersion: (
+    agentId: string,
+    input: CreateAgentVersionDto
+  ) => WsEffect<AgentVersion, NotFound | Conflict | BadRequest>
+}

@@ -1,0 +1,30 @@
+/**
+ * Path parameter schemas shared by the workspace API groups. Ids in paths are plain strings on
+ * purpose: an id of the wrong shape names no record, so it answers 404 like any missing or
+ * other-tenant record, identically on every implementation of the port.
+ */
+import * as Schema from "effect/Schema"
+import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
+import { textProblem } from "../api/jsonValue.js"
+
+export const NonEmpty = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+
+/** Text the store keeps: exactly as sent, so no NUL and no unpaired surrogate (query values are not body-checked). */
+export const StoredText = (max: number) =>
+  NonEmpty(max).pipe(Schema.filter((s) => textProblem(s) ?? true))
+
+export const IdParam = (description: string, max = 512) => NonEmpty(max).annotations({ description })
+
+export const TenantIdParam = IdParam("Tenant UUID")
+export const TaskIdParam = IdParam(
+  "Task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`",
+  TASK_ID_MAX_LENGTH
+)
+
+export const TenantPath = Schema.Struct({ tenantId: TenantIdParam })
+export const EntityPath = Schema.Struct({ tenantId: TenantIdParam, entityId: IdParam("Entity UUID") })
+export const TenantTaskPath = Schema.Struct({ tenantId: TenantIdParam, taskId: TaskIdParam })
+
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  description: "Free-form JSON object"
+})

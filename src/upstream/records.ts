@@ -1,0 +1,79 @@
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { closed, UpdateSubledgerCellDto } from "../api/dtos.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
+import { IdempotencyKeyHeaders } from "../api/idempotency.js"
+import { TASK_ID_MAX_LENGTH, Uuid } from "../api/ids.js"
+import { RejectResult, UpdateResult } from "../api/resources.js"
+import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath } from "./paths.js"
+
+export const IngestDataRequest = Schema.Struct({
+  kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).pipe(
+    Schema.minItems(1)
+  ),
+  signal: Schema.optional(Schema.Struct({
+    taskId: NonEmpty(TASK_ID_MAX_LENGTH),
+    name: NonEmpty(128),
+    expectedStep: Schema.optional(NonEmpty(256)).annotations({ description: "The step the signal is for (409 when no longer current)" })
+  }).pipe(closed("WorkspaceIngestSignal"))).annotations({
+    description: "Signal recorded with each row, delivered after the batch commits"
+  })
+}).pipe(closed("WorkspaceIngestDataRequest"))
+
+export const IngestedRow = Schema.Struct({ id: Uuid, signaled: Schema.Boolean }).annotations({
+  identifier: "IngestedRow"
+})
+
+const RowPath = Schema.Struct({ tenantId: TenantIdParam, ledger: NonEmpty(128), rowId: IdParam("Subledger row UUID") })
+
+export class RecordsGroup extends HttpApiGroup.make("records")
+  .add(
+    HttpApiEndpoint.post("ingestData", "/tenants/:tenantId/tasks/:taskId/data")
+      .setPath(TenantTaskPath)
+      .setHeaders(IdempotencyKeyHeaders)
+      .setPayload(IngestDataRequest)
+      .addSuccess(Schema.Array(IngestedRow), { status: 201 })
+      .annotate(OpenApi.Summary, "Store structured records")
+      .annotate(
+        OpenApi.Description,
+        "Stores the rows in one transaction (all or none), with one signal per row recorded alongside when " +
+          "`signal` is given (payload: rowId, kind, taskId). Returns the row ids in order. 404 when the task is " +
+          "not the tenant's; 400 when the signal cannot be taken."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rejectRow", "/tenants/:tenantId/subledgers/:ledger/:rowId/reject")
+      .setPath(RowPath)
+      .setHeaders(IdempotencyKeyHeaders)
+      .addSuccess(RejectResult)
+      .annotate(OpenApi.Summary, "Reject a subledger row")
+      .annotate(
+        OpenApi.Description,
+        "NEEDS_ATTENTION to REJECTED for expenses (per-ledger rules). 400 with currentStatus from any other status; " +
+          "404 when the row is not in the ledger or not the tenant's."
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("updateRow", "/tenants/:tenantId/subledgers/:ledger/:rowId")
+      .setPath(RowPath)
+      .setHeaders(IdempotencyKeyHeaders)
+      .setPayload(UpdateSubledgerCellDto)
+      .addSuccess(UpdateResult)
+      .annotate(OpenApi.Summary, "Edit one subledger cell")
+      .annotate(
+        OpenApi.Description,
+        "Sets one field, coerced per the ledger's registry, and returns the stored value. 400 with code " +
+          "INVALID_FIELD for a field not editable on the ledger, with currentStatus when the row's status allows no " +
+          "edits, or naming the field when the value cannot be coerced."
+      )
+  )
+  .addError(NotFoundWire)
+  // Every operation here writes: an Idempotency-Key reused for another request is a 409.
+  .addError(ConflictWire)
+  .addError(ForbiddenWire)
+  .annotate(OpenApi.Title, "Records and subledgers")
+  .annotate(OpenApi.Description, "Structured data ingest and direct subledger row mutations")
+{}

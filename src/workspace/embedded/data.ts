@@ -1,0 +1,67 @@
+/** The embedded store's data records: a batch stored a group at a time, one signal per record. */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { randomUUID } from "node:crypto"
+import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { nowIso, toJson, yieldToEventLoop } from "./db.js"
+import { jsonText } from "../../api/jsonText.js"
+import { audit } from "../../domain/engine.js"
+import { attributionNow } from "../../services/Actor.js"
+import { appendToTimeline } from "./timeline.js"
+import { writeFingerprint } from "../../domain/idempotency.js"
+import type { Transactions } from "./transaction.js"
+
+/**
+ * Rows per INSERT statement: keeps a large batch under SQLite's bound-parameter limit, and each
+ * statement (synchronous in the driver) short: about 10 ms of event loop for 250 rows.
+ */
+const INSERT_GROUP = 250
+
+export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ingestData"> => {
+  const { sql, outbox, taskOf, lockTask, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
+  return {
+    ingestData: (tenantId, batch, signal) =>
+      Effect.flatMap(attributionNow, (who) =>
+      Effect.zipRight(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
+        "ingestData",
+        idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), Effect.gen(function*() {
+          const task = yield* taskOf(tenantId, batch.taskId)
+          const bound = Option.isSome(signal) ? yield* accept(tenantId, { ...signal.value, payload: {} }, who) : undefined
+          const createdAt = nowIso()
+          const ids = batch.rows.map(() => randomUUID())
+          // A group at a time, serialized just before its insert; each insert runs synchronously
+          // in the driver, so the event loop gets a turn between groups (other requests go on).
+          for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+            if (start > 0) yield* yieldToEventLoop
+            const group = batch.rows.slice(start, start + INSERT_GROUP).map((r, i) => ({
+              id: ids[start + i]!,
+              tenant_id: tenantId,
+              task_id: batch.taskId,
+              root_task_id: task.id,
+              kind: batch.kind ?? null,
+              data: jsonText(r.data),
+              source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
+              created_at: createdAt
+            }))
+            yield* sql`INSERT INTO data_records ${sql.insert(group)}`
+          }
+          yield* lockTask(task.id)
+          yield* appendToTimeline(sql, tenantId, task.id, [
+            audit.dataIngested(batch.taskId, batch.kind ?? null, ids, Option.isSome(signal) ? signal.value.name : null, who)
+          ], createdAt)
+          if (Option.isSome(signal) && bound !== undefined) {
+            for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+              yield* yieldToEventLoop
+              yield* outbox.record(ids.slice(start, start + INSERT_GROUP).map((rowId) =>
+                signalFor(tenantId, bound, {
+                  ...signal.value,
+                  payload: { rowId, kind: batch.kind ?? null, taskId: batch.taskId }
+                }, who)
+              ))
+            }
+          }
+          return ids.map((id) => ({ id, signaled: Option.isSome(signal) }))
+        }))
+      )))
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The embedded store's tasks: lists, next steps (a table step with the rows it reviews), new
+ * tasks, snapshots and signals, checked by the engine's rules before the outbox delivers them.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { randomUUID } from "node:crypto"
+import { BadRequest } from "../../api/errors.js"
+import { rootTaskId } from "../../api/ids.js"
+import type { CreatedTask } from "../../api/resources.js"
+import type * as Statement from "@effect/sql/Statement"
+import type { TaskQuery, WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { unknownAfterId } from "../taskQuery.js"
+import { decideEdit, decideReject } from "../../domain/ledgers.js"
+import type { Workspace } from "../../upstream/model.js"
+import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../../domain/runbook.js"
+import {
+  fromJson,
+  nowIso,
+  rowFields,
+  runbookFromJson,
+  type SubledgerRow,
+  type TaskRow,
+  taskOfRow,
+  toJson
+} from "./db.js"
+import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionOf } from "../../domain/engine.js"
+import { attributionNow } from "../../services/Actor.js"
+import { preciseNowMs } from "../../lib/preciseClock.js"
+import { appendToTimeline } from "./timeline.js"
+import { writeFingerprint } from "../../domain/idempotency.js"
+import { type Transactions, fromDecision, notFound } from "./transaction.js"
+
+/** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
+const NEXT_STEP_GROUP = 500
+
+/** A table step's next step with the rows it reviews (the task's rows of the step's ledger). */
+const withRowsOf = (next: Workspace.NextStep, ledger: string, rows: ReadonlyArray<SubledgerRow>) =>
+  withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
+
+
+export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "listTasks" | "getTask" | "getNextStep" | "getNextSteps" | "createTask" | "getSnapshots" | "signal"> => {
+  const { sql, outbox, guard, taskOf, workflowOf, runbookOf, rowOf, lockTask, accept, signalFor, letArrivalsIn, write, writeThenDeliver, idempotent } = tx
+
+  /**
+   * The WHERE clause of a TaskQuery (../taskQuery.ts says what it selects); undefined when it
+   * selects nothing (an empty step list); a BadRequest for an `afterId` not in the entity's list.
+   */
+  const taskQueryWhere = (tenantId: string, entityId: string, query: TaskQuery) =>
+    Effect.gen(function*() {
+      const clauses: Array<Statement.Fragment> = [sql`tenant_id = ${tenantId}`, sql`entity_id = ${entityId}`]
+      if (query.status !== undefined) clauses.push(sql`status = ${query.status}`)
+      if (query.currentSteps !== undefined) {
+        if (query.currentSteps.length === 0) return undefined
+        const byWorkflow = new Map<string, Array<string>>()
+        for (const { stepId, workflowId } of query.currentSteps) {
+          byWorkflow.set(workflowId, [...(byWorkflow.get(workflowId) ?? []), stepId])
+        }
+        clauses.push(sql.or([...byWorkflow].map(([workflowId, steps]) =>
+          sql.and([sql`workflow_id = ${workflowId}`, sql.in("current_step", steps)])
+        )))
+      }
+      if (query.afterId !== undefined) {
+        const [after] = yield* sql<{ readonly rowid: number | bigint | string }>`SELECT rowid FROM tasks
+          WHERE id = ${query.afterId} AND tenant_id = ${tenantId} AND entity_id = ${entityId}`
+        if (after === undefined) return yield* Effect.fail(new BadRequest({ message: unknownAfterId(query.afterId) }))
+        clauses.push(sql`rowid > ${after.rowid}`)
+      }
+      return sql.and(clauses)
+    })
+
+  return {
+    listTasks: (tenantId, entityId, query) =>
+      (query === undefined
+        ? sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+        : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
+          where === undefined
+            ? Effect.succeed<ReadonlyArray<TaskRow>>([])
+            : sql<TaskRow>`SELECT * FROM tasks WHERE ${where} ORDER BY rowid${
+              query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
+            }`)).pipe(
+        Effect.map((rows) => rows.map(taskOfRow)),
+        guard("listTasks")
+      ),
+
+    getTask: (taskId) =>
+      sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId(taskId)}`.pipe(
+        Effect.flatMap(([row]) => row === undefined ? notFound(`Task ${taskId}`) : Effect.succeed(taskOfRow(row))),
+        guard("getTask")
+      ),
+
+    getNextStep: (tenantId, taskId) =>
+      Effect.gen(function*() {
+        const row = yield* taskOf(tenantId, taskId)
+        const runbook = yield* runbookOf(row.workflow_id)
+        const next = nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots))
+        // A table step's args carry the rows it reviews: the task's rows of the step's ledger.
+        const ledger = next.step === null ? undefined : tableLedgerOf(next.step)
+        if (ledger === undefined) return next
+        const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+          WHERE task_id = ${row.id} AND ledger = ${ledger} AND tenant_id = ${tenantId} ORDER BY id`
+        return withRowsOf(next, ledger, rows)
+      }).pipe(guard("getNextStep")),
+
+    // One query per NEXT_STEP_GROUP ids (tasks joined to their runbooks), each runbook decoded once.
+    getNextSteps: (tenantId, taskIds) =>
+      Effect.gen(function*() {
+        const roots = [...new Set(taskIds.map(rootTaskId))]
+        const found = new Map<string, TaskRow & { readonly runbook: string | null }>()
+        for (let i = 0; i < roots.length; i += NEXT_STEP_GROUP) {
+          const rows = yield* sql<TaskRow & { readonly runbook: string | null }>`
+            SELECT t.*, w.runbook AS runbook FROM tasks t LEFT JOIN workflows w ON w.id = t.workflow_id
+            WHERE t.tenant_id = ${tenantId} AND ${sql.in("t.id", roots.slice(i, i + NEXT_STEP_GROUP))}`
+          for (const row of rows) found.set(row.id, row)
+        }
+        const runbooks = new Map<string, Workspace.Runbook | null>()
+        const runbookOfRow = (row: TaskRow & { readonly runbook: string | null }) => {
+          if (!runbooks.has(row.workflow_id)) {
+            // A runbook that does not decode fails its tasks' lookups only.
+            let runbook: Workspace.Runbook | null = null
+            try {
+              runbook = runbookFromJson(row.runbook)
+            } catch {
+              runbook = null
+            }
+            runbooks.set(row.workflow_id, runbook)
+          }
+          return runbooks.get(row.workflow_id) ?? null
+        }
+        const answers = taskIds.map((taskId): Workspace.NextStepOf => {
+          const row = found.get(rootTaskId(taskId))
+          const runbook = row === undefined ? null : runbookOfRow(row)
+          if (row === undefined || runbook === null) return { taskId, nextStep: null }
+          try {
+            return { taskId, nextStep: nextStepOf(taskOfRow(row), runbook, fromJson(row.snapshots)) }
+          } catch {
+            return { taskId, nextStep: null }
+          }
+        })
+        // Table steps carry their rows, as getNextStep gives them: one query per group of tasks.
+        const tableTasks = [...new Set(answers.flatMap(({ nextStep, taskId }) =>
+          nextStep?.step != null && tableLedgerOf(nextStep.step) !== undefined ? [rootTaskId(taskId)] : []
+        ))]
+        if (tableTasks.length === 0) return answers
+        const rowsByTask = new Map<string, Array<SubledgerRow>>()
+        for (let i = 0; i < tableTasks.length; i += NEXT_STEP_GROUP) {
+          const rows = yield* sql<SubledgerRow>`SELECT * FROM subledger_rows
+            WHERE tenant_id = ${tenantId} AND ${sql.in("task_id", tableTasks.slice(i, i + NEXT_STEP_GROUP))} ORDER BY id`
+          for (const r of rows) {
+            if (r.task_id === null) continue
+            const list = rowsByTask.get(r.task_id)
+            if (list === undefined) rowsByTask.set(r.task_id, [r])
+            else list.push(r)
+          }
+        }
+        return answers.map((answer) => {
+          const ledger = answer.nextStep?.step == null ? undefined : tableLedgerOf(answer.nextStep.step)
+          if (answer.nextStep === null || ledger === undefined) return answer
+          const rows = (rowsByTask.get(rootTaskId(answer.taskId)) ?? []).filter((r) => r.ledger === ledger)
+          return { ...answer, nextStep: withRowsOf(answer.nextStep, ledger, rows) }
+        })
+      }).pipe(guard("getNextSteps")),
+
+    createTask: (tenantId, entityId, input) =>
+      write(idempotent(tenantId, writeFingerprint.createTask(entityId, input), Effect.gen(function*() {
+        const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
+        if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
+        const wf = yield* workflowOf(input.workflowId)
+        if (Option.isNone(wf) || (wf.value.tenant_id !== null && wf.value.tenant_id !== tenantId)) {
+          return yield* Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
+        }
+        const task = newTask(
+          { id: randomUUID(), tenantId, entityId, createdAt: nowIso() },
+          { id: wf.value.id, name: wf.value.name, runbook: runbookFromJson(wf.value.runbook) },
+          input.context
+        )
+        const who = yield* attributionNow
+        yield* sql`INSERT INTO tasks ${
+          sql.insert({
+            id: task.id,
+            tenant_id: tenantId,
+            entity_id: entityId,
+            workflow_id: task.workflowId,
+            title: task.title,
+            status: task.status,
+            priority: task.priority,
+            created_at: task.createdAt,
+            current_step: task.currentStep,
+            snapshots: "{}",
+            context: toJson(input.context),
+            step_history: toJson(historyStart(task.currentStep, preciseNowMs()))
+          })
+        }`
+        yield* appendToTimeline(sql, tenantId, task.id, [audit.taskCreated(task, input.context, who)], task.createdAt)
+        return { ...task, context: input.context } satisfies CreatedTask
+      }))).pipe(guard("createTask")),
+
+    getSnapshots: (tenantId, taskId) =>
+      taskOf(tenantId, taskId).pipe(
+        Effect.map((row) => fromJson<Record<string, unknown>>(row.snapshots)),
+        guard("getSnapshots")
+      ),
+
+    signal: (tenantId, signal) =>
+      Effect.flatMap(attributionNow, (who) =>
+        writeThenDeliver(
+          "signal",
+          idempotent(tenantId, writeFingerprint.signal(signal), Effect.gen(function*() {
+            // Validated now so the caller hears 404/400/403/409; the engine applies it on delivery.
+            yield* lockTask(signal.taskId)
+            const task = yield* taskOf(tenantId, signal.taskId)
+            const rowAction = isRowAction(signal)
+            const p = rowActionOf(signal.payload)
+            const what = `Row ${p.rowId} in ${p.ledger}`
+            const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
+            const allowed = row === undefined ? undefined : rowActionAllowed(
+              { id: task.id, status: task.status, currentStep: task.current_step },
+              yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null),
+              row.task_id
+            )
+            if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
+            // Bound to the step its request saw (../../domain/engine.ts): decisions still in the outbox count as taken.
+            const bound = yield* accept(tenantId, signal, who)
+            if (bound === undefined) return
+            if (row !== undefined) {
+              if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
+              if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
+              else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+            }
+            yield* outbox.record([signalFor(tenantId, bound, signal, who)])
+          }))
+        ).pipe((self) => Effect.zipRight(letArrivalsIn(who), self)))
+  }
+}

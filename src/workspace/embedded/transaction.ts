@@ -1,0 +1,226 @@
+/**
+ * What every kind of record of the embedded store shares (./store.ts puts them together): the
+ * SQL client, the outbox, the busy-timeout guard, and the helpers a write runs with. Lookups of a
+ * tenant's task, workflow and row; the task lock; the engine's acceptance of a signal; writes in
+ * a transaction, idempotent ones, and those whose signals the outbox delivers after the commit.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import { BadRequest, NotFound } from "../../api/errors.js"
+import { rootTaskId } from "../../api/ids.js"
+import { TaskEventBell } from "../../services/TaskEventBell.js"
+import { currentIdempotencyKey } from "../../upstream/WorkspaceClient.js"
+import type { RowDecision } from "../../domain/ledgers.js"
+import type { Workspace } from "../../upstream/model.js"
+import {
+  BusyTimeout,
+  fromJson,
+  guardFor,
+  runbookFromJson,
+  type SubledgerRow,
+  type TaskRow,
+  yieldToEventLoop
+} from "./db.js"
+import { acceptSignal, type PendingDecision, refusalOf, type StepHistory } from "../../domain/engine.js"
+import type { Attribution } from "../../services/Actor.js"
+import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused } from "../../domain/idempotency.js"
+import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
+
+export const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
+
+export const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<A, NotFound | BadRequest> =>
+  d._tag === "ok"
+    ? Effect.succeed(d.value)
+    : d._tag === "notFound"
+    ? notFound(what)
+    : Effect.fail(
+      new BadRequest({
+        message: d.message,
+        ...(d.currentStatus !== undefined ? { currentStatus: d.currentStatus } : {}),
+        ...(d.code !== undefined ? { code: d.code } : {})
+      })
+    )
+
+/** The shared SQL client, outbox and transaction helpers of one embedded store. */
+export const makeTransactions = (relay: RelayOptions | undefined) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const outbox = yield* makeOutbox(relay)
+    // Every operation waits at most this long for another process's lock, then answers 503.
+    const guard = guardFor(yield* BusyTimeout)
+    const bell = yield* TaskEventBell
+
+    /** The root task of `taskId`, when it belongs to the tenant. */
+    const taskOf = (tenantId: string, taskId: string) =>
+      Effect.flatMap(
+        sql<TaskRow>`SELECT * FROM tasks WHERE id = ${rootTaskId(taskId)} AND tenant_id = ${tenantId}`,
+        ([row]) => row === undefined ? notFound(`Task ${taskId}`) : Effect.succeed(row)
+      )
+
+    const workflowOf = (workflowId: string) =>
+      Effect.map(
+        sql<{ id: string; name: string; tenant_id: string | null; runbook: string | null }>`
+          SELECT id, name, tenant_id, runbook FROM workflows WHERE id = ${workflowId}`,
+        (rows) => Option.fromNullable(rows[0])
+      )
+
+    const runbookOf = (workflowId: string) =>
+      Effect.flatMap(workflowOf(workflowId), (wf) => {
+        const runbook = Option.isSome(wf) ? runbookFromJson(wf.value.runbook) : null
+        return runbook === null ? notFound(`Runbook of workflow ${workflowId}`) : Effect.succeed(runbook)
+      })
+
+    const rowOf = (tenantId: string, ledger: string, rowId: string) =>
+      Effect.flatMap(
+        sql<SubledgerRow>`SELECT * FROM subledger_rows WHERE ledger = ${ledger} AND id = ${rowId} AND tenant_id = ${tenantId}`,
+        ([row]) => row === undefined ? notFound(`Row ${rowId} in ${ledger}`) : Effect.succeed(row)
+      )
+
+    /**
+     * PostgreSQL: locks the task's row for the rest of the write, so decisions on one task taken
+     * by several replicas are checked one after the other (SQLite's writes are serial already).
+     */
+    const lockTask = (taskId: string) =>
+      sql.onDialectOrElse({
+        pg: () => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId(taskId)} FOR UPDATE`),
+        orElse: () => Effect.void
+      })
+
+    /**
+     * Whether the signal's task takes it, by the engine's one rule (../../domain/engine.ts acceptSignal),
+     * inside the write's transaction with the task locked: bound to the step current when its
+     * request arrived. Fails with what the caller must hear; succeeds with the signal to record
+     * (bound and attributed), or undefined for a duplicate (a no-op that succeeds).
+     *
+     * A request's arrival is stamped as Node reads it (src/http/arrival.ts), but the SQLite driver
+     * is synchronous and fibers resume on microtasks: without a break, one request can be read,
+     * decided and applied before the event loop even reads a second one written at the same moment
+     * on another connection, which is then stamped after the task moved (`letArrivalsIn`).
+     */
+    const accept = (tenantId: string, signal: Workspace.Signal, who: Attribution) =>
+      Effect.gen(function*() {
+        yield* lockTask(signal.taskId)
+        const task = yield* taskOf(tenantId, signal.taskId)
+        const pending = yield* pendingDecisions(task.id)
+        const accepted = acceptSignal(
+          { status: task.status, currentStep: task.current_step },
+          fromJson(task.snapshots),
+          signal,
+          pending,
+          {
+            arrivedAt: who.arrivedAt,
+            actor: who.actor,
+            history: fromJson<StepHistory>(task.step_history),
+            runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
+          }
+        )
+        const refused = refusalOf(accepted)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        return accepted._tag === "record" ? { task, expectedStep: accepted.expectedStep } : undefined
+      })
+
+    const signalFor = (
+      tenantId: string,
+      bound: { readonly task: TaskRow; readonly expectedStep: string | null },
+      signal: Workspace.Signal,
+      who: Attribution
+    ): NewSignal => ({
+      tenantId,
+      rootTaskId: bound.task.id,
+      signal,
+      expectedStep: bound.expectedStep,
+      actor: who.actor ?? null,
+      requestId: who.requestId ?? null
+    })
+
+    /**
+     * Before a step-bound write of a request: two turns of the event loop (setImmediate twice),
+     * so that a poll phase passes and every request already in the sockets' buffers is read and
+     * stamped before this one can move the task on. One turn is not enough: it runs in the check
+     * phase of the same loop iteration, before the next poll (measured on the built process: 2
+     * approvals written together then decided both steps in about 1 round of 10).
+     */
+    const letArrivalsIn = (who: Attribution) =>
+      who.arrivedAt === undefined ? Effect.void : Effect.zipRight(yieldToEventLoop, yieldToEventLoop)
+
+    /**
+     * Every write runs in a transaction, even a single statement: transactions take the write
+     * lock up front on the writer connection (./libsql.ts), so a write never waits for a lock
+     * held by this same process.
+     */
+    const write = sql.withTransaction
+
+    /**
+     * A write and its signals commit together; delivery follows the commit and never fails the
+     * write: a few signals are delivered before it answers, more by the relay (./outbox.ts).
+     */
+    const writeThenDeliver = <A, E, R>(operation: string, self: Effect.Effect<A, E, R>) =>
+      write(outbox.collect(self)).pipe(
+        guard(operation),
+        Effect.flatMap(({ recorded, value }) => Effect.as(outbox.afterCommit(recorded), value))
+      )
+
+    /** Decisions recorded for the task and not yet applied: they have decided their step already. */
+    const pendingDecisions = (rootTaskId: string) =>
+      sql<{ name: string; expected_step: string | null }>`
+        SELECT name, expected_step FROM signals
+        WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject')
+        ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map((r): PendingDecision => ({ name: r.name, expectedStep: r.expected_step })))
+      )
+
+    /**
+     * Idempotent writes (../../domain/idempotency.ts): run inside the write's transaction, so the key is
+     * checked and its result stored atomically with the write; a concurrent retry waits for the
+     * write lock and then finds it. Keys older than IDEMPOTENCY_TTL_MS are pruned now and then.
+     */
+    let prunedAtMs = 0
+    const PRUNE_EVERY_MS = 10 * 60_000
+    const idempotent = <A, E, R>(tenantId: string, fingerprintOf: Effect.Effect<string>, self: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key) =>
+        Option.isNone(key) ? self : Effect.gen(function*() {
+          const fingerprint = yield* fingerprintOf
+          // PostgreSQL: a concurrent retry on another replica waits here, then finds the stored result.
+          yield* sql.onDialectOrElse({
+            pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${tenantId}::text || ':' || ${key.value}::text, 0))`),
+            orElse: () => Effect.void
+          })
+          const [stored] = yield* sql<{ fingerprint: string; result: string | null }>`
+            SELECT fingerprint, result FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${key.value}`
+          if (stored !== undefined) {
+            return stored.fingerprint === fingerprint ? decodeResult<A>(stored.result) : yield* Effect.fail(keyReused(key.value))
+          }
+          const result = yield* self
+          const nowMs = Date.now()
+          yield* sql`INSERT INTO idempotency_keys ${
+            sql.insert({ tenant_id: tenantId, key: key.value, fingerprint, result: encodeResult(result), created_ms: nowMs })
+          }`
+          if (nowMs - prunedAtMs > PRUNE_EVERY_MS) {
+            prunedAtMs = nowMs
+            yield* sql`DELETE FROM idempotency_keys WHERE created_ms < ${nowMs - IDEMPOTENCY_TTL_MS}`
+          }
+          return result
+        }))
+
+    return {
+      sql,
+      outbox,
+      guard,
+      bell,
+      taskOf,
+      workflowOf,
+      runbookOf,
+      rowOf,
+      lockTask,
+      accept,
+      signalFor,
+      letArrivalsIn,
+      write,
+      writeThenDeliver,
+      idempotent
+    }
+  })
+
+export type Transactions = Effect.Effect.Success<ReturnType<typeof makeTransactions>>

@@ -1,0 +1,28 @@
+/**
+ * The actor the gateway names on a call to the workspace API (`x-svc-actor`, sent by the HTTP
+ * workspace client, src/workspace/http/client.ts): the handlers run on their behalf
+ * (`withActor`), so the store records them with the write. The listener that serves this API
+ * is the admin one (admin token, loopback by default): whoever can call it is trusted to name
+ * the actor, as the gateway is. A malformed value answers 400 naming the header.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import { ACTOR_FORWARD_HEADER, withActor } from "../../services/Actor.js"
+import { actorProblem, decodeActorHeader } from "../../services/actorValue.js"
+import { errorResponse } from "../../http/errorBody.js"
+
+export const forwardedActor = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const wire = request.headers[ACTOR_FORWARD_HEADER]
+    if (wire === undefined) return app
+    const actor = decodeActorHeader(wire)
+    // Agents (`agent:<uuid>`) are named by the gateway's tool server: allowed here.
+    const problem = actor === undefined ? "is not percent-encoded UTF-8" : actorProblem(actor, { agentAllowed: true })
+    if (problem !== undefined) {
+      return Effect.succeed(errorResponse(400, "Bad Request", `Header ${ACTOR_FORWARD_HEADER}: the actor ${problem}`))
+    }
+    return withActor(actor)(app)
+  })

@@ -1,0 +1,80 @@
+/**
+ * `npm run workspace`: the embedded workspace served on its own as WorkspaceApi, so a gateway
+ * started with SVC_WORKSPACE_URL reaches it over HTTP like any workspace service. It is the
+ * admin surface (every tenant's data): with SVC_ADMIN_TOKEN set every WorkspaceApi request,
+ * docs and OpenAPI included, needs `Authorization: Bearer <token>` (the gateway sends its
+ * SVC_WORKSPACE_TOKEN); without it the server only binds a loopback HOST. The GL connect page
+ * and its completion (`/workspace/gl/connect/<consumerId>[/complete]`) stay open to the browser
+ * holding the session link.
+ * Settings: SVC_WORKSPACE_PORT (default 4000), HOST, SVC_ADMIN_TOKEN, SVC_DATABASE_URL,
+ * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS.
+ * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/drain.ts): exit 0, or 1 when
+ * the grace period ran out.
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Config from "effect/Config"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { Drain, drainTeardown, launchDrained } from "../../http/drain.js"
+import { describeListenError, failStart, startFailureTeardown } from "../../http/failStart.js"
+import { createGatewayServer } from "../../http/nodeServer.js"
+import { serverLimitsConfig, shutdownGraceConfig } from "../../http/ServerLimits.js"
+import { checkExposure, tokenSetting } from "./AdminConfig.js"
+import { standaloneWorkspaceApp } from "./mount.js"
+import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
+import { WORKSPACE_OPENAPI_PATH } from "../../upstream/WorkspaceApi.js"
+import { databaseLabel, embeddedSettings, makeEmbeddedLayer } from "../embedded/layer.js"
+
+const drain = new Drain()
+
+class WorkspaceListenError extends Data.TaggedError("WorkspaceListenError")<{ readonly message: string }> {}
+
+const main = Effect.gen(function*() {
+  const port = yield* Config.port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
+  const host = yield* Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
+  yield* Either.match(checkExposure("HOST", host, token), { onLeft: Effect.fail, onRight: () => Effect.void })
+  const maxBodyBytes = DEFAULT_MAX_BODY_BYTES
+  const limits = yield* serverLimitsConfig
+  const graceMs = yield* shutdownGraceConfig
+  const settings = yield* embeddedSettings
+  const explicitPublicUrl = yield* Config.option(Config.string("SVC_PUBLIC_URL"))
+  const { url } = settings
+  const serve = Layer.unwrapScoped(
+    Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes }), (app) => HttpServer.serve(app))
+  )
+  const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+  // GL connect links point at this process unless SVC_PUBLIC_URL says otherwise.
+  const workspace = makeEmbeddedLayer({ ...settings, publicUrl: Option.getOrElse(explicitPublicUrl, () => base) })
+  return yield* launchDrained(
+    serve.pipe(
+      Layer.provide(workspace),
+      Layer.provide(
+        NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host }).pipe(
+          // Name this process's own port setting (the gateway's words say PORT).
+          Layer.mapError((e) => {
+            const reason = describeListenError(e.cause, { host, port, hostSetting: "HOST", portSetting: "SVC_WORKSPACE_PORT" })
+            return reason === undefined ? e : new WorkspaceListenError({ message: reason })
+          })
+        )
+      )
+    ),
+    {
+      drain,
+      graceMs,
+      onStart: () =>
+        Effect.logInfo(
+          `workspace service listening on ${base}\n  database: ${databaseLabel(url)}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
+            `\n  access:   ${Option.isSome(token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token (loopback only)"}`
+        )
+    }
+  )
+})
+
+// After a failed start, exit 1 even with a connection of it still open (failStart.ts).
+NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)), { teardown: startFailureTeardown(drainTeardown(drain)) })

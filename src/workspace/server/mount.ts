@@ -1,0 +1,167 @@
+/**
+ * Where the embedded workspace's HTTP surface goes. One listener per audience:
+ *
+ * - The gateway's port (this tenant's users) gets only the local GL adapter's connect page and
+ *   its completion, for connect sessions of the tenant the process is bound to
+ *   (`GlConnectRoutes`): `GET /workspace/gl/connect/<consumerId>` and
+ *   `POST /workspace/gl/connect/<consumerId>/complete` with `{service}`. A session that is
+ *   unknown, completed, or another tenant's answers 404, exactly alike.
+ * - The admin listener (`adminWorkspaceApp`, served by main.ts on SVC_ADMIN_HOST:SVC_ADMIN_PORT)
+ *   gets the whole multi-tenant WorkspaceApi, behind SVC_ADMIN_TOKEN when set.
+ * - `npm run workspace` (`standaloneWorkspaceApp`) is a workspace service of its own: the
+ *   WorkspaceApi behind the token, plus the connect page and completion for any tenant's open
+ *   session (there the page is the GL adapter's public page, reached by a person's browser that
+ *   holds no admin token; the session's random consumerId is the capability, as with a hosted
+ *   GL adapter's link).
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { isUuid } from "../../api/ids.js"
+import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
+import { EmbeddedWorkspace } from "../embedded/layer.js"
+import type { GlSession } from "../embedded/store.js"
+import { glConnectPage } from "./glConnectPage.js"
+import { GL_SERVICE_IDS } from "../../domain/glServices.js"
+import { requireBearer } from "./AdminConfig.js"
+import type { WorkspaceServerOptions } from "./server.js"
+import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
+import { errorResponse } from "../../http/errorBody.js"
+
+export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
+
+const notFound = (consumerId: string) => errorResponse(404, "Not Found", `Connect session ${consumerId} not found`)
+
+/** The page is a capability link: not cached, not framed, not leaked in a Referer. */
+const PAGE_HEADERS = {
+  "cache-control": "no-store",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff"
+}
+
+const CompleteBody = Schema.Struct({ service: Schema.String }).annotations({ identifier: "GlConnectCompleteBody" })
+const decodeCompleteBody = Schema.decodeUnknown(CompleteBody, { onExcessProperty: "error" })
+
+/**
+ * The connect page and its completion over the embedded store, for sessions `allows` accepts.
+ * Every failure answers in the spec's error shape; the session is checked before the body, so
+ * another tenant's session answers 404 whatever the body says.
+ */
+export const makeGlConnect = (workspace: EmbeddedWorkspace, allows: (session: GlSession) => boolean) => {
+  const sessionOf = (consumerId: string) =>
+    isUuid(consumerId)
+      ? Effect.map(workspace.openGlSession(consumerId), Option.filter(allows))
+      : Effect.succeed(Option.none<GlSession>())
+
+  /** Upstream trouble (the store unavailable) keeps its status and message. */
+  const orUpstream = <E extends { readonly statusCode: number; readonly error: string; readonly message: string }>(
+    effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest>
+  ) => Effect.catchAll(effect, (e) => Effect.succeed(errorResponse(e.statusCode, e.error, e.message)))
+
+  const page = (consumerId: string) =>
+    orUpstream(Effect.map(sessionOf(consumerId), (session) =>
+      Option.match(session, {
+        onNone: () => notFound(consumerId),
+        onSome: (s) =>
+          HttpServerResponse.html(
+            glConnectPage(s.serviceId !== null && GL_SERVICE_IDS.includes(s.serviceId) ? s.serviceId : undefined)
+          ).pipe(HttpServerResponse.setHeaders(PAGE_HEADERS))
+      })))
+
+  const complete = (consumerId: string) =>
+    orUpstream(Effect.gen(function*() {
+      const session = yield* sessionOf(consumerId)
+      if (Option.isNone(session)) return notFound(consumerId)
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const body = yield* Effect.either(Effect.flatMap(request.json, decodeCompleteBody))
+      if (body._tag === "Left") {
+        return errorResponse(400, "Bad Request", "Expected a JSON body {\"service\": \"<service id>\"}")
+      }
+      const service = body.right.service
+      if (!GL_SERVICE_IDS.includes(service)) {
+        return errorResponse(
+          400,
+          "Bad Request",
+          `service: ${JSON.stringify(service.slice(0, 128))} is not a known service; known: ${GL_SERVICE_IDS.join(", ")}`
+        )
+      }
+      yield* workspace.completeGlSession(consumerId, service)
+      return HttpServerResponse.empty({ status: 204 })
+    }))
+
+  return { page, complete }
+}
+
+const paramOf = Effect.map(HttpRouter.params, (params) => params.consumerId ?? "")
+
+/**
+ * The gateway port's part: the connect page and completion of this tenant's sessions only
+ * (`tenantSlug`, the slug the process is bound to; None accepts no session).
+ */
+export const GlConnectRoutes = (tenantSlug: Option.Option<string>) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const workspace = yield* EmbeddedWorkspace
+      const connect = makeGlConnect(workspace, (session) => Option.contains(tenantSlug, session.tenantSlug))
+      yield* router.get(`${GL_CONNECT_PATH}/:consumerId`, Effect.flatMap(paramOf, connect.page))
+      yield* router.post(`${GL_CONNECT_PATH}/:consumerId/complete`, Effect.flatMap(paramOf, connect.complete))
+    })
+  )
+
+/**
+ * The WorkspaceApi's server (./server.ts: every group, handler and its docs), imported when an
+ * app is made: the gateway's admin listener makes its app on the first admin request.
+ */
+const makeWorkspaceHttpApp = (...args: Parameters<typeof import("./server.js").makeWorkspaceHttpApp>) =>
+  Effect.flatMap(Effect.promise(() => import("./server.js")), (server) => server.makeWorkspaceHttpApp(...args))
+
+/** The whole WorkspaceApi (every tenant), behind `options.adminToken` when set: the admin listener's app. */
+export const adminWorkspaceApp = (
+  options: WorkspaceServerOptions = {}
+): Effect.Effect<HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>, never, Scope.Scope | EmbeddedWorkspace> =>
+  Effect.flatMap(EmbeddedWorkspace, (workspace) => makeWorkspaceHttpApp(workspace, workspace, options))
+
+const safeDecode = (segment: string) => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+const ownPageOnly = refuseAllCrossSiteWrites("the connect page completes only from its own page")
+
+const PAGE = new RegExp(`^${GL_CONNECT_PATH}/([^/?#]+)(/complete)?/?(?:\\?.*)?$`)
+
+/**
+ * `npm run workspace`: the WorkspaceApi behind the token, and in front of it the connect page
+ * and completion of any tenant's open session, without the token.
+ */
+export const standaloneWorkspaceApp = (
+  token: Option.Option<Redacted.Redacted<string>>,
+  options: Omit<WorkspaceServerOptions, "adminToken"> = {}
+) =>
+  Effect.gen(function*() {
+    const workspace = yield* EmbeddedWorkspace
+    const api = yield* makeWorkspaceHttpApp(workspace, workspace, options)
+    const guarded = requireBearer(token)(api)
+    const connect = makeGlConnect(workspace, () => true)
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const match = PAGE.exec(request.url)
+      if (match !== null) {
+        const consumerId = safeDecode(match[1]!)
+        if (match[2] === undefined && request.method === "GET") return connect.page(consumerId)
+        // Completed from the page itself (same-origin), never by a page on another site.
+        if (match[2] !== undefined && request.method === "POST") return ownPageOnly(connect.complete(consumerId))
+      }
+      return guarded
+    })
+  })
