@@ -118,7 +118,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     expect(files).toContain("index.js")
     expect(files).toContain("index.d.ts")
     expect(files).toContain("types/client/index.d.ts")
-    expect(files.filter((f) => !/^(package\.json|index\.js|index\.d\.ts|types\/(api|client|workspace\/api)\/[\w.]+\.d\.ts)$/.test(f))).toEqual([])
+    expect(files.filter((f) => !/^(package\.json|index\.js|index\.d\.ts|types\/(api|client|upstream)\/[\w.]+\.d\.ts)$/.test(f))).toEqual([])
     expect(filesUnder(installed).sort()).toEqual(files)
     const code = readFileSync(join(installed, "index.js"), "utf8")
     const imported = new Set([...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)].map((m) => m[1]!))
@@ -129,7 +129,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     const sources = [...new Set([...code.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]!))]
     expect(sources).toContain("src/client/index.ts")
     expect(sources).toContain("src/api/Api.ts")
-    expect(sources.filter((f) => !/^src\/(api|client)\/\w+\.ts$|^src\/workspace\/api\/(registry|errors|paths)\.ts$/.test(f))).toEqual([])
+    expect(sources.filter((f) => !/^src\/(api|client)\/\w+\.ts$|^src\/upstream\/(registry|errors|paths)\.ts$/.test(f))).toEqual([])
   })
 
   it("runs the README's plain-Node example with node", async () => {

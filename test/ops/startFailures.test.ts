@@ -26,7 +26,7 @@ describe("npm run workspace: a taken port", { timeout: 60_000 }, () => {
   it("exit 1 with the line naming SVC_WORKSPACE_PORT (its own setting), not PORT", async () => {
     const held = await holdPort()
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/workspace/main.ts"], {
+      const child = spawn(process.execPath, ["--import", "tsx", "src/workspace/server/main.ts"], {
         cwd: fileURLToPath(new URL("../..", import.meta.url)),
         env: {
           ...process.env,
