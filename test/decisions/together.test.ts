@@ -117,10 +117,16 @@ describe("decisions written together on separate keep-alive connections (built p
   }, 120_000)
 
   it("ten approvals and ten rejections together: one kind applies once, the other kind is 409", async () => {
+    let reruns = 0
     for (let round = 0; round < 3; round++) {
       const taskId = await newPaymentRun()
       const requests = Array.from({ length: 20 }, (_, i) => action(taskId, i % 2 === 0 ? "approved" : "rejected"))
       const answers = await sendTogether(gateway.url, requests)
+      if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
+        reruns++
+        round--
+        continue
+      }
       const okTypes = new Set(answers.flatMap((a, i) => a.status === 200 ? [requests[i]!.body.type] : []))
       expect(okTypes.size, summary(answers).join("\n")).toBe(1)
       for (const [i, a] of answers.entries()) {
