@@ -38,7 +38,6 @@ import { createTask, listEntities, listEntityWorkflows, listTaskPage, stepRefs, 
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/tasks.js"
 import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
-import { TenantConfig } from "../config/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { isTerminal } from "../domain/runbook.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"

@@ -2,8 +2,8 @@
  * What a TaskQuery (src/services/WorkspaceClient.ts) selects, once for every store: the memory
  * store applies it to its list, the SQL store turns the same rules into a WHERE clause.
  */
-import type { TaskQuery } from "../services/WorkspaceClient.js"
-import type { Workspace } from "./model.js"
+import type { TaskQuery } from "../upstream/WorkspaceClient.js"
+import type { Workspace } from "../upstream/model.js"
 
 /** The message of an `afterId` that is not a task of the listed entity. */
 export const unknownAfterId = (afterId: string) => `cursor: task ${afterId} is not in this list`
