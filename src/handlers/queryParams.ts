@@ -36,6 +36,25 @@ export const declaredQueryParams = (api: HttpApi.HttpApi.Any): ReadonlyMap<strin
   return out
 }
 
+/** `METHOD path-template` → the declared names that take several values (an array in the contract). */
+const repeatableQueryParams = (api: HttpApi.HttpApi.Any): ReadonlyMap<string, ReadonlySet<string>> => {
+  const out = new Map<string, ReadonlySet<string>>()
+  const isArray = (ast: SchemaAST.AST): boolean =>
+    SchemaAST.isTupleType(ast) || (SchemaAST.isUnion(ast) && ast.types.some(isArray))
+  const groups = Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups) as Array<HttpApiGroup.HttpApiGroup.AnyWithProps>
+  for (const group of groups) {
+    for (const endpoint of Object.values(group.endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
+      const names = Option.match(endpoint.urlParamsSchema, {
+        onNone: () => [],
+        onSome: (schema) =>
+          SchemaAST.getPropertySignatures(SchemaAST.encodedAST(schema.ast)).filter((p) => isArray(p.type)).map((p) => String(p.name))
+      })
+      out.set(`${endpoint.method} ${endpoint.path}`, new Set(names))
+    }
+  }
+  return out
+}
+
 const quoted = (names: Iterable<string>) => [...names].map((n) => JSON.stringify(n)).join(" | ")
 
 /** The 400 for `key`, when the endpoint takes `allowed`. */
@@ -49,9 +68,17 @@ export const unexpectedQueryParam = (key: string, allowed: ReadonlySet<string>) 
   })
 }
 
-/** Middleware: the first query parameter of a /v1 request that its endpoint does not declare is a 400. */
+/** The 400 for a one-value parameter given `count` times (the decoder's "Expected string, actual [...]" read as a bad value). */
+export const repeatedQueryParam = (key: string, count: number) =>
+  new BadRequest({ message: `${key}: is given ${count} times, expected once` })
+
+/**
+ * Middleware: the first query parameter of a /v1 request that its endpoint does not declare is a
+ * 400; so is a declared one-value parameter given more than once.
+ */
 export const refuseUnknownQueryParams = (api: HttpApi.HttpApi.Any) => {
   const declared = declaredQueryParams(api)
+  const repeatable = repeatableQueryParams(api)
   return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | BadRequest, R | HttpServerRequest.HttpServerRequest> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E | BadRequest, R> => {
       const at = request.url.indexOf("?")
@@ -60,8 +87,14 @@ export const refuseUnknownQueryParams = (api: HttpApi.HttpApi.Any) => {
       const matches = matchPath(api, request.url).filter((m) => m.method === method)
       if (matches.length === 0) return app
       const allowed = new Set(matches.flatMap((m) => [...(declared.get(`${m.method} ${m.path}`) ?? [])]))
+      const many = new Set(matches.flatMap((m) => [...(repeatable.get(`${m.method} ${m.path}`) ?? [])]))
+      const seen = new Map<string, number>()
       for (const key of new URLSearchParams(request.url.slice(at + 1)).keys()) {
         if (!allowed.has(key)) return Effect.fail(unexpectedQueryParam(key, allowed))
+        seen.set(key, (seen.get(key) ?? 0) + 1)
+      }
+      for (const [key, count] of seen) {
+        if (count > 1 && !many.has(key)) return Effect.fail(repeatedQueryParam(key, count))
       }
       return app
     })

@@ -25,6 +25,11 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   [["subledger", "reject", "expenses", "x"], "svc subledger reject", /^<rowId>: "x" is not a UUID$/],
   [["tasks", "list", ENTITY, "--limit", "0"], "svc tasks list", /^--limit: must be an integer from 1 to 500$/],
   [["tasks", "list", ENTITY, "--status", "done"], "svc tasks list", /IN_PROGRESS, COMPLETED, FAILED/],
+  // Values the contract refuses: found before sending (was "unexpected response body: <schema>", exit 1).
+  [["tasks", "list", ENTITY, "--awaiting", ""], "svc tasks list", /^--awaiting: must be a component name/],
+  [["tasks", "list", ENTITY, "--awaiting", "TABLE REVIEW"], "svc tasks list", /^--awaiting: must be a component name/],
+  [["tasks", "list", ENTITY, "--cursor", "a+b"], "svc tasks list", /^--cursor: must be/],
+  [["tasks", "list", ENTITY, "--cursor", "zzz"], "svc tasks list", /^--cursor: must be/],
   [["tasks", "start", ENTITY, "w", "--param", "novalue"], "svc tasks start", /--param/]
 ]
 

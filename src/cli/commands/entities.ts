@@ -3,7 +3,8 @@ import * as Args from "@effect/cli/Args"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { TASK_PAGE_MAX, TASK_STATUSES } from "../../api/taskListing.js"
+import * as Schema from "effect/Schema"
+import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES, taskIdOfCursor } from "../../api/taskListing.js"
 import { nextTaskCursor } from "../../client/taskList.js"
 import { entityIdArg, fields, gatewayCommand, group, line, note, parseKeyValues, table, usage } from "../common.js"
 import { buildContext, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
@@ -35,6 +36,13 @@ const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", 
   Effect.gen(function*() {
     const n = Option.getOrUndefined(limit)
     if (n !== undefined && (n < 1 || n > TASK_PAGE_MAX)) return yield* usage(`--limit: must be an integer from 1 to ${TASK_PAGE_MAX}`)
+    // The typed client refuses these before sending, reported as a bad response body: say which flag.
+    if (Option.isSome(awaiting) && !Schema.is(AwaitingParam)(awaiting.value)) {
+      return yield* usage("--awaiting: must be a component name such as FILE_UPLOAD (letters, digits, _ . -)")
+    }
+    if (Option.isSome(cursor) && taskIdOfCursor(cursor.value) === undefined) {
+      return yield* usage("--cursor: must be the --cursor value an earlier --limit listing printed")
+    }
     const urlParams = {
       ...Option.match(status, { onNone: () => ({}), onSome: (status) => ({ status }) }),
       ...Option.match(awaiting, { onNone: () => ({}), onSome: (awaiting) => ({ awaiting }) }),

@@ -114,8 +114,14 @@ export const makeAgentRegistry = Effect.gen(function*() {
       const agent = { id: randomUUID(), kind: input.kind, externalRef, tenantId, name, createdAt: nowIso(), versions: [] }
       // One agent per reference and tenant: a second registration of the same kind://id would be
       // a second key for the same agent, which nobody asked for. The check and the insert are one
-      // transaction (writes take the lock on the writer connection, ./libsql.ts).
+      // transaction (writes take the lock on the writer connection, ./libsql.ts). PostgreSQL reads
+      // committed rows only, so racing registrations (two replicas) would each find none: they
+      // take a lock on the reference first.
       yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql.onDialectOrElse({
+          pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${"agent:" + tenantId + ":" + externalRef}::text, 0))`),
+          orElse: () => Effect.void
+        })
         const [existing] = yield* sql<{ readonly id: string }>`SELECT id FROM agents
           WHERE tenant_id = ${tenantId} AND kind = ${agent.kind} AND external_ref = ${externalRef} ORDER BY rowid LIMIT 1`
         if (existing !== undefined) {

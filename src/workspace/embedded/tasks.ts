@@ -165,6 +165,14 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
       write(idempotent(tenantId, writeFingerprint.createTask(entityId, input), Effect.gen(function*() {
         const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
         if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
+        // PostgreSQL draws the rowid (the list's order, the cursor's key) at the INSERT and shows
+        // it at the commit: creations of one entity take turns, so they commit in rowid order and
+        // a cursor past one task is never past a task still to appear before it. (SQLite writes
+        // take turns already.)
+        yield* sql.onDialectOrElse({
+          pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${"tasks:" + entityId}::text, 0))`),
+          orElse: () => Effect.void
+        })
         const wf = yield* workflowOf(input.workflowId)
         if (Option.isNone(wf) || (wf.value.tenant_id !== null && wf.value.tenant_id !== tenantId)) {
           return yield* Effect.fail(new BadRequest({ message: `workflowId: unknown workflow "${input.workflowId}"` }))
