@@ -82,7 +82,11 @@ export type UiStep = typeof UiStep.Type
 export const UiState = Schema.Struct({
   task: Schema.Struct({ id: Uuid, title: Schema.String, status: TaskStatus }, Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   step: Schema.NullOr(UiStep).annotations({ description: "The current step; null for a task with no next step" }),
-  steps: Schema.Array(Schema.Struct({ id: Schema.String, status: Schema.String }))
+  steps: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    title: Schema.optional(Schema.String).annotations({ description: "The step's title in its runbook, for people" }),
+    status: Schema.String
+  }))
 }).annotations({ identifier: "UiState" })
 export type UiState = typeof UiState.Type
 

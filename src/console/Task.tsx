@@ -21,12 +21,12 @@ import { humanize } from "./words.js"
 export const TASK_REFRESH_MS = 3000
 
 /**
- * What the timeline can name besides ids: the title of every step this page has seen as the
- * current one (the UI state gives the current step's title only; the others are their ids in
- * words) and the rows a table step listed, with the number the table shows them by. Kept for
+ * What the timeline can name besides ids: the title of every step (the UI state's steps carry
+ * their titles; a workspace service that sends none leaves the current step's title and the
+ * others' ids in words) and the rows a table step listed, with the number the table shows them by. Kept for
  * the page's life, so a step's title stays once the task has moved on.
  */
-const useKnown = (taskId: string, step: UiStep | null | undefined): ConsoleKnown => {
+const useKnown = (taskId: string, step: UiStep | null | undefined, steps: UiState["steps"] | undefined): ConsoleKnown => {
   const ref = useRef<{ taskId: string; titles: Map<string, string>; rows: Map<string, KnownRow>; known: ConsoleKnown } | undefined>(undefined)
   if (ref.current?.taskId !== taskId) {
     const titles = new Map<string, string>()
@@ -38,6 +38,7 @@ const useKnown = (taskId: string, step: UiStep | null | undefined): ConsoleKnown
       known: { stepTitle: (id) => titles.get(id) ?? humanize(id), row: (id) => rows.get(id), fieldLabel: (key) => humanize(key) }
     }
   }
+  for (const s of steps ?? []) if (s.title !== undefined) ref.current.titles.set(s.id, s.title)
   if (step !== null && step !== undefined) {
     ref.current.titles.set(step.id, step.title)
     for (const r of rowsOf(step) ?? []) {
@@ -55,7 +56,7 @@ const useKnown = (taskId: string, step: UiStep | null | undefined): ConsoleKnown
 export const Task = ({ taskId }: { taskId: string }) => {
   const ui = usePoll(() => gw.tasks.getUi({ path: { taskId } }), TASK_REFRESH_MS, [taskId])
   const [version, setVersion] = useState(0)
-  const known = useKnown(taskId, ui.data?.step)
+  const known = useKnown(taskId, ui.data?.step, ui.data?.steps)
   const changed = () => {
     setVersion((v) => v + 1)
     ui.reload()
@@ -146,7 +147,7 @@ const Steps = ({ taskId, steps, known }: { taskId: string; steps: UiState["steps
       <ol class="steps">
         {steps.map((s) => (
           <li key={s.id} data-status={s.status} aria-current={s.status === "IN_PROGRESS" ? "step" : undefined}>
-            <span class="step-title">{known.stepTitle(s.id)}</span> <Badge value={s.status} />{" "}
+            <span class="step-title">{s.title ?? known.stepTitle(s.id)}</span> <Badge value={s.status} />{" "}
             {s.status === "COMPLETED" && (
               <button type="button" class="secondary small" aria-expanded={open === s.id} aria-controls={`snapshot-${s.id}`} onClick={() => toggle(s.id)}>
                 {open === s.id ? "Hide" : "Show"} what was decided<span class="visually-hidden"> at {known.stepTitle(s.id)}</span>

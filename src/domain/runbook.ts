@@ -17,15 +17,16 @@ export const stepStatuses = (
   task: Pick<Workspace.Task, "status" | "currentStep">,
   runbook: Workspace.Runbook,
   snapshots: Record<string, unknown>
-): ReadonlyArray<{ id: string; status: string }> => {
-  if (task.status === "COMPLETED") return runbook.steps.map((s) => ({ id: s.id, status: STEP.COMPLETED }))
+): ReadonlyArray<{ id: string; title: string; status: string }> => {
+  if (task.status === "COMPLETED") return runbook.steps.map((s) => ({ id: s.id, title: s.title, status: STEP.COMPLETED }))
   if (task.currentStep === null) {
     // FAILED (or stopped) tasks: what was decided stays COMPLETED, the rest never ran.
-    return runbook.steps.map((s) => ({ id: s.id, status: s.id in snapshots ? STEP.COMPLETED : STEP.SKIPPED }))
+    return runbook.steps.map((s) => ({ id: s.id, title: s.title, status: s.id in snapshots ? STEP.COMPLETED : STEP.SKIPPED }))
   }
   const current = runbook.steps.findIndex((s) => s.id === task.currentStep)
   return runbook.steps.map((s, i) => ({
     id: s.id,
+    title: s.title,
     status: i < current ? STEP.COMPLETED : i === current ? STEP.CURRENT : STEP.PENDING
   }))
 }

@@ -25,7 +25,12 @@ export const Task = Schema.Struct({
   currentStep: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Task" })
 
-export const StepStatus = Schema.Struct({ id: Schema.String, status: Schema.String })
+export const StepStatus = Schema.Struct({
+  id: Schema.String,
+  // Optional: a workspace service of an older version sends id and status only.
+  title: Schema.optional(Schema.String).annotations({ description: "The step's title in its runbook" }),
+  status: Schema.String
+})
 
 export const NextStep = Schema.Struct({
   step: Schema.NullOr(UiStep),

@@ -119,7 +119,7 @@ describe("a task from listing to COMPLETED with the CLI alone", () => {
     const ui = ok(await svc("task", "ui", taskId))
     expect(ui).toContain("Current step  upload_receipts: Upload receipts (FILE_UPLOAD)")
     expect(ui).toContain(`svc files upload ${taskId} <path> --submit`)
-    expect(ui).toMatch(/\[>\]\s+upload_receipts\s+IN_PROGRESS\n\[ \]\s+review_expenses\s+PENDING/)
+    expect(ui).toMatch(/\[>\]\s+upload_receipts\s+Upload receipts\s+IN_PROGRESS\n\[ \]\s+review_expenses\s+Review flagged expenses\s+PENDING/)
 
     writeFileSync(path.join(work, "receipt.pdf"), "Taxi 23.50 EUR\n")
     const uploaded = json(await svc("files", "upload", taskId, path.join(work, "receipt.pdf"), "--submit", "--json"))
@@ -135,9 +135,9 @@ describe("a task from listing to COMPLETED with the CLI alone", () => {
     ])
     expect(json(done).task.status).toBe("COMPLETED")
     expect(json(done).steps).toEqual([
-      { id: "upload_receipts", status: "COMPLETED" },
-      { id: "review_expenses", status: "COMPLETED" },
-      { id: "sign_off", status: "COMPLETED" }
+      { id: "upload_receipts", title: "Upload receipts", status: "COMPLETED" },
+      { id: "review_expenses", title: "Review flagged expenses", status: "COMPLETED" },
+      { id: "sign_off", title: "Sign off", status: "COMPLETED" }
     ])
     expect(json(snapshots)).toMatchObject({
       upload_receipts: { documentRef: uploaded.documentRef },

@@ -297,6 +297,24 @@ describe("the review screen", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Copy task id" }).waitFor()
   })
 
+  it("names every step by its runbook title, not only the current one", async () => {
+    // The gateway's steps carry titles; a title unlike its id shows that the console reads it.
+    const ui = (await http("GET", `${gw!.url}/v1/tasks/${REVIEW_TASK}/ui`)).body
+    expect(ui.steps.map((s: { title?: string }) => s.title)).toEqual(["Upload receipts", "Review flagged expenses", "Sign off"])
+    const renamed = { ...ui, steps: ui.steps.map((s: { id: string }) => ({ ...s, title: `Title of ${s.id}` })) }
+    await page.route("**/v1/tasks/*/ui", (route) => route.fulfill({ status: 200, contentType: "application/json", body: JSON.stringify(renamed) }))
+    try {
+      await page.setViewportSize({ width: 1280, height: 900 })
+      await page.goto("about:blank")
+      await page.goto(`${gw!.url}/#/tasks/${REVIEW_TASK}`)
+      const steps = page.getByRole("list").filter({ hasText: "Title of upload_receipts" }).first()
+      await steps.waitFor()
+      expect((await steps.textContent())!.replace(/\s+/g, " ")).toMatch(/Title of upload_receipts.*Title of review_expenses.*Title of sign_off/)
+    } finally {
+      await page.unroute("**/v1/tasks/*/ui")
+    }
+  })
+
   it("names the GL's provider and asks before disconnecting; Cancel keeps the connection", async () => {
     await page.setViewportSize({ width: 390, height: 900 })
     await page.goto(`${gw!.url}/#/gl`)

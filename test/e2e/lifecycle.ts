@@ -67,7 +67,7 @@ describe(`the real process, over HTTP (${store})`, { timeout: 120_000 }, () => {
     expect(upload.status).toBe(201)
     ui = await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)
     expect(ui.body.step.id).toBe("review_expenses")
-    expect(ui.body.steps[0]).toEqual({ id: "upload_receipts", status: "COMPLETED" })
+    expect(ui.body.steps[0]).toEqual({ id: "upload_receipts", title: "Upload receipts", status: "COMPLETED" })
 
     expect((await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved", comments: "fine" })).body).toEqual({ ok: true })
     expect((await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved" })).status).toBe(200)

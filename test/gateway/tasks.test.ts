@@ -29,9 +29,9 @@ describe("GET /v1/tasks/:taskId/ui", () => {
         const rows = ui.step!.args.rows as Array<{ fields: Record<string, unknown> }>
         expect(rows[0]!.fields).toMatchObject({ currency: expect.any(String) })
         expect(ui.steps).toEqual([
-          { id: "upload_receipts", status: "COMPLETED" },
-          { id: "review_expenses", status: "IN_PROGRESS" },
-          { id: "sign_off", status: "PENDING" }
+          { id: "upload_receipts", title: "Upload receipts", status: "COMPLETED" },
+          { id: "review_expenses", title: "Review flagged expenses", status: "IN_PROGRESS" },
+          { id: "sign_off", title: "Sign off", status: "PENDING" }
         ])
       })
     ))

@@ -430,7 +430,7 @@ describe("output files and the assigned FILE_UPLOAD step", () => {
     expect(listed.map((f: any) => f.id).sort()).toEqual(output_files.map((f: any) => f.document_ref).sort())
     // The signal followed the last file: the assigned FILE_UPLOAD step is done.
     const ui = (await http("GET", `${gw.url}/v1/tasks/${TASK_PREPARE}/ui`)).body
-    expect(ui.steps[0]).toEqual({ id: "prepare", status: "COMPLETED" })
+    expect(ui.steps[0]).toEqual({ id: "prepare", title: "Prepare the close pack", status: "COMPLETED" })
     expect(ui.step.id).toBe("review")
     // read_file: text as text, the image as a blob resource.
     const text = await call(a, "read_file", { taskId: TASK_PREPARE, documentRef: output_files[0].document_ref })

@@ -81,6 +81,7 @@ const renderUi = (ui: UiState) =>
     yield* table([
       ["", (s) => MARK[s.status] ?? "[?]"],
       ["STEP", (s) => s.id],
+      ["TITLE", (s) => s.title ?? ""],
       ["STATUS", (s) => s.status]
     ], ui.steps)
   })
