@@ -16,44 +16,19 @@
  *
  * `node scripts/build-if-stale.mjs [--check]`: --check only answers (exit 0 fresh, 1 stale).
  */
-import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { clientStaleness } from "./build-client-stale.mjs"
+import { changedInput, clientStaleness, readManifest } from "./build-client-stale.mjs"
 
 export { clientStaleness }
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const DIST = join(ROOT, "dist")
 
-/** The first of `inputs` (paths relative to `root`) gone or newer than `builtAt`, said as why. */
-const changedInput = (root, inputs, builtAt) => {
-  for (const input of inputs) {
-    let mtime
-    try {
-      mtime = statSync(join(root, input)).mtimeMs
-    } catch {
-      return `${input} is gone`
-    }
-    if (mtime > builtAt) return `${input} changed`
-  }
-  return undefined
-}
-
 /** Why dist/ must be rebuilt, or undefined when it is fresh. */
 export const staleness = (root = ROOT, dist = DIST) => {
-  const manifestFile = join(dist, "build.json")
-  if (!existsSync(manifestFile)) return "no build yet"
-  let manifest
-  try {
-    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
-  } catch {
-    return "dist/build.json is unreadable"
-  }
-  const builtAt = statSync(manifestFile).mtimeMs
-  for (const output of manifest.outputs ?? []) {
-    if (!existsSync(join(dist, output))) return `dist/${output} is missing`
-  }
+  const { why, manifest, builtAt } = readManifest(dist, "dist", "no build yet", "dist/build.json is unreadable")
+  if (why !== undefined) return why
   return changedInput(root, [...(manifest.inputs ?? []), "scripts/build.mjs", "package.json", "package-lock.json"], builtAt) ??
     clientStaleness(root, join(dist, "client"))
 }
@@ -64,17 +39,8 @@ export const staleness = (root = ROOT, dist = DIST) => {
  * checking (every `svc` start, bin.mjs) never loads esbuild.
  */
 export const consoleStaleness = (root = ROOT, outdir = join(ROOT, "dist", "console")) => {
-  const manifestFile = join(outdir, "build.json")
-  let manifest
-  try {
-    manifest = JSON.parse(readFileSync(manifestFile, "utf8"))
-  } catch {
-    return "no console build yet"
-  }
-  const builtAt = statSync(manifestFile).mtimeMs
-  for (const output of manifest.outputs ?? []) {
-    if (!existsSync(join(outdir, output))) return `dist/console/${output} is missing`
-  }
+  const { why, manifest, builtAt } = readManifest(outdir, "dist/console", "no console build yet")
+  if (why !== undefined) return why
   return changedInput(root, [...(manifest.inputs ?? []), "scripts/build-console.mjs", "package-lock.json"], builtAt)
 }
 
