@@ -47,9 +47,9 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const one = yield* api.data.ingestData({ path: { taskId: EXPENSE_TASK }, payload: { data: { a: 1 } } })
+        const one = yield* api.data.ingestData({ params: { taskId: EXPENSE_TASK }, payload: { data: { a: 1 } } })
         expect(one).toMatchObject({ status: "accepted" })
-        const many = yield* api.data.ingestData({ path: { taskId: EXPENSE_TASK }, payload: { events: [{ data: { a: 1 } }, { data: { b: 2 } }] } })
+        const many = yield* api.data.ingestData({ params: { taskId: EXPENSE_TASK }, payload: { events: [{ data: { a: 1 } }, { data: { b: 2 } }] } })
         expect(many).toHaveLength(2)
       })
     ))

@@ -32,7 +32,7 @@ describe("GET /v1/entities", () => {
         const api = yield* client
         yield* api.entities.listEntities()
         yield* api.entities.listEntities()
-        yield* api.entities.listWorkflows({ path: { entityId: ACME_US } })
+        yield* api.entities.listWorkflows({ params: { entityId: ACME_US } })
         expect(ws.calls.get("resolveTenant")).toBe(1)
       })
     ))
@@ -51,7 +51,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
+        const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         const byId = new Map(tasks.map((t) => [t.id, t]))
         expect(byId.size).toBe(3)
         expect(byId.get(EXPENSE_TASK)).toEqual({
@@ -111,7 +111,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         const looked: Array<string> = []
         ws.faults.nextStep = (taskId) => void looked.push(taskId) as undefined
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
+        const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         expect(tasks.length).toBe(3)
         expect(looked).toEqual([LEGACY_TASK])
       })
@@ -124,7 +124,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         ws.tasks.get(LEGACY_TASK)!.workflowId = "expense-review"
         ws.tasks.get(LEGACY_TASK)!.currentStep = "upload_receipts"
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
+        const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         expect(tasks.find((t) => t.id === EXPENSE_TASK)).not.toHaveProperty("awaiting")
         expect(tasks.find((t) => t.id === LEGACY_TASK)?.awaiting).toBe("FILE_UPLOAD")
       })
@@ -140,7 +140,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
           })
         }
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
+        const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         expect(tasks.length).toBe(13)
         expect(tasks.filter((t) => t.awaiting === "TABLE_REVIEW").length).toBe(11)
         expect(ws.calls.get("getNextSteps")).toBe(1)
@@ -154,7 +154,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         const original = ws.getNextSteps
         ;(ws as any).getNextSteps = () => Effect.fail(new ServiceUnavailable({ message: "down" }))
         const api = yield* client
-        const tasks = yield* api.entities.listTasks({ path: { entityId: ACME_US }, urlParams: {} })
+        const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         ;(ws as any).getNextSteps = original
         expect(tasks.length).toBe(3)
         expect(tasks.some((t) => "awaiting" in t)).toBe(false)
@@ -177,7 +177,7 @@ describe("GET /v1/entities/:entityId/workflows", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const workflows = yield* api.entities.listWorkflows({ path: { entityId: ACME_US } })
+        const workflows = yield* api.entities.listWorkflows({ params: { entityId: ACME_US } })
         expect(workflows.map((w) => w.id).sort()).toEqual(["bank-reconciliation", "expense-review", "legacy-import"])
         const expense = workflows.find((w) => w.id === "expense-review")!
         expect(expense.startParams).toEqual([
@@ -195,7 +195,7 @@ describe("GET /v1/entities/:entityId/workflows", () => {
       Effect.gen(function*() {
         ws.faults.runbook = (id) => id === "expense-review" ? new ServiceUnavailable({ message: "x" }) : undefined
         const api = yield* client
-        const workflows = yield* api.entities.listWorkflows({ path: { entityId: ACME_US } })
+        const workflows = yield* api.entities.listWorkflows({ params: { entityId: ACME_US } })
         expect(workflows.find((w) => w.id === "expense-review")).not.toHaveProperty("startParams")
         expect(workflows.find((w) => w.id === "bank-reconciliation")?.startParams?.map((p) => p.key)).toEqual(["accountId", "autoMatch"])
       })

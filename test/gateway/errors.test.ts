@@ -1,8 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as net from "node:net"
-import { expectError, raw, withGateway } from "../support/gateway.js"
+import { expectError, raw, serverPort, withGateway } from "../support/gateway.js"
 import { ACME_US, EXPENSE_TASK } from "../support/world.js"
 
 describe("error shape for what Effect does not shape by default", () => {
@@ -69,8 +68,7 @@ describe("error shape for what Effect does not shape by default", () => {
   it.effect("a chunked body over the limit answers 413 too", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        const server = yield* HttpServer.HttpServer
-        const port = (server.address as HttpServer.TcpAddress).port
+        const port = yield* serverPort
         const response = yield* Effect.promise(() => sendChunked(port, `/v1/tasks/${EXPENSE_TASK}/files`, 4096))
         expect(response).toMatch(/^HTTP\/1\.1 413/)
         expect(response).toContain("\"statusCode\":413")
@@ -110,8 +108,7 @@ describe("oversized bodies at the Node server", () => {
   it.effect("a declared oversized body: 413 readable by the client, the body discarded, the connection reusable", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        const server = yield* HttpServer.HttpServer
-        const port = (server.address as HttpServer.TcpAddress).port
+        const port = yield* serverPort
         const answers = yield* Effect.promise(() => sendOversizedThenSmall(port, 256 * 1024))
         expect(answers[0]).toMatch(/^HTTP\/1\.1 413/)
         expect(answers[0]).toContain("\"statusCode\":413")
@@ -122,8 +119,7 @@ describe("oversized bodies at the Node server", () => {
   it.effect("a chunked oversized body: the same (413 readable mid-body, the rest discarded, the connection reusable)", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        const server = yield* HttpServer.HttpServer
-        const port = (server.address as HttpServer.TcpAddress).port
+        const port = yield* serverPort
         // 1,000 times the limit: the client keeps sending after the 413 and still reads it.
         for (let i = 0; i < 3; i++) {
           const answers = yield* Effect.promise(() => sendOversizedThenSmall(port, 1024 * 1024, true))

@@ -5,9 +5,9 @@
  * fails a named test.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import {
   ACME_US,
@@ -28,7 +28,7 @@ const rawBytes = (method: "POST" | "PATCH", path: string, bytes: Uint8Array, con
     )
     const text = yield* res.text
     return { status: res.status, body: JSON.parse(text) as any }
-  }).pipe(Effect.scoped, Effect.orDie)
+  }).pipe(Effect.orDie)
 
 const nested = (depth: number, leaf: unknown = 1): unknown => {
   let v: unknown = leaf

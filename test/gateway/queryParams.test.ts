@@ -5,9 +5,8 @@
  * (docs, OpenAPI) are not concerned.
  */
 import { describe, expect, it } from "@effect/vitest"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
+import type * as HttpClient from "effect/http/HttpClient"
 import fc from "fast-check"
 import { GatewayApi } from "../../src/api/Api.js"
 import { declaredQueryParams } from "../../src/handlers/queryParams.js"
@@ -56,12 +55,12 @@ describe("unknown query parameters", () => {
   it.effect("any name but the declared ones is refused; the declared ones are taken", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        const runtime = yield* Effect.runtime<HttpClient.HttpClient>()
+        const context = yield* Effect.context<HttpClient.HttpClient>()
         yield* Effect.promise(() =>
           fc.assert(
             fc.asyncProperty(fc.constantFrom(...GETS), fc.string({ minLength: 0, maxLength: 20 }), async ([path, names], name) => {
               fc.pre(!names.includes(name))
-              const res = await Runtime.runPromise(runtime)(raw("GET", `${path}?${encodeURIComponent(name)}=1`))
+              const res = await Effect.runPromiseWith(context)(raw("GET", `${path}?${encodeURIComponent(name)}=1`))
               expect(res.status, `${path} ${JSON.stringify(name)}`).toBe(400)
               expect(res.body.message).toMatch(/: is unexpected/)
             }),

@@ -8,7 +8,7 @@ describe("POST /v1/subledgers/:ledger/:rowId/reject", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        expect(yield* api.subledgers.rejectRow({ path: { ledger: "expenses", rowId: ROW_NEEDS_ATTENTION } })).toEqual({
+        expect(yield* api.subledgers.rejectRow({ params: { ledger: "expenses", rowId: ROW_NEEDS_ATTENTION } })).toEqual({
           status: "OK",
           rowId: ROW_NEEDS_ATTENTION,
           newStatus: "REJECTED"

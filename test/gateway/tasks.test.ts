@@ -12,7 +12,7 @@ describe("GET /v1/tasks/:taskId/ui", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const ui = yield* api.tasks.getUi({ path: { taskId: EXPENSE_TASK } })
+        const ui = yield* api.tasks.getUi({ params: { taskId: EXPENSE_TASK } })
         expect(ui.task).toMatchObject({ id: EXPENSE_TASK, title: "Expense review 2026-10", status: "IN_PROGRESS" })
         expect(ui.step).toEqual({
           id: "review_expenses",
@@ -40,7 +40,7 @@ describe("GET /v1/tasks/:taskId/ui", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const ui = yield* api.tasks.getUi({ path: { taskId: `${EXPENSE_TASK}:review_expenses:child` } })
+        const ui = yield* api.tasks.getUi({ params: { taskId: `${EXPENSE_TASK}:review_expenses:child` } })
         expect(ui.task.id).toBe(EXPENSE_TASK)
       })
     ))
@@ -49,10 +49,10 @@ describe("GET /v1/tasks/:taskId/ui", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        const done = yield* api.tasks.getUi({ path: { taskId: COMPLETED_TASK } })
+        const done = yield* api.tasks.getUi({ params: { taskId: COMPLETED_TASK } })
         expect(done.step).toBeNull()
         expect(done.steps.every((s) => s.status === "COMPLETED")).toBe(true)
-        const legacy = yield* api.tasks.getUi({ path: { taskId: LEGACY_TASK } })
+        const legacy = yield* api.tasks.getUi({ params: { taskId: LEGACY_TASK } })
         expect(legacy).toMatchObject({ step: null, steps: [] })
       })
     ))
@@ -78,7 +78,7 @@ describe("GET /v1/tasks/:taskId/ui", () => {
         // The acme slug now resolves to the tenant that owns GLOBEX_TASK (a re-provisioned tenant).
         const original = ws.resolveTenant
         ;(ws as any).resolveTenant = (slug: string) => original(slug === "acme" ? "globex" : slug)
-        const ui = yield* api.tasks.getUi({ path: { taskId: GLOBEX_TASK } })
+        const ui = yield* api.tasks.getUi({ params: { taskId: GLOBEX_TASK } })
         expect(ui.task.id).toBe(GLOBEX_TASK)
         // And the refreshed tenant is the one every later lookup uses.
         const entities = yield* api.entities.listEntities()
@@ -92,7 +92,7 @@ describe("GET /v1/tasks/:taskId/snapshots", () => {
     withGateway(() =>
       Effect.gen(function*() {
         const api = yield* client
-        expect(yield* api.tasks.getSnapshots({ path: { taskId: EXPENSE_TASK } })).toEqual({
+        expect(yield* api.tasks.getSnapshots({ params: { taskId: EXPENSE_TASK } })).toEqual({
           upload_receipts: { files: 3, submittedBy: "dana@acme.example" }
         })
         expectError(yield* raw("GET", `/v1/tasks/${GLOBEX_TASK}/snapshots`), 404, "Not Found")
@@ -105,7 +105,7 @@ describe("POST /v1/tasks/:taskId/action", () => {
     withGateway((ws) =>
       Effect.gen(function*() {
         const api = yield* client
-        expect(yield* api.tasks.action({ path: { taskId: EXPENSE_TASK }, payload: { type: "approved", comments: "looks right" } }))
+        expect(yield* api.tasks.action({ params: { taskId: EXPENSE_TASK }, payload: { type: "approved", comments: "looks right" } }))
           .toEqual({ ok: true })
         expect(ws.signals).toMatchObject([{ taskId: EXPENSE_TASK, name: "approve", payload: { reason: "looks right" }, tenantId: ACME }])
         expect(ws.tasks.get(EXPENSE_TASK)?.currentStep).toBe("sign_off")
@@ -159,11 +159,11 @@ describe("POST /v1/tasks/:taskId/row-action", () => {
       Effect.gen(function*() {
         const api = yield* client
         yield* api.tasks.rowAction({
-          path: { taskId: EXPENSE_TASK },
+          params: { taskId: EXPENSE_TASK },
           payload: { ledger: "expenses", action: "edit_cell", rowId: ROW_NEEDS_ATTENTION, field: "amount_gross", value: "190.10" }
         })
         yield* api.tasks.rowAction({
-          path: { taskId: EXPENSE_TASK },
+          params: { taskId: EXPENSE_TASK },
           payload: { ledger: "expenses", action: "edit_cell", rowId: ROW_NEEDS_ATTENTION, field: "description", value: null }
         })
         expect(ws.signals.map((s) => s.payload)).toMatchObject([

@@ -6,13 +6,13 @@
  * Checked by the request scope's finalizer: it runs only once the answer is written.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as http from "node:http"
 import * as net from "node:net"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
@@ -31,7 +31,7 @@ const answerAfterClientLeft = (requestText: string, respond: HttpServerResponse.
       yield* Effect.addFinalizer(() => Deferred.succeed(scopeClosed, undefined))
       const request = yield* HttpServerRequest.HttpServerRequest
       const res = NodeHttpServerRequest.toServerResponse(request) as http.ServerResponse
-      if (!res.destroyed) yield* Effect.async<void>((resume) => void res.once("close", () => resume(Effect.void)))
+      if (!res.destroyed) yield* Effect.callback<void>((resume) => void res.once("close", () => resume(Effect.void)))
       return respond
     }))
     const port = yield* serverPort
@@ -40,18 +40,18 @@ const answerAfterClientLeft = (requestText: string, respond: HttpServerResponse.
     })
     socket.on("error", () => {})
     return yield* Deferred.await(scopeClosed).pipe(
-      Effect.timeoutFail({ duration: "3 seconds", onTimeout: () => new Error("the request's scope never closed") })
+      Effect.timeoutOrElse({ duration: "3 seconds", orElse: () => Effect.fail(new Error("the request's scope never closed")) })
     )
   }).pipe(Effect.provide(ServerLive))
 
 describe("an answer to a client that has left", () => {
-  it.scoped("with a body: the request's fiber ends", () =>
+  it.effect("with a body: the request's fiber ends", () =>
     Effect.map(
-      answerAfterClientLeft("GET /x HTTP/1.1\r\nhost: x\r\n\r\n", HttpServerResponse.unsafeJson({ ok: true })),
+      answerAfterClientLeft("GET /x HTTP/1.1\r\nhost: x\r\n\r\n", HttpServerResponse.jsonUnsafe({ ok: true })),
       (done) => expect(done).toBeUndefined()
     ))
 
-  it.scoped("to a HEAD request: the request's fiber ends", () =>
+  it.effect("to a HEAD request: the request's fiber ends", () =>
     Effect.map(
       answerAfterClientLeft("HEAD /x HTTP/1.1\r\nhost: x\r\n\r\n", HttpServerResponse.empty({ status: 204 })),
       (done) => expect(done).toBeUndefined()

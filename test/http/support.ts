@@ -3,9 +3,11 @@
  * percent-encoding, hundreds of headers), with node:http straight to the server in context.
  */
 import { expect } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
+import { serverPort } from "../support/gateway.js"
+
+export { serverPort }
 
 export interface NodeResponse {
   readonly status: number
@@ -39,9 +41,6 @@ export const requestTo = (
     req.on("error", reject)
     req.end(options.body)
   })
-
-/** The port of the HttpServer in context. */
-export const serverPort = Effect.map(HttpServer.HttpServer, (server) => (server.address as HttpServer.TcpAddress).port)
 
 /** A request to the HttpServer in context. */
 export const send = (

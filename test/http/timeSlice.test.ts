@@ -24,7 +24,7 @@ const turnsDuring = async (steps: number, stepMs: number, sliceMs: number) => {
   setImmediate(tick)
   await Effect.runPromise(Effect.suspend(() => {
     const slice = timeSlice(sliceMs)
-    return Effect.forEach(Array.from({ length: steps }, (_, i) => i), (i) => i === 0 ? busy(stepMs) : Effect.zipRight(slice, busy(stepMs)), {
+    return Effect.forEach(Array.from({ length: steps }, (_, i) => i), (i) => i === 0 ? busy(stepMs) : Effect.andThen(slice, busy(stepMs)), {
       discard: true
     })
   }))
@@ -49,7 +49,7 @@ describe("timeSlice", () => {
     setImmediate(() => order.push("waiting"))
     await Effect.runPromise(Effect.suspend(() => {
       const slice = timeSlice(2)
-      return Effect.forEach([0, 1, 2, 3, 4, 5], () => Effect.zipRight(slice, busy(1)), { discard: true })
+      return Effect.forEach([0, 1, 2, 3, 4, 5], () => Effect.andThen(slice, busy(1)), { discard: true })
     }))
     order.push("loop done")
     expect(order).toEqual(["waiting", "loop done"])

@@ -3,14 +3,15 @@
  * with the typed client and a raw request helper for status and body checks.
  */
 import { expect } from "@effect/vitest"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import { GatewayApi } from "../../src/api/Api.js"
@@ -42,11 +43,10 @@ export const defaultConfig: TenantConfigShape = {
   requestDeadlineMs: 15_000
 }
 
-/** NodeHttpServer.layerTest, on the gateway's own Node server. */
+/** NodeHttpServer.layerTest, on the gateway's own Node server, with a node:http client. */
 const testServer = (maxBodyBytes: number) =>
   HttpServer.layerTestClient.pipe(
-    Layer.provide(NodeHttpClient.layerWithoutAgent),
-    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+    Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
     Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes), { port: 0, host: "127.0.0.1" }))
   )
 
@@ -78,6 +78,12 @@ export const withGateway = <A, E>(
 
 export const client = HttpApiClient.make(GatewayApi)
 
+/** The test server's port (a TCP listener on 127.0.0.1). */
+export const serverPort: Effect.Effect<number, never, HttpServer.HttpServer> = Effect.map(HttpServer.HttpServer, (server) => {
+  if (!NetAddress.isInetAddress(server.address)) throw new Error(`expected a TCP address, got ${server.address._tag}`)
+  return server.address.port
+})
+
 export interface RawResponse {
   readonly status: number
   readonly headers: Record<string, string>
@@ -97,7 +103,7 @@ export const raw = (
     const http = yield* HttpClient.HttpClient
     let req = HttpClientRequest.make(method)(path).pipe(HttpClientRequest.setHeaders(headers))
     if (typeof body === "string") req = HttpClientRequest.bodyText(req, body, headers["content-type"] ?? "application/json")
-    else if (body !== undefined) req = HttpClientRequest.bodyUnsafeJson(req, body)
+    else if (body !== undefined) req = HttpClientRequest.bodyJsonUnsafe(req, body)
     const res = yield* http.execute(req)
     const bytes = Buffer.from(yield* res.arrayBuffer)
     const text = bytes.toString("utf8")
@@ -107,8 +113,8 @@ export const raw = (
     } catch {
       parsed = undefined
     }
-    return { status: res.status, headers: res.headers as Record<string, string>, body: parsed as any, text, bytes } satisfies RawResponse
-  }).pipe(Effect.scoped, Effect.orDie)
+    return { status: res.status, headers: res.headers, body: parsed as any, text, bytes } satisfies RawResponse
+  }).pipe(Effect.orDie)
 
 /** Asserts the spec's error body: exactly statusCode, message, error (plus named extras). */
 export const expectError = (

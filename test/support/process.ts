@@ -4,11 +4,20 @@
  * with `startBuilt`, exactly as `npm start` runs it (dist/main.js with its node flags).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+
+/**
+ * The Node the product runs on (package.json's engines): the registry's `node` package in
+ * node_modules (24), whatever node runs vitest; this process's own node where it is absent.
+ */
+export const NODE = (() => {
+  const local = fileURLToPath(new URL("../../node_modules/.bin/node", import.meta.url))
+  return existsSync(local) ? local : process.execPath
+})()
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -71,7 +80,7 @@ export const startService = async (
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
   const built = entry === BUILT_ENTRY
   const args = built ? [...NPM_START_NODE_FLAGS, ...nodeArgs, entry] : ["--import", "tsx", ...nodeArgs, entry]
-  const child: ChildProcess = spawn(process.execPath, args, {
+  const child: ChildProcess = spawn(NODE, args, {
     cwd: ROOT,
     env: { ...inherited, HOST: "127.0.0.1", [portVariable]: String(port), ...env, SVC_ADMIN_PORT: adminPort },
     stdio: ["ignore", "pipe", "pipe"]
