@@ -504,7 +504,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     updateRow: (tenantId, ledger, rowId, field, value) =>
       call("updateRow", () =>
         idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), () => updateRow(tenantId, ledger, rowId, field, value))),
-    getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullable(gl.get(tenantId)))),
+    getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullishOr(gl.get(tenantId)))),
     createGlSession: (tenantId, serviceId) =>
       call("createGlSession", () => idempotent(tenantId, writeFingerprint.createGlSession(serviceId), (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {
         const unknown = serviceId === undefined ? undefined : unknownGlService(serviceId)

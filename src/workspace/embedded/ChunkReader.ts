@@ -11,7 +11,6 @@
  * cost more CPU than the copies saved); one statement iterated over all chunks (the driver
  * fetches 100 rows per step: 25 MiB held per download).
  */
-import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,14 +27,14 @@ export interface ChunkReaderService {
   readonly read: (documentId: string, idx: number) => Uint8Array | undefined
 }
 
-export class ChunkReader extends Context.Tag("workspace/embedded/ChunkReader")<ChunkReader, ChunkReaderService>() {}
+export class ChunkReader extends Context.Service<ChunkReader, ChunkReaderService>()("workspace/embedded/ChunkReader") {}
 
 /**
  * A reader on the database file at `path`, opened on the first read (the schema is migrated
  * after the layers are built) and closed with the layer.
  */
 export const chunkReaderLayer = (path: string): Layer.Layer<ChunkReader> =>
-  Layer.scoped(
+  Layer.effect(
     ChunkReader,
     Effect.gen(function*() {
       let db: Database.Database | undefined
@@ -61,20 +60,20 @@ export const chunkReaderLayer = (path: string): Layer.Layer<ChunkReader> =>
  * is read). A failed read ends the body with a 503-class error; the detail goes to the log only.
  */
 export const readChunks = (reader: ChunkReaderService, documentId: string): Stream.Stream<Uint8Array, ServiceUnavailable> =>
-  Stream.paginateChunkEffect(0, (idx: number) =>
+  Stream.paginate(0, (idx: number) =>
     Effect.try({
       try: () => {
         const data = reader.read(documentId, idx)
         if (data !== undefined) chunkRead(data.byteLength)
         return data === undefined
-          ? [Chunk.empty<Uint8Array>(), Option.none<number>()] as const
-          : [Chunk.of(data), Option.some(idx + 1)] as const
+          ? [[], Option.none<number>()] as const
+          : [[data], Option.some(idx + 1)] as const
       },
       catch: (e) => e
     }).pipe(
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         Effect.logError(`workspace store: reading document ${documentId} failed: ${describeError(e)}`).pipe(
-          Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
+          Effect.andThen(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
         )
       )
     ))

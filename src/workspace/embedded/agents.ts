@@ -3,7 +3,7 @@
  * which only a SHA-256 hash is stored. The plaintext is returned once, by create; list and
  * get never carry it. Versions are recorded per agent.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { randomBytes, randomUUID } from "node:crypto"

@@ -22,7 +22,7 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
   return {
     ingestData: (tenantId, batch, signal) =>
       Effect.flatMap(attributionNow, (who) =>
-      Effect.zipRight(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
+      Effect.andThen(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
         "ingestData",
         idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), Effect.gen(function*() {
           const task = yield* taskOf(tenantId, batch.taskId)

@@ -2,8 +2,8 @@
  * What every part of the embedded store shares: SQL error policy (busy retries, then a
  * generic 503 that never carries SQL text), JSON columns, and the row shapes read back.
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
+import type * as SqlClient from "effect/sql/SqlClient"
+import { SqlError, UnknownError } from "effect/sql/SqlError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,10 +19,19 @@ export const nowIso = () => new Date().toISOString()
 export const isSqlError = (u: unknown): u is SqlError =>
   typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "SqlError"
 
+/**
+ * What the driver threw for a SqlError (effect/sql wraps it in a classified reason:
+ * `error.reason.cause`), or the value itself.
+ */
+export const driverCause = (u: unknown): unknown => (isSqlError(u) ? u.reason.cause : u)
+
 /** The driver's own words for a failure (e.g. "SQLITE_CONSTRAINT: ..."), for logs and startup errors. */
 export const describeError = (u: unknown): string => {
-  const inner = isSqlError(u) ? u.cause : u
+  const inner = driverCause(u)
   if (inner instanceof Error) return inner.message
+  if (typeof inner === "object" && inner !== null && typeof (inner as { message?: unknown }).message === "string") {
+    return (inner as { message: string }).message
+  }
   if (isSqlError(u)) return u.message
   return String(inner)
 }
@@ -34,7 +43,7 @@ export const describeError = (u: unknown): string => {
  */
 export const isBusy = (u: unknown): boolean => {
   if (!isSqlError(u)) return false
-  const cause = u.cause as { code?: unknown; message?: unknown } | undefined
+  const cause = u.reason.cause as { code?: unknown; message?: unknown } | undefined
   return (typeof cause?.code === "string" && (/^SQLITE_(BUSY|LOCKED)/.test(cause.code) || PG_RETRYABLE.has(cause.code))) ||
     (typeof cause?.message === "string" && cause.message.includes("database is locked"))
 }
@@ -50,7 +59,12 @@ const PG_RETRYABLE = new Set(["40001", "40P01", "55P03", "23505", "STALE_ROW"])
 
 /** A compare-and-set update matched no row: another process changed it since it was read; retried. */
 export const staleRow = (what: string) =>
-  new SqlError({ cause: { code: "STALE_ROW", message: `${what} changed concurrently` }, message: `${what} changed concurrently` })
+  new SqlError({
+    reason: new UnknownError({
+      cause: { code: "STALE_ROW", message: `${what} changed concurrently` },
+      message: `${what} changed concurrently`
+    })
+  })
 
 /**
  * The database connection was lost or could not be opened (server restart, network). Reads
@@ -58,9 +72,11 @@ export const staleRow = (what: string) =>
  */
 export const isConnectionLost = (u: unknown): boolean => {
   if (!isSqlError(u)) return false
-  const cause = u.cause as { code?: unknown; message?: unknown } | undefined
+  const cause = u.reason.cause as { code?: unknown; message?: unknown } | undefined
   const code = typeof cause?.code === "string" ? cause.code : ""
   const message = typeof cause?.message === "string" ? cause.message : ""
+  // effect/sql classifies a lost or refused connection itself (PostgreSQL's driver: ConnectionError).
+  if (u.reason._tag === "ConnectionError") return true
   return /^(08|57P0)/.test(code) || ["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code) ||
     /Connection terminated|connection error|timeout exceeded when trying to connect/i.test(message) ||
     /Connection error|Failed to acquire connection/.test(u.message)
@@ -77,7 +93,7 @@ const IDEMPOTENT_READS = new Set([
 ])
 
 /** Reconnect attempts of a read: 50 ms doubling, three times (about 350 ms in all). */
-const reconnectSchedule = Schedule.intersect(Schedule.exponential("50 millis"), Schedule.recurs(3))
+const reconnectSchedule = Schedule.max([Schedule.exponential("50 millis"), Schedule.recurs(3)])
 
 /** How long a store operation waits for another process's lock before answering 503 (SVC_DB_BUSY_TIMEOUT_MS). */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000
@@ -86,9 +102,9 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000
  * The busy bound of the store in context. The embedded layer provides the configured one where
  * the store is built (./store.ts reads it once, see `guardFor`); elsewhere the default applies.
  */
-export class BusyTimeout extends Context.Reference<BusyTimeout>()("workspace/embedded/BusyTimeout", {
+export const BusyTimeout = Context.Reference<number>("workspace/embedded/BusyTimeout", {
   defaultValue: () => DEFAULT_BUSY_TIMEOUT_MS
-}) {}
+})
 
 /**
  * Jittered exponential waits from 5 ms, at most 200 ms apart, for at most `boundMs` in all.
@@ -97,8 +113,8 @@ export class BusyTimeout extends Context.Reference<BusyTimeout>()("workspace/emb
 const busySchedule = (boundMs: number) =>
   Schedule.exponential("5 millis").pipe(
     Schedule.jittered,
-    Schedule.either(Schedule.spaced("200 millis")),
-    Schedule.upTo(Duration.millis(Math.max(0, boundMs)))
+    (exponential) => Schedule.min([exponential, Schedule.spaced("200 millis")]),
+    Schedule.upTo({ duration: Duration.millis(Math.max(0, boundMs)) })
   )
 
 /** Retries `self` while SQLite answers busy, for at most `boundMs`; then the busy error stays. */
@@ -107,7 +123,7 @@ export const retryBusyFor = (boundMs: number) => <A, E, R>(self: Effect.Effect<A
 
 /** `retryBusyFor` with the bound of the store in context (BusyTimeout). */
 export const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(BusyTimeout, (boundMs) => retryBusyFor(boundMs)(self))
+  BusyTimeout.use((boundMs) => retryBusyFor(boundMs)(self))
 
 /** What a client hears when the store stays busy past the bound (503, with Retry-After). */
 export const BUSY_MESSAGE = "The workspace store is busy (another process holds its write lock); retry shortly"
@@ -122,14 +138,14 @@ export const guardFor = (boundMs: number) => (operation: string) =>
   retryBusyFor(boundMs)(self).pipe(
     (attempt) =>
       IDEMPOTENT_READS.has(operation) ? Effect.retry(attempt, { schedule: reconnectSchedule, while: isConnectionLost }) : attempt,
-    Effect.catchAll((error: E): Effect.Effect<never, E | ServiceUnavailable> =>
+    Effect.catch((error: E): Effect.Effect<never, E | ServiceUnavailable> =>
       isSqlError(error)
         ? isBusy(error)
           ? Effect.logWarning(`workspace store: ${operation} still busy after ${boundMs} ms: ${describeError(error)}`).pipe(
-            Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: BUSY_MESSAGE })))
+            Effect.andThen(Effect.fail(new ServiceUnavailable({ message: BUSY_MESSAGE })))
           )
           : Effect.logError(`workspace store: ${operation} failed: ${describeError(error)}`).pipe(
-            Effect.zipRight(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
+            Effect.andThen(Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" })))
           )
         : Effect.fail(error)
     ),
@@ -276,7 +292,7 @@ export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes
         const start = idx * CHUNK_BYTES
         const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
         // The slice began with this loop: before the first insert it never takes a turn.
-        return Effect.zipRight(slice, sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`)
+        return Effect.andThen(slice, sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`)
       },
       { discard: true }
     )

@@ -42,7 +42,7 @@ export const makeDocumentRecords = (tx: Transactions) =>
 
       putDocument: (tenantId, doc, signal) =>
         Effect.flatMap(attributionNow, (who) =>
-        Effect.zipRight(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
+        Effect.andThen(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
           "putDocument",
           idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), Effect.gen(function*() {
             const task = yield* taskOf(tenantId, doc.taskId)

@@ -47,7 +47,7 @@ export const glRecords = (tx: Transactions, publicUrl: string, glSessionTtlMs: n
   return {
     getGlConnection: (tenantId) =>
       sql<GlRow>`SELECT * FROM gl_connections WHERE tenant_id = ${tenantId}`.pipe(
-        Effect.map(([row]) => Option.map(Option.fromNullable(row), glOfRow)),
+        Effect.map(([row]) => Option.map(Option.fromNullishOr(row), glOfRow)),
         guard("getGlConnection")
       ),
 
@@ -74,7 +74,7 @@ export const glRecords = (tx: Transactions, publicUrl: string, glSessionTtlMs: n
         SELECT s.tenant_id, t.slug, s.service_id FROM gl_sessions s JOIN tenants t ON t.id = s.tenant_id
         WHERE s.consumer_id = ${consumerId} AND s.completed_at IS NULL AND s.created_at > ${glSessionCutoff(glSessionTtlMs)}`.pipe(
         Effect.map(([row]) =>
-          Option.map(Option.fromNullable(row), (r): GlSession => ({
+          Option.map(Option.fromNullishOr(row), (r): GlSession => ({
             consumerId,
             tenantId: r.tenant_id,
             tenantSlug: r.slug,

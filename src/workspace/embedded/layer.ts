@@ -24,9 +24,8 @@
  * - SVC_SIGNAL_AWAIT_MS (2000; 0 = never wait): how long a write with a few signals (an
  *   approval, a file submission) waits for their delivery before answering.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Config from "effect/Config"
-import type { ConfigError } from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -64,9 +63,9 @@ import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspa
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
 
 /** The embedded store with its extra operations (GL webhook, agent registry, outbox). */
-export const EmbeddedWorkspace = Context.GenericTag<EmbeddedWorkspace>("workspace/embedded/EmbeddedWorkspace")
+export const EmbeddedWorkspace = Context.Service<EmbeddedWorkspace>("workspace/embedded/EmbeddedWorkspace")
 
-export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()("EmbeddedStartError", {
+export class EmbeddedStartError extends Schema.TaggedErrorClass<EmbeddedStartError>()("EmbeddedStartError", {
   message: Schema.String
 }) {}
 
@@ -111,7 +110,7 @@ export interface EmbeddedLayerOptions {
   readonly fixture?: Fixture | undefined
   readonly publicUrl?: string | undefined
   /** Pause between background delivery passes while no write wakes the relay; default 2 seconds. */
-  readonly retryInterval?: Duration.DurationInput | undefined
+  readonly retryInterval?: Duration.Input | undefined
   /** How long an operation waits for another process's write lock before a 503; default 5000 ms. */
   readonly busyTimeoutMs?: number | undefined
   /** Pause between TRUNCATE checkpoints; default 60 s; 0 = only when the layer closes. */
@@ -146,20 +145,17 @@ export const sqlLayer = (
     "checkpointIntervalMs" | "walLimitBytes" | "poolSize" | "statementTimeoutMs" | "connectTimeoutMs"
   > = {}
 ): Layer.Layer<SqlClient.SqlClient, EmbeddedStartError> =>
-  Layer.unwrapEffect(Effect.gen(function*() {
+  Layer.unwrap(Effect.gen(function*() {
     if (isPostgresUrl(url)) {
       yield* Effect.logInfo(`workspace: database ${redactUrl(url)}`)
       // The driver is loaded only here: a SQLite process never pays for it.
       const { pgLayer } = yield* Effect.promise(() => import("./pg.js"))
-      return pgLayer(url, options).pipe(
-        Layer.mapError((e) =>
-          new EmbeddedStartError({
-            message: `Cannot open the workspace database ${redactUrl(url)}: ${
-              describePgOpenFailure(describeError(e), options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
-            }`
-          })
-        )
-      )
+      return mapLayerError(pgLayer(url, options), (e) =>
+        new EmbeddedStartError({
+          message: `Cannot open the workspace database ${redactUrl(url)}: ${
+            describePgOpenFailure(describeError(e), options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS)
+          }`
+        }))
     }
     const path = databasePathOf(url)
     if (!path.ok) return yield* new EmbeddedStartError({ message: path.message })
@@ -168,18 +164,22 @@ export const sqlLayer = (
       catch: (e) => new EmbeddedStartError({ message: `Cannot create the directory of ${path.value}: ${(e as Error).message}` })
     })
     yield* Effect.logInfo(`workspace: database ${path.value}`)
-    return libsqlLayer(url, {
-      path: path.value,
-      checkpointIntervalMs: options.checkpointIntervalMs,
-      walLimitBytes: options.walLimitBytes
-    }).pipe(
-      Layer.mapError((e) =>
+    return mapLayerError(
+      libsqlLayer(url, {
+        path: path.value,
+        checkpointIntervalMs: options.checkpointIntervalMs,
+        walLimitBytes: options.walLimitBytes
+      }),
+      (e) =>
         new EmbeddedStartError({
           message: `Cannot open the workspace database ${path.value}: ${describeSqliteOpenFailure(path.value, e.message)}`
         })
-      )
     )
   }))
+
+/** The layer's services, its start failure mapped (Layer has no mapError in Effect 4). */
+const mapLayerError = <A, E, E2>(layer: Layer.Layer<A, E>, f: (e: E) => E2): Layer.Layer<A, E2> =>
+  Layer.effectContext(Effect.mapError(Layer.build(layer), f))
 
 /** How long migrations and seeding wait for another process's lock at start (it may be migrating too). */
 const START_BUSY_TIMEOUT_MS = 30_000
@@ -192,7 +192,7 @@ const START_BUSY_TIMEOUT_MS = 30_000
 export const storeLayer = (
   options: Omit<EmbeddedLayerOptions, "url">
 ): Layer.Layer<EmbeddedWorkspace, EmbeddedStartError | FixtureError, SqlClient.SqlClient> =>
-  Layer.scoped(
+  Layer.effect(
     EmbeddedWorkspace,
     Effect.gen(function*() {
       // Another process may be migrating the same file: wait for its lock instead of failing.
@@ -202,7 +202,7 @@ export const storeLayer = (
           Effect.mapError((e) => new EmbeddedStartError({ message: `Workspace database migration failed: ${describeError(e)}` }))
         )
         if (options.fixture !== undefined) yield* loadFixture(options.fixture)
-        else yield* seedOnStart(Option.fromNullable(options.seedFile))
+        else yield* seedOnStart(Option.fromNullishOr(options.seedFile))
       }).pipe(Effect.provideService(BusyTimeout, Math.max(START_BUSY_TIMEOUT_MS, options.busyTimeoutMs ?? 0)))
       const workspace = yield* makeEmbeddedWorkspaceWith({
         publicUrl: options.publicUrl,
@@ -239,11 +239,11 @@ const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
 
 export const embeddedSettings = Config.all({
-  url: Config.string("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
-  seedFile: Config.option(Config.nonEmptyString("SVC_SEED_FILE")),
-  publicUrl: Config.option(Config.url("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
+  seedFile: Config.option(Config.NonEmptyString("SVC_SEED_FILE")),
+  publicUrl: Config.option(Config.URL("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
   busyTimeoutMs: intSetting("SVC_DB_BUSY_TIMEOUT_MS", DEFAULT_BUSY_TIMEOUT_MS, 0),
   checkpointIntervalMs: intSetting("SVC_DB_CHECKPOINT_INTERVAL_MS", DEFAULT_CHECKPOINT_INTERVAL_MS, 0),
   walLimitBytes: intSetting("SVC_DB_WAL_LIMIT_BYTES", DEFAULT_WAL_LIMIT_BYTES, 0),
@@ -268,5 +268,5 @@ export const embeddedSettings = Config.all({
 /** The embedded workspace from settings (SVC_DATABASE_URL, SVC_SEED_FILE, SVC_PUBLIC_URL). */
 export const EmbeddedWorkspaceLive: Layer.Layer<
   WorkspaceClient | EmbeddedWorkspace,
-  ConfigError | EmbeddedStartError | FixtureError
-> = Layer.unwrapEffect(Effect.map(embeddedSettings, makeEmbeddedLayer))
+  Config.ConfigError | EmbeddedStartError | FixtureError
+> = Layer.unwrap(Effect.map(embeddedSettings, makeEmbeddedLayer))

@@ -1,10 +1,13 @@
 /**
- * The SqlClient for the embedded store: @effect/sql-libsql's LibsqlClient over two libsql
- * connections this module owns, one for autocommit statements and one for transactions.
+ * The SqlClient for the embedded store: effect/sql's SqlClient over two libsql connections
+ * this module owns, one for autocommit statements and one for transactions.
  *
- * Why not hand LibsqlClient a URL: three driver behaviours bite once two processes share a
- * database file (the lock holder makes the other one's writes fail at once with SQLITE_BUSY,
- * which the store retries asynchronously, ./db.ts):
+ * Why not @effect/sql-libsql's LibsqlClient: 4.0.0-beta.98 (the newest) is built against an
+ * Effect 4 beta whose `makeWithTransaction` took an effect, where 4.1 takes a function; under
+ * effect 4.1 every `withTransaction` dies with "options.acquireConnection is not a function".
+ * And three driver behaviours bite once two processes share a database file (the lock holder
+ * makes the other one's writes fail at once with SQLITE_BUSY, which the store retries
+ * asynchronously, ./db.ts):
  * - @libsql/client opens a new connection for every transaction and never closes the old
  *   ones (they wait for garbage collection, two file descriptors each). Here transactions
  *   run BEGIN IMMEDIATE / COMMIT on one long-lived writer connection.
@@ -12,24 +15,25 @@
  *   every later COMMIT there fails ("SQL statements in progress"). Such a connection is closed
  *   and reopened before its next use (after a ROLLBACK: closing a connection inside a
  *   transaction would keep its lock until garbage collection).
- * - LibsqlClient (0.42) takes its connection permit before BEGIN and releases it when the
- *   transaction's scope closes, a scope it never closes when BEGIN itself fails: the permit
- *   leaks and every later query waits forever. Here BEGIN never fails; a transaction that
- *   could not begin fails its statements instead, which rolls back and releases the permit.
+ * - After a failed statement nothing more runs in the transaction: a caller that caught the
+ *   error cannot commit half of it.
  *
- * LibsqlClient runs one transaction at a time per process (it holds a permit for the whole
+ * One transaction at a time per process (a one-permit semaphore held for the whole
  * transaction), so one writer connection suffices; autocommit statements run on the other
- * connection, so they never join an open transaction. (Autocommit statements also wait for the
- * permit, so none runs while this process has a transaction open.)
+ * connection, so they never join an open transaction, and wait for the permit first, so none
+ * starts while this process has a transaction open.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as LibsqlClient from "@effect/sql-libsql/LibsqlClient"
-import * as Libsql from "@libsql/client/sqlite3"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Runtime from "effect/Runtime"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Semaphore from "effect/Semaphore"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlConnection from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import * as Stream from "effect/Stream"
+import * as Libsql from "@libsql/client/sqlite3"
 import { startCheckpointer } from "./checkpointer.js"
 import { chunkReaderLayer } from "./ChunkReader.js"
 
@@ -114,98 +118,123 @@ class Connection {
   }
 }
 
-/** A transaction that never began: its statements fail with why; nothing to commit or roll back. */
-const failedTransaction = (error: unknown): Libsql.Transaction => {
-  let used = false
-  const fail = () => {
-    used = true
-    return Promise.reject(error)
-  }
+/** The driver's failure as effect/sql classifies it (busy and locked become LockTimeoutError). */
+const sqlError = (operation: string, message: string) => (cause: unknown) =>
+  new SqlError({ reason: classifySqliteError(cause, { message, operation }) })
+
+/** An effect/sql connection over `run`; rows come back as the driver gives them. */
+const sqlConnection = (run: (stmt: Libsql.InStatement) => Promise<Libsql.ResultSet>): SqlConnection.Connection => {
+  const raw = (sql: string, params: ReadonlyArray<unknown>) =>
+    Effect.tryPromise({
+      // The compiler only binds values libsql accepts (strings, numbers, bigints, booleans, bytes, null).
+      try: () => run({ sql, args: params as Array<Libsql.InValue> }),
+      catch: sqlError("execute", "Failed to execute statement")
+    })
+  const rows = (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) => Effect.map(raw(sql, params), (r) => (transformRows ? transformRows(r.rows) : r.rows))
+  const values = (sql: string, params: ReadonlyArray<unknown>) =>
+    Effect.map(raw(sql, params), (r) => r.rows.map((row) => Array.from(row)))
   return {
-    execute: fail,
-    batch: fail,
-    executeMultiple: fail,
-    rollback: () => Promise.resolve(),
-    commit: () => (used ? Promise.reject(error) : Promise.resolve()),
-    close: () => {},
-    closed: true
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: raw,
+    executeValues: values,
+    executeValuesUnprepared: values,
+    executeStream: () => Stream.die("executeStream is not implemented")
   }
 }
 
-const writerTransaction = (writer: Connection): Libsql.Transaction => {
-  let done = false
-  // After a failed statement nothing more may run in this transaction, so a caller that
-  // caught the error cannot commit half of it.
+/**
+ * The writer's transaction statements. SqlClient sends BEGIN IMMEDIATE, COMMIT, ROLLBACK and the
+ * savepoint statements through the connection as SQL; they are handled here so that a busy or
+ * failed statement leaves the connection usable and a broken transaction never commits.
+ * `beforeWrite` may hold BEGIN back (a checkpoint that must run first, ./checkpointer.ts).
+ */
+const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefined) => {
+  // The failure of a statement of the open transaction: nothing more runs in it.
   let broken: { readonly error: unknown } | undefined
   const abort = async (reset: boolean) => {
     await writer.rollback()
     if (reset) writer.reset()
   }
-  const end = async (sql: "COMMIT" | "ROLLBACK") => {
-    if (done) return
-    done = true
-    if (broken !== undefined) {
-      await abort(isBusy(broken.error))
-      if (sql === "COMMIT") throw broken.error
-      return
-    }
-    if (sql === "ROLLBACK") return abort(false)
-    try {
-      await writer.exec("COMMIT")
-    } catch (error) {
-      await abort(true)
-      throw error
-    }
-  }
-  return {
-    execute: async (stmt) => {
-      if (broken !== undefined) throw broken.error
+  return async (stmt: Libsql.InStatement): Promise<Libsql.ResultSet> => {
+    const sql = typeof stmt === "string" ? stmt : stmt.sql
+    if (sql === "BEGIN IMMEDIATE") {
+      broken = undefined
+      const wait = beforeWrite()
+      if (wait !== undefined) await wait
       try {
-        return await writer.exec(stmt)
+        return await writer.exec(sql)
       } catch (error) {
-        broken = { error }
+        if (!isBusy(error)) await writer.rollback()
+        writer.reset()
         throw error
       }
-    },
-    batch: () => Promise.reject(new Error("batch is not supported")),
-    executeMultiple: () => Promise.reject(new Error("executeMultiple is not supported")),
-    commit: () => end("COMMIT"),
-    rollback: () => end("ROLLBACK"),
-    close: () => void end("ROLLBACK"),
-    get closed() {
-      return done
+    }
+    if (sql === "COMMIT") {
+      if (broken !== undefined) {
+        const { error } = broken
+        broken = undefined
+        await abort(isBusy(error))
+        throw error
+      }
+      try {
+        return await writer.exec(sql)
+      } catch (error) {
+        await abort(true)
+        throw error
+      }
+    }
+    if (sql === "ROLLBACK") {
+      // Never fails: SQLite may have ended the transaction itself (e.g. on SQLITE_FULL).
+      const reset = broken !== undefined && isBusy(broken.error)
+      broken = undefined
+      await abort(reset)
+      return EMPTY_RESULT
+    }
+    if (broken !== undefined) {
+      // The whole transaction rolls back anyway; its savepoint has nothing left to undo.
+      if (sql.startsWith("ROLLBACK TO SAVEPOINT")) return EMPTY_RESULT
+      throw broken.error
+    }
+    try {
+      return await writer.exec(stmt)
+    } catch (error) {
+      broken = { error }
+      throw error
     }
   }
 }
 
-/**
- * The part of the libsql client LibsqlClient uses: `execute` and `transaction("write")`.
- * `beforeWrite` may hold a transaction back (a checkpoint that must run first, ./checkpointer.ts).
- */
-const liveClient = (
-  reader: Connection,
-  writer: Connection,
-  beforeWrite: () => Promise<void> | undefined = () => undefined
-): Libsql.Client =>
-  ({
-    execute: (stmt: Libsql.InStatement) => reader.run(stmt),
-    transaction: async (mode: Libsql.TransactionMode = "write") => {
-      const wait = beforeWrite()
-      if (wait !== undefined) await wait
-      try {
-        await writer.exec(mode === "write" ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
-        return writerTransaction(writer)
-      } catch (error) {
-        if (!isBusy(error)) await writer.rollback()
-        writer.reset()
-        return failedTransaction(error)
-      }
-    },
-    close: () => {
-      reader.reset()
-      writer.reset()
-    }
-  }) as unknown as Libsql.Client
+const EMPTY_RESULT: Libsql.ResultSet = {
+  columns: [],
+  columnTypes: [],
+  rows: [],
+  rowsAffected: 0,
+  lastInsertRowid: undefined,
+  toJSON: () => ({ columns: [], columnTypes: [], rows: [], rowsAffected: 0, lastInsertRowid: null })
+}
+
+/** The SqlClient over the two connections (SQLite dialect, one transaction at a time). */
+const makeClient = (reader: Connection, writer: Connection, beforeWrite: () => Promise<void> | undefined) =>
+  Effect.gen(function*() {
+    const permit = yield* Semaphore.make(1)
+    const autocommit = sqlConnection((stmt) => reader.run(stmt))
+    const transactional = sqlConnection(writerRun(writer, beforeWrite))
+    return yield* SqlClient.make({
+      driver: "libsql",
+      compiler: Statement.makeCompilerSqlite(),
+      spanAttributes: [["db.system.name", "sqlite"]],
+      beginTransaction: "BEGIN IMMEDIATE",
+      // Waits until no transaction of this process is open; the statement itself runs on the reader.
+      acquirer: permit.withPermits(1)(Effect.succeed(autocommit)),
+      // Held until the transaction's scope closes (after COMMIT or ROLLBACK, or a failed BEGIN).
+      transactionAcquirer: Effect.as(permit.takeScoped(1), transactional)
+    })
+  })
 
 export interface LibsqlOptions {
   /**
@@ -228,18 +257,18 @@ const finalCheckpoint = (connection: Connection): Promise<void> =>
   connection.run("PRAGMA wal_checkpoint(TRUNCATE)").then(() => undefined, () => undefined)
 
 /**
- * LibsqlClient + SqlClient on `url`; both connections close with the layer, after a last
- * TRUNCATE checkpoint (a clean exit leaves an empty write-ahead log). With `path`, a worker
- * thread, started once the log first needs it (./checkpointer.ts), checkpoints while the layer is up (PASSIVE as the log grows, TRUNCATE every
- * `checkpointIntervalMs` and before a write once the log is past `walLimitBytes`), so no
- * COMMIT here pays for one and the log stays within the limit plus one transaction;
- * journal_size_limit bounds what a restarted log keeps on disk.
+ * SqlClient on `url`; both connections close with the layer, after a last TRUNCATE checkpoint
+ * (a clean exit leaves an empty write-ahead log). With `path`, a worker thread, started once the
+ * log first needs it (./checkpointer.ts), checkpoints while the layer is up (PASSIVE as the log
+ * grows, TRUNCATE every `checkpointIntervalMs` and before a write once the log is past
+ * `walLimitBytes`), so no COMMIT here pays for one and the log stays within the limit plus one
+ * transaction; journal_size_limit bounds what a restarted log keeps on disk.
  */
 export const libsqlLayer = (
   url: string,
   options: LibsqlOptions = {}
-): Layer.Layer<LibsqlClient.LibsqlClient | SqlClient.SqlClient, Error> =>
-  Layer.scopedContext(Effect.gen(function*() {
+): Layer.Layer<SqlClient.SqlClient, Error> =>
+  Layer.effectContext(Effect.gen(function*() {
     const walLimitBytes = Math.max(0, Math.floor(options.walLimitBytes ?? DEFAULT_WAL_LIMIT_BYTES))
     const [reader, writer] = yield* Effect.acquireRelease(
       Effect.try({
@@ -253,13 +282,13 @@ export const libsqlLayer = (
       }),
       (connections) =>
         Effect.promise(() => finalCheckpoint(connections[1])).pipe(
-          Effect.zipRight(Effect.sync(() => connections.forEach((c) => c.reset())))
+          Effect.andThen(Effect.sync(() => connections.forEach((c) => c.reset())))
         )
     )
-    let beforeWrite: (() => Promise<void> | undefined) | undefined
+    let beforeWrite: () => Promise<void> | undefined = () => undefined
     if (options.path !== undefined) {
       // Released before the connections: the worker's connection closes first.
-      const runtime = yield* Effect.runtime<never>()
+      const context = yield* Effect.context<never>()
       reader.disableAutoCheckpoint()
       writer.disableAutoCheckpoint()
       const checkpointer = yield* startCheckpointer({
@@ -270,15 +299,15 @@ export const libsqlLayer = (
         unavailable: (reason) => {
           reader.enableAutoCheckpoint()
           writer.enableAutoCheckpoint()
-          Runtime.runFork(runtime)(Effect.logWarning(
+          Effect.runForkWith(context)(Effect.logWarning(
             `workspace database: no checkpoint worker (${reason}); SQLite checkpoints in the request path`
           ))
         }
       })
       beforeWrite = checkpointer.beforeWrite
     }
-    const client = yield* LibsqlClient.make({ liveClient: liveClient(reader, writer, beforeWrite) })
-    const context = Context.make(LibsqlClient.LibsqlClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    const client = yield* makeClient(reader, writer, beforeWrite)
+    const context = Context.make(SqlClient.SqlClient, client)
     if (options.path === undefined) return context
     // Downloads read the file directly (./ChunkReader.ts); without a path they go through SQL.
     return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))

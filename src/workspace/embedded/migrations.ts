@@ -6,8 +6,8 @@
  * where order matters an extra `*_ms` INTEGER column sorts by instant, since ISO strings with
  * different precision or offsets do not sort lexically.
  */
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 
 /**
@@ -249,7 +249,7 @@ export const runMigrations = Effect.gen(function*() {
     // Replicas start at once: the Migrator locks its table while it runs, but creating that table
     // is not guarded; an advisory lock makes the first one create it and the others wait.
     pg: () =>
-      sql.withTransaction(Effect.zipRight(
+      sql.withTransaction(Effect.andThen(
         sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`,
         sql.unsafe(`CREATE TABLE IF NOT EXISTS workspace_migrations (
           migration_id integer PRIMARY KEY,

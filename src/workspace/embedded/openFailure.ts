@@ -1,9 +1,10 @@
 /**
  * Why the workspace database did not open at start, in words an operator acts on, where the
  * driver's own are a code or its internals: libsql's `ConnectionFailed("...: 14")` (SQLITE_CANTOPEN)
- * for a path that is a directory or in a directory this user cannot write; node-postgres's
- * "client password must be a string" for a URL without the password the server asks for, and
- * "connection timeout" without the setting that bounds it.
+ * for a path that is a directory or in a directory this user cannot write; the PostgreSQL
+ * driver's "The server requested password authentication" (node-postgres before Effect 4: "client
+ * password must be a string") for a URL without the password the server asks for, and "Connection
+ * timed out" without the setting that bounds it.
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs"
 import { dirname } from "node:path"
@@ -29,11 +30,14 @@ export const describeSqliteOpenFailure = (path: string, message: string): string
 
 /** PostgreSQL: the driver's reason, with what to change where it does not say. */
 export const describePgOpenFailure = (message: string, connectTimeoutMs: number): string => {
-  if (/client password must be a string|password authentication .*no password|no password supplied/i.test(message)) {
+  if (
+    /client password must be a string|password authentication .*no password|no password supplied|requested password authentication|no password configured/i
+      .test(message)
+  ) {
     return "the server asks for a password and SVC_DATABASE_URL has none (postgres://user:password@host:5432/database; " +
       "percent-encode special characters)"
   }
-  if (/timeout/i.test(message) && /connect/i.test(message)) {
+  if ((/timeout|timed out/i.test(message) && /connect/i.test(message))) {
     return `${message}: no answer within SVC_DB_CONNECT_TIMEOUT_MS=${connectTimeoutMs} (is the host and port a PostgreSQL server, ` +
       "reachable from here?)"
   }

@@ -40,7 +40,7 @@
  * - a write that records signals also sends `NOTIFY workspace_signals` (sent at its commit):
  *   every replica's relay listens and wakes up; polling every `pollInterval` stays the fallback.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Context from "effect/Context"
@@ -132,9 +132,9 @@ export interface RelayOptions {
   /** A write that recorded at most this many signals delivers them before answering; default 100. */
   readonly awaitMaxSignals?: number | undefined
   /** How long such a write waits for its delivery before answering anyway; default 2 s (SVC_SIGNAL_AWAIT_MS). */
-  readonly awaitTimeout?: Duration.DurationInput | undefined
+  readonly awaitTimeout?: Duration.Input | undefined
   /** Pause between relay passes while nothing wakes it; default 2 s. */
-  readonly pollInterval?: Duration.DurationInput | undefined
+  readonly pollInterval?: Duration.Input | undefined
   /** PostgreSQL: how long the relay's claim on a task's signals holds; default 30 s (SVC_SIGNAL_LEASE_MS). */
   readonly leaseMs?: number | undefined
 }
@@ -187,8 +187,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? DEFAULT_SIGNAL_BATCH_SIZE))
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_SIGNAL_CONCURRENCY))
     const awaitMax = Math.max(0, Math.floor(options.awaitMaxSignals ?? DEFAULT_SIGNAL_AWAIT_MAX))
-    const awaitTimeout = Duration.decode(options.awaitTimeout ?? Duration.millis(DEFAULT_SIGNAL_AWAIT_MS))
-    const pollInterval = Duration.decode(options.pollInterval ?? Duration.seconds(2))
+    const awaitTimeout = Duration.fromInputUnsafe(options.awaitTimeout ?? Duration.millis(DEFAULT_SIGNAL_AWAIT_MS))
+    const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(2))
     // One relay pass at a time in this process; every delivery is fenced by its own transaction anyway.
     const passLock = yield* Effect.makeSemaphore(1)
     const wakeUps = yield* Queue.sliding<void>(1)
@@ -201,7 +201,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
 
     /** Inserts signals; call inside the transaction of the write they follow. */
     const record = (signals: ReadonlyArray<NewSignal>) =>
-      signals.length === 0 ? Effect.void : Effect.zipRight(
+      signals.length === 0 ? Effect.void : Effect.andThen(
         FiberRef.get(recording).pipe(
           Effect.map((recorded) => {
             if (recorded !== undefined) {
@@ -223,7 +223,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           })))
         }`.pipe(
           // Sent when the transaction commits (never for a rolled-back one): wakes every replica's relay.
-          Effect.zipRight(onPg(() => Effect.asVoid(sql`SELECT pg_notify(${SIGNALS_CHANNEL}, '')`), () => Effect.void)),
+          Effect.andThen(onPg(() => Effect.asVoid(sql`SELECT pg_notify(${SIGNALS_CHANNEL}, '')`), () => Effect.void)),
           Effect.asVoid
         )
       )
@@ -377,7 +377,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           sql`UPDATE signals SET attempts = attempts + 1, last_error = ${message},
             next_attempt_ms = ${Date.now() + retryDelayMs(attempts)} WHERE id = ${s.id} AND delivered_at IS NULL`
         ).pipe(retryBusy)
-      }).pipe(Effect.catchAllCause((c) => Effect.logError(`task ${rootTaskId}: could not record a failed delivery`, c)))
+      }).pipe(Effect.catchCause((c) => Effect.logError(`task ${rootTaskId}: could not record a failed delivery`, c)))
 
     const isBusyCause = (cause: Cause.Cause<unknown>) => isBusy(Cause.squash(cause))
 
@@ -395,7 +395,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           const result = yield* Effect.exit(deliverBatch(rootTaskId, singles > 0 ? 1 : batchSize, force))
           if (result._tag === "Failure") {
             const cause = result.cause
-            if (Cause.isInterruptedOnly(cause)) return yield* Effect.interrupt
+            if (Cause.hasInterruptsOnly(cause)) return yield* Effect.interrupt
             if (isBusyCause(cause)) return { delivered, failed: 0, deferred: 0, stalled: true }
             if (singles === 0 && batchSize > 1) {
               singles = batchSize
@@ -446,8 +446,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
             RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
         () => Effect.succeed(true)
       ).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
             ? Effect.interrupt
             : Effect.as(Effect.logWarning(`workspace outbox: could not claim task ${rootTaskId}`, cause), false)
         )
@@ -476,8 +476,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           { delivered: 0, failed: 0, deferred: 0, stalled: false }
         )
       })).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
+        Effect.catchCause((cause) =>
+          Cause.hasInterruptsOnly(cause)
             ? Effect.interrupt
             : Effect.as(Effect.logError("workspace outbox: delivery pass failed", cause), {
               delivered: 0,
@@ -520,7 +520,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
       onSome: (client) =>
         client.listen(SIGNALS_CHANNEL).pipe(
           Stream.runForEach(() => wake),
-          Effect.zipRight(Effect.fail("listen ended")),
+          Effect.andThen(Effect.fail("listen ended")),
           Effect.tapError(() => Effect.logWarning("workspace outbox: LISTEN connection lost; polling until it is back")),
           Effect.retry(Schedule.spaced("1 second")),
           Effect.ignore
@@ -530,7 +530,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     /** The background relay: runs until interrupted (the store's scope closes). */
     const relay: Effect.Effect<never> = Effect.gen(function*() {
       // A child of the relay's fiber: interrupted with it.
-      yield* Effect.fork(listen)
+      yield* Effect.forkChild(listen)
       let force = true
       let failures = 0
       for (;;) {

@@ -1,5 +1,5 @@
 /**
- * The SqlClient for the workspace on PostgreSQL (@effect/sql-pg over a node-postgres pool), the
+ * The SqlClient for the workspace on PostgreSQL (@effect/sql-pg's own protocol client and pool), the
  * shared store of several gateway replicas (SVC_DATABASE_URL=postgres://...).
  *
  * Transactions run at READ COMMITTED (PostgreSQL's default); where replicas could race, the store
@@ -12,14 +12,15 @@
  * Every connection carries the statement timeout and an idle-in-transaction timeout (a holder
  * that hangs mid-transaction loses its locks), set as start-up options so no query pays for them.
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Pg from "pg"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Redacted from "effect/Redacted"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, type PgOptions } from "./pgUrl.js"
 
 export * from "./pgUrl.js"
@@ -27,60 +28,31 @@ export * from "./pgUrl.js"
 /** Idle-in-transaction bound: a transaction nobody drives any more gives up its row locks. */
 const idleInTransactionMs = (statementTimeoutMs: number) => Math.max(60_000, statementTimeoutMs * 2)
 
-const ignore = () => {}
-
 /**
- * A pool whose connections can never crash the process. A pg client emits "error" when its
- * connection dies (the server restarted, or an administrator terminated it); an "error" event
- * with no listener is thrown as an uncaught exception. The pool listens while a connection is
- * idle, the SQL client while a query runs, but not in every moment between (CI saw one: a
- * connection terminated by the server while checked out between two listeners). So every
- * connection keeps one listener that does nothing for its whole life: queries still get their
- * errors through their callbacks, and the pool still drops a dead connection.
+ * PgClient and SqlClient on `url`. @effect/sql-pg 4 speaks the protocol itself (no node-postgres):
+ * a connection that dies fails its own queries and is dropped by the pool; nothing is thrown
+ * outside them. The start fails, not the first request, when the server is unreachable or
+ * refuses us: one query runs before the layer is up.
  */
-export const guardedPool = (config: Pg.PoolConfig): Pg.Pool => {
-  const pool = new Pg.Pool(config)
-  // A connection that dies while idle in the pool is dropped by the pool; nothing to do here.
-  pool.on("error", ignore)
-  pool.on("connect", (client) => client.on("error", ignore))
-  return pool
-}
-
 export const pgLayer = (
   url: string,
   options: PgOptions = {}
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> => {
   const statementTimeoutMs = Math.max(0, Math.floor(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS))
   const connectTimeoutMs = Math.max(1, Math.floor(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS))
-  const acquire = Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const pool = guardedPool({
-          connectionString: url,
-          max: Math.max(1, Math.floor(options.poolSize ?? DEFAULT_POOL_SIZE)),
-          connectionTimeoutMillis: connectTimeoutMs,
-          idleTimeoutMillis: 30_000,
-          application_name: "tenant-gateway",
-          options: `-c statement_timeout=${statementTimeoutMs} ` +
-            `-c idle_in_transaction_session_timeout=${idleInTransactionMs(statementTimeoutMs)}`
-        })
-        try {
-          // Fail the start, not the first request, when the server is unreachable or refuses us.
-          await pool.query("SELECT 1")
-        } catch (error) {
-          await pool.end().catch(() => {})
-          throw error
-        }
-        return pool
-      },
-      catch: (cause) => new SqlError({ cause, message: `Cannot connect: ${(cause as Error)?.message ?? String(cause)}` })
-    }),
-    (pool) => Effect.promise(() => pool.end().catch(() => {})).pipe(Effect.timeoutOption(2000))
-  )
-  return Layer.scopedContext(
-    Effect.map(
-      PgClient.fromPool({ acquire, applicationName: "tenant-gateway" }),
-      (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
-    )
+  return Layer.effectContext(
+    Effect.gen(function*() {
+      const client = yield* PgClient.make({
+        url: Redacted.make(url),
+        maxConnections: Math.max(1, Math.floor(options.poolSize ?? DEFAULT_POOL_SIZE)),
+        connectTimeout: Duration.millis(connectTimeoutMs),
+        idleTimeout: Duration.seconds(30),
+        applicationName: "tenant-gateway",
+        startupOptions: `-c statement_timeout=${statementTimeoutMs} ` +
+          `-c idle_in_transaction_session_timeout=${idleInTransactionMs(statementTimeoutMs)}`
+      })
+      yield* client`SELECT 1`
+      return Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    })
   ).pipe(Layer.provide(Reactivity.layer))
 }

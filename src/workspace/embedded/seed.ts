@@ -6,7 +6,7 @@
  * Upsert means the fixture wins for the records it names: re-seeding on restart resets them
  * to the file's values, while records created since (new tasks, uploads, events) stay.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto"
 import { BadRequest } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
 import type { CreatedTask } from "../../api/resources.js"
-import type * as Statement from "@effect/sql/Statement"
+import type * as Statement from "effect/sql/Statement"
 import type { TaskQuery, WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { unknownAfterId } from "../taskQuery.js"
 import { decideEdit, decideReject } from "../../domain/ledgers.js"
@@ -237,6 +237,6 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             }
             yield* outbox.record([signalFor(tenantId, bound, signal, who)])
           }))
-        ).pipe((self) => Effect.zipRight(letArrivalsIn(who), self)))
+        ).pipe((self) => Effect.andThen(letArrivalsIn(who), self)))
   }
 }

@@ -4,8 +4,8 @@
  * holds (SQLite's single writer; on PostgreSQL the caller has locked the task's row, and a
  * client's own post of one of these seqs afterwards gets the 409 for a different body).
  */
-import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../../domain/engine.js"
 import { toJson } from "./db.js"

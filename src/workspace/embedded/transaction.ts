@@ -4,7 +4,7 @@
  * tenant's task, workflow and row; the task lock; the engine's acceptance of a signal; writes in
  * a transaction, idempotent ones, and those whose signals the outbox delivers after the commit.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
@@ -67,7 +67,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
       Effect.map(
         sql<{ id: string; name: string; tenant_id: string | null; runbook: string | null }>`
           SELECT id, name, tenant_id, runbook FROM workflows WHERE id = ${workflowId}`,
-        (rows) => Option.fromNullable(rows[0])
+        (rows) => Option.fromNullishOr(rows[0])
       )
 
     const runbookOf = (workflowId: string) =>
@@ -159,7 +159,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
       return Effect.suspend(() => {
         const wait = arrivedAt + SETTLE_MS - preciseNowMs()
         return wait > 0 ? Effect.sleep(Math.ceil(wait)) : Effect.void
-      }).pipe(Effect.zipRight(yieldToEventLoop), Effect.zipRight(yieldToEventLoop))
+      }).pipe(Effect.andThen(yieldToEventLoop), Effect.andThen(yieldToEventLoop))
     }
 
     /**

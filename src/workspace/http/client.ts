@@ -229,7 +229,7 @@ export const makeHttpWorkspaceClient = (
 
     /** One attempt's errors mapped: a 4xx the method does not declare is the upstream breaking the contract (502). */
     const mapped = <A, K extends KeptTag>(effect: Effect.Effect<A, unknown>, keep: ReadonlyArray<K>) =>
-      Effect.catchAll(effect, (e) => {
+      Effect.catch(effect, (e) => {
         const mapped = fromCallFailure(e)
         const error: KeptOf<K> | UpstreamError =
           isUpstream(mapped) || (keep as ReadonlyArray<KeptTag>).includes(mapped._tag)
@@ -240,7 +240,7 @@ export const makeHttpWorkspaceClient = (
         // The detail (address, socket error, decode issue) goes to the log only.
         const raw = e instanceof ResponseFailure ? e.cause : e
         return isUpstream(error) && error !== raw
-          ? Effect.zipRight(Effect.logWarning(`workspace call failed: ${error.message} (${detailOf(raw)})`), Effect.fail(error))
+          ? Effect.andThen(Effect.logWarning(`workspace call failed: ${error.message} (${detailOf(raw)})`), Effect.fail(error))
           : Effect.fail(error)
       })
 
@@ -271,7 +271,7 @@ export const makeHttpWorkspaceClient = (
           if (remaining <= 0) return yield* Effect.fail(deadlinePassed(deadline))
           const last = !retried || attempt >= retries
           const limit = last ? remaining : Math.min(options.timeoutMs, remaining)
-          const outcome = yield* Effect.either(
+          const outcome = yield* Effect.result(
             mapped(effect, keep).pipe(
               Effect.timeoutFail({
                 duration: Duration.millis(limit),
@@ -465,7 +465,7 @@ export const makeHttpWorkspaceClient = (
         ),
       getGlConnection: (tenantId) =>
         call(
-          Effect.map(api.gl.getGlConnection({ path: enc({ tenantId }) }), (r) => Option.fromNullable(r.connection)),
+          Effect.map(api.gl.getGlConnection({ path: enc({ tenantId }) }), (r) => Option.fromNullishOr(r.connection)),
           READ,
           NONE
         ),

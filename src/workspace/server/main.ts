@@ -77,4 +77,4 @@ const main = Effect.gen(function*() {
 })
 
 // After a failed start, exit 1 even with a connection of it still open (failStart.ts).
-NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart)), { teardown: startFailureTeardown(drainTeardown(drain)) })
+NodeRuntime.runMain(main.pipe(Effect.catch(failStart)), { teardown: startFailureTeardown(drainTeardown(drain)) })

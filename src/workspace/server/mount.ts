@@ -64,7 +64,7 @@ export const makeGlConnect = (workspace: EmbeddedWorkspace, allows: (session: Gl
   /** Upstream trouble (the store unavailable) keeps its status and message. */
   const orUpstream = <E extends { readonly statusCode: number; readonly error: string; readonly message: string }>(
     effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest>
-  ) => Effect.catchAll(effect, (e) => Effect.succeed(errorResponse(e.statusCode, e.error, e.message)))
+  ) => Effect.catch(effect, (e) => Effect.succeed(errorResponse(e.statusCode, e.error, e.message)))
 
   const page = (consumerId: string) =>
     orUpstream(Effect.map(sessionOf(consumerId), (session) =>
@@ -81,7 +81,7 @@ export const makeGlConnect = (workspace: EmbeddedWorkspace, allows: (session: Gl
       const session = yield* sessionOf(consumerId)
       if (Option.isNone(session)) return notFound(consumerId)
       const request = yield* HttpServerRequest.HttpServerRequest
-      const body = yield* Effect.either(Effect.flatMap(request.json, decodeCompleteBody))
+      const body = yield* Effect.result(Effect.flatMap(request.json, decodeCompleteBody))
       if (body._tag === "Left") {
         return errorResponse(400, "Bad Request", "Expected a JSON body {\"service\": \"<service id>\"}")
       }

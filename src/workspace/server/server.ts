@@ -140,7 +140,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
           service.ingestData(
             path.tenantId,
             { taskId: path.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
-            Option.fromNullable(payload.signal)
+            Option.fromNullishOr(payload.signal)
           )
         ))
       .handle("rejectRow", ({ headers, path }) => keyed(headers, service.rejectRow(path.tenantId, path.ledger, path.rowId)))
@@ -194,7 +194,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
       // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
       noBrowserWrites(limit(
         checked(forwardedActor(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
-          Effect.catchAllCause((cause) => {
+          Effect.catchCause((cause) => {
             const failure = Cause.failureOption(cause)
             return Option.isSome(failure) && isNotImplemented(failure.value)
               ? Effect.succeed(notImplemented(failure.value))
@@ -268,7 +268,7 @@ export const makeWorkspaceHttpApp = (
     const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
     const served = yield* Effect.provide(HttpApiBuilder.httpApp, context).pipe(withRouterConfig)
     // Mounted beside another HttpApi, the request would carry that one: 405s need this API's routes.
-    const app = requireBearer(Option.fromNullable(options.adminToken))(
+    const app = requireBearer(Option.fromNullishOr(options.adminToken))(
       Effect.provideService(served, HttpApi.Api, Context.get(context, HttpApi.Api))
     )
     return options.tracing === true ? app : Effect.locally(app, HttpMiddleware.currentTracerDisabledWhen, () => true)
@@ -280,7 +280,7 @@ export const WorkspaceApiLive = (
   extras?: WorkspaceExtras,
   options: WorkspaceServerOptions = {}
 ): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
-  const served = HttpApiBuilder.serve(requireBearer(Option.fromNullable(options.adminToken))).pipe(
+  const served = HttpApiBuilder.serve(requireBearer(Option.fromNullishOr(options.adminToken))).pipe(
     Layer.provide(WorkspaceDocsLive),
     Layer.provide(WorkspaceMiddleware(options.maxBodyBytes)),
     Layer.provide(WorkspaceHandlersLive(service, extras)),
