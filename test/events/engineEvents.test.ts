@@ -3,11 +3,10 @@
  * (item 4), on both workspaces that run the engine: the in-memory one and the embedded store.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as SqlClient from "effect/sql/SqlClient"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -47,7 +46,7 @@ const embedded: Run = (f) => {
     return yield* f(ws, Option.some(yield* SqlClient.SqlClient))
   }).pipe(
     Effect.provide(makeEmbeddedLayerWithSql({ url: `file:${join(dir, "workspace.db")}`, retryInterval: "1 hour" })),
-    Logger.withMinimumLogLevel(LogLevel.None)
+    Effect.provideService(References.MinimumLogLevel, "None")
   )
 }
 

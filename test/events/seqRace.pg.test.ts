@@ -10,8 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Pg from "pg"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
@@ -23,7 +22,7 @@ describe("a client's append racing the engine's seq on PostgreSQL", () => {
     Effect.gen(function*() {
       const url = yield* Effect.promise(() => testDatabase("seqrace"))
       const layer = makeEmbeddedLayerWithSql({ url, fixture: contractFixture(), retryInterval: "1 hour" }).pipe(
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
       )
       yield* Effect.gen(function*() {
         const ws = yield* WorkspaceClient
@@ -40,7 +39,7 @@ describe("a client's append racing the engine's seq on PostgreSQL", () => {
           // wait longer than this fails its insert below.
           yield* Effect.promise(() => engine.query("SET LOCAL lock_timeout = '250ms'"))
 
-          const client = yield* Effect.fork(Effect.either(
+          const client = yield* Effect.forkChild(Effect.result(
             ws.appendEvent(ID.tenantA, ID.taskApprove, { type: "note", source: "worker", seq: next, payload: {} })
           ))
           yield* Effect.sleep("300 millis")
@@ -55,10 +54,10 @@ describe("a client's append racing the engine's seq on PostgreSQL", () => {
           expect(inserted).toBe("inserted")
 
           const appended = yield* Fiber.join(client)
-          expect(appended._tag).toBe("Left")
-          if (appended._tag === "Left") {
-            expect(appended.left._tag).toBe("Conflict")
-            expect(appended.left.message).toContain(`seq ${next}`)
+          expect(appended._tag).toBe("Failure")
+          if (appended._tag === "Failure") {
+            expect(appended.failure._tag).toBe("Conflict")
+            expect(appended.failure.message).toContain(`seq ${next}`)
           }
           const after = yield* ws.listEvents(ID.tenantA, ID.taskApprove, { afterSeq: next - 1 })
           expect(after.map((e) => [e.seq, e.source])).toEqual([[next, "workspace"]])

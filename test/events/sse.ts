@@ -1,6 +1,4 @@
 /** A Server-Sent Events reader for tests: fetch, frames parsed as they arrive, closed by abort. */
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as Effect from "effect/Effect"
 
 export interface SseFrame {
   readonly id?: string
@@ -117,8 +115,4 @@ export const openSse = async (url: string, headers: Record<string, string> = {})
 }
 
 /** The in-process test server's base URL. */
-export const baseUrl = Effect.map(HttpServer.HttpServer, (server) => {
-  const address = server.address
-  if (address._tag !== "TcpAddress") throw new Error("not a TCP server")
-  return `http://127.0.0.1:${address.port}`
-})
+export { baseUrl } from "../fixtures/http.js"

@@ -4,8 +4,7 @@
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -30,7 +29,7 @@ const embedded: Run = (f) => {
   tempDirs.push(dir)
   return Effect.flatMap(EmbeddedWorkspace, f).pipe(
     Effect.provide(makeEmbeddedLayerWithSql({ url: `file:${join(dir, "workspace.db")}`, retryInterval: "1 hour" })),
-    Logger.withMinimumLogLevel(LogLevel.None)
+    Effect.provideService(References.MinimumLogLevel, "None")
   )
 }
 

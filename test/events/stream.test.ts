@@ -11,6 +11,7 @@ import { makeTaskEventBell, TaskEventBell } from "../../src/services/TaskEventBe
 import { makeGateway, raw } from "../support/gateway.js"
 import { EXPENSE_TASK, GLOBEX_TASK, MISSING } from "../support/world.js"
 import type { MemoryWorkspace } from "../../src/workspace/memory.js"
+import { envProvider, withEnv } from "../fixtures/config.js"
 import { baseUrl, openSse } from "./sse.js"
 
 /** A gateway with these stream settings (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS). */
@@ -19,11 +20,10 @@ const withStreams = <A, E>(
   body: (base: string, workspace: MemoryWorkspace) => Effect.Effect<A, E, any>
 ) => {
   const { layer, workspace } = makeGateway()
-  const provider = ConfigProvider.fromMap(new Map(Object.entries(settings))).pipe(
-    ConfigProvider.orElse(() => ConfigProvider.fromEnv())
-  )
-  return Effect.withConfigProvider(
+  const provider = envProvider(settings).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv()))
+  return Effect.provideService(
     Effect.provide(Effect.flatMap(baseUrl, (base) => body(base, workspace)), layer),
+    ConfigProvider.ConfigProvider,
     provider
   ) as Effect.Effect<A, E, never>
 }
@@ -214,24 +214,21 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
     // The gateway hears only its own bell: the workspace's rings (standing for another process's) do not reach it.
     const { layer } = makeGateway()
     const isolated = Layer.provide(layer, Layer.succeed(TaskEventBell, makeTaskEventBell()))
-    return Effect.withConfigProvider(
-      Effect.provide(
-        Effect.gen(function*() {
-          const base = yield* baseUrl
-          const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
-          try {
-            const started = performance.now()
-            expect((yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })).status).toBe(200)
-            const frame = yield* Effect.promise(() => sse.nextEvent(1000))
-            expect(performance.now() - started).toBeLessThan(1000)
-            expect(JSON.parse(frame.data!)).toMatchObject({ type: "step.completed", source: "workspace" })
-          } finally {
-            sse.close()
-          }
-        }),
-        isolated
-      ),
-      ConfigProvider.fromMap(new Map([["SVC_EVENTS_POLL_MS", "60000"]]))
-    )
+    return Effect.provide(
+      Effect.gen(function*() {
+        const base = yield* baseUrl
+        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        try {
+          const started = performance.now()
+          expect((yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })).status).toBe(200)
+          const frame = yield* Effect.promise(() => sse.nextEvent(1000))
+          expect(performance.now() - started).toBeLessThan(1000)
+          expect(JSON.parse(frame.data!)).toMatchObject({ type: "step.completed", source: "workspace" })
+        } finally {
+          sse.close()
+        }
+      }),
+      isolated
+    ).pipe(withEnv({ SVC_EVENTS_POLL_MS: "60000" }))
   })
 })

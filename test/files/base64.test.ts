@@ -1,33 +1,33 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as fc from "effect/FastCheck"
+import * as Result from "effect/Result"
 import { randomBytes } from "node:crypto"
 import { DECODE_SLICE_CHARS, decodeBase64, decodeStrictInSlices } from "../../src/files/base64.js"
+import * as fc from "../fixtures/arbitrary.js"
 
-const decode = (s: string) => Effect.runSync(Effect.either(decodeBase64("data", s)))
+const decode = (s: string) => Effect.runSync(Effect.result(decodeBase64("data", s)))
 
 describe("strict base64", () => {
   it("accepts canonical padded base64, including the empty string", () => {
     for (const text of ["", "a", "ab", "abc", "\u0000\u00ff binary \u20ac"]) {
       const b64 = Buffer.from(text).toString("base64")
       const out = decode(b64)
-      expect(Either.isRight(out) && Buffer.from(out.right).equals(Buffer.from(text))).toBe(true)
+      expect(Result.isSuccess(out) && Buffer.from(out.success).equals(Buffer.from(text))).toBe(true)
     }
   })
 
   it("refuses characters outside the alphabet, whitespace, missing or extra padding, non-canonical bits, base64url", () => {
     for (const bad of ["QUJD=", "QUI", "QQ", "QR==", "QUJ D", "QUJD\n", "QU=D", "====", "QUJD====", "-_-_", "not base64!"]) {
       const out = decode(bad)
-      expect(Either.isLeft(out), bad).toBe(true)
-      if (Either.isLeft(out)) expect(out.left.message).toContain("data: must be strict base64")
+      expect(Result.isFailure(out), bad).toBe(true)
+      if (Result.isFailure(out)) expect(out.failure.message).toContain("data: must be strict base64")
     }
   })
 })
 
 describe("strict base64: the checks match re-encoding (the definition of canonical)", () => {
   const canonical = (s: string) => s.length % 4 === 0 && Buffer.from(s, "base64").toString("base64") === s
-  const accepted = (s: string) => Either.isRight(decode(s))
+  const accepted = (s: string) => Result.isSuccess(decode(s))
 
   it("a character above U+00FF is refused even where its low byte is in the alphabet", () => {
     // Buffer's decoder reads U+0141 as 0x41 ("A"): "ŁUJD" would decode like "AUJD".
@@ -44,21 +44,21 @@ describe("strict base64: the checks match re-encoding (the definition of canonic
     const near = fc.oneof(
       // Canonical encodings of random bytes, then one character replaced, inserted or removed.
       fc.tuple(fc.uint8Array({ maxLength: 40 }), fc.nat(), edits, fc.constantFrom("replace", "insert", "delete", "none"))
-        .map(([bytes, at, ch, op]) => {
+        .pipe(fc.map(([bytes, at, ch, op]) => {
           const s = Buffer.from(bytes).toString("base64")
           const i = at % (s.length + 1)
           return op === "replace" ? s.slice(0, i) + ch + s.slice(i + 1)
             : op === "insert" ? s.slice(0, i) + ch + s.slice(i)
             : op === "delete" ? s.slice(0, i) + s.slice(i + 1)
             : s
-        }),
-      fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 16 }).map((cs) => cs.join(""))
+        })),
+      fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 16 }).pipe(fc.map((cs) => cs.join("")))
     )
     let both = 0
-    fc.assert(fc.property(near, (s) => {
+    fc.assertProperty(near, (s) => {
       if (canonical(s)) both++
       return accepted(s) === canonical(s)
-    }), { numRuns: 5_000, seed: 12 })
+    }, { numRuns: 5_000, seed: 12 })
     // The generator reaches both answers (a check that accepts nothing would fail above, too).
     expect(both).toBeGreaterThan(500)
   })
@@ -72,22 +72,22 @@ describe("strict base64 in slices (large inputs): the same language and the same
   it("agrees with re-encoding for every slice size, an edit anywhere (at slice boundaries too)", () => {
     const edits = fc.constantFrom("", "=", "==", "-", "_", " ", "\n", "A", "\u0141", "\u00c1", "\u0000")
     const near = fc.tuple(fc.uint8Array({ maxLength: 60 }), fc.nat(), edits, fc.constantFrom("replace", "insert", "delete", "none"))
-      .map(([bytes, at, ch, op]) => {
+      .pipe(fc.map(([bytes, at, ch, op]) => {
         const s = Buffer.from(bytes).toString("base64")
         const i = at % (s.length + 1)
         return op === "replace" ? s.slice(0, i) + ch + s.slice(i + 1)
           : op === "insert" ? s.slice(0, i) + ch + s.slice(i)
           : op === "delete" ? s.slice(0, i) + s.slice(i + 1)
           : s
-      })
-    const anyChars = fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 24 }).map((cs) => cs.join(""))
+      }))
+    const anyChars = fc.array(fc.constantFrom(...alphabet, "=", "-", "_", "\u0141"), { maxLength: 24 }).pipe(fc.map((cs) => cs.join("")))
     let both = 0
-    fc.assert(fc.property(fc.oneof(near, anyChars), fc.constantFrom(4, 8, 12, 16, 64), (s, sliceChars) => {
+    fc.assertProperty(fc.tuple(fc.oneof(near, anyChars), fc.constantFrom(4, 8, 12, 16, 64)), ([s, sliceChars]) => {
       const out = sliced(s, sliceChars)
       if (!canonical(s)) return out === undefined
       both++
       return out !== undefined && Buffer.from(out).equals(Buffer.from(s, "base64"))
-    }), { numRuns: 10_000, seed: 22 })
+    }, { numRuns: 10_000, seed: 22 })
     expect(both).toBeGreaterThan(1000)
   })
 
@@ -108,8 +108,8 @@ describe("strict base64 in slices (large inputs): the same language and the same
     for (const at of [DECODE_SLICE_CHARS - 1, DECODE_SLICE_CHARS, 2 * DECODE_SLICE_CHARS + 3]) {
       for (const ch of ["=", " ", "-", "\u0141"]) {
         const bad = b64.slice(0, at) + ch + b64.slice(at + 1)
-        const got = await Effect.runPromise(Effect.either(decodeBase64("data", bad)))
-        expect(Either.isLeft(got), `${JSON.stringify(ch)} at ${at}`).toBe(true)
+        const got = await Effect.runPromise(Effect.result(decodeBase64("data", bad)))
+        expect(Result.isFailure(got), `${JSON.stringify(ch)} at ${at}`).toBe(true)
       }
     }
   })

@@ -59,7 +59,7 @@ const fromEnv = (env: Record<string, string>) =>
     return yield* IngestConfig
   }).pipe(
     Effect.provide(IngestConfig.fromEnv),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
   )
 
 describe("IngestConfig", () => {

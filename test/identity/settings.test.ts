@@ -3,9 +3,7 @@
  * one line per problem (src/http/failStart.ts prints them), on the built process too.
  */
 import { describe, expect, it } from "vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
-import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -13,31 +11,31 @@ import { pathToFileURL } from "node:url"
 import { describeStartFailure } from "../../src/http/failStart.js"
 import { identityConfigFromEnv } from "../../src/config/IdentityConfig.js"
 import { startBuilt } from "../support/process.js"
+import { readEnv } from "../fixtures/config.js"
 
-const read = (env: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(identityConfigFromEnv, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+const read = (env: Record<string, string>) => readEnv(identityConfigFromEnv, env)
 
 const failure = (env: Record<string, string>) => {
   const result = read(env)
-  if (Either.isRight(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.right)}`)
-  return describeStartFailure(result.left, env)
+  if (Result.isSuccess(result)) throw new Error(`expected a failure, got ${JSON.stringify(result.success)}`)
+  return describeStartFailure(result.failure, env)
 }
 
 describe("identity settings", () => {
   it("are off by default", () => {
-    expect(read({})).toEqual(Either.right({ header: undefined, jwt: undefined }))
+    expect(read({})).toEqual(Result.succeed({ header: undefined, jwt: undefined }))
   })
 
   it("read the actor header (lower-cased, required unless SVC_ACTOR_REQUIRED=false)", () => {
-    expect(read({ SVC_ACTOR_HEADER: "X-Forwarded-Email" })).toEqual(Either.right({ header: { name: "x-forwarded-email", required: true }, jwt: undefined }))
-    expect(read({ SVC_ACTOR_HEADER: "x-user", SVC_ACTOR_REQUIRED: "false" })).toMatchObject(Either.right({ header: { required: false } }))
+    expect(read({ SVC_ACTOR_HEADER: "X-Forwarded-Email" })).toEqual(Result.succeed({ header: { name: "x-forwarded-email", required: true }, jwt: undefined }))
+    expect(read({ SVC_ACTOR_HEADER: "x-user", SVC_ACTOR_REQUIRED: "false" })).toMatchObject(Result.succeed({ header: { required: false } }))
   })
 
   it("read a JWT set-up: a URL or a file, an audience list, sub by default", () => {
     const url = read({ SVC_JWT_JWKS: "https://idp.test/jwks", SVC_JWT_ISSUER: "https://idp.test/", SVC_JWT_AUDIENCE: "a, b" })
-    expect(Either.getOrThrow(url).jwt).toMatchObject({ jwks: { _tag: "Url" }, audience: ["a", "b"], actorClaim: "sub", tenantClaim: undefined, cooldownMs: 30_000, fetchTimeoutMs: 5_000 })
+    expect(Result.getOrThrow(url).jwt).toMatchObject({ jwks: { _tag: "Url" }, audience: ["a", "b"], actorClaim: "sub", tenantClaim: undefined, cooldownMs: 30_000, fetchTimeoutMs: 5_000 })
     const file = read({ SVC_JWT_JWKS: "file:///etc/jwks.json", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a", SVC_JWT_TENANT_CLAIM: "org" })
-    expect(Either.getOrThrow(file).jwt).toMatchObject({ jwks: { _tag: "File", path: "/etc/jwks.json" }, tenantClaim: "org" })
+    expect(Result.getOrThrow(file).jwt).toMatchObject({ jwks: { _tag: "File", path: "/etc/jwks.json" }, tenantClaim: "org" })
   })
 
   it("refuse a half-configured JWT set-up, naming what is missing", () => {

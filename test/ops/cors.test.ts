@@ -3,11 +3,11 @@
  * set: preflights from allowed origins answer 204 with methods and headers, credentials only
  * when configured.
  */
-import * as ConfigProvider from "effect/ConfigProvider"
-import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { corsConfig } from "../../src/observability/cors.js"
 import { describeStartFailure } from "../../src/http/failStart.js"
+import { readEnv } from "../fixtures/config.js"
 import { type OpsGateway, startOps } from "./support.js"
 
 const APP = "https://app.example.com"
@@ -85,21 +85,21 @@ describe("CORS with an allow-list", () => {
 
 describe("CORS settings", () => {
   const read = (env: Record<string, string>) =>
-    Effect.runSync(Effect.either(Effect.withConfigProvider(corsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+    readEnv(corsConfig, env)
 
   it("reads origins, normalized, and refuses what is not one, naming the setting", () => {
     const ok = read({ SVC_CORS_ORIGINS: "https://App.Example.com, http://localhost:5173/" })
-    expect(ok).toMatchObject({ _tag: "Right", right: { origins: ["https://app.example.com", "http://localhost:5173"], credentials: false } })
+    expect(ok).toMatchObject({ _tag: "Success", success: { origins: ["https://app.example.com", "http://localhost:5173"], credentials: false } })
     const bad = read({ SVC_CORS_ORIGINS: "https://app.example.com/path" })
-    expect(bad._tag).toBe("Left")
-    expect(describeStartFailure((bad as any).left, { SVC_CORS_ORIGINS: "https://app.example.com/path" })).toMatch(
+    if (!Result.isFailure(bad)) throw new Error("expected a failure")
+    expect(describeStartFailure(bad.failure, { SVC_CORS_ORIGINS: "https://app.example.com/path" })).toMatch(
       /^SVC_CORS_ORIGINS="https:\/\/app\.example\.com\/path": .*no path/
     )
   })
 
   it("refuses credentials with any origin", () => {
     const bad = read({ SVC_CORS_ORIGINS: "*", SVC_CORS_CREDENTIALS: "true" })
-    expect(bad._tag).toBe("Left")
-    expect(describeStartFailure((bad as any).left, { SVC_CORS_CREDENTIALS: "true" })).toMatch(/^SVC_CORS_CREDENTIALS="true": expected false/)
+    if (!Result.isFailure(bad)) throw new Error("expected a failure")
+    expect(describeStartFailure(bad.failure, { SVC_CORS_CREDENTIALS: "true" })).toMatch(/^SVC_CORS_CREDENTIALS="true": expected false/)
   })
 })

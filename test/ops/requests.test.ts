@@ -58,8 +58,7 @@ describe("request ids and request lines", () => {
   })
 
   it("writes no info lines at SVC_LOG_LEVEL=warning", async () => {
-    const { LogLevel } = await import("effect")
-    const quiet = await startOps({ logLevel: LogLevel.Warning })
+    const quiet = await startOps({ logLevel: "Warn" })
     try {
       const res = await fetch(`${quiet.url}/v1/health`)
       await res.text()

@@ -3,7 +3,6 @@
  * the Observability service main.ts provides (request lines captured, not printed). Started with
  * `startOps`, stopped with its `close`.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -13,6 +12,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
+import * as HttpServer from "effect/http/HttpServer"
 import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
 import { GatewayLive } from "../../src/gateway/Gateway.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
@@ -24,6 +24,7 @@ import { TenantConfig, type TenantConfigShape } from "../../src/config/TenantCon
 import { WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
+import { portOf } from "../fixtures/http.js"
 
 export interface OpsGateway {
   readonly url: string
@@ -42,7 +43,7 @@ export interface OpsOptions {
 }
 
 export const opsSettings = (options: OpsOptions = {}): ObservabilitySettings => ({
-  log: { level: options.logLevel ?? LogLevel.Info, format: "json" },
+  log: { level: options.logLevel ?? "Info", format: "json" },
   cors: options.cors ?? CORS_OFF,
   metricsToken: options.metricsToken === undefined ? Option.none() : Option.some(Redacted.make(options.metricsToken)),
   otlp: Option.none()
@@ -62,10 +63,9 @@ export const startOps = async (options: OpsOptions = {}): Promise<OpsGateway> =>
   )
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-  const address = Context.get(context, HttpServer.HttpServer).address
-  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  const port = portOf(Context.get(context, HttpServer.HttpServer).address)
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `http://127.0.0.1:${port}`,
     lines: () => written.map((l) => JSON.parse(l) as Record<string, unknown>),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
