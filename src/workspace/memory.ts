@@ -5,7 +5,6 @@
  * embedded store's outbox does after its commit.
  */
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
@@ -147,7 +146,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     fingerprintOf: Effect.Effect<string>,
     body: () => Effect.Effect<A, E>
   ): Effect.Effect<A, E | Conflict> =>
-    Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key): Effect.Effect<A, E | Conflict> => {
+    Effect.flatMap(Effect.service(currentIdempotencyKey), (key): Effect.Effect<A, E | Conflict> => {
       if (Option.isNone(key)) return writeLock.withPermits(1)(Effect.suspend(body))
       const id = `${tenantId}\u0000${key.value}`
       return Effect.flatMap(fingerprintOf, (fingerprint) =>

@@ -243,7 +243,7 @@ export const startCheckpointer = (
         if (started === undefined || failed) return Effect.void
         return Effect.promise(() => started!.then((w) => w, () => undefined)).pipe(
           Effect.flatMap((w) =>
-            w === undefined ? Effect.void : Effect.async<void>((resume) => {
+            w === undefined ? Effect.void : Effect.callback<void>((resume) => {
               let resumed = false
               const done = () => {
                 if (resumed) return

@@ -48,7 +48,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         return same
           ? eventOfRow(existing)
           : yield* Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
-      }))).pipe(guard("appendEvent"), Effect.tap(() => bell.ring(taskId))),
+      }))).pipe(guard("appendEvent"), Effect.tap(() => Effect.sync(() => bell.ring(taskId)))),
 
     listEvents: (tenantId, taskId, page = {}) =>
       Effect.gen(function*() {

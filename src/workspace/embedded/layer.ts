@@ -65,7 +65,7 @@ export type EmbeddedWorkspace = EmbeddedWorkspaceService
 /** The embedded store with its extra operations (GL webhook, agent registry, outbox). */
 export const EmbeddedWorkspace = Context.Service<EmbeddedWorkspace>("workspace/embedded/EmbeddedWorkspace")
 
-export class EmbeddedStartError extends Schema.TaggedErrorClass<EmbeddedStartError>()("EmbeddedStartError", {
+export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()("EmbeddedStartError", {
   message: Schema.String
 }) {}
 

@@ -26,7 +26,7 @@ export const toPostgres = (ddl: string): string =>
 
 /** Runs each statement in turn: the libsql driver executes one statement per call. */
 const statements = (...sqls: ReadonlyArray<string>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+  SqlClient.SqlClient.use((sql) => {
     const forDialect = sql.onDialectOrElse({ pg: () => toPostgres, orElse: () => (ddl: string) => ddl })
     return Effect.forEach(sqls, (s) => sql.unsafe(forDialect(s)), { discard: true })
   })

@@ -41,14 +41,15 @@
  *   every replica's relay listens and wakes up; polling every `pollInterval` stays the fallback.
  */
 import * as SqlClient from "effect/sql/SqlClient"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import { randomUUID } from "node:crypto"
@@ -87,10 +88,10 @@ import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
 
 /**
- * @effect/sql-pg's PgClient tag by its key (the library's own GenericTag key), so that a SQLite
- * process does not load the PostgreSQL driver just to learn it has no PgClient (./pgUrl.ts).
+ * @effect/sql-pg's PgClient service by its key (the library's own), so that a SQLite process
+ * does not load the PostgreSQL driver just to learn it has no PgClient (./pgUrl.ts).
  */
-const PgClientTag = Context.GenericTag<PgClient.PgClient>("@effect/sql-pg/PgClient")
+const PgClientTag = Context.Service<PgClient.PgClient>("@effect/sql-pg/PgClient")
 
 export interface NewSignal {
   readonly tenantId: string
@@ -158,7 +159,9 @@ export const retryDelayMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(
 const relayBackoffMs = (failures: number) => Math.min(100 * 2 ** Math.max(0, failures - 1), 30_000)
 
 /** Signals recorded by the write running in this fiber, per root task (see `collect`). */
-const recording = FiberRef.unsafeMake<Map<string, number> | undefined>(undefined)
+const recording = Context.Reference<Map<string, number> | undefined>("workspace/embedded/outbox/recording", {
+  defaultValue: () => undefined
+})
 
 type Batch =
   | { readonly _tag: "delivered"; readonly count: number; readonly more: boolean; readonly events: number }
@@ -190,7 +193,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     const awaitTimeout = Duration.fromInputUnsafe(options.awaitTimeout ?? Duration.millis(DEFAULT_SIGNAL_AWAIT_MS))
     const pollInterval = Duration.fromInputUnsafe(options.pollInterval ?? Duration.seconds(2))
     // One relay pass at a time in this process; every delivery is fenced by its own transaction anyway.
-    const passLock = yield* Effect.makeSemaphore(1)
+    const passLock = yield* Semaphore.make(1)
     const wakeUps = yield* Queue.sliding<void>(1)
     const leaseMs = Math.max(1, Math.floor(options.leaseMs ?? DEFAULT_SIGNAL_LEASE_MS))
     /** This process in claimed_by (and in the delivered signals' claimed_by: who applied them). */
@@ -201,8 +204,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
 
     /** Inserts signals; call inside the transaction of the write they follow. */
     const record = (signals: ReadonlyArray<NewSignal>) =>
-      signals.length === 0 ? Effect.void : Effect.andThen(
-        FiberRef.get(recording).pipe(
+      !Arr.isReadonlyArrayNonEmpty(signals) ? Effect.void : Effect.andThen(
+        Effect.service(recording).pipe(
           Effect.map((recorded) => {
             if (recorded !== undefined) {
               for (const s of signals) recorded.set(s.rootTaskId, (recorded.get(s.rootTaskId) ?? 0) + 1)
@@ -210,7 +213,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           })
         ),
         sql`INSERT INTO signals ${
-          sql.insert(signals.map((s) => ({
+          sql.insert(Arr.map(signals, (s) => ({
             tenant_id: s.tenantId,
             root_task_id: s.rootTaskId,
             task_id: s.signal.taskId,
@@ -232,7 +235,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     const collect = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.suspend(() => {
         const recorded = new Map<string, number>()
-        return Effect.map(Effect.locally(self, recording, recorded), (value) => ({ value, recorded }))
+        return Effect.map(Effect.provideService(self, recording, recorded), (value) => ({ value, recorded }))
       })
 
     /** A row action: applied to its row, with the audit event of what changed (none when ignored). */
@@ -518,8 +521,10 @@ export const makeOutbox = (options: RelayOptions = {}) =>
     const listen: Effect.Effect<void> = Option.match(pg, {
       onNone: () => Effect.void,
       onSome: (client) =>
-        client.listen(SIGNALS_CHANNEL).pipe(
-          Stream.runForEach(() => wake),
+        Effect.scoped(
+          Effect.flatMap(client.listen(SIGNALS_CHANNEL), (notifications) =>
+            Stream.runForEach(Stream.fromQueue(notifications), () => wake))
+        ).pipe(
           Effect.andThen(Effect.fail("listen ended")),
           Effect.tapError(() => Effect.logWarning("workspace outbox: LISTEN connection lost; polling until it is back")),
           Effect.retry(Schedule.spaced("1 second")),

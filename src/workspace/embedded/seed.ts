@@ -151,7 +151,7 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
     )
   })
 
-export const isEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+export const isEmpty = SqlClient.SqlClient.use((sql) =>
   Effect.map(sql<{ n: number }>`SELECT COUNT(*) AS n FROM tenants`, ([row]) => Number(row?.n ?? 0) === 0))
 
 /**

@@ -6,6 +6,7 @@
  */
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../../domain/engine.js"
 import { toJson } from "./db.js"
@@ -17,11 +18,11 @@ export const appendToTimeline = (
   events: ReadonlyArray<EngineEvent>,
   createdAt: string
 ): Effect.Effect<void, SqlError> =>
-  events.length === 0 ? Effect.void : Effect.gen(function*() {
+  !Arr.isReadonlyArrayNonEmpty(events) ? Effect.void : Effect.gen(function*() {
     const [top] = yield* sql<{ m: number | null }>`SELECT MAX(seq) AS m FROM events WHERE task_id = ${rootTaskId}`
     const base = top?.m == null ? 0 : Number(top.m)
     yield* sql`INSERT INTO events ${
-      sql.insert(events.map((e, i) => ({
+      sql.insert(Arr.map(events, (e, i) => ({
         task_id: rootTaskId,
         seq: base + 1 + i,
         tenant_id: tenantId,

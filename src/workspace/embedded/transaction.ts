@@ -6,7 +6,6 @@
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import { BadRequest, NotFound } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
@@ -196,7 +195,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
     let prunedAtMs = 0
     const PRUNE_EVERY_MS = 10 * 60_000
     const idempotent = <A, E, R>(tenantId: string, fingerprintOf: Effect.Effect<string>, self: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(FiberRef.get(currentIdempotencyKey), (key) =>
+      Effect.flatMap(Effect.service(currentIdempotencyKey), (key) =>
         Option.isNone(key) ? self : Effect.gen(function*() {
           const fingerprint = yield* fingerprintOf
           // PostgreSQL: a concurrent retry on another replica waits here, then finds the stored result.
@@ -240,4 +239,4 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
     }
   })
 
-export type Transactions = Effect.Effect.Success<ReturnType<typeof makeTransactions>>
+export type Transactions = Effect.Success<ReturnType<typeof makeTransactions>>
