@@ -58,6 +58,26 @@ const REFUSED: ReadonlyArray<readonly [from: string, to: string]> = [
   ["config", "observability"]
 ]
 
+/**
+ * The runtime kits by import specifier (Effect 4 ships HTTP, HttpApi, SQL and CLI inside
+ * `effect`; the Node bindings and drivers are packages of their own).
+ */
+const KITS: Readonly<Record<string, RegExp>> = {
+  http: /^(effect\/(http|http-api)|@effect\/platform-node)(\/|$)/,
+  sql: /^(effect\/sql|@effect\/sql-\w+)(\/|$)/,
+  cli: /^effect\/cli(\/|$)/
+}
+
+/** Kits a folder may import, where it is restricted: the contracts only the HttpApi definitions. */
+const KIT_IMPORTS: Readonly<Record<string, RegExp | null>> = {
+  api: /^effect\/http-api(\/|$)/,
+  upstream: /^effect\/http-api(\/|$)/,
+  // The use cases, the domain rules and the runtime helpers know no HTTP, SQL or CLI (README).
+  services: null,
+  domain: null,
+  lib: null
+}
+
 const SOURCE = /\.(ts|tsx|mts|mjs)$/
 
 const sourceFiles = (dir: string): Array<string> =>
@@ -81,10 +101,13 @@ interface Import {
   readonly toFolder: string
 }
 
-/** Every relative import (static, type-only, re-export, dynamic) that leaves `src` or not. */
+/** Every import specifier of a file (static, type-only, re-export, dynamic). */
+const specifiersOf = (file: string): ReadonlyArray<string> =>
+  ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles.map((ref) => ref.fileName)
+
+/** Every relative import that leaves `src` or not. */
 const imports: ReadonlyArray<Import> = sourceFiles(SRC).flatMap((file) =>
-  ts.preProcessFile(readFileSync(file, "utf8"), true, true).importedFiles
-    .map((ref) => ref.fileName)
+  specifiersOf(file)
     .filter((spec) => spec.startsWith("."))
     .map((spec) => resolve(dirname(file), spec))
     .filter((target) => target.startsWith(SRC + sep))
@@ -167,6 +190,48 @@ const shortestCycle = (component: ReadonlyArray<string>): Array<string> => {
   return [start]
 }
 
+/** The constructors of service keys: `Context.Service`, `Context.Reference`, a middleware's `Service`. */
+const KEY_CONSTRUCTOR = /^(Context\.(Service|Reference|Tag|GenericTag)|HttpApiMiddleware\.(Service|Tag))$/
+
+/**
+ * The key a class heritage or an initializer declares, if it is a service key: the string
+ * argument anywhere along a call chain rooted at a KEY_CONSTRUCTOR, e.g.
+ * `Context.Service<A, S>()("k")`, `Context.Reference<S>("k", {...})`, `Context.Service<S>("k")`.
+ */
+const keyOf = (expression: ts.Expression, source: ts.SourceFile): string | undefined => {
+  let key: string | undefined
+  let node: ts.Expression = expression
+  while (ts.isCallExpression(node)) {
+    const first = node.arguments[0]
+    if (first !== undefined && ts.isStringLiteral(first)) key = first.text
+    node = node.expression
+  }
+  return KEY_CONSTRUCTOR.test(node.getText(source)) ? key : undefined
+}
+
+/** Every service key declared in src, with the class or const that holds it. */
+const serviceKeys = (): Array<{ readonly file: string; readonly name: string; readonly key: string }> =>
+  sourceFiles(SRC).flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+    const found: Array<{ readonly file: string; readonly name: string; readonly key: string }> = []
+    const visit = (node: ts.Node) => {
+      if (ts.isClassDeclaration(node) && node.name !== undefined) {
+        for (const clause of node.heritageClauses ?? []) {
+          for (const type of clause.types) {
+            const key = keyOf(type.expression, source)
+            if (key !== undefined) found.push({ file, name: node.name.text, key })
+          }
+        }
+      } else if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer !== undefined) {
+        const key = keyOf(node.initializer, source)
+        if (key !== undefined) found.push({ file, name: node.name.text, key })
+      }
+      ts.forEachChild(node, visit)
+    }
+    visit(source)
+    return found
+  })
+
 describe("the layout of src (README: Layout)", () => {
   it("finds the imports it checks", () => {
     expect(between.length).toBeGreaterThan(50)
@@ -212,15 +277,31 @@ describe("the layout of src (README: Layout)", () => {
   })
 
   it("keys every service by its file's folder and its class name", () => {
-    const tag = /(?:class (\w+) extends Context\.(?:Tag|Reference<\w+>\(\))|const (\w+) = Context\.GenericTag<\w+>)\(\s*"([^"]+)"/g
-    const misnamed = sourceFiles(SRC).flatMap((file) =>
-      [...readFileSync(file, "utf8").matchAll(tag)]
-        .map(([, className, constName, key]) => ({ name: className ?? constName!, key: key! }))
-        .filter(({ key }) => !key.startsWith("@"))
-        .filter(({ key, name }) => key !== `${dirname(relative(SRC, file)).split(sep).join("/").replace(/^\.$/, "main")}/${name}`)
-        .map(({ key, name }) => `${repoPath(file)}: ${name} is keyed "${key}"`)
-    )
+    const keys = serviceKeys().filter(({ key }) => !key.startsWith("@"))
+    expect(keys.length, "service keys found in src").toBeGreaterThan(15)
+    const misnamed = keys
+      .filter(({ file, key, name }) => key !== `${dirname(relative(SRC, file)).split(sep).join("/").replace(/^\.$/, "main")}/${name}`)
+      .map(({ file, key, name }) => `${repoPath(file)}: ${name} is keyed "${key}"`)
     expect(misnamed, "service keys outside the scheme <folder under src>/<class name>").toEqual([])
+  })
+
+  it("imports the HTTP, SQL and CLI kits only where the layout has them", () => {
+    const misplaced = sourceFiles(SRC).flatMap((file) => {
+      const folder = folderOf(file)
+      if (!(folder in KIT_IMPORTS)) return []
+      const allowed = KIT_IMPORTS[folder]!
+      return specifiersOf(file)
+        .filter((spec) => Object.values(KITS).some((kit) => kit.test(spec)) && !(allowed?.test(spec) ?? false))
+        .map((spec) => `${repoPath(file)} imports ${spec} (${folder})`)
+    })
+    expect(misplaced, "kit imports outside their folders").toEqual([])
+  })
+
+  it("imports no effect/unstable module (effect 4.1 has none; only the SQLite driver's are mapped)", () => {
+    const unstable = sourceFiles(SRC).flatMap((file) =>
+      specifiersOf(file).filter((spec) => spec.startsWith("effect/unstable/")).map((spec) => `${repoPath(file)} imports ${spec}`)
+    )
+    expect(unstable).toEqual([])
   })
 
   it("the contracts import no implementation", () => {

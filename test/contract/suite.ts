@@ -14,7 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type * as HttpApi from "@effect/platform/HttpApi"
-import * as fc from "effect/FastCheck"
+import * as fc from "effect/testing/FastCheck"
 import { appendFileSync } from "node:fs"
 import { type ArbitraryOptions, type Operation, operationsOf, pct, requestsFor, validRequest } from "./arbitraries.js"
 import { type Contract, makeContract } from "./openapiValidator.js"

@@ -4,10 +4,10 @@
  * MAX_LISTED_ISSUES problems; every message is at most MAX_MESSAGE_CHARS characters.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { NotFound } from "../../src/api/errors.js"
 import {
   boundMessage,
@@ -34,26 +34,29 @@ const expectClippedOnce = (message: string, c: string) => {
   expect(message).not.toContain(c.repeat(MAX_QUOTED_CHARS + 1))
 }
 
-/** The HttpApiDecodeError the builder would make for `input` against `schema`. */
-const decodeError = <A, I>(schema: Schema.Schema<A, I>, input: unknown) => {
-  const result = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "error" })(input)
-  if (Either.isRight(result)) throw new Error("expected a decode failure")
-  return Effect.runSync(HttpApiError.HttpApiDecodeError.fromParseError(result.left))
+/** The SchemaError the builder's decoding would make for `input` against `schema`. */
+const decodeError = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, input: unknown): Schema.SchemaError => {
+  const result = Schema.decodeUnknownResult(schema, { errors: "all", onExcessProperty: "error" })(input)
+  if (Result.isSuccess(result)) throw new Error("expected a decode failure")
+  return result.failure
 }
+
+/** The issues Schema's formatter reports for `e`, one per path and complaint. */
+const formatted = (e: Schema.SchemaError) => SchemaIssue.makeFormatterStandardSchemaV1()(e.issue).issues
 
 describe("what the schema formatter says, and why a value came out twice", () => {
   // The formatter reports a union once per member, each with the whole value: a literal union,
   // and `T | undefined` for every optional field. Those were the doubled echoes.
   it("a literal union: one problem, the alternatives joined, the value quoted once and cut", () => {
-    const e = decodeError(Schema.Struct({ type: Schema.Literal("approved", "rejected") }), { type: big("x") })
-    expect(e.issues).toHaveLength(2)
+    const e = decodeError(Schema.Struct({ type: Schema.Literals(["approved", "rejected"]) }), { type: big("x") })
+    expect(formatted(e)).toHaveLength(2)
     const message = describeIssues(e)
     expect(message).toBe(`type: Expected "approved" | "rejected", actual "${"x".repeat(MAX_QUOTED_CHARS)}…"`)
   })
 
   it("an optional field over its maxLength: once, without the `undefined` alternative JSON cannot send", () => {
-    const e = decodeError(Schema.Struct({ c: Schema.optional(Schema.String.pipe(Schema.maxLength(10))) }), { c: big("x") })
-    expect(e.issues).toHaveLength(2)
+    const e = decodeError(Schema.Struct({ c: Schema.optional(Schema.String.check(Schema.isMaxLength(10))) }), { c: big("x") })
+    expect(formatted(e)).toHaveLength(2)
     const message = describeIssues(e)
     expect(message).toBe(`c: Expected a string at most 10 character(s) long, actual "${"x".repeat(MAX_QUOTED_CHARS)}…"`)
   })
@@ -67,12 +70,12 @@ describe("what the schema formatter says, and why a value came out twice", () =>
   })
 
   it("a refinement with its own message: no value echoed at all", () => {
-    const Uuid = Schema.String.pipe(Schema.filter(() => false, { message: () => "must be a UUID" }))
+    const Uuid = Schema.String.check(Schema.makeFilter(() => false, { message: "must be a UUID" }))
     expect(describeIssues(decodeError(Schema.Struct({ id: Uuid }), { id: big("x") }))).toBe("id: must be a UUID")
   })
 
   it("a union of structs: each branch's complaint once, values cut", () => {
-    const U = Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number }))
+    const U = Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })])
     const message = describeIssues(decodeError(U, { a: 1, b: big("x") }))
     expectClippedOnce(message, "x")
     expect(message.length).toBeLessThan(600)

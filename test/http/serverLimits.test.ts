@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as http from "node:http"
 import * as net from "node:net"
 import { checkingIntervalMs, createGatewayServer } from "../../src/http/nodeServer.js"
@@ -190,12 +190,11 @@ describe("server limits over real sockets", () => {
   })
 })
 
-const read = (env: Record<string, string>) =>
-  Effect.runSync(Effect.either(Effect.withConfigProvider(serverLimitsConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+const read = (env: Record<string, string>) => Effect.runSync(Effect.result(serverLimitsConfig.parse(ConfigProvider.fromEnv({ env }))))
 
 describe("server limit settings", () => {
   it("defaults: headers 10 s, request 60 s, keep-alive 5 s, 100 headers, 1024 connections (256 per client), 128 MiB of bodies (2 s wait)", () => {
-    expect(read({})).toEqual(Either.right(DEFAULT_SERVER_LIMITS))
+    expect(read({})).toEqual(Result.succeed(DEFAULT_SERVER_LIMITS))
     expect(DEFAULT_SERVER_LIMITS).toEqual({
       headersTimeoutMs: 10_000,
       requestTimeoutMs: 60_000,
@@ -218,7 +217,7 @@ describe("server limit settings", () => {
       SVC_MAX_CONNECTIONS_PER_CLIENT: "16",
       SVC_MAX_BODY_BYTES_IN_FLIGHT: "1048576",
       SVC_BODY_BUDGET_WAIT_MS: "0"
-    })).toEqual(Either.right({
+    })).toEqual(Result.succeed({
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
@@ -244,25 +243,25 @@ describe("server limit settings", () => {
     for (const name of names) {
       for (const value of ["abc", "0", "-5", "1.5", "", "1e3", "0x10", "99999999999999999999", "10 ms"]) {
         const result = read({ [name]: value })
-        expect(Either.isLeft(result), `${name}=${value}`).toBe(true)
-        if (Either.isLeft(result)) {
-          const message = result.left.message
+        expect(Result.isFailure(result), `${name}=${value}`).toBe(true)
+        if (Result.isFailure(result)) {
+          const message = result.failure.message
           expect(message, `${name}=${value}`).toContain(`${name}=${JSON.stringify(value)}`)
           expect(message).toMatch(/expected a whole number of \w+ from 1 to \d+/)
         }
       }
     }
-    expect(Either.isLeft(read({ SVC_MAX_HEADERS: "10001" }))).toBe(true)
-    expect(Either.isLeft(read({ SVC_MAX_CONNECTIONS: "1000001" }))).toBe(true)
-    for (const value of ["abc", "-1", "1.5", "60001"]) expect(Either.isLeft(read({ SVC_BODY_BUDGET_WAIT_MS: value }))).toBe(true)
+    expect(Result.isFailure(read({ SVC_MAX_HEADERS: "10001" }))).toBe(true)
+    expect(Result.isFailure(read({ SVC_MAX_CONNECTIONS: "1000001" }))).toBe(true)
+    for (const value of ["abc", "-1", "1.5", "60001"]) expect(Result.isFailure(read({ SVC_BODY_BUDGET_WAIT_MS: value }))).toBe(true)
   })
 
   it("refuses a header timeout longer than the request timeout (Node would throw)", () => {
     const result = read({ SVC_HEADERS_TIMEOUT_MS: "20000", SVC_REQUEST_TIMEOUT_MS: "10000" })
-    expect(Either.isLeft(result)).toBe(true)
-    if (Either.isLeft(result)) {
-      expect(result.left.message).toContain("SVC_HEADERS_TIMEOUT_MS=20000")
-      expect(result.left.message).toContain("SVC_REQUEST_TIMEOUT_MS (10000)")
+    expect(Result.isFailure(result)).toBe(true)
+    if (Result.isFailure(result)) {
+      expect(result.failure.message).toContain("SVC_HEADERS_TIMEOUT_MS=20000")
+      expect(result.failure.message).toContain("SVC_REQUEST_TIMEOUT_MS (10000)")
     }
   })
 })
