@@ -2,20 +2,11 @@
  * The gateway's whole /v1 contract. Imports no implementation: the OpenAPI document,
  * the typed client and the CLI derive from this value alone.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as OpenApi from "effect/http-api/OpenApi"
 import { DataGroup } from "./data.js"
+import { PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "./dtos.js"
 import { EntitiesGroup } from "./entities.js"
-import {
-  BadGatewayWire,
-  BadRequestWire,
-  ForbiddenWire,
-  GatewayTimeoutWire,
-  InternalServerErrorWire,
-  PayloadTooLargeWire,
-  ServiceUnavailableWire,
-  UnauthorizedWire
-} from "./errors.js"
 import { EventsGroup } from "./events.js"
 import { FilesGroup } from "./files.js"
 import { GlGroup } from "./gl.js"
@@ -26,6 +17,8 @@ import { advertiseOwnDecodeErrors } from "./openapiTransform.js"
 import { TasksGroup } from "./tasks.js"
 import { API_VERSION } from "./version.js"
 
+// The errors any request can meet (malformed, too large, the edge's identity, upstream trouble)
+// are declared on every endpoint (errors.ts, CommonErrors): Effect 4 has no API-wide errors.
 export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthGroup)
   .add(EntitiesGroup)
@@ -36,18 +29,8 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(SubledgersGroup)
   .add(GlGroup)
   .prefix("/v1")
-  // Any request can be malformed or too large; any upstream-backed one can meet upstream trouble.
-  .addError(BadRequestWire)
-  // With the edge's identity configured (SVC_ACTOR_HEADER, SVC_JWT_*), any request can lack or
-  // misstate it: 401, or 403 for another tenant's token (src/http/identity.ts). Declared so
-  // that clients decode them as Unauthorized / Forbidden rather than as an unexpected status.
-  .addError(UnauthorizedWire)
-  .addError(ForbiddenWire)
-  .addError(PayloadTooLargeWire)
-  .addError(InternalServerErrorWire)
-  .addError(BadGatewayWire)
-  .addError(ServiceUnavailableWire)
-  .addError(GatewayTimeoutWire)
+  .annotate(HttpApi.ParseOptions, PARSE_OPTIONS)
+  .annotate(HttpApi.PayloadParseOptions, PAYLOAD_PARSE_OPTIONS)
   // Every write takes an optional Idempotency-Key header (read by the middleware, ./idempotency.ts).
   .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(advertiseOwnDecodeErrors(spec)))
   .annotate(OpenApi.Title, "Tenant gateway")

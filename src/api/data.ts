@@ -1,9 +1,10 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { DataIngestDto } from "./dtos.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { DataIngestResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
@@ -12,15 +13,16 @@ export const EVENT_DATA_MAX_BYTES = 256 * 1024
 
 export class DataGroup extends HttpApiGroup.make("data")
   .add(
-    HttpApiEndpoint.post("ingestData", "/tasks/:taskId/data/ingest")
-      .setPath(TaskPath)
-      .setPayload(DataIngestDto)
-      // Two successes, not one Union: a Union's own status annotation would hide the 201.
-      .addSuccess(DataIngestResult, { status: 201 })
-      .addSuccess(Schema.Array(DataIngestResult), { status: 201 })
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("ingestData", "/tasks/:taskId/data/ingest", {
+      params: TaskPath,
+      payload: DataIngestDto,
+      // Two successes, not one Union, each with its status.
+      success: [
+        DataIngestResult.pipe(HttpApiSchema.status(201)),
+        Schema.Array(DataIngestResult).pipe(HttpApiSchema.status(201))
+      ],
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Ingest structured records")
       .annotate(
         OpenApi.Description,

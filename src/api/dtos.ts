@@ -8,27 +8,39 @@ import { Scalar } from "./resources.js"
 /**
  * A request body's own keys are closed: an unknown key is a 400 naming it, as the published
  * document says (`additionalProperties: false`), instead of being dropped without a word.
+ * Effect 4 takes `onExcessProperty` only as a parse option of the whole decode, so both APIs set
+ * it for every payload (`PAYLOAD_PARSE_OPTIONS`); this names the struct and words the refusal
+ * as before (`is unexpected, expected: "a" | "b"`).
  */
-export const closed = (identifier: string) => <S extends Schema.Annotable.All>(self: S): Schema.Annotable.Self<S> =>
-  self.annotations({ identifier, parseOptions: { onExcessProperty: "error" } }) as Schema.Annotable.Self<S>
+export const closed = (identifier: string) =>
+<S extends Schema.Top & { readonly fields: Schema.Struct.Fields }>(self: S): S["Rebuild"] =>
+  self.annotate({
+    identifier,
+    messageUnexpectedKey: `is unexpected, expected: ${Object.keys(self.fields).map((k) => JSON.stringify(k)).join(" | ")}`
+  })
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+/** How the APIs decode: every problem reported, with the value that caused it (the 400 quotes it). */
+export const PARSE_OPTIONS = { errors: "all", reportInput: true } as const
+/** How the APIs decode request bodies: as PARSE_OPTIONS, and an unknown key is an error (see `closed`). */
+export const PAYLOAD_PARSE_OPTIONS = { ...PARSE_OPTIONS, onExcessProperty: "error" } as const
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
   identifier: "JsonObject",
   description: "Free-form JSON object"
 })
 
-const NonEmpty = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 
 export const CreateTaskDto = Schema.Struct({
-  workflowId: NonEmpty(256).annotations({ description: "An id returned by the workflows list" }),
-  context: Schema.optional(JsonObject).annotations({
+  workflowId: NonEmpty(256).annotate({ description: "An id returned by the workflows list" }),
+  context: Schema.optional(JsonObject).annotate({
     description: "Forwarded into the workflow start payload; checked against the workflow's startParams"
   })
 }).pipe(closed("CreateTaskDto"))
 export type CreateTaskDto = typeof CreateTaskDto.Type
 
 /** The step a decision or row action is for: the id of the current step as /ui shows it. */
-const StepId = NonEmpty(256).annotations({
+const StepId = NonEmpty(256).annotate({
   description: "The step this is for: the current step's id as GET /v1/tasks/:taskId/ui shows it (`step.id`). " +
     "Optional: without it, the step current when the request arrives. Named, a repeat of the decision already " +
     "taken on that step is a no-op answering as the first did, and a step that is no longer current (or was " +
@@ -37,9 +49,9 @@ const StepId = NonEmpty(256).annotations({
 })
 
 export const TaskActionDto = Schema.Struct({
-  type: Schema.Literal("approved", "rejected"),
+  type: Schema.Literals(["approved", "rejected"]),
   step: Schema.optional(StepId),
-  comments: Schema.optional(Schema.String.pipe(Schema.maxLength(10_000))).annotations({
+  comments: Schema.optional(Schema.String.check(Schema.isMaxLength(10_000))).annotate({
     description: "Free text; recorded in the audit log; forwarded as `reason`"
   })
 }).pipe(closed("TaskActionDto"))
@@ -49,25 +61,25 @@ export type TaskActionDto = typeof TaskActionDto.Type
 export const ROW_ACTION_LEDGERS = ["expenses"] as const
 
 export const TaskRowActionDto = Schema.Struct({
-  ledger: Schema.Literal(...ROW_ACTION_LEDGERS).annotations({
+  ledger: Schema.Literals(ROW_ACTION_LEDGERS).annotate({
     description: "Allow-list; only `expenses` is accepted",
-    message: () => `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
+    message: `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
   }),
-  action: Schema.Literal("edit_cell", "reject_row"),
+  action: Schema.Literals(["edit_cell", "reject_row"]),
   step: Schema.optional(StepId),
   rowId: Uuid,
-  field: Schema.optional(NonEmpty(128)).annotations({ description: "Column key; required for edit_cell" }),
-  value: Schema.optionalWith(Scalar, { exact: true }).annotations({
+  field: Schema.optional(NonEmpty(128)).annotate({ description: "Column key; required for edit_cell" }),
+  value: Schema.optionalKey(Scalar).annotate({
     description: "Scalar or null; required for edit_cell"
   })
 }).pipe(
-  Schema.filter((dto) => {
+  Schema.check(Schema.makeFilter((dto) => {
     if (dto.action === "edit_cell") {
-      if (dto.field === undefined) return { path: ["field"], message: "field is required for edit_cell" }
-      if (!("value" in dto)) return { path: ["value"], message: "value is required for edit_cell" }
+      if (dto.field === undefined) return { path: ["field"], issue: "field is required for edit_cell" }
+      if (!("value" in dto)) return { path: ["value"], issue: "value is required for edit_cell" }
     }
     return true
-  }, { jsonSchema: { if: { properties: { action: { const: "edit_cell" } } }, then: { required: ["field", "value"] } } }),
+  }, { toJsonSchema: () => ({ if: { properties: { action: { const: "edit_cell" } } }, then: { required: ["field", "value"] } }) })),
   closed("TaskRowActionDto")
 )
 export type TaskRowActionDto = typeof TaskRowActionDto.Type
@@ -90,8 +102,9 @@ export const CLIENT_SEQ_MAX = 2_147_483_647
 export const WORKSPACE_SEQ_MAX = 2 ** 52
 
 const seqUpTo = (max: number) => {
-  const message = () => `must be an integer from 0 to ${max}`
-  return Schema.Number.pipe(Schema.int({ message }), Schema.between(0, max, { message })).annotations({
+  const message = `must be an integer from 0 to ${max}`
+  return Schema.Number.check(Schema.isInt({ message }).abort(), Schema.isBetween({ minimum: 0, maximum: max }, { message }))
+    .annotate({
     description: `Monotonic per task / event stream; 0..${max}`
   })
 }
@@ -128,30 +141,30 @@ const utf8Length = (s: string): number => {
   return n
 }
 
-const EventPayload = JsonObject.pipe(
-  Schema.filter((payload) => {
+const EventPayload = JsonObject.check(
+  Schema.makeFilter((payload) => {
     const bytes = utf8Length(jsonText(payload))
     return bytes <= TASK_EVENT_PAYLOAD_MAX_BYTES ||
       `${bytes} bytes of JSON exceeds the ${TASK_EVENT_PAYLOAD_MAX_BYTES}-byte cap of one event`
   })
-).annotations({ description: `Free-form JSON object, at most ${TASK_EVENT_PAYLOAD_MAX_BYTES} bytes as UTF-8 JSON` })
+).annotate({ description: `Free-form JSON object, at most ${TASK_EVENT_PAYLOAD_MAX_BYTES} bytes as UTF-8 JSON` })
 
 const taskEventFields = {
-  type: NonEmpty(128).annotations({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
-  source: NonEmpty(64).annotations({ description: "Producer, typically worker" }),
-  sourceLabel: Schema.optional(Schema.String.pipe(Schema.maxLength(256))),
+  type: NonEmpty(128).annotate({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
+  source: NonEmpty(64).annotate({ description: "Producer, typically worker" }),
+  sourceLabel: Schema.optional(Schema.String.check(Schema.isMaxLength(256))),
   seq: seqUpTo(CLIENT_SEQ_MAX),
   payload: EventPayload,
-  groupKey: Schema.optional(NonEmpty(128)).annotations({ description: "Thread/group id for one panel" })
+  groupKey: Schema.optional(NonEmpty(128)).annotate({ description: "Thread/group id for one panel" })
 }
 
 export const TaskEventDto = Schema.Struct({
   ...taskEventFields,
-  source: taskEventFields.source.pipe(
-    Schema.filter((s) => !isReservedEventSource(s), {
-      message: () => `"workspace", "audit" and "agent:..." are written by the gateway only`
+  source: taskEventFields.source.check(
+    Schema.makeFilter((s) => !isReservedEventSource(s), {
+      message: `"workspace", "audit" and "agent:..." are written by the gateway only`
     })
-  ).annotations({
+  ).annotate({
     description: "Producer, typically worker. Not `workspace`, `audit` or `agent:...`: those the gateway writes itself"
   })
 }).pipe(closed("TaskEventDto"))
@@ -164,22 +177,21 @@ export const WorkspaceTaskEventDto = Schema.Struct({ ...taskEventFields, seq: se
 )
 
 /** YYYY-MM with a real month (2026-13 is refused). */
-export const Period = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-(0[1-9]|1[0-2])$/, { message: () => "period must be YYYY-MM with a month 01-12" }),
-  Schema.annotations({ identifier: "Period", description: "Accounting period, YYYY-MM" })
-)
+export const Period = Schema.String.check(
+  Schema.isPattern(/^\d{4}-(0[1-9]|1[0-2])$/, { message: "period must be YYYY-MM with a month 01-12" })
+).annotate({ identifier: "Period", description: "Accounting period, YYYY-MM" })
 
 /** Fields shared by upload and ingest: everything but where the bytes come from. */
 const FileMetaFields = {
-  source: NonEmpty(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
-  fileName: Schema.optional(FileName).annotations({ description: "Override; otherwise derived" }),
-  contentType: Schema.optional(MediaType).annotations({
+  source: NonEmpty(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
+  fileName: Schema.optional(FileName).annotate({ description: "Override; otherwise derived" }),
+  contentType: Schema.optional(MediaType).annotate({
     description: "MIME type; guessed from the file name when omitted"
   }),
   period: Schema.optional(Period),
   schemaSlug: Schema.optional(NonEmpty(128)),
-  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)).annotations({ description: "Workflow id to signal after persist" }),
-  signalName: Schema.optional(NonEmpty(128)).annotations({ description: "Signal name to fire after persist" })
+  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)).annotate({ description: "Workflow id to signal after persist" }),
+  signalName: Schema.optional(NonEmpty(128)).annotate({ description: "Signal name to fire after persist" })
 }
 
 /** Published beside the rule below: each of the two requires the other. */
@@ -188,30 +200,30 @@ export const signalPairSchema = { dependentRequired: { signalTaskId: ["signalNam
 /** signalTaskId and signalName name one signal: both or neither. */
 export const signalPair = <A extends { readonly signalTaskId?: string | undefined; readonly signalName?: string | undefined }>(
   dto: A
-) =>
+): true | { readonly path: ReadonlyArray<PropertyKey>; readonly issue: string } =>
   (dto.signalTaskId === undefined) === (dto.signalName === undefined) ||
   {
     path: [dto.signalTaskId === undefined ? "signalTaskId" : "signalName"],
-    message: "signalTaskId and signalName must be given together"
+    issue: "signalTaskId and signalName must be given together"
   }
 
 export const UploadFileDto = Schema.Struct({
   ...FileMetaFields,
-  data: Schema.String.annotations({ description: "Base64 of the file bytes", contentEncoding: "base64" })
-}).pipe(Schema.filter(signalPair, { jsonSchema: signalPairSchema }), closed("UploadFileDto"))
+  data: Schema.String.annotate({ description: "Base64 of the file bytes", contentEncoding: "base64" })
+}).pipe(Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })), closed("UploadFileDto"))
 export type UploadFileDto = typeof UploadFileDto.Type
 
-export const FileRef = Schema.Struct(
-  { provider: NonEmpty(64).annotations({ description: "local, url, inline_base64, ..." }) },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-).annotations({
+export const FileRef = Schema.StructWithRest(
+  Schema.Struct({ provider: NonEmpty(64).annotate({ description: "local, url, inline_base64, ..." }) }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({
   identifier: "FileRef",
   description: "Provider-tagged file reference; per-provider fields are validated by the file fetcher"
 })
 export type FileRef = typeof FileRef.Type
 
 export const IngestFileDto = Schema.Struct({ ...FileMetaFields, fileRef: FileRef }).pipe(
-  Schema.filter(signalPair, { jsonSchema: signalPairSchema }),
+  Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })),
   closed("IngestFileDto")
 )
 export type IngestFileDto = typeof IngestFileDto.Type
@@ -221,38 +233,38 @@ export type FileMeta = Omit<UploadFileDto, "data">
 
 export const DataIngestEvent = Schema.Struct({
   data: JsonObject,
-  sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Free-form provenance JSON" })
+  sourceRef: Schema.optional(Schema.Unknown).annotate({ description: "Free-form provenance JSON" })
 }).pipe(closed("DataIngestEvent"))
 
 export const DataIngestDto = Schema.Struct({
-  data: Schema.optional(JsonObject).annotations({ description: "Single-row body; exactly one of data / events" }),
-  events: Schema.optional(Schema.Array(DataIngestEvent).pipe(Schema.minItems(1), Schema.maxItems(10_000))).annotations({
+  data: Schema.optional(JsonObject).annotate({ description: "Single-row body; exactly one of data / events" }),
+  events: Schema.optional(Schema.Array(DataIngestEvent).check(Schema.isMinLength(1), Schema.isMaxLength(10_000))).annotate({
     description: "Bulk body; exactly one of data / events"
   }),
-  sourceRef: Schema.optional(Schema.Unknown).annotations({ description: "Ignored when events is given" }),
-  kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
+  sourceRef: Schema.optional(Schema.Unknown).annotate({ description: "Ignored when events is given" }),
+  kind: Schema.optional(NonEmpty(128)).annotate({ description: "Discriminator shared by the batch" }),
   signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)),
   signalName: Schema.optional(NonEmpty(128))
 }).pipe(
-  Schema.filter((dto) =>
+  Schema.check(Schema.makeFilter((dto) =>
     (dto.data === undefined) === (dto.events === undefined)
-      ? { path: ["data"], message: "exactly one of data / events must be set" }
+      ? { path: ["data"], issue: "exactly one of data / events must be set" }
       : signalPair(dto), {
     // Inside allOf: a top-level oneOf would make Effect replace the whole object schema.
-    jsonSchema: { allOf: [{ oneOf: [{ required: ["data"] }, { required: ["events"] }] }], ...signalPairSchema }
-  }),
+    toJsonSchema: () => ({ allOf: [{ oneOf: [{ required: ["data"] }, { required: ["events"] }] }], ...signalPairSchema })
+  })),
   closed("DataIngestDto")
 )
 export type DataIngestDto = typeof DataIngestDto.Type
 
 export const UpdateSubledgerCellDto = Schema.Struct({
-  field: NonEmpty(128).annotations({ description: "Column key, checked against the ledger's allow-list" }),
-  value: Scalar.annotations({ description: "Scalar or null; validated and coerced per ledger" })
+  field: NonEmpty(128).annotate({ description: "Column key, checked against the ledger's allow-list" }),
+  value: Scalar.annotate({ description: "Scalar or null; validated and coerced per ledger" })
 }).pipe(closed("UpdateSubledgerCellDto"))
 export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
 
 export const GlConnectSessionDto = Schema.Struct({
-  serviceId: Schema.optional(NonEmpty(128)).annotations({
+  serviceId: Schema.optional(NonEmpty(128)).annotate({
     description: "Preselects a provider; omitted lets the user pick"
   })
 }).pipe(closed("GlConnectSessionDto"))

@@ -1,9 +1,10 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { CreateTaskDto } from "./dtos.js"
-import { ConflictWire, NotFoundWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { Uuid } from "./ids.js"
 import { CreatedTask, EntitySummary, TaskSummary, WorkflowEntry } from "./resources.js"
 import { NEXT_CURSOR_HEADER, TASK_PAGE_MAX, TaskListParams } from "./taskListing.js"
@@ -12,17 +13,17 @@ const EntityPath = Schema.Struct({ entityId: Uuid })
 
 export class EntitiesGroup extends HttpApiGroup.make("entities")
   .add(
-    HttpApiEndpoint.get("listEntities", "/entities")
-      .addSuccess(Schema.Array(EntitySummary))
+    HttpApiEndpoint.get("listEntities", "/entities", { success: Schema.Array(EntitySummary), error: CommonErrors })
       .annotate(OpenApi.Summary, "List entities")
       .annotate(OpenApi.Description, "Every entity of the tenant this gateway is bound to.")
   )
   .add(
-    HttpApiEndpoint.get("listTasks", "/entities/:entityId/tasks")
-      .setPath(EntityPath)
-      .setUrlParams(TaskListParams)
-      .addSuccess(Schema.Array(TaskSummary))
-      .addError(NotFoundWire)
+    HttpApiEndpoint.get("listTasks", "/entities/:entityId/tasks", {
+      params: EntityPath,
+      query: TaskListParams,
+      success: Schema.Array(TaskSummary),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List an entity's tasks")
       .annotate(
         OpenApi.Description,
@@ -37,10 +38,11 @@ export class EntitiesGroup extends HttpApiGroup.make("entities")
       )
   )
   .add(
-    HttpApiEndpoint.get("listWorkflows", "/entities/:entityId/workflows")
-      .setPath(EntityPath)
-      .addSuccess(Schema.Array(WorkflowEntry))
-      .addError(NotFoundWire)
+    HttpApiEndpoint.get("listWorkflows", "/entities/:entityId/workflows", {
+      params: EntityPath,
+      success: Schema.Array(WorkflowEntry),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List startable workflows")
       .annotate(
         OpenApi.Description,
@@ -49,12 +51,12 @@ export class EntitiesGroup extends HttpApiGroup.make("entities")
       )
   )
   .add(
-    HttpApiEndpoint.post("createTask", "/entities/:entityId/tasks")
-      .setPath(EntityPath)
-      .setPayload(CreateTaskDto)
-      .addSuccess(CreatedTask, { status: 201 })
-      .addError(NotFoundWire)
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("createTask", "/entities/:entityId/tasks", {
+      params: EntityPath,
+      payload: CreateTaskDto,
+      success: CreatedTask.pipe(HttpApiSchema.status(201)),
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Start a task")
       .annotate(
         OpenApi.Description,

@@ -5,8 +5,9 @@
  * The classes are yieldable TaggedErrors for handlers; their wire schema drops `_tag`,
  * since the HTTP status alone identifies the error to a client.
  */
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 const wire = <Status extends number, Name extends string, Extra extends Schema.Struct.Fields>(
   status: Status,
@@ -21,38 +22,60 @@ const wire = <Status extends number, Name extends string, Extra extends Schema.S
   })
 
 const fields = <Status extends number, Name extends string>(status: Status, name: Name) => ({
-  statusCode: Schema.Literal(status).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => status)),
-  error: Schema.Literal(name).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => name)),
+  statusCode: Schema.Literal(status).pipe(Schema.withConstructorDefault(Effect.succeed(status))),
+  error: Schema.Literal(name).pipe(Schema.withConstructorDefault(Effect.succeed(name))),
   message: Schema.String
 })
 
-/** Wire schema for an error class: the class's fields without `_tag`, annotated with its status. */
-const onWire = <Self extends { readonly _tag: string }, W extends Schema.Schema.AnyNoContext>(
-  cls: Schema.Schema<Self, any, never> & { new(props: any): Self },
-  w: W,
+interface WireBody {
+  readonly statusCode: number
+  readonly message: string
+  readonly error: string
+  readonly currentStatus?: string | undefined
+  readonly code?: string | undefined
+}
+
+/**
+ * Wire schema for an error class: the class's fields without `_tag`, annotated with its status
+ * (`httpApiStatus`, what HttpApiSchema.status sets) and named after the class in the document.
+ */
+const onWire = <Self extends WireBody, T extends WireBody, E>(
+  cls: Schema.Codec<Self, unknown> & { new(props: T): Self; readonly identifier: string },
+  w: Schema.Codec<T, E>,
   status: number
-): Schema.Schema<Self, Schema.Schema.Encoded<W>> =>
-  Schema.transform(w, Schema.typeSchema(cls), {
-    strict: false,
-    decode: (body: any) => new cls(body),
-    // Picked by name: an Error's `message` is not an enumerable own property, so a spread loses it.
-    encode: (e: any) => {
-      const body: Record<string, unknown> = { statusCode: e.statusCode, message: e.message, error: e.error }
-      if (e.currentStatus !== undefined) body.currentStatus = e.currentStatus
-      if (e.code !== undefined) body.code = e.code
-      return body
-    }
-  }).annotations(HttpApiSchema.annotations({ status })) as any
+): Schema.Codec<Self, E> =>
+  w.pipe(
+    Schema.decodeTo(
+      Schema.toType(cls),
+      SchemaTransformation.transform<Self, T>({
+        decode: (body) => new cls(body),
+        // Picked by name: an Error's `message` is not an enumerable own property, so a spread loses it.
+        encode: (e) => {
+          const body: { -readonly [K in keyof WireBody]: WireBody[K] } = {
+            statusCode: e.statusCode,
+            message: e.message,
+            error: e.error
+          }
+          if (e.currentStatus !== undefined) body.currentStatus = e.currentStatus
+          if (e.code !== undefined) body.code = e.code
+          // T is WireBody narrowed to this class's literals, which `e` carries.
+          return body as T
+        }
+      })
+    )
+  ).annotate({ identifier: cls.identifier, httpApiStatus: status })
 
 const OptionalCurrentStatus = { currentStatus: Schema.optional(Schema.String) }
 const OptionalCode = { code: Schema.optional(Schema.Literal("INVALID_FIELD")) }
+const WireCurrentStatus = { currentStatus: Schema.optionalKey(Schema.String) }
+const WireCode = { code: Schema.optionalKey(Schema.Literal("INVALID_FIELD")) }
 
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
   ...fields(400, "Bad Request"),
   ...OptionalCurrentStatus,
   ...OptionalCode
 }) {}
-export const BadRequestWire = onWire(BadRequest, wire(400, "Bad Request", { ...OptionalCurrentStatus, ...OptionalCode }), 400)
+export const BadRequestWire = onWire(BadRequest, wire(400, "Bad Request", { ...WireCurrentStatus, ...WireCode }), 400)
 
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields(401, "Unauthorized")) {}
 export const UnauthorizedWire = onWire(Unauthorized, wire(401, "Unauthorized", {}), 401)
@@ -129,3 +152,20 @@ export const isApiError = (u: unknown): u is ApiError =>
   u instanceof BadRequest || u instanceof Unauthorized || u instanceof Forbidden || u instanceof NotFound || u instanceof MethodNotAllowed || u instanceof Conflict ||
   u instanceof PayloadTooLarge || u instanceof UnsupportedMediaType || u instanceof InternalServerError || u instanceof BadGateway ||
   u instanceof ServiceUnavailable || u instanceof GatewayTimeout
+
+/**
+ * The errors every /v1 endpoint declares (Effect 4 has no API-wide or group-wide errors): any
+ * request can be malformed or too large; with the edge's identity configured (SVC_ACTOR_HEADER,
+ * SVC_JWT_*) it can lack or misstate it (401, or 403 for another tenant's token,
+ * src/http/identity.ts); any upstream-backed one can meet upstream trouble.
+ */
+export const CommonErrors = [
+  BadRequestWire,
+  UnauthorizedWire,
+  ForbiddenWire,
+  PayloadTooLargeWire,
+  InternalServerErrorWire,
+  BadGatewayWire,
+  ServiceUnavailableWire,
+  GatewayTimeoutWire
+] as const

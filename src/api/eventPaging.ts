@@ -4,27 +4,39 @@
  * WorkspaceApi. Without them the spec's default answer (every event) is unchanged.
  */
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /** The most events one page may ask for. */
 export const EVENT_PAGE_MAX = 1000
 
-/** Digits only (no sign, exponent, hex or spaces), then a safe integer; `what` says what it must be. */
-const decimalInt = (what: string) =>
-  Schema.compose(
-    Schema.String.pipe(Schema.pattern(/^\d{1,16}$/, { message: () => `must be ${what}` })),
-    Schema.NumberFromString
-  ).pipe(Schema.int(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: () => `must be ${what}` }))
+/**
+ * Digits only (no sign, exponent, hex or spaces), then a safe integer within `checks`; `what`
+ * says what it must be. Its encoded side is a string, so HttpApi's query and header codecs take
+ * it as it is.
+ */
+const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
+  Schema.String.check(Schema.isPattern(/^\d{1,16}$/, { message: `must be ${what}` })).pipe(
+    Schema.decodeTo(
+      Schema.Number.check(
+        Schema.isInt(),
+        Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: `must be ${what}` }),
+        ...checks
+      ),
+      SchemaTransformation.numberFromString
+    )
+  )
 
 /** A seq as a query or header value: the events after it are wanted. */
-export const SeqParam = decimalInt("an integer >= 0").annotations({ description: "Only events with a greater seq" })
+export const SeqParam = decimalInt("an integer >= 0").annotate({ description: "Only events with a greater seq" })
 
 export const EventPageParams = Schema.Struct({
-  afterSeq: Schema.optionalWith(SeqParam, { exact: true }),
-  limit: Schema.optionalWith(
-    decimalInt(`an integer from 1 to ${EVENT_PAGE_MAX}`).pipe(
-      Schema.between(1, EVENT_PAGE_MAX, { message: () => `must be an integer from 1 to ${EVENT_PAGE_MAX}` })
-    ).annotations({ description: `At most this many events (the first ones, seq ascending), 1..${EVENT_PAGE_MAX}` }),
-    { exact: true }
+  afterSeq: Schema.optionalKey(SeqParam),
+  limit: Schema.optionalKey(
+    decimalInt(
+      `an integer from 1 to ${EVENT_PAGE_MAX}`,
+      Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX }, { message: `must be an integer from 1 to ${EVENT_PAGE_MAX}` })
+    ).annotate({ description: `At most this many events (the first ones, seq ascending), 1..${EVENT_PAGE_MAX}` })
   )
 })
 
@@ -70,9 +82,8 @@ export const eventsWithinBytes = (sizes: ReadonlyArray<number>, maxBytes: number
 /** The workspace service's paging: EventPageParams and `maxBytes` (its answer stops as eventsWithinBytes says). */
 export const WorkspaceEventPageParams = Schema.Struct({
   ...EventPageParams.fields,
-  maxBytes: Schema.optionalWith(
-    decimalInt("a positive integer").pipe(Schema.greaterThanOrEqualTo(1, { message: () => "must be a positive integer" }))
-      .annotations({ description: "Stop after the event that takes the answer's size (about its JSON's) to this many bytes" }),
-    { exact: true }
+  maxBytes: Schema.optionalKey(
+    decimalInt("a positive integer", Schema.isGreaterThanOrEqualTo(1, { message: "must be a positive integer" }))
+      .annotate({ description: "Stop after the event that takes the answer's size (about its JSON's) to this many bytes" })
   )
 })

@@ -1,11 +1,11 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { CLIENT_SEQ_MAX, TaskEventDto } from "./dtos.js"
 import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX, EventPageParams, SeqParam } from "./eventPaging.js"
-import { ConflictWire, NotFoundWire, UnauthorizedWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskEvent } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
@@ -16,13 +16,13 @@ export const LAST_EVENT_ID_HEADER = "last-event-id"
 
 export class EventsGroup extends HttpApiGroup.make("events")
   .add(
-    HttpApiEndpoint.post("appendEvent", "/tasks/:taskId/events")
-      .setPath(TaskPath)
-      .setHeaders(Schema.Struct({ [EVENTS_KEY_HEADER]: Schema.optional(Schema.String) }))
-      .setPayload(TaskEventDto)
-      .addSuccess(Schema.Struct({ ok: Schema.Literal(true), event: TaskEvent }))
-      .addError(UnauthorizedWire)
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("appendEvent", "/tasks/:taskId/events", {
+      params: TaskPath,
+      headers: { [EVENTS_KEY_HEADER]: Schema.optional(Schema.String) },
+      payload: TaskEventDto,
+      success: Schema.Struct({ ok: Schema.Literal(true), event: TaskEvent }),
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Append a task event")
       .annotate(
         OpenApi.Description,
@@ -34,18 +34,20 @@ export class EventsGroup extends HttpApiGroup.make("events")
       )
   )
   .add(
-    HttpApiEndpoint.get("listEvents", "/tasks/:taskId/events")
-      .setPath(TaskPath)
-      .setUrlParams(EventPageParams)
-      .addSuccess(Schema.Struct({
+    HttpApiEndpoint.get("listEvents", "/tasks/:taskId/events", {
+      params: TaskPath,
+      query: EventPageParams,
+      success: Schema.Struct({
         events: Schema.Array(TaskEvent),
-        hasMore: Schema.optionalWith(Schema.Literal(true), { exact: true }).annotations({
+        hasMore: Schema.optionalKey(Schema.Literal(true)).annotate({
           description: "Present (true) when the answer stopped before the end of the timeline: read on from nextAfterSeq"
         }),
-        nextAfterSeq: Schema.optionalWith(Schema.Int, { exact: true }).annotations({
+        nextAfterSeq: Schema.optionalKey(Schema.Int).annotate({
           description: "With hasMore: the afterSeq of the next read (the last seq of this answer)"
         })
-      }))
+      }),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
@@ -59,11 +61,13 @@ export class EventsGroup extends HttpApiGroup.make("events")
       )
   )
   .add(
-    HttpApiEndpoint.get("streamEvents", "/tasks/:taskId/events/stream")
-      .setPath(TaskPath)
-      .setUrlParams(Schema.Struct({ afterSeq: Schema.optionalWith(SeqParam, { exact: true }) }))
-      .setHeaders(Schema.Struct({ [LAST_EVENT_ID_HEADER]: Schema.optionalWith(SeqParam, { exact: true }) }))
-      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+    HttpApiEndpoint.get("streamEvents", "/tasks/:taskId/events/stream", {
+      params: TaskPath,
+      query: { afterSeq: Schema.optionalKey(SeqParam) },
+      headers: { [LAST_EVENT_ID_HEADER]: Schema.optionalKey(SeqParam) },
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/event-stream" })),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Stream task events (Server-Sent Events)")
       .annotate(
         OpenApi.Description,
@@ -78,7 +82,6 @@ export class EventsGroup extends HttpApiGroup.make("events")
           "for SVC_EVENTS_STREAM_STALL_MS is disconnected (reconnect with Last-Event-ID)."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Task events")
   .annotate(OpenApi.Description, "Append-only timeline per task")
 {}

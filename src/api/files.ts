@@ -1,10 +1,10 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { IngestFileDto, UploadFileDto } from "./dtos.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskId, Uuid } from "./ids.js"
 import { FileDocument, UploadResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
@@ -14,10 +14,12 @@ export const FILE_LIST_LIMIT = 20
 
 export class FilesGroup extends HttpApiGroup.make("files")
   .add(
-    HttpApiEndpoint.get("listFiles", "/tasks/:taskId/files")
-      .setPath(TaskPath)
-      .setUrlParams(Schema.Struct({ source: Schema.optional(Schema.String.pipe(Schema.minLength(1))) }))
-      .addSuccess(Schema.Array(FileDocument))
+    HttpApiEndpoint.get("listFiles", "/tasks/:taskId/files", {
+      params: TaskPath,
+      query: { source: Schema.optional(Schema.String.check(Schema.isMinLength(1))) },
+      success: Schema.Array(FileDocument),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List task files")
       .annotate(
         OpenApi.Description,
@@ -25,12 +27,12 @@ export class FilesGroup extends HttpApiGroup.make("files")
       )
   )
   .add(
-    HttpApiEndpoint.post("uploadFile", "/tasks/:taskId/files")
-      .setPath(TaskPath)
-      .setPayload(UploadFileDto)
-      .addSuccess(UploadResult, { status: 201 })
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("uploadFile", "/tasks/:taskId/files", {
+      params: TaskPath,
+      payload: UploadFileDto,
+      success: UploadResult.pipe(HttpApiSchema.status(201)),
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Upload a file (base64)")
       .annotate(
         OpenApi.Description,
@@ -39,12 +41,12 @@ export class FilesGroup extends HttpApiGroup.make("files")
       )
   )
   .add(
-    HttpApiEndpoint.post("ingestFile", "/tasks/:taskId/files/ingest")
-      .setPath(TaskPath)
-      .setPayload(IngestFileDto)
-      .addSuccess(UploadResult, { status: 201 })
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("ingestFile", "/tasks/:taskId/files/ingest", {
+      params: TaskPath,
+      payload: IngestFileDto,
+      success: UploadResult.pipe(HttpApiSchema.status(201)),
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Ingest a file by reference")
       .annotate(
         OpenApi.Description,
@@ -53,10 +55,12 @@ export class FilesGroup extends HttpApiGroup.make("files")
       )
   )
   .add(
-    HttpApiEndpoint.get("downloadFile", "/tasks/:taskId/files/:documentRef/download")
-      .setPath(Schema.Struct({ taskId: TaskId, documentRef: Uuid }))
+    HttpApiEndpoint.get("downloadFile", "/tasks/:taskId/files/:documentRef/download", {
+      params: { taskId: TaskId, documentRef: Uuid },
       // The stored Content-Type, whatever it is: any media type (checked at upload) may come back.
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "*/*" }))
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "*/*" })),
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Download a file")
       .annotate(
         OpenApi.Description,
@@ -64,7 +68,6 @@ export class FilesGroup extends HttpApiGroup.make("files")
           "`taskId` is in the route for symmetry and is not enforced against the document."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Task files")
   .annotate(OpenApi.Description, "Upload, ingest, list and download a task's documents")
 {}

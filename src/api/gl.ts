@@ -1,15 +1,14 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import { GlConnectSessionDto } from "./dtos.js"
-import { ConflictWire } from "./errors.js"
+import { CommonErrors, ConflictWire } from "./errors.js"
 import { GlConnectSession, GlStatus } from "./resources.js"
 
 export class GlGroup extends HttpApiGroup.make("gl")
   .add(
-    HttpApiEndpoint.get("glStatus", "/gl/status")
-      .addSuccess(GlStatus)
+    HttpApiEndpoint.get("glStatus", "/gl/status", { success: GlStatus, error: CommonErrors })
       .annotate(OpenApi.Summary, "GL connection status")
       .annotate(
         OpenApi.Description,
@@ -17,10 +16,11 @@ export class GlGroup extends HttpApiGroup.make("gl")
       )
   )
   .add(
-    HttpApiEndpoint.post("glConnectSession", "/gl/connect/session")
-      .setPayload(GlConnectSessionDto)
-      .addSuccess(GlConnectSession)
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("glConnectSession", "/gl/connect/session", {
+      payload: GlConnectSessionDto,
+      success: GlConnectSession,
+      error: [...CommonErrors, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Start a GL connect session")
       .annotate(
         OpenApi.Description,
@@ -28,9 +28,7 @@ export class GlGroup extends HttpApiGroup.make("gl")
       )
   )
   .add(
-    HttpApiEndpoint.del("glDisconnect", "/gl")
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(ConflictWire)
+    HttpApiEndpoint.delete("glDisconnect", "/gl", { success: HttpApiSchema.NoContent, error: [...CommonErrors, ConflictWire] })
       .annotate(OpenApi.Summary, "Remove the GL connection")
       .annotate(OpenApi.Description, "Idempotent: 204 also when no connection exists.")
   )

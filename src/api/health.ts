@@ -1,14 +1,14 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { CommonErrors } from "./errors.js"
 
-export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotations({ identifier: "Health" })
+export const Health = Schema.Struct({ status: Schema.Literal("ok") }).annotate({ identifier: "Health" })
 
 export class HealthGroup extends HttpApiGroup.make("health")
   .add(
-    HttpApiEndpoint.get("health", "/health")
-      .addSuccess(Health)
+    HttpApiEndpoint.get("health", "/health", { success: Health, error: CommonErrors })
       .annotate(OpenApi.Summary, "Liveness")
       .annotate(
         OpenApi.Description,

@@ -35,7 +35,7 @@ export const IDEMPOTENCY_KEY_DESCRIPTION = "Makes the write safe to retry: the f
  * above and answers 400.
  */
 export const IdempotencyKeyHeaders = Schema.Struct({
-  [IDEMPOTENCY_KEY_HEADER]: Schema.optional(Schema.String.pipe(Schema.minLength(1))).annotations({
+  [IDEMPOTENCY_KEY_HEADER]: Schema.optional(Schema.String.check(Schema.isMinLength(1))).annotate({
     description: IDEMPOTENCY_KEY_DESCRIPTION
   })
 })

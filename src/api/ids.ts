@@ -4,14 +4,11 @@ import * as Schema from "effect/Schema"
 const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
 /** A UUID in any version, case-insensitive (ids come from several systems). */
-export const Uuid = Schema.String.pipe(
-  Schema.pattern(UUID_RE, { message: () => "must be a UUID" }),
-  Schema.annotations({
-    identifier: "Uuid",
-    description: "UUID",
-    jsonSchema: { pattern: UUID_RE.source, format: "uuid" }
-  })
-)
+export const Uuid = Schema.String.check(Schema.isPattern(UUID_RE, { message: "must be a UUID" })).annotate({
+  identifier: "Uuid",
+  description: "UUID",
+  format: "uuid"
+})
 
 export const isUuid = (s: string): boolean => UUID_RE.test(s)
 
@@ -26,18 +23,16 @@ export const TASK_ID_MAX_LENGTH = 2048
 const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`)
 
 /** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
-export const TaskId = Schema.String.pipe(
-  Schema.maxLength(TASK_ID_MAX_LENGTH, { message: () => `must be at most ${TASK_ID_MAX_LENGTH} characters` }),
-  Schema.pattern(TASK_ID_RE, { message: () => "must be a task UUID or a composite <uuid>:<step>:<slug>" }),
-  Schema.annotations({
-    identifier: "TaskId",
-    description:
-      `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters`,
-    jsonSchema: { pattern: TASK_ID_RE.source, maxLength: TASK_ID_MAX_LENGTH }
-  })
-)
+export const TaskId = Schema.String.check(
+  Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }),
+  Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
+).annotate({
+  identifier: "TaskId",
+  description:
+    `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters`
+})
 
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!
 
-export const Timestamp = Schema.String.annotations({ description: "ISO 8601 timestamp", jsonSchema: { format: "date-time" } })
+export const Timestamp = Schema.String.annotate({ description: "ISO 8601 timestamp", format: "date-time" })

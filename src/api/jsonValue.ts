@@ -3,8 +3,10 @@
  * src/http/jsonInput.ts, which applies them to every request body; schemas that parse JSON out
  * of a string apply them too). Pure, so that the contract can use it.
  */
-import * as ParseResult from "effect/ParseResult"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 export const DEFAULT_MAX_JSON_DEPTH = 64
 
@@ -79,23 +81,28 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
 
 
 /**
- * `Schema.parseJson(schema)` with the same rules as a request body (depth, `__proto__`, text):
- * for JSON carried inside a string, e.g. a query parameter.
+ * `Schema.fromJsonString(schema)` with the same rules as a request body (depth, `__proto__`,
+ * text): for JSON carried inside a string, e.g. a query parameter.
  */
-export const CheckedJson = <A, I, R>(schema: Schema.Schema<A, I, R>, maxDepth = DEFAULT_MAX_JSON_DEPTH) =>
-  Schema.transformOrFail(Schema.String, Schema.encodedSchema(schema), {
-    strict: true,
-    decode: (text, _, ast) => {
-      let value: unknown
-      try {
-        value = JSON.parse(text)
-      } catch {
-        return ParseResult.fail(new ParseResult.Type(ast, text, "must be valid JSON"))
-      }
-      const problem = jsonValueProblem(value, maxDepth)
-      return problem === undefined
-        ? ParseResult.succeed(value as I)
-        : ParseResult.fail(new ParseResult.Type(ast, text, problem))
-    },
-    encode: (value) => ParseResult.succeed(JSON.stringify(value))
-  }).pipe(Schema.compose(schema))
+export const CheckedJson = <S extends Schema.Top>(schema: S, maxDepth = DEFAULT_MAX_JSON_DEPTH) =>
+  Schema.String.pipe(
+    Schema.decodeTo(
+      schema,
+      SchemaTransformation.transformEffect<S["Encoded"], string>({
+        decode: (text) => {
+          let value: unknown
+          try {
+            value = JSON.parse(text)
+          } catch {
+            return Effect.fail(new SchemaIssue.InvalidValue({ message: "must be valid JSON" }, text))
+          }
+          const problem = jsonValueProblem(value, maxDepth)
+          return problem === undefined
+            // Checked by `schema`'s own decode, which follows.
+            ? Effect.succeed(value as S["Encoded"])
+            : Effect.fail(new SchemaIssue.InvalidValue({ message: problem }, text))
+        },
+        encode: (value) => Effect.succeed(JSON.stringify(value))
+      })
+    )
+  )

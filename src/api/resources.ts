@@ -7,10 +7,10 @@ export const EntitySummary = Schema.Struct({
   tenantId: Uuid,
   slug: Schema.String,
   name: Schema.String
-}).annotations({ identifier: "EntitySummary" })
+}).annotate({ identifier: "EntitySummary" })
 export type EntitySummary = typeof EntitySummary.Type
 
-export const TaskStatus = Schema.String.annotations({
+export const TaskStatus = Schema.String.annotate({
   description: "Task status; values seen: IN_PROGRESS, COMPLETED, FAILED (the last two are terminal)"
 })
 
@@ -19,16 +19,16 @@ export const TaskSummary = Schema.Struct({
   title: Schema.String,
   status: TaskStatus,
   priority: Schema.String,
-  awaiting: Schema.optional(Schema.String).annotations({
+  awaiting: Schema.optional(Schema.String).annotate({
     description: "Current step's displayHint.component; absent when the next-step lookup fails or the task is terminal"
   }),
   entityId: Uuid,
   workflowId: Schema.String,
   createdAt: Timestamp
-}).annotations({ identifier: "TaskSummary" })
+}).annotate({ identifier: "TaskSummary" })
 export type TaskSummary = typeof TaskSummary.Type
 
-export const StartParamType = Schema.Literal("string", "number", "boolean", "array", "object")
+export const StartParamType = Schema.Literals(["string", "number", "boolean", "array", "object"])
 export type StartParamType = typeof StartParamType.Type
 
 export const StartParam = Schema.Struct({
@@ -39,21 +39,21 @@ export const StartParam = Schema.Struct({
   enum: Schema.optional(Schema.Array(Schema.Unknown)),
   default: Schema.optional(Schema.Unknown),
   required: Schema.Boolean
-}).annotations({ identifier: "StartParam" })
+}).annotate({ identifier: "StartParam" })
 export type StartParam = typeof StartParam.Type
 
 export const WorkflowEntry = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  startParams: Schema.optional(Schema.Array(StartParam)).annotations({
+  startParams: Schema.optional(Schema.Array(StartParam)).annotate({
     description: "Omitted when the workflow's runbook lookup fails"
   })
-}).annotations({ identifier: "WorkflowEntry" })
+}).annotate({ identifier: "WorkflowEntry" })
 export type WorkflowEntry = typeof WorkflowEntry.Type
 
 /** The task row the workspace service created: the summary fields, plus whatever else it returns. */
-export const CreatedTask = Schema.Struct(
-  {
+export const CreatedTask = Schema.StructWithRest(
+  Schema.Struct({
     id: Uuid,
     title: Schema.String,
     status: TaskStatus,
@@ -61,53 +61,55 @@ export const CreatedTask = Schema.Struct(
     entityId: Uuid,
     workflowId: Schema.String,
     createdAt: Timestamp
-  },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-).annotations({ identifier: "CreatedTask" })
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({ identifier: "CreatedTask" })
 export type CreatedTask = typeof CreatedTask.Type
 
 export const DisplayHint = Schema.Struct({
   component: Schema.String,
-  config: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-}).annotations({ identifier: "DisplayHint" })
+  config: Schema.Record(Schema.String, Schema.Unknown)
+}).annotate({ identifier: "DisplayHint" })
 
 export const UiStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
   displayHint: DisplayHint,
-  args: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-}).annotations({ identifier: "UiStep" })
+  args: Schema.Record(Schema.String, Schema.Unknown)
+}).annotate({ identifier: "UiStep" })
 export type UiStep = typeof UiStep.Type
 
 export const UiState = Schema.Struct({
-  task: Schema.Struct({ id: Uuid, title: Schema.String, status: TaskStatus }, Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  step: Schema.NullOr(UiStep).annotations({ description: "The current step; null for a task with no next step" }),
+  task: Schema.StructWithRest(Schema.Struct({ id: Uuid, title: Schema.String, status: TaskStatus }), [
+    Schema.Record(Schema.String, Schema.Unknown)
+  ]),
+  step: Schema.NullOr(UiStep).annotate({ description: "The current step; null for a task with no next step" }),
   steps: Schema.Array(Schema.Struct({
     id: Schema.String,
-    title: Schema.optional(Schema.String).annotations({ description: "The step's title in its runbook, for people" }),
+    title: Schema.optional(Schema.String).annotate({ description: "The step's title in its runbook, for people" }),
     status: Schema.String
   }))
-}).annotations({ identifier: "UiState" })
+}).annotate({ identifier: "UiState" })
 export type UiState = typeof UiState.Type
 
-export const StepSnapshots = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+export const StepSnapshots = Schema.Record(Schema.String, Schema.Unknown).annotate({
   identifier: "StepSnapshots",
   description: "Map of step id to what was shown and decided at that completed step"
 })
 
-export const TaskEvent = Schema.Struct(
-  {
+export const TaskEvent = Schema.StructWithRest(
+  Schema.Struct({
     taskId: Schema.String,
     type: Schema.String,
     source: Schema.String,
     sourceLabel: Schema.optional(Schema.String),
     seq: Schema.Int,
-    payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+    payload: Schema.Record(Schema.String, Schema.Unknown),
     groupKey: Schema.optional(Schema.String),
     createdAt: Timestamp
-  },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-).annotations({ identifier: "TaskEvent" })
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({ identifier: "TaskEvent" })
 export type TaskEvent = typeof TaskEvent.Type
 
 export const FileDocument = Schema.Struct({
@@ -116,7 +118,7 @@ export const FileDocument = Schema.Struct({
   contentType: Schema.String,
   uploadedAt: Timestamp,
   downloadUrl: Schema.String
-}).annotations({ identifier: "FileDocument" })
+}).annotate({ identifier: "FileDocument" })
 export type FileDocument = typeof FileDocument.Type
 
 export const UploadResult = Schema.Struct({
@@ -128,25 +130,25 @@ export const UploadResult = Schema.Struct({
   sizeBytes: Schema.Int,
   uploadedAt: Timestamp,
   downloadUrl: Schema.String,
-  signaled: Schema.Boolean.annotations({ description: "Whether a workflow signal was recorded to follow the persist" })
-}).annotations({ identifier: "UploadResult" })
+  signaled: Schema.Boolean.annotate({ description: "Whether a workflow signal was recorded to follow the persist" })
+}).annotate({ identifier: "UploadResult" })
 export type UploadResult = typeof UploadResult.Type
 
 export const DataIngestResult = Schema.Struct({
-  id: Uuid.annotations({ description: "Persisted row id" }),
+  id: Uuid.annotate({ description: "Persisted row id" }),
   status: Schema.Literal("accepted"),
   signaled: Schema.Boolean
-}).annotations({ identifier: "DataIngestResult" })
+}).annotate({ identifier: "DataIngestResult" })
 export type DataIngestResult = typeof DataIngestResult.Type
 
 export const RejectResult = Schema.Struct({
   status: Schema.Literal("OK"),
   rowId: Uuid,
   newStatus: Schema.String
-}).annotations({ identifier: "RejectResult" })
+}).annotate({ identifier: "RejectResult" })
 export type RejectResult = typeof RejectResult.Type
 
-export const Scalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null).annotations({
+export const Scalar = Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null]).annotate({
   identifier: "Scalar"
 })
 export type Scalar = typeof Scalar.Type
@@ -156,7 +158,7 @@ export const UpdateResult = Schema.Struct({
   rowId: Uuid,
   field: Schema.String,
   value: Scalar
-}).annotations({ identifier: "UpdateResult" })
+}).annotate({ identifier: "UpdateResult" })
 export type UpdateResult = typeof UpdateResult.Type
 
 export const GlStatus = Schema.Struct({
@@ -167,7 +169,7 @@ export const GlStatus = Schema.Struct({
   status: Schema.optional(Schema.String),
   lastSyncAt: Schema.optional(Schema.NullOr(Timestamp)),
   workspaceName: Schema.optional(Schema.String)
-}).annotations({
+}).annotate({
   identifier: "GlStatus",
   description: "When the tenant has no GL configured, only connected=false and tenantId"
 })
@@ -176,7 +178,7 @@ export type GlStatus = typeof GlStatus.Type
 export const GlConnectSession = Schema.Struct({
   sessionUrl: Schema.String,
   consumerId: Schema.String
-}).annotations({ identifier: "GlConnectSession" })
+}).annotate({ identifier: "GlConnectSession" })
 export type GlConnectSession = typeof GlConnectSession.Type
 
-export const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotations({ identifier: "Ok" })
+export const Ok = Schema.Struct({ ok: Schema.Literal(true) }).annotate({ identifier: "Ok" })

@@ -1,19 +1,24 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { UpdateSubledgerCellDto } from "./dtos.js"
-import { ConflictWire, NotFoundWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { Uuid } from "./ids.js"
 import { RejectResult, UpdateResult } from "./resources.js"
 
-const RowPath = Schema.Struct({ ledger: Schema.String.pipe(Schema.minLength(1)), rowId: Uuid })
+const RowPath = Schema.Struct({ ledger: Schema.String.check(Schema.isMinLength(1)), rowId: Uuid })
+
+// Every operation here writes: an Idempotency-Key reused for another request is a 409.
+const RowErrors = [...CommonErrors, NotFoundWire, ConflictWire] as const
 
 export class SubledgersGroup extends HttpApiGroup.make("subledgers")
   .add(
-    HttpApiEndpoint.post("rejectRow", "/subledgers/:ledger/:rowId/reject")
-      .setPath(RowPath)
-      .addSuccess(RejectResult)
+    HttpApiEndpoint.post("rejectRow", "/subledgers/:ledger/:rowId/reject", {
+      params: RowPath,
+      success: RejectResult,
+      error: RowErrors
+    })
       .annotate(OpenApi.Summary, "Reject a subledger row")
       .annotate(
         OpenApi.Description,
@@ -22,10 +27,12 @@ export class SubledgersGroup extends HttpApiGroup.make("subledgers")
       )
   )
   .add(
-    HttpApiEndpoint.patch("updateCell", "/subledgers/:ledger/:rowId")
-      .setPath(RowPath)
-      .setPayload(UpdateSubledgerCellDto)
-      .addSuccess(UpdateResult)
+    HttpApiEndpoint.patch("updateCell", "/subledgers/:ledger/:rowId", {
+      params: RowPath,
+      payload: UpdateSubledgerCellDto,
+      success: UpdateResult,
+      error: RowErrors
+    })
       .annotate(OpenApi.Summary, "Edit one subledger cell")
       .annotate(
         OpenApi.Description,
@@ -33,9 +40,6 @@ export class SubledgersGroup extends HttpApiGroup.make("subledgers")
           "coerced per ledger; a row whose status does not allow edits answers 400 with `currentStatus`."
       )
   )
-  .addError(NotFoundWire)
-  // Every operation here writes: an Idempotency-Key reused for another request is a 409.
-  .addError(ConflictWire)
   .annotate(OpenApi.Title, "Subledgers")
   .annotate(OpenApi.Description, "Direct row mutation, bypassing the workflow")
 {}

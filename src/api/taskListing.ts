@@ -7,6 +7,7 @@
  * fields, `hasMore`/`nextAfterSeq`, because its body is an object).
  */
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { isUuid } from "./ids.js"
 
 /** The response header carrying the `cursor` of the next page. */
@@ -49,41 +50,37 @@ export const taskIdOfCursor = (cursor: string): string | undefined => {
 
 export const CURSOR_MESSAGE = `cursor: must be the ${NEXT_CURSOR_HEADER} header of an earlier answer`
 
-const TaskCursor = Schema.String.pipe(
-  Schema.pattern(CURSOR_RE, { message: () => CURSOR_MESSAGE.slice("cursor: ".length) })
-).annotations({ description: `Where the page starts: the ${NEXT_CURSOR_HEADER} header of the previous answer (opaque)` })
+const TaskCursor = Schema.String.check(
+  Schema.isPattern(CURSOR_RE, { message: CURSOR_MESSAGE.slice("cursor: ".length) })
+).annotate({ description: `Where the page starts: the ${NEXT_CURSOR_HEADER} header of the previous answer (opaque)` })
 
 /** A display component, as `awaiting` names it. */
-export const AwaitingParam = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9_.-]{1,128}$/, { message: () => "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
-).annotations({ description: "Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)" })
+export const AwaitingParam = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9_.-]{1,128}$/, { message: "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
+).annotate({ description: "Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)" })
 
 const LIMIT_MESSAGE = `must be an integer from 1 to ${TASK_PAGE_MAX}`
 
 export const TaskListParams = Schema.Struct({
-  status: Schema.optionalWith(
-    Schema.Literal(...TASK_STATUSES).annotations({
-      message: () => `must be one of ${TASK_STATUSES.join(", ")}`,
+  status: Schema.optionalKey(
+    Schema.Literals(TASK_STATUSES).annotate({
+      message: `must be one of ${TASK_STATUSES.join(", ")}`,
       description: "Only tasks in this status"
-    }),
-    { exact: true }
+    })
   ),
-  awaiting: Schema.optionalWith(
-    AwaitingParam,
-    { exact: true }
+  awaiting: Schema.optionalKey(AwaitingParam),
+  limit: Schema.optionalKey(
+    Schema.String.check(Schema.isPattern(/^\d{1,4}$/, { message: LIMIT_MESSAGE })).pipe(
+      Schema.decodeTo(
+        Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: TASK_PAGE_MAX }, { message: LIMIT_MESSAGE })),
+        SchemaTransformation.numberFromString
+      )
+    ).annotate({
+      description: `At most this many tasks (1..${TASK_PAGE_MAX}); the answer then carries ${NEXT_CURSOR_HEADER} ` +
+        "when more may follow"
+    })
   ),
-  limit: Schema.optionalWith(
-    Schema.compose(
-      Schema.String.pipe(Schema.pattern(/^\d{1,4}$/, { message: () => LIMIT_MESSAGE })),
-      Schema.NumberFromString
-    ).pipe(Schema.int(), Schema.between(1, TASK_PAGE_MAX, { message: () => LIMIT_MESSAGE }))
-      .annotations({
-        description: `At most this many tasks (1..${TASK_PAGE_MAX}); the answer then carries ${NEXT_CURSOR_HEADER} ` +
-          "when more may follow"
-      }),
-    { exact: true }
-  ),
-  cursor: Schema.optionalWith(TaskCursor, { exact: true })
+  cursor: Schema.optionalKey(TaskCursor)
 })
 
 export type TaskListQuery = typeof TaskListParams.Type

@@ -1,9 +1,9 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { TaskActionDto, TaskRowActionDto } from "./dtos.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "./errors.js"
+import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskId } from "./ids.js"
 import { Ok, StepSnapshots, UiState } from "./resources.js"
 
@@ -11,9 +11,7 @@ export const TaskPath = Schema.Struct({ taskId: TaskId })
 
 export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
-    HttpApiEndpoint.get("getUi", "/tasks/:taskId/ui")
-      .setPath(TaskPath)
-      .addSuccess(UiState)
+    HttpApiEndpoint.get("getUi", "/tasks/:taskId/ui", { params: TaskPath, success: UiState, error: [...CommonErrors, NotFoundWire] })
       .annotate(OpenApi.Summary, "Combined UI state")
       .annotate(
         OpenApi.Description,
@@ -22,19 +20,21 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.get("getSnapshots", "/tasks/:taskId/snapshots")
-      .setPath(TaskPath)
-      .addSuccess(StepSnapshots)
+    HttpApiEndpoint.get("getSnapshots", "/tasks/:taskId/snapshots", {
+      params: TaskPath,
+      success: StepSnapshots,
+      error: [...CommonErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Step snapshots")
       .annotate(OpenApi.Description, "Map of step id to what was shown and decided at that completed step.")
   )
   .add(
-    HttpApiEndpoint.post("action", "/tasks/:taskId/action")
-      .setPath(TaskPath)
-      .setPayload(TaskActionDto)
-      .addSuccess(Ok)
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("action", "/tasks/:taskId/action", {
+      params: TaskPath,
+      payload: TaskActionDto,
+      success: Ok,
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Approve or reject the current step")
       .annotate(
         OpenApi.Description,
@@ -46,12 +46,12 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.post("rowAction", "/tasks/:taskId/row-action")
-      .setPath(TaskPath)
-      .setPayload(TaskRowActionDto)
-      .addSuccess(Ok)
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("rowAction", "/tasks/:taskId/row-action", {
+      params: TaskPath,
+      payload: TaskRowActionDto,
+      success: Ok,
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
+    })
       .annotate(OpenApi.Summary, "Row action on a table step")
       .annotate(
         OpenApi.Description,
@@ -60,7 +60,6 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
           "when the request arrives): a step that is no longer current is a 409 naming the current step."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Task lifecycle")
   .annotate(OpenApi.Description, "Drive a task: UI state, snapshots, approve/reject, row actions")
 {}
