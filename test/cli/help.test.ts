@@ -3,9 +3,8 @@
  * at most 100 columns, no colour codes), global options before or after the command, JSON
  * output that is only JSON, and the bundled bin (what `tenant-svc` runs).
  */
-import * as CliConfig from "@effect/cli/CliConfig"
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Command from "effect/cli/Command"
+import type * as HelpDoc from "effect/cli/HelpDoc"
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { svc as tree } from "../../src/cli/app.js"
@@ -13,18 +12,26 @@ import { normalizeArgs } from "../../src/cli/args.js"
 import { COMMANDS, helpFor } from "../../src/cli/help.js"
 import { type Gateway, ROOT, startGateway, stopAllProcesses, svc } from "./harness.js"
 
-/** Every leaf command of the @effect/cli tree with the flags it takes, from its generated usage. */
+/**
+ * The HelpDoc effect/cli generates for a command. Effect 4 exposes it only to its own renderer
+ * (`buildHelpDoc` on every command value), so this reads it there: the flags the parser takes.
+ */
+const helpDocOf = (command: Command.Command.Any, path: ReadonlyArray<string>): HelpDoc.HelpDoc =>
+  (command as unknown as { readonly buildHelpDoc: (path: ReadonlyArray<string>) => HelpDoc.HelpDoc }).buildHelpDoc(path)
+
+/** Every leaf command of the effect/cli tree with the flags it takes, from its generated help. */
 const leaves = (): Array<{ path: string; flags: Array<string> }> => {
-  // eslint-disable-next-line no-control-regex
-  const text = HelpDoc.toAnsiText(Command.getHelp(tree, CliConfig.defaultConfig)).replace(/\x1b\[[0-9;]*m/g, "")
   const out: Array<{ path: string; flags: Array<string> }> = []
-  for (const line of text.split("\n")) {
-    const m = /^\s+- ([a-z][a-z-]*(?: [a-z][a-z-]*)*)(.*)$/.exec(line)
-    if (m === null) continue
-    const rest = m[2]!.replace(/ {3,}.*$/, "")
-    if (rest.trim() === "" && !(m[1]! in COMMANDS)) continue // a group
-    out.push({ path: m[1]!, flags: [...new Set(rest.match(/--[a-z][a-z-]*/g) ?? [])] })
+  const walk = (command: Command.Command.Any, path: ReadonlyArray<string>) => {
+    const children = command.subcommands.flatMap((group) => group.commands)
+    const key = path.join(" ")
+    if (path.length > 0 && (children.length === 0 || key in COMMANDS)) {
+      const flags = helpDocOf(command, ["svc", ...path]).flags.flatMap((flag) => [`--${flag.name}`, ...flag.aliases])
+      out.push({ path: key, flags: [...new Set(flags.filter((f) => f.startsWith("--")))] })
+    }
+    for (const child of children) walk(child, [...path, child.name])
   }
+  walk(tree, [])
   return out
 }
 

@@ -1,6 +1,6 @@
 /** The CLI's pure parts: start-param checks, record files, file names, the timeline, agent URIs. */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { describe, expect, it, vi } from "vitest"
 import { BadRequest } from "../../src/api/errors.js"
 import { reportFailure } from "../../src/cli/app.js"
@@ -42,7 +42,7 @@ describe("--param key=value", () => {
 
   it("refuses a flag without a key, and a key given twice", () => {
     const fail = (...pairs: Array<string>) =>
-      Effect.runSync(Effect.either(parseKeyValues("--param", pairs))).pipe(Either.getLeft)
+      Effect.runSync(Effect.result(parseKeyValues("--param", pairs))).pipe(Result.getFailure)
     expect(fail("=1")).toMatchObject({ _tag: "Some", value: { message: `--param "=1": expected key=value` } })
     expect(fail("novalue")).toMatchObject({ value: { message: `--param "novalue": expected key=value` } })
     expect(fail("a=1", "a=2")).toMatchObject({ value: { message: "--param a: given more than once" } })

@@ -4,9 +4,9 @@
  * another task. Checked on the wire (a loopback server that records request targets) and on
  * the built gateway (a composite id with `/../<other task>` must not write to the other task).
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { tmpdir } from "node:os"
@@ -79,7 +79,7 @@ describe("path parameters on the wire", () => {
     /** Runs a call the recording server answers 404: it must have reached the server. */
     const run = async <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient>) => {
       targets.length = 0
-      await Effect.runPromise(Effect.either(Effect.provide(effect, FetchHttpClient.layer)))
+      await Effect.runPromise(Effect.result(Effect.provide(effect, FetchHttpClient.layer)))
       expect(targets).toHaveLength(1)
     }
     await run(Effect.flatMap(makeGatewayClient(base), (gw) => gw.files.listFiles({ path: { taskId: id }, urlParams: {} })))

@@ -1,14 +1,14 @@
 /**
- * Who acts, seen from inside: the `currentActor` FiberRef holds the actor the edge named while
+ * Who acts, seen from inside: the `currentActor` reference holds the actor the edge named while
  * the gateway's handlers call the workspace (header mode, JWT mode, agents at /mcp), and it
  * crosses to an HTTP workspace as `x-svc-actor` and back into that server's handlers.
  * The answers themselves (401, 403, 400) are tested on the built process (header.test.ts, jwt.test.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as HttpServer from "effect/http/HttpServer"
 import { createServer } from "node:http"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -21,6 +21,7 @@ import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { exampleFixture, raw } from "../support/gateway.js"
 import { ACME } from "../support/world.js"
+import { portOf } from "../fixtures/http.js"
 import { type ActorCall, AUDIENCE, ISSUER, jwksOf, makeKey, recording, recordingGateway, sign } from "./support.js"
 
 const HEADER: IdentitySettings = { header: { name: "x-forwarded-email", required: true }, jwt: undefined }
@@ -109,9 +110,8 @@ describe("the actor across an HTTP workspace (x-svc-actor)", () => {
         )
       )
       const server = yield* Effect.provide(HttpServer.HttpServer, context)
-      const address = server.address as HttpServer.TcpAddress
-      const client = yield* makeHttpWorkspaceClient(`http://127.0.0.1:${address.port}`, { timeoutMs: 2000, retries: 0 }).pipe(
-        Effect.provide(NodeHttpClient.layer)
+      const client = yield* makeHttpWorkspaceClient(`http://127.0.0.1:${portOf(server.address)}`, { timeoutMs: 2000, retries: 0 }).pipe(
+        Effect.provide(NodeHttpClient.layerNodeHttp)
       )
       yield* client.listEntities(ACME)
       yield* withActor("José <jose@acme.test> 100%")(client.listEntities(ACME))

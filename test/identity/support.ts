@@ -1,13 +1,13 @@
 /**
  * What the identity tests share: a WorkspaceClient that records who was acting (the
- * `currentActor` FiberRef) when each of its methods ran, a gateway over it on the real HTTP
+ * `currentActor` reference) when each of its methods ran, a gateway over it on the real HTTP
  * stack (in process), and signing keys with a JWKS for them (jose).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as HttpServer from "effect/http/HttpServer"
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from "jose"
 import { randomUUID } from "node:crypto"
 import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
@@ -36,7 +36,7 @@ export const recording = (service: WorkspaceClientService, calls: Array<ActorCal
       return (...args: Array<unknown>) => {
         const result = value.apply(target, args)
         return Effect.isEffect(result)
-          ? Effect.zipRight(Effect.map(actorNow, (actor) => void calls.push({ method: String(key), actor })), result)
+          ? Effect.andThen(Effect.map(actorNow, (actor) => void calls.push({ method: String(key), actor })), result)
           : result
       }
     }
@@ -47,8 +47,7 @@ export const recordingGateway = (identity: IdentitySettings, fixture: Fixture = 
   const calls: Array<ActorCall> = []
   const workspace = recording(makeMemoryWorkspace(fixture), calls)
   const server = HttpServer.layerTestClient.pipe(
-    Layer.provide(NodeHttpClient.layerWithoutAgent),
-    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+    Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
     Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(defaultConfig.maxBodyBytes), { port: 0, host: "127.0.0.1" }))
   )
   const layer = GatewayLive.pipe(

@@ -4,7 +4,6 @@
  * limited address is answered 429 with Retry-After for bad keys but a valid key still gets in
  * (the built process: ./lockout.test.ts).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -14,6 +13,8 @@ import { parseFixture } from "../../src/domain/fixture.js"
 import { addressBucket, clientAddress } from "../../src/mcp/clientAddress.js"
 import { makeFailureLimiter } from "../../src/mcp/limiter.js"
 import { makeGateway } from "../support/gateway.js"
+import { baseUrl } from "../fixtures/http.js"
+import { envProvider } from "../fixtures/config.js"
 import { call, connect, KEY_A, KEY_B, mcpFixture, ok, postMcp } from "./world.js"
 
 describe("the failure limiter", () => {
@@ -84,19 +85,16 @@ describe("through the HTTP stack (in-process, in-memory workspace)", () => {
   const runtime = ManagedRuntime.make(
     Layer.provide(
       layer,
-      Layer.setConfigProvider(ConfigProvider.fromMap(new Map([
-        ["SVC_MCP_AUTH_FAILURE_BURST", "3"],
-        ["SVC_MCP_AUTH_FAILURE_REFILL_MS", "60000"]
-      ])))
+      ConfigProvider.layer(envProvider({
+        SVC_MCP_AUTH_FAILURE_BURST: "3",
+        SVC_MCP_AUTH_FAILURE_REFILL_MS: "60000"
+      }))
     )
   )
   let url = ""
 
   beforeAll(async () => {
-    url = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => {
-      const address = s.address as HttpServer.TcpAddress
-      return `http://127.0.0.1:${address.port}`
-    }))
+    url = await runtime.runPromise(baseUrl)
   })
   afterAll(() => runtime.dispose())
 

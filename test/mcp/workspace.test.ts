@@ -5,10 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -24,11 +23,11 @@ import { AGENT_A, AGENT_GLOBEX, KEY_A, KEY_B, KEY_GLOBEX, mcpFixture } from "./w
 
 const fixture = Effect.runSync(parseFixture("mcp", mcpFixture()))
 
-const quiet = Logger.minimumLogLevel(LogLevel.Warning)
+const quiet = Layer.succeed(References.MinimumLogLevel, "Warn")
 
 /** The embedded store on a temp-file database seeded from `f` as a fixture file (SVC_SEED_FILE). */
 const embedded = (f: Fixture | Record<string, unknown>) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-workspace-"))),
@@ -47,14 +46,14 @@ const implementations: ReadonlyArray<readonly [string, () => Layer.Layer<Workspa
   [
     "HTTP client over the workspace server (embedded)",
     () =>
-      Layer.unwrapEffect(Effect.map(EmbeddedWorkspace, (store) => clientOf(workspaceServer(store, store)))).pipe(
+      Layer.unwrap(Effect.map(EmbeddedWorkspace, (store) => clientOf(workspaceServer(store, store)))).pipe(
         Layer.provide(embedded(mcpFixture()))
       )
   ]
 ]
 
 const tagOf = <A, E extends { readonly _tag: string }, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.map(Effect.either(self), (e) => (Either.isLeft(e) ? e.left._tag : "success"))
+  Effect.map(Effect.result(self), (e) => (Result.isFailure(e) ? e.failure._tag : "success"))
 
 describe("findAgentByKeyHash", () => {
   for (const [name, make] of implementations) {

@@ -37,7 +37,7 @@ describe("the lazy checkpoint worker", () => {
     await db.execute("CREATE TABLE t (b BLOB)")
     let inlineRuns = 0
     const scope = Effect.runSync(Scope.make())
-    const checkpointer = await Effect.runPromise(Scope.extend(startCheckpointer({
+    const checkpointer = await Effect.runPromise(Scope.provide(startCheckpointer({
       path: file,
       walLimitBytes: 64 * 1024 * 1024,
       unavailable: (reason) => {

@@ -28,7 +28,7 @@ const proxiedUpstream = Effect.gen(function*() {
 /** Runs `body` against a gateway over the workspace server behind the fault proxy. */
 const withProxiedGateway = <A, E, R>(
   settings: { readonly timeoutMs: number; readonly retries: number; readonly deadlineMs?: number },
-  body: (setup: Effect.Effect.Success<typeof proxiedUpstream>) => Effect.Effect<A, E, R>
+  body: (setup: Effect.Success<typeof proxiedUpstream>) => Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
     const s = yield* proxiedUpstream

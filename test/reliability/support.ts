@@ -4,13 +4,12 @@
  * stall or lose the answer of each request; and a gateway on the real HTTP stack whose
  * WorkspaceClient is the HTTP client pointed at that proxy (or at a port that refuses).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import * as HttpServer from "effect/http/HttpServer"
 import { createServer, request as httpRequest, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
@@ -22,6 +21,7 @@ import { WorkspaceApiLive } from "../../src/workspace/server/server.js"
 import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
 import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
+import { portOf } from "../fixtures/http.js"
 
 /** One request the proxy saw. */
 export interface Hit {
@@ -53,7 +53,7 @@ export interface HttpFaults {
 /** The HTTP fault proxy in front of `target`, on a free loopback port, for the scope's lifetime. */
 export const httpFaults = (target: string) =>
   Effect.acquireRelease(
-    Effect.async<HttpFaults & { readonly server: Server }>((resume) => {
+    Effect.callback<HttpFaults & { readonly server: Server }>((resume) => {
       const state: HttpFaults & { server?: Server } = { url: "", hits: [], rule: () => ({ kind: "pass" }) }
       const server = createServer((req, res) => {
         const hit: Hit = { method: req.method!, url: req.url!, key: req.headers["idempotency-key"] as string | undefined }
@@ -86,14 +86,14 @@ export const httpFaults = (target: string) =>
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
   )
 
 /** An address where nothing listens (a stopped workspace): connections are refused. */
-export const refusingUrl = Effect.async<string>((resume) => {
+export const refusingUrl = Effect.callback<string>((resume) => {
   const server = createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo
@@ -109,8 +109,8 @@ export const workspaceUpstream = Effect.gen(function*() {
       Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(64 * 1024 * 1024), { port: 0, host: "127.0.0.1" }))
     )
   )
-  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address as HttpServer.TcpAddress
-  return { memory, url: `http://127.0.0.1:${address.port}` }
+  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+  return { memory, url: `http://127.0.0.1:${portOf(address)}` }
 })
 
 export interface UpstreamSetup {
@@ -140,13 +140,12 @@ export const gatewayOver = (
     Layer.provide(TenantConfig.make(settings)),
     Layer.provideMerge(
       HttpServer.layerTestClient.pipe(
-        Layer.provide(NodeHttpClient.layerWithoutAgent),
-        Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+        Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
         Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(settings.maxBodyBytes), { port: 0, host: "127.0.0.1" }))
       )
     ),
     // The client logs every failed attempt as a warning; these tests cause them on purpose.
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
   )
 }
 

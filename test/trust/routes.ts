@@ -3,8 +3,7 @@
  * a route added to GatewayApi or WorkspaceApi is attacked by the trust-boundary tests without
  * anyone remembering to add it.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as Option from "effect/Option"
+import * as HttpApi from "effect/http-api/HttpApi"
 import { randomUUID } from "node:crypto"
 
 export interface Route {
@@ -19,17 +18,17 @@ export interface Route {
 
 export const paramsOf = (path: string): ReadonlyArray<string> => [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!)
 
-export const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> => {
+export const routesOf = (api: HttpApi.Top): ReadonlyArray<Route> => {
   const routes: Array<Route> = []
-  HttpApi.reflect(api as any, {
+  HttpApi.reflect(api, {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group }) => {
       routes.push({
-        key: `${group.identifier}.${endpoint.name}`,
+        key: `${group.identifier}.${endpoint.identifier}`,
         method: endpoint.method,
         path: endpoint.path,
         params: paramsOf(endpoint.path),
-        hasPayload: Option.isSome(endpoint.payloadSchema)
+        hasPayload: endpoint.payload.size > 0
       })
     }
   })
