@@ -5,6 +5,7 @@
  * embedded store's outbox does after its commit.
  */
 import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
@@ -140,7 +141,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
    */
   const keys = new Map<string, { readonly fingerprint: string; readonly result: string | null }>()
   const MAX_KEYS = 100_000
-  const writeLock = Effect.unsafeMakeSemaphore(1)
+  const writeLock = Semaphore.makeUnsafe(1)
   const idempotent = <A, E>(
     tenantId: string,
     fingerprintOf: Effect.Effect<string>,

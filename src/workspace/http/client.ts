@@ -13,21 +13,18 @@
  *   5xx, unexpected statuses and undecodable bodies are a 502.
  * - Downloads stream: the body is handed on chunk by chunk, never buffered whole.
  */
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
@@ -47,7 +44,7 @@ import {
 } from "../../api/errors.js"
 import { randomUUID } from "node:crypto"
 import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
-import { encodePathParams, encodePathSegment } from "../../client/pathParams.js"
+import { encodePathSegment } from "../../client/pathParams.js"
 import { upstreamHeaders } from "../../observability/requestContext.js"
 import { ACTOR_FORWARD_HEADER, actorNow } from "../../services/Actor.js"
 import { encodeActorHeader } from "../../services/actorValue.js"
@@ -118,12 +115,12 @@ const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
   if (e instanceof InternalServerError || isUpstream(e)) {
     return new BadGateway({ message: `The workspace service answered ${e.statusCode} ${e.error}: ${e.message}` })
   }
-  if (ParseResult.isParseError(e)) {
+  if (Schema.isSchemaError(e)) {
     return new BadGateway({ message: "The workspace service sent a response that does not match its contract" })
   }
-  if (HttpClientError.isHttpClientError(e) && e._tag === "ResponseError") {
+  if (HttpClientError.isHttpClientError(e) && e.response !== undefined) {
     return new BadGateway({
-      message: e.reason === "StatusCode" || (e.reason === "Decode" && e.cause === undefined)
+      message: e.reason._tag === "StatusCodeError"
         ? `The workspace service answered an unexpected status ${e.response.status}`
         : "The workspace service response could not be read"
     })
@@ -135,22 +132,25 @@ const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
 const fromCallFailure = (e: unknown): Kept | UpstreamError => {
   if (e instanceof ResponseFailure) return fromResponseFailure(e.cause)
   if (isKept(e) || isUpstream(e)) return e
-  if (HttpClientError.isHttpClientError(e) && e._tag === "RequestError") {
-    return e.reason === "Transport"
+  if (HttpClientError.isHttpClientError(e) && e.response === undefined) {
+    return e.reason._tag === "TransportError"
       ? new ServiceUnavailable({ message: "The workspace service is unreachable" })
-      : new BadGateway({ message: `The workspace request could not be sent (${e.reason})` })
+      : new BadGateway({ message: `The workspace request could not be sent (${REQUEST_REASONS[e.reason._tag] ?? e.reason._tag})` })
   }
-  if (ParseResult.isParseError(e)) {
+  if (Schema.isSchemaError(e)) {
     return new BadRequest({ message: `Invalid request to the workspace service: ${e.message}` })
   }
   return fromResponseFailure(e)
 }
 
-const errorWires: Readonly<Record<number, (u: unknown) => Effect.Effect<Kept, ParseResult.ParseError>>> = {
-  400: Schema.decodeUnknown(BadRequestWire),
-  403: Schema.decodeUnknown(ForbiddenWire),
-  404: Schema.decodeUnknown(NotFoundWire),
-  409: Schema.decodeUnknown(ConflictWire)
+/** The request-side failures by the names Effect 3 gave them (they appear in the 502's message). */
+const REQUEST_REASONS: Readonly<Record<string, string>> = { EncodeError: "Encode", InvalidUrlError: "InvalidUrl" }
+
+const errorWires: Readonly<Record<number, (u: unknown) => Effect.Effect<Kept, Schema.SchemaError>>> = {
+  400: Schema.decodeUnknownEffect(BadRequestWire),
+  403: Schema.decodeUnknownEffect(ForbiddenWire),
+  404: Schema.decodeUnknownEffect(NotFoundWire),
+  409: Schema.decodeUnknownEffect(ConflictWire)
 }
 
 /** The error a non-2xx response stands for, for calls made without HttpApiClient (downloads). */
@@ -177,18 +177,17 @@ const errorOfResponse = (response: HttpClientResponse.HttpClientResponse): Effec
 }
 
 /**
- * Path parameters percent-encoded (src/client/pathParams.ts): HttpApiClient splices them in
- * verbatim, and a slug or composite id must not be able to change the route (`/`, `?`, `#`).
+ * Path parameters: HttpApiClient (Effect 4) percent-encodes each itself, so a slug or composite id
+ * cannot change the route (`/`, `?`, `#`); encoding them here too would encode them twice.
  */
-const enc = encodePathParams
+const enc = <P extends Record<string, string>>(params: P): P => params
 
 const fillPath = (path: string, params: Record<string, string>): string =>
   path.replace(/:(\w+)/g, (_, name: string) => encodePathSegment(params[name]!))
 
-const openDocumentPath = (WorkspaceApi.groups.documents as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps)
-  .endpoints.openDocument!.path
+const openDocumentPath = WorkspaceApi.groups.documents.endpoints.openDocument.path
 
-const decodeDocumentHeader = Schema.decodeUnknown(Schema.parseJson(Document))
+const decodeDocumentHeader = Schema.decodeUnknownEffect(Schema.fromJsonString(Document))
 
 /** The port over an HttpClient (the Layer below supplies Node's, with a keep-alive agent). */
 export const makeHttpWorkspaceClient = (
@@ -200,7 +199,9 @@ export const makeHttpWorkspaceClient = (
     const timeout = Duration.millis(options.timeoutMs)
     const token = options.token
     const http = (yield* HttpClient.HttpClient).pipe(
-      options.tracing === true ? (c) => c : HttpClient.withTracerDisabledWhen(() => true),
+      options.tracing === true
+        ? (c) => c
+        : HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)),
       token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))),
       // The request's x-request-id (and the caller's traceparent when not tracing) on every call,
       // and who acts (x-svc-actor, src/services/Actor.ts) when someone is named.
@@ -262,7 +263,7 @@ export const makeHttpWorkspaceClient = (
     ): Effect.Effect<A, KeptOf<K> | UpstreamError> =>
       Effect.gen(function*() {
         const deadline = Option.getOrElse(
-          yield* FiberRef.get(currentDeadline),
+          yield* Effect.service(currentDeadline),
           (): Deadline => ({ at: Date.now() + ownBudgetMs, budgetMs: ownBudgetMs })
         )
         const attemptTimedOut = new AttemptTimedOut()
@@ -273,15 +274,17 @@ export const makeHttpWorkspaceClient = (
           const limit = last ? remaining : Math.min(options.timeoutMs, remaining)
           const outcome = yield* Effect.result(
             mapped(effect, keep).pipe(
-              Effect.timeoutFail({
+              Effect.timeoutOrElse({
                 duration: Duration.millis(limit),
-                onTimeout: (): KeptOf<K> | UpstreamError | AttemptTimedOut =>
-                  limit === remaining ? deadlinePassed(deadline) : attemptTimedOut
+                orElse: () =>
+                  Effect.fail<KeptOf<K> | UpstreamError | AttemptTimedOut>(
+                    limit === remaining ? deadlinePassed(deadline) : attemptTimedOut
+                  )
               })
             )
           )
-          if (Either.isRight(outcome)) return outcome.right
-          const error = outcome.left
+          if (Result.isSuccess(outcome)) return outcome.success
+          const error = outcome.failure
           if (error instanceof AttemptTimedOut) {
             yield* Effect.logWarning(`workspace call: no answer within ${options.timeoutMs} ms; retrying`)
             continue
@@ -295,7 +298,7 @@ export const makeHttpWorkspaceClient = (
 
     /** The idempotency key a write carries: the request's (the gateway's middleware), else one for this call and its retries. */
     const keyHeaders = Effect.map(
-      FiberRef.get(currentIdempotencyKey),
+      Effect.service(currentIdempotencyKey),
       (key) => ({ [IDEMPOTENCY_KEY_HEADER]: Option.getOrElse(key, () => randomUUID()) }) as const
     )
 
@@ -323,10 +326,13 @@ export const makeHttpWorkspaceClient = (
           const body = response.stream.pipe(
             Stream.tapError((e) => Effect.logWarning(`workspace download of ${documentId} broke off (${detailOf(e)})`)),
             Stream.mapError(() => new BadGateway({ message: `The workspace download of ${documentId} broke off` })),
-            Stream.timeoutFail(
-              () => new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` }),
-              timeout
-            )
+            Stream.timeoutOrElse({
+              duration: timeout,
+              orElse: () =>
+                Stream.fail(
+                  new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` })
+                )
+            })
           )
           return { document, body }
         }),
@@ -335,14 +341,14 @@ export const makeHttpWorkspaceClient = (
       )
 
     const service: WorkspaceClientService = {
-      resolveTenant: (slug) => call(api.tenants.resolveTenant({ path: enc({ slug }) }), READ, ["NotFound"]),
-      listEntities: (tenantId) => call(api.tenants.listEntities({ path: enc({ tenantId }) }), READ, NONE),
-      getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ path: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
+      resolveTenant: (slug) => call(api.tenants.resolveTenant({ params: enc({ slug }) }), READ, ["NotFound"]),
+      listEntities: (tenantId) => call(api.tenants.listEntities({ params: enc({ tenantId }) }), READ, NONE),
+      getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ params: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
       listTasks: (tenantId, entityId, query) =>
         call(
           api.tenants.listTasks({
-            path: enc({ tenantId, entityId }),
-            urlParams: query === undefined ? {} : {
+            params: enc({ tenantId, entityId }),
+            query: query === undefined ? {} : {
               ...(query.status !== undefined ? { status: query.status } : {}),
               ...(query.currentSteps !== undefined ? { steps: query.currentSteps } : {}),
               ...(query.afterId !== undefined ? { after: query.afterId } : {}),
@@ -352,43 +358,43 @@ export const makeHttpWorkspaceClient = (
           READ,
           ["BadRequest"]
         ),
-      getTask: (taskId) => call(api.tasks.getTask({ path: enc({ taskId }) }), READ, ["NotFound"]),
+      getTask: (taskId) => call(api.tasks.getTask({ params: enc({ taskId }) }), READ, ["NotFound"]),
       getNextStep: (tenantId, taskId) =>
-        call(api.tasks.getNextStep({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+        call(api.tasks.getNextStep({ params: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
       // One HTTP call per MAX_NEXT_STEP_IDS ids (one for any task list up to that size).
       getNextSteps: (tenantId, taskIds) =>
         Effect.map(
           Effect.forEach(
             Array.from({ length: Math.ceil(taskIds.length / MAX_NEXT_STEP_IDS) }, (_, i) =>
               taskIds.slice(i * MAX_NEXT_STEP_IDS, (i + 1) * MAX_NEXT_STEP_IDS)),
-            (group) => call(api.tasks.getNextSteps({ path: enc({ tenantId }), payload: { taskIds: group } }), READ, NONE)
+            (group) => call(api.tasks.getNextSteps({ params: enc({ tenantId }), payload: { taskIds: group } }), READ, NONE)
           ),
           (groups) => groups.flat()
         ),
-      listWorkflows: (tenantId) => call(api.tenants.listWorkflows({ path: enc({ tenantId }) }), READ, NONE),
+      listWorkflows: (tenantId) => call(api.tenants.listWorkflows({ params: enc({ tenantId }) }), READ, NONE),
       getRunbook: (tenantId, workflowId) =>
-        call(api.tenants.getRunbook({ path: enc({ tenantId, workflowId }) }), READ, ["NotFound"]),
+        call(api.tenants.getRunbook({ params: enc({ tenantId, workflowId }) }), READ, ["NotFound"]),
       createTask: (tenantId, entityId, input) =>
         write(
-          (headers) => api.tenants.createTask({ path: enc({ tenantId, entityId }), headers, payload: input }),
+          (headers) => api.tenants.createTask({ params: enc({ tenantId, entityId }), headers, payload: input }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       getSnapshots: (tenantId, taskId) =>
-        call(api.tasks.getSnapshots({ path: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
+        call(api.tasks.getSnapshots({ params: enc({ tenantId, taskId }) }), READ, ["NotFound"]),
       signal: (tenantId, signal) =>
-        write((headers) => api.tasks.signal({ path: enc({ tenantId }), headers, payload: signal }), [
+        write((headers) => api.tasks.signal({ params: enc({ tenantId }), headers, payload: signal }), [
           "NotFound",
           "BadRequest",
           "Conflict",
           "Forbidden"
         ]),
       appendEvent: (tenantId, taskId, event) =>
-        write((headers) => api.tasks.appendEvent({ path: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
+        write((headers) => api.tasks.appendEvent({ params: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
       listEvents: (tenantId, taskId, page = {}) =>
         call(
           api.tasks.listEvents({
-            path: enc({ tenantId, taskId }),
-            urlParams: {
+            params: enc({ tenantId, taskId }),
+            query: {
               ...(page.afterSeq !== undefined ? { afterSeq: page.afterSeq } : {}),
               ...(page.limit !== undefined ? { limit: page.limit } : {}),
               ...(page.maxBytes !== undefined ? { maxBytes: page.maxBytes } : {})
@@ -400,8 +406,8 @@ export const makeHttpWorkspaceClient = (
       listDocuments: (tenantId, taskId, query) =>
         call(
           api.documents.listDocuments({
-            path: enc({ tenantId, taskId }),
-            urlParams: { limit: query.limit, ...(query.source !== undefined ? { source: query.source } : {}) }
+            params: enc({ tenantId, taskId }),
+            query: { limit: query.limit, ...(query.source !== undefined ? { source: query.source } : {}) }
           }),
           READ,
           NONE
@@ -410,9 +416,9 @@ export const makeHttpWorkspaceClient = (
         write(
           (headers) =>
             api.documents.putDocument({
-            path: enc({ tenantId, taskId: doc.taskId }),
+            params: enc({ tenantId, taskId: doc.taskId }),
             headers,
-            urlParams: {
+            query: {
               source: doc.source,
               filename: doc.filename,
               contentType: doc.contentType,
@@ -437,7 +443,7 @@ export const makeHttpWorkspaceClient = (
         write(
           (headers) =>
             api.records.ingestData({
-            path: enc({ tenantId, taskId: batch.taskId }),
+            params: enc({ tenantId, taskId: batch.taskId }),
             headers,
             payload: {
               ...(batch.kind !== undefined ? { kind: batch.kind } : {}),
@@ -454,32 +460,32 @@ export const makeHttpWorkspaceClient = (
         ),
       rejectRow: (tenantId, ledger, rowId) =>
         write(
-          (headers) => api.records.rejectRow({ path: enc({ tenantId, ledger, rowId }), headers }),
+          (headers) => api.records.rejectRow({ params: enc({ tenantId, ledger, rowId }), headers }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       // Retried with its key: a retry returns the first result, it cannot redo the edit over a later one.
       updateRow: (tenantId, ledger, rowId, field, value) =>
         write(
-          (headers) => api.records.updateRow({ path: enc({ tenantId, ledger, rowId }), headers, payload: { field, value } }),
+          (headers) => api.records.updateRow({ params: enc({ tenantId, ledger, rowId }), headers, payload: { field, value } }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       getGlConnection: (tenantId) =>
         call(
-          Effect.map(api.gl.getGlConnection({ path: enc({ tenantId }) }), (r) => Option.fromNullishOr(r.connection)),
+          Effect.map(api.gl.getGlConnection({ params: enc({ tenantId }) }), (r) => Option.fromNullishOr(r.connection)),
           READ,
           NONE
         ),
       createGlSession: (tenantId, serviceId) =>
         write(
           (headers) =>
-            api.gl.createGlSession({ path: enc({ tenantId }), headers, payload: serviceId !== undefined ? { serviceId } : {} }),
+            api.gl.createGlSession({ params: enc({ tenantId }), headers, payload: serviceId !== undefined ? { serviceId } : {} }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       deleteGlConnection: (tenantId) =>
-        write((headers) => api.gl.deleteGlConnection({ path: enc({ tenantId }), headers }), ["Conflict"]),
+        write((headers) => api.gl.deleteGlConnection({ params: enc({ tenantId }), headers }), ["Conflict"]),
       // A lookup, so retried like a read (POST only to keep the hash out of URLs and logs).
       findAgentByKeyHash: (tenantId, keyHash) =>
-        call(api.registry.findAgentByKeyHash({ path: enc({ tenantId }), payload: { keyHash } }), READ, ["NotFound"])
+        call(api.registry.findAgentByKeyHash({ params: enc({ tenantId }), payload: { keyHash } }), READ, ["NotFound"])
     }
     return service
   })
@@ -495,8 +501,8 @@ export const HttpWorkspaceClientLive = (
   options: HttpWorkspaceClientOptions
 ): Layer.Layer<WorkspaceClient> =>
   Layer.effect(WorkspaceClient, makeHttpWorkspaceClient(baseUrl, options)).pipe(
-    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.layerNodeHttpNoAgent),
     // Idle pooled sockets are dropped after 4 s, before a Node server's default 5 s keep-alive
     // timeout closes them under a request (the classic ECONNRESET on a reused socket).
-    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, timeout: IDLE_SOCKET_MS }))
+    Layer.provide(NodeHttpClient.layerAgentOptions({ keepAlive: true, timeout: IDLE_SOCKET_MS }))
   )
