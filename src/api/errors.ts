@@ -44,7 +44,8 @@ const onWire = <Self extends WireBody, T extends WireBody, E>(
   w: Schema.Codec<T, E>,
   status: number
 ): Schema.Codec<Self, E> =>
-  w.pipe(
+  // Named on the wire side: the document describes what is encoded.
+  w.annotate({ identifier: cls.identifier }).pipe(
     Schema.decodeTo(
       Schema.toType(cls),
       SchemaTransformation.transform<Self, T>({
@@ -63,7 +64,7 @@ const onWire = <Self extends WireBody, T extends WireBody, E>(
         }
       })
     )
-  ).annotate({ identifier: cls.identifier, httpApiStatus: status })
+  ).annotate({ httpApiStatus: status })
 
 const OptionalCurrentStatus = { currentStatus: Schema.optional(Schema.String) }
 const OptionalCode = { code: Schema.optional(Schema.Literal("INVALID_FIELD")) }

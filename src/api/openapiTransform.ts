@@ -80,7 +80,7 @@ export function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<stri
       if (body === undefined) continue
       // An empty body reads as `{}`: optional when `{}` is a valid body.
       const schema = schemaOf(out, body.schema)
-      if (schema?.required?.length === 0 && schema.allOf === undefined && schema.oneOf === undefined) {
+      if ((schema?.required ?? []).length === 0 && schema?.type === "object" && schema.allOf === undefined && schema.oneOf === undefined) {
         op.requestBody.required = false
       }
     }
