@@ -3,11 +3,11 @@
  * one Uint8Array; for large documents this returns the response instead, so the caller can
  * stream `response.stream` wherever it likes. Error bodies decode to the contract's errors.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import {
@@ -25,7 +25,7 @@ import {
 import { encodePathSegment } from "./pathParams.js"
 import { trimBase } from "./registry.js"
 
-const ErrorBody = Schema.Union(
+const ErrorBody = Schema.Union([
   BadRequestWire,
   UnauthorizedWire,
   NotFoundWire,
@@ -35,27 +35,28 @@ const ErrorBody = Schema.Union(
   BadGatewayWire,
   ServiceUnavailableWire,
   GatewayTimeoutWire
-)
+])
 const decodeErrorBody = Schema.decodeUnknownOption(ErrorBody)
 
-/** A non-2xx response as the contract's error, or a ResponseError when its body is not one. */
+/** A non-2xx response as the contract's error, or an HttpClientError (StatusCodeError) when its body is not one. */
 export const failOnErrorStatus = (
   response: HttpClientResponse.HttpClientResponse
-): Effect.Effect<HttpClientResponse.HttpClientResponse, ApiError | HttpClientError.ResponseError> =>
+): Effect.Effect<HttpClientResponse.HttpClientResponse, ApiError | HttpClientError.HttpClientError> =>
   response.status >= 200 && response.status < 300
     ? Effect.succeed(response)
     : response.json.pipe(
       Effect.option,
-      Effect.flatMap((body): Effect.Effect<never, ApiError | HttpClientError.ResponseError> =>
+      Effect.flatMap((body): Effect.Effect<never, ApiError | HttpClientError.HttpClientError> =>
         Option.match(Option.flatMap(body, decodeErrorBody), {
-          onSome: (error): Effect.Effect<never, ApiError | HttpClientError.ResponseError> => Effect.fail(error as ApiError),
+          onSome: (error): Effect.Effect<never, ApiError | HttpClientError.HttpClientError> => Effect.fail(error as ApiError),
           onNone: () =>
             Effect.fail(
-              new HttpClientError.ResponseError({
-                request: response.request,
-                response,
-                reason: "StatusCode",
-                description: `unexpected status ${response.status}`
+              new HttpClientError.HttpClientError({
+                reason: new HttpClientError.StatusCodeError({
+                  request: response.request,
+                  response,
+                  description: `unexpected status ${response.status}`
+                })
               })
             )
         })

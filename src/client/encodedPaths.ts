@@ -4,8 +4,8 @@
  * the route the method names, never to another resource.
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
-import * as SchemaAST from "effect/SchemaAST"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { dotSegmentParam, encodePathParams } from "./pathParams.js"
 
 type Method = (request?: unknown) => Effect.Effect<unknown, unknown, unknown>
@@ -18,9 +18,9 @@ const encoded = (method: Method): Method => (request) => {
   if (dot !== undefined) {
     // Refused here as the contract's own checks refuse a value: before anything is sent.
     return Effect.fail(
-      new ParseResult.ParseError({
-        issue: new ParseResult.Type(SchemaAST.stringKeyword, params[dot], `${dot}: cannot be "${params[dot]}" (a URL drops that segment)`)
-      })
+      new Schema.SchemaError(
+        new SchemaIssue.InvalidValue({ message: `${dot}: cannot be "${params[dot]}" (a URL drops that segment)` }, params[dot])
+      )
     )
   }
   return method({ ...(request as object), path: encodePathParams(params) })

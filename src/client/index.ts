@@ -10,16 +10,16 @@
  * - `downloadFile(baseUrl, {taskId, documentRef})`: a download as a streaming response.
  * - Every schema and error of the contract, re-exported.
  */
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import { GatewayApi } from "../api/Api.js"
 import { withEncodedPaths } from "./encodedPaths.js"
 import { type PromiseClient, toPromiseClient } from "./promise.js"
 import { makeRegistryClient, trimBase } from "./registry.js"
+import { withRequestShape } from "./requestShape.js"
 import { withOptionalTaskListParams } from "./taskList.js"
 
 export * from "../api/index.js"
@@ -51,7 +51,7 @@ export interface ClientOptions {
 export const makeGatewayClient = (baseUrl: string | URL, options: ClientOptions = {}) =>
   Effect.map(
     HttpApiClient.make(GatewayApi, { baseUrl: trimBase(baseUrl), transformClient: options.transformClient }),
-    (client) => withOptionalTaskListParams(withEncodedPaths(client))
+    (client) => withOptionalTaskListParams(withEncodedPaths(withRequestShape(client)))
   )
 
 export type GatewayClient = Effect.Effect.Success<ReturnType<typeof makeGatewayClient>>
@@ -65,15 +65,17 @@ export interface PromiseClientOptions {
 }
 
 const fetchClient = <C>(make: (options: ClientOptions) => Effect.Effect<C, never, HttpClient.HttpClient>, options: PromiseClientOptions): C => {
-  const headers = options.headers
-  const layer = options.fetch === undefined
-    ? FetchHttpClient.layer
-    : Layer.provideMerge(FetchHttpClient.layer, Layer.succeed(FetchHttpClient.Fetch, options.fetch))
-  const transformClient = headers === undefined
-    ? undefined
+  const { fetch, headers } = options
+  const withHeaders = headers === undefined
+    ? (client: HttpClient.HttpClient) => client
     : HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))
+  // The fetch client reads FetchHttpClient.Fetch when a request is sent: every request gets it.
+  const transformClient = fetch === undefined
+    ? withHeaders
+    : (client: HttpClient.HttpClient) =>
+      HttpClient.transformResponse(withHeaders(client), (response) => Effect.provideService(response, FetchHttpClient.Fetch, fetch))
   // Building the client is synchronous: the fetch client layer has no resources.
-  return Effect.runSync(make({ transformClient }).pipe(Effect.provide(layer)))
+  return Effect.runSync(make({ transformClient }).pipe(Effect.provide(FetchHttpClient.layer)))
 }
 
 /**

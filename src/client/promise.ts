@@ -2,9 +2,9 @@
  * A Promise-shaped view of an HttpApiClient for callers that do not use Effect: every endpoint
  * method returns a Promise of its success value and rejects with the same typed error values
  * (NotFound, BadRequest, ... from the contract; HttpClientError for transport trouble;
- * ParseError for an unexpected response body).
+ * Schema.SchemaError for an unexpected response body).
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

@@ -3,22 +3,15 @@
  * workspace service's RegistryGroup under /workspace, with the errors any workspace operation
  * can answer. A client of it pulls in no other workspace operation and no server code.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Redacted from "effect/Redacted"
-import {
-  BadGatewayWire,
-  BadRequestWire,
-  GatewayTimeoutWire,
-  InternalServerErrorWire,
-  ServiceUnavailableWire,
-  UnauthorizedWire
-} from "../api/errors.js"
 import { RegistryGroup } from "../upstream/registry.js"
 import { withEncodedPaths } from "./encodedPaths.js"
+import { withRequestShape } from "./requestShape.js"
 
 export {
   Agent,
@@ -31,18 +24,11 @@ export { isNotImplemented, NotImplemented } from "../upstream/errors.js"
 
 /**
  * The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`).
- * 401 is the admin listener's answer without a valid bearer token (SVC_ADMIN_TOKEN).
+ * Effect 4 declares errors per endpoint only: the group's endpoints declare what any workspace
+ * operation can answer (400, 401 from the admin listener without a valid SVC_ADMIN_TOKEN,
+ * 500, 502-504; src/upstream/registry.ts).
  */
-export class RegistryApi extends HttpApi.make("registry")
-  .add(RegistryGroup)
-  .prefix("/workspace")
-  .addError(BadRequestWire)
-  .addError(UnauthorizedWire)
-  .addError(InternalServerErrorWire)
-  .addError(BadGatewayWire)
-  .addError(ServiceUnavailableWire)
-  .addError(GatewayTimeoutWire)
-{}
+export class RegistryApi extends HttpApi.make("registry").add(RegistryGroup).prefix("/workspace") {}
 
 export interface RegistryClientOptions {
   /** Adjusts the HttpClient every request goes through (headers, retries, tracing, ...). */
@@ -65,7 +51,10 @@ export const makeRegistryClient = (baseUrl: string | URL, options: RegistryClien
         transformClient === undefined ? client : transformClient(client),
         HttpClientRequest.bearerToken(Redacted.isRedacted(token) ? Redacted.value(token) : token)
       )
-  return Effect.map(HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: withToken }), withEncodedPaths)
+  return Effect.map(
+    HttpApiClient.make(RegistryApi, { baseUrl: trimBase(baseUrl), transformClient: withToken }),
+    (client) => withEncodedPaths(withRequestShape(client))
+  )
 }
 
 /** `http://host:3000/` and `http://host:3000` both prefix `/v1/...` correctly. */

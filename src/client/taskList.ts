@@ -4,7 +4,7 @@
  * `entities.listTasks({ path })` stay as it was (no parameters sent) and takes them when given.
  * With `withResponse: true` the answer's NEXT_CURSOR_HEADER is readable (nextTaskCursor).
  */
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import type * as Effect from "effect/Effect"
 import type { TaskSummary } from "../api/resources.js"
 import { NEXT_CURSOR_HEADER, type TaskListQuery } from "../api/taskListing.js"

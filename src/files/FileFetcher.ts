@@ -5,8 +5,9 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as Semaphore from "effect/Semaphore"
 import type { FileRef } from "../api/dtos.js"
 import { BadRequest, type PayloadTooLarge, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 
@@ -20,13 +21,14 @@ export interface FetchedFile {
 
 export type FetchError = BadRequest | PayloadTooLarge | UpstreamError
 
-export interface FileProvider<A = any, I = any> {
+export interface FileProvider<A = any> {
   readonly name: string
-  readonly fields: Schema.Schema<A, I>
+  /** The provider's fields, decoded from the caller's JSON (no services needed). */
+  readonly fields: Schema.Codec<A, unknown>
   readonly fetch: (ref: A) => Effect.Effect<FetchedFile, FetchError>
 }
 
-export const provider = <A, I>(p: FileProvider<A, I>): FileProvider<A, I> => p
+export const provider = <A>(p: FileProvider<A>): FileProvider<A> => p
 
 export interface FileFetcherService {
   readonly providers: ReadonlyArray<string>
@@ -51,26 +53,26 @@ export const DEFAULT_FETCH_SLOTS: FetchSlots = { atOnce: 4, waitMs: 10_000 }
 /** Providers whose bytes arrive in the request body, already counted by the body budget. */
 const IN_BODY = new Set(["inline_base64"])
 
-export class FileFetcher extends Context.Tag("files/FileFetcher")<FileFetcher, FileFetcherService>() {
+export class FileFetcher extends Context.Service<FileFetcher, FileFetcherService>()("files/FileFetcher") {
   /** A fetcher over the given providers. */
   static readonly fromProviders = (
     providers: ReadonlyArray<FileProvider>,
     slots: FetchSlots = DEFAULT_FETCH_SLOTS
   ): FileFetcherService => {
-    const semaphore = Effect.unsafeMakeSemaphore(slots.atOnce)
+    const semaphore = Semaphore.makeUnsafe(slots.atOnce)
     const busy = new ServiceUnavailable({
       message: `${slots.atOnce} ingests are fetching their files already (SVC_INGEST_FETCHES_AT_ONCE); retry shortly`
     })
     const byName = new Map(providers.map((p) => [p.name, {
       ...p,
-      decode: Schema.decodeUnknown(p.fields, { errors: "first", onExcessProperty: "error" })
+      decode: Schema.decodeUnknownEffect(p.fields, { errors: "first", onExcessProperty: "error" })
     }]))
     const names = [...byName.keys()]
     return {
       providers: names,
       withFetchSlot: (ref, self) =>
         IN_BODY.has(ref.provider) ? self : Effect.flatMap(
-          semaphore.take(1).pipe(Effect.timeoutFail({ duration: slots.waitMs, onTimeout: () => busy })),
+          semaphore.take(1).pipe(Effect.timeoutOrElse({ duration: slots.waitMs, orElse: () => Effect.fail(busy) })),
           () => Effect.ensuring(self, semaphore.release(1))
         ),
       fetch: (ref) => {
@@ -96,7 +98,9 @@ export class FileFetcher extends Context.Tag("files/FileFetcher")<FileFetcher, F
     Layer.succeed(FileFetcher, FileFetcher.fromProviders(providers))
 }
 
-const formatIssue = (e: ParseResult.ParseError): string =>
-  ParseResult.ArrayFormatter.formatErrorSync(e)
-    .map((i) => `${["fileRef", ...i.path].join(".")}: ${i.message}`)
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const formatIssue = (e: Schema.SchemaError): string =>
+  formatIssues(e.issue).issues
+    .map((i) => `${["fileRef", ...i.path.map(String)].join(".")}: ${i.message}`)
     .join("; ")

@@ -12,11 +12,12 @@
  * | SVC_INGEST_MAX_REDIRECTS       | 3                  | redirects followed; one more is refused (0 follows none)  |
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as path from "node:path"
 
 export interface IngestConfigShape {
@@ -56,64 +57,63 @@ export const ingestDefaults: IngestConfigShape = {
  * `host:port` → the same normalized form the url provider derives from a request URL, so that
  * `2130706433:80`, `127.0.0.1:80` and `LOCALHOST:80` compare the way WHATWG URL parsing sees them.
  */
-export const parseAllowEntry = (entry: string): Either.Either<string, string> => {
+export const parseAllowEntry = (entry: string): Result.Result<string, string> => {
   const raw = entry.trim()
   const m = /^(.+):(\d{1,5})$/.exec(raw)
-  if (m === null) return Either.left(`"${raw}" is not host:port`)
+  if (m === null) return Result.fail(`"${raw}" is not host:port`)
   const port = Number(m[2])
-  if (port < 1 || port > 65535) return Either.left(`"${raw}": port must be 1-65535`)
+  if (port < 1 || port > 65535) return Result.fail(`"${raw}": port must be 1-65535`)
   let url: URL
   try {
     url = new URL(`http://${m[1]}/`)
   } catch {
-    return Either.left(`"${raw}": invalid host`)
+    return Result.fail(`"${raw}": invalid host`)
   }
   if (url.username !== "" || url.password !== "" || url.port !== "" || url.pathname !== "/") {
-    return Either.left(`"${raw}": invalid host`)
+    return Result.fail(`"${raw}": invalid host`)
   }
-  return Either.right(`${url.hostname}:${port}`)
+  return Result.succeed(`${url.hostname}:${port}`)
 }
 
-const positiveInt = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
-    Config.withDefault(fallback)
-  )
+/** A setting refused with `message` (the value was found: withDefault does not replace it). */
+export const invalidSetting = (message: string): Config.Config<never> =>
+  Config.fail(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
 
-const urlAllowConfig: Config.Config<ReadonlyArray<string>> = Config.string("SVC_INGEST_URL_ALLOW").pipe(
+/** `self`, refused with `message` when `valid` says no. */
+export const checkedSetting = <A>(self: Config.Config<A>, message: string, valid: (a: A) => boolean): Config.Config<A> =>
+  Config.flatMap(self, (a) => (valid(a) ? Config.succeed(a) : invalidSetting(message)))
+
+const positiveInt = (name: string, fallback: number) =>
+  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
+
+const urlAllowConfig: Config.Config<ReadonlyArray<string>> = Config.String("SVC_INGEST_URL_ALLOW").pipe(
   Config.withDefault(""),
-  Config.mapOrFail((s) => {
+  Config.flatMap((s): Config.Config<ReadonlyArray<string>> => {
     const out: Array<string> = []
     for (const part of s.split(",")) {
       if (part.trim() === "") continue
       const parsed = parseAllowEntry(part)
-      if (Either.isLeft(parsed)) {
-        return Either.left(ConfigError.InvalidData([], `SVC_INGEST_URL_ALLOW: ${parsed.left}`))
-      }
-      out.push(parsed.right)
+      if (Result.isFailure(parsed)) return invalidSetting(`SVC_INGEST_URL_ALLOW: ${parsed.failure}`)
+      out.push(parsed.success)
     }
-    return Either.right(out)
+    return Config.succeed(out)
   })
 )
 
 export const ingestConfigFromEnv: Config.Config<IngestConfigShape> = Config.all({
   localRoot: Config.option(
-    Config.nonEmptyString("SVC_LOCAL_INGEST_ROOT").pipe(
-      Config.validate({ message: "SVC_LOCAL_INGEST_ROOT must be an absolute path", validation: path.isAbsolute })
-    )
+    checkedSetting(Config.NonEmptyString("SVC_LOCAL_INGEST_ROOT"), "SVC_LOCAL_INGEST_ROOT must be an absolute path", path.isAbsolute)
   ),
   maxBytes: positiveInt("SVC_INGEST_MAX_BYTES", ingestDefaults.maxBytes),
   fetchesAtOnce: positiveInt("SVC_INGEST_FETCHES_AT_ONCE", ingestDefaults.fetchesAtOnce),
   urlAllow: urlAllowConfig,
   connectTimeoutMs: positiveInt("SVC_INGEST_CONNECT_TIMEOUT_MS", ingestDefaults.connectTimeoutMs),
   timeoutMs: positiveInt("SVC_INGEST_TIMEOUT_MS", ingestDefaults.timeoutMs),
-  maxRedirects: Config.integer("SVC_INGEST_MAX_REDIRECTS").pipe(
-    Config.validate({
-      message: "SVC_INGEST_MAX_REDIRECTS must be an integer >= 0",
-      validation: (n) => n >= 0
-    }),
-    Config.withDefault(ingestDefaults.maxRedirects)
-  )
+  maxRedirects: checkedSetting(
+    Config.Int("SVC_INGEST_MAX_REDIRECTS"),
+    "SVC_INGEST_MAX_REDIRECTS must be an integer >= 0",
+    (n) => n >= 0
+  ).pipe(Config.withDefault(ingestDefaults.maxRedirects))
 })
 
 export interface IngestConfigInput extends Partial<Omit<IngestConfigShape, "localRoot">> {
@@ -121,7 +121,7 @@ export interface IngestConfigInput extends Partial<Omit<IngestConfigShape, "loca
   readonly localRoot?: Option.Option<string> | string | undefined
 }
 
-export class IngestConfig extends Context.Tag("files/IngestConfig")<IngestConfig, IngestConfigShape>() {
+export class IngestConfig extends Context.Service<IngestConfig, IngestConfigShape>()("files/IngestConfig") {
   static readonly fromEnv = Layer.effect(IngestConfig, ingestConfigFromEnv)
 
   /** The defaults overridden by `partial`; allow-list entries are normalized (throws on a bad one). */
@@ -136,7 +136,7 @@ export class IngestConfig extends Context.Tag("files/IngestConfig")<IngestConfig
         ? Option.some(localRoot)
         : localRoot,
       urlAllow: (urlAllow ?? []).map((e) =>
-        Either.getOrThrowWith(parseAllowEntry(e), (msg) => new Error(`IngestConfig.urlAllow: ${msg}`))
+        Result.getOrThrowWith(parseAllowEntry(e), (msg) => new Error(`IngestConfig.urlAllow: ${msg}`))
       )
     }
   }

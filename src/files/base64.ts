@@ -81,7 +81,7 @@ export const decodeBase64 = (field: string, data: string): Effect.Effect<Uint8Ar
       return isStrictBase64(data, bytes) ? Effect.succeed(bytes) : Effect.fail(notStrict(field))
     })
     // A large upload: other requests go before it, and between its slices.
-    : Effect.zipRight(
+    : Effect.andThen(
       yieldBeforeLarge(data.length),
       Effect.flatMap(
         oneLargeAtATime(data.length, Effect.suspend(() => decodeStrictInSlices(data, DECODE_SLICE_CHARS, timeSlice()))),

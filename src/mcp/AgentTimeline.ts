@@ -11,6 +11,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
 import { randomUUID } from "node:crypto"
 import type { TaskEventDto } from "../api/dtos.js"
 import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX } from "../api/eventPaging.js"
@@ -58,18 +60,18 @@ export interface AgentTimelineService {
   ) => Effect.Effect<void, never, Tenant | WorkspaceClient>
 }
 
-export class AgentTimeline extends Context.Tag("mcp/AgentTimeline")<AgentTimeline, AgentTimelineService>() {
+export class AgentTimeline extends Context.Service<AgentTimeline, AgentTimelineService>()("mcp/AgentTimeline") {
   static readonly layer = Layer.sync(AgentTimeline, () => makeAgentTimeline())
 }
 
 export const makeAgentTimeline = (): AgentTimelineService => {
-  const locks = new Map<string, { readonly lock: Effect.Semaphore; users: number }>()
+  const locks = new Map<string, { readonly lock: Semaphore.Semaphore; users: number }>()
   const nextSeq = new Map<string, number>()
 
   const serialized = <A, E, R>(taskId: string, self: Effect.Effect<A, E, R>) =>
     Effect.acquireUseRelease(
       Effect.sync(() => {
-        const held = locks.get(taskId) ?? { lock: Effect.unsafeMakeSemaphore(1), users: 0 }
+        const held = locks.get(taskId) ?? { lock: Semaphore.makeUnsafe(1), users: 0 }
         held.users++
         locks.set(taskId, held)
         return held
@@ -110,12 +112,12 @@ export const makeAgentTimeline = (): AgentTimelineService => {
         let readFrom = -1
         for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
           if (seq === undefined) seq = (yield* lastSeqAfter(taskId, readFrom)) + 1
-          const appended = yield* Effect.either(ownWrite(appendTaskEvent(taskId, { ...event, seq })))
-          if (appended._tag === "Right") {
-            remember(taskId, appended.right.seq + 1)
-            return appended.right
+          const appended = yield* Effect.result(ownWrite(appendTaskEvent(taskId, { ...event, seq })))
+          if (Result.isSuccess(appended)) {
+            remember(taskId, appended.success.seq + 1)
+            return appended.success
           }
-          if (appended.left._tag !== "Conflict") return yield* Effect.fail(appended.left)
+          if (appended.failure._tag !== "Conflict") return yield* Effect.fail(appended.failure)
           nextSeq.delete(taskId)
           readFrom = seq - 1
           seq = undefined
@@ -134,7 +136,7 @@ export const makeAgentTimeline = (): AgentTimelineService => {
       payload: { tool, agentId: agent.id, ...details }
     }).pipe(
       Effect.asVoid,
-      Effect.catchAll((e) =>
+      Effect.catch((e) =>
         Effect.logWarning(`mcp: could not record ${tool} by agent ${agent.id} on task ${taskId}: ${e.message}`)
       )
     )

@@ -5,6 +5,7 @@
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
+import { checkedSetting } from "../files/IngestConfig.js"
 
 /** Where the tool server listens on the gateway's router (./route.ts mounts it, ./server.ts names it). */
 export const MCP_PATH = "/mcp"
@@ -38,18 +39,17 @@ export const DEFAULT_MCP_CONFIG: McpConfigShape = {
 
 /** RFC 9110 token: a header name. Empty means off. */
 const headerName = (name: string) =>
-  Config.string(name).pipe(
-    Config.map((s) => s.trim().toLowerCase()),
-    Config.validate({ message: `${name} must be an HTTP header name (e.g. x-forwarded-for), or empty`, validation: (s) => /^[!#$%&'*+.^_`|~0-9a-z-]*$/.test(s) }),
+  checkedSetting(
+    Config.map(Config.String(name), (s) => s.trim().toLowerCase()),
+    `${name} must be an HTTP header name (e.g. x-forwarded-for), or empty`,
+    (s) => /^[!#$%&'*+.^_`|~0-9a-z-]*$/.test(s)
+  ).pipe(
     Config.map((s) => (s === "" ? undefined : s)),
     Config.withDefault(undefined)
   )
 
 const positiveInt = (name: string, fallback: number) =>
-  Config.integer(name).pipe(
-    Config.validate({ message: `${name} must be a positive integer`, validation: (n) => n > 0 }),
-    Config.withDefault(fallback)
-  )
+  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
 
 export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
   readMaxBytes: positiveInt("SVC_MCP_READ_MAX_BYTES", DEFAULT_MCP_CONFIG.readMaxBytes),
@@ -57,16 +57,14 @@ export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
   authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs),
   clientAddressHeader: headerName("SVC_CLIENT_ADDRESS_HEADER"),
   trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops),
-  maxBatch: Config.integer("SVC_MCP_MAX_BATCH").pipe(
-    Config.validate({
-      message: `SVC_MCP_MAX_BATCH must be an integer from 1 to ${SDK_MAX_BATCH}`,
-      validation: (n) => n >= 1 && n <= SDK_MAX_BATCH
-    }),
-    Config.withDefault(DEFAULT_MCP_CONFIG.maxBatch)
-  )
+  maxBatch: checkedSetting(
+    Config.Int("SVC_MCP_MAX_BATCH"),
+    `SVC_MCP_MAX_BATCH must be an integer from 1 to ${SDK_MAX_BATCH}`,
+    (n) => n >= 1 && n <= SDK_MAX_BATCH
+  ).pipe(Config.withDefault(DEFAULT_MCP_CONFIG.maxBatch))
 })
 
-export class McpConfig extends Context.Tag("mcp/McpConfig")<McpConfig, McpConfigShape>() {
+export class McpConfig extends Context.Service<McpConfig, McpConfigShape>()("mcp/McpConfig") {
   static readonly fromEnv = Layer.effect(McpConfig, mcpConfigFromEnv)
   static readonly make = (config: Partial<McpConfigShape> = {}) => Layer.succeed(McpConfig, { ...DEFAULT_MCP_CONFIG, ...config })
 }

@@ -1,12 +1,11 @@
 /**
  * A tool's input or output schema as MCP wants it: a JSON Schema whose top level is the object
- * itself (`type: "object"`), derived once from the Effect Schema with `JSONSchema.make`. Named
- * sub-schemas stay in `$defs`; the top-level `$ref` Effect emits for a named schema is inlined,
- * and `$schema` is dropped so the MCP default dialect (2020-12) applies (`dependentRequired`
- * and `$defs` are 2019-09+ keywords).
+ * itself (`type: "object"`), derived once from the Effect Schema with `Schema.toJsonSchemaDocument`
+ * (draft 2020-12, the MCP default dialect: `dependentRequired` and `$defs` are 2019-09+ keywords).
+ * Named sub-schemas stay in `$defs`; a top-level `$ref` to a named schema is inlined. Objects are
+ * closed (`additionalProperties: false`), as the arguments are decoded.
  */
-import * as JSONSchema from "effect/JSONSchema"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 
 export interface ObjectJsonSchema {
   readonly type: "object"
@@ -15,28 +14,19 @@ export interface ObjectJsonSchema {
   readonly [key: string]: unknown
 }
 
-/**
- * Without Effect's `$id` markers of free-form values ("/schemas/unknown", "/schemas/{}"): one
- * marker on several subschemas is an ambiguous reference to a validator (as in
- * src/api/openapiTransform.ts for the OpenAPI documents).
- */
-const withoutMarkers = (doc: unknown): Record<string, any> =>
-  JSON.parse(JSON.stringify(doc, (_, value) => {
-    if (typeof value?.$id === "string" && value.$id.startsWith("/schemas/")) {
-      const { $id: _id, ...rest } = value
-      return rest
-    }
-    return value
-  }))
-
-export const objectJsonSchema = (schema: Schema.Schema<any, any, never>): ObjectJsonSchema => {
-  const { $schema: _, ...doc } = withoutMarkers(JSONSchema.make(schema))
+export const objectJsonSchema = (schema: Schema.Top): ObjectJsonSchema => {
+  const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
+  // A plain JSON copy: the document's objects are shared with Effect's caches.
+  const doc = JSON.parse(JSON.stringify(document.schema)) as Record<string, any>
+  const defs = JSON.parse(JSON.stringify(document.definitions)) as Record<string, any>
   let out: Record<string, any> = doc
   const ref = typeof doc.$ref === "string" ? /^#\/\$defs\/(.+)$/.exec(doc.$ref)?.[1] : undefined
-  if (ref !== undefined && doc.$defs?.[ref] !== undefined) {
-    const { [ref]: top, ...defs } = doc.$defs as Record<string, any>
+  if (ref !== undefined && defs[ref] !== undefined) {
     // The top-level schema is referenced by name only from the top (no recursion in tool schemas).
-    out = { ...top, ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}) }
+    const { [ref]: top, ...rest } = defs
+    out = { ...top, ...(Object.keys(rest).length > 0 ? { $defs: rest } : {}) }
+  } else if (Object.keys(defs).length > 0) {
+    out = { ...doc, $defs: defs }
   }
   if (out.type !== "object") throw new Error(`A tool schema must be an object schema, got ${JSON.stringify(out).slice(0, 200)}`)
   return out as ObjectJsonSchema

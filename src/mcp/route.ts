@@ -5,15 +5,15 @@
  * start-up for a process that may never serve an agent (bench S6, bench/PROFILE.md).
  * Its settings are read at start, so a bad one still stops the process naming the variable.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import { Tenant } from "../services/Tenant.js"
 import { MCP_PATH, McpConfig } from "./McpConfig.js"
 import { AgentTimeline } from "./AgentTimeline.js"
 import type { ToolServices } from "./toolkit.js"
 
-export const McpRoutes = HttpApiBuilder.Router.use((router) =>
+export const McpRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const services = yield* Effect.context<ToolServices>()
     // One handler (one failure limiter) for the process, made by the first request.
@@ -23,7 +23,7 @@ export const McpRoutes = HttpApiBuilder.Router.use((router) =>
         Effect.provide(services)
       )
     )
-    yield* router.all(MCP_PATH, Effect.flatten(handler))
+    yield* router.add("*", MCP_PATH, Effect.flatten(handler))
   })
 )
 

@@ -14,16 +14,16 @@
  * is handed to the transport parsed, unless it is a batch over SVC_MCP_MAX_BATCH (or empty). The request the SDK sees carries no Authorization header:
  * the key goes no further than ./auth.ts.
  */
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
+import * as Result from "effect/Result"
 import { CurrentRequest } from "../observability/requestContext.js"
 import { withActor } from "../services/Actor.js"
 import { yieldToEventLoop } from "../lib/eventLoop.js"
@@ -82,7 +82,7 @@ const methodNotAllowed = (method: string) =>
  * shape an MCP client reads on this path.
  */
 const badBatch = (size: number, max: number) =>
-  HttpServerResponse.unsafeJson({
+  HttpServerResponse.jsonUnsafe({
     jsonrpc: "2.0",
     id: null,
     error: {
@@ -98,12 +98,13 @@ const isAuthFailure = (u: unknown): u is AuthFailure =>
 
 const byName = new Map(TOOLS.map((t) => [t.name, t]))
 
-/** One SDK server for one request: the tools, run for `context` on `runtime`. */
+/** One SDK server for one request: the tools, run for `context` with `services` (this request's context). */
 const makeServer = (
   listings: ReturnType<typeof listing>[],
   context: ToolContext,
-  runtime: Runtime.Runtime<ToolServices>
+  services: Context.Context<ToolServices>
 ) => {
+  const run = Effect.runPromiseWith(services)
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listings }))
   // The transport hands over every call of a batch at once. Run them one after another, each
@@ -114,9 +115,7 @@ const makeServer = (
     const t = byName.get(request.params.name)
     if (t === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`)
     const turn = queue.then(() =>
-      Runtime.runPromise(runtime, Effect.zipRight(yieldToEventLoop, callTool(t, request.params.arguments, context)), {
-        signal: extra.signal
-      })
+      run(Effect.andThen(yieldToEventLoop, callTool(t, request.params.arguments, context)), { signal: extra.signal })
     )
     queue = turn.catch(() => undefined)
     return turn
@@ -174,13 +173,15 @@ export const makeMcpHandler = Effect.gen(function*() {
     const addressWait = byAddress.retryAfterMs(address)
     if (addressWait > 0 && keyId === undefined) return tooManyFailures("from this address", addressWait)
 
-    const auth = yield* Effect.either(Effect.provide(authenticate(request.headers.authorization), services))
-    if (auth._tag === "Left") {
-      if (!isAuthFailure(auth.left)) return yield* Effect.fail(auth.left)
+    const authResult = yield* Effect.result(Effect.provide(authenticate(request.headers.authorization), services))
+    if (Result.isFailure(authResult)) {
+      const failure = authResult.failure
+      if (!isAuthFailure(failure)) return yield* Effect.fail(failure)
       byAddress.recordFailure(address)
       if (keyId !== undefined) byKey.recordFailure(keyId)
-      return addressWait > 0 ? tooManyFailures("from this address", addressWait) : unauthorized(auth.left)
+      return addressWait > 0 ? tooManyFailures("from this address", addressWait) : unauthorized(failure)
     }
+    const auth = authResult.success
     if (request.method !== "POST") return methodNotAllowed(request.method)
 
     const body = yield* Effect.orDie(request.json)
@@ -190,13 +191,13 @@ export const makeMcpHandler = Effect.gen(function*() {
     for (const [name, value] of Object.entries(request.headers)) if (!DROPPED.has(name)) headers.set(name, value)
     const webRequest = new Request(url, { method: "POST", headers })
 
-    // This request's fiber refs (deadline, log annotations, the agent as the actor: every write
+    // This request's references (deadline, log annotations, the agent as the actor: every write
     // a tool makes records `agent:<uuid>`) with the tools' services.
-    const toolRuntime = yield* Effect.provide(Effect.runtime<ToolServices>(), services).pipe(
-      withActor(agentSource(auth.right.agent))
+    const toolServices = yield* Effect.provide(Effect.context<ToolServices>(), services).pipe(
+      withActor(agentSource(auth.agent))
     )
-    const server = makeServer(listings, { agent: auth.right.agent, tenant: auth.right.tenant, origin: url.origin }, toolRuntime)
-    const app = HttpApp.fromWebHandler((req) => serveMcp(req, body, auth.right, server))
+    const server = makeServer(listings, { agent: auth.agent, tenant: auth.tenant, origin: url.origin }, toolServices)
+    const app = HttpEffect.fromWebHandler((req) => serveMcp(req, body, auth, server))
     return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(webRequest)).pipe(
       Effect.orDie
     )

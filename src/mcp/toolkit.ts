@@ -6,12 +6,11 @@
  * structured result. Every failure becomes an MCP tool error (`isError: true`) carrying the
  * message the HTTP API would answer; nothing is a protocol crash.
  */
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { PAYLOAD_PARSE_OPTIONS } from "../api/dtos.js"
 import { BadRequest } from "../api/errors.js"
 import { boundMessage, describeIssues } from "../http/errorResponse.js"
 import type { FileFetcher } from "../files/FileFetcher.js"
@@ -51,8 +50,9 @@ export interface Tool<I, O> {
   readonly name: string
   readonly title: string
   readonly description: string
-  readonly input: Schema.Schema<I, any>
-  readonly output: Schema.Schema<O, any>
+  /** Decoded from the call's arguments (JSON): no services needed. */
+  readonly input: Schema.Codec<I, unknown>
+  readonly output: Schema.Codec<O, unknown>
   /** Reads only (MCP readOnlyHint); writes are attributed to the agent in the task's timeline. */
   readonly readOnly: boolean
   readonly run: (input: I, context: ToolContext) => Effect.Effect<ToolReply<O>, ToolFailure, ToolServices>
@@ -87,8 +87,7 @@ const errorResult = (failure: ToolFailure): CallToolResult => ({
 })
 
 /** The decode failure as the HTTP API words it (a 400 naming each field path). */
-const badInput = (e: ParseResult.ParseError) =>
-  Effect.map(HttpApiError.HttpApiDecodeError.fromParseError(e), (decode) => new BadRequest({ message: describeIssues(decode) }))
+const badInput = (e: Schema.SchemaError) => new BadRequest({ message: describeIssues(e) })
 
 /** One `tools/call`: decode, run, encode; every failure a tool error. */
 export const callTool = (
@@ -96,18 +95,19 @@ export const callTool = (
   args: unknown,
   context: ToolContext
 ): Effect.Effect<CallToolResult, never, ToolServices> =>
-  Schema.decodeUnknown(t.input)(args ?? {}).pipe(
-    Effect.catchAll((e) => Effect.flip(badInput(e))),
+  // As the HTTP API decodes a body: every problem, and an unknown key is one (src/api/dtos.ts).
+  Schema.decodeUnknownEffect(t.input)(args ?? {}, PAYLOAD_PARSE_OPTIONS).pipe(
+    Effect.mapError(badInput),
     Effect.flatMap((input) => t.run(input, context)),
     Effect.flatMap(({ content, structured }) =>
-      Effect.map(Effect.orDie(Schema.encode(t.output)(structured)), (encoded): CallToolResult => ({
+      Effect.map(Effect.orDie(Schema.encodeEffect(t.output)(structured)), (encoded): CallToolResult => ({
         content: content !== undefined ? [...content] : [{ type: "text", text: JSON.stringify(encoded) }],
         structuredContent: encoded as Record<string, unknown>
       }))
     ),
-    Effect.catchAll((failure) => Effect.succeed(errorResult(failure))),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
+    Effect.catch((failure) => Effect.succeed(errorResult(failure))),
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
         : Effect.as(
           Effect.logError(`mcp: tool ${t.name} failed`, cause),

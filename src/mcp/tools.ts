@@ -5,7 +5,6 @@
  * event source is the calling agent, writes are attributed to it in the task's timeline
  * (./AgentTimeline.ts), and a step assigned to another agent cannot be completed (./assignment.ts).
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -46,14 +45,21 @@ import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type Too
 import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./AgentTimeline.js"
 
 const EntityPath = Schema.Struct({ entityId: Uuid })
+const NO_ARGUMENTS = "is unexpected: this tool takes no arguments"
 /** No arguments (MCP sends an object; any key in it is a 400 naming it). */
-const NoInput = Schema.Struct({}).pipe(
-  Schema.filter((args) => {
+const NoInput = Schema.Struct({}).annotate({ messageUnexpectedKey: NO_ARGUMENTS }).check(
+  Schema.makeFilter((args) => {
     const [key] = Array.isArray(args) ? ["request"] : Object.keys(args)
-    return key === undefined || { path: [key], message: "is unexpected: this tool takes no arguments" }
-  }, { jsonSchema: {} }),
-  Schema.annotations({ jsonSchema: { type: "object", properties: {}, additionalProperties: false } })
+    return key === undefined || { path: [key], issue: NO_ARGUMENTS }
+  })
 )
+
+/**
+ * A DTO with path parameters in front (the tool's arguments): its own checks kept, which hold
+ * for the DTO's fields whatever else the arguments carry.
+ */
+const withPath = <P extends Schema.Struct.Fields, D extends Schema.Struct.Fields>(path: P, dto: Schema.Struct<D>) =>
+  dto.mapFields((fields): P & D => ({ ...path, ...fields }), { unsafePreserveChecks: true })
 
 /**
  * A write that may carry a signal: a step-deciding one must not go to a step assigned to another
@@ -113,21 +119,20 @@ const listTasksTool = tool({
     "them: `status`, `awaiting`; with `limit`, a page, and `nextCursor` to pass as `cursor` for the next one.",
   input: Schema.Struct({
     ...EntityPath.fields,
-    status: Schema.optionalWith(Schema.Literal(...TASK_STATUSES).annotations({ description: "Only tasks in this status" }), {
-      exact: true
-    }),
-    awaiting: Schema.optionalWith(AwaitingParam, { exact: true }),
-    limit: Schema.optionalWith(
-      Schema.Int.pipe(Schema.between(1, TASK_PAGE_MAX)).annotations({ description: `At most this many tasks (1..${TASK_PAGE_MAX})` }),
-      { exact: true }
+    status: Schema.optionalKey(Schema.Literals(TASK_STATUSES).annotate({ description: "Only tasks in this status" })),
+    awaiting: Schema.optionalKey(AwaitingParam),
+    limit: Schema.optionalKey(
+      Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: TASK_PAGE_MAX })).annotate({
+        description: `At most this many tasks (1..${TASK_PAGE_MAX})`
+      })
     ),
-    cursor: Schema.optionalWith(Schema.String.annotations({ description: "The nextCursor of an earlier answer" }), { exact: true })
+    cursor: Schema.optionalKey(Schema.String.annotate({ description: "The nextCursor of an earlier answer" }))
   }).pipe(closed("ListTasksInput")),
   output: Schema.Struct({
     tasks: Schema.Array(TaskSummary),
-    nextCursor: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+    nextCursor: Schema.optionalKey(Schema.String.annotate({
       description: "With limit: more tasks may follow; pass it as cursor (with the same filters)"
-    })
+    }))
   }),
   readOnly: true,
   run: ({ entityId, ...query }) =>
@@ -142,11 +147,13 @@ const AssignedStep = Schema.Struct({
   workflowId: Schema.String,
   stepId: Schema.String,
   stepTitle: Schema.String,
-  component: Schema.String.annotations({ description: "The step's displayHint.component, e.g. FILE_UPLOAD, APPROVAL" })
-}).annotations({ identifier: "AssignedStep" })
+  component: Schema.String.annotate({ description: "The step's displayHint.component, e.g. FILE_UPLOAD, APPROVAL" })
+}).annotate({ identifier: "AssignedStep" })
 
 /** Where the next page of assigned steps starts: an entity, and the task of it the last page ended at. */
-const AssignedCursor = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Schema.Tuple(Uuid, Schema.NullOr(Uuid))))
+const AssignedCursor = Schema.StringFromBase64Url.pipe(
+  Schema.decodeTo(Schema.fromJsonString(Schema.Tuple([Uuid, Schema.NullOr(Uuid)])))
+)
 
 const ASSIGNED_PAGE_MAX = 500
 
@@ -157,16 +164,16 @@ const listAssignedStepsTool = tool({
     "Read one with get_task, then complete it (decide_step, submit_file or write_output_files with its signal). " +
     `With \`limit\` (1..${ASSIGNED_PAGE_MAX}), a page, and \`nextCursor\` to pass as \`cursor\` for the next one.`,
   input: Schema.Struct({
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, ASSIGNED_PAGE_MAX))).annotations({
+    limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: ASSIGNED_PAGE_MAX }))).annotate({
       description: `At most this many steps (1..${ASSIGNED_PAGE_MAX})`
     }),
-    cursor: Schema.optional(Schema.String).annotations({ description: "The nextCursor of an earlier answer" })
+    cursor: Schema.optional(Schema.String).annotate({ description: "The nextCursor of an earlier answer" })
   }).pipe(closed("ListAssignedStepsInput")),
   output: Schema.Struct({
     steps: Schema.Array(AssignedStep),
-    nextCursor: Schema.optionalWith(Schema.String, { exact: true }).annotations({
+    nextCursor: Schema.optionalKey(Schema.String.annotate({
       description: "With limit: more steps may follow; pass it as cursor"
-    })
+    }))
   }),
   readOnly: true,
   // The store is asked only for running tasks whose current step is one assigned to the caller,
@@ -177,7 +184,7 @@ const listAssignedStepsTool = tool({
       const tenant = yield* (yield* Tenant).current
       let start: readonly [string, string | null] | undefined
       if (cursor !== undefined) {
-        start = yield* Schema.decodeUnknown(AssignedCursor)(cursor).pipe(
+        start = yield* Schema.decodeUnknownEffect(AssignedCursor)(cursor).pipe(
           Effect.mapError(() => new BadRequest({ message: "cursor: must be the nextCursor of an earlier answer" }))
         )
       }
@@ -233,9 +240,9 @@ const listAssignedStepsTool = tool({
 
 const Assignment = Schema.Struct({
   stepId: Schema.String,
-  agentId: Uuid.annotations({ description: "The agent the current step is assigned to" }),
+  agentId: Uuid.annotate({ description: "The agent the current step is assigned to" }),
   assignedToYou: Schema.Boolean
-}).annotations({ identifier: "Assignment" })
+}).annotate({ identifier: "Assignment" })
 
 const getTaskTool = tool({
   name: "get_task",
@@ -247,7 +254,7 @@ const getTaskTool = tool({
   input: TaskPath.pipe(closed("GetTaskInput")),
   output: Schema.Struct({
     ...UiState.fields,
-    assignment: Schema.NullOr(Assignment).annotations({ description: "Null when the current step is not assigned" })
+    assignment: Schema.NullOr(Assignment).annotate({ description: "Null when the current step is not assigned" })
   }),
   readOnly: true,
   run: ({ taskId }, context) =>
@@ -270,17 +277,17 @@ const listEventsTool = tool({
     "stopped before the end carries hasMore: true and nextAfterSeq, the afterSeq to read on from.",
   input: Schema.Struct({
     ...TaskPath.fields,
-    afterSeq: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0))).annotations({
+    afterSeq: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))).annotate({
       description: "Only events with a greater seq"
     }),
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, EVENT_PAGE_MAX))).annotations({
+    limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX }))).annotate({
       description: "At most this many events, the first ones in seq order"
     })
   }).pipe(closed("ListEventsInput")),
   output: Schema.Struct({
     events: Schema.Array(TaskEvent),
-    hasMore: Schema.optionalWith(Schema.Literal(true), { exact: true }),
-    nextAfterSeq: Schema.optionalWith(Schema.Int, { exact: true })
+    hasMore: Schema.optionalKey(Schema.Literal(true)),
+    nextAfterSeq: Schema.optionalKey(Schema.Int)
   }),
   readOnly: true,
   run: ({ afterSeq, limit, taskId }) =>
@@ -329,7 +336,7 @@ const listFilesTool = tool({
     "or agent_output:<uuid> for files an agent wrote). Read one with read_file.",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
-    source: Schema.optional(Schema.String.pipe(Schema.minLength(1))).annotations({ description: "Only this source" })
+    source: Schema.optional(Schema.String.check(Schema.isMinLength(1))).annotate({ description: "Only this source" })
   }).pipe(closed("ListFilesInput")),
   output: Schema.Struct({ files: Schema.Array(FileDocument) }),
   readOnly: true,
@@ -364,7 +371,7 @@ const readFileTool = tool({
       sizeBytes: Schema.Int,
       downloadUrl: Schema.String
     }),
-    encoding: Schema.Literal("text", "base64").annotations({ description: "How the content block carries the bytes" })
+    encoding: Schema.Literals(["text", "base64"]).annotate({ description: "How the content block carries the bytes" })
   }),
   readOnly: true,
   run: ({ documentRef, taskId }, context) =>
@@ -381,7 +388,7 @@ const readFileTool = tool({
           })
         )
       }
-      const bytes = Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(body)))
+      const bytes = Buffer.concat(yield* Stream.runCollect(body))
       const text = textOf(bytes, document.contentType)
       const meta = {
         documentRef: document.id,
@@ -407,7 +414,7 @@ const startTaskTool = tool({
   title: "Start a task",
   description: "Starts a workflow run for an entity. workflowId must be one list_workflows returns; context is " +
     "checked against its startParams.",
-  input: Schema.extend(EntityPath, CreateTaskDto).pipe(closed("StartTaskInput")),
+  input: withPath(EntityPath.fields, CreateTaskDto).pipe(closed("StartTaskInput")),
   output: Schema.Struct({ task: CreatedTask }),
   readOnly: false,
   run: ({ entityId, ...dto }, context) =>
@@ -424,7 +431,7 @@ const decideStepTool = tool({
   description: "Decides the task's current step: approved completes it, rejected fails the task; comments become " +
     "the reason. Bound to the step you name (step) or else the one current now, so a retry never decides the next " +
     "step. A step assigned to another agent cannot be decided.",
-  input: Schema.extend(TaskPath, TaskActionDto).pipe(closed("DecideStepInput")),
+  input: withPath(TaskPath.fields, TaskActionDto).pipe(closed("DecideStepInput")),
   output: Ok,
   readOnly: false,
   run: ({ taskId, ...dto }, context) =>
@@ -450,7 +457,7 @@ const submitFileTool = tool({
     "then sends signalName to signalTaskId when both are given. To complete a FILE_UPLOAD step, use the source, " +
     "signalTaskId and signalName of the step's submit_file action (get_task). The signal is bound to the step " +
     "current when you call: if the task has moved on by the time the file is stored, nothing is stored (409).",
-  input: Schema.extend(TaskPath, IngestFileDto).pipe(closed("SubmitFileInput")),
+  input: withPath(TaskPath.fields, IngestFileDto).pipe(closed("SubmitFileInput")),
   output: UploadResult,
   readOnly: false,
   run: ({ taskId, ...dto }, context) =>
@@ -473,9 +480,9 @@ const ingestDataTool = tool({
   description: "Stores JSON records for the task (data: one record, or events: [{data, sourceRef?}], exactly one of " +
     "the two), all in one transaction; each record's JSON may be at most 256 KB. With signalTaskId and signalName " +
     "one signal per record follows the commit.",
-  input: Schema.extend(TaskPath, DataIngestDto).pipe(closed("IngestDataInput")),
+  input: withPath(TaskPath.fields, DataIngestDto).pipe(closed("IngestDataInput")),
   output: Schema.Struct({
-    results: Schema.Array(DataIngestResult).annotations({ description: "One per record, in order" })
+    results: Schema.Array(DataIngestResult).annotate({ description: "One per record, in order" })
   }),
   readOnly: false,
   run: ({ taskId, ...dto }, context) =>
@@ -497,19 +504,19 @@ const MAX_OUTPUT_FILES = 20
 
 const OutputFile = Schema.Struct({
   filename: FileName,
-  contentType: Schema.optional(MediaType).annotations({
+  contentType: Schema.optional(MediaType).annotate({
     description: "MIME type; guessed from the file name when omitted (text/plain for text without a known extension)"
   }),
-  text: Schema.optional(Schema.String).annotations({ description: "The content as text (stored as UTF-8)" }),
-  dataBase64: Schema.optional(Schema.String.annotations({ contentEncoding: "base64" })).annotations({
+  text: Schema.optional(Schema.String).annotate({ description: "The content as text (stored as UTF-8)" }),
+  dataBase64: Schema.optional(Schema.String.annotate({ contentEncoding: "base64" })).annotate({
     description: "The content as base64"
   })
 }).pipe(
-  Schema.filter((f) =>
+  Schema.check(Schema.makeFilter((f) =>
     (f.text === undefined) !== (f.dataBase64 === undefined) ||
-    { path: ["text"], message: "exactly one of text / dataBase64 must be set" }, {
-    jsonSchema: { allOf: [{ oneOf: [{ required: ["text"] }, { required: ["dataBase64"] }] }] }
-  }),
+    { path: ["text"], issue: "exactly one of text / dataBase64 must be set" }, {
+    toJsonSchema: () => ({ allOf: [{ oneOf: [{ required: ["text"] }, { required: ["dataBase64"] }] }] })
+  })),
   closed("OutputFile")
 )
 
@@ -519,7 +526,7 @@ const OutputFileResult = Schema.Struct({
   content_type: Schema.String,
   size_bytes: Schema.Int,
   source: Schema.String
-}).annotations({ identifier: "OutputFileResult" })
+}).annotate({ identifier: "OutputFileResult" })
 
 const writeOutputFilesTool = tool({
   name: "write_output_files",
@@ -530,10 +537,13 @@ const writeOutputFilesTool = tool({
     "when you call (409 on the last file if the task has moved on meanwhile).",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
-    files: Schema.Array(OutputFile).pipe(Schema.minItems(1), Schema.maxItems(MAX_OUTPUT_FILES)),
-    signalTaskId: IngestFileDto.from.fields.signalTaskId,
-    signalName: IngestFileDto.from.fields.signalName
-  }).pipe(Schema.filter(signalPair, { jsonSchema: signalPairSchema }), closed("WriteOutputFilesInput")),
+    files: Schema.Array(OutputFile).check(Schema.isMinLength(1), Schema.isMaxLength(MAX_OUTPUT_FILES)),
+    signalTaskId: IngestFileDto.fields.signalTaskId,
+    signalName: IngestFileDto.fields.signalName
+  }).pipe(
+    Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })),
+    closed("WriteOutputFilesInput")
+  ),
   output: Schema.Struct({ output_files: Schema.Array(OutputFileResult) }),
   readOnly: false,
   run: ({ files, taskId, ...signal }, context) =>

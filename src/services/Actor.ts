@@ -3,12 +3,13 @@
  * verified JWT claim, src/gateway/identity.ts) or as the agent tool server knows them
  * (`agent:<uuid>`). Undefined when nothing names anyone: the gateway never guesses.
  *
- * Held in a FiberRef so that every write made while serving the request (the embedded store
+ * Held in a Context.Reference (fiber-local, set with Effect.provideService) so that every write made while serving the request (the embedded store
  * runs in the request's fiber; the HTTP workspace client forwards it as `x-svc-actor`) can
  * record it in the task's timeline.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
 import { CurrentRequest } from "../observability/requestContext.js"
 
 /** The header the gateway sends the actor on to an HTTP workspace (admin-token protected there). */
@@ -17,14 +18,16 @@ export const ACTOR_FORWARD_HEADER = "x-svc-actor"
 /** Longest actor accepted from any source; longer values are refused (400/401), never cut. */
 export const MAX_ACTOR_LENGTH = 256
 
-export const currentActor: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+export const currentActor: Context.Reference<string | undefined> = Context.Reference<string | undefined>("services/Actor", {
+  defaultValue: () => undefined
+})
 
 /** Runs `self` on behalf of `actor` (undefined leaves whoever is already named). */
 export const withActor = (actor: string | undefined) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  actor === undefined ? self : Effect.locally(self, currentActor, actor)
+  actor === undefined ? self : Effect.provideService(self, currentActor, actor)
 
 /** The actor of the current request, if one is named. */
-export const actorNow: Effect.Effect<string | undefined> = FiberRef.get(currentActor)
+export const actorNow: Effect.Effect<string | undefined> = currentActor
 
 /** Who acts, which request, and when it arrived: what a write records and binds its decision to. */
 export interface Attribution {
@@ -39,7 +42,7 @@ export const attributionNow: Effect.Effect<Attribution> = Effect.zipWith(
   actorNow,
   Effect.serviceOption(CurrentRequest),
   (actor, request) =>
-    request._tag === "None"
+    Option.isNone(request)
       ? { actor, requestId: undefined, arrivedAt: undefined }
       : { actor, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt }
 )

@@ -4,8 +4,8 @@
  * made while serving the request reads it, so per-call timeouts, retries and backoff all fit
  * inside it (src/workspace/http/client.ts). Fibers forked by a handler inherit it.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 
 export interface Deadline {
@@ -15,13 +15,16 @@ export interface Deadline {
   readonly budgetMs: number
 }
 
-/** The deadline of the request the current fiber serves; None outside one. */
-export const currentDeadline: FiberRef.FiberRef<Option.Option<Deadline>> = FiberRef.unsafeMake(Option.none<Deadline>())
+/** The deadline of the request the current fiber serves; None outside one (`yield* currentDeadline`). */
+export const currentDeadline: Context.Reference<Option.Option<Deadline>> = Context.Reference<Option.Option<Deadline>>(
+  "services/Deadline",
+  { defaultValue: () => Option.none<Deadline>() }
+)
 
 /** Runs `self` with a deadline `budgetMs` from now (an enclosing, earlier deadline is kept). */
 export const withDeadline = (budgetMs: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(FiberRef.get(currentDeadline), (outer) => {
+  Effect.flatMap(currentDeadline, (outer) => {
     const at = Date.now() + budgetMs
     if (Option.isSome(outer) && outer.value.at <= at) return self
-    return Effect.locally(self, currentDeadline, Option.some({ at, budgetMs }))
+    return Effect.provideService(self, currentDeadline, Option.some({ at, budgetMs }))
   })

@@ -22,16 +22,16 @@
  * page. A client that takes none of its pending bytes for SVC_EVENTS_STREAM_STALL_MS is
  * disconnected: its slot and page are freed, and an EventSource reconnects with Last-Event-ID.
  */
-import * as Chunk from "effect/Chunk"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
@@ -119,7 +119,7 @@ interface Watch {
   /** Completed (and replaced) at every ring. */
   next: Deferred.Deferred<void>
   readonly unlisten: () => void
-  poller: Fiber.RuntimeFiber<void> | undefined
+  poller: Fiber.Fiber<void> | undefined
 }
 
 const encoder = new TextEncoder()
@@ -142,7 +142,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
     const drain = yield* Effect.serviceOption(ProcessDrain)
     // Completed when the process drains or this layer closes: every stream then ends cleanly.
     const closing = yield* Deferred.make<void>()
-    const close = () => Deferred.unsafeDone(closing, Exit.void)
+    const close = () => Deferred.doneUnsafe(closing, Exit.void)
     if (Option.isSome(drain)) {
       const unsubscribe = drain.value.onDrain(close)
       yield* Effect.addFinalizer(() => Effect.sync(unsubscribe))
@@ -157,13 +157,13 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
      * loop: 100 streams woken at once made their pages in one pass (5.5 s of blocked event loop
      * in bench S8, health with it); now other requests go between any two pages.
      */
-    const pages = Effect.unsafeMakeSemaphore(1)
-    const oneAtATime = <A, E, R>(effect: Effect.Effect<A, E, R>) => pages.withPermits(1)(Effect.zipRight(yieldToEventLoop, effect))
+    const pages = Semaphore.makeUnsafe(1)
+    const oneAtATime = <A, E, R>(effect: Effect.Effect<A, E, R>) => pages.withPermits(1)(Effect.andThen(yieldToEventLoop, effect))
 
     const ring = (watch: Watch) => {
       const done = watch.next
-      watch.next = Deferred.unsafeMake<void>(FiberId.none)
-      Deferred.unsafeDone(done, Exit.void)
+      watch.next = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(done, Exit.void)
     }
 
     /** The fallback for other processes' writes: a one-row probe after the highest seq sent. */
@@ -172,10 +172,10 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
         for (;;) {
           yield* Effect.sleep(settings.pollMs)
           const after = watch.known
-          const probe = yield* Effect.either(
+          const probe = yield* Effect.result(
             workspace.listEvents(tenantId, taskId, { ...(after >= 0 ? { afterSeq: after } : {}), limit: 1 })
           )
-          if (probe._tag === "Right" && probe.right.length > 0) ring(watch)
+          if (Result.isSuccess(probe) && probe.success.length > 0) ring(watch)
         }
       })
 
@@ -190,7 +190,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           const created: Watch = {
             viewers: 1,
             known: -1,
-            next: Deferred.unsafeMake<void>(FiberId.none),
+            next: Deferred.makeUnsafe<void>(),
             unlisten: bell.listen(taskId, () => ring(created)),
             poller: undefined
           }
@@ -278,7 +278,8 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           ))
         const first = yield* read(afterSeq ?? -1)
 
-        const body = Stream.unwrapScoped(Effect.gen(function*() {
+        // Stream.unwrap runs the effect in the stream's scope: the slot and the watch last as long as the stream.
+        const body = Stream.unwrap(Effect.gen(function*() {
           if (streams >= settings.maxStreams) return Stream.empty
           yield* slot
           const w = yield* watch(workspace, tenant.id, taskId)
@@ -289,7 +290,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           const sent = (batch: ReadonlyArray<TaskEvent>) => {
             cursor = Math.max(cursor, batch[batch.length - 1]!.seq)
             if (cursor > w.known) w.known = cursor
-            return Chunk.of(sseFrames(batch))
+            return sseFrames(batch)
           }
           // The next page, made only when the server pulls it, that is once the socket has taken
           // the previous one (no queue: a stream holds one page). A read follows a ring (taken
@@ -303,8 +304,8 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           const nextChunk = Effect.gen(function*() {
             for (;;) {
               if (!readNow) {
-                const rang = yield* Effect.timeout(Deferred.await(woken), settings.keepAliveMs).pipe(Effect.option)
-                if (Option.isNone(rang)) return Chunk.of(KEEP_ALIVE)
+                const rang = yield* Effect.timeoutOption(Deferred.await(woken), settings.keepAliveMs)
+                if (Option.isNone(rang)) return KEEP_ALIVE
               }
               let page: { batch: ReadonlyArray<TaskEvent>; full: boolean }
               if (pending !== undefined) {
@@ -321,9 +322,9 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
               if (fresh.length > 0) return yield* oneAtATime(Effect.sync(() => sent(fresh)))
             }
           })
-          const events = Stream.repeatEffectChunk(nextChunk).pipe(
-            Stream.catchAll((error) =>
-              Stream.drain(Stream.fromEffect(Effect.logWarning(`event stream of task ${taskId} ended: a read failed: ${error.message}`)))
+          const events = Stream.fromEffectRepeat(nextChunk).pipe(
+            Stream.catch((error) =>
+              Stream.fromEffectDrain(Effect.logWarning(`event stream of task ${taskId} ended: a read failed: ${error.message}`))
             )
           )
           const stop = output === undefined
@@ -332,7 +333,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           // The first bytes go out at once (Node sends the headers with them, and an EventSource
           // opens then), telling the client to reconnect after RECONNECT_MS when the stream ends.
           return events.pipe(
-            Stream.prepend(Chunk.of(OPENING)),
+            Stream.prepend([OPENING]),
             Stream.interruptWhen(stop)
           )
         }))
@@ -346,11 +347,11 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
     } satisfies EventStreamsService
   })
 
-export class EventStreams extends Context.Tag("services/EventStreams")<EventStreams, EventStreamsService>() {
-  static readonly layerWith = (settings: EventStreamSettings) => Layer.scoped(EventStreams, makeEventStreams(settings))
+export class EventStreams extends Context.Service<EventStreams, EventStreamsService>()("services/EventStreams") {
+  static readonly layerWith = (settings: EventStreamSettings) => Layer.effect(EventStreams, makeEventStreams(settings))
   /**
    * Settings from the environment (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS,
    * SVC_EVENTS_PAGE_BYTES, SVC_EVENTS_STREAM_STALL_MS).
    */
-  static readonly layer = Layer.unwrapEffect(Effect.map(eventStreamSettingsFromEnv, EventStreams.layerWith))
+  static readonly layer = Layer.unwrap(Effect.map(eventStreamSettingsFromEnv, EventStreams.layerWith))
 }

@@ -45,7 +45,7 @@ export const makeTaskEventBell = (): TaskEventBellService => {
   }
 }
 
-export class TaskEventBell extends Context.Reference<TaskEventBell>()("services/TaskEventBell", {
+export class TaskEventBell extends Context.Reference<TaskEventBellService>("services/TaskEventBell", {
   defaultValue: makeTaskEventBell
 }) {}
 

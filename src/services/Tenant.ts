@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Semaphore from "effect/Semaphore"
 import { NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
@@ -25,14 +26,14 @@ export interface TenantService {
   >
 }
 
-export class Tenant extends Context.Tag("services/Tenant")<Tenant, TenantService>() {
+export class Tenant extends Context.Service<Tenant, TenantService>()("services/Tenant") {
   static readonly layer = Layer.effect(
     Tenant,
     Effect.gen(function*() {
       const config = yield* TenantConfig
       const workspace = yield* WorkspaceClient
       const cache = yield* Ref.make(Option.none<Workspace.Tenant>())
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
 
       const resolve = Effect.suspend(() => Option.match(config.tenantSlug, {
         onNone: () =>
@@ -58,7 +59,7 @@ export class Tenant extends Context.Tag("services/Tenant")<Tenant, TenantService
             Effect.flatMap(Ref.get(cache), (again) => Option.isSome(again) ? Effect.succeed(again.value) : resolve)
           ))
 
-      const refresh = lock.withPermits(1)(Effect.zipRight(Ref.set(cache, Option.none()), resolve))
+      const refresh = lock.withPermits(1)(Effect.andThen(Ref.set(cache, Option.none()), resolve))
 
       const notFound = (taskId: string) => new NotFound({ message: `Task ${taskId} not found` })
 

@@ -69,5 +69,5 @@ export const connectGl = (serviceId: string | undefined) =>
 export const disconnectGl = Effect.gen(function*() {
   const workspace = yield* WorkspaceClient
   const tenant = yield* (yield* Tenant).current
-  yield* Effect.zipLeft(workspace.deleteGlConnection(tenant.id), auditGl("gl.disconnected", { tenantId: tenant.id }))
+  yield* Effect.tap(workspace.deleteGlConnection(tenant.id), () => auditGl("gl.disconnected", { tenantId: tenant.id }))
 })

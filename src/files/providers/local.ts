@@ -79,7 +79,7 @@ const readBounded = async (handle: fs.FileHandle, limit: number): Promise<Uint8A
 
 export const LocalRef = Schema.Struct({
   provider: Schema.Literal("local"),
-  path: Schema.String.pipe(Schema.minLength(1))
+  path: Schema.String.check(Schema.isMinLength(1))
 })
 
 export const localProvider = (config: IngestConfigShape) =>

@@ -21,7 +21,7 @@
  * allow-list), redirects must be followed by hand and re-checked, the connect timeout needs the
  * socket's `connect` event, and the byte cap must abort the request the moment it is passed. The
  * platform's NodeHttpClient binds one Agent per layer and follows redirects with its own policy,
- * so the request is issued with node:http(s) inside `Effect.async`, whose finalizer destroys the
+ * so the request is issued with node:http(s) inside `Effect.callback`, whose finalizer destroys the
  * request when the effect is interrupted (total timeout, caller gone).
  *
  * Failure → status (all answer the spec's `{statusCode, message, error}` body):
@@ -74,23 +74,22 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
 const USER_AGENT = "tenant-gateway-ingest/1"
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-const HeaderValue = Schema.String.annotations({ message: () => "header values must be strings" }).pipe(
-  Schema.pattern(/^[\t\x20-\x7e\x80-\xff]*$/, {
-    message: () => "header values must not contain control characters (CR, LF, NUL) or non-Latin-1 text"
+const HeaderValue = Schema.String.annotate({ message: "header values must be strings" }).check(
+  Schema.isPattern(/^[\t\x20-\x7e\x80-\xff]*$/, {
+    message: "header values must not contain control characters (CR, LF, NUL) or non-Latin-1 text"
   })
 )
 
 export const UrlRef = Schema.Struct({
   provider: Schema.Literal("url"),
-  url: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)),
-  headers: Schema.optionalWith(
-    Schema.Record({ key: Schema.String, value: HeaderValue }).pipe(
-      Schema.filter((headers) => {
+  url: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(8192)),
+  headers: Schema.optionalKey(
+    Schema.Record(Schema.String, HeaderValue).check(
+      Schema.makeFilter((headers) => {
         const badName = Object.keys(headers).find((name) => !TOKEN.test(name))
-        return badName === undefined || { path: [badName], message: "header names must be HTTP tokens" }
+        return badName === undefined || { path: [badName], issue: "header names must be HTTP tokens" }
       })
-    ),
-    { exact: true }
+    )
   )
 })
 
@@ -309,7 +308,7 @@ export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptio
     headers: Readonly<Record<string, string>>,
     label: string
   ): Effect.Effect<Hop, BadRequest | PayloadTooLarge> =>
-    Effect.async<Hop, BadRequest | PayloadTooLarge>((resume) => {
+    Effect.callback<Hop, BadRequest | PayloadTooLarge>((resume) => {
       let done = false
       let connectTimer: ReturnType<typeof setTimeout> | undefined
       let req: http.ClientRequest | undefined
@@ -452,10 +451,10 @@ export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptio
           label = hopLabel
         }
       }).pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: Duration.millis(config.timeoutMs),
-          onTimeout: () =>
-            new BadRequest({ message: `fileRef.url: timed out after ${config.timeoutMs} ms (SVC_INGEST_TIMEOUT_MS)` })
+          orElse: () =>
+            Effect.fail(new BadRequest({ message: `fileRef.url: timed out after ${config.timeoutMs} ms (SVC_INGEST_TIMEOUT_MS)` }))
         })
       )
   })
