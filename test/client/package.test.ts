@@ -7,7 +7,11 @@
  * - the README's Effect example and a consumer of the declarations type-checked with `tsc`
  *   (`"module": "nodenext"`), the example then run from tsc's output;
  * - the package's files, imports and version checked: only the client and the contract, only
- *   `effect` and `@effect/platform` imported, the version the served OpenAPI document's.
+ *   `effect` imported (its HTTP and HttpApi modules are parts of it in Effect 4), the version
+ *   the served OpenAPI document's.
+ *
+ * Plain `node` is the checkout's Node 24 (node_modules/.bin/node, what npm puts first on PATH),
+ * whatever the machine's is.
  *
  * And `tenant-gateway/client` (the checkout itself as a dependency, as after `npm link`) imports
  * under plain Node too.
@@ -27,7 +31,9 @@ const ROOT_PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")
   version: string
   dependencies: Record<string, string>
 }
-const PEERS = ["effect", "@effect/platform"]
+const PEERS = ["effect"]
+/** The Node the README's examples run on: the pinned Node 24 (engines >=24.11 <25). */
+const NODE = join(ROOT, "node_modules", ".bin", "node")
 
 /** The fenced code block that follows the README's marker comment naming `file`. */
 const readmeBlock = (file: string): string => {
@@ -99,7 +105,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     if (dir !== "") rmSync(dir, { recursive: true, force: true })
   })
 
-  it("is named and versioned as the API, with effect and @effect/platform as peers", async () => {
+  it("is named and versioned as the API, with effect as its only peer", async () => {
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"))
     const openapi = (await http("GET", `${gw.url}/openapi.json`)).body
     expect(manifest.name).toBe(NAME)
@@ -123,7 +129,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     const code = readFileSync(join(installed, "index.js"), "utf8")
     const imported = new Set([...code.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g)].map((m) => m[1]!))
     expect(imported.size).toBeGreaterThan(0)
-    expect([...imported].filter((s) => !/^(effect|@effect\/platform)(\/[\w/]+)?$/.test(s))).toEqual([])
+    expect([...imported].filter((s) => !/^effect(\/[\w/-]+)?$/.test(s))).toEqual([])
     // The contract is bundled (its schemas), the server is not (its routes, its settings).
     // esbuild names each bundled source in a comment: the client and the contract, nothing else.
     const sources = [...new Set([...code.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]!))]
@@ -135,7 +141,9 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
   it("runs the README's plain-Node example with node", async () => {
     const file = join(app, "list.mjs")
     writeFileSync(file, readmeBlock("list.mjs"))
-    const result = await run(process.execPath, [file], app, { GATEWAY_URL: gw.url })
+    const version = await run(NODE, ["-p", "process.versions.node"], app)
+    expect(version.stdout.trim()).toMatch(/^24\.(1[1-9]|[2-9]\d)\.\d+$/)
+    const result = await run(NODE, [file], app, { GATEWAY_URL: gw.url })
     expect(result.stderr).toBe("")
     expect(result.status).toBe(0)
     const lines = result.stdout.trimEnd().split("\n")
@@ -187,10 +195,10 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
         files: ["tasks.ts", "consumer.ts"]
       })
     )
-    const tsc = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app)
+    const tsc = await run(NODE, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app)
     expect(tsc.stdout + tsc.stderr).toBe("")
     expect(tsc.status).toBe(0)
-    const result = await run(process.execPath, [join(app, "out", "tasks.js")], app, { GATEWAY_URL: gw.url })
+    const result = await run(NODE, [join(app, "out", "tasks.js")], app, { GATEWAY_URL: gw.url })
     expect(result.stderr).toBe("")
     expect(result.status).toBe(0)
     const tasks = (await http("GET", `${gw.url}/v1/entities/${entities[0]!.id}/tasks`)).body as Array<{ id: string; status: string }>
@@ -214,7 +222,7 @@ describe("tenant-gateway/client from the checkout (npm link)", { timeout: 60_000
             `const entities = await createGatewayClient(process.env.GATEWAY_URL).entities.listEntities()\n` +
             `console.log(entities.map((e) => e.slug).join(","))\n`
         )
-        const result = await run(process.execPath, [file], dir, { GATEWAY_URL: gw.url })
+        const result = await run(NODE, [file], dir, { GATEWAY_URL: gw.url })
         expect(result.stderr).toBe("")
         const entities = (await http("GET", `${gw.url}/v1/entities`)).body as Array<{ slug: string }>
         expect(result.stdout.trim()).toBe(entities.map((e) => e.slug).join(","))

@@ -4,7 +4,7 @@
  * and start-up failures name their cause.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -72,6 +72,8 @@ describe("npm start", { timeout: 120_000 }, () => {
     // npm's child is node itself (the script execs it), running the built entry.
     const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
     expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("dist/main.js")
+    // On the pinned Node 24 (node_modules/.bin/node, first on npm's PATH), whatever the machine's node is.
+    expect(readlinkSync(`/proc/${serverPid}/exe`)).toBe(realpathSync(join(ROOT, "node_modules", ".bin", "node")))
     const entities = await (await fetch(`http://127.0.0.1:${port}/v1/entities`)).json() as Array<{ slug: string }>
     expect(entities.map((e) => e.slug)).toContain("acme-us")
     // One JSON line per request, with its id.
