@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Effect from "effect/Effect"
 import { createGatewayClient, makeGatewayClient, nextTaskCursor } from "../../src/client/index.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
@@ -153,7 +153,7 @@ describe("GET /v1/entities/:entityId/tasks, filtered and paged", () => {
   }, 60_000)
 
   it("the typed client lists as before without parameters, and pages with them (cursor from the response)", async () => {
-    const promised = await createGatewayClient(gw.url).entities.listTasks({ path: { entityId: entity } })
+    const promised = await createGatewayClient(gw.url).entities.listTasks({ params: { entityId: entity } })
     expect(promised).toEqual((await list("")).body)
     const ids = await Effect.runPromise(
       Effect.gen(function*() {
@@ -162,9 +162,9 @@ describe("GET /v1/entities/:entityId/tasks, filtered and paged", () => {
         let cursor: string | undefined
         do {
           const [tasks, response] = yield* client.entities.listTasks({
-            path: { entityId: entity },
-            urlParams: { status: "IN_PROGRESS", limit: 4, ...(cursor !== undefined ? { cursor } : {}) },
-            withResponse: true
+            params: { entityId: entity },
+            query: { status: "IN_PROGRESS", limit: 4, ...(cursor !== undefined ? { cursor } : {}) },
+            responseMode: "decoded-and-response"
           })
           seen.push(...tasks.map((t) => t.id))
           cursor = nextTaskCursor(response)

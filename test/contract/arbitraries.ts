@@ -15,13 +15,13 @@
  *
  * Mutations then turn valid requests into hostile ones (see `MUTATIONS`).
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import type * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import type * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as Arbitrary from "effect/Arbitrary"
 import * as Either from "effect/Either"
-import * as fc from "effect/testing/FastCheck"
+import * as fc from "fast-check"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"

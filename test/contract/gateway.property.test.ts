@@ -3,7 +3,7 @@
  * workspace with test/fixtures/example.json, held to the OpenAPI document it serves at
  * /openapi.json. Events need a key here, so the 401 path is exercised too.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"

@@ -9,7 +9,7 @@
  * 3. a request that departs from the document (its parameters, media type or body schema) is
  *    not accepted with a 2xx.
  */
-import * as fc from "effect/testing/FastCheck"
+import * as fc from "fast-check"
 import { request as httpRequest } from "node:http"
 import { bodyBytes, type Operation, type RequestShape } from "./arbitraries.js"
 import type { Contract, DecodedRequest, WireResponse } from "./openapiValidator.js"

@@ -13,8 +13,8 @@
  * wrong), not only the first.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type * as HttpApi from "@effect/platform/HttpApi"
-import * as fc from "effect/testing/FastCheck"
+import type * as HttpApi from "effect/http-api/HttpApi"
+import * as fc from "fast-check"
 import { appendFileSync } from "node:fs"
 import { type ArbitraryOptions, type Operation, operationsOf, pct, requestsFor, validRequest } from "./arbitraries.js"
 import { type Contract, makeContract } from "./openapiValidator.js"

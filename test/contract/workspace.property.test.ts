@@ -7,12 +7,11 @@
  * - over the embedded SQLite store (a temp-file database), registry included: nothing >= 500.
  * Both start from test/fixtures/example.json.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as References from "effect/References"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -39,7 +38,7 @@ const arbitraries = {
 }
 
 const serve = async (server: Layer.Layer<HttpServer.HttpServer, unknown>, cleanup: () => void = () => {}): Promise<Target> => {
-  const runtime = ManagedRuntime.make(server.pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))))
+  const runtime = ManagedRuntime.make(server.pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))))
   const baseUrl = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => {
     const address = s.address as HttpServer.TcpAddress
     return `http://127.0.0.1:${address.port}`
@@ -74,7 +73,7 @@ contractSuite({
   start: () => {
     const dir = mkdtempSync(join(tmpdir(), "contract-workspace-"))
     const embedded = makeEmbeddedLayer({ url: pathToFileURL(join(dir, "workspace.db")).href, fixture: exampleFixture })
-    const server = Layer.unwrapEffect(
+    const server = Layer.unwrap(
       Effect.map(EmbeddedWorkspace, (store) => workspaceServer(store, store, { maxBodyBytes: MAX_BODY_BYTES }))
     ).pipe(Layer.provide(embedded))
     return serve(server, () => rmSync(dir, { recursive: true, force: true }))

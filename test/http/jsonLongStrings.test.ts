@@ -1,4 +1,4 @@
-import * as fc from "effect/testing/FastCheck"
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseJsonBody } from "../../src/http/jsonInput.js"
 import { parseWithLongStrings } from "../../src/http/jsonLongStrings.js"

@@ -5,8 +5,8 @@
  * percent-encoding in the path: a 400 saying so.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -106,7 +106,7 @@ describe("composite task ids route up to TASK_ID_MAX_LENGTH", () => {
 
   it.effect("workspace API (makeWorkspaceHttpApp, mounted): task ids past 100 characters reach its handlers", () => {
     const memory = makeMemoryWorkspace(contractFixture())
-    const server = Layer.unwrapScoped(
+    const server = Layer.unwrap(
       Effect.map(makeWorkspaceHttpApp(memory), (app) =>
         HttpRouter.empty.pipe(HttpRouter.mountApp("/workspace", app, { includePrefix: true }), HttpServer.serve()))
     ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
 import { engineFor, PATTERN_BUDGET_MS, testWithin } from "../../src/lib/boundedRegExp.js"
+import { NODE } from "../support/process.js"
 
 /** A small budget, so that the stops land inside runs often (a trivial match takes microseconds). */
 const BUDGET_MS = 2
@@ -28,7 +29,7 @@ process.stdout.write(JSON.stringify({ runs, timeouts }) + "\\n")
 
 describe("testWithin on a descheduled process", () => {
   it("an ordinary match stopped past its budget is run again, not refused", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", CHILD, "3000", String(BUDGET_MS)], {
+    const child = spawn(NODE, ["--import", "tsx", "--input-type=module", "-e", CHILD, "3000", String(BUDGET_MS)], {
       cwd: root,
       stdio: ["ignore", "pipe", "inherit"]
     })

@@ -7,8 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { testDatabase } from "../support/postgres.js"
 import { contractFixture, ID } from "./contractFixture.js"
@@ -18,7 +17,7 @@ describe("duplicate agent registrations racing on PostgreSQL", () => {
     Effect.gen(function*() {
       const url = yield* Effect.promise(() => testDatabase("agentdup"))
       const layer = makeEmbeddedLayerWithSql({ url, fixture: contractFixture(), retryInterval: "1 hour" }).pipe(
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
       )
       yield* Effect.gen(function*() {
         const ws = yield* EmbeddedWorkspace
@@ -26,10 +25,10 @@ describe("duplicate agent registrations racing on PostgreSQL", () => {
           const ref = `racer-${round}`
           const results = yield* Effect.all(
             Array.from({ length: 8 }, (_, i) =>
-              Effect.either(ws.createAgent({ kind: "claude", externalRef: i % 2 === 0 ? ref : `claude://${ref}`, tenantId: ID.tenantA, name: `r${i}` }))),
+              Effect.result(ws.createAgent({ kind: "claude", externalRef: i % 2 === 0 ? ref : `claude://${ref}`, tenantId: ID.tenantA, name: `r${i}` }))),
             { concurrency: "unbounded" }
           )
-          const tags = results.map((r) => r._tag === "Right" ? "created" : r.left._tag)
+          const tags = results.map((r) => r._tag === "Success" ? "created" : r.failure._tag)
           expect(tags.filter((t) => t === "created")).toHaveLength(1)
           expect(tags.filter((t) => t !== "created").every((t) => t === "Conflict")).toBe(true)
           const agents = (yield* ws.listAgents(ID.tenantA)).filter((a) => a.externalRef === `claude://${ref}`)

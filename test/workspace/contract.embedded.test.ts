@@ -6,8 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -19,7 +18,7 @@ import { runWorkspaceContract } from "./contract.js"
 import { clientOf, workspaceServer } from "./httpHarness.js"
 
 const embedded = (fixture: Fixture) =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
         Effect.sync(() => mkdtempSync(join(tmpdir(), "workspace-contract-"))),
@@ -29,12 +28,12 @@ const embedded = (fixture: Fixture) =>
       writeFileSync(seedFile, JSON.stringify(fixture))
       return makeEmbeddedLayer({ url: pathToFileURL(join(dir, "workspace.db")).href, seedFile })
     })
-  ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+  ).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))
 
 runWorkspaceContract("embedded store (temp-file database)", embedded)
 
 runWorkspaceContract("HTTP client over the standalone workspace server (embedded store)", (fixture) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(EmbeddedWorkspace, (store) => {
       const extras: WorkspaceExtras = store
       return clientOf(workspaceServer(store, extras))

@@ -5,10 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as Result from "effect/Result"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -27,7 +26,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void
 /** A hand-written upstream on loopback, counting requests per method and connections. */
 const rawUpstream = (handler: Handler) =>
   Effect.acquireRelease(
-    Effect.async<
+    Effect.callback<
       { url: string; server: Server; hits: Array<string>; keys: Array<string | undefined>; connections: () => number }
     >((resume) => {
       const hits: Array<string> = []
@@ -47,7 +46,7 @@ const rawUpstream = (handler: Handler) =>
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -59,8 +58,8 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 }
 
 const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.either(effect), (e) =>
-    Either.isLeft(e) ? Effect.succeed(e.left) : Effect.dieMessage(`expected a failure, got ${JSON.stringify(e.right)}`))
+  Effect.flatMap(Effect.result(effect), (e) =>
+    Result.isFailure(e) ? Effect.succeed(e.failure) : Effect.die(new Error(`expected a failure, got ${JSON.stringify(e.success)}`)))
 
 /** Runs `f` with an HTTP WorkspaceClient for `url`. */
 const withClient = <A, E>(
@@ -71,7 +70,7 @@ const withClient = <A, E>(
   Effect.flatMap(WorkspaceClient, f).pipe(
     Effect.provide(HttpWorkspaceClientLive(url, { retryBaseMs: 5, ...options })),
     // The client logs each upstream failure as a warning; these tests provoke them on purpose.
-    Effect.provide(Logger.minimumLogLevel(LogLevel.Error))
+    Effect.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
   )
 
 const task = {
@@ -112,7 +111,7 @@ describe("HTTP WorkspaceClient", () => {
     Effect.gen(function*() {
       const upstream = yield* rawUpstream(() => {})
       const url = upstream.url
-      yield* Effect.async<void>((resume) => {
+      yield* Effect.callback<void>((resume) => {
         upstream.server.close(() => resume(Effect.void))
       })
       const error = yield* failureOf(withClient(url, { timeoutMs: 2000, retries: 1 }, (ws) => ws.resolveTenant("alpha")))

@@ -5,8 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import type { WorkspaceExtras } from "../../src/upstream/extras.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
 import type { Fixture } from "../../src/domain/fixture.js"
@@ -15,14 +14,14 @@ import { runWorkspaceContract } from "./contract.js"
 import { clientOf, workspaceServer } from "./httpHarness.js"
 
 const onPostgres = (fixture: Fixture) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(Effect.promise(() => testDatabase("contract")), (url) => makeEmbeddedLayer({ url, fixture, poolSize: 4 }))
-  ).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Warning)))
+  ).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))
 
 runWorkspaceContract("embedded store on PostgreSQL", onPostgres)
 
 runWorkspaceContract("HTTP client over the standalone workspace server (PostgreSQL)", (fixture) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(EmbeddedWorkspace, (store) => {
       const extras: WorkspaceExtras = store
       return clientOf(workspaceServer(store, extras))

@@ -4,9 +4,8 @@
  * gets a fresh world built from the contract fixture.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -19,14 +18,14 @@ export type MakeWorkspaceLayer = (fixture: Fixture) => Layer.Layer<WorkspaceClie
 
 /** The failure of `effect` (it must fail), for assertions on tag and fields. */
 const failure = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.either(effect), (e) =>
-    Either.isLeft(e) ? Effect.succeed(e.left) : Effect.dieMessage(`expected a failure, got ${JSON.stringify(e.right)}`))
+  Effect.flatMap(Effect.result(effect), (e) =>
+    Result.isFailure(e) ? Effect.succeed(e.failure) : Effect.die(new Error(`expected a failure, got ${JSON.stringify(e.success)}`)))
 
 const tagOf = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(failure(effect), (e) => e._tag)
 
 const collect = (body: Stream.Stream<Uint8Array, unknown>) =>
-  Effect.map(Stream.runCollect(body), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
+  Effect.map(Stream.runCollect(body), (chunks) => Buffer.concat(chunks))
 
 const ids = (xs: ReadonlyArray<{ readonly id: string }>) => xs.map((x) => x.id).sort()
 
@@ -392,14 +391,14 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const ws = yield* WorkspaceClient
         for (let i = 0; i < 10; i++) {
           const task = yield* ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} })
-          const [a, r] = yield* Effect.all([Effect.either(approve(task.id, "first")), Effect.either(reject(task.id, "first"))], {
+          const [a, r] = yield* Effect.all([Effect.result(approve(task.id, "first")), Effect.result(reject(task.id, "first"))], {
             concurrency: 2
           })
           expect([a._tag, r._tag].sort()).toEqual(["Left", "Right"])
-          const lost = Either.isLeft(a) ? a.left : Either.isLeft(r) ? r.left : undefined
+          const lost = Result.isFailure(a) ? a.failure : Result.isFailure(r) ? r.failure : undefined
           expect(lost).toMatchObject({ _tag: "Conflict" })
           expect(yield* ws.getTask(task.id)).toMatchObject(
-            Either.isRight(a) ? { status: "IN_PROGRESS", currentStep: "second" } : { status: "FAILED", currentStep: null }
+            Result.isSuccess(a) ? { status: "IN_PROGRESS", currentStep: "second" } : { status: "FAILED", currentStep: null }
           )
         }
       }), 60_000)

@@ -5,15 +5,13 @@
  * database file.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as Chunk from "effect/Chunk"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Stream from "effect/Stream"
 import { createHash, randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -31,6 +29,7 @@ import {
 } from "../../src/workspace/embedded/layer.js"
 import { DEMO_FIXTURE, loadFixture } from "../../src/workspace/embedded/seed.js"
 import { CHUNK_BYTES } from "../../src/workspace/embedded/db.js"
+import { NODE } from "../support/process.js"
 
 // Ids from fixtures/demo.json.
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
@@ -76,7 +75,7 @@ const withStore = <A, E>(
   }).pipe(
     Effect.provide(makeEmbeddedLayerWithSql({ url, retryInterval: "1 hour", ...options })),
     // Startup lines and the logged detail of provoked failures would only clutter the run.
-    Logger.withMinimumLogLevel(LogLevel.None)
+    Effect.provideService(References.MinimumLogLevel, "None")
   )
 
 const count = (sql: SqlClient.SqlClient, table: string) =>
@@ -353,7 +352,7 @@ describe("embedded workspace", () => {
 
           const opened = yield* ws.openDocument(ACME, doc.id)
           expect(opened.document).toEqual(doc)
-          const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(opened.body))
+          const parts = yield* Stream.runCollect(opened.body)
           expect(parts.map((p) => p.length)).toEqual([CHUNK_BYTES, CHUNK_BYTES, 12345])
           expect(Buffer.concat(parts).equals(bytes)).toBe(true)
 
@@ -363,7 +362,7 @@ describe("embedded workspace", () => {
             Option.none()
           )
           const none = yield* Stream.runCollect((yield* ws.openDocument(ACME, empty.id)).body)
-          expect(Chunk.size(none)).toBe(0)
+          expect(none).toHaveLength(0)
 
           // Newest first, filtered by source, at most `limit`.
           const listed = yield* ws.listDocuments(ACME, `${TASK_REVIEW}:x:y`, { source: "exports", limit: 20 })
@@ -380,12 +379,12 @@ describe("embedded workspace", () => {
           // The first chunk only: the stream is left unfinished, as a stalled client leaves it.
           const opened = yield* ws.openDocument(ACME, first.id)
           const head = yield* Stream.runCollect(Stream.take(opened.body, 1))
-          expect(Chunk.unsafeHead(head).length).toBe(CHUNK_BYTES)
+          expect(head[0]!.length).toBe(CHUNK_BYTES)
           const [checkpoint] = yield* sql<{ busy: number; log: number }>`PRAGMA wal_checkpoint(TRUNCATE)`
           expect(Number(checkpoint!.busy)).toBe(0)
           const second = yield* put(Buffer.from("written after"))
           const body = yield* Stream.runCollect((yield* ws.openDocument(ACME, second.id)).body)
-          expect(Buffer.concat(Chunk.toReadonlyArray(body)).toString()).toBe("written after")
+          expect(Buffer.concat(body).toString()).toBe("written after")
         })))
   })
 
@@ -397,7 +396,7 @@ describe("embedded workspace", () => {
         const tables = ["tenants", "entities", "workflows", "tasks", "subledger_rows", "documents", "document_chunks", "events", "gl_connections"]
         const counts = (sql: SqlClient.SqlClient) => Effect.forEach(tables, (t) => count(sql, t))
         const once = yield* withStore(url, (_, sql) => counts(sql), { seedFile: DEMO_FIXTURE })
-        const twice = yield* withStore(url, (_, sql) => Effect.zipRight(loadFixture(fixture), counts(sql)).pipe(Effect.provideService(SqlClient.SqlClient, sql)), {
+        const twice = yield* withStore(url, (_, sql) => Effect.andThen(loadFixture(fixture), counts(sql)).pipe(Effect.provideService(SqlClient.SqlClient, sql)), {
           seedFile: DEMO_FIXTURE
         })
         expect(twice).toEqual(once)
@@ -414,7 +413,7 @@ describe("embedded workspace", () => {
         const demo = JSON.parse(readFileSync(DEMO_FIXTURE, "utf8"))
         demo.tasks[2].entityId = "00000000-0000-4000-8000-000000000000"
         writeFileSync(file, JSON.stringify(demo))
-        const start = Layer.build(makeEmbeddedLayer({ url, seedFile: file })).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))
+        const start = Layer.build(makeEmbeddedLayer({ url, seedFile: file })).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "None"))
         const exit = yield* Effect.exit(start)
         expect(Exit.isFailure(exit)).toBe(true)
         const message = Exit.isFailure(exit) ? JSON.stringify(exit.cause) : ""
@@ -457,14 +456,14 @@ describe("embedded workspace", () => {
       yield* a.ws.deliverPending()
       expect(yield* eventually(pendingSignals(b.sql), (n) => n === 0)).toBe(0)
       expect(yield* count(b.sql, "signals")).toBe(40)
-    }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None)))
+    }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "None")))
 
   it.live("two processes on one fresh file: both start (one seeds), both write, nothing is lost", () =>
     Effect.gen(function*() {
       const url = tempUrl()
       const child = (seqBase: number) =>
-        Effect.async<void, Error>((resume) => {
-          execFile(process.execPath, ["--import", "tsx", CHILD, url, "60", String(seqBase)], { cwd: process.cwd() }, (error, _out, err) =>
+        Effect.callback<void, Error>((resume) => {
+          execFile(NODE, ["--import", "tsx", CHILD, url, "60", String(seqBase)], { cwd: process.cwd() }, (error, _out, err) =>
             resume(error ? Effect.fail(new Error(`child failed: ${err}`)) : Effect.void))
         })
       yield* Effect.all([child(1000), child(2000)], { concurrency: 2 })

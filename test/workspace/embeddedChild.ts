@@ -4,9 +4,8 @@
  * as two gateway processes would. Usage: tsx embeddedChild.ts <url> <writes> <seqBase>
  */
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
 
 const [url, writes, seqBase] = process.argv.slice(2) as [string, string, string]
@@ -21,7 +20,7 @@ const program = Effect.gen(function*() {
       ? ws.appendEvent(ACME, `${TASK}:worker:child`, { type: "t", source: "child", seq: Number(seqBase) + i, payload: { i } })
       : ws.ingestData(ACME, { taskId: TASK, rows: [{ data: { i } }] }, Option.some({ taskId: TASK, name: "records_ready" }))
   }
-}).pipe(Effect.provide(makeEmbeddedLayer({ url, retryInterval: "1 hour" })), Logger.withMinimumLogLevel(LogLevel.Warning))
+}).pipe(Effect.provide(makeEmbeddedLayer({ url, retryInterval: "1 hour" })), Effect.provideService(References.MinimumLogLevel, "Warn"))
 
 Effect.runPromise(program).then(
   () => process.exit(0),

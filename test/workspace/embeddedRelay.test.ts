@@ -11,14 +11,13 @@
  *   fails with a 503 at the bound.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import { createClient } from "@libsql/client"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -46,7 +45,7 @@ const open = (file: string, options: Omit<EmbeddedLayerOptions, "url"> = {}) =>
     (ctx) => ({ ws: Context.get(ctx, EmbeddedWorkspace), sql: Context.get(ctx, SqlClient.SqlClient) })
   )
 
-const quiet = <A, E, R>(self: Effect.Effect<A, E, R>) => self.pipe(Logger.withMinimumLogLevel(process.env.DEBUG_RELAY ? LogLevel.Debug : LogLevel.None))
+const quiet = <A, E, R>(self: Effect.Effect<A, E, R>) => self.pipe(Effect.provideService(References.MinimumLogLevel, process.env.DEBUG_RELAY ? "Debug" : "None"))
 
 const scalar = (sql: SqlClient.SqlClient, query: string) =>
   Effect.map(sql.unsafe<{ n: number }>(query), ([r]) => Number(r!.n))
@@ -190,7 +189,7 @@ describe("embedded outbox relay", () => {
           SELECT '${ACME}', '${TASK_REVIEW}', '${TASK_REVIEW}', 'records_ready', '{}', 'review_expenses', '2026-01-01' FROM seq`)
       )
       // The relay starts on it at once; the store closes shortly after.
-      yield* Effect.scoped(Effect.zipRight(open(file), Effect.sleep("200 millis")))
+      yield* Effect.scoped(Effect.andThen(open(file), Effect.sleep("200 millis")))
       const left = yield* count("SELECT COUNT(*) FROM signals WHERE delivered_at IS NULL")
       expect(left).toBeGreaterThan(0)
       expect(left).toBeLessThan(50_000)
@@ -222,7 +221,7 @@ describe("embedded outbox relay", () => {
       // Released within the bound: the write waits for it and goes through.
       yield* Effect.promise(() => holder.execute("COMMIT"))
       yield* Effect.promise(() => holder.execute("BEGIN IMMEDIATE"))
-      yield* Effect.fork(Effect.delay(Effect.promise(() => holder.execute("COMMIT")), "150 millis"))
+      yield* Effect.forkChild(Effect.delay(Effect.promise(() => holder.execute("COMMIT")), "150 millis"))
       const event = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "t", source: "w", seq: 901, payload: {} })
       expect(event.seq).toBe(901)
     }))))

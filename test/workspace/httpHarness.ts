@@ -2,7 +2,7 @@
  * Test harness for the HTTP side: the workspace server (WorkspaceApiLive) on a loopback port,
  * and the HTTP WorkspaceClient pointed at it, both over real sockets.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -41,4 +41,4 @@ export const clientOf = (
   server: Layer.Layer<HttpServer.HttpServer, unknown>,
   options: HttpWorkspaceClientOptions = DEFAULT_CLIENT_OPTIONS
 ): Layer.Layer<WorkspaceClient, unknown> =>
-  Layer.unwrapEffect(Effect.map(serverUrl, (url) => HttpWorkspaceClientLive(url, options))).pipe(Layer.provide(server))
+  Layer.unwrap(Effect.map(serverUrl, (url) => HttpWorkspaceClientLive(url, options))).pipe(Layer.provide(server))

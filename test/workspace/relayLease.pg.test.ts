@@ -4,11 +4,10 @@
  * applied once; a lost connection costs a read nothing.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { testDatabase } from "../support/postgres.js"
@@ -16,10 +15,10 @@ import { contractFixture, ID, WF } from "./contractFixture.js"
 
 const LEASE_MS = 1000
 
-const onPostgres = Layer.unwrapEffect(
+const onPostgres = Layer.unwrap(
   Effect.map(Effect.promise(() => testDatabase("lease")), (url) =>
     makeEmbeddedLayerWithSql({ url, fixture: contractFixture(), signalLeaseMs: LEASE_MS, retryInterval: "1 hour" }))
-).pipe(Layer.provide(Logger.minimumLogLevel(LogLevel.Error)))
+).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error")))
 
 const run = <A, E>(body: Effect.Effect<A, E, WorkspaceClient | EmbeddedWorkspace | SqlClient.SqlClient>) =>
   body.pipe(Effect.provide(onPostgres))
@@ -68,8 +67,8 @@ describe("outbox relay on PostgreSQL", () => {
       yield* sql`SELECT pg_terminate_backend(pg_backend_pid())`.pipe(Effect.ignore)
       expect((yield* ws.resolveTenant("alpha")).id).toBe(ID.tenantA)
       expect((yield* ws.listEntities(ID.tenantA)).length).toBe(2)
-      const write = yield* Effect.either(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} }))
-      if (write._tag === "Left") expect(write.left._tag).toBe("ServiceUnavailable")
-      else expect(write.right.workflowId).toBe(WF.approvals)
+      const write = yield* Effect.result(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} }))
+      if (write._tag === "Failure") expect(write.failure._tag).toBe("ServiceUnavailable")
+      else expect(write.success.workflowId).toBe(WF.approvals)
     })), 30_000)
 })

@@ -7,9 +7,9 @@ import SwaggerParser from "@apidevtools/swagger-parser"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { createServer } from "node:http"
 import { randomUUID } from "node:crypto"
@@ -306,10 +306,10 @@ describe("workspace server with extras", () => {
 describe("makeWorkspaceHttpApp", () => {
   it.live("mounts under /workspace beside another app's routes", () => {
     const memory = makeMemoryWorkspace(contractFixture())
-    const server = Layer.unwrapScoped(
+    const server = Layer.unwrap(
       Effect.map(makeWorkspaceHttpApp(memory, fakeExtras(memory)), (app) =>
         HttpRouter.empty.pipe(
-          HttpRouter.get("/v1/health", HttpServerResponse.unsafeJson({ status: "ok" })),
+          HttpRouter.get("/v1/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
           HttpRouter.mountApp("/workspace", app, { includePrefix: true }),
           HttpServer.serve()
         ))

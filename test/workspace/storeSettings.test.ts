@@ -11,14 +11,14 @@ import { databaseLabel, databasePathOf, embeddedSettings } from "../../src/works
 import { isPostgresUrl, redactUrl } from "../../src/workspace/embedded/pg.js"
 
 const settingsFrom = (env: Record<string, string>) =>
-  Effect.runPromise(Effect.either(Effect.withConfigProvider(embeddedSettings, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  Effect.runPromise(Effect.result(embeddedSettings.parse(ConfigProvider.fromEnv({ env }))))
 
 describe("store settings", () => {
   it("reads the PostgreSQL settings with their defaults", async () => {
     const parsed = await settingsFrom({ SVC_DATABASE_URL: "postgres://gw:pw@db:5432/cell", SVC_DB_POOL_SIZE: "25" })
-    expect(parsed._tag).toBe("Right")
-    if (parsed._tag === "Right") {
-      expect(parsed.right).toMatchObject({ url: "postgres://gw:pw@db:5432/cell", poolSize: 25, statementTimeoutMs: 30_000, connectTimeoutMs: 5000, signalLeaseMs: 30_000 })
+    expect(parsed._tag).toBe("Success")
+    if (parsed._tag === "Success") {
+      expect(parsed.success).toMatchObject({ url: "postgres://gw:pw@db:5432/cell", poolSize: 25, statementTimeoutMs: 30_000, connectTimeoutMs: 5000, signalLeaseMs: 30_000 })
     }
   })
 
@@ -29,8 +29,8 @@ describe("store settings", () => {
     ["SVC_SIGNAL_LEASE_MS", "50", `SVC_SIGNAL_LEASE_MS="50": expected an integer of at least 100`]
   ])("%s=%s is refused naming the variable, the value and what it takes", async (name, value, message) => {
     const parsed = await settingsFrom({ [name]: value })
-    expect(parsed._tag).toBe("Left")
-    if (parsed._tag === "Left") expect(describeStartFailure(parsed.left, { [name]: value })).toContain(message)
+    expect(parsed._tag).toBe("Failure")
+    if (parsed._tag === "Failure") expect(describeStartFailure(parsed.failure, { [name]: value })).toContain(message)
   })
 
   it("tells the stores apart by URL and never logs a password", () => {

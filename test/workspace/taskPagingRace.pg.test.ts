@@ -10,8 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Pg from "pg"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
@@ -23,7 +22,7 @@ describe("paging an entity's tasks while tasks are created on PostgreSQL", () =>
     Effect.gen(function*() {
       const url = yield* Effect.promise(() => testDatabase("pagerace"))
       const layer = makeEmbeddedLayerWithSql({ url, fixture: contractFixture(), retryInterval: "1 hour" }).pipe(
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
+        Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
       )
       const admin = new Pg.Client({ connectionString: url })
       yield* Effect.promise(() => admin.connect())
@@ -36,7 +35,7 @@ describe("paging an entity's tasks while tasks are created on PostgreSQL", () =>
               BEGIN IF NEW.context LIKE '%slow%' THEN PERFORM pg_sleep(1.5); END IF; RETURN NEW; END $$ LANGUAGE plpgsql;
               CREATE TRIGGER slow_task BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION slow_task();`)
           )
-          const slow = yield* Effect.fork(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: { slow: true } }))
+          const slow = yield* Effect.forkChild(ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: { slow: true } }))
           yield* Effect.sleep("300 millis")
           const quick = yield* ws.createTask(ID.tenantA, ID.entityA1, { workflowId: WF.approvals, context: {} })
           // A reader pages now: up to the quick task, whose id becomes its cursor.
