@@ -14,14 +14,14 @@
  * - SVC_WORKSPACE_TOKEN: what a gateway with SVC_WORKSPACE_URL sends as its bearer token to
  *   that workspace service (whose own SVC_ADMIN_TOKEN it must equal).
  */
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { isIPv4, isIPv6 } from "node:net"
 import { errorResponse } from "../../http/errorBody.js"
@@ -43,7 +43,16 @@ export interface AdminSettings {
   readonly token: Option.Option<Redacted.Redacted<string>>
 }
 
-const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
+/** A setting refused with `message` (which names the setting: Effect 4's ConfigError carries no path of ours). */
+const configError = (message: string) => new Config.ConfigError(new ConfigProvider.SourceError({ message }))
+
+const invalid = (_name: string, message: string) => Result.fail(configError(message))
+
+/** A check of a read setting, as a Config step. */
+const check = <A, B>(f: (a: A) => Result.Result<B, Config.ConfigError>) => Config.mapEffect((a: A) => Effect.fromResult(f(a)))
+
+/** An app answering every request (Effect 4 has no HttpApp module: an effect of the request's response). */
+type App<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
 
 /** Loopback: 127.0.0.0/8, ::1 (bracketed or not), IPv4-mapped loopback, `localhost`. */
 export const isLoopback = (host: string): boolean => {
@@ -57,8 +66,8 @@ export const isLoopback = (host: string): boolean => {
 /** A bearer token setting: unset is None; set, it must be at least 16 visible ASCII characters. */
 export const tokenSetting = (name: string): Config.Config<Option.Option<Redacted.Redacted<string>>> =>
   Config.option(
-    Config.redacted(name).pipe(
-      Config.mapOrFail((token) => {
+    Config.Redacted(name).pipe(
+      check((token: Redacted.Redacted<string>) => {
         const value = Redacted.value(token)
         if (value === "") return invalid(name, `${name} is set but empty: unset it to require no token, or give a token`)
         if (!/^[\x21-\x7e]*$/.test(value)) {
@@ -67,7 +76,7 @@ export const tokenSetting = (name: string): Config.Config<Option.Option<Redacted
         if (value.length < MIN_TOKEN_LENGTH) {
           return invalid(name, `${name} must be at least ${MIN_TOKEN_LENGTH} characters long (unset it to require no token)`)
         }
-        return Either.right(token)
+        return Result.succeed(token)
       })
     )
   )
@@ -78,24 +87,24 @@ export const tokenSetting = (name: string): Config.Config<Option.Option<Redacted
  * listeners of their own instead of all reaching for 3001 (README "Scaling out").
  */
 const adminPort: Config.Config<Option.Option<number>> = Config.all([
-  Config.option(Config.string("SVC_ADMIN_PORT")),
-  Config.option(Config.port("PORT"))
+  Config.option(Config.String("SVC_ADMIN_PORT")),
+  Config.option(Config.Port("PORT"))
 ]).pipe(
-  Config.mapOrFail(([raw, gatewayPort]) => {
+  check(([raw, gatewayPort]: readonly [Option.Option<string>, Option.Option<number>]) => {
     if (Option.isNone(raw)) {
       const port = Option.match(gatewayPort, { onNone: () => DEFAULT_ADMIN_PORT, onSome: (p) => (p === 0 ? 0 : p + 1) })
       return port <= 65535
-        ? Either.right(Option.some(port))
+        ? Result.succeed(Option.some(port))
         : invalid(
           "SVC_ADMIN_PORT",
           `SVC_ADMIN_PORT is not set and PORT=65535 leaves no PORT + 1 for the admin listener: set SVC_ADMIN_PORT (or "off")`
         )
     }
     const text = raw.value.trim()
-    if (text.toLowerCase() === "off") return Either.right(Option.none())
+    if (text.toLowerCase() === "off") return Result.succeed(Option.none())
     const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN
     return port >= 0 && port <= 65535
-      ? Either.right(Option.some(port))
+      ? Result.succeed(Option.some(port))
       : invalid(
         "SVC_ADMIN_PORT",
         `SVC_ADMIN_PORT must be a port number (0 for a free port) or "off", got "${raw.value}"`
@@ -103,10 +112,10 @@ const adminPort: Config.Config<Option.Option<number>> = Config.all([
   })
 )
 
-const adminHost = Config.string("SVC_ADMIN_HOST").pipe(
+const adminHost = Config.String("SVC_ADMIN_HOST").pipe(
   Config.withDefault(DEFAULT_ADMIN_HOST),
-  Config.mapOrFail((host) =>
-    host.trim() === "" ? invalid("SVC_ADMIN_HOST", "SVC_ADMIN_HOST must not be empty") : Either.right(host.trim())
+  check((host: string) =>
+    host.trim() === "" ? invalid("SVC_ADMIN_HOST", "SVC_ADMIN_HOST must not be empty") : Result.succeed(host.trim())
   )
 )
 
@@ -118,14 +127,14 @@ export const checkExposure = (
   setting: string,
   host: string,
   token: Option.Option<Redacted.Redacted<string>>
-): Either.Either<void, ConfigError.ConfigError> =>
+): Result.Result<void, Config.ConfigError> =>
   Option.isNone(token) && !isLoopback(host)
     ? invalid(
       setting,
       `${setting}=${host} is not a loopback address: the admin API reads and writes every tenant's data, so set ` +
         "SVC_ADMIN_TOKEN as well (or keep it on 127.0.0.1)"
     )
-    : Either.right(undefined)
+    : Result.succeed(undefined)
 
 /** Wildcard addresses: a listener there holds the port on every address of the machine. */
 const WILDCARD = new Set(["", "0.0.0.0", "::", "[::]"])
@@ -147,22 +156,21 @@ export const adminSettings: Config.Config<AdminSettings> = Config.all({
   host: adminHost,
   port: adminPort,
   token: tokenSetting("SVC_ADMIN_TOKEN"),
-  gatewayHost: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  gatewayPort: Config.option(Config.port("PORT"))
+  gatewayHost: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  gatewayPort: Config.option(Config.Port("PORT"))
 }).pipe(
-  Config.mapOrFail(({ gatewayHost, gatewayPort, host, port, token }) => {
-    if (Option.isNone(port)) return Either.right({ listen: Option.none(), token })
+  Config.mapEffect(({ gatewayHost, gatewayPort, host, port, token }) => {
+    if (Option.isNone(port)) return Effect.succeed<AdminSettings>({ listen: Option.none(), token })
     if (sameListener(host, port.value, gatewayHost, gatewayPort)) {
-      return Either.left(ConfigError.InvalidData(
-        [],
+      return Effect.fail(configError(
         `SVC_ADMIN_PORT=${port.value} is PORT's own port: the admin listener needs a port of its own ` +
           `(unset SVC_ADMIN_PORT for PORT + 1, or set "off" for none)`
       ))
     }
-    return Either.map(checkExposure("SVC_ADMIN_HOST", host, token), (): AdminSettings => ({
+    return Effect.fromResult(Result.map(checkExposure("SVC_ADMIN_HOST", host, token), (): AdminSettings => ({
       listen: Option.some({ host, port: port.value }),
       token
-    }))
+    })))
   })
 )
 
@@ -202,15 +210,15 @@ const unauthorized = (message: string, challenge: string) =>
  * before a byte of the body is read. Without a token the app is returned as it is.
  */
 export const requireBearer = (token: Option.Option<Redacted.Redacted<string>>) => {
-  if (Option.isNone(token)) return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => app
+  if (Option.isNone(token)) return <E, R>(app: App<E, R>): App<E, R> => app
   const matches = tokenMatcher(token.value)
   const missing = unauthorized("This admin endpoint needs Authorization: Bearer <SVC_ADMIN_TOKEN>", `Bearer realm="${REALM}"`)
   const wrong = unauthorized(
     "The bearer token is not valid for this admin endpoint",
     `Bearer realm="${REALM}", error="invalid_token"`
   )
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  return <E, R>(app: App<E, R>): App<E, R> =>
+    Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
       const given = bearerTokenOf(request.headers["authorization"])
       if (given === undefined) return Effect.succeed(missing)
       return matches(given) ? app : Effect.succeed(wrong)

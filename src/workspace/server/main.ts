@@ -11,15 +11,15 @@
  * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/drain.ts): exit 0, or 1 when
  * the grace period ran out.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { Drain, drainTeardown, launchDrained } from "../../http/drain.js"
 import { describeListenError, failStart, startFailureTeardown } from "../../http/failStart.js"
 import { createGatewayServer } from "../../http/nodeServer.js"
@@ -35,17 +35,17 @@ const drain = new Drain()
 class WorkspaceListenError extends Data.TaggedError("WorkspaceListenError")<{ readonly message: string }> {}
 
 const main = Effect.gen(function*() {
-  const port = yield* Config.port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
-  const host = yield* Config.string("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const port = yield* Config.Port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
+  const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
   const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
-  yield* Either.match(checkExposure("HOST", host, token), { onLeft: Effect.fail, onRight: () => Effect.void })
+  yield* Effect.fromResult(checkExposure("HOST", host, token))
   const maxBodyBytes = DEFAULT_MAX_BODY_BYTES
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
   const settings = yield* embeddedSettings
-  const explicitPublicUrl = yield* Config.option(Config.string("SVC_PUBLIC_URL"))
+  const explicitPublicUrl = yield* Config.option(Config.String("SVC_PUBLIC_URL"))
   const { url } = settings
-  const serve = Layer.unwrapScoped(
+  const serve = Layer.unwrap(
     Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes }), (app) => HttpServer.serve(app))
   )
   const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
@@ -55,13 +55,14 @@ const main = Effect.gen(function*() {
     serve.pipe(
       Layer.provide(workspace),
       Layer.provide(
-        NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host }).pipe(
-          // Name this process's own port setting (the gateway's words say PORT).
-          Layer.mapError((e) => {
+        // Name this process's own port setting (the gateway's words say PORT). Layer has no mapError in Effect 4.
+        Layer.effectContext(Effect.mapError(
+          Layer.build(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host })),
+          (e) => {
             const reason = describeListenError(e.cause, { host, port, hostSetting: "HOST", portSetting: "SVC_WORKSPACE_PORT" })
             return reason === undefined ? e : new WorkspaceListenError({ message: reason })
-          })
-        )
+          }
+        ))
       )
     ),
     {
