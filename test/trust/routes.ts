@@ -4,6 +4,7 @@
  * anyone remembering to add it.
  */
 import * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import { randomUUID } from "node:crypto"
 
 export interface Route {
@@ -18,7 +19,9 @@ export interface Route {
 
 export const paramsOf = (path: string): ReadonlyArray<string> => [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!)
 
-export const routesOf = (api: HttpApi.Top): ReadonlyArray<Route> => {
+export const routesOf = <Id extends string, Groups extends HttpApiGroup.Constraint>(
+  api: HttpApi.HttpApi<Id, Groups>
+): ReadonlyArray<Route> => {
   const routes: Array<Route> = []
   HttpApi.reflect(api, {
     onGroup: () => {},
