@@ -54,8 +54,8 @@ export const makeGatewayClient = (baseUrl: string | URL, options: ClientOptions 
     (client) => withOptionalTaskListParams(withEncodedPaths(withRequestShape(client)))
   )
 
-export type GatewayClient = Effect.Effect.Success<ReturnType<typeof makeGatewayClient>>
-export type RegistryClient = Effect.Effect.Success<ReturnType<typeof makeRegistryClient>>
+export type GatewayClient = Effect.Success<ReturnType<typeof makeGatewayClient>>
+export type RegistryClient = Effect.Success<ReturnType<typeof makeRegistryClient>>
 
 export interface PromiseClientOptions {
   /** Sent with every request, e.g. the credentials the edge in front of the gateway expects. */

@@ -102,5 +102,5 @@ const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 const formatIssue = (e: Schema.SchemaError): string =>
   formatIssues(e.issue).issues
-    .map((i) => `${["fileRef", ...i.path.map(String)].join(".")}: ${i.message}`)
+    .map((i) => `${["fileRef", ...(i.path ?? []).map(String)].join(".")}: ${i.message}`)
     .join("; ")

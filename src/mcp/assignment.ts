@@ -27,10 +27,10 @@ export const currentStepOf = (taskId: string) =>
       Effect.map(Option.some),
       Effect.catchTag("NotFound", () => Effect.succeed(Option.none()))
     )
-    const step = Option.flatMap(runbook, (r) => Option.fromNullable(r.steps.find((s) => s.id === task.currentStep)))
+    const step = Option.flatMap(runbook, (r) => Option.fromNullishOr(r.steps.find((s) => s.id === task.currentStep)))
     return Option.some<CurrentStep>({
       stepId: task.currentStep,
-      agentId: Option.getOrUndefined(Option.flatMap(step, (s) => Option.fromNullable(s.agentId)))
+      agentId: Option.getOrUndefined(Option.flatMap(step, (s) => Option.fromNullishOr(s.agentId)))
     })
   })
 

@@ -195,12 +195,13 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
             poller: undefined
           }
           watches.set(taskId, created)
-          return Effect.as(
+          return Effect.map(
             // Forked from an acquire (uninterruptible): made interruptible, or the release would wait forever.
-            Effect.tap(Effect.forkIn(Effect.interruptible(poll(created, workspace, tenantId, taskId)), scope), (fiber) => {
+            Effect.forkIn(Effect.interruptible(poll(created, workspace, tenantId, taskId)), scope),
+            (fiber) => {
               created.poller = fiber
-            }),
-            created
+              return created
+            }
           )
         }),
         (w) =>
