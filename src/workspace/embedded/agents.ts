@@ -13,21 +13,21 @@ import { resolveExternalRef } from "../../domain/agentRef.js"
 import { hashApiKey, sameKeyHash } from "../../domain/apiKeys.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 export const CreateAgentInput = Schema.Struct({
-  kind: Schema.String.annotations({ description: "Agent runtime kind; the scheme of externalRef (e.g. claude, openai)" }),
-  externalRef: Schema.String.annotations({ description: "Native id, or `<kind>://<native-id>`" }),
+  kind: Schema.String.annotate({ description: "Agent runtime kind; the scheme of externalRef (e.g. claude, openai)" }),
+  externalRef: Schema.String.annotate({ description: "Native id, or `<kind>://<native-id>`" }),
   tenantSlug: Schema.optional(Schema.String),
   tenantId: Schema.optional(Uuid),
   name: Schema.String
-}).annotations({ identifier: "CreateAgentInput", description: "Exactly one of tenantSlug / tenantId (or both, agreeing)" })
+}).annotate({ identifier: "CreateAgentInput", description: "Exactly one of tenantSlug / tenantId (or both, agreeing)" })
 export type CreateAgentInput = typeof CreateAgentInput.Type
 
 export const CreateAgentVersionInput = Schema.Struct({
   version: Schema.String,
   config: Schema.optional(JsonObject)
-}).annotations({ identifier: "CreateAgentVersionInput" })
+}).annotate({ identifier: "CreateAgentVersionInput" })
 export type CreateAgentVersionInput = typeof CreateAgentVersionInput.Type
 
 // The records the registry returns are the contract's (WorkspaceApi), not a copy of them.

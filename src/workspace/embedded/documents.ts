@@ -1,5 +1,4 @@
 /** The embedded store's documents: stored in chunks with their file signal, read back a chunk at a time. */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -20,12 +19,12 @@ export const makeDocumentRecords = (tx: Transactions) =>
     /** The bytes, one chunk per query: a download holds at most one chunk in memory. */
     const chunkReader = yield* Effect.serviceOption(ChunkReader)
     const chunksOf = (documentId: string) =>
-      Option.isSome(chunkReader) ? readChunks(chunkReader.value, documentId) : Stream.paginateChunkEffect(0, (idx: number) =>
+      Option.isSome(chunkReader) ? readChunks(chunkReader.value, documentId) : Stream.paginate(0, (idx: number) =>
         sql<{ data: ArrayBuffer }>`SELECT data FROM document_chunks WHERE document_id = ${documentId} AND idx = ${idx}`.pipe(
           Effect.map(([row]) =>
             row === undefined
-              ? [Chunk.empty<Uint8Array>(), Option.none<number>()] as const
-              : [Chunk.of(new Uint8Array(row.data)), Option.some(idx + 1)] as const
+              ? [[], Option.none<number>()] as const
+              : [[new Uint8Array(row.data)], Option.some(idx + 1)] as const
           ),
           guard("readDocument")
         ))

@@ -5,8 +5,8 @@
  * is the admin one (admin token, loopback by default): whoever can call it is trusted to name
  * the actor, as the gateway is. A malformed value answers 400 naming the header.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { ACTOR_FORWARD_HEADER, withActor } from "../../services/Actor.js"
 import { actorProblem, decodeActorHeader } from "../../services/actorValue.js"
@@ -15,7 +15,7 @@ import { errorResponse } from "../../http/errorBody.js"
 export const forwardedActor = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  Effect.flatMap(Effect.service(HttpServerRequest.HttpServerRequest), (request) => {
     const wire = request.headers[ACTOR_FORWARD_HEADER]
     if (wire === undefined) return app
     const actor = decodeActorHeader(wire)
