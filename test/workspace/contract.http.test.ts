@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
@@ -232,7 +233,7 @@ describe("HTTP WorkspaceClient", () => {
     Effect.gen(function*() {
       const upstream = yield* rawUpstream((_req, res) => json(res, 200, []))
       yield* withClient(upstream.url, { timeoutMs: 2000, retries: 0 }, (ws) =>
-        Effect.repeatN(ws.listEntities(ID.tenantA), 9))
+        Effect.repeat(ws.listEntities(ID.tenantA), { times: 9 }))
       expect(upstream.hits).toHaveLength(10)
       expect(upstream.connections()).toBe(1)
     }).pipe(Effect.scoped))

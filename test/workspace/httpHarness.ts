@@ -2,21 +2,19 @@
  * Test harness for the HTTP side: the workspace server (WorkspaceApiLive) on a loopback port,
  * and the HTTP WorkspaceClient pointed at it, both over real sockets.
  */
-import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
+import type * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
 import type { WorkspaceClient, WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import type { WorkspaceExtras } from "../../src/upstream/extras.js"
 import { DEFAULT_MAX_BODY_BYTES, WorkspaceApiLive, type WorkspaceServerOptions } from "../../src/workspace/server/server.js"
 import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
+import { serverPort } from "../support/gateway.js"
 
 /** The base URL a server in the layer context listens on. */
-export const serverUrl = Effect.map(HttpServer.HttpServer, (server) => {
-  const address = server.address as HttpServer.TcpAddress
-  return `http://127.0.0.1:${address.port}`
-})
+export const serverUrl = Effect.map(serverPort, (port) => `http://127.0.0.1:${port}`)
 
 /**
  * WorkspaceApi served over `service` on 127.0.0.1, an ephemeral port, on the same Node server
