@@ -6,7 +6,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServer from "effect/http/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -108,7 +107,7 @@ describe("composite task ids route up to TASK_ID_MAX_LENGTH", () => {
     const memory = makeMemoryWorkspace(contractFixture())
     const server = Layer.unwrap(
       Effect.map(makeWorkspaceHttpApp(memory), (app) =>
-        HttpRouter.empty.pipe(HttpRouter.mountApp("/workspace", app, { includePrefix: true }), HttpServer.serve()))
+        HttpRouter.serve(HttpRouter.add("*", "/workspace/*", app), { disableLogger: true, disableListenLog: true }))
     ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
     return Effect.provide(
       Effect.gen(function*() {

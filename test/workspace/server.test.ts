@@ -306,12 +306,15 @@ describe("workspace server with extras", () => {
 describe("makeWorkspaceHttpApp", () => {
   it.live("mounts under /workspace beside another app's routes", () => {
     const memory = makeMemoryWorkspace(contractFixture())
+    // The app answers the whole /workspace path (its routes include the prefix).
     const server = Layer.unwrap(
       Effect.map(makeWorkspaceHttpApp(memory, fakeExtras(memory)), (app) =>
-        HttpRouter.empty.pipe(
-          HttpRouter.get("/v1/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
-          HttpRouter.mountApp("/workspace", app, { includePrefix: true }),
-          HttpServer.serve()
+        HttpRouter.serve(
+          Layer.mergeAll(
+            HttpRouter.add("GET", "/v1/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
+            HttpRouter.add("*", "/workspace/*", app)
+          ),
+          { disableLogger: true, disableListenLog: true }
         ))
     ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
     return withServer(
