@@ -3,14 +3,13 @@
  * workspace with test/fixtures/example.json, held to the OpenAPI document it serves at
  * /openapi.json. Events need a key here, so the 401 path is exercised too.
  */
-import * as HttpServer from "effect/http/HttpServer"
 import * as Effect from "effect/Effect"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { readFileSync } from "node:fs"
 import { GatewayApi } from "../../src/api/Api.js"
-import { defaultConfig, makeGateway } from "../support/gateway.js"
+import { defaultConfig, makeGateway, serverPort } from "../support/gateway.js"
 import { DOMAIN_HINTS, hintsFromFixture, mergeHints, stringsOf } from "./arbitraries.js"
 import { contractSuite } from "./suite.js"
 
@@ -32,10 +31,7 @@ contractSuite({
   start: async () => {
     const { layer } = makeGateway({ config: { eventsKey: Option.some(Redacted.make(EVENTS_KEY)) } })
     const runtime = ManagedRuntime.make(layer)
-    const baseUrl = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (server) => {
-      const address = server.address as HttpServer.TcpAddress
-      return `http://127.0.0.1:${address.port}`
-    }))
+    const baseUrl = await runtime.runPromise(Effect.map(serverPort, (port) => `http://127.0.0.1:${port}`))
     const document = await (await fetch(`${baseUrl}/openapi.json`)).json()
     return { baseUrl, document, close: () => runtime.dispose() }
   }

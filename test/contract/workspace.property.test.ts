@@ -7,7 +7,7 @@
  * - over the embedded SQLite store (a temp-file database), registry included: nothing >= 500.
  * Both start from test/fixtures/example.json.
  */
-import * as HttpServer from "effect/http/HttpServer"
+import type * as HttpServer from "effect/http/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -20,7 +20,7 @@ import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
 import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { exampleFixture } from "../support/gateway.js"
-import { workspaceServer } from "../workspace/httpHarness.js"
+import { serverUrl, workspaceServer } from "../workspace/httpHarness.js"
 import { DOMAIN_HINTS, hintsFromFixture, mergeHints, stringsOf } from "./arbitraries.js"
 import { contractSuite, type Target } from "./suite.js"
 
@@ -39,10 +39,7 @@ const arbitraries = {
 
 const serve = async (server: Layer.Layer<HttpServer.HttpServer, unknown>, cleanup: () => void = () => {}): Promise<Target> => {
   const runtime = ManagedRuntime.make(server.pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))))
-  const baseUrl = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => {
-    const address = s.address as HttpServer.TcpAddress
-    return `http://127.0.0.1:${address.port}`
-  }))
+  const baseUrl = await runtime.runPromise(serverUrl)
   const document = await (await fetch(`${baseUrl}/workspace/openapi.json`)).json()
   return {
     baseUrl,
