@@ -19,13 +19,14 @@
  */
 // First: `.env` fills the environment before anything reads a setting.
 import { describeDotEnv } from "./dotEnv.js"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import type * as Redacted from "effect/Redacted"
@@ -49,6 +50,7 @@ import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
 import { Observability, observabilityConfig } from "./observability/Observability.js"
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
+import { FiberCountLive } from "./observability/metrics.js"
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"
@@ -63,7 +65,7 @@ const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[$
 class AdminStartError extends Data.TaggedError("AdminStartError")<{ readonly message: string }> {}
 
 /** Where the admin listener ended up (its port may have been chosen at start); None when there is none. */
-class AdminAddress extends Context.Tag("main/AdminAddress")<AdminAddress, Option.Option<string>>() {}
+class AdminAddress extends Context.Service<AdminAddress, Option.Option<string>>()("main/AdminAddress") {}
 
 /** The admin listener: WorkspaceApi of every tenant, on its own Node server. */
 const adminListener = (
@@ -72,7 +74,7 @@ const adminListener = (
   config: TenantConfigShape,
   limits: ServerLimits
 ) =>
-  Layer.scoped(
+  Layer.effect(
     AdminAddress,
     Effect.gen(function*() {
       // Made on the first admin request (the port is open, and its errors reported, at start):
@@ -84,29 +86,35 @@ const adminListener = (
           maxBodyBytes: config.maxBodyBytes,
           tracing: config.tracing,
           adminToken: Option.getOrUndefined(token)
-        }).pipe(Scope.extend(scope), Effect.provide(context))
+        }).pipe(Scope.provide(scope), Effect.provide(context))
       )
       const server = yield* HttpServer.HttpServer
       yield* server.serve(Effect.flatten(app))
       const address = server.address
-      return Option.some(address._tag === "TcpAddress" ? urlOf(address.hostname, address.port) : address.path)
+      return Option.some(
+        address._tag === "UnixPathAddress" ? address.path : urlOf(NetAddress.formatIp(address.address), address.port)
+      )
     })
   ).pipe(
-    Layer.provide(
-      NodeHttpServer.layer(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: listen.port, host: listen.host }).pipe(
-        Layer.mapError((e) => {
-          const cause = e.cause as { code?: unknown; message?: unknown } | undefined
-          const reason = describeListenError(cause, { ...listen, hostSetting: "SVC_ADMIN_HOST", portSetting: "SVC_ADMIN_PORT" }) ??
-            String(cause?.message ?? e.message)
-          // Unset, the port is PORT + 1 (AdminConfig.ts): say so, a replica's PORT may be the culprit.
-          const derived = process.env.SVC_ADMIN_PORT === undefined ? "SVC_ADMIN_PORT is unset, so PORT + 1; " : ""
-          return new AdminStartError({
-            message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
-              `(${derived}SVC_ADMIN_PORT=off runs none): ${reason}`
-          })
-        })
-      )
-    )
+    Layer.provide(Layer.merge(
+      Layer.effect(
+        HttpServer.HttpServer,
+        NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: listen.port, host: listen.host })
+          .pipe(Effect.mapError((e) => {
+            const cause = e.cause as { code?: unknown; message?: unknown } | undefined
+            const reason =
+              describeListenError(cause, { ...listen, hostSetting: "SVC_ADMIN_HOST", portSetting: "SVC_ADMIN_PORT" }) ??
+                String(cause?.message ?? e.message)
+            // Unset, the port is PORT + 1 (AdminConfig.ts): say so, a replica's PORT may be the culprit.
+            const derived = process.env.SVC_ADMIN_PORT === undefined ? "SVC_ADMIN_PORT is unset, so PORT + 1; " : ""
+            return new AdminStartError({
+              message: `Cannot open the admin listener on ${urlOf(listen.host, listen.port)} ` +
+                `(${derived}SVC_ADMIN_PORT=off runs none): ${reason}`
+            })
+          }))
+      ),
+      NodeHttpServer.layerHttpServices
+    ))
   )
 
 const main = Effect.gen(function*() {
@@ -129,7 +137,7 @@ const main = Effect.gen(function*() {
   const embeddedWorkspace = Layer.provideMerge(GlConnectRoutes(config.tenantSlug), EmbeddedWorkspaceLive)
   const workspace = withWorkspaceMetrics(Option.match(settings.workspaceUrl, {
     onSome: (url) =>
-      Layer.unwrapEffect(Effect.map(workspaceToken, (token) =>
+      Layer.unwrap(Effect.map(workspaceToken, (token) =>
         HttpWorkspaceClientLive(url, {
           timeoutMs: config.workspaceTimeoutMs,
           retries: config.workspaceRetries,
@@ -191,7 +199,7 @@ const main = Effect.gen(function*() {
     // Start-up leaves its garbage in the old generation until a full GC happens to run; with
     // `--expose-gc` (npm start) one collection now returns it: measured -2.3 MB of idle RSS (S6).
     const gc = (globalThis as { gc?: () => void }).gc
-    if (gc !== undefined) yield* Effect.fork(Effect.sync(gc).pipe(Effect.delay("100 millis")))
+    if (gc !== undefined) yield* Effect.forkChild(Effect.sync(gc).pipe(Effect.delay("100 millis")))
     // A mistyped SVC_TENANT_SLUG or an unreachable upstream is said at start, not only by /readyz.
     const readiness = yield* Readiness
     yield* Effect.forkScoped(Effect.flatMap(readiness.check, (verdict) =>
@@ -211,6 +219,10 @@ const main = Effect.gen(function*() {
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
 // Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
 // signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
-NodeRuntime.runMain(main.pipe(Effect.catchAll(failStart), Effect.provide(loggingLayer(logSettingsFromEnv()))), {
-  teardown: startFailureTeardown(drainTeardown(drain))
-})
+// FiberCountLive: every fiber counted for /metrics' effect_fiber_active (observability/metrics.ts).
+NodeRuntime.runMain(
+  main.pipe(Effect.catch(failStart), Effect.provide(Layer.merge(loggingLayer(logSettingsFromEnv()), FiberCountLive))),
+  {
+    teardown: startFailureTeardown(drainTeardown(drain))
+  }
+)

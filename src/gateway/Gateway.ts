@@ -1,18 +1,22 @@
 /**
  * The gateway's HTTP application as one Layer: the contract, its handlers, the api-wide
  * middleware, /openapi.json, /docs, the readiness probe /readyz and /metrics. It needs the ports
- * (WorkspaceClient, FileFetcher), TenantConfig and an HttpServer; main.ts and the tests provide
- * them (main.ts also the process's drain, which readiness reads).
+ * (WorkspaceClient, FileFetcher), TenantConfig and an HttpServer with the platform's services
+ * (NodeHttpServer.layer gives both); main.ts and the tests provide them (main.ts also the
+ * process's drain, which readiness reads).
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import { GatewayApi } from "../api/Api.js"
 import { metricsHandler } from "../observability/prometheus.js"
 import { Observability } from "../observability/Observability.js"
+import { RouteCaptureLive } from "../observability/requests.js"
 import { DataLive } from "../handlers/data.js"
 import { EntitiesLive } from "../handlers/entities.js"
 import { EventsLive } from "../handlers/events.js"
@@ -27,11 +31,11 @@ import { TenantConfig } from "../config/TenantConfig.js"
 import { lazyRoutes } from "../http/lazyRoutes.js"
 import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./Readiness.js"
-import { RouterConfigLive } from "../http/ServerLimits.js"
+import { routerConfig } from "../http/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
 import { errorResponse } from "../http/errorBody.js"
 
-const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
+const ApiLive = HttpApiBuilder.layer(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
   Layer.provide(EventStreams.layer),
   Layer.provide(Tenant.layer)
@@ -43,10 +47,13 @@ const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
  * needed to serve the API, so neither costs start time or memory until someone asks.
  */
 const Docs = Layer.mergeAll(
-  lazyRoutes(["/openapi.json"], async () => HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+  lazyRoutes(["/openapi.json"], async () => {
+    const document = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(GatewayApi))
+    return HttpRouter.add("GET", "/openapi.json", Effect.succeed(document))
+  }),
   lazyRoutes(["/docs"], async () =>
     // Inline script and no remote fonts: the page works with no network.
-    (await import("@effect/platform/HttpApiScalar")).layer({ path: "/docs", scalar: { withDefaultFonts: false } }))
+    (await import("effect/http-api/HttpApiScalar")).layer(GatewayApi, { path: "/docs", scalar: { withDefaultFonts: false } }))
 )
 
 /** The task console at / and /console/<file> (./console.ts), loaded on its first request like /docs. */
@@ -57,55 +64,66 @@ const Console = lazyRoutes(["/", "/console/:file"], async () => (await import(".
  * A plain route beside the api, like /docs: an operational probe, not part of the tenant API
  * (so not in /openapi.json). Never cached by anything in between.
  */
-const ReadinessRoute = HttpApiBuilder.Router.use((router) =>
+const ReadinessRoute = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const readiness = yield* Readiness
     const headers = { "cache-control": "no-store" }
-    yield* router.get(
+    yield* router.add(
+      "GET",
       "/readyz",
       Effect.map(readiness.check, (verdict) =>
         verdict.ready
-          ? HttpServerResponse.unsafeJson({ status: "ready" }, { headers })
+          ? HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers })
           : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, headers))
     )
   })
-).pipe(Layer.provide(Readiness.layer))
+)
 
 /**
  * GET /metrics: every metric in the Prometheus text format (src/observability/prometheus.ts).
  * Like /readyz, a plain route beside the api, not in /openapi.json. With SVC_METRICS_TOKEN set,
  * a scrape needs `Authorization: Bearer <token>`.
  */
-const MetricsRoute = HttpApiBuilder.Router.use((router) =>
+const MetricsRoute = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const observability = yield* Effect.serviceOption(Observability)
-    yield* router.get("/metrics", metricsHandler(Option.flatMap(observability, (o) => o.settings.metricsToken)))
+    yield* router.add("GET", "/metrics", metricsHandler(Option.flatMap(observability, (o) => o.settings.metricsToken)))
   })
 )
+
+/** Every route, each telling the request's log line and metrics which route it is (RouteCaptureLive). */
+const Routes = Layer.mergeAll(
+  ApiLive,
+  Docs,
+  Console,
+  McpLive, // the agent tool server at /mcp (src/mcp/server.ts)
+  ReadinessRoute,
+  MetricsRoute
+).pipe(Layer.provide(RouteCaptureLive))
 
 /**
  * Tracing spans only when SVC_TRACING is on. Off, the tracer is disabled for every fiber the
  * server runs, not only the request span: store statements and workspace calls then make no-op
- * spans instead of recording ones (bench/PROFILE.md, S1 and S4).
+ * spans instead of recording ones, and the server takes its untraced path (bench/PROFILE.md,
+ * S1 and S4).
  */
 const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(TenantConfig, (config) =>
-      config.tracing
-        ? layer
-        : HttpMiddleware.withTracerDisabledWhen(layer, () => true).pipe(Layer.provide(Layer.setTracerEnabled(false))))
+      config.tracing ? layer : layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))))
   )
 
-export const GatewayLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(Docs),
-  Layer.provide(Console),
-  Layer.provide(McpLive), // the agent tool server at /mcp (src/mcp/server.ts)
-  Layer.provide(ReadinessRoute),
-  Layer.provide(MetricsRoute),
-  Layer.provide(GatewayMiddleware),
-  Layer.provide(ApiLive),
-  // Path parameters up to MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's
-  // 100: set before the router is built (test/http/routing.test.ts checks it applies).
-  Layer.provide(RouterConfigLive),
-  tracing
+/**
+ * Served without Effect's request logger (our own line is written by the middleware) and
+ * without its "Listening on" line (main.ts says where it listens). Path parameters up to
+ * MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's 100.
+ */
+export const GatewayLive = HttpRouter.serve(Layer.merge(Routes, GatewayMiddleware), {
+  routerConfig,
+  disableLogger: true,
+  disableListenLog: true
+}).pipe(
+  tracing,
+  // Outside the server's own layers, so main.ts's start-up check shares this instance.
+  Layer.provide(Readiness.layer)
 )

@@ -15,9 +15,9 @@
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ProcessDrain } from "../lib/ProcessDrain.js"
@@ -37,7 +37,7 @@ export interface ReadinessService {
   readonly check: Effect.Effect<ReadinessVerdict>
 }
 
-export class Readiness extends Context.Tag("gateway/Readiness")<Readiness, ReadinessService>() {
+export class Readiness extends Context.Service<Readiness, ReadinessService>()("gateway/Readiness") {
   /** Needs TenantConfig and WorkspaceClient; reads the process's drain when one is provided. */
   static readonly layer = Layer.effect(
     Readiness,
@@ -58,14 +58,14 @@ export class Readiness extends Context.Tag("gateway/Readiness")<Readiness, Readi
           }),
         onSome: (slug) =>
           workspace.resolveTenant(slug).pipe(
-            Effect.timeoutFail({
+            Effect.timeoutOrElse({
               duration: Duration.millis(READINESS_TIMEOUT_MS),
-              onTimeout: () => ({ _tag: "ReadinessTimeout" as const, message: "" })
+              orElse: () => Effect.fail({ _tag: "ReadinessTimeout" as const, message: "" })
             }),
-            Effect.either,
-            Effect.map(Either.match({
-              onRight: (): ReadinessVerdict => ({ ready: true }),
-              onLeft: (e): ReadinessVerdict => ({
+            Effect.result,
+            Effect.map(Result.match({
+              onSuccess: (): ReadinessVerdict => ({ ready: true }),
+              onFailure: (e): ReadinessVerdict => ({
                 ready: false,
                 reason: e._tag === "NotFound"
                   ? `tenant "${slug}" (SVC_TENANT_SLUG) is not known to ${upstreamName}`
@@ -75,7 +75,7 @@ export class Readiness extends Context.Tag("gateway/Readiness")<Readiness, Readi
               })
             })),
             // A defect in the port is not a reason to crash the probe: it is a failing upstream.
-            Effect.catchAllDefect((defect) =>
+            Effect.catchDefect((defect) =>
               Effect.succeed<ReadinessVerdict>({
                 ready: false,
                 reason: `${upstreamName} is failing: ${defect instanceof Error ? defect.message : String(defect)}`

@@ -14,10 +14,9 @@
  * - Only files the build lists are served (an own-property lookup of the manifest): no path
  *   from the request ever reaches the file system.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
@@ -74,7 +73,7 @@ const notModified = (ifNoneMatch: string | undefined, etag: string) =>
 const noStoreError = (statusCode: number, error: string, message: string) =>
   errorResponse(statusCode, error, message, { "cache-control": "no-store" })
 
-export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
+export const ConsoleRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
     // Found on first use; looked for again while missing (a build may land after the start).
     let dir: string | undefined
@@ -125,10 +124,11 @@ export const ConsoleRoutes = HttpApiBuilder.Router.use((router) =>
         const suffix = encoding === "br" ? ".br" : encoding === "gzip" ? ".gz" : ""
         const body = yield* Effect.tryPromise(() => bytesOf(name + suffix))
         return HttpServerResponse.uint8Array(body, { headers, contentType: file.type })
-      }).pipe(Effect.catchAll(() => Effect.succeed(noStoreError(503, "Service Unavailable", "The console's files could not be read"))))
+      }).pipe(Effect.catch(() => Effect.succeed(noStoreError(503, "Service Unavailable", "The console's files could not be read"))))
 
-    yield* router.get("/", serve("index.html"))
-    yield* router.get(
+    yield* router.add("GET", "/", serve("index.html"))
+    yield* router.add(
+      "GET",
       "/console/:file",
       Effect.flatMap(HttpRouter.params, (params) => serve(params.file ?? ""))
     )

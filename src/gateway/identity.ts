@@ -18,11 +18,10 @@
  *
  * Runs before the body is read: a refused request costs no body.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Runtime from "effect/Runtime"
 import type { JWTPayload, JWTVerifyGetKey } from "jose"
 import { withActor } from "../services/Actor.js"
 import { actorProblem, headerText } from "../services/actorValue.js"
@@ -211,8 +210,8 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
       return <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) => app
     }
     // Warnings from the key set's background reloads, logged with the process's logger.
-    const runtime = yield* Effect.runtime<never>()
-    const onWarning = (message: string) => void Runtime.runFork(runtime)(Effect.logWarning(message))
+    const runFork = Effect.runForkWith(yield* Effect.context<never>())
+    const onWarning = (message: string) => void runFork(Effect.logWarning(message))
     const verifier = jwt === undefined
       ? undefined
       : yield* Effect.tryPromise({ try: () => makeJwtVerifier(jwt, tenantSlug, onWarning), catch: (e) => e as Error })

@@ -1,7 +1,9 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
+import type * as Types from "effect/Types"
 import { cors, CORS_OFF, originAllowed } from "../observability/cors.js"
 import { observeRequests } from "../observability/requests.js"
 import { Observability } from "../observability/Observability.js"
@@ -24,8 +26,11 @@ import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
  * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
  * Before the body is touched: who acts (identity.ts; off unless SVC_ACTOR_HEADER or SVC_JWT_JWKS).
  * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
+ *
+ * A global router middleware: it wraps the router itself, so unrouted requests (404, 405) pass
+ * through it like the rest.
  */
-export const GatewayMiddleware = Layer.unwrapEffect(
+export const GatewayMiddleware = HttpRouter.middleware(
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const limit = limitDeclaredBody(config.maxBodyBytes)
@@ -46,6 +51,13 @@ export const GatewayMiddleware = Layer.unwrapEffect(
     const sameSite = refuseCrossSite(originAllowed(corsSettings))
     // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
     const knownQuery = refuseUnknownQueryParams(GatewayApi)
-    return HttpApiBuilder.middleware((app) => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app))))))))))
-  })
+    // Every failure is answered here (shapeErrors), so nothing is left unhandled; the router's
+    // types ask a global middleware to leave errors alone, hence the widened error type.
+    return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>): Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      Types.unhandled,
+      HttpServerRequest.HttpServerRequest
+    > => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app)))))), GatewayApi)))
+  }),
+  { global: true }
 )

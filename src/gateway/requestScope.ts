@@ -12,8 +12,8 @@
  *   after a commit, stores no key that nobody could ever send again (measured: the fingerprint
  *   and key row were ~10% of a 1 MiB upload's CPU; bench/PROFILE.md).
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import type { BadRequest } from "../api/errors.js"
 import { IDEMPOTENCY_KEY_HEADER } from "../api/idempotency.js"

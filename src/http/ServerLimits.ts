@@ -21,11 +21,12 @@
  * message naming the variable, the value and what was expected. Of the two timeouts, one left
  * unset follows the one set (a 4 s request timeout alone makes the header timeout 4 s too).
  */
-import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import { invalidSetting } from "./failStart.js"
 
 export interface ServerLimits {
   /** Time to receive the complete request headers; past it Node answers 408 and closes. */
@@ -62,16 +63,15 @@ const MAX_TIMER_MS = 2_147_483_647
 
 /** A whole number setting as the operator gave it: None when unset. */
 const setWholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
-  Config.option(Config.string(name)).pipe(
-    Config.mapOrFail((raw) => {
-      if (Option.isNone(raw)) return Either.right(Option.none<number>())
+  Config.option(Config.String(name)).pipe(
+    Config.mapEffect((raw) => {
+      if (Option.isNone(raw)) return Effect.succeed(Option.none<number>())
       const text = raw.value.trim()
       const n = /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN
       return Number.isSafeInteger(n) && n >= min && n <= max
-        ? Either.right(Option.some(n))
-        : Either.left(
-          ConfigError.InvalidData(
-            [],
+        ? Effect.succeed(Option.some(n))
+        : Effect.fail(
+          invalidSetting(
             `${name}=${JSON.stringify(raw.value.length > 64 ? `${raw.value.slice(0, 64)}…` : raw.value)} is not valid: ` +
               `expected a whole number of ${unit} from ${min} to ${max} (default ${fallback})`
           )
@@ -123,14 +123,13 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
   ),
   bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds")
 }).pipe(
-  Config.mapOrFail(({ headersTimeoutMs, requestTimeoutMs, ...rest }) => {
+  Config.mapEffect(({ headersTimeoutMs, requestTimeoutMs, ...rest }) => {
     // Node refuses a header timeout above the request timeout (the request includes the
     // headers). The one the operator left unset follows the one they set; only two values set
     // against each other are refused.
     if (Option.isSome(headersTimeoutMs) && Option.isSome(requestTimeoutMs) && headersTimeoutMs.value > requestTimeoutMs.value) {
-      return Either.left(
-        ConfigError.InvalidData(
-          [],
+      return Effect.fail(
+        invalidSetting(
           `SVC_HEADERS_TIMEOUT_MS=${headersTimeoutMs.value} is not valid: expected at most ` +
             `SVC_REQUEST_TIMEOUT_MS (${requestTimeoutMs.value}), since the request includes its headers`
         )
@@ -141,7 +140,7 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
       () => Math.max(DEFAULT_SERVER_LIMITS.requestTimeoutMs, Option.getOrElse(headersTimeoutMs, () => 0))
     )
     const headers = Option.getOrElse(headersTimeoutMs, () => Math.min(DEFAULT_SERVER_LIMITS.headersTimeoutMs, request))
-    return Either.right<ServerLimits>({ ...rest, headersTimeoutMs: headers, requestTimeoutMs: request })
+    return Effect.succeed<ServerLimits>({ ...rest, headersTimeoutMs: headers, requestTimeoutMs: request })
   })
 )
 
@@ -174,10 +173,11 @@ export const MAX_PATH_PARAM_LENGTH = 4096
 export const routerConfig = { maxParamLength: MAX_PATH_PARAM_LENGTH } as const
 
 /**
- * As a Layer: provide it to `HttpApiBuilder.serve()` (or any layer that builds a router), it
- * sets the FiberRef the router reads when it is built.
+ * As a Layer: provide it to the layer that builds the router (`HttpRouter.layer`, or what
+ * `HttpRouter.serve` builds), it sets the reference the router reads when it is made.
  */
-export const RouterConfigLive = HttpRouter.setRouterConfig(routerConfig)
+export const RouterConfigLive: Layer.Layer<never> = Layer.succeed(HttpRouter.RouterConfig, routerConfig) as Layer.Layer<never>
 
-/** As a wrapper for an effect that builds a router (e.g. `HttpApiBuilder.httpApp`). */
-export const withRouterConfig = HttpRouter.withRouterConfig(routerConfig)
+/** As a wrapper for an effect that builds a router (e.g. `HttpRouter.toHttpEffect`). */
+export const withRouterConfig = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, HttpRouter.RouterConfig, routerConfig)

@@ -20,8 +20,8 @@
  *    can send no other type without a preflight, so no body from another site is ever read.
  *    (jsonInput.ts checks the type again for the bytes it actually reads.)
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import type { UnsupportedMediaType } from "../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"

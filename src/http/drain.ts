@@ -23,11 +23,9 @@
  * handlers and the workspace is closed only after the drain (`drainOnSignals`), so a request
  * received during the drain is answered like any other, never with "starting up".
  */
-import * as PlatformRuntime from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
@@ -257,8 +255,9 @@ export const drainOnSignals = (
   starting: () => boolean = () => false
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
+    const context = yield* Effect.context<never>()
+    const runFork = Effect.runForkWith(context)
+    const runSync = Effect.runSyncWith(context)
     let signals = 0
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals === 1) {
@@ -298,7 +297,7 @@ export const drainOnSignals = (
       Effect.gen(function*() {
         // A start that failed (port in use, bad settings) has nothing to drain: what it opened
         // is closed by its own finalizers.
-        if (!drain.draining && Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return
+        if (!drain.draining && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return
         const outcome = yield* Effect.promise(() => drain.start(graceMs))
         if (outcome.cut) {
           yield* Effect.logWarning(
@@ -333,7 +332,7 @@ export const launchDrained = <ROut, E, RIn, E2 = never, R2 = never>(
   Effect.scoped(
     Effect.gen(function*() {
       // The layer's scope is closed after the drain's finalizer (finalizers run last-added first).
-      const layerScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const layerScope = yield* Scope.fork(yield* Effect.scope, "sequential")
       let started = false
       yield* drainOnSignals(options.drain, options.graceMs, () => !started)
       const context = yield* Layer.buildWithScope(layer, layerScope)
@@ -344,8 +343,13 @@ export const launchDrained = <ROut, E, RIn, E2 = never, R2 = never>(
   )
 
 /**
- * NodeRuntime.runMain's teardown, with the drain's verdict: exit code 1 when the drain had to
- * cut requests or connections, the runtime's code otherwise (0 after a clean drain).
+ * NodeRuntime.runMain's teardown, with the drain's verdict: after a drain, 0 when it was clean
+ * and 1 when it had to cut requests or connections (Effect 4's runtime says 130 for the
+ * interruption a signal causes); the runtime's code otherwise.
  */
-export const drainTeardown = (drain: Drain): PlatformRuntime.Teardown => (exit, onExit) =>
-  PlatformRuntime.defaultTeardown(exit, (code) => onExit(code === 0 && drain.outcome?.cut === true ? 1 : code))
+export const drainTeardown = (drain: Drain): Runtime.Teardown => (exit, onExit) =>
+  Runtime.defaultTeardown(exit, (code) => {
+    const drained = drain.outcome !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)
+    if (drained || code === 0) return onExit(drain.outcome?.cut === true ? 1 : 0)
+    onExit(code)
+  })

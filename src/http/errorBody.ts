@@ -4,7 +4,7 @@
  * response for the rest. Typed errors (src/api/errors.ts) go through ./errorResponse.ts's
  * toResponse, which builds the same body, bounds its message and adds their extra fields.
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 
 export interface ErrorBody {
   readonly statusCode: number
@@ -26,7 +26,7 @@ export const errorResponse = (
   message: string,
   headers?: Readonly<Record<string, string>>
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(
+  HttpServerResponse.jsonUnsafe(
     errorBody(statusCode, error, message),
     headers === undefined ? { status: statusCode } : { status: statusCode, headers }
   )

@@ -8,13 +8,15 @@
  * decode error lists at most MAX_LISTED_ISSUES problems ("and K more"); and any message is cut
  * at MAX_MESSAGE_CHARS.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiError from "@effect/platform/HttpApiError"
-import * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import {
   type ApiError,
   BadRequest,
@@ -99,7 +101,7 @@ export const toResponse = (e: ApiError): HttpServerResponse.HttpServerResponse =
   const allow = e instanceof MethodNotAllowed && e.allow !== undefined ? { allow: e.allow.join(", ") } : undefined
   // A 503 is temporary by definition (a busy store, an upstream refusing): say when to retry.
   const headers = e.statusCode === 503 ? { "retry-after": RETRY_AFTER_SECONDS } : allow
-  return HttpServerResponse.unsafeJson(body, { status: e.statusCode, ...(headers !== undefined ? { headers } : {}) })
+  return HttpServerResponse.jsonUnsafe(body, { status: e.statusCode, ...(headers !== undefined ? { headers } : {}) })
 }
 
 /** Retry-After (seconds) on every 503 answer. */
@@ -120,13 +122,37 @@ interface Problem {
   readonly other: string | undefined
 }
 
+/** One issue as Schema's formatter gives it: where, and what is wrong. */
+interface IssueLine {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/**
+ * Schema's messages in the words the API has always used: `Expected X, actual V` (Effect 4 says
+ * `got V`) and `is missing` (Effect 4: `Missing key`).
+ */
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    const message = SchemaIssue.defaultLeafHook(issue)
+    if (issue._tag === "MissingKey" && message === "Missing key") return "is missing"
+    return message
+  }
+})
+
+const issueLines = (issue: SchemaIssue.Issue): ReadonlyArray<IssueLine> =>
+  formatIssue(issue).issues.map((i) => ({
+    path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p) as PropertyKey),
+    message: i.message.startsWith("Expected ") ? i.message.replace(/, got /, ", actual ") : i.message
+  }))
+
 /**
  * One line per field path (and value): the formatter reports a union once per member (a
  * literal union, or `T | undefined` for every optional field), each with the whole value; they
  * become one `Expected A | B, actual <value>` with the value quoted once, cut short. `undefined`
  * is dropped from the alternatives: JSON cannot send it.
  */
-const problemsOf = (issues: HttpApiError.HttpApiDecodeError["issues"]): Array<Problem> => {
+const problemsOf = (issues: ReadonlyArray<IssueLine>): Array<Problem> => {
   const problems: Array<Problem> = []
   const byKey = new Map<string, Problem>()
   for (const issue of issues) {
@@ -166,20 +192,19 @@ const describeProblem = (p: Problem): string => {
   return clip(`${p.path}: Expected ${alternatives.join(" | ")}, actual ${p.actual}`, MAX_ISSUE_CHARS)
 }
 
-/** The decode error as one bounded message naming each field path once. */
-export const describeIssues = (e: HttpApiError.HttpApiDecodeError): string => {
-  if (e.issues.length === 0) return boundMessage(e.message)
-  const lines = problemsOf(e.issues).map(describeProblem)
+/** A decode error (or its issue) as one bounded message naming each field path once. */
+export const describeIssues = (e: Schema.SchemaError | SchemaIssue.Issue): string => {
+  const issues = issueLines(Schema.isSchemaError(e) ? e.issue : e)
+  if (issues.length === 0) return boundMessage(String(e))
+  const lines = problemsOf(issues).map(describeProblem)
   const listed = lines.slice(0, MAX_LISTED_ISSUES).join("; ")
   const rest = lines.length - MAX_LISTED_ISSUES
   return boundMessage(rest > 0 ? `${listed}; and ${rest} more` : listed)
 }
 
-const isBodyTooLarge = (e: HttpServerError.RequestError) =>
-  e.cause instanceof Error && e.cause.message === "maxBytes exceeded"
 
 /** A request the router found no route for, judged against the API being served (when known). */
-const unrouted = (request: { readonly method: string; readonly url: string }, api: HttpApi.HttpApi.Any | undefined) => {
+const unrouted = (request: { readonly method: string; readonly url: string }, api: HttpApi.Top | undefined) => {
   const path = request.url.split("?", 1)[0]!
   const quoted = clip(path, MAX_QUOTED_PATH_CHARS)
   const malformed = malformedPercentEncoding(path)
@@ -212,16 +237,24 @@ const unrouted = (request: { readonly method: string; readonly url: string }, ap
  * HttpApi being served, turns an unrouted request into a 405 (or a 400) where its definition
  * says so; without it every unrouted request is a 404.
  */
-export const classify = (failure: unknown, api?: HttpApi.HttpApi.Any): Option.Option<ApiError> => {
+export const classify = (failure: unknown, api?: HttpApi.Top): Option.Option<ApiError> => {
   if (isApiError(failure)) return Option.some(failure)
-  if (failure instanceof HttpApiError.HttpApiDecodeError) {
-    return Option.some(new BadRequest({ message: describeIssues(failure) }))
+  // A request part that does not decode (the builder fails with it as a defect); an encoding
+  // failure of our own answer (Body, ResponseHeaders) is a bug: a 500.
+  if (HttpApiError.HttpApiSchemaError.is(failure)) {
+    return failure.kind === "Body" || failure.kind === "ResponseHeaders"
+      ? Option.none()
+      : Option.some(new BadRequest({ message: describeIssues(failure.cause) }))
   }
-  if (HttpServerError.isServerError(failure)) {
-    if (failure._tag === "RouteNotFound") return Option.some(unrouted(failure.request, api))
-    if (failure._tag === "RequestError") {
+  if (HttpApiError.HttpApiPayloadTooLarge.is(failure)) {
+    return Option.some(new PayloadTooLarge({ message: "Request body exceeds the size limit" }))
+  }
+  if (HttpServerError.isHttpServerError(failure)) {
+    const reason = failure.reason
+    if (reason._tag === "RouteNotFound") return Option.some(unrouted(reason.request, api))
+    if (reason._tag === "RequestParseError") {
       return Option.some(
-        isBodyTooLarge(failure)
+        reason.reason === "BodyTooLarge"
           ? new PayloadTooLarge({ message: "Request body exceeds the size limit" })
           : new BadRequest({ message: "Malformed request body: expected valid JSON" })
       )
@@ -232,28 +265,29 @@ export const classify = (failure: unknown, api?: HttpApi.HttpApi.Any): Option.Op
 
 const internal = new InternalServerError({ message: "Internal server error" })
 
-const isRouteNotFound = (failure: unknown) =>
-  HttpServerError.isServerError(failure) && failure._tag === "RouteNotFound"
+/** The first failure of a cause, else its first defect (decode and body-read failures are defects). */
+const firstFailure = (cause: Cause.Cause<unknown>): Option.Option<unknown> => {
+  let defect: Option.Option<unknown> = Option.none()
+  for (const reason of cause.reasons) {
+    if (reason._tag === "Fail") return Option.some(reason.error)
+    if (reason._tag === "Die" && Option.isNone(defect)) defect = Option.some(reason.defect)
+  }
+  return defect
+}
 
 /**
- * Wraps an HttpApp so that every failure, typed or not, answers in the spec's shape. An
- * unrouted request is judged against the HttpApi in the request's context (the one
- * HttpApiBuilder serves), so this works unchanged for any HttpApi.
+ * Wraps an HttpApp so that every failure, typed or not, answers in the spec's shape. `api`, the
+ * HttpApi being served, judges an unrouted request (405 or 400 where its definition says so);
+ * without it every unrouted request is a 404. (Effect 4 has no served-API service in the
+ * request's context to find it by.)
  */
 export const shapeErrors = <E, R>(
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  api?: HttpApi.Top
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  Effect.catchAllCause(app, (cause) => {
-    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-    // Body-read failures arrive as defects (the builder `orDie`s them); look at both channels.
-    const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-    if (Option.isSome(failure) && isRouteNotFound(failure.value)) {
-      return Effect.map(
-        Effect.serviceOption(HttpApi.Api),
-        (api) => toResponse(Option.getOrThrow(classify(failure.value, Option.getOrUndefined(api)?.api)))
-      )
-    }
-    const known = Option.flatMap(failure, (f) => classify(f))
+  Effect.catchCause(app, (cause) => {
+    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    const known = Option.flatMap(firstFailure(cause), (f) => classify(f, api))
     if (Option.isSome(known)) return Effect.succeed(toResponse(known.value))
     return Effect.as(Effect.logError("Unhandled failure", cause), toResponse(internal))
   })

@@ -8,9 +8,11 @@
  *   does not resolve to an address (ENOTFOUND)`, ... naming the settings to change.
  * - Anything else: its message.
  */
-import type * as PlatformRuntime from "@effect/platform/Runtime"
-import * as ConfigError from "effect/ConfigError"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 /** Settings whose values are never printed, only their length. */
 const SECRET = /TOKEN|KEY|SECRET|PASSWORD|HEADERS/i
@@ -25,53 +27,64 @@ export const quoteSetting = (name: string, value: string | undefined): string =>
   return JSON.stringify(clipped)
 }
 
-/** Effect Config's own messages, as what the setting expects. */
+/**
+ * A setting our own parsing refused, `message` saying it in full (`NAME="value": expected ...`):
+ * a ConfigError whose one issue has no path, printed as it is.
+ */
+export const invalidSetting = (message: string): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+
+/** Effect Config's own messages (`Expected <x>, got <v>`), as what the setting expects. */
 const expectation = (message: string): string => {
-  const m = /^Expected (.+?)(?: value)? but received/.exec(message)
+  const m = /^Expected (.+?)(?: value)?, got /.exec(message)
   if (m === null) return message
   switch (m[1]) {
     case "an integer":
-      return "expected an integer"
+    case "a finite number":
+      return m[1] === "an integer" ? "expected an integer" : "expected a number"
     case "a number":
       return "expected a number"
+    case "\"true\" | \"false\" | \"yes\" | \"no\" | \"on\" | \"off\" | \"1\" | \"0\" | \"y\" | \"n\"":
     case "a boolean":
       return "expected true or false"
+    case "a URL":
     case "an URL":
       return "expected an absolute URL, e.g. http://127.0.0.1:3000"
     case "a network port":
       return "expected a port number from 1 to 65535"
-    case "a log level":
-      return "expected one of trace, debug, info, warning, error, fatal, none"
     default:
       return `expected ${m[1]}`
   }
 }
 
+const issuesOf = SchemaIssue.makeFormatterStandardSchemaV1()
+
 /** One line per bad setting of a ConfigError: `NAME=value: what was expected`. */
 export const describeConfigError = (
-  error: ConfigError.ConfigError,
+  error: Config.ConfigError,
   env: Record<string, string | undefined> = process.env
 ): Array<string> => {
-  switch (error._op) {
-    case "And":
-    case "Or":
-      return [...describeConfigError(error.left, env), ...describeConfigError(error.right, env)]
-    case "MissingData": {
-      const name = error.path.join("_")
-      if (name === "") return [error.message]
-      return env[name] === undefined
-        ? [`${name} is required but not set`]
-        : [`${name}=${quoteSetting(name, env[name])}: ${error.message.replace(/^Expected a non-empty string$/, "expected a non-empty value")}`]
+  const cause = error.cause
+  if (!Schema.isSchemaError(cause)) return [cause.message]
+  const lines: Array<string> = []
+  for (const issue of issuesOf(cause.issue).issues) {
+    const name = (issue.path ?? []).map((p) => String(typeof p === "object" && p !== null && "key" in p ? p.key : p)).join("_")
+    if (name === "") {
+      lines.push(issue.message)
+      continue
     }
-    default: {
-      const name = error.path.join("_")
-      if (name === "") return [error.message]
+    const line = env[name] === undefined
+      ? `${name} is required but not set`
       // A message that names the setting already says it its own way.
-      if (error.message.startsWith(`${name} `) || error.message.startsWith(`${name}:`)) return [error.message]
-      return [`${name}=${quoteSetting(name, env[name])}: ${expectation(error.message)}`]
-    }
+      : issue.message.startsWith(`${name} `) || issue.message.startsWith(`${name}=`) || issue.message.startsWith(`${name}:`)
+      ? issue.message
+      : `${name}=${quoteSetting(name, env[name])}: ${expectation(issue.message)}`
+    if (!lines.includes(line)) lines.push(line)
   }
+  return lines.length === 0 ? [error.message] : lines
 }
+
+const isConfigError = (u: unknown): u is Config.ConfigError => u instanceof Config.ConfigError
 
 interface ListenErrorCause {
   readonly code?: unknown
@@ -129,7 +142,7 @@ export const describeListenError = (cause: unknown, settings: Partial<ListenerSe
 
 /** The words of a start-up failure (see the module comment). */
 export const describeStartFailure = (error: unknown, env: Record<string, string | undefined> = process.env): string => {
-  if (ConfigError.isConfigError(error)) {
+  if (isConfigError(error)) {
     const lines = describeConfigError(error, env)
     return lines.length === 1 ? lines[0]! : `${lines.length} settings are not valid:\n  ${lines.join("\n  ")}`
   }
@@ -179,5 +192,5 @@ export const failStart = (error: unknown) =>
  * connection still being opened as the port turned out taken) kept a process serving nothing
  * alive for good.
  */
-export const startFailureTeardown = (teardown: PlatformRuntime.Teardown): PlatformRuntime.Teardown => (exit, onExit) =>
+export const startFailureTeardown = (teardown: Runtime.Teardown): Runtime.Teardown => (exit, onExit) =>
   teardown(exit, (code) => onExit(code === 0 && startFailed ? 1 : code))

@@ -15,10 +15,10 @@
  *
  * An empty body reads as `{}`, so an endpoint whose fields are all optional needs no body.
  */
-import * as HttpServerError from "@effect/platform/HttpServerError"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Chunk from "effect/Chunk"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { isAscii } from "node:buffer"
@@ -123,7 +123,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
   Effect.map(
     request.source instanceof IncomingMessage
       ? collectIncoming(request.source)
-      : Effect.map(Effect.orDie(Stream.runCollect(request.stream)), Chunk.toReadonlyArray),
+      : Effect.orDie(Stream.runCollect(request.stream)),
     (parts) => {
       // One chunk is used as it is (Buffer.from would copy it, and the slice below again).
       const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
@@ -142,10 +142,10 @@ const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A
  * its stream did). The listeners are removed either way.
  */
 /** Ends a request's fiber the way the platform does when the client is gone (no error logged). */
-const clientAbort = Effect.interruptWith(HttpServerError.clientAbortFiberId)
+const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
 
 const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
-  Effect.async((resume) => {
+  Effect.callback((resume) => {
     // A declared length (Node delivers exactly that many bytes or fails the request) is read into
     // one buffer of its size: each chunk can be collected as soon as it is copied, instead of all
     // of them living beside their concatenation (a 40 MiB upload held 80 MiB at its end).
@@ -247,7 +247,7 @@ export const checkedJsonBodies = (
       > =>
         parsed.ok
           ? Effect.provideService(
-            Effect.zipRight(yieldBeforeLarge(size), app),
+            Effect.andThen(yieldBeforeLarge(size), app),
             HttpServerRequest.HttpServerRequest,
             withJson(request, parsed.value)
           )

@@ -1,33 +1,27 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import { Api } from "@effect/platform/HttpApi"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 
 /**
  * Routes built on their first request. `load` gives the layer that would register them; it is
- * built then, on a router of its own, and that router answers those paths from then on. Nothing
- * of it is imported or computed at start.
+ * built then, on a router of its own (in the scope of this layer), and that router answers those
+ * paths from then on. Nothing of it is imported or computed at start.
  */
 export const lazyRoutes = (
   paths: ReadonlyArray<HttpRouter.PathInput>,
-  load: () => Promise<Layer.Layer<never, never, Api>>
+  load: () => Promise<Layer.Layer<never, never, HttpRouter.HttpRouter>>
 ) =>
-  HttpApiBuilder.Router.use((router) =>
+  HttpRouter.use((router) =>
     Effect.gen(function*() {
-      const api = yield* Api
+      const scope = yield* Effect.scope
       const app = yield* Effect.cached(
         Effect.promise(load).pipe(
-          Effect.flatMap((layer) =>
-            Effect.flatMap(HttpApiBuilder.Router.router, HttpRouter.toHttpApp).pipe(
-              Effect.provide(Layer.provideMerge(layer, HttpApiBuilder.Router.Live))
-            )
-          ),
-          Effect.provideService(Api, api)
+          Effect.flatMap((layer) => HttpRouter.toHttpEffect(layer)),
+          Scope.provide(scope)
         )
       )
       const handler = Effect.flatten(app)
-      for (const path of paths) yield* router.get(path, handler)
+      for (const path of paths) yield* router.add("GET", path, handler)
     })
   )
-

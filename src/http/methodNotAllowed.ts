@@ -13,8 +13,8 @@
  * `malformedPercentEncoding` finds the escapes the router cannot decode (used by the Node
  * server for path and query, and by the error path for servers without it).
  */
-import type * as HttpApi from "@effect/platform/HttpApi"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 
 type Segment =
   | { readonly _tag: "Static"; readonly value: string }
@@ -50,13 +50,11 @@ const compileSegments = (path: string): ReadonlyArray<Segment> =>
 const templates = new WeakMap<object, ReadonlyArray<Template>>()
 
 /** Every endpoint of the API as method + path template (computed once per API value). */
-export const templatesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Template> => {
+export const templatesOf = (api: HttpApi.Top): ReadonlyArray<Template> => {
   const cached = templates.get(api)
   if (cached !== undefined) return cached
   const result: Array<Template> = []
-  const groups = Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups) as Array<
-    HttpApiGroup.HttpApiGroup.AnyWithProps
-  >
+  const groups = Object.values(api.groups) as Array<HttpApiGroup.Top>
   for (const group of groups) {
     for (const endpoint of Object.values(group.endpoints)) {
       result.push({ method: endpoint.method, path: endpoint.path, segments: compileSegments(endpoint.path) })
@@ -128,7 +126,7 @@ const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMa
 }
 
 /** The API's endpoints whose path template matches the request URL (any method). */
-export const matchPath = (api: HttpApi.HttpApi.Any, url: string): ReadonlyArray<PathMatch> => {
+export const matchPath = (api: HttpApi.Top, url: string): ReadonlyArray<PathMatch> => {
   const parts = splitPath(url)
   const matches: Array<PathMatch> = []
   for (const template of templatesOf(api)) {
@@ -162,7 +160,7 @@ export type Unrouted =
   | { readonly _tag: "ParamTooLong"; readonly name: string; readonly length: number }
 
 export const explainUnrouted = (
-  api: HttpApi.HttpApi.Any,
+  api: HttpApi.Top,
   method: string,
   url: string,
   maxParamLength: number

@@ -1,6 +1,6 @@
 /**
  * The Node http.Server the gateway listens on. It enforces the body limit before Effect sees
- * the request: Effect's MaxBodySize destroys the socket (the client never sees an answer), and
+ * the request: Effect's MaxBodySize fails the read without an answer in our shape, and
  * a 413 sent on a connection that is then closed with body bytes unread is often lost to the
  * reset that follows (bench/PROFILE.md, S3).
  * - A declared Content-Length over the limit: 413 at once, then the rest of the body is read
@@ -195,32 +195,6 @@ const limitPerClient = (server: http.Server, max: number) => {
   })
 }
 
-/**
- * Node calls `end(..., callback)` on 'finish', which never comes once the connection is gone;
- * the platform's response writer waits for that callback in an uninterruptible region, so a
- * client that left before its answer was written kept the request's fiber (and all it holds)
- * alive for good. Here the callback is called on 'close' too (at once when already closed).
- */
-const settleEndOnClose = (res: http.ServerResponse) => {
-  const end = res.end
-  res.end = function(this: http.ServerResponse, ...args: Array<any>) {
-    const callback = args[args.length - 1]
-    if (typeof callback === "function") {
-      let called = false
-      const once = (...result: Array<unknown>) => {
-        if (called) return
-        called = true
-        res.off("close", once)
-        callback(...result)
-      }
-      args[args.length - 1] = once
-      if (res.destroyed) process.nextTick(once)
-      else res.once("close", once)
-    }
-    return end.apply(this, args as Parameters<typeof end>)
-  } as typeof res.end
-}
-
 const tooManyHeaders = (max: number) =>
   errorJson(431, "Request Header Fields Too Large", `Too many request headers: at most ${max} are accepted`)
 
@@ -328,11 +302,12 @@ export const createGatewayServer = (
   })
   const emit = server.emit.bind(server) as (event: string, ...args: Array<any>) => boolean
   server.emit = ((event: string, ...args: Array<any>) => {
-    if (event === "request") {
+    // Effect 4's server also takes `checkContinue` (Expect: 100-continue): the same checks apply.
+    if (event === "request" || event === "checkContinue") {
       noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
       stampArrival(req)
-      settleEndOnClose(res)
+      // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
         const body = tooManyHeaders(settings.maxHeaders)

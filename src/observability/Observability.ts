@@ -6,9 +6,11 @@
  */
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import { invalidSetting, quoteSetting } from "../http/failStart.js"
 import { corsConfig, type CorsSettings } from "./cors.js"
 import { type LogSettings, logSettingsConfig, makeWriter } from "./logging.js"
 import { otlpConfig, type OtlpSettings } from "../config/otlp.js"
@@ -24,7 +26,13 @@ export interface ObservabilitySettings {
 export const observabilityConfig: Config.Config<ObservabilitySettings> = Config.all({
   log: logSettingsConfig(),
   cors: corsConfig,
-  metricsToken: Config.option(Config.redacted(Config.nonEmptyString("SVC_METRICS_TOKEN"))),
+  metricsToken: Config.option(Config.String("SVC_METRICS_TOKEN")).pipe(
+    Config.mapEffect((token) =>
+      Option.isSome(token) && token.value === ""
+        ? Effect.fail(invalidSetting(`SVC_METRICS_TOKEN=${quoteSetting("SVC_METRICS_TOKEN", "")}: expected a non-empty value`))
+        : Effect.succeed(Option.map(token, (t) => Redacted.make(t)))
+    )
+  ),
   otlp: otlpConfig
 })
 
@@ -34,7 +42,7 @@ export interface ObservabilityService {
   readonly line: (text: string) => void
 }
 
-export class Observability extends Context.Tag("observability/Observability")<Observability, ObservabilityService>() {
+export class Observability extends Context.Service<Observability, ObservabilityService>()("observability/Observability") {
   static readonly make = (settings: ObservabilitySettings, line: (text: string) => void = makeWriter().line) =>
     Layer.succeed(Observability, { settings, line })
 }

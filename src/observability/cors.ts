@@ -14,18 +14,20 @@
  * Origin`) and the response headers a script may read (x-request-id, content-disposition,
  * retry-after).
  *
- * Why not HttpMiddleware.cors of @effect/platform: it answers every OPTIONS with 204 (no Origin,
+ * Why not HttpMiddleware.cors of effect/http: it answers every OPTIONS with 204 (no Origin,
  * a disallowed origin, an unknown path alike), sends a single configured origin to every
  * caller, and its two `Vary` values overwrite each other.
  */
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
+import { invalidSetting, quoteSetting } from "../http/failStart.js"
+
+/** An HTTP application: the response effect for the request in context. */
+type App<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 
 export interface CorsSettings {
   /** Allowed origins (serialized, e.g. `https://app.example.com`); `*` alone allows any. Empty: CORS off. */
@@ -49,52 +51,53 @@ export const CORS_EXPOSED_HEADERS = ["x-request-id", "content-disposition", "ret
 export const CORS_MAX_AGE_S = 600
 
 /** One configured origin, serialized as browsers send it; an error message when it is not one. */
-export const parseOrigin = (text: string): Either.Either<string, string> => {
+export const parseOrigin = (text: string): Result.Result<string, string> => {
   const t = text.trim()
-  if (t === "*") return Either.right("*")
+  if (t === "*") return Result.succeed("*")
   let url: URL
   try {
     url = new URL(t)
   } catch {
-    return Either.left(`"${t}" is not an origin: expected scheme://host[:port], e.g. https://app.example.com`)
+    return Result.fail(`"${t}" is not an origin: expected scheme://host[:port], e.g. https://app.example.com`)
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    return Either.left(`"${t}" is not an http(s) origin`)
+    return Result.fail(`"${t}" is not an http(s) origin`)
   }
   if ((url.pathname !== "/" && url.pathname !== "") || url.search !== "" || url.hash !== "" || url.username !== "") {
-    return Either.left(`"${t}" is not an origin: no path, query or credentials (expected e.g. ${url.origin})`)
+    return Result.fail(`"${t}" is not an origin: no path, query or credentials (expected e.g. ${url.origin})`)
   }
-  return Either.right(url.origin)
+  return Result.succeed(url.origin)
 }
 
 /** SVC_CORS_ORIGINS and SVC_CORS_CREDENTIALS, failing with the setting named (src/http/failStart.ts). */
 export const corsConfig: Config.Config<CorsSettings> = Config.all({
-  origins: Config.string().pipe(
-    Config.mapOrFail((text) => {
+  origins: Config.String("SVC_CORS_ORIGINS").pipe(
+    Config.mapEffect((text) => {
+      const refuse = (why: string) =>
+        Effect.fail(invalidSetting(`SVC_CORS_ORIGINS=${quoteSetting("SVC_CORS_ORIGINS", text)}: ${why}`))
       const origins: Array<string> = []
       for (const part of text.split(",")) {
         if (part.trim() === "") continue
         const parsed = parseOrigin(part)
-        if (Either.isLeft(parsed)) return Either.left(ConfigError.InvalidData([], parsed.left))
-        if (!origins.includes(parsed.right)) origins.push(parsed.right)
+        if (Result.isFailure(parsed)) return refuse(parsed.failure)
+        if (!origins.includes(parsed.success)) origins.push(parsed.success)
       }
       if (origins.includes("*") && origins.length > 1) {
-        return Either.left(ConfigError.InvalidData([], "`*` allows every origin: give it alone, or list origins"))
+        return refuse("`*` allows every origin: give it alone, or list origins")
       }
-      return Either.right(origins)
+      return Effect.succeed<ReadonlyArray<string>>(origins)
     }),
-    Config.nested("SVC_CORS_ORIGINS"),
-    Config.withDefault([] as ReadonlyArray<string>)
+    Config.withDefault<ReadonlyArray<string>>([])
   ),
-  credentials: Config.boolean("SVC_CORS_CREDENTIALS").pipe(Config.withDefault(false))
+  credentials: Config.Boolean("SVC_CORS_CREDENTIALS").pipe(Config.withDefault(false))
 }).pipe(
-  Config.mapOrFail((s) =>
+  Config.mapEffect((s) =>
     s.credentials && s.origins.includes("*")
-      ? Either.left(ConfigError.InvalidData(
-        ["SVC_CORS_CREDENTIALS"],
-        "expected false while SVC_CORS_ORIGINS is `*` (any site could act with the user's credentials): list the origins"
+      ? Effect.fail(invalidSetting(
+        `SVC_CORS_CREDENTIALS=${quoteSetting("SVC_CORS_CREDENTIALS", process.env.SVC_CORS_CREDENTIALS)}: ` +
+          "expected false while SVC_CORS_ORIGINS is `*` (any site could act with the user's credentials): list the origins"
       ))
-      : Either.right(s)
+      : Effect.succeed(s)
   )
 )
 
@@ -122,7 +125,7 @@ export const originAllowed = (settings: CorsSettings): (origin: string | undefin
  * The CORS middleware for `settings`; the identity when CORS is off (no cost per request).
  */
 export const cors = (settings: CorsSettings) => {
-  if (settings.origins.length === 0) return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => app
+  if (settings.origins.length === 0) return <E, R>(app: App<E, R>): App<E, R> => app
   const any = settings.origins.includes("*")
   const allows = originAllowed(settings)
   /** The Access-Control-Allow-Origin value for a request's Origin, or undefined when not allowed. */
@@ -135,9 +138,9 @@ export const cors = (settings: CorsSettings) => {
     "access-control-expose-headers": CORS_EXPOSED_HEADERS.join(", "),
     ...(settings.credentials ? { "access-control-allow-credentials": "true" } : {})
   })
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.withFiberRuntime((fiber) => {
-      const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+  return <E, R>(app: App<E, R>): App<E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.withFiber((fiber) => {
+      const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
       const origin = request.headers["origin"]
       const allow = allowOrigin(origin)
       if (

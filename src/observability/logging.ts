@@ -12,18 +12,13 @@
  */
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
-import * as FiberRefs from "effect/FiberRefs"
-import * as HashMap from "effect/HashMap"
-import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
+import type * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import { invalidSetting, quoteSetting } from "../http/failStart.js"
 import { CurrentRequest } from "./requestContext.js"
 
 export type LogFormat = "json" | "pretty"
@@ -34,16 +29,16 @@ export interface LogSettings {
 }
 
 const LEVELS: Record<string, LogLevel.LogLevel> = {
-  all: LogLevel.All,
-  trace: LogLevel.Trace,
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warning: LogLevel.Warning,
-  warn: LogLevel.Warning,
-  error: LogLevel.Error,
-  fatal: LogLevel.Fatal,
-  none: LogLevel.None,
-  off: LogLevel.None
+  all: "All",
+  trace: "Trace",
+  debug: "Debug",
+  info: "Info",
+  warning: "Warn",
+  warn: "Warn",
+  error: "Error",
+  fatal: "Fatal",
+  none: "None",
+  off: "None"
 }
 
 const parseLevel = (text: string): LogLevel.LogLevel | undefined => LEVELS[text.trim().toLowerCase()]
@@ -66,22 +61,23 @@ const parseFormat = (text: string, isTty: boolean): LogFormat | undefined => {
 /** SVC_LOG_LEVEL and SVC_LOG_FORMAT, failing with the setting named (src/http/failStart.ts prints it). */
 export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config.Config<LogSettings> =>
   Config.all({
-    level: Config.string().pipe(
-      Config.mapOrFail((t) =>
-        Either.fromNullable(
-          parseLevel(t),
-          () => ConfigError.InvalidData([], "expected one of trace, debug, info, warning, error, fatal, none")
-        )
-      ),
-      Config.nested("SVC_LOG_LEVEL"),
-      Config.withDefault(LogLevel.Info)
+    level: Config.String("SVC_LOG_LEVEL").pipe(
+      Config.mapEffect((t) => {
+        const level = parseLevel(t)
+        return level !== undefined ? Effect.succeed(level) : Effect.fail(invalidSetting(
+          `SVC_LOG_LEVEL=${quoteSetting("SVC_LOG_LEVEL", t)}: expected one of trace, debug, info, warning, error, fatal, none`
+        ))
+      }),
+      Config.withDefault<LogLevel.LogLevel>("Info")
     ),
-    format: Config.string().pipe(
-      Config.mapOrFail((t) =>
-        Either.fromNullable(parseFormat(t, isTty), () => ConfigError.InvalidData([], "expected auto, json or pretty"))
-      ),
-      Config.nested("SVC_LOG_FORMAT"),
-      Config.withDefault(isTty ? "pretty" as const : "json" as const)
+    format: Config.String("SVC_LOG_FORMAT").pipe(
+      Config.mapEffect((t) => {
+        const format = parseFormat(t, isTty)
+        return format !== undefined ? Effect.succeed(format) : Effect.fail(invalidSetting(
+          `SVC_LOG_FORMAT=${quoteSetting("SVC_LOG_FORMAT", t)}: expected auto, json or pretty`
+        ))
+      }),
+      Config.withDefault<LogFormat>(isTty ? "pretty" : "json")
     )
   })
 
@@ -93,7 +89,7 @@ export const logSettingsFromEnv = (
   env: Record<string, string | undefined> = process.env,
   isTty = process.stdout.isTTY === true
 ): LogSettings => ({
-  level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? LogLevel.Info,
+  level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? "Info",
   format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json")
 })
 
@@ -152,7 +148,7 @@ export const makeWriter = (sink?: LineSink): { readonly line: (text: string) => 
 // ---------------------------------------------------------------------------------------------
 // Formatting
 
-const levelName = (level: LogLevel.LogLevel): string => level.label.toLowerCase()
+const levelName = (level: LogLevel.LogLevel): string => level.toLowerCase()
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n))
 const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n))
@@ -222,23 +218,21 @@ const safeJson = (v: unknown): string => {
  * same line format as the request lines, with the request id of the request it happened in.
  */
 export const makeLogger = (format: LogFormat, writer = makeWriter()): Logger.Logger<unknown, void> =>
-  Logger.make(({ annotations, cause, context, date, logLevel, message }) => {
+  Logger.make(({ cause, date, fiber, logLevel, message }) => {
     const fields: Array<readonly [string, unknown]> = []
-    const request = Option.flatMap(FiberRefs.get(context, FiberRef.currentContext), (c) => Context.getOption(c, CurrentRequest))
+    const request = Context.getOption(fiber.context, CurrentRequest)
     if (request._tag === "Some") fields.push(["requestId", request.value.requestId])
-    for (const [k, v] of HashMap.toEntries(annotations)) fields.push([k, v])
-    if (!Cause.isEmpty(cause)) fields.push(["cause", Cause.pretty(cause, { renderErrorCause: true })])
+    for (const [k, v] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) fields.push([k, v])
+    if (cause.reasons.length > 0) fields.push(["cause", Cause.pretty(cause)])
     writer.line(formatLine(format, date, levelName(logLevel), messageText(message), fields))
   })
 
 /**
- * The logger and the minimum level, in place of every other logger (Effect's default one, and
- * the pretty one NodeRuntime.runMain installs); span events keep going to the tracer.
+ * The logger and the minimum level, in place of every other logger (Effect's default one);
+ * span events keep going to the tracer.
  */
 export const loggingLayer = (settings: LogSettings, writer = makeWriter()): Layer.Layer<never> =>
   Layer.merge(
-    Layer.scopedDiscard(
-      Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(makeLogger(settings.format, writer), Logger.tracerLogger))
-    ),
-    Logger.minimumLogLevel(settings.level)
+    Logger.layer([makeLogger(settings.format, writer), Logger.tracerLogger]),
+    Layer.succeed(References.MinimumLogLevel, settings.level) as Layer.Layer<never>
   )

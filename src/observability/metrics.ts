@@ -16,17 +16,19 @@
  * - Process: resident memory, heap, CPU seconds, open file descriptors, event-loop delay, start
  *   time (set when scraped).
  *
- * Updates go through cached label arrays (Effect caches each metric's hook per label array), so
- * a request costs a few map lookups, not a registry search.
+ * - Effect: `effect_fiber_active`, the fibers alive now (counted by `FiberCountLive`, below).
+ *
+ * Updates go through metrics with their labels bound once per label set and cached, so a
+ * request costs a few map lookups, not a registry search.
  */
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricLabel from "effect/MetricLabel"
 import { readdirSync } from "node:fs"
 import { monitorEventLoopDelay } from "node:perf_hooks"
 
 /** Seconds: 1 ms to 30 s. */
-const LATENCY_BOUNDARIES = MetricBoundaries.fromIterable([
+const LATENCY_BOUNDARIES = Metric.boundariesFromIterable([
   0.001,
   0.0025,
   0.005,
@@ -47,37 +49,44 @@ const gauge = (name: string, description: string) => Metric.gauge(name, { descri
 const total = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
 
 export const httpRequests = total("http_requests_total", "HTTP requests answered, by method, route template and status")
-export const httpRequestDuration = Metric.histogram(
-  "http_request_duration_seconds",
-  LATENCY_BOUNDARIES,
-  "Time from a request's arrival to the end of its response, by method and route template"
-)
+export const httpRequestDuration = Metric.histogram("http_request_duration_seconds", {
+  boundaries: LATENCY_BOUNDARIES,
+  description: "Time from a request's arrival to the end of its response, by method and route template"
+})
 export const workspaceCalls = total("workspace_calls_total", "Calls to the upstream workspace, by operation and outcome (ok or failed)")
-export const workspaceCallDuration = Metric.histogram(
-  "workspace_call_duration_seconds",
-  LATENCY_BOUNDARIES,
-  "Duration of calls to the upstream workspace (retries included), by operation"
-)
+export const workspaceCallDuration = Metric.histogram("workspace_call_duration_seconds", {
+  boundaries: LATENCY_BOUNDARIES,
+  description: "Duration of calls to the upstream workspace (retries included), by operation"
+})
 export const workspaceCallFailures = total("workspace_call_failures_total", "Failed calls to the upstream workspace, by operation and kind")
 export const outboxBacklog = gauge("outbox_backlog", "Signals recorded with a write and not yet delivered to the runbook engine")
 export const outboxDeliveries = total("outbox_deliveries_total", "Signals delivered from the outbox")
 export const outboxDeliveryFailures = total("outbox_delivery_failures_total", "Failed outbox delivery attempts (retried with backoff), by kind")
 
 // ---------------------------------------------------------------------------------------------
-// Label arrays, cached: Effect keys each metric's hook by the identity of the label array.
+// Labelled metrics, cached: a metric with its attributes bound computes its series key once.
 
-const labelCache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+/** The context updates are made in: Effect's default (process-wide) metric registry. */
+const REGISTRY = Context.empty()
+
+const labelCache = new Map<string, Metric.Metric<number, unknown>>()
 const MAX_LABEL_SETS = 10_000
 
-const labels = (key: string, make: () => ReadonlyArray<readonly [string, string]>): ReadonlyArray<MetricLabel.MetricLabel> => {
+const labelled = <S>(
+  metric: Metric.Metric<number, S>,
+  key: string,
+  make: () => ReadonlyArray<readonly [string, string]>
+): Metric.Metric<number, unknown> => {
   let cached = labelCache.get(key)
   if (cached === undefined) {
     if (labelCache.size >= MAX_LABEL_SETS) labelCache.clear()
-    cached = make().map(([k, v]) => MetricLabel.make(k, v))
+    cached = Metric.withAttributes(metric, Object.fromEntries(make())) as Metric.Metric<number, unknown>
     labelCache.set(key, cached)
   }
   return cached
 }
+
+const update = (metric: Metric.Metric<number, unknown>, value: number) => metric.updateUnsafe(value, REGISTRY)
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 export const UNMATCHED_ROUTE = "unmatched"
@@ -86,32 +95,24 @@ export const UNMATCHED_ROUTE = "unmatched"
 export const recordHttpRequest = (method: string, route: string | undefined, status: number, seconds: number): void => {
   const m = METHODS.has(method) ? method : "OTHER"
   const r = route ?? UNMATCHED_ROUTE
-  httpRequests.unsafeUpdate(
-    1,
-    labels(`r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]])
-  )
-  httpRequestDuration.unsafeUpdate(seconds, labels(`d ${m} ${r}`, () => [["method", m], ["route", r]]))
+  update(labelled(httpRequests, `r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]]), 1)
+  update(labelled(httpRequestDuration, `d ${m} ${r}`, () => [["method", m], ["route", r]]), seconds)
 }
 
 /** One call to the upstream workspace; `failure` is the failure kind, undefined when it succeeded. */
 export const recordWorkspaceCall = (operation: string, seconds: number, failure: string | undefined): void => {
-  workspaceCalls.unsafeUpdate(
-    1,
-    labels(`w ${operation} ${failure === undefined ? "ok" : "failed"}`, () => [
+  update(
+    labelled(workspaceCalls, `w ${operation} ${failure === undefined ? "ok" : "failed"}`, () => [
       ["operation", operation],
       ["outcome", failure === undefined ? "ok" : "failed"]
-    ])
+    ]),
+    1
   )
-  workspaceCallDuration.unsafeUpdate(seconds, labels(`wd ${operation}`, () => [["operation", operation]]))
+  update(labelled(workspaceCallDuration, `wd ${operation}`, () => [["operation", operation]]), seconds)
   if (failure !== undefined) {
-    workspaceCallFailures.unsafeUpdate(
-      1,
-      labels(`wf ${operation} ${failure}`, () => [["operation", operation], ["kind", failure]])
-    )
+    update(labelled(workspaceCallFailures, `wf ${operation} ${failure}`, () => [["operation", operation], ["kind", failure]]), 1)
   }
 }
-
-const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
 
 /**
  * What the outbox relay reports (src/workspace/embedded/outbox.ts): plain synchronous calls, so
@@ -119,12 +120,11 @@ const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
  */
 export const outboxMetrics = {
   /** Signals recorded and not yet delivered, after each relay pass (or whenever it is known). */
-  backlog: (pending: number): void => outboxBacklog.unsafeUpdate(pending, NO_LABELS),
+  backlog: (pending: number): void => outboxBacklog.updateUnsafe(pending, REGISTRY),
   /** Signals delivered. */
-  delivered: (count = 1): void => outboxDeliveries.unsafeUpdate(count, NO_LABELS),
+  delivered: (count = 1): void => outboxDeliveries.updateUnsafe(count, REGISTRY),
   /** A delivery attempt that failed (it will be retried); `kind` e.g. not_found, unavailable, error. */
-  deliveryFailed: (kind = "error"): void =>
-    outboxDeliveryFailures.unsafeUpdate(1, labels(`of ${kind}`, () => [["kind", kind]]))
+  deliveryFailed: (kind = "error"): void => update(labelled(outboxDeliveryFailures, `of ${kind}`, () => [["kind", kind]]), 1)
 } as const
 
 // ---------------------------------------------------------------------------------------------
@@ -144,8 +144,28 @@ const processMetrics = {
   fds: gauge("process_open_fds", "Open file descriptors"),
   lagP50: gauge("nodejs_eventloop_lag_p50_seconds", "Event-loop delay, median since the first scrape, in seconds"),
   lagP99: gauge("nodejs_eventloop_lag_p99_seconds", "Event-loop delay, 99th percentile since the first scrape, in seconds"),
-  lagMax: gauge("nodejs_eventloop_lag_max_seconds", "Event-loop delay, maximum since the first scrape, in seconds")
+  lagMax: gauge("nodejs_eventloop_lag_max_seconds", "Event-loop delay, maximum since the first scrape, in seconds"),
+  fibers: gauge("effect_fiber_active", "The current count of active fibers")
 }
+
+// ---------------------------------------------------------------------------------------------
+// Live fibers. Effect 4 keeps no fiber count unless runtime metrics are on, and its own
+// (child_fibers_active and three counters) updates four registry series per fiber; this hook
+// only adds and subtracts one number, and the gauge is set from it when scraped.
+
+let fibersAlive = 0
+
+const fiberCounter: Metric.FiberRuntimeMetricsService = {
+  recordFiberStart: () => {
+    fibersAlive++
+  },
+  recordFiberEnd: () => {
+    fibersAlive--
+  }
+}
+
+/** Counts the fibers started under it (main.ts provides it to the whole program). */
+export const FiberCountLive: Layer.Layer<never> = Layer.succeed(Metric.FiberRuntimeMetrics, fiberCounter)
 
 /** Started on the first scrape: a process nobody scrapes pays no timer. */
 let loopDelay: ReturnType<typeof monitorEventLoopDelay> | undefined
@@ -163,8 +183,8 @@ const lastCpu = { user: 0, system: 0 }
 
 /** Sets the process gauges to their values now (before a scrape renders the registry). */
 export const sampleProcessMetrics = (): void => {
-  const set = (m: Metric.Metric.Gauge<number>, v: number | undefined) => {
-    if (v !== undefined && Number.isFinite(v)) m.unsafeUpdate(v, NO_LABELS)
+  const set = (m: Metric.Gauge<number>, v: number | undefined) => {
+    if (v !== undefined && Number.isFinite(v)) m.updateUnsafe(v, REGISTRY)
   }
   const cpu = process.cpuUsage()
   const mem = process.memoryUsage()
@@ -172,9 +192,10 @@ export const sampleProcessMetrics = (): void => {
   const system = cpu.system / 1e6 - lastCpu.system
   lastCpu.user += user
   lastCpu.system += system
-  processMetrics.cpuUser.unsafeUpdate(user, NO_LABELS)
-  processMetrics.cpuSystem.unsafeUpdate(system, NO_LABELS)
-  processMetrics.cpu.unsafeUpdate(user + system, NO_LABELS)
+  processMetrics.cpuUser.updateUnsafe(user, REGISTRY)
+  processMetrics.cpuSystem.updateUnsafe(system, REGISTRY)
+  processMetrics.cpu.updateUnsafe(user + system, REGISTRY)
+  set(processMetrics.fibers, Math.max(0, fibersAlive))
   set(processMetrics.start, processStart)
   set(processMetrics.rss, mem.rss)
   set(processMetrics.heapTotal, mem.heapTotal)

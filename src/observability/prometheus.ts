@@ -1,16 +1,15 @@
 /**
  * Effect's metric registry in the Prometheus text exposition format (version 0.0.4), what
- * GET /metrics answers. Written here rather than through @effect/opentelemetry's metric producer
- * and @opentelemetry/exporter-prometheus: that pair measured +3 MB idle and +5 MB RSS after
+ * GET /metrics answers. Written here rather than through an OpenTelemetry metric producer and
+ * @opentelemetry/exporter-prometheus: that pair measured +3 MB idle and +5 MB RSS after
  * scrapes (bench/PROFILE.md, S6), with 80 MB per process as the target; this is the whole of
  * the format Effect's metric kinds need: counters, gauges, histograms, summaries, frequencies.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
-import type * as MetricPair from "effect/MetricPair"
-import * as MetricState from "effect/MetricState"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
@@ -19,9 +18,12 @@ import { errorResponse } from "../http/errorBody.js"
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-/** The prefix of the metrics the Effect runtime keeps by itself, left out of /metrics. */
-const FIBERS_ACTIVE = "effect_fiber_active"
-const EFFECT_RUNTIME_PREFIX = "effect_"
+/**
+ * Effect 4's own runtime metrics (child_fiber*, when its runtime metrics are on), left out of
+ * /metrics: not part of the documented set (README "Metrics"). The live fiber count is
+ * `effect_fiber_active`, kept by ./metrics.ts.
+ */
+const EFFECT_RUNTIME_PREFIX = "child_fiber"
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/
 const metricName = (name: string) => (NAME.test(name) ? name : name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^([0-9])/, "_$1"))
@@ -49,39 +51,38 @@ interface Family {
   readonly lines: Array<string>
 }
 
-/** The text of every metric in `pairs` (default: Effect's registry now). */
-export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped> = Metric.unsafeSnapshot()): string => {
+const EMPTY = Context.empty()
+
+/** The text of every metric in `snapshot` (default: Effect's registry now). */
+export const renderPrometheus = (snapshot: ReadonlyArray<Metric.Metric.Snapshot> = Metric.snapshotUnsafe(EMPTY)): string => {
   const families = new Map<string, Family>()
-  const family = (name: string, type: Family["type"], help: Option.Option<string>): Family | undefined => {
+  const family = (name: string, type: Family["type"], help: string | undefined): Family | undefined => {
     let f = families.get(name)
     if (f === undefined) {
-      f = { type, help: Option.getOrUndefined(help), lines: [] }
+      f = { type, help, lines: [] }
       families.set(name, f)
     } else if (f.type !== type) {
       return undefined // one name, two kinds: keep the first
     }
-    if (f.help === undefined) f.help = Option.getOrUndefined(help)
+    if (f.help === undefined) f.help = help
     return f
   }
-  for (const pair of pairs) {
-    const key = pair.metricKey
-    // Effect's own runtime counters (effect_fiber_*, kept by the default RuntimeMetrics flag):
-    // not part of the documented set (README "Metrics"), their names and buckets are Effect's.
-    // One is kept: the live fiber count, the plain signal of a leak per request.
-    if (key.name.startsWith(EFFECT_RUNTIME_PREFIX) && key.name !== FIBERS_ACTIVE) continue
-    const name = metricName(key.name)
-    const labels: Labels = key.tags.map((t) => [t.key, t.value] as const)
-    const state = pair.metricState
-    if (MetricState.isCounterState(state)) {
+  for (const metric of snapshot) {
+    if (metric.id.startsWith(EFFECT_RUNTIME_PREFIX)) continue
+    const name = metricName(metric.id)
+    const labels: Labels = Object.entries(metric.attributes ?? {})
+    const description = metric.description
+    if (metric.type === "Counter") {
+      const state = metric.state
       // A counter that may go down (Effect's `incremental: false`) is a gauge to Prometheus.
-      const incremental = (key.keyType as { readonly incremental?: boolean }).incremental === true
-      family(name, incremental ? "counter" : "gauge", key.description)?.lines.push(
+      family(name, state.incremental ? "counter" : "gauge", description)?.lines.push(
         `${name}${renderLabels(labels)} ${num(state.count)}`
       )
-    } else if (MetricState.isGaugeState(state)) {
-      family(name, "gauge", key.description)?.lines.push(`${name}${renderLabels(labels)} ${num(state.value)}`)
-    } else if (MetricState.isHistogramState(state)) {
-      const f = family(name, "histogram", key.description)
+    } else if (metric.type === "Gauge") {
+      family(name, "gauge", description)?.lines.push(`${name}${renderLabels(labels)} ${num(metric.state.value)}`)
+    } else if (metric.type === "Histogram") {
+      const state = metric.state
+      const f = family(name, "histogram", description)
       if (f === undefined) continue
       for (const [boundary, count] of state.buckets) {
         f.lines.push(`${name}_bucket${renderLabels([...labels, ["le", num(boundary)]])} ${num(count)}`)
@@ -91,16 +92,18 @@ export const renderPrometheus = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
       }
       f.lines.push(`${name}_sum${renderLabels(labels)} ${num(state.sum)}`)
       f.lines.push(`${name}_count${renderLabels(labels)} ${num(state.count)}`)
-    } else if (MetricState.isSummaryState(state)) {
-      const f = family(name, "summary", key.description)
+    } else if (metric.type === "Summary") {
+      const state = metric.state
+      const f = family(name, "summary", description)
       if (f === undefined) continue
       for (const [quantile, value] of state.quantiles) {
-        if (Option.isSome(value)) f.lines.push(`${name}${renderLabels([...labels, ["quantile", num(quantile)]])} ${num(value.value)}`)
+        if (value !== undefined) f.lines.push(`${name}${renderLabels([...labels, ["quantile", num(quantile)]])} ${num(value)}`)
       }
       f.lines.push(`${name}_sum${renderLabels(labels)} ${num(state.sum)}`)
       f.lines.push(`${name}_count${renderLabels(labels)} ${num(state.count)}`)
-    } else if (MetricState.isFrequencyState(state)) {
-      const f = family(name, "counter", key.description)
+    } else if (metric.type === "Frequency") {
+      const state = metric.state
+      const f = family(name, "counter", description)
       if (f === undefined) continue
       for (const [value, count] of state.occurrences) {
         f.lines.push(`${name}${renderLabels([...labels, ["key", value]])} ${num(count)}`)

@@ -48,6 +48,8 @@ export const parseTraceparent = (value: string | undefined): { readonly traceId:
 
 /** One request's identity, shared by its log line, its metrics and its upstream calls. */
 export class RequestContext {
+  /** The route template the router matched (set by requests.ts's RouteCaptureLive); undefined before, or when none. */
+  route: string | undefined = undefined
   constructor(
     readonly requestId: string,
     /** The caller's `traceparent`, when valid. */
@@ -81,7 +83,7 @@ export const parseArrivedAt = (value: string | undefined): number | undefined =>
  * The request being served, in the context of its fiber (and of the fibers it forks): one
  * context change per request, together with the route capture (./requests.ts).
  */
-export class CurrentRequest extends Context.Tag("observability/CurrentRequest")<CurrentRequest, RequestContext>() {}
+export class CurrentRequest extends Context.Service<CurrentRequest, RequestContext>()("observability/CurrentRequest") {}
 
 /** The request context for incoming headers: the edge's id when acceptable, else a new one. */
 export const requestContextOf = (

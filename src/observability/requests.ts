@@ -2,25 +2,23 @@
  * Per request: its id and trace context (./requestContext.ts), its route template, one log
  * line and its metrics, once the response has been sent (or the client went away).
  *
- * The route template comes from the router itself: it records the matched route on the
- * request's parent span as `http.route` (an OpenTelemetry convention). With tracing on that is
- * the request's real span; with tracing off a small stand-in span takes the attribute, so the
- * template costs nothing extra to learn and no path is matched twice.
+ * The route template comes from the router itself: a route middleware (`RouteCaptureLive`,
+ * provided to every route layer) writes the matched route's path into the request's context
+ * when the route starts, so the template costs nothing extra to learn and no path is matched
+ * twice. (Effect 4's router records `http.route` only on a span of a real tracer.)
  *
  * The line is written when Node closes the response: its duration covers the whole body (a
  * streamed download included), and a request the client abandoned is logged as status 499 with
  * `aborted: true`.
  */
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as LogLevel from "effect/LogLevel"
-import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import type * as http from "node:http"
 import { arrivalOf } from "../http/arrival.js"
@@ -28,29 +26,19 @@ import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
 import { CurrentRequest, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
 
-/** Stands in for the request's span when tracing is off: keeps the route the router reports. */
-class RouteCapture implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly name = "http.server"
-  readonly spanId = "0000000000000000"
-  readonly traceId = "00000000000000000000000000000000"
-  readonly parent = Option.none<Tracer.AnySpan>()
-  readonly context = Context.empty()
-  readonly status: Tracer.SpanStatus = { _tag: "Started", startTime: 0n }
-  readonly links: ReadonlyArray<Tracer.SpanLink> = []
-  readonly sampled = false
-  readonly kind = "server" as const
-  route: string | undefined = undefined
-  get attributes(): ReadonlyMap<string, unknown> {
-    return this.route === undefined ? new Map() : new Map([["http.route", this.route]])
-  }
-  attribute(key: string, value: unknown) {
-    if (key === "http.route" && typeof value === "string" && this.route === undefined) this.route = value
-  }
-  end() {}
-  event() {}
-  addLinks() {}
-}
+/**
+ * The route middleware that tells the request's context which route matched: provide its layer
+ * to the layers that add routes (a route added without it is logged as `unmatched`).
+ */
+export const RouteCaptureLive = HttpRouter.middleware((effect) =>
+  Effect.withFiber((fiber) => {
+    const rc = Context.getOrUndefined(fiber.context, CurrentRequest)
+    if (rc !== undefined && rc.route === undefined) {
+      rc.route = Context.getUnsafe(fiber.context, HttpRouter.RouteContext).route.path
+    }
+    return effect
+  })
+).layer
 
 /** What one request's line and metrics are made of. */
 export interface RequestRecord {
@@ -159,9 +147,9 @@ const bodyBytes = (method: string, res: http.ServerResponse, declared: number | 
 export const observeRequests = (options: RequestObserverOptions = {}) => {
   const line = options.line
   const log = options.log
-  const infoOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Info, log.level)
-  const warnOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Warning, log.level)
-  const errorOn = log !== undefined && LogLevel.greaterThanEqual(LogLevel.Error, log.level)
+  const infoOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Info", log.level)
+  const warnOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Warn", log.level)
+  const errorOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Error", log.level)
   const on = { info: infoOn, warn: warnOn, error: errorOn }
   const emit = (record: RequestRecord) => {
     recordHttpRequest(record.method, record.route, record.status, record.durationMs / 1000)
@@ -169,29 +157,25 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
     if (on[levelOf(record)]) line(formatRequestLine(log.format, record))
   }
 
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.withFiberRuntime((fiber) => {
-      const context = fiber.currentContext
-      const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+  return <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.withFiber((fiber) => {
+      const context = fiber.context
+      const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
       const started = performance.now()
-      const rc: RequestContext = requestContextOf(request.headers, arrivalOf(NodeHttpServerRequest.toIncomingMessage(request)))
-      const parent = Context.getOption(context, Tracer.ParentSpan)
-      const realSpan = Option.isSome(parent) && parent.value._tag === "Span" ? parent.value : undefined
-      const capture = realSpan === undefined ? new RouteCapture() : undefined
-      const routeOf = (): string | undefined => {
-        if (capture !== undefined) return capture.route
-        const r = realSpan!.attributes.get("http.route")
-        return typeof r === "string" ? r : undefined
-      }
+      const rc: RequestContext = requestContextOf(
+        request.headers,
+        arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
+      )
+      const parent = Context.getOrUndefined(context, Tracer.ParentSpan)
+      const realSpan = parent !== undefined && parent._tag === "Span" ? parent : undefined
+      const routeOf = (): string | undefined => rc.route
       const method = request.method
       const path = pathOf(request.url)
       const traceId = rc.traceId ?? realSpan?.traceId
 
-      // One context change (one copy of it): the request, and the stand-in span when tracing is off.
-      const services = new Map(context.unsafeMap).set(CurrentRequest.key, rc)
-      if (capture !== undefined) services.set(Tracer.ParentSpan.key, capture)
-      const inner: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =
-        Effect.locally(app, FiberRef.currentContext, Context.unsafeMake(services))
+      const inner = Effect.provideService(app, CurrentRequest, rc)
       /** Body bytes as the response declares them; undefined for a body of unknown length. */
       let declared: number | undefined
       const withId = Effect.map(inner, (response) => {
@@ -210,10 +194,10 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
               method,
               route: routeOf(),
               path,
-              status: Exit.isSuccess(exit) ? exit.value.status : Exit.isInterrupted(exit) ? 499 : 500,
+              status: Exit.isSuccess(exit) ? exit.value.status : Exit.hasInterrupts(exit) ? 499 : 500,
               durationMs: round1(performance.now() - started),
               bytes: Exit.isSuccess(exit) ? declaredBytes(exit.value) ?? 0 : 0,
-              aborted: Exit.isInterrupted(exit),
+              aborted: Exit.isFailure(exit) && Exit.hasInterrupts(exit),
               shed: Exit.isSuccess(exit) && exit.value.status === 503 && exit.value.headers["retry-after"] !== undefined
             })
           ))

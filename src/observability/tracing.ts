@@ -1,5 +1,5 @@
 /**
- * Trace export over OTLP/HTTP with @effect/opentelemetry's OtlpTracer (no OpenTelemetry SDK),
+ * Trace export over OTLP/HTTP with Effect's own OtlpTracer (effect/observability, no OpenTelemetry SDK),
  * configured by the standard OpenTelemetry settings. Without an endpoint nothing of it is
  * loaded: the module that exports is imported only when an endpoint is set.
  *
@@ -15,10 +15,10 @@
  * With an endpoint, SVC_TRACING defaults to true: a span per request (parented by the caller's
  * `traceparent`) and one per upstream HTTP call, which sends its own `traceparent` on.
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as OtlpExporter from "effect/observability/OtlpExporter"
 import * as Option from "effect/Option"
 import type { OtlpSettings } from "../config/otlp.js"
 
@@ -28,15 +28,15 @@ const DEFAULT_SERVICE_NAME = "tenant-gateway"
  * The tracer exporting to the collector, or nothing (Layer.empty) without settings. The export
  * modules (OtlpTracer, its serializer, the fetch client) are imported here, on first use.
  */
-export const otlpTracingLayer = (settings: Option.Option<OtlpSettings>): Layer.Layer<never> =>
+export const otlpTracingLayer = (settings: Option.Option<OtlpSettings>): Layer.Layer<OtlpExporter.Flusher> =>
   Option.match(settings, {
-    onNone: () => Layer.empty,
+    onNone: () => Layer.empty as Layer.Layer<OtlpExporter.Flusher>, // no tracer: nothing needs a Flusher then
     onSome: (s) =>
-      Layer.unwrapEffect(Effect.promise(async () => {
+      Layer.unwrap(Effect.promise(async () => {
         const [OtlpTracer, OtlpSerialization, FetchHttpClient] = await Promise.all([
-          import("@effect/opentelemetry/OtlpTracer"),
-          import("@effect/opentelemetry/OtlpSerialization"),
-          import("@effect/platform/FetchHttpClient")
+          import("effect/observability/OtlpTracer"),
+          import("effect/observability/OtlpSerialization"),
+          import("effect/http/FetchHttpClient")
         ])
         const hasServiceName = process.env.OTEL_RESOURCE_ATTRIBUTES?.includes("service.name=") === true
         return OtlpTracer.layer({
@@ -44,10 +44,11 @@ export const otlpTracingLayer = (settings: Option.Option<OtlpSettings>): Layer.L
           headers: s.headers,
           exportInterval: Duration.millis(s.exportIntervalMs),
           maxBatchSize: s.maxBatchSize,
-          resource: { serviceName: s.serviceName ?? (hasServiceName ? undefined : DEFAULT_SERVICE_NAME) }
+          resource: { serviceName: s.serviceName ?? (hasServiceName ? undefined : DEFAULT_SERVICE_NAME) },
+          compression: "none"
         }).pipe(
           Layer.provide(s.protocol === "http/json" ? OtlpSerialization.layerJson : OtlpSerialization.layerProtobuf),
-          Layer.provide(FetchHttpClient.layer as Layer.Layer<HttpClient.HttpClient>)
+          Layer.provide(FetchHttpClient.layer)
         )
       }))
   })

@@ -8,6 +8,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { WorkspaceClient, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 import { recordWorkspaceCall } from "./metrics.js"
 
@@ -26,8 +27,8 @@ const snake = (tag: string) => tag.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowe
 
 /** The failure kind of a failed call. */
 export const failureKind = (cause: Cause.Cause<unknown>): string => {
-  if (Cause.isInterruptedOnly(cause)) return "interrupted"
-  const failure = Cause.failureOption(cause)
+  if (Cause.hasInterruptsOnly(cause)) return "interrupted"
+  const failure = Cause.findErrorOption(cause)
   if (failure._tag === "None") return "defect"
   const tag = (failure.value as { _tag?: unknown } | null)?._tag
   return typeof tag === "string" ? KINDS[tag] ?? snake(tag) : "error"
@@ -60,11 +61,17 @@ export const instrumentWorkspaceClient = (service: WorkspaceClientService): Work
   return out as unknown as WorkspaceClientService
 }
 
-/** `layer` with its WorkspaceClient measured; everything else it provides passes through. */
+/**
+ * `layer` with its WorkspaceClient measured; everything else it provides passes through. Built
+ * with the current memo map, so a layer `layer` shares with others is still built once.
+ */
 export const withWorkspaceMetrics = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  Layer.map(layer, (context) => {
+  Layer.effectContext(Effect.gen(function*() {
+    // Always there while layers are built; a fresh map only for a layer built some other way.
+    const memoMap = Option.getOrElse(yield* Effect.serviceOption(Layer.CurrentMemoMap), () => Layer.makeMemoMapUnsafe())
+    const context = yield* Layer.buildWithMemoMap(layer, memoMap, yield* Effect.scope)
     const service = Context.getOption(context as Context.Context<unknown>, WorkspaceClient)
     return service._tag === "Some"
       ? Context.add(context, WorkspaceClient, instrumentWorkspaceClient(service.value)) as Context.Context<A>
       : context
-  })
+  }))
