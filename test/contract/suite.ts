@@ -29,7 +29,7 @@ export interface Target {
 
 export interface SuiteOptions {
   readonly name: string
-  readonly api: HttpApi.HttpApi.Any
+  readonly api: HttpApi.Top
   readonly start: () => Promise<Target>
   readonly arbitraries: ArbitraryOptions
   /** The server's body limit: one mutation sends a body just over it. */
