@@ -8,18 +8,11 @@
  * missing one (404). Every error body is `{statusCode, message, error}` (plus currentStatus or
  * code on some 400s).
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as OpenApi from "effect/http-api/OpenApi"
+import { PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "../api/dtos.js"
 import { advertiseOwnDecodeErrors } from "../api/openapiTransform.js"
 import { API_VERSION } from "../api/version.js"
-import {
-  BadGatewayWire,
-  BadRequestWire,
-  GatewayTimeoutWire,
-  InternalServerErrorWire,
-  PayloadTooLargeWire,
-  ServiceUnavailableWire
-} from "../api/errors.js"
 import { DocumentsGroup } from "./documents.js"
 import { GlGroup } from "./gl.js"
 import { RecordsGroup } from "./records.js"
@@ -38,13 +31,9 @@ export class WorkspaceApi extends HttpApi.make("workspace")
   .add(GlGroup)
   .add(RegistryGroup)
   .prefix(WORKSPACE_PREFIX)
-  // Any request can be malformed; the service may fail or depend on something that does.
-  .addError(BadRequestWire)
-  .addError(PayloadTooLargeWire)
-  .addError(InternalServerErrorWire)
-  .addError(BadGatewayWire)
-  .addError(ServiceUnavailableWire)
-  .addError(GatewayTimeoutWire)
+  // Errors any request can meet are declared on each endpoint (paths.ts, WorkspaceErrors).
+  .annotate(HttpApi.ParseOptions, PARSE_OPTIONS)
+  .annotate(HttpApi.PayloadParseOptions, PAYLOAD_PARSE_OPTIONS)
   .annotate(OpenApi.Transform, advertiseOwnDecodeErrors)
   .annotate(OpenApi.Title, "Workspace service")
   .annotate(OpenApi.Version, API_VERSION)

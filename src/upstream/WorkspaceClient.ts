@@ -17,7 +17,6 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Stream from "effect/Stream"
 import { BadRequest, type Conflict, type Forbidden, type NotFound, type UpstreamError } from "../api/errors.js"
@@ -154,12 +153,14 @@ export interface EventPage {
   readonly maxBytes?: number | undefined
 }
 
-export class WorkspaceClient extends Context.Tag("upstream/WorkspaceClient")<WorkspaceClient, WorkspaceClientService>() {}
+export class WorkspaceClient extends Context.Service<WorkspaceClient, WorkspaceClientService>()("upstream/WorkspaceClient") {}
 
 export type { StartParamType, UiStep }
 
 /** The idempotency key of the write the current fiber is making; None outside a keyed request. */
-export const currentIdempotencyKey: FiberRef.FiberRef<Option.Option<string>> = FiberRef.unsafeMake(Option.none<string>())
+export const currentIdempotencyKey: Context.Reference<Option.Option<string>> = Context.Reference("upstream/currentIdempotencyKey", {
+  defaultValue: Option.none<string>
+})
 
 /**
  * Runs `self` with `key` as its idempotency key (unchanged when undefined). A key that is not
@@ -171,5 +172,5 @@ export const withIdempotencyKey = (key: string | undefined) =>
   const problem = idempotencyKeyProblem(key)
   return problem !== undefined
     ? Effect.fail(new BadRequest({ message: problem }))
-    : Effect.locally(self, currentIdempotencyKey, Option.some(key))
+    : Effect.provideService(self, currentIdempotencyKey, Option.some(key))
 }

@@ -1,7 +1,7 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
@@ -9,40 +9,42 @@ import { FileName, MediaType } from "../api/headerValues.js"
 import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
 import { CheckedJson } from "../api/jsonValue.js"
 import { Document } from "./model.js"
-import { IdParam, JsonObject, NonEmpty, StoredText, TenantIdParam, TenantTaskPath } from "./paths.js"
+import { IdParam, JsonObject, NonEmpty, StoredText, TenantIdParam, TenantTaskPath, WorkspaceErrors } from "./paths.js"
 
 /** The download response carries the Document record in this header (JSON, percent-encoded). */
 export const DOCUMENT_HEADER = "x-workspace-document"
 
 export const DocumentListParams = Schema.Struct({
-  source: Schema.optional(NonEmpty(256)).annotations({ description: "Only documents of this source" }),
-  limit: Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)).annotations({
+  source: Schema.optional(NonEmpty(256)).annotate({ description: "Only documents of this source" }),
+  limit: Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })).annotate({
     description: "At most this many documents"
   })
 })
 
 export const PutDocumentParams = Schema.Struct({
-  source: StoredText(256).annotations({ description: "Stable source identifier; workflow activities query by it" }),
-  filename: FileName.annotations({ description: "The document's file name" }),
-  contentType: MediaType.annotations({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
-  period: Schema.optional(StoredText(16)).annotations({ description: "Accounting period, YYYY-MM" }),
-  schemaSlug: Schema.optional(StoredText(128)).annotations({ description: "Extraction schema slug used downstream" }),
-  signalTaskId: Schema.optional(StoredText(TASK_ID_MAX_LENGTH)).annotations({ description: "Signal to record with the document: its task" }),
-  signalName: Schema.optional(StoredText(128)).annotations({ description: "Signal to record with the document: its name" }),
-  signalPayload: Schema.optional(CheckedJson(JsonObject)).annotations({
+  source: StoredText(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
+  filename: FileName.annotate({ description: "The document's file name" }),
+  contentType: MediaType.annotate({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
+  period: Schema.optional(StoredText(16)).annotate({ description: "Accounting period, YYYY-MM" }),
+  schemaSlug: Schema.optional(StoredText(128)).annotate({ description: "Extraction schema slug used downstream" }),
+  signalTaskId: Schema.optional(StoredText(TASK_ID_MAX_LENGTH)).annotate({ description: "Signal to record with the document: its task" }),
+  signalName: Schema.optional(StoredText(128)).annotate({ description: "Signal to record with the document: its name" }),
+  signalPayload: Schema.optional(CheckedJson(JsonObject)).annotate({
     description: "Signal payload as a JSON object; the new document's id is added to it as `documentRef`"
   }),
-  signalExpectedStep: Schema.optional(StoredText(256)).annotations({
+  signalExpectedStep: Schema.optional(StoredText(256)).annotate({
     description: "The step the signal is for: when the task is no longer at it, the write is a 409 naming the current step"
   })
 })
 
 export class DocumentsGroup extends HttpApiGroup.make("documents")
   .add(
-    HttpApiEndpoint.get("listDocuments", "/tenants/:tenantId/tasks/:taskId/documents")
-      .setPath(TenantTaskPath)
-      .setUrlParams(DocumentListParams)
-      .addSuccess(Schema.Array(Document))
+    HttpApiEndpoint.get("listDocuments", "/tenants/:tenantId/tasks/:taskId/documents", {
+      params: TenantTaskPath,
+      query: DocumentListParams,
+      success: Schema.Array(Document),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List a task's documents")
       .annotate(
         OpenApi.Description,
@@ -50,14 +52,14 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
       )
   )
   .add(
-    HttpApiEndpoint.post("putDocument", "/tenants/:tenantId/tasks/:taskId/documents")
-      .setPath(TenantTaskPath)
-      .setUrlParams(PutDocumentParams)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
-      .addSuccess(Document, { status: 201 })
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("putDocument", "/tenants/:tenantId/tasks/:taskId/documents", {
+      params: TenantTaskPath,
+      query: PutDocumentParams,
+      headers: IdempotencyKeyHeaders,
+      payload: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" })),
+      success: Document.pipe(HttpApiSchema.status(201)),
+      error: [...WorkspaceErrors, ConflictWire, ForbiddenWire, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Store a document")
       .annotate(
         OpenApi.Description,
@@ -68,10 +70,12 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
       )
   )
   .add(
-    HttpApiEndpoint.get("openDocument", "/tenants/:tenantId/documents/:documentId/download")
-      .setPath(Schema.Struct({ tenantId: TenantIdParam, documentId: IdParam("Document UUID") }))
+    HttpApiEndpoint.get("openDocument", "/tenants/:tenantId/documents/:documentId/download", {
       // The stored Content-Type, whatever it is (checked when the document was stored).
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "*/*" }))
+      params: Schema.Struct({ tenantId: TenantIdParam, documentId: IdParam("Document UUID") }),
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "*/*" })),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Download a document")
       .annotate(
         OpenApi.Description,
@@ -80,7 +84,6 @@ export class DocumentsGroup extends HttpApiGroup.make("documents")
           "(encodeURIComponent). 404 when the document is not the tenant's."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Documents")
   .annotate(OpenApi.Description, "The submitted-documents store: list, store (raw bytes) and stream out")
 {}

@@ -1,5 +1,5 @@
 /** The workspace service's OpenAPI document, derived from WorkspaceApi alone. */
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as OpenApi from "effect/http-api/OpenApi"
 import { WorkspaceApi } from "./WorkspaceApi.js"
 
 /** Where the repository keeps the published document (`npm run workspace:openapi` writes it). */

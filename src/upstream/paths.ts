@@ -4,16 +4,24 @@
  * other-tenant record, identically on every implementation of the port.
  */
 import * as Schema from "effect/Schema"
+import {
+  BadGatewayWire,
+  BadRequestWire,
+  GatewayTimeoutWire,
+  InternalServerErrorWire,
+  PayloadTooLargeWire,
+  ServiceUnavailableWire
+} from "../api/errors.js"
 import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
 import { textProblem } from "../api/jsonValue.js"
 
-export const NonEmpty = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+export const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 
 /** Text the store keeps: exactly as sent, so no NUL and no unpaired surrogate (query values are not body-checked). */
 export const StoredText = (max: number) =>
-  NonEmpty(max).pipe(Schema.filter((s) => textProblem(s) ?? true))
+  NonEmpty(max).check(Schema.makeFilter((s) => textProblem(s) ?? true))
 
-export const IdParam = (description: string, max = 512) => NonEmpty(max).annotations({ description })
+export const IdParam = (description: string, max = 512) => NonEmpty(max).annotate({ description })
 
 export const TenantIdParam = IdParam("Tenant UUID")
 export const TaskIdParam = IdParam(
@@ -25,6 +33,19 @@ export const TenantPath = Schema.Struct({ tenantId: TenantIdParam })
 export const EntityPath = Schema.Struct({ tenantId: TenantIdParam, entityId: IdParam("Entity UUID") })
 export const TenantTaskPath = Schema.Struct({ tenantId: TenantIdParam, taskId: TaskIdParam })
 
-export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+export const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
   description: "Free-form JSON object"
 })
+
+/**
+ * The errors every workspace endpoint declares (Effect 4 has no API-wide errors): any request
+ * can be malformed or too large; the service may fail or depend on something that does.
+ */
+export const WorkspaceErrors = [
+  BadRequestWire,
+  PayloadTooLargeWire,
+  InternalServerErrorWire,
+  BadGatewayWire,
+  ServiceUnavailableWire,
+  GatewayTimeoutWire
+] as const

@@ -1,29 +1,28 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, UpdateSubledgerCellDto } from "../api/dtos.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "../api/ids.js"
 import { RejectResult, UpdateResult } from "../api/resources.js"
-import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath } from "./paths.js"
+import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath, WorkspaceErrors } from "./paths.js"
 
 export const IngestDataRequest = Schema.Struct({
-  kind: Schema.optional(NonEmpty(128)).annotations({ description: "Discriminator shared by the batch" }),
-  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).pipe(
-    Schema.minItems(1)
-  ),
+  kind: Schema.optional(NonEmpty(128)).annotate({ description: "Discriminator shared by the batch" }),
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).check(Schema.isMinLength(1)),
   signal: Schema.optional(Schema.Struct({
     taskId: NonEmpty(TASK_ID_MAX_LENGTH),
     name: NonEmpty(128),
-    expectedStep: Schema.optional(NonEmpty(256)).annotations({ description: "The step the signal is for (409 when no longer current)" })
-  }).pipe(closed("WorkspaceIngestSignal"))).annotations({
+    expectedStep: Schema.optional(NonEmpty(256)).annotate({ description: "The step the signal is for (409 when no longer current)" })
+  }).pipe(closed("WorkspaceIngestSignal"))).annotate({
     description: "Signal recorded with each row, delivered after the batch commits"
   })
 }).pipe(closed("WorkspaceIngestDataRequest"))
 
-export const IngestedRow = Schema.Struct({ id: Uuid, signaled: Schema.Boolean }).annotations({
+export const IngestedRow = Schema.Struct({ id: Uuid, signaled: Schema.Boolean }).annotate({
   identifier: "IngestedRow"
 })
 
@@ -31,11 +30,13 @@ const RowPath = Schema.Struct({ tenantId: TenantIdParam, ledger: NonEmpty(128), 
 
 export class RecordsGroup extends HttpApiGroup.make("records")
   .add(
-    HttpApiEndpoint.post("ingestData", "/tenants/:tenantId/tasks/:taskId/data")
-      .setPath(TenantTaskPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(IngestDataRequest)
-      .addSuccess(Schema.Array(IngestedRow), { status: 201 })
+    HttpApiEndpoint.post("ingestData", "/tenants/:tenantId/tasks/:taskId/data", {
+      params: TenantTaskPath,
+      headers: IdempotencyKeyHeaders,
+      payload: IngestDataRequest,
+      success: Schema.Array(IngestedRow).pipe(HttpApiSchema.status(201)),
+      error: [...WorkspaceErrors, NotFoundWire, ConflictWire, ForbiddenWire]
+    })
       .annotate(OpenApi.Summary, "Store structured records")
       .annotate(
         OpenApi.Description,
@@ -45,10 +46,12 @@ export class RecordsGroup extends HttpApiGroup.make("records")
       )
   )
   .add(
-    HttpApiEndpoint.post("rejectRow", "/tenants/:tenantId/subledgers/:ledger/:rowId/reject")
-      .setPath(RowPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .addSuccess(RejectResult)
+    HttpApiEndpoint.post("rejectRow", "/tenants/:tenantId/subledgers/:ledger/:rowId/reject", {
+      params: RowPath,
+      headers: IdempotencyKeyHeaders,
+      success: RejectResult,
+      error: [...WorkspaceErrors, NotFoundWire, ConflictWire, ForbiddenWire]
+    })
       .annotate(OpenApi.Summary, "Reject a subledger row")
       .annotate(
         OpenApi.Description,
@@ -57,11 +60,13 @@ export class RecordsGroup extends HttpApiGroup.make("records")
       )
   )
   .add(
-    HttpApiEndpoint.patch("updateRow", "/tenants/:tenantId/subledgers/:ledger/:rowId")
-      .setPath(RowPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(UpdateSubledgerCellDto)
-      .addSuccess(UpdateResult)
+    HttpApiEndpoint.patch("updateRow", "/tenants/:tenantId/subledgers/:ledger/:rowId", {
+      params: RowPath,
+      headers: IdempotencyKeyHeaders,
+      payload: UpdateSubledgerCellDto,
+      success: UpdateResult,
+      error: [...WorkspaceErrors, NotFoundWire, ConflictWire, ForbiddenWire]
+    })
       .annotate(OpenApi.Summary, "Edit one subledger cell")
       .annotate(
         OpenApi.Description,
@@ -70,10 +75,6 @@ export class RecordsGroup extends HttpApiGroup.make("records")
           "edits, or naming the field when the value cannot be coerced."
       )
   )
-  .addError(NotFoundWire)
-  // Every operation here writes: an Idempotency-Key reused for another request is a 409.
-  .addError(ConflictWire)
-  .addError(ForbiddenWire)
   .annotate(OpenApi.Title, "Records and subledgers")
   .annotate(OpenApi.Description, "Structured data ingest and direct subledger row mutations")
 {}

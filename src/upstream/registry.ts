@@ -2,29 +2,29 @@
  * The agent registry of spec §4 ("related registry operations") and the GL adapter's success
  * webhook: served by the embedded workspace only, through `WorkspaceExtras`.
  */
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed } from "../api/dtos.js"
 import { BadRequestWire, ConflictWire, NotFoundWire } from "../api/errors.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
 
-import { IdParam, JsonObject, NonEmpty, TenantPath } from "./paths.js"
+import { IdParam, JsonObject, NonEmpty, TenantPath, WorkspaceErrors } from "./paths.js"
 
 export const CreateAgentDto = Schema.Struct({
-  kind: NonEmpty(32).annotations({ description: "Agent runtime kind, a lowercase URI scheme (e.g. claude, openai)" }),
-  externalRef: NonEmpty(1024).annotations({ description: "The agent's native id, or `<kind>://<native-id>`" }),
+  kind: NonEmpty(32).annotate({ description: "Agent runtime kind, a lowercase URI scheme (e.g. claude, openai)" }),
+  externalRef: NonEmpty(1024).annotate({ description: "The agent's native id, or `<kind>://<native-id>`" }),
   name: NonEmpty(256),
-  tenantSlug: Schema.optional(NonEmpty(128)).annotations({ description: "Owning tenant by slug" }),
-  tenantId: Schema.optional(Uuid).annotations({ description: "Owning tenant by id" })
+  tenantSlug: Schema.optional(NonEmpty(128)).annotate({ description: "Owning tenant by slug" }),
+  tenantId: Schema.optional(Uuid).annotate({ description: "Owning tenant by id" })
 }).pipe(
-  Schema.filter((dto) =>
+  Schema.check(Schema.makeFilter((dto) =>
     dto.tenantSlug !== undefined || dto.tenantId !== undefined ||
-    { path: ["tenantId"], message: "one of tenantSlug / tenantId is required (both must name the same tenant)" }
-  ),
+    { path: ["tenantId"], issue: "one of tenantSlug / tenantId is required (both must name the same tenant)" }
+  )),
   closed("CreateAgentDto")
 )
 export type CreateAgentDto = typeof CreateAgentDto.Type
@@ -34,37 +34,37 @@ export const AgentVersion = Schema.Struct({
   version: Schema.String,
   config: JsonObject,
   createdAt: Timestamp
-}).annotations({ identifier: "AgentVersion" })
+}).annotate({ identifier: "AgentVersion" })
 export type AgentVersion = typeof AgentVersion.Type
 
 export const Agent = Schema.Struct({
-  id: Uuid.annotations({ description: "Registry UUID; runbook steps reference the agent by it" }),
+  id: Uuid.annotate({ description: "Registry UUID; runbook steps reference the agent by it" }),
   kind: Schema.String,
-  externalRef: Schema.String.annotations({ description: "The resolved `<kind>://<native-id>`" }),
+  externalRef: Schema.String.annotate({ description: "The resolved `<kind>://<native-id>`" }),
   tenantId: Uuid,
   name: Schema.String,
   createdAt: Timestamp,
   versions: Schema.Array(AgentVersion)
-}).annotations({ identifier: "Agent", description: "A registered agent; never carries its API key" })
+}).annotate({ identifier: "Agent", description: "A registered agent; never carries its API key" })
 export type Agent = typeof Agent.Type
 
 export const CreatedAgent = Schema.Struct({
   ...Agent.fields,
-  apiKey: Schema.String.annotations({
+  apiKey: Schema.String.annotate({
     description: "The agent's API key in plaintext, returned only here, once; only its hash is stored"
   })
-}).annotations({ identifier: "CreatedAgent" })
+}).annotate({ identifier: "CreatedAgent" })
 export type CreatedAgent = typeof CreatedAgent.Type
 
 export const CreateAgentVersionDto = Schema.Struct({
-  version: NonEmpty(64).annotations({ description: "Version label, unique per agent" }),
-  config: Schema.optional(JsonObject).annotations({ description: "Free-form configuration of this version" })
+  version: NonEmpty(64).annotate({ description: "Version label, unique per agent" }),
+  config: Schema.optional(JsonObject).annotate({ description: "Free-form configuration of this version" })
 }).pipe(closed("CreateAgentVersionDto"))
 export type CreateAgentVersionDto = typeof CreateAgentVersionDto.Type
 
 export const GlWebhookSuccessDto = Schema.Struct({
-  consumerId: NonEmpty(256).annotations({ description: "The consumerId of the connect session being completed" }),
-  service: NonEmpty(128).annotations({ description: "The provider service the person picked" })
+  consumerId: NonEmpty(256).annotate({ description: "The consumerId of the connect session being completed" }),
+  service: NonEmpty(128).annotate({ description: "The provider service the person picked" })
 }).pipe(closed("GlWebhookSuccessDto"))
 export type GlWebhookSuccessDto = typeof GlWebhookSuccessDto.Type
 
@@ -74,18 +74,17 @@ const AgentPath = Schema.Struct({ id: IdParam("Agent registry UUID") })
 export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/
 
 export const AgentKeyLookupDto = Schema.Struct({
-  keyHash: Schema.String.pipe(
-    Schema.pattern(KEY_HASH_PATTERN, { message: () => "keyHash must be 64 lowercase hex digits (a SHA-256)" })
-  ).annotations({ description: "SHA-256 of the agent's API key, 64 lowercase hex digits; the key itself is never sent" })
+  keyHash: Schema.String.check(Schema.isPattern(KEY_HASH_PATTERN, { message: "keyHash must be 64 lowercase hex digits (a SHA-256)" })).annotate({ description: "SHA-256 of the agent's API key, 64 lowercase hex digits; the key itself is never sent" })
 }).pipe(closed("AgentKeyLookupDto"))
 export type AgentKeyLookupDto = typeof AgentKeyLookupDto.Type
 
 export class RegistryGroup extends HttpApiGroup.make("registry")
   .add(
-    HttpApiEndpoint.post("createAgent", "/registry/agents")
-      .setPayload(CreateAgentDto)
-      .addSuccess(CreatedAgent, { status: 201 })
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("createAgent", "/registry/agents", {
+      payload: CreateAgentDto,
+      success: CreatedAgent.pipe(HttpApiSchema.status(201)),
+      error: [...WorkspaceErrors, ConflictWire, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "Register an agent")
       .annotate(
         OpenApi.Description,
@@ -96,32 +95,39 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
       )
   )
   .add(
-    HttpApiEndpoint.get("listAgents", "/registry/agents")
-      .setUrlParams(Schema.Struct({ tenantId: Schema.optional(Uuid) }))
-      .addSuccess(Schema.Array(Agent))
+    HttpApiEndpoint.get("listAgents", "/registry/agents", {
+      query: Schema.Struct({ tenantId: Schema.optional(Uuid) }),
+      success: Schema.Array(Agent),
+      error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "List registered agents")
       .annotate(OpenApi.Description, "Every registered agent, or those of one tenant; API keys are never shown.")
   )
   .add(
-    HttpApiEndpoint.get("getAgent", "/registry/agents/:id")
-      .setPath(AgentPath)
-      .addSuccess(Agent)
+    HttpApiEndpoint.get("getAgent", "/registry/agents/:id", {
+      params: AgentPath,
+      success: Agent,
+      error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "Get a registered agent")
       .annotate(OpenApi.Description, "One agent by its registry UUID; the API key is never shown.")
   )
   .add(
-    HttpApiEndpoint.del("deleteAgent", "/registry/agents/:id")
-      .setPath(AgentPath)
-      .addSuccess(HttpApiSchema.NoContent)
+    HttpApiEndpoint.delete("deleteAgent", "/registry/agents/:id", {
+      params: AgentPath,
+      success: HttpApiSchema.NoContent,
+      error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "Delete a registered agent")
       .annotate(OpenApi.Description, "Removes the agent, its versions and its API key. 404 when unknown.")
   )
   .add(
-    HttpApiEndpoint.post("createAgentVersion", "/registry/agents/:id/versions")
-      .setPath(AgentPath)
-      .setPayload(CreateAgentVersionDto)
-      .addSuccess(AgentVersion, { status: 201 })
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("createAgentVersion", "/registry/agents/:id/versions", {
+      params: AgentPath,
+      payload: CreateAgentVersionDto,
+      success: AgentVersion.pipe(HttpApiSchema.status(201)),
+      error: [...WorkspaceErrors, ConflictWire, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "Record an agent version")
       .annotate(
         OpenApi.Description,
@@ -130,10 +136,12 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
       )
   )
   .add(
-    HttpApiEndpoint.post("findAgentByKeyHash", "/tenants/:tenantId/agents/by-key-hash")
-      .setPath(TenantPath)
-      .setPayload(AgentKeyLookupDto)
-      .addSuccess(Agent)
+    HttpApiEndpoint.post("findAgentByKeyHash", "/tenants/:tenantId/agents/by-key-hash", {
+      params: TenantPath,
+      payload: AgentKeyLookupDto,
+      success: Agent,
+      error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "Find the tenant's agent holding an API key")
       .annotate(
         OpenApi.Description,
@@ -143,9 +151,11 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
       )
   )
   .add(
-    HttpApiEndpoint.post("glWebhookSuccess", "/gl/webhook/success")
-      .setPayload(GlWebhookSuccessDto)
-      .addSuccess(HttpApiSchema.NoContent)
+    HttpApiEndpoint.post("glWebhookSuccess", "/gl/webhook/success", {
+      payload: GlWebhookSuccessDto,
+      success: HttpApiSchema.NoContent,
+      error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
+    })
       .annotate(OpenApi.Summary, "GL adapter: connect succeeded")
       .annotate(
         OpenApi.Description,
@@ -153,9 +163,6 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
           "tenant's GL connection becomes ACTIVE with `service`. 404 for an unknown or used session."
       )
   )
-  .addError(NotFoundWire)
-  .addError(BadRequestWire)
-  .addError(NotImplementedWire)
   .annotate(OpenApi.Title, "Registry and webhooks")
   .annotate(
     OpenApi.Description,

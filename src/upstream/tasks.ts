@@ -1,7 +1,7 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed, WorkspaceTaskEventDto } from "../api/dtos.js"
 import { WorkspaceEventPageParams } from "../api/eventPaging.js"
@@ -9,20 +9,22 @@ import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../api/resources.js"
 import { NextStep, NextStepOf, Signal, Task } from "./model.js"
-import { TaskIdParam, TenantPath, TenantTaskPath } from "./paths.js"
+import { TaskIdParam, TenantPath, TenantTaskPath, WorkspaceErrors } from "./paths.js"
 
 /** Ids per getNextSteps call: the HTTP client splits longer lists. */
 export const MAX_NEXT_STEP_IDS = 500
 
 export const NextStepsRequest = Schema.Struct({
-  taskIds: Schema.Array(TaskIdParam).pipe(Schema.maxItems(MAX_NEXT_STEP_IDS))
+  taskIds: Schema.Array(TaskIdParam).check(Schema.isMaxLength(MAX_NEXT_STEP_IDS))
 }).pipe(closed("WorkspaceNextStepsRequest"))
 
 export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(
-    HttpApiEndpoint.get("getTask", "/tasks/:taskId")
-      .setPath(Schema.Struct({ taskId: TaskIdParam }))
-      .addSuccess(Task)
+    HttpApiEndpoint.get("getTask", "/tasks/:taskId", {
+      params: Schema.Struct({ taskId: TaskIdParam }),
+      success: Task,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get a task (unscoped)")
       .annotate(
         OpenApi.Description,
@@ -31,9 +33,11 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.get("getNextStep", "/tenants/:tenantId/tasks/:taskId/next-step")
-      .setPath(TenantTaskPath)
-      .addSuccess(NextStep)
+    HttpApiEndpoint.get("getNextStep", "/tenants/:tenantId/tasks/:taskId/next-step", {
+      params: TenantTaskPath,
+      success: NextStep,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get a task's next step")
       .annotate(
         OpenApi.Description,
@@ -43,10 +47,12 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.post("getNextSteps", "/tenants/:tenantId/next-steps")
-      .setPath(TenantPath)
-      .setPayload(NextStepsRequest)
-      .addSuccess(Schema.Array(NextStepOf))
+    HttpApiEndpoint.post("getNextSteps", "/tenants/:tenantId/next-steps", {
+      params: TenantPath,
+      payload: NextStepsRequest,
+      success: Schema.Array(NextStepOf),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get the next steps of many tasks")
       .annotate(
         OpenApi.Description,
@@ -56,20 +62,22 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.get("getSnapshots", "/tenants/:tenantId/tasks/:taskId/snapshots")
-      .setPath(TenantTaskPath)
-      .addSuccess(StepSnapshots)
+    HttpApiEndpoint.get("getSnapshots", "/tenants/:tenantId/tasks/:taskId/snapshots", {
+      params: TenantTaskPath,
+      success: StepSnapshots,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get a task's step snapshots")
       .annotate(OpenApi.Description, "Map of step id to what was shown and decided at that completed step.")
   )
   .add(
-    HttpApiEndpoint.post("signal", "/tenants/:tenantId/signals")
-      .setPath(TenantPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(Signal)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(ConflictWire)
-      .addError(ForbiddenWire)
+    HttpApiEndpoint.post("signal", "/tenants/:tenantId/signals", {
+      params: TenantPath,
+      headers: IdempotencyKeyHeaders,
+      payload: Signal,
+      success: HttpApiSchema.NoContent,
+      error: [...WorkspaceErrors, ConflictWire, ForbiddenWire, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Send a workflow signal")
       .annotate(
         OpenApi.Description,
@@ -82,12 +90,13 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events")
-      .setPath(TenantTaskPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(WorkspaceTaskEventDto)
-      .addSuccess(TaskEvent)
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("appendEvent", "/tenants/:tenantId/tasks/:taskId/events", {
+      params: TenantTaskPath,
+      headers: IdempotencyKeyHeaders,
+      payload: WorkspaceTaskEventDto,
+      success: TaskEvent,
+      error: [...WorkspaceErrors, ConflictWire, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Append a task event")
       .annotate(
         OpenApi.Description,
@@ -96,10 +105,12 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       )
   )
   .add(
-    HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events")
-      .setPath(TenantTaskPath)
-      .setUrlParams(WorkspaceEventPageParams)
-      .addSuccess(Schema.Array(TaskEvent))
+    HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events", {
+      params: TenantTaskPath,
+      query: WorkspaceEventPageParams,
+      success: Schema.Array(TaskEvent),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
@@ -107,7 +118,6 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
           "with `maxBytes` only up to the event that takes the answer's size to that many bytes (the first event always)."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Tasks, signals and events")
   .annotate(OpenApi.Description, "Task records, next steps, snapshots, workflow signals and the event timeline")
 {}

@@ -1,17 +1,19 @@
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { ConflictWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../api/resources.js"
 import { Runbook, StepRef, Task, Tenant, Workflow } from "./model.js"
 import { closed } from "../api/dtos.js"
-import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath } from "./paths.js"
+import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath, WorkspaceErrors } from "./paths.js"
 
 export const CreateTaskRequest = Schema.Struct({
-  workflowId: NonEmpty(256).annotations({ description: "A workflow of this tenant or a global one" }),
-  context: Schema.optionalWith(JsonObject, { default: () => ({}) }).annotations({
+  workflowId: NonEmpty(256).annotate({ description: "A workflow of this tenant or a global one" }),
+  context: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))).annotate({
     description: "Forwarded into the workflow start payload"
   })
 }).pipe(closed("WorkspaceCreateTaskRequest"))
@@ -20,48 +22,50 @@ const LIST_LIMIT_MAX = 10_000
 
 /** A TaskQuery (src/services/WorkspaceClient.ts) as query parameters; none: every task. */
 export const TaskQueryParams = Schema.Struct({
-  status: Schema.optionalWith(NonEmpty(64).annotations({ description: "Only tasks in this status" }), { exact: true }),
-  steps: Schema.optionalWith(
-    Schema.parseJson(Schema.Array(StepRef)).annotations({
+  status: Schema.optionalKey(NonEmpty(64).annotate({ description: "Only tasks in this status" })),
+  steps: Schema.optionalKey(Schema.fromJsonString(Schema.Array(StepRef)).annotate({
       description: "JSON array of {workflowId, stepId}: only tasks whose current step is one of these"
-    }),
-    { exact: true }
-  ),
-  after: Schema.optionalWith(IdParam("Only the tasks after this one (a task of this entity; 400 otherwise)"), { exact: true }),
-  limit: Schema.optionalWith(
-    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, LIST_LIMIT_MAX))
-      .annotations({ description: `At most this many tasks, 1..${LIST_LIMIT_MAX}` }),
-    { exact: true }
-  )
+    })),
+  after: Schema.optionalKey(IdParam("Only the tasks after this one (a task of this entity; 400 otherwise)")),
+  limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: LIST_LIMIT_MAX }))
+      .annotate({ description: `At most this many tasks, 1..${LIST_LIMIT_MAX}` }))
 })
 
 export class TenantsGroup extends HttpApiGroup.make("tenants")
   .add(
-    HttpApiEndpoint.get("resolveTenant", "/tenants/by-slug/:slug")
-      .setPath(Schema.Struct({ slug: NonEmpty(256) }))
-      .addSuccess(Tenant)
+    HttpApiEndpoint.get("resolveTenant", "/tenants/by-slug/:slug", {
+      params: Schema.Struct({ slug: NonEmpty(256) }),
+      success: Tenant,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Resolve a tenant by slug")
       .annotate(OpenApi.Description, "The tenant a gateway is bound to (SVC_TENANT_SLUG). 404 when no tenant has the slug.")
   )
   .add(
-    HttpApiEndpoint.get("listEntities", "/tenants/:tenantId/entities")
-      .setPath(TenantPath)
-      .addSuccess(Schema.Array(EntitySummary))
+    HttpApiEndpoint.get("listEntities", "/tenants/:tenantId/entities", {
+      params: TenantPath,
+      success: Schema.Array(EntitySummary),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List the tenant's entities")
       .annotate(OpenApi.Description, "Every entity of the tenant; an empty list for an unknown tenant.")
   )
   .add(
-    HttpApiEndpoint.get("getEntity", "/tenants/:tenantId/entities/:entityId")
-      .setPath(EntityPath)
-      .addSuccess(EntitySummary)
+    HttpApiEndpoint.get("getEntity", "/tenants/:tenantId/entities/:entityId", {
+      params: EntityPath,
+      success: EntitySummary,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get one entity")
       .annotate(OpenApi.Description, "404 when the entity does not exist or belongs to another tenant.")
   )
   .add(
-    HttpApiEndpoint.get("listTasks", "/tenants/:tenantId/entities/:entityId/tasks")
-      .setPath(EntityPath)
-      .setUrlParams(TaskQueryParams)
-      .addSuccess(Schema.Array(Task))
+    HttpApiEndpoint.get("listTasks", "/tenants/:tenantId/entities/:entityId/tasks", {
+      params: EntityPath,
+      query: TaskQueryParams,
+      success: Schema.Array(Task),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List an entity's tasks")
       .annotate(
         OpenApi.Description,
@@ -70,12 +74,13 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
       )
   )
   .add(
-    HttpApiEndpoint.post("createTask", "/tenants/:tenantId/entities/:entityId/tasks")
-      .setPath(EntityPath)
-      .setHeaders(IdempotencyKeyHeaders)
-      .setPayload(CreateTaskRequest)
-      .addSuccess(CreatedTask, { status: 201 })
-      .addError(ConflictWire)
+    HttpApiEndpoint.post("createTask", "/tenants/:tenantId/entities/:entityId/tasks", {
+      params: EntityPath,
+      headers: IdempotencyKeyHeaders,
+      payload: CreateTaskRequest,
+      success: CreatedTask.pipe(HttpApiSchema.status(201)),
+      error: [...WorkspaceErrors, ConflictWire, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Start a task run")
       .annotate(
         OpenApi.Description,
@@ -84,16 +89,20 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
       )
   )
   .add(
-    HttpApiEndpoint.get("listWorkflows", "/tenants/:tenantId/workflows")
-      .setPath(TenantPath)
-      .addSuccess(Schema.Array(Workflow))
+    HttpApiEndpoint.get("listWorkflows", "/tenants/:tenantId/workflows", {
+      params: TenantPath,
+      success: Schema.Array(Workflow),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "List available workflows")
       .annotate(OpenApi.Description, "The tenant's own workflows plus the global ones (tenantId null).")
   )
   .add(
-    HttpApiEndpoint.get("getRunbook", "/tenants/:tenantId/workflows/:workflowId/runbook")
-      .setPath(Schema.Struct({ tenantId: TenantIdParam, workflowId: NonEmpty(256) }))
-      .addSuccess(Runbook)
+    HttpApiEndpoint.get("getRunbook", "/tenants/:tenantId/workflows/:workflowId/runbook", {
+      params: Schema.Struct({ tenantId: TenantIdParam, workflowId: NonEmpty(256) }),
+      success: Runbook,
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
       .annotate(OpenApi.Summary, "Get a workflow's runbook")
       .annotate(
         OpenApi.Description,
@@ -101,7 +110,6 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
           "unknown, another tenant's, or has no runbook."
       )
   )
-  .addError(NotFoundWire)
   .annotate(OpenApi.Title, "Tenants, entities and workflows")
   .annotate(OpenApi.Description, "Tenant resolution, entities, their tasks, and the workflows that can be started")
 {}
