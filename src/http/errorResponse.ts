@@ -130,13 +130,15 @@ interface IssueLine {
 
 /**
  * Schema's messages in the words the API has always used: `Expected X, actual V` (Effect 4 says
- * `got V`) and `is missing` (Effect 4: `Missing key`).
+ * `got V`), `is missing` (Effect 4: `Missing key`) and `is unexpected` (Effect 4: `Unexpected key
+ * with value V`). The value is there when the decode reports its input (`reportInput: true` in
+ * the API's parse options).
  */
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
   leafHook: (issue) => {
-    const message = SchemaIssue.defaultLeafHook(issue)
-    if (issue._tag === "MissingKey" && message === "Missing key") return "is missing"
-    return message
+    if (issue._tag === "MissingKey" && issue.annotations?.messageMissingKey === undefined) return "is missing"
+    if (issue._tag === "UnexpectedKey" && issue.annotations?.messageUnexpectedKey === undefined) return "is unexpected"
+    return SchemaIssue.defaultLeafHook(issue)
   }
 })
 
@@ -188,7 +190,8 @@ const problemsOf = (issues: ReadonlyArray<IssueLine>): Array<Problem> => {
 
 const describeProblem = (p: Problem): string => {
   if (p.other !== undefined) return clip(`${p.path}: ${p.other}`, MAX_ISSUE_CHARS)
-  const alternatives = p.expected.length > 1 ? p.expected.filter((e) => e !== "undefined") : p.expected
+  const named = p.expected.flatMap((e) => e.split(" | "))
+  const alternatives = named.length > 1 ? named.filter((e) => e !== "undefined") : named
   return clip(`${p.path}: Expected ${alternatives.join(" | ")}, actual ${p.actual}`, MAX_ISSUE_CHARS)
 }
 

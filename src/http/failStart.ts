@@ -34,27 +34,17 @@ export const quoteSetting = (name: string, value: string | undefined): string =>
 export const invalidSetting = (message: string): Config.ConfigError =>
   new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
 
-/** Effect Config's own messages (`Expected <x>, got <v>`), as what the setting expects. */
+/** Effect Config's own messages (`Expected <x>[, got <v>]`), as what the setting expects. */
 const expectation = (message: string): string => {
-  const m = /^Expected (.+?)(?: value)?, got /.exec(message)
+  const m = /^Expected (.+?)(?:, got .*)?$/s.exec(message)
   if (m === null) return message
-  switch (m[1]) {
-    case "an integer":
-    case "a finite number":
-      return m[1] === "an integer" ? "expected an integer" : "expected a number"
-    case "a number":
-      return "expected a number"
-    case "\"true\" | \"false\" | \"yes\" | \"no\" | \"on\" | \"off\" | \"1\" | \"0\" | \"y\" | \"n\"":
-    case "a boolean":
-      return "expected true or false"
-    case "a URL":
-    case "an URL":
-      return "expected an absolute URL, e.g. http://127.0.0.1:3000"
-    case "a network port":
-      return "expected a port number from 1 to 65535"
-    default:
-      return `expected ${m[1]}`
-  }
+  const what = m[1]!
+  if (/integer/.test(what)) return "expected an integer"
+  if (/finite number|^a number/.test(what)) return "expected a number"
+  if (/"true" \| "yes"|boolean/.test(what)) return "expected true or false"
+  if (/URL/.test(what)) return "expected an absolute URL, e.g. http://127.0.0.1:3000"
+  if (what === "a value between 1 and 65535") return "expected a port number from 1 to 65535"
+  return `expected ${what}`
 }
 
 const issuesOf = SchemaIssue.makeFormatterStandardSchemaV1()
