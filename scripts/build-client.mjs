@@ -2,8 +2,9 @@
  * The typed client as a package of its own -> <dist>/client/ (README "The typed client"):
  *
  * - `index.js`: src/client/index.ts bundled by esbuild as one ESM file, the contract (src/api)
- *   inlined, `effect` and `@effect/platform` left as imports (peer dependencies: an Effect
- *   program and the client must share one copy, or its tags and errors are not the program's);
+ *   inlined, `effect` left as imports (the peer dependency, its HTTP and HttpApi modules
+ *   included in Effect 4: an Effect program and the client must share one copy, or its services
+ *   and errors are not the program's);
  * - `index.d.ts` and `types/`: declarations emitted by tsc (tsconfig.client.json);
  * - `package.json`: `@tenant-gateway/client`, the API's version (the repository's package.json
  *   `version`, which the OpenAPI documents also serve), `exports` with `types` and `import`;
@@ -28,7 +29,7 @@ export const CLIENT_ENTRY = "src/client/index.ts"
 export const CLIENT_TSCONFIG = "tsconfig.client.json"
 export const CLIENT_PACKAGE_NAME = "@tenant-gateway/client"
 /** Imported, not bundled: the client's peer dependencies. */
-const PEERS = ["effect", "@effect/platform"]
+const PEERS = ["effect"]
 
 const rootPackage = () => JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
 

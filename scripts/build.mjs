@@ -2,9 +2,9 @@
 /**
  * The build `npm start` runs from: esbuild bundles of the gateway (src/main.ts -> dist/main.js)
  * and the `svc` CLI (src/cli/main.ts -> dist/cli.cjs, see CLI_ENTRY). The gateway is ESM for
- * Node 20, code-split so that what the sources load with a dynamic import (the docs pages, OTLP
- * export, ...) stays a chunk loaded on first use. Native and optional modules stay in
- * node_modules (EXTERNAL).
+ * Node 24, code-split so that what the sources load with a dynamic import (the docs pages, OTLP
+ * export, the SQLite driver, ...) stays a chunk loaded on first use. Native and optional modules
+ * stay in node_modules (EXTERNAL).
  *
  * Assets: a source file that names a file next to it with `new URL("<relative>", import.meta.url)`
  * (the demo fixture) gets that file copied to dist/assets/ and the reference rewritten to it, so
@@ -34,13 +34,28 @@ export const ENTRIES = { main: "src/main.ts" }
 
 /**
  * The CLI, one CommonJS file (dist/cli.cjs): src/cli/bin.mjs compiles it with a V8 code cache
- * (dist/cli.cjs.cache, written by its first run), which a module graph of ESM chunks cannot
- * have on Node 20. Measured: 270 -> 165 ms of CPU for `svc health` (bench/PROFILE.md, S6).
+ * (dist/cli.cjs.cache, written by its first run) for the one file, which a module graph of ESM
+ * chunks would need Node's compile cache directory for. Measured on Effect 3 and Node 20: 270 -> 165
+ * ms of CPU for `svc health` (bench/PROFILE.md, S6).
  */
 export const CLI_ENTRY = "src/cli/main.ts"
 
 /** Native or optional modules a bundle cannot hold; resolved from node_modules at run time. */
 const EXTERNAL = ["libsql", "@libsql/linux-*", "@libsql/darwin-*", "@libsql/win32-*", "bufferutil", "utf-8-validate"]
+
+/** The Node the bundles run on (package.json engines: the pinned Node 24). */
+const TARGET = "node24"
+
+/**
+ * The bundle's half of a workaround (src/lib/effectUnstableAlias.ts has the run-time half,
+ * tsconfig.json's `paths` the types'): @effect/sql-libsql 4.0.0-beta.98 imports
+ * `effect/unstable/sql/*` and `effect/unstable/reactivity/*`, which effect 4.1 has at
+ * `effect/sql/*` and `effect/reactivity/*`. An alias key matches its subpaths too.
+ */
+const ALIAS = {
+  "effect/unstable/sql": "effect/sql",
+  "effect/unstable/reactivity": "effect/reactivity"
+}
 
 const ASSET_REF = /new URL\(\s*(["'])(\.{1,2}\/[^"'`]+)\1\s*,\s*import\.meta\.url\s*\)/g
 
@@ -85,19 +100,23 @@ const localLibsqlPlugin = {
 }
 
 /**
- * `ws`, which @effect/platform-node's server imports for WebSocket upgrades. The gateway
- * serves none, so the module is loaded only if an upgrade ever builds a WebSocketServer:
- * measured about 1 MB of idle heap and 65 KB of code evaluated at start.
+ * `ws`, which @effect/platform-node's server imports (through NodeWS, a re-export of `ws` in
+ * @effect/platform-node-shared) for WebSocket upgrades. The gateway serves none, so the module
+ * is loaded only if an upgrade ever builds a WebSocketServer (or a WebSocket client is made):
+ * measured about 1 MB of idle heap and 65 KB of code evaluated at start (on Effect 3).
  */
 const lazyWsPlugin = {
   name: "lazy-ws",
   setup(b) {
     b.onResolve({ filter: /^ws$/ }, (args) =>
-      args.importer.includes("@effect/platform-node") && args.importer.includes("httpServer")
+      args.importer.includes("@effect/platform-node-shared") && /NodeWS\.[cm]?js$/.test(args.importer)
         ? { path: "lazy-ws", namespace: "lazy-ws" }
         : undefined)
     b.onLoad({ filter: /.*/, namespace: "lazy-ws" }, () => ({
-      contents: "export class WebSocketServer { constructor(options) { return new (require(\"ws\").WebSocketServer)(options) } }",
+      contents: [
+        "export class WebSocketServer { constructor(...args) { return new (require(\"ws\").WebSocketServer)(...args) } }",
+        "export class WebSocket { constructor(...args) { return new (require(\"ws\").WebSocket)(...args) } }"
+      ].join("\n"),
       loader: "js",
       resolveDir: ROOT
     }))
@@ -160,8 +179,9 @@ const buildInto = async (staging, outdir, started) => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: TARGET,
     external: EXTERNAL,
+    alias: ALIAS,
     minifyWhitespace: true,
     minifySyntax: true,
     // No keepNames: it wraps every function created at run time in a defineProperty call, which
@@ -181,8 +201,9 @@ const buildInto = async (staging, outdir, started) => {
     bundle: true,
     platform: "node",
     format: "cjs",
-    target: "node20",
+    target: TARGET,
     external: EXTERNAL,
+    alias: ALIAS,
     minifyWhitespace: true,
     minifySyntax: true,
     legalComments: "none",

@@ -2,13 +2,13 @@
  * The `svc` command tree and the mapping of failures to exit codes:
  * 0 success; 1 an API error (its message on stderr) or another runtime failure; 2 a usage error.
  */
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as ValidationError from "@effect/cli/ValidationError"
-import * as HttpClientError from "@effect/platform/HttpClientError"
+import * as CliError from "effect/cli/CliError"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
+import * as HttpClientError from "effect/http/HttpClientError"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { isApiError } from "../api/errors.js"
 import { isNotImplemented } from "../client/registry.js"
 import { agents } from "./commands/agents.js"
@@ -20,7 +20,7 @@ import { gl } from "./commands/gl.js"
 import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
-import { CliFailure, group, UsageError } from "./common.js"
+import { CliFailure, commandFlags, group, UsageError } from "./common.js"
 
 export const VERSION = "0.1.0"
 
@@ -31,7 +31,32 @@ export const svc = group(
   "svc"
 )
 
-export const cli = Command.run(svc, { name: "svc", version: VERSION })
+/**
+ * effect/cli prints no help page and no error itself: reportFailure prints every usage error
+ * (main.ts prints the help). Only `--version` after a command is left to it, printed as
+ * @effect/cli 0.x printed it.
+ */
+const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    event._tag === "Version" ? Effect.sync(() => void process.stdout.write(`${event.version}\n\n`)) : Effect.void
+}
+
+/** Runs the command line `args` (the command path first: ./args.ts). */
+export const cli = (args: ReadonlyArray<string>) =>
+  Command.runWith(svc, { version: VERSION, renderErrors: false })(args).pipe(
+    Effect.provideService(CliOutput.Presenter, presenter)
+  )
+
+/** Every leaf command of the tree (`tasks list`) with the flags it takes (`--url`, ...). */
+export const leafCommands = (): Array<{ readonly path: string; readonly flags: ReadonlyArray<string> }> => {
+  const out: Array<{ readonly path: string; readonly flags: ReadonlyArray<string> }> = []
+  const visit = (command: Command.Command.Any, path: ReadonlyArray<string>) => {
+    if (command.subcommands.length === 0) out.push({ path: path.join(" "), flags: commandFlags(command) })
+    for (const { commands } of command.subcommands) for (const sub of commands) visit(sub, [...path, sub.name])
+  }
+  visit(svc, [])
+  return out
+}
 
 export const EXIT = { ok: 0, apiError: 1, usage: 2 } as const
 
@@ -51,19 +76,48 @@ export const printUsageError = (message: string, path: ReadonlyArray<string>) =>
     EXIT.usage
   )
 
-/** The message on one line: @effect/cli's help text loses its colours, its blocks join with "; ". */
+/** A message on one line: its paragraphs joined with "; ". */
 const oneLine = (text: string) =>
   text
-    // eslint-disable-next-line no-control-regex
-    .replace(/\u001b\[[0-9;]*m/g, "")
     .split(/\n\s*\n/)
     .map((block) => block.replace(/\s+/g, " ").trim())
     .filter((block) => block !== "")
     .join("; ")
 
 /**
+ * effect/cli's errors in the words the CLI has always used (those of @effect/cli 0.x). A value
+ * the CLI's own flag and argument checks refuse (./common.ts) carries its whole message.
+ */
+const cliErrorMessage = (error: CliError.CliError): string => {
+  switch (error._tag) {
+    case "ShowHelp":
+      return error.errors.length > 0 ? cliErrorMessage(error.errors[0]!) : "missing command"
+    case "MissingArgument":
+      return `Missing argument <${error.argument}>`
+    case "MissingOption":
+      return `Expected to find option: '--${error.option}'`
+    case "UnrecognizedOption":
+      return `Received unknown argument: '${error.option}'`
+    case "UnexpectedArgument":
+      return `Received unknown argument: '${error.arguments[0] ?? ""}'`
+    case "InvalidValue":
+      // A flag without its value (its expected "type" is one word), or a flag given twice.
+      if (error.kind === "flag" && ((error.value === "" && !error.expected.includes(" ")) || error.expected === "at most 1 value")) {
+        return `Received unknown argument: '--${error.option}'`
+      }
+      // A choice effect/cli checks itself (--log-level): `"a" | "b"`.
+      if (/^"[^"]*"( \| "[^"]*")+$/.test(error.expected)) {
+        return `Expected one of the following cases: ${error.expected.replace(/"/g, "").split(" | ").join(", ")}`
+      }
+      return oneLine(error.expected)
+    default:
+      return oneLine(error.message)
+  }
+}
+
+/**
  * The message of a usage error when the command line names a group and no command of it
- * (`svc`, `svc tasks`, `svc tasks nope`), found before @effect/cli parses (which would blame
+ * (`svc`, `svc tasks`, `svc tasks nope`), found before effect/cli parses (which would blame
  * the top level for any of them).
  */
 export const incompleteCommandMessage = (path: ReadonlyArray<string>, stray: string | undefined, choices: ReadonlyArray<string>) => {
@@ -75,13 +129,11 @@ export const incompleteCommandMessage = (path: ReadonlyArray<string>, stray: str
 
 /**
  * Prints what went wrong and answers the exit code. `path` is the command named (for the
- * usage hint). @effect/cli's own printing of its validation errors is silenced (main.ts), so
- * every usage error comes out here, the same way.
+ * usage hint). effect/cli prints nothing itself (`cli` above), so every usage error comes out
+ * here, the same way.
  */
 export const reportFailure = (error: unknown, path: ReadonlyArray<string> = []): Effect.Effect<number> => {
-  if (ValidationError.isValidationError(error)) {
-    return printUsageError(oneLine(HelpDoc.toAnsiText(error.error)), path)
-  }
+  if (CliError.isCliError(error)) return printUsageError(cliErrorMessage(error), path)
   if (error instanceof UsageError) return printUsageError(error.message, path)
   if (isApiError(error) || isNotImplemented(error)) {
     // The status, unless the message already names it ("Row in status APPROVED cannot be edited").
@@ -91,28 +143,30 @@ export const reportFailure = (error: unknown, path: ReadonlyArray<string> = []):
   }
   if (error instanceof CliFailure) return Effect.as(printError(error.message), EXIT.apiError)
   if (HttpClientError.isHttpClientError(error)) {
-    const target = `${error.request.method} ${error.request.url}`
-    if (error._tag === "RequestError") {
-      const cause = error.cause as { message?: string; cause?: { code?: string; message?: string } } | undefined
-      const why = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? error.reason
+    const reason = error.reason
+    const target = `${reason.request.method} ${reason.request.url}`
+    if (reason._tag === "TransportError" || reason._tag === "EncodeError" || reason._tag === "InvalidUrlError") {
+      const cause = reason.cause as { message?: string; code?: string; cause?: { code?: string; message?: string } } | undefined
+      const why = cause?.cause?.code ?? cause?.cause?.message ?? cause?.message ?? reason.description ?? reason._tag.replace(/Error$/, "")
       return Effect.as(printError(`cannot reach the service (${target}): ${why}`), EXIT.apiError)
     }
     // A status the contract does not declare (the 401/403 of an edge identity set-up, say):
     // its body is still in the error shape most of the time, and says why.
-    return Effect.flatMap(Effect.option(error.response.json), (body) => {
+    const response = reason.response
+    return Effect.flatMap(Effect.option(response.json), (body) => {
       const shaped = Option.getOrUndefined(body) as { statusCode?: unknown; message?: unknown; error?: unknown } | undefined
       return Effect.as(
         printError(
           typeof shaped?.message === "string" && typeof shaped.error === "string"
-            ? `${shaped.message} [${error.response.status} ${shaped.error}]`
-            : `unexpected response ${error.response.status} from ${target}${error.description ? `: ${error.description}` : ""}`
+            ? `${shaped.message} [${response.status} ${shaped.error}]`
+            : `unexpected response ${response.status} from ${target}${reason.description ? `: ${reason.description}` : ""}`
         ),
         EXIT.apiError
       )
     })
   }
-  if (ParseResult.isParseError(error)) {
-    return Effect.as(printError(`unexpected response body: ${ParseResult.TreeFormatter.formatErrorSync(error)}`), EXIT.apiError)
+  if (Schema.isSchemaError(error)) {
+    return Effect.as(printError(`unexpected response body: ${error.message}`), EXIT.apiError)
   }
   return Effect.as(printError(error instanceof Error ? error.message : String(error)), EXIT.apiError)
 }

@@ -5,19 +5,20 @@
  * SVC_ACTOR_HEADER header, and SVC_TOKEN as a bearer token), the clients built from them, output helpers and the two
  * failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as Param from "effect/cli/Param"
 import * as Config from "effect/Config"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import type * as Types from "effect/Types"
+import * as SchemaIssue from "effect/SchemaIssue"
+import { statSync } from "node:fs"
 import { type GatewayClient, makeGatewayClient, makeRegistryClient, type RegistryClient } from "../client/index.js"
 import { NotFound } from "../api/errors.js"
 import { TaskId, Uuid } from "../api/ids.js"
@@ -38,42 +39,51 @@ export const usage = (message: string) => Effect.fail(new UsageError({ message }
 // ---------------------------------------------------------------------------------------------
 // Options shared by every command
 
-const url = Options.text("url").pipe(
-  Options.withFallbackConfig(Config.string("SVC_URL")),
-  Options.withDefault(DEFAULT_URL),
-  Options.withDescription(`Base URL of the gateway (default: SVC_URL, else ${DEFAULT_URL})`)
+const url = Flag.String("url").pipe(
+  Flag.withFallbackConfig(Config.String("SVC_URL")),
+  Flag.withDefault(DEFAULT_URL),
+  Flag.withDescription(`Base URL of the gateway (default: SVC_URL, else ${DEFAULT_URL})`)
 )
 
-const adminUrl = Options.text("admin-url").pipe(
-  Options.withFallbackConfig(Config.string("SVC_ADMIN_URL")),
-  Options.withDefault(DEFAULT_ADMIN_URL),
-  Options.withDescription(
+const adminUrl = Flag.String("admin-url").pipe(
+  Flag.withFallbackConfig(Config.String("SVC_ADMIN_URL")),
+  Flag.withDefault(DEFAULT_ADMIN_URL),
+  Flag.withDescription(
     `Base URL of the admin listener serving the agent registry: the embedded gateway's SVC_ADMIN_PORT, or a ` +
       `workspace service (default: SVC_ADMIN_URL, else ${DEFAULT_ADMIN_URL}). SVC_ADMIN_TOKEN, when set, is sent as ` +
       `its bearer token`
   )
 )
 
-/** The admin token, from the environment only (a flag would show in the process list); empty counts as unset. */
-const adminToken = Config.option(Config.redacted(Config.nonEmptyString("SVC_ADMIN_TOKEN")))
+/** A secret from the environment only (a flag would show in the process list); empty counts as unset. */
+export const secretEnv = (name: string) =>
+  Config.map(
+    Config.option(Config.Redacted(name)),
+    Option.filter((value) => Redacted.value(value) !== "")
+  )
 
-const json = Options.boolean("json").pipe(Options.withDescription("Print JSON (for scripts) instead of tables"))
+const adminToken = secretEnv("SVC_ADMIN_TOKEN")
+
+/** A boolean flag: false unless given. */
+export const booleanFlag = (name: string) => Flag.Boolean(name).pipe(Flag.withDefault(false))
+
+const json = booleanFlag("json").pipe(Flag.withDescription("Print JSON (for scripts) instead of tables"))
 
 // Who acts, for a gateway behind an edge that names the actor (README "Identity: who acts").
-const actor = Options.text("actor").pipe(
-  Options.withFallbackConfig(Config.string("SVC_ACTOR")),
-  Options.optional,
-  Options.withDescription("The actor to name to the gateway, sent in the --actor-header header (default: SVC_ACTOR)")
+const actor = Flag.String("actor").pipe(
+  Flag.withFallbackConfig(Config.String("SVC_ACTOR")),
+  Flag.optional,
+  Flag.withDescription("The actor to name to the gateway, sent in the --actor-header header (default: SVC_ACTOR)")
 )
 
-const actorHeader = Options.text("actor-header").pipe(
-  Options.withFallbackConfig(Config.string("SVC_ACTOR_HEADER")),
-  Options.optional,
-  Options.withDescription("The header the gateway reads the actor from (default: SVC_ACTOR_HEADER, the gateway's setting)")
+const actorHeader = Flag.String("actor-header").pipe(
+  Flag.withFallbackConfig(Config.String("SVC_ACTOR_HEADER")),
+  Flag.optional,
+  Flag.withDescription("The header the gateway reads the actor from (default: SVC_ACTOR_HEADER, the gateway's setting)")
 )
 
 /** A bearer token for a gateway that verifies JWTs (SVC_JWT_JWKS); environment only, like SVC_ADMIN_TOKEN. */
-const bearerToken = Config.option(Config.redacted(Config.nonEmptyString("SVC_TOKEN")))
+const bearerToken = secretEnv("SVC_TOKEN")
 
 const gatewayOptions = { url, json, actor, actorHeader }
 
@@ -83,7 +93,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const edgeHeaders = (common: { readonly actor: Option.Option<string>; readonly actorHeader: Option.Option<string> }) =>
   Effect.gen(function*() {
     const headers: Record<string, string> = {}
-    const token = yield* bearerToken.pipe(Effect.catchAll((e) => usage(`SVC_TOKEN: ${e.message}`)))
+    const token = yield* bearerToken.pipe(Effect.catch((e) => usage(`SVC_TOKEN: ${e.message}`)))
     if (Option.isSome(token)) headers["authorization"] = `Bearer ${Redacted.value(token.value)}`
     if (Option.isNone(common.actor)) return headers
     if (Option.isNone(common.actorHeader)) {
@@ -157,9 +167,46 @@ const makeCtx = (common: { readonly url: string; readonly json: boolean }) =>
   })
 
 type Handler<C extends Command.Command.Config, X, E, R> = (
-  args: Types.Simplify<Command.Command.ParseConfig<C>>,
+  args: Command.Command.Config.Infer<C>,
   ctx: X
 ) => Effect.Effect<void, E, R>
+
+/** The flags (`--name`) each leaf command takes, common ones included: help.ts must name them all. */
+const leafFlags = new WeakMap<object, ReadonlyArray<string>>()
+
+export const commandFlags = (command: Command.Command.Any): ReadonlyArray<string> => leafFlags.get(command) ?? []
+
+/** The name of the flag a param parses: a Single, or a wrapper (Map, Transform, Optional, Variadic) of one. */
+const singleName = (param: Param.Any): string =>
+  Param.isSingle(param) ? param.name : singleName((param as Param.Optional<Param.ParamKind, unknown>).param)
+
+const flagNames = (config: Command.Command.Config | ReadonlyArray<unknown>): Array<string> =>
+  Object.values(config).flatMap((value): Array<string> =>
+    Param.isParam(value)
+      ? value.kind === "flag" ? [`--${singleName(value)}`] : []
+      : flagNames(value as Command.Command.Config)
+  )
+
+/**
+ * A leaf command: `common` flags and the command's own `config`, its handler given the parsed
+ * `config` alone.
+ */
+const leaf = <const Name extends string, const Common extends Command.Command.Config, const C extends Command.Command.Config, E, R>(
+  name: Name,
+  description: string,
+  common: Common,
+  config: C,
+  handler: (common: Command.Command.Config.Infer<Common>, args: Command.Command.Config.Infer<C>) => Effect.Effect<void, E, R>
+) => {
+  const command = Command.make(name, { common, args: config }, (parsed) =>
+    // Config.Infer of a nested generic config stays unresolved: it is Config.Infer<C>.
+    handler(
+      parsed.common as Command.Command.Config.Infer<Common>,
+      parsed.args as Command.Command.Config.Infer<C>
+    )).pipe(Command.withDescription(description))
+  leafFlags.set(command, flagNames({ common, args: config }))
+  return command
+}
 
 /** A leaf command talking to the gateway: its own args/options plus --url and --json. */
 export const gatewayCommand = <const Name extends string, const C extends Command.Command.Config, E, R>(
@@ -168,11 +215,9 @@ export const gatewayCommand = <const Name extends string, const C extends Comman
   config: C,
   handler: Handler<C, Ctx, E, R>
 ) =>
-  Command.make(name, { common: gatewayOptions, args: config }, (parsed: any) =>
-    Effect.flatMap(edgeHeaders(parsed.common), (headers) =>
-      withHeaders(headers)(Effect.flatMap(makeCtx(parsed.common), (ctx) => handler(parsed.args, ctx))))).pipe(
-      Command.withDescription(description)
-    ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError, unknown>
+  leaf(name, description, gatewayOptions, config, (common, args) =>
+    Effect.flatMap(edgeHeaders(common), (headers) =>
+      withHeaders(headers)(Effect.flatMap(makeCtx(common), (ctx) => handler(args, ctx)))))
 
 /** A leaf command talking to the agent registry on the admin listener: --admin-url and --json. */
 export const registryCommand = <const Name extends string, const C extends Command.Command.Config, E, R>(
@@ -181,15 +226,12 @@ export const registryCommand = <const Name extends string, const C extends Comma
   config: C,
   handler: Handler<C, RegistryCtx, E, R>
 ) =>
-  Command.make(name, { common: registryOptions, args: config }, (parsed: any) =>
+  leaf(name, description, registryOptions, config, (common, args) =>
     Effect.gen(function*() {
-      const common = parsed.common as { readonly adminUrl: string; readonly json: boolean }
       const adminUrl = yield* checkUrl("--admin-url", common.adminUrl)
-      const token: Option.Option<Redacted.Redacted<string>> = yield* adminToken.pipe(
-        Effect.catchAll((e) => usage(`SVC_ADMIN_TOKEN: ${e.message}`))
-      )
+      const token = yield* adminToken.pipe(Effect.catch((e) => usage(`SVC_ADMIN_TOKEN: ${e.message}`)))
       const registry = yield* makeRegistryClient(adminUrl, { token: Option.getOrUndefined(token) })
-      yield* handler(parsed.args, {
+      yield* handler(args, {
         json: common.json,
         adminUrl,
         registry,
@@ -205,34 +247,32 @@ export const registryCommand = <const Name extends string, const C extends Comma
             : e
         )
       )
-    })).pipe(
-      Command.withDescription(description)
-    ) as Command.Command<Name, R | HttpClient.HttpClient, E | UsageError | CliFailure, unknown>
+    }))
 
 /**
  * A command that only groups subcommands: run without one, it is a usage error naming them.
  */
-export const group = <const Name extends string, const Subs extends readonly [Command.Command<any, any, any, any>, ...Array<Command.Command<any, any, any, any>>]>(
+export const group = <const Name extends string, const Subs extends readonly [Command.Command.Any, ...Array<Command.Command.Any>]>(
   name: Name,
   description: string,
   subcommands: Subs,
   path = `svc ${name}`
 ) =>
   Command.make(name, {}, () =>
-    usage(`${path === "svc" ? "missing command" : `'${path}' needs a command`}: one of ${subcommands.map((c) => Command.getNames(c)).flatMap((n) => [...n]).join(", ")}`)
+    usage(`${path === "svc" ? "missing command" : `'${path}' needs a command`}: one of ${subcommands.map((c) => c.name).join(", ")}`)
   ).pipe(Command.withDescription(description), Command.withSubcommands(subcommands))
 
 // ---------------------------------------------------------------------------------------------
-// Arguments
+// Typed flags and arguments. Each check is a filter whose message is the whole usage error
+// (app.ts prints an invalid value's message as it is), in the words the CLI has always used.
+
+/** A string argument that must satisfy `is`. */
+const checkedArg = (name: string, is: (s: string) => boolean, problem: (s: string) => string) =>
+  Argument.String(name).pipe(Argument.filter(is, problem))
 
 const uuidArg = (name: string) =>
-  Args.text({ name }).pipe(
-    Args.withSchema(
-      Schema.String.pipe(
-        Schema.filter((s) => Schema.is(Uuid)(s), { message: (issue) => `<${name}>: "${issue.actual}" is not a UUID` })
-      )
-    ),
-    Args.withDescription(`${name} (a UUID)`)
+  checkedArg(name, Schema.is(Uuid), (s) => `<${name}>: "${s}" is not a UUID`).pipe(
+    Argument.withDescription(`${name} (a UUID)`)
   )
 
 export const entityIdArg = uuidArg("entityId")
@@ -240,26 +280,70 @@ export const documentRefArg = uuidArg("documentRef")
 export const rowIdArg = uuidArg("rowId")
 export const agentIdArg = uuidArg("agentId")
 
-export const taskIdArg = Args.text({ name: "taskId" }).pipe(
-  Args.withSchema(
-    Schema.String.pipe(
-      Schema.filter((s) => Schema.is(TaskId)(s), {
-        message: (issue) => `<taskId>: "${issue.actual}" is not a task id (a UUID, or <uuid>:<step>:<slug>)`
-      })
+export const taskIdArg = checkedArg(
+  "taskId",
+  Schema.is(TaskId),
+  (s) => `<taskId>: "${s}" is not a task id (a UUID, or <uuid>:<step>:<slug>)`
+).pipe(Argument.withDescription("Task id: a UUID, or a child workflow's <uuid>:<step>:<slug>"))
+
+/** A local file path, as given; a path that exists must be a regular file. */
+export const fileArg = (name: string) =>
+  checkedArg(name, (s) => statSync(s, { throwIfNoEntry: false })?.isFile() ?? true, (s) => `Expected path '${s}' to be a regular file`)
+
+const oneOf = <const Choices extends ReadonlyArray<string>>(choices: Choices) => (s: string): Option.Option<Choices[number]> =>
+  choices.includes(s) ? Option.some(s as Choices[number]) : Option.none()
+
+const notOneOf = (choices: ReadonlyArray<string>) => () => `Expected one of the following cases: ${choices.join(", ")}`
+
+/** An argument taking one of `choices`. */
+export const choiceArg = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>
+  Argument.String(name).pipe(Argument.filterMap(oneOf(choices), notOneOf(choices)))
+
+/** A flag taking one of `choices`. */
+export const choiceFlag = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>
+  Flag.String(name).pipe(Flag.filterMap(oneOf(choices), notOneOf(choices)))
+
+/** A flag taking an integer. */
+export const integerFlag = (name: string) =>
+  Flag.String(name).pipe(
+    Flag.filterMap(
+      (s) => /^\s*[+-]?\d+\s*$/.test(s) ? Option.some(Number(s)) : Option.none(),
+      (s) => `'${s}' is not a integer`
     )
-  ),
-  Args.withDescription("Task id: a UUID, or a child workflow's <uuid>:<step>:<slug>")
-)
+  )
+
+/** A flag taking a number. */
+export const floatFlag = (name: string) =>
+  Flag.String(name).pipe(
+    Flag.filterMap(
+      (s) => s.trim() !== "" && Number.isFinite(Number(s)) ? Option.some(Number(s)) : Option.none(),
+      (s) => `'${s}' is not a float`
+    )
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Payload checks: a body the contract refuses is a usage error, reported before sending.
 
-export const checkPayload = <A, I>(schema: Schema.Schema<A, I>, value: unknown, what: string) =>
-  Schema.decodeUnknown(schema, { errors: "first" })(value).pipe(
+/** Schema's messages in the words the CLI has always printed: `Expected X, actual V`, `is missing`. */
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => {
+    const message = SchemaIssue.defaultLeafHook(issue)
+    return issue._tag === "MissingKey" && message === "Missing key" ? "is missing" : message
+  }
+})
+
+const pathText = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined) =>
+  (path ?? []).map((p) => String(typeof p === "object" && p !== null ? p.key : p)).join(".")
+
+export const checkPayload = <A>(schema: Schema.Decoder<A>, value: unknown, what: string) =>
+  Schema.decodeUnknownEffect(schema)(value, { errors: "first" }).pipe(
     Effect.mapError((e) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(e)
-      const text = issues
-        .map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
+      const text = formatIssue(e.issue).issues
+        .map((i) => {
+          const message = i.message.startsWith("Expected ") ? i.message.replace(/, got /, ", actual ") : i.message
+          const path = pathText(i.path)
+          return path !== "" ? `${path}: ${message}` : message
+        })
         .join("; ")
       return new UsageError({ message: `${what}: ${text}` })
     })

@@ -3,15 +3,14 @@
  * dist/cli.js (scripts/build.mjs) and run by the bin src/cli/bin.mjs; `tsx src/cli/main.ts ...`
  * from a checkout. Exit codes: 0 success, 1 an API error (message on stderr), 2 a usage error.
  *
- * Before @effect/cli parses the arguments: the global options (--url, --admin-url, --json) may
+ * Before effect/cli parses the arguments: the global options (--url, --admin-url, --json) may
  * stand before the command (`svc --json health`) and are moved after it; `--help` anywhere
  * prints this tool's own help (./help.ts) for the command named so far.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -29,15 +28,6 @@ for (const stream of [process.stdout, process.stderr]) {
 
 const args = normalizeArgs(process.argv.slice(2))
 
-/** `self` with Console.error (and only it) printing nothing. */
-const withQuietConsoleErrors = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.console, (console) =>
-    Console.withConsole(self, {
-      ...console,
-      error: () => Effect.void,
-      unsafe: { ...console.unsafe, error: () => {} }
-    }))
-
 if (args.help) {
   const page = helpFor(args.path, VERSION)
   if (page === undefined) {
@@ -52,23 +42,20 @@ if (args.help) {
   process.stderr.write(`svc: ${incompleteCommandMessage(args.path, args.incomplete.stray, args.incomplete.choices)}\n${usageHint(args.path)}\n`)
   process.exitCode = 2
 } else {
-  const program = Effect.suspend(() => cli([...process.argv.slice(0, 2), ...args.argv])).pipe(
-    // @effect/cli prints its validation errors with Console.error, as it likes: reportFailure
-    // prints them (and every other usage error) one way.
-    withQuietConsoleErrors,
+  const program = Effect.suspend(() => cli(args.argv)).pipe(
     Effect.as(0),
-    Effect.catchAll((error) => reportFailure(error, args.path)),
+    Effect.catch((error) => reportFailure(error, args.path)),
     // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
     // tens of milliseconds of a command's start.
-    Effect.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layer))
+    Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp))
   )
 
   NodeRuntime.runMain(program, {
     disableErrorReporting: true,
-    disablePrettyLogger: true,
     teardown: (exit, onExit) => {
+      // Teardown is generic in the value: this program's is the exit code.
       if (Exit.isSuccess(exit)) return onExit(exit.value as number)
-      if (Cause.isInterruptedOnly(exit.cause)) return onExit(130)
+      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
       process.stderr.write(`svc: internal error\n${Cause.pretty(exit.cause)}\n`)
       onExit(1)
     }

@@ -3,9 +3,9 @@
  * one buffer; this HttpClient transform resends that buffer as a stream of 64 KiB chunks and
  * counts the chunks as the HTTP client pulls them onto the socket.
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { formatBytes } from "./common.js"

@@ -1,6 +1,6 @@
 /** agents register / list / get / delete / add-version, against the agent registry on the admin listener (--admin-url, SVC_ADMIN_TOKEN). */
-import * as Args from "@effect/cli/Args"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
@@ -51,12 +51,22 @@ const register = registryCommand(
   "register",
   "Register an agent hosted on an external platform, e.g. `svc agents register claude://agent_123 --tenant acme --name Reviewer`; prints its API key once",
   {
-    uri: Args.text({ name: "kind://native-id" }).pipe(Args.withDescription("The agent's platform and native id, e.g. claude://agent_123")),
-    tenant: Options.text("tenant").pipe(Options.withDescription("Owning tenant's slug")),
-    name: Options.text("name").pipe(Options.withDescription("Display name"))
+    uri: Argument.String("kind://native-id").pipe(Argument.withDescription("The agent's platform and native id, e.g. claude://agent_123")),
+    // Required, checked together below: a usage error names every one missing.
+    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Owning tenant's slug")),
+    name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Display name"))
   },
-  ({ name, tenant, uri }, ctx) =>
+  (args, ctx) =>
     Effect.gen(function*() {
+      const missing = [["--tenant", args.tenant], ["--name", args.name]] as const
+      if (Option.isNone(args.tenant) || Option.isNone(args.name)) {
+        return yield* usage(
+          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `Expected to find option: '${flag}'`).join("; ")
+        )
+      }
+      const { uri } = args
+      const tenant = args.tenant.value
+      const name = args.name.value
       const ref = parseAgentUri(uri)
       if (ref === undefined) {
         return yield* usage(`"${uri}" is not <kind>://<native-id> (for example claude://agent_123 or openai://asst_abc)`)
@@ -83,7 +93,7 @@ const register = registryCommand(
 const list = registryCommand(
   "list",
   "List registered agents (API keys are never shown)",
-  { tenantId: Options.text("tenant-id").pipe(Options.optional, Options.withDescription("Only this tenant's agents (UUID)")) },
+  { tenantId: Flag.String("tenant-id").pipe(Flag.optional, Flag.withDescription("Only this tenant's agents (UUID)")) },
   ({ tenantId }, ctx) =>
     Effect.gen(function*() {
       if (Option.isSome(tenantId) && !isUuid(tenantId.value)) return yield* usage(`--tenant-id: "${tenantId.value}" is not a UUID`)
@@ -106,7 +116,7 @@ const get = registryCommand("get", "Show a registered agent and its versions", {
   Effect.flatMap(ctx.registry.registry.getAgent({ path: { id } }), (a) => ctx.output(a, renderAgent)))
 
 const del = registryCommand("delete", "Delete a registered agent, its versions and its API key", { id: agentIdArg }, ({ id }, ctx) =>
-  Effect.zipRight(
+  Effect.andThen(
     ctx.registry.registry.deleteAgent({ path: { id } }),
     ctx.output({ ok: true, id }, () => line(`Deleted agent ${id}`))
   ))
@@ -116,9 +126,9 @@ const addVersion = registryCommand(
   "Record a version of an agent, with an optional JSON config (--config '{...}' or --config-file path)",
   {
     id: agentIdArg,
-    version: Args.text({ name: "version" }).pipe(Args.withDescription("Version label, unique per agent")),
-    config: Options.text("config").pipe(Options.optional, Options.withDescription("JSON object")),
-    configFile: Options.text("config-file").pipe(Options.optional, Options.withDescription("File holding a JSON object"))
+    version: Argument.String("version").pipe(Argument.withDescription("Version label, unique per agent")),
+    config: Flag.String("config").pipe(Flag.optional, Flag.withDescription("JSON object")),
+    configFile: Flag.String("config-file").pipe(Flag.optional, Flag.withDescription("File holding a JSON object"))
   },
   ({ config, configFile, id, version }, ctx) =>
     Effect.gen(function*() {

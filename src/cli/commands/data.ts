@@ -1,11 +1,10 @@
 /** data ingest: a JSON or NDJSON file of records, sent as one bulk batch. */
-import * as Args from "@effect/cli/Args"
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
 import { DataIngestDto } from "../../api/dtos.js"
-import { checkPayload, gatewayCommand, line, table, taskIdArg, usage, UsageError, group } from "../common.js"
+import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, usage, UsageError } from "../common.js"
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
@@ -42,13 +41,13 @@ const ingest = gatewayCommand(
   "Send the records of a JSON (array or object) or NDJSON file as one bulk batch; each record is an event's data",
   {
     taskId: taskIdArg,
-    file: Args.file({ name: "file" }),
-    kind: Options.text("kind").pipe(Options.optional, Options.withDescription("Discriminator for the batch, e.g. expense")),
-    envelopes: Options.boolean("envelopes").pipe(
-      Options.withDescription("Each record is already an event {data, sourceRef?} instead of the data itself")
+    file: fileArg("file"),
+    kind: Flag.String("kind").pipe(Flag.optional, Flag.withDescription("Discriminator for the batch, e.g. expense")),
+    envelopes: booleanFlag("envelopes").pipe(
+      Flag.withDescription("Each record is already an event {data, sourceRef?} instead of the data itself")
     ),
-    signalTaskId: Options.text("signal-task-id").pipe(Options.optional, Options.withDescription("Workflow to signal per record")),
-    signalName: Options.text("signal-name").pipe(Options.optional, Options.withDescription("Signal to send per record"))
+    signalTaskId: Flag.String("signal-task-id").pipe(Flag.optional, Flag.withDescription("Workflow to signal per record")),
+    signalName: Flag.String("signal-name").pipe(Flag.optional, Flag.withDescription("Signal to send per record"))
   },
   (args, ctx) =>
     Effect.gen(function*() {
@@ -74,7 +73,7 @@ const ingest = gatewayCommand(
       const result = yield* ctx.gateway.data.ingestData({ path: { taskId: args.taskId }, payload })
       const rows = Array.isArray(result) ? result : [result]
       yield* ctx.output(result, () =>
-        Effect.zipRight(
+        Effect.andThen(
           line(`Ingested ${rows.length} record(s) into task ${args.taskId}`),
           table([
             ["ID", (r) => r.id],

@@ -1,12 +1,25 @@
 /** health; entities list; tasks list / workflows / start. */
-import * as Args from "@effect/cli/Args"
-import * as Options from "@effect/cli/Options"
+import * as Argument from "effect/cli/Argument"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES, taskIdOfCursor } from "../../api/taskListing.js"
 import { nextTaskCursor } from "../../client/taskList.js"
-import { entityIdArg, fields, gatewayCommand, group, line, note, parseKeyValues, table, usage } from "../common.js"
+import {
+  booleanFlag,
+  choiceFlag,
+  entityIdArg,
+  fields,
+  gatewayCommand,
+  group,
+  integerFlag,
+  line,
+  note,
+  parseKeyValues,
+  table,
+  usage
+} from "../common.js"
 import { buildContext, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
 
 export const health = gatewayCommand("health", "Check that the gateway is up", {}, (_, ctx) =>
@@ -25,13 +38,13 @@ export const entities = group("entities", "The tenant's entities", [entitiesList
 
 const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", {
   entityId: entityIdArg,
-  status: Options.choice("status", TASK_STATUSES).pipe(Options.optional, Options.withDescription("Only tasks in this status")),
-  awaiting: Options.text("awaiting").pipe(
-    Options.optional,
-    Options.withDescription("Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)")
+  status: choiceFlag("status", TASK_STATUSES).pipe(Flag.optional, Flag.withDescription("Only tasks in this status")),
+  awaiting: Flag.String("awaiting").pipe(
+    Flag.optional,
+    Flag.withDescription("Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)")
   ),
-  limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many tasks (1..${TASK_PAGE_MAX})`)),
-  cursor: Options.text("cursor").pipe(Options.optional, Options.withDescription("The page after an earlier --limit answer"))
+  limit: integerFlag("limit").pipe(Flag.optional, Flag.withDescription(`At most this many tasks (1..${TASK_PAGE_MAX})`)),
+  cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("The page after an earlier --limit answer"))
 }, ({ awaiting, cursor, entityId, limit, status }, ctx) =>
   Effect.gen(function*() {
     const n = Option.getOrUndefined(limit)
@@ -86,14 +99,14 @@ const tasksStart = gatewayCommand(
   "Start a workflow run for an entity; --param key=value (JSON when it parses, else text) fills its start parameters",
   {
     entityId: entityIdArg,
-    workflowId: Args.text({ name: "workflowId" }).pipe(Args.withDescription("A workflow id from `svc tasks workflows`")),
-    param: Options.text("param").pipe(
-      Options.withAlias("p"),
-      Options.repeated,
-      Options.withDescription("A start parameter, key=value; repeat for more")
+    workflowId: Argument.String("workflowId").pipe(Argument.withDescription("A workflow id from `svc tasks workflows`")),
+    param: Flag.String("param").pipe(
+      Flag.withAlias("p"),
+      Flag.atLeast(0),
+      Flag.withDescription("A start parameter, key=value; repeat for more")
     ),
-    noCheck: Options.boolean("no-check").pipe(
-      Options.withDescription("Send the parameters without checking them against the workflow's startParams")
+    noCheck: booleanFlag("no-check").pipe(
+      Flag.withDescription("Send the parameters without checking them against the workflow's startParams")
     )
   },
   ({ entityId, noCheck, param, workflowId }, ctx) =>

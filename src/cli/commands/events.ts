@@ -1,12 +1,12 @@
 /** events list / follow. */
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { EVENT_PAGE_MAX } from "../../api/eventPaging.js"
 import type { TaskEvent } from "../../api/resources.js"
 import { isTerminalStatus } from "../../client/status.js"
-import { gatewayCommand, line, table, taskIdArg, usage, write, group } from "../common.js"
+import { booleanFlag, floatFlag, gatewayCommand, group, integerFlag, line, table, taskIdArg, usage, write } from "../common.js"
 import { indexOf, makeTimelineRenderer, payloadCell, terminalSafe } from "../events.js"
 
 /** The page's query parameters, without the unset ones (a negative seq asks for everything). */
@@ -17,8 +17,8 @@ const pageParams = (afterSeq: number | undefined, limit: number | undefined) => 
 
 const list = gatewayCommand("list", "List a task's events in seq order", {
   taskId: taskIdArg,
-  after: Options.integer("after").pipe(Options.optional, Options.withDescription("Only events with seq > this")),
-  limit: Options.integer("limit").pipe(Options.optional, Options.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
+  after: integerFlag("after").pipe(Flag.optional, Flag.withDescription("Only events with seq > this")),
+  limit: integerFlag("limit").pipe(Flag.optional, Flag.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
 }, ({ after, limit, taskId }, ctx) =>
   Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
     ctx.output(result, ({ events, nextAfterSeq }) => {
@@ -33,7 +33,7 @@ const list = gatewayCommand("list", "List a task's events in seq order", {
         ["PAYLOAD", (e) => payloadCell(e, index)]
       ], events).pipe(
         // The answer stopped at its byte budget or the limit: say how to read on.
-        Effect.zipRight(nextAfterSeq === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfterSeq})`))
+        Effect.andThen(nextAfterSeq === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfterSeq})`))
       )
     })))
 
@@ -42,12 +42,12 @@ const follow = gatewayCommand(
   "Poll a task's events and print new ones in seq order; reasoning.delta events of one groupKey grow one line",
   {
     taskId: taskIdArg,
-    interval: Options.float("interval").pipe(Options.withDefault(1), Options.withDescription("Seconds between polls (default 1)")),
-    timeout: Options.float("timeout").pipe(Options.optional, Options.withDescription("Stop after this many seconds")),
-    untilDone: Options.boolean("until-done").pipe(
-      Options.withDescription("Stop once the task is COMPLETED or FAILED (and its last events are printed)")
+    interval: floatFlag("interval").pipe(Flag.withDefault(1), Flag.withDescription("Seconds between polls (default 1)")),
+    timeout: floatFlag("timeout").pipe(Flag.optional, Flag.withDescription("Stop after this many seconds")),
+    untilDone: booleanFlag("until-done").pipe(
+      Flag.withDescription("Stop once the task is COMPLETED or FAILED (and its last events are printed)")
     ),
-    after: Options.integer("after").pipe(Options.optional, Options.withDescription("Skip events with seq <= this"))
+    after: integerFlag("after").pipe(Flag.optional, Flag.withDescription("Skip events with seq <= this"))
   },
   ({ after, interval, taskId, timeout, untilDone }, ctx) =>
     Effect.gen(function*() {

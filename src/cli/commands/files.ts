@@ -1,7 +1,7 @@
 /** files list / upload / ingest / download. */
-import * as Args from "@effect/cli/Args"
-import * as Options from "@effect/cli/Options"
-import * as FileSystem from "@effect/platform/FileSystem"
+import * as Argument from "effect/cli/Argument"
+import * as Flag from "effect/cli/Flag"
+import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -12,10 +12,14 @@ import type { UploadResult } from "../../api/resources.js"
 import { downloadFile } from "../../client/download.js"
 import { makeGatewayClient } from "../../client/index.js"
 import {
+  booleanFlag,
   checkPayload,
+  choiceArg,
+  choiceFlag,
   CliFailure,
   type Ctx,
   documentRefArg,
+  fileArg,
   fields,
   formatBytes,
   gatewayCommand,
@@ -31,7 +35,7 @@ import { makeBar, type ProgressMode, wantsProgress, withUploadProgress } from ".
 
 const list = gatewayCommand("list", "List a task's files (up to 20, newest first)", {
   taskId: taskIdArg,
-  source: Options.text("source").pipe(Options.optional, Options.withDescription("Only files of this source"))
+  source: Flag.String("source").pipe(Flag.optional, Flag.withDescription("Only files of this source"))
 }, ({ source, taskId }, ctx) =>
   Effect.flatMap(
     ctx.gateway.files.listFiles({
@@ -52,18 +56,18 @@ const list = gatewayCommand("list", "List a task's files (up to 20, newest first
 // Metadata shared by upload and ingest
 
 const meta = {
-  source: Options.text("source").pipe(
-    Options.optional,
-    Options.withDescription("Source identifier the workflow queries by (with --submit: default the step's)")
+  source: Flag.String("source").pipe(
+    Flag.optional,
+    Flag.withDescription("Source identifier the workflow queries by (with --submit: default the step's)")
   ),
-  fileName: Options.text("file-name").pipe(Options.optional, Options.withDescription("File name to store")),
-  contentType: Options.text("content-type").pipe(Options.optional, Options.withDescription("MIME type (default: guessed)")),
-  period: Options.text("period").pipe(Options.optional, Options.withDescription("Accounting period, YYYY-MM")),
-  schemaSlug: Options.text("schema-slug").pipe(Options.optional, Options.withDescription("Extraction schema slug")),
-  signalTaskId: Options.text("signal-task-id").pipe(Options.optional, Options.withDescription("Workflow to signal after the file is stored")),
-  signalName: Options.text("signal-name").pipe(Options.optional, Options.withDescription("Signal to send after the file is stored")),
-  submit: Options.boolean("submit").pipe(
-    Options.withDescription("Submit to the task's current FILE_UPLOAD step: source and signal from its submit_file action")
+  fileName: Flag.String("file-name").pipe(Flag.optional, Flag.withDescription("File name to store")),
+  contentType: Flag.String("content-type").pipe(Flag.optional, Flag.withDescription("MIME type (default: guessed)")),
+  period: Flag.String("period").pipe(Flag.optional, Flag.withDescription("Accounting period, YYYY-MM")),
+  schemaSlug: Flag.String("schema-slug").pipe(Flag.optional, Flag.withDescription("Extraction schema slug")),
+  signalTaskId: Flag.String("signal-task-id").pipe(Flag.optional, Flag.withDescription("Workflow to signal after the file is stored")),
+  signalName: Flag.String("signal-name").pipe(Flag.optional, Flag.withDescription("Signal to send after the file is stored")),
+  submit: booleanFlag("submit").pipe(
+    Flag.withDescription("Submit to the task's current FILE_UPLOAD step: source and signal from its submit_file action")
   )
 }
 
@@ -132,9 +136,9 @@ const renderUpload = (r: UploadResult) =>
     ["Download", r.downloadUrl]
   ])
 
-const progress = Options.choice("progress", ["auto", "always", "never"] as const).pipe(
-  Options.withDefault("auto" as ProgressMode),
-  Options.withDescription("Progress bar on stderr: auto (large files on a terminal), always, never")
+const progress = choiceFlag("progress", ["auto", "always", "never"] as const).pipe(
+  Flag.withDefault("auto" as ProgressMode),
+  Flag.withDescription("Progress bar on stderr: auto (large files on a terminal), always, never")
 )
 
 /** The gateway client, with a progress bar on its request bodies when wanted. */
@@ -149,7 +153,7 @@ const clientWithProgress = (ctx: Ctx, mode: ProgressMode, label: string, bytes: 
 const upload = gatewayCommand(
   "upload",
   "Upload a local file to a task (sent inline as base64); --submit completes the current FILE_UPLOAD step",
-  { taskId: taskIdArg, file: Args.file({ name: "path" }), ...meta, progress },
+  { taskId: taskIdArg, file: fileArg("path"), ...meta, progress },
   (args, ctx) =>
     Effect.gen(function*() {
       const bytes = yield* readLocal(args.file)
@@ -168,12 +172,12 @@ const ingest = gatewayCommand(
   "Have the gateway fetch a file: url <https://...>, local <path on the gateway host>, inline <local file sent as base64>",
   {
     taskId: taskIdArg,
-    provider: Args.choice([["url", "url"], ["local", "local"], ["inline", "inline"]] as const, { name: "provider" }),
-    ref: Args.text({ name: "ref" }).pipe(Args.withDescription("The URL, the gateway-side path, or the local file to inline")),
-    header: Options.text("header").pipe(
-      Options.withAlias("H"),
-      Options.repeated,
-      Options.withDescription("Request header for the url provider, \"Name: value\"; repeat for more")
+    provider: choiceArg("provider", ["url", "local", "inline"]),
+    ref: Argument.String("ref").pipe(Argument.withDescription("The URL, the gateway-side path, or the local file to inline")),
+    header: Flag.String("header").pipe(
+      Flag.withAlias("H"),
+      Flag.atLeast(0),
+      Flag.withDescription("Request header for the url provider, \"Name: value\"; repeat for more")
     ),
     ...meta,
     progress
@@ -254,8 +258,8 @@ const download = gatewayCommand(
   {
     taskId: taskIdArg,
     documentRef: documentRefArg,
-    output: Options.text("output").pipe(Options.withAlias("o"), Options.optional, Options.withDescription("Where to write; - for stdout")),
-    force: Options.boolean("force").pipe(Options.withAlias("f"), Options.withDescription("Overwrite an existing file"))
+    output: Flag.String("output").pipe(Flag.withAlias("o"), Flag.optional, Flag.withDescription("Where to write; - for stdout")),
+    force: booleanFlag("force").pipe(Flag.withAlias("f"), Flag.withDescription("Overwrite an existing file"))
   },
   (args, ctx) =>
     Effect.gen(function*() {
@@ -268,7 +272,7 @@ const download = gatewayCommand(
       const counted = response.stream.pipe(Stream.tap((chunk) => Effect.sync(() => void (bytes += chunk.length))))
       if (target === "-") {
         yield* Stream.runForEach(counted, (chunk) =>
-          Effect.async<void>((resume) => {
+          Effect.callback<void>((resume) => {
             process.stdout.write(chunk, () => resume(Effect.void))
           }))
         return
@@ -279,12 +283,10 @@ const download = gatewayCommand(
       // Streamed into a temporary file beside the target, renamed once complete.
       const partial = `${target}.part-${process.pid}`
       yield* Stream.run(counted, fs.sink(partial)).pipe(
-        Effect.zipRight(fs.rename(partial, target)),
+        Effect.andThen(fs.rename(partial, target)),
         Effect.tapError(() => fs.remove(partial).pipe(Effect.ignore)),
         Effect.mapError((e) =>
-          e._tag === "SystemError" || e._tag === "BadArgument"
-            ? new CliFailure({ message: `cannot write ${target}: ${e.message}` })
-            : e
+          e._tag === "PlatformError" ? new CliFailure({ message: `cannot write ${target}: ${e.message}` }) : e
         )
       )
       const saved = { path: path.resolve(target), bytes, contentType, filename: stored ?? null }

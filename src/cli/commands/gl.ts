@@ -1,10 +1,10 @@
 /** gl status / connect / disconnect. */
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { GlStatus } from "../../api/resources.js"
-import { CliFailure, fields, gatewayCommand, line, note, usage, group } from "../common.js"
+import { booleanFlag, CliFailure, fields, floatFlag, gatewayCommand, group, line, note, usage } from "../common.js"
 
 const renderStatus = (s: GlStatus) =>
   fields([
@@ -24,10 +24,10 @@ const connect = gatewayCommand(
   "connect",
   "Start a GL connect session: prints the URL to open, then waits until the connection is active",
   {
-    service: Options.text("service").pipe(Options.optional, Options.withDescription("Preselect a provider service")),
-    timeout: Options.float("timeout").pipe(Options.withDefault(300), Options.withDescription("Seconds to wait (default 300)")),
-    interval: Options.float("interval").pipe(Options.withDefault(2), Options.withDescription("Seconds between status polls (default 2)")),
-    noWait: Options.boolean("no-wait").pipe(Options.withDescription("Print the session URL and return"))
+    service: Flag.String("service").pipe(Flag.optional, Flag.withDescription("Preselect a provider service")),
+    timeout: floatFlag("timeout").pipe(Flag.withDefault(300), Flag.withDescription("Seconds to wait (default 300)")),
+    interval: floatFlag("interval").pipe(Flag.withDefault(2), Flag.withDescription("Seconds between status polls (default 2)")),
+    noWait: booleanFlag("no-wait").pipe(Flag.withDescription("Print the session URL and return"))
   },
   ({ interval, noWait, service, timeout }, ctx) =>
     Effect.gen(function*() {
@@ -73,6 +73,6 @@ const connect = gatewayCommand(
 )
 
 const disconnect = gatewayCommand("disconnect", "Remove the tenant's GL connection (a no-op when there is none)", {}, (_, ctx) =>
-  Effect.zipRight(ctx.gateway.gl.glDisconnect(), ctx.output({ ok: true }, () => line("GL connection removed."))))
+  Effect.andThen(ctx.gateway.gl.glDisconnect(), ctx.output({ ok: true }, () => line("GL connection removed."))))
 
 export const gl = group("gl", "The tenant's general-ledger connection", [status, connect, disconnect])

@@ -1,12 +1,11 @@
 /** mcp: the agent tool server over stdio, proxied to the gateway's /mcp (src/mcp/stdio.ts). */
-import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { CliFailure, gatewayCommand, usage } from "../common.js"
+import { CliFailure, gatewayCommand, secretEnv, usage } from "../common.js"
 
 /** The agent's key, from the environment only (a flag would show in the process list). */
-const agentKey = Config.option(Config.redacted(Config.nonEmptyString("SVC_AGENT_KEY")))
+const agentKey = secretEnv("SVC_AGENT_KEY")
 
 export const mcp = gatewayCommand(
   "mcp",

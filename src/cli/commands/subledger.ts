@@ -1,10 +1,10 @@
 /** subledger reject / edit: direct row mutations for operations tooling. */
-import * as Args from "@effect/cli/Args"
+import * as Argument from "effect/cli/Argument"
 import * as Effect from "effect/Effect"
 import { UpdateSubledgerCellDto } from "../../api/dtos.js"
 import { checkPayload, fields, gatewayCommand, parseValue, rowIdArg, group } from "../common.js"
 
-const ledgerArg = Args.text({ name: "ledger" }).pipe(Args.withDescription("Subledger name, e.g. expenses"))
+const ledgerArg = Argument.String("ledger").pipe(Argument.withDescription("Subledger name, e.g. expenses"))
 
 const reject = gatewayCommand(
   "reject",
@@ -21,8 +21,8 @@ const edit = gatewayCommand(
   {
     ledger: ledgerArg,
     rowId: rowIdArg,
-    field: Args.text({ name: "field" }).pipe(Args.withDescription("Column key, e.g. amount_gross")),
-    value: Args.text({ name: "value" }).pipe(Args.withDescription("New value"))
+    field: Argument.String("field").pipe(Argument.withDescription("Column key, e.g. amount_gross")),
+    value: Argument.String("value").pipe(Argument.withDescription("New value"))
   },
   ({ field, ledger, rowId, value }, ctx) =>
     Effect.gen(function*() {

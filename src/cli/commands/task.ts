@@ -1,12 +1,12 @@
 /** task ui / snapshots / approve / reject / row-action. */
-import * as Args from "@effect/cli/Args"
-import * as Options from "@effect/cli/Options"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { TaskActionDto, TaskRowActionDto } from "../../api/dtos.js"
 import type { UiState } from "../../api/resources.js"
 import {
   checkPayload,
+  choiceArg,
   type Ctx,
   fields,
   gatewayCommand,
@@ -102,10 +102,10 @@ const snapshots = gatewayCommand("snapshots", "Show what was shown and decided a
 
 const indent = (s: string) => s.split("\n").map((l) => `  ${l}`).join("\n")
 
-const comments = Options.text("comments").pipe(
-  Options.withAlias("m"),
-  Options.optional,
-  Options.withDescription("Free text, recorded in the audit log (sent as the reason)")
+const comments = Flag.String("comments").pipe(
+  Flag.withAlias("m"),
+  Flag.optional,
+  Flag.withDescription("Free text, recorded in the audit log (sent as the reason)")
 )
 
 const decide = (type: "approved" | "rejected", verb: string) =>
@@ -128,13 +128,13 @@ const rowAction = gatewayCommand(
   "Act on a row of the task's table step: reject_row, or edit_cell with --field and --value",
   {
     taskId: taskIdArg,
-    action: Args.choice([["reject_row", "reject_row"], ["edit_cell", "edit_cell"]] as const, { name: "action" }),
+    action: choiceArg("action", ["reject_row", "edit_cell"]),
     rowId: rowIdArg,
-    ledger: Options.text("ledger").pipe(Options.withDefault("expenses"), Options.withDescription("Subledger (only expenses is accepted)")),
-    field: Options.text("field").pipe(Options.optional, Options.withDescription("Column key (edit_cell)")),
-    value: Options.text("value").pipe(
-      Options.optional,
-      Options.withDescription("New value (edit_cell): JSON when it parses (190.5, null, true), else text")
+    ledger: Flag.String("ledger").pipe(Flag.withDefault("expenses"), Flag.withDescription("Subledger (only expenses is accepted)")),
+    field: Flag.String("field").pipe(Flag.optional, Flag.withDescription("Column key (edit_cell)")),
+    value: Flag.String("value").pipe(
+      Flag.optional,
+      Flag.withDescription("New value (edit_cell): JSON when it parses (190.5, null, true), else text")
     )
   },
   (args, ctx) =>
