@@ -7,8 +7,6 @@
  * list cannot be read off those declarations, so test/ops/settingNames.test.ts holds it to them:
  * it must equal the SVC_* names in src/, the names in `.env.example` and those in the README.
  */
-import { levensteinDistance } from "@effect/cli/AutoCorrect"
-import * as CliConfig from "@effect/cli/CliConfig"
 
 export const KNOWN_SETTINGS: ReadonlyArray<string> = [
   "SVC_ACTOR",
@@ -91,11 +89,26 @@ export const KNOWN_SETTINGS: ReadonlyArray<string> = [
 
 const known = new Set(KNOWN_SETTINGS)
 
+/** Edits (insert, delete, substitute a character) from `a` to `b`, ignoring case. */
+const editDistance = (a: string, b: string): number => {
+  const s = a.toLowerCase()
+  const t = b.toLowerCase()
+  let previous = Array.from({ length: t.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= s.length; i++) {
+    const current = [i]
+    for (let j = 1; j <= t.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (s[i - 1] === t[j - 1] ? 0 : 1))
+    }
+    previous = current
+  }
+  return previous[t.length]!
+}
+
 /** The known name closest to `name` (fewest edits) and how far it is. */
 export const closestSetting = (name: string): { readonly name: string; readonly distance: number } => {
   let best = { name: KNOWN_SETTINGS[0]!, distance: Number.POSITIVE_INFINITY }
   for (const candidate of KNOWN_SETTINGS) {
-    const distance = levensteinDistance(name, candidate, CliConfig.defaultConfig)
+    const distance = editDistance(name, candidate)
     if (distance < best.distance) best = { name: candidate, distance }
   }
   return best

@@ -4,13 +4,13 @@
  * is written, with errors naming the JSON path.
  */
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { issueProblems } from "../api/issues.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar } from "../api/resources.js"
 import { GlConnection, Runbook } from "../upstream/model.js"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 export const FixtureTenant = Schema.Struct({ id: Uuid, slug: Schema.String, name: Schema.String })
 export const FixtureEntity = Schema.Struct({ id: Uuid, tenantId: Uuid, slug: Schema.String, name: Schema.String })
@@ -26,20 +26,20 @@ export const FixtureTask = Schema.Struct({
   entityId: Uuid,
   workflowId: Schema.String,
   title: Schema.String,
-  status: Schema.Literal("IN_PROGRESS", "COMPLETED", "FAILED"),
+  status: Schema.Literals(["IN_PROGRESS", "COMPLETED", "FAILED"]),
   priority: Schema.String,
   createdAt: Timestamp,
   currentStep: Schema.NullOr(Schema.String),
-  snapshots: Schema.optionalWith(JsonObject, { default: () => ({}) })
+  snapshots: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({})))
 })
 export const FixtureRow = Schema.Struct({
-  ledger: Schema.Literal("expenses", "journal_proposals"),
+  ledger: Schema.Literals(["expenses", "journal_proposals"]),
   id: Uuid,
   tenantId: Uuid,
   entityId: Uuid,
   taskId: Schema.NullOr(Uuid),
   status: Schema.String,
-  fields: Schema.Record({ key: Schema.String, value: Scalar })
+  fields: Schema.Record(Schema.String, Scalar)
 })
 export const FixtureDocument = Schema.Struct({
   id: Uuid,
@@ -56,7 +56,7 @@ export const FixtureEvent = Schema.Struct({
   type: Schema.String,
   source: Schema.String,
   sourceLabel: Schema.optional(Schema.String),
-  seq: Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)),
+  seq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   payload: JsonObject,
   groupKey: Schema.optional(Schema.String),
   createdAt: Schema.optional(Timestamp)
@@ -69,18 +69,18 @@ export const FixtureAgent = Schema.Struct({
   kind: Schema.String,
   externalRef: Schema.String,
   name: Schema.String,
-  apiKey: Schema.String.pipe(Schema.minLength(16, { message: () => "apiKey must be at least 16 characters" }))
+  apiKey: Schema.String.check(Schema.isMinLength(16, { message: "apiKey must be at least 16 characters" }))
 })
 
 export const Fixture = Schema.Struct({
-  tenants: Schema.optionalWith(Schema.Array(FixtureTenant), { default: () => [] }),
-  entities: Schema.optionalWith(Schema.Array(FixtureEntity), { default: () => [] }),
-  workflows: Schema.optionalWith(Schema.Array(FixtureWorkflow), { default: () => [] }),
-  tasks: Schema.optionalWith(Schema.Array(FixtureTask), { default: () => [] }),
-  subledgerRows: Schema.optionalWith(Schema.Array(FixtureRow), { default: () => [] }),
-  documents: Schema.optionalWith(Schema.Array(FixtureDocument), { default: () => [] }),
-  events: Schema.optionalWith(Schema.Array(FixtureEvent), { default: () => [] }),
-  glConnections: Schema.optionalWith(Schema.Array(GlConnection), { default: () => [] }),
+  tenants: Schema.Array(FixtureTenant).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  entities: Schema.Array(FixtureEntity).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  workflows: Schema.Array(FixtureWorkflow).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  tasks: Schema.Array(FixtureTask).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  subledgerRows: Schema.Array(FixtureRow).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  documents: Schema.Array(FixtureDocument).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  events: Schema.Array(FixtureEvent).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
+  glConnections: Schema.Array(GlConnection).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   // Optional in the decoded type too: fixtures built in code need not name agents.
   agents: Schema.optional(Schema.Array(FixtureAgent))
 })
@@ -88,7 +88,7 @@ export type Fixture = typeof Fixture.Type
 
 export class FixtureError extends Schema.TaggedError<FixtureError>()("FixtureError", { message: Schema.String }) {}
 
-const decode = Schema.decodeUnknown(Fixture, { errors: "all", onExcessProperty: "error" })
+const decode = Schema.decodeUnknownEffect(Fixture, { errors: "all", onExcessProperty: "error", reportInput: true })
 
 const jsonPath = (path: ReadonlyArray<PropertyKey>) =>
   "$" + path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("")
@@ -183,10 +183,7 @@ export const parseFixture = (file: string, json: unknown): Effect.Effect<Fixture
     Effect.mapError((e) =>
       new FixtureError({
         message: `Bad fixture ${file}:\n` +
-          ParseResult.ArrayFormatter.formatErrorSync(e)
-            // An optional key's "or undefined" branch restates a deeper issue; it says nothing new.
-            .filter((i) => !i.message.startsWith("Expected undefined"))
-            .map((i) => `  ${jsonPath(i.path)}: ${i.message}`).join("\n")
+          issueProblems(e.issue).map((i) => `  ${jsonPath(i.path)}: ${i.message}`).join("\n")
       })
     ),
     Effect.flatMap((fixture) => {

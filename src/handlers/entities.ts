@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import type { TaskSummary } from "../api/resources.js"
@@ -16,13 +16,13 @@ import { createTask, listEntities, listEntityWorkflows, listTaskPage } from "../
  */
 const asJson = ({ nextCursor, tasks }: { readonly tasks: ReadonlyArray<TaskSummary>; readonly nextCursor?: string | undefined }) =>
   nextCursor === undefined
-    ? HttpServerResponse.unsafeJson(tasks)
-    : HttpServerResponse.unsafeJson(tasks, { headers: { [NEXT_CURSOR_HEADER]: nextCursor } })
+    ? HttpServerResponse.jsonUnsafe(tasks)
+    : HttpServerResponse.jsonUnsafe(tasks, { headers: { [NEXT_CURSOR_HEADER]: nextCursor } })
 
 /** The rules live in ../services/entities.ts, shared with the agent tool server (src/mcp). */
 export const EntitiesLive = HttpApiBuilder.group(GatewayApi, "entities", (handlers) =>
   handlers
     .handle("listEntities", () => listEntities)
-    .handle("listTasks", ({ path, urlParams }) => Effect.map(listTaskPage(path.entityId, urlParams), asJson))
-    .handle("listWorkflows", ({ path }) => listEntityWorkflows(path.entityId))
-    .handle("createTask", ({ path, payload }) => createTask(path.entityId, payload)))
+    .handle("listTasks", ({ params, query }) => Effect.map(listTaskPage(params.entityId, query), asJson))
+    .handle("listWorkflows", ({ params }) => listEntityWorkflows(params.entityId))
+    .handle("createTask", ({ params, payload }) => createTask(params.entityId, payload)))

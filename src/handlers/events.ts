@@ -1,6 +1,6 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -22,7 +22,7 @@ const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
  * write) or closed.
  */
 const clientGone = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     const socket = NodeHttpServerRequest.toIncomingMessage(request).socket
     if (socket.readableEnded || socket.destroyed) return resume(Effect.void)
     const gone = () => resume(Effect.void)
@@ -62,20 +62,20 @@ export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) 
       })
 
     return handlers
-      .handle("appendEvent", ({ headers, path, payload }) =>
+      .handle("appendEvent", ({ headers, params, payload }) =>
         Effect.gen(function*() {
           yield* authorize(headers[EVENTS_KEY_HEADER])
-          const event = yield* appendTaskEvent(path.taskId, payload)
+          const event = yield* appendTaskEvent(params.taskId, payload)
           return { ok: true as const, event }
         }))
-      .handle("listEvents", ({ path, urlParams }) =>
-        Effect.map(readTimelinePage(path.taskId, urlParams, streams.settings.pageBytes), ({ events, nextAfterSeq }) =>
+      .handle("listEvents", ({ params, query }) =>
+        Effect.map(readTimelinePage(params.taskId, query, streams.settings.pageBytes), ({ events, nextAfterSeq }) =>
           nextAfterSeq === undefined ? { events } : { events, hasMore: true as const, nextAfterSeq }))
-      .handle("streamEvents", ({ headers, path, urlParams }) =>
+      .handle("streamEvents", ({ headers, params, query }) =>
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            streams.open(path.taskId, headers[LAST_EVENT_ID_HEADER] ?? urlParams.afterSeq, clientGone(request), output(request))),
+            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.afterSeq, clientGone(request), output(request))),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",

@@ -1,5 +1,5 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { isMediaType } from "../api/headerValues.js"
@@ -21,12 +21,12 @@ export const DOWNLOAD_HEADERS = {
 /** The rules live in ../files/ (operations.ts, pipeline.ts), shared with the agent tool server (src/mcp). */
 export const FilesLive = HttpApiBuilder.group(GatewayApi, "files", (handlers) =>
   handlers
-    .handle("listFiles", ({ path, urlParams }) => listFiles(path.taskId, urlParams.source))
-    .handle("uploadFile", ({ path, payload: { data, ...meta } }) =>
-      Effect.flatMap(decodeBase64("data", data), (bytes) => persistFile(path.taskId, meta, { bytes })))
-    .handle("ingestFile", ({ path, payload }) => ingestFile(path.taskId, payload))
-    .handle("downloadFile", ({ path }) =>
-      Effect.map(openFile(path.documentRef), ({ body, document }) =>
+    .handle("listFiles", ({ params, query }) => listFiles(params.taskId, query.source))
+    .handle("uploadFile", ({ params, payload: { data, ...meta } }) =>
+      Effect.flatMap(decodeBase64("data", data), (bytes) => persistFile(params.taskId, meta, { bytes })))
+    .handle("ingestFile", ({ params, payload }) => ingestFile(params.taskId, payload))
+    .handle("downloadFile", ({ params }) =>
+      Effect.map(openFile(params.documentRef), ({ body, document }) =>
         HttpServerResponse.stream(body, {
           // A row stored before types were checked at input is still served, as bytes.
           contentType: isMediaType(document.contentType) ? document.contentType : "application/octet-stream",

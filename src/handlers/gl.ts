@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { connectGl, disconnectGl, glStatus } from "../services/gl.js"

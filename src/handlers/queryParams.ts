@@ -4,55 +4,41 @@
  * form of an unknown body key (`x: is unexpected, expected: "a" | "b"`). Silently ignoring them
  * hid typos (`?lmit=10` answered everything) and made cache busters look supported.
  *
- * The declared names come from the contract (each endpoint's urlParams schema), so a parameter
+ * The declared names come from the contract (each endpoint's `query` schema), so a parameter
  * added there is accepted here with no second list. Requests this check cannot place (no
  * endpoint of the API has the path with this method) go on to the router's own 404/405.
  */
-import type * as HttpApi from "@effect/platform/HttpApi"
-import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as SchemaAST from "effect/SchemaAST"
 import { BadRequest } from "../api/errors.js"
 import { matchPath } from "../http/methodNotAllowed.js"
 
-/** `METHOD path-template` → the query parameter names the endpoint declares. */
-export const declaredQueryParams = (api: HttpApi.HttpApi.Any): ReadonlyMap<string, ReadonlySet<string>> => {
-  const out = new Map<string, ReadonlySet<string>>()
-  const groups = Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups) as Array<HttpApiGroup.HttpApiGroup.AnyWithProps>
-  for (const group of groups) {
-    for (const endpoint of Object.values(group.endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
-      const names = Option.match(endpoint.urlParamsSchema, {
-        onNone: () => [],
-        onSome: (schema) =>
-          SchemaAST.getPropertySignatures(SchemaAST.encodedAST(schema.ast)).map((p) => String(p.name))
-      })
-      out.set(`${endpoint.method} ${endpoint.path}`, new Set(names))
+/** Each endpoint's query fields as the wire has them (the encoded side of its `query` schema). */
+const queryFields = (api: HttpApi.Top): ReadonlyMap<string, ReadonlyArray<SchemaAST.PropertySignature>> => {
+  const out = new Map<string, ReadonlyArray<SchemaAST.PropertySignature>>()
+  for (const group of Object.values(api.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      const encoded = endpoint.query === undefined ? undefined : SchemaAST.toEncoded(endpoint.query.ast)
+      out.set(`${endpoint.method} ${endpoint.path}`, encoded !== undefined && SchemaAST.isObjects(encoded) ? encoded.propertySignatures : [])
     }
   }
   return out
 }
 
+/** `METHOD path-template` → the query parameter names the endpoint declares. */
+export const declaredQueryParams = (api: HttpApi.Top): ReadonlyMap<string, ReadonlySet<string>> =>
+  new Map([...queryFields(api)].map(([key, fields]) => [key, new Set(fields.map((p) => String(p.name)))]))
+
 /** `METHOD path-template` → the declared names that take several values (an array in the contract). */
-const repeatableQueryParams = (api: HttpApi.HttpApi.Any): ReadonlyMap<string, ReadonlySet<string>> => {
-  const out = new Map<string, ReadonlySet<string>>()
+const repeatableQueryParams = (api: HttpApi.Top): ReadonlyMap<string, ReadonlySet<string>> => {
   const isArray = (ast: SchemaAST.AST): boolean =>
-    SchemaAST.isTupleType(ast) || (SchemaAST.isUnion(ast) && ast.types.some(isArray))
-  const groups = Object.values((api as unknown as HttpApi.HttpApi.AnyWithProps).groups) as Array<HttpApiGroup.HttpApiGroup.AnyWithProps>
-  for (const group of groups) {
-    for (const endpoint of Object.values(group.endpoints) as Array<HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>) {
-      const names = Option.match(endpoint.urlParamsSchema, {
-        onNone: () => [],
-        onSome: (schema) =>
-          SchemaAST.getPropertySignatures(SchemaAST.encodedAST(schema.ast)).filter((p) => isArray(p.type)).map((p) => String(p.name))
-      })
-      out.set(`${endpoint.method} ${endpoint.path}`, new Set(names))
-    }
-  }
-  return out
+    SchemaAST.isArrays(ast) || (SchemaAST.isUnion(ast) && ast.types.some(isArray))
+  return new Map(
+    [...queryFields(api)].map(([key, fields]) => [key, new Set(fields.filter((p) => isArray(p.type)).map((p) => String(p.name)))])
+  )
 }
 
 const quoted = (names: Iterable<string>) => [...names].map((n) => JSON.stringify(n)).join(" | ")
@@ -76,26 +62,31 @@ export const repeatedQueryParam = (key: string, count: number) =>
  * Middleware: the first query parameter of a /v1 request that its endpoint does not declare is a
  * 400; so is a declared one-value parameter given more than once.
  */
-export const refuseUnknownQueryParams = (api: HttpApi.HttpApi.Any) => {
+export const refuseUnknownQueryParams = (api: HttpApi.Top) => {
   const declared = declaredQueryParams(api)
   const repeatable = repeatableQueryParams(api)
-  return <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | BadRequest, R | HttpServerRequest.HttpServerRequest> =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E | BadRequest, R> => {
-      const at = request.url.indexOf("?")
-      if (at === -1) return app
-      const method = request.method === "HEAD" ? "GET" : request.method
-      const matches = matchPath(api, request.url).filter((m) => m.method === method)
-      if (matches.length === 0) return app
-      const allowed = new Set(matches.flatMap((m) => [...(declared.get(`${m.method} ${m.path}`) ?? [])]))
-      const many = new Set(matches.flatMap((m) => [...(repeatable.get(`${m.method} ${m.path}`) ?? [])]))
-      const seen = new Map<string, number>()
-      for (const key of new URLSearchParams(request.url.slice(at + 1)).keys()) {
-        if (!allowed.has(key)) return Effect.fail(unexpectedQueryParam(key, allowed))
-        seen.set(key, (seen.get(key) ?? 0) + 1)
+  return <E, R>(
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | BadRequest, R | HttpServerRequest.HttpServerRequest> =>
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request): Effect.Effect<HttpServerResponse.HttpServerResponse, E | BadRequest, R> => {
+        const at = request.url.indexOf("?")
+        if (at === -1) return app
+        const method = request.method === "HEAD" ? "GET" : request.method
+        const matches = matchPath(api, request.url).filter((m) => m.method === method)
+        if (matches.length === 0) return app
+        const allowed = new Set(matches.flatMap((m) => [...(declared.get(`${m.method} ${m.path}`) ?? [])]))
+        const many = new Set(matches.flatMap((m) => [...(repeatable.get(`${m.method} ${m.path}`) ?? [])]))
+        const seen = new Map<string, number>()
+        for (const key of new URLSearchParams(request.url.slice(at + 1)).keys()) {
+          if (!allowed.has(key)) return Effect.fail(unexpectedQueryParam(key, allowed))
+          seen.set(key, (seen.get(key) ?? 0) + 1)
+        }
+        for (const [key, count] of seen) {
+          if (count > 1 && !many.has(key)) return Effect.fail(repeatedQueryParam(key, count))
+        }
+        return app
       }
-      for (const [key, count] of seen) {
-        if (count > 1 && !many.has(key)) return Effect.fail(repeatedQueryParam(key, count))
-      }
-      return app
-    })
+    )
 }

@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { rejectRow, updateCell } from "../services/subledgers.js"
@@ -6,6 +6,6 @@ import { rejectRow, updateCell } from "../services/subledgers.js"
 export const SubledgersLive = HttpApiBuilder.group(GatewayApi, "subledgers", (handlers) =>
   Effect.succeed(
     handlers
-      .handle("rejectRow", ({ path }) => rejectRow(path.ledger, path.rowId))
-      .handle("updateCell", ({ path, payload }) => updateCell(path.ledger, path.rowId, payload.field, payload.value))
+      .handle("rejectRow", ({ params }) => rejectRow(params.ledger, params.rowId))
+      .handle("updateCell", ({ params, payload }) => updateCell(params.ledger, params.rowId, payload.field, payload.value))
   ))

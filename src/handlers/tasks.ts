@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { decideTask, stepOf, uiStateOf } from "../services/tasks.js"
@@ -14,17 +14,17 @@ export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
     const tenants = yield* Tenant
 
     return handlers
-      .handle("getUi", ({ path }) => uiStateOf(path.taskId))
-      .handle("getSnapshots", ({ path }) =>
-        Effect.flatMap(tenants.requireTask(path.taskId), ({ task, tenant }) => workspace.getSnapshots(tenant.id, task.id)))
+      .handle("getUi", ({ params }) => uiStateOf(params.taskId))
+      .handle("getSnapshots", ({ params }) =>
+        Effect.flatMap(tenants.requireTask(params.taskId), ({ task, tenant }) => workspace.getSnapshots(tenant.id, task.id)))
       // Both bound to a step: the client's `step`, else the one current when the request arrived
       // (the store compares): a retry or a second click then cannot decide the next step.
-      .handle("action", ({ path, payload }) => decideTask(path.taskId, payload).pipe(Effect.as(ok)))
-      .handle("rowAction", ({ path, payload }) =>
-        Effect.flatMap(tenants.requireTask(path.taskId), ({ tenant }) => {
+      .handle("action", ({ params, payload }) => decideTask(params.taskId, payload).pipe(Effect.as(ok)))
+      .handle("rowAction", ({ params, payload }) =>
+        Effect.flatMap(tenants.requireTask(params.taskId), ({ tenant }) => {
           const { step, ...action } = payload
           return workspace.signal(tenant.id, {
-            taskId: path.taskId,
+            taskId: params.taskId,
             name: "user_action",
             payload: { kind: "row_action", ...action },
             ...stepOf(step)

@@ -12,4 +12,4 @@ export interface DrainSignal {
   onDrain(listener: () => void): () => void
 }
 
-export class ProcessDrain extends Context.Tag("lib/ProcessDrain")<ProcessDrain, DrainSignal>() {}
+export class ProcessDrain extends Context.Service<ProcessDrain, DrainSignal>()("lib/ProcessDrain") {}

@@ -5,9 +5,10 @@
  * Long paths call `yieldToEventLoop` between their parts.
  */
 import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
 
 /** Resumes on a macrotask (setImmediate): pending I/O (other requests) is served first. */
-export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+export const yieldToEventLoop: Effect.Effect<void> = Effect.callback<void>((resume) => {
   const handle = setImmediate(() => resume(Effect.void))
   return Effect.sync(() => clearImmediate(handle))
 })
@@ -46,11 +47,11 @@ export const timeSlice = (ms = SLICE_MS): Effect.Effect<void> => {
  * such step, and an input's transient copies (text, parsed value, decoded bytes) are made one
  * input at a time. Inputs below LARGE_INPUT never wait.
  */
-const largeInputs = Effect.unsafeMakeSemaphore(1)
+const largeInputs = Semaphore.makeUnsafe(1)
 
 /**
  * `effect`, run holding the large-input permit when `size` is at least LARGE_INPUT. A waiter is
  * resumed by the release itself (microtasks, in the same pass): it takes a turn first.
  */
 export const oneLargeAtATime = <A, E, R>(size: number, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  size >= LARGE_INPUT ? largeInputs.withPermits(1)(Effect.zipRight(yieldToEventLoop, effect)) : effect
+  size >= LARGE_INPUT ? largeInputs.withPermits(1)(Effect.andThen(yieldToEventLoop, effect)) : effect
