@@ -12,7 +12,6 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -26,7 +25,7 @@ import {
   NotFound,
   PayloadTooLarge
 } from "../api/errors.js"
-import { explainUnrouted, malformedPercentEncoding } from "./methodNotAllowed.js"
+import { type ApiRoutes, explainUnrouted, malformedPercentEncoding } from "./methodNotAllowed.js"
 import { MAX_PATH_PARAM_LENGTH } from "./ServerLimits.js"
 import { errorBody } from "./errorBody.js"
 
@@ -137,7 +136,7 @@ interface IssueLine {
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
   leafHook: (issue) => {
     if (issue._tag === "MissingKey" && issue.annotations?.messageMissingKey === undefined) return "is missing"
-    if (issue._tag === "UnexpectedKey" && issue.annotations?.messageUnexpectedKey === undefined) return "is unexpected"
+    if (issue._tag === "UnexpectedKey" && issue.ast.annotations?.messageUnexpectedKey === undefined) return "is unexpected"
     return SchemaIssue.defaultLeafHook(issue)
   }
 })
@@ -207,7 +206,7 @@ export const describeIssues = (e: Schema.SchemaError | SchemaIssue.Issue): strin
 
 
 /** A request the router found no route for, judged against the API being served (when known). */
-const unrouted = (request: { readonly method: string; readonly url: string }, api: HttpApi.Top | undefined) => {
+const unrouted = (request: { readonly method: string; readonly url: string }, api: ApiRoutes | undefined) => {
   const path = request.url.split("?", 1)[0]!
   const quoted = clip(path, MAX_QUOTED_PATH_CHARS)
   const malformed = malformedPercentEncoding(path)
@@ -240,7 +239,7 @@ const unrouted = (request: { readonly method: string; readonly url: string }, ap
  * HttpApi being served, turns an unrouted request into a 405 (or a 400) where its definition
  * says so; without it every unrouted request is a 404.
  */
-export const classify = (failure: unknown, api?: HttpApi.Top): Option.Option<ApiError> => {
+export const classify = (failure: unknown, api?: ApiRoutes): Option.Option<ApiError> => {
   if (isApiError(failure)) return Option.some(failure)
   // A request part that does not decode (the builder fails with it as a defect); an encoding
   // failure of our own answer (Body, ResponseHeaders) is a bug: a 500.
@@ -286,7 +285,7 @@ const firstFailure = (cause: Cause.Cause<unknown>): Option.Option<unknown> => {
  */
 export const shapeErrors = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-  api?: HttpApi.Top
+  api?: ApiRoutes
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   Effect.catchCause(app, (cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)

@@ -13,8 +13,18 @@
  * `malformedPercentEncoding` finds the escapes the router cannot decode (used by the Node
  * server for path and query, and by the error path for servers without it).
  */
-import type * as HttpApi from "effect/http-api/HttpApi"
-import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+
+/**
+ * What is read of an HttpApi: its endpoints' methods and paths. Structural, so any concrete
+ * HttpApi fits (Effect 4's `HttpApi.Top` is not a supertype of a concrete API).
+ */
+export interface ApiRoutes {
+  readonly groups: {
+    readonly [group: string]: {
+      readonly endpoints: { readonly [endpoint: string]: { readonly method: string; readonly path: string } }
+    }
+  }
+}
 
 type Segment =
   | { readonly _tag: "Static"; readonly value: string }
@@ -50,12 +60,11 @@ const compileSegments = (path: string): ReadonlyArray<Segment> =>
 const templates = new WeakMap<object, ReadonlyArray<Template>>()
 
 /** Every endpoint of the API as method + path template (computed once per API value). */
-export const templatesOf = (api: HttpApi.Top): ReadonlyArray<Template> => {
+export const templatesOf = (api: ApiRoutes): ReadonlyArray<Template> => {
   const cached = templates.get(api)
   if (cached !== undefined) return cached
   const result: Array<Template> = []
-  const groups = Object.values(api.groups) as Array<HttpApiGroup.Top>
-  for (const group of groups) {
+  for (const group of Object.values(api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
       result.push({ method: endpoint.method, path: endpoint.path, segments: compileSegments(endpoint.path) })
     }
@@ -126,7 +135,7 @@ const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMa
 }
 
 /** The API's endpoints whose path template matches the request URL (any method). */
-export const matchPath = (api: HttpApi.Top, url: string): ReadonlyArray<PathMatch> => {
+export const matchPath = (api: ApiRoutes, url: string): ReadonlyArray<PathMatch> => {
   const parts = splitPath(url)
   const matches: Array<PathMatch> = []
   for (const template of templatesOf(api)) {
@@ -160,7 +169,7 @@ export type Unrouted =
   | { readonly _tag: "ParamTooLong"; readonly name: string; readonly length: number }
 
 export const explainUnrouted = (
-  api: HttpApi.Top,
+  api: ApiRoutes,
   method: string,
   url: string,
   maxParamLength: number
