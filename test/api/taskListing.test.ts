@@ -153,7 +153,7 @@ describe("GET /v1/entities/:entityId/tasks, filtered and paged", () => {
   }, 60_000)
 
   it("the typed client lists as before without parameters, and pages with them (cursor from the response)", async () => {
-    const promised = await createGatewayClient(gw.url).entities.listTasks({ params: { entityId: entity } })
+    const promised = await createGatewayClient(gw.url).entities.listTasks({ path: { entityId: entity } })
     expect(promised).toEqual((await list("")).body)
     const ids = await Effect.runPromise(
       Effect.gen(function*() {
@@ -162,9 +162,9 @@ describe("GET /v1/entities/:entityId/tasks, filtered and paged", () => {
         let cursor: string | undefined
         do {
           const [tasks, response] = yield* client.entities.listTasks({
-            params: { entityId: entity },
-            query: { status: "IN_PROGRESS", limit: 4, ...(cursor !== undefined ? { cursor } : {}) },
-            responseMode: "decoded-and-response"
+            path: { entityId: entity },
+            urlParams: { status: "IN_PROGRESS", limit: 4, ...(cursor !== undefined ? { cursor } : {}) },
+            withResponse: true
           })
           seen.push(...tasks.map((t) => t.id))
           cursor = nextTaskCursor(response)
