@@ -9,12 +9,15 @@
  *   every /v1 request but health needs a bearer JWT verified against those keys; the actor is
  *   its claim. With both set, the token wins and the header is not read.
  */
+import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { isAbsolute, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { intSetting } from "./TenantConfig.js"
@@ -65,35 +68,35 @@ const NOT_AN_ACTOR_HEADER = new Set(["authorization", "proxy-authorization", "co
 const CLAIM = /^[\x21-\x7e]{1,64}$/
 
 /** A problem as failStart prints it: `NAME="value": ...` or `NAME is ...`. */
-const invalid = (name: string, message: string) =>
-  ConfigError.InvalidData([], `${name}${message.startsWith("=") ? "" : " "}${message}`)
+const invalid = (name: string, message: string): SchemaIssue.Issue =>
+  new SchemaIssue.InvalidValue({ message: `${name}${message.startsWith("=") ? "" : " "}${message}` })
 
 const show = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
 
-const jwksSource = (value: string): Either.Either<JwksSource, string> => {
+const jwksSource = (value: string): Result.Result<JwksSource, string> => {
   if (/^https?:\/\//i.test(value)) {
     try {
-      return Either.right({ _tag: "Url", url: new URL(value) })
+      return Result.succeed({ _tag: "Url", url: new URL(value) })
     } catch {
-      return Either.left(`=${show(value)}: expected an http(s) URL or a file path`)
+      return Result.fail(`=${show(value)}: expected an http(s) URL or a file path`)
     }
   }
   if (/^file:/i.test(value)) {
     try {
-      return Either.right({ _tag: "File", path: fileURLToPath(value) })
+      return Result.succeed({ _tag: "File", path: fileURLToPath(value) })
     } catch {
-      return Either.left(`=${show(value)}: expected a file: URL of a local file`)
+      return Result.fail(`=${show(value)}: expected a file: URL of a local file`)
     }
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return Either.left(`=${show(value)}: expected an http(s) URL or a file path`)
-  return Either.right({ _tag: "File", path: isAbsolute(value) ? value : resolve(value) })
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return Result.fail(`=${show(value)}: expected an http(s) URL or a file path`)
+  return Result.succeed({ _tag: "File", path: isAbsolute(value) ? value : resolve(value) })
 }
 
-const text = (name: string) => Config.option(Config.string(name).pipe(Config.map((s) => s.trim())))
+const text = (name: string) => Config.option(Config.String(name).pipe(Config.map((s) => s.trim())))
 
 export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all({
   header: text("SVC_ACTOR_HEADER"),
-  required: Config.option(Config.boolean("SVC_ACTOR_REQUIRED")),
+  required: Config.option(Config.Boolean("SVC_ACTOR_REQUIRED")),
   jwks: text("SVC_JWT_JWKS"),
   issuer: text("SVC_JWT_ISSUER"),
   audience: text("SVC_JWT_AUDIENCE"),
@@ -102,8 +105,8 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all
   fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
   cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0)
 }).pipe(
-  Config.mapOrFail((raw) => {
-    const problems: Array<ConfigError.ConfigError> = []
+  Config.mapEffect((raw): Effect.Effect<IdentitySettings, Config.ConfigError> => {
+    const problems: Array<SchemaIssue.Issue> = []
     const set = (o: Option.Option<string>) => Option.filter(o, (s) => s !== "")
 
     let header: ActorHeaderSettings | undefined
@@ -130,7 +133,7 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all
       }
     } else {
       const source = jwksSource(jwks.value)
-      if (Either.isLeft(source)) problems.push(invalid("SVC_JWT_JWKS", source.left))
+      if (Result.isFailure(source)) problems.push(invalid("SVC_JWT_JWKS", source.failure))
       if (Option.isNone(rest.issuer)) problems.push(invalid("SVC_JWT_ISSUER", "is required with SVC_JWT_JWKS: the issuer (iss) every token must name"))
       if (Option.isNone(rest.audience)) problems.push(invalid("SVC_JWT_AUDIENCE", "is required with SVC_JWT_JWKS: the audience (aud) a token must name, a comma list for several"))
       const audience = Option.getOrElse(rest.audience, () => "").split(",").map((a) => a.trim()).filter((a) => a !== "")
@@ -138,9 +141,9 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all
       for (const [name, claim] of [["SVC_JWT_ACTOR_CLAIM", rest.actorClaim], ["SVC_JWT_TENANT_CLAIM", rest.tenantClaim]] as const) {
         if (Option.isSome(claim) && !CLAIM.test(claim.value)) problems.push(invalid(name, `=${show(claim.value)}: expected a claim name, e.g. sub or email`))
       }
-      if (Either.isRight(source) && Option.isSome(rest.issuer) && audience.length > 0) {
+      if (Result.isSuccess(source) && Option.isSome(rest.issuer) && audience.length > 0) {
         jwt = {
-          jwks: source.right,
+          jwks: source.success,
           issuer: rest.issuer.value,
           audience,
           actorClaim: Option.getOrElse(rest.actorClaim, () => "sub"),
@@ -155,12 +158,15 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all
       problems.push(invalid("SVC_ACTOR_REQUIRED", "is true, but nothing names the actor: set SVC_ACTOR_HEADER (or SVC_JWT_JWKS)"))
     }
 
-    if (problems.length > 0) return Either.left(problems.reduce((a, b) => ConfigError.And(a, b)))
-    return Either.right({ header, jwt })
+    if (Arr.isArrayNonEmpty(problems)) {
+      const issue = problems.length === 1 ? problems[0] : new SchemaIssue.Composite(Schema.Unknown.ast, problems, raw)
+      return Effect.fail(new Config.ConfigError(new Schema.SchemaError(issue)))
+    }
+    return Effect.succeed({ header, jwt })
   })
 )
 
-export class IdentityConfig extends Context.Tag("config/IdentityConfig")<IdentityConfig, IdentitySettings>() {
+export class IdentityConfig extends Context.Service<IdentityConfig, IdentitySettings>()("config/IdentityConfig") {
   static readonly fromEnv = Layer.effect(IdentityConfig, identityConfigFromEnv)
   static readonly make = (settings: IdentitySettings) => Layer.succeed(IdentityConfig, settings)
 }

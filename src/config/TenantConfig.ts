@@ -3,12 +3,12 @@
  * default in `.env.example`.
  */
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import { otlpConfig } from "./otlp.js"
 
 export interface TenantConfigShape {
@@ -56,40 +56,40 @@ export interface TenantConfigShape {
 const expectedInt = (min: number) =>
   min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
 
-export const intSetting = (name: string, fallback: number, min = 1) =>
-  Config.string().pipe(
-    Config.mapOrFail((text) => {
+/** Decimal digits (blanks around allowed) naming a safe integer of at least `min`, as a number. */
+export const intText = (min: number) =>
+  Schema.String.check(
+    Schema.makeFilter((text) => {
       const n = Number(text)
-      return /^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min
-        ? Either.right(n)
-        : Either.left(ConfigError.InvalidData([], expectedInt(min)))
-    }),
-    Config.nested(name),
-    Config.withDefault(fallback)
-  )
+      return (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min) || expectedInt(min)
+    })
+  ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
+
+export const intSetting = (name: string, fallback: number, min = 1) =>
+  Config.schema(intText(min), name).pipe(Config.withDefault(fallback))
 
 const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
 
 export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all({
-  tenantSlug: Config.option(Config.nonEmptyString("SVC_TENANT_SLUG")),
-  eventsKey: Config.option(Config.redacted(Config.nonEmptyString("SVC_INTERNAL_EVENTS_KEY"))),
-  host: Config.string("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("PORT").pipe(Config.withDefault(3000)),
+  tenantSlug: Config.option(Config.NonEmptyString("SVC_TENANT_SLUG")),
+  eventsKey: Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "SVC_INTERNAL_EVENTS_KEY")),
+  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
   maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),
   maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
   nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
   runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
   // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/config/otlp.ts).
-  tracing: Config.all([Config.option(Config.boolean("SVC_TRACING")), otlpConfig]).pipe(
+  tracing: Config.all([Config.option(Config.Boolean("SVC_TRACING")), otlpConfig]).pipe(
     Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
   ),
-  workspaceUrl: Config.option(Config.url("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
+  workspaceUrl: Config.option(Config.URL("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
   workspaceTimeoutMs: positiveInt("SVC_WORKSPACE_TIMEOUT_MS", 10_000),
   workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES", 2, 0),
   requestDeadlineMs: positiveInt("SVC_REQUEST_DEADLINE_MS", 15_000)
 })
 
-export class TenantConfig extends Context.Tag("config/TenantConfig")<TenantConfig, TenantConfigShape>() {
+export class TenantConfig extends Context.Service<TenantConfig, TenantConfigShape>()("config/TenantConfig") {
   static readonly fromEnv = Layer.effect(TenantConfig, tenantConfigFromEnv)
   static readonly make = (config: TenantConfigShape) => Layer.succeed(TenantConfig, config)
 }
