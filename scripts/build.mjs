@@ -3,7 +3,7 @@
  * The build `npm start` runs from: esbuild bundles of the gateway (src/main.ts -> dist/main.js)
  * and the `svc` CLI (src/cli/main.ts -> dist/cli.cjs, see CLI_ENTRY). The gateway is ESM for
  * Node 24, code-split so that what the sources load with a dynamic import (the docs pages, OTLP
- * export, the SQLite driver, ...) stays a chunk loaded on first use. Native and optional modules
+ * export, ...) stays a chunk loaded on first use. Native and optional modules
  * stay in node_modules (EXTERNAL).
  *
  * Assets: a source file that names a file next to it with `new URL("<relative>", import.meta.url)`
@@ -46,17 +46,6 @@ const EXTERNAL = ["libsql", "@libsql/linux-*", "@libsql/darwin-*", "@libsql/win3
 /** The Node the bundles run on (package.json engines: the pinned Node 24). */
 const TARGET = "node24"
 
-/**
- * The bundle's half of a workaround (src/lib/effectUnstableAlias.ts has the run-time half,
- * tsconfig.json's `paths` the types'): @effect/sql-libsql 4.0.0-beta.98 imports
- * `effect/unstable/sql/*` and `effect/unstable/reactivity/*`, which effect 4.1 has at
- * `effect/sql/*` and `effect/reactivity/*`. An alias key matches its subpaths too.
- */
-const ALIAS = {
-  "effect/unstable/sql": "effect/sql",
-  "effect/unstable/reactivity": "effect/reactivity"
-}
-
 const ASSET_REF = /new URL\(\s*(["'])(\.{1,2}\/[^"'`]+)\1\s*,\s*import\.meta\.url\s*\)/g
 
 /** Copies assets named by `new URL("./x", import.meta.url)` into <outdir>/assets and points the reference there. */
@@ -84,20 +73,6 @@ const assetsPlugin = (outdir) => ({
     })
   }
 })
-
-/**
- * `@libsql/client` (imported by @effect/sql-libsql) is its whole client: HTTP and WebSocket
- * transports whose modules read `fetch`, `Request` and `Headers` at load, which loads Node's
- * undici, and `ws`. The gateway opens only local files: its `sqlite3` entry is enough.
- * Measured on the built start: -50 ms of start-up CPU (undici alone) and less heap.
- */
-const localLibsqlPlugin = {
-  name: "local-libsql",
-  setup(b) {
-    b.onResolve({ filter: /^@libsql\/client$/ }, (args) =>
-      b.resolve("@libsql/client/sqlite3", { kind: args.kind, resolveDir: args.resolveDir }))
-  }
-}
 
 /**
  * `ws`, which @effect/platform-node's server imports (through NodeWS, a re-export of `ws` in
@@ -181,7 +156,6 @@ const buildInto = async (staging, outdir, started) => {
     format: "esm",
     target: TARGET,
     external: EXTERNAL,
-    alias: ALIAS,
     minifyWhitespace: true,
     minifySyntax: true,
     // No keepNames: it wraps every function created at run time in a defineProperty call, which
@@ -190,7 +164,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), localLibsqlPlugin, lazyWsPlugin, packageVersionPlugin],
+    plugins: [assetsPlugin(staging), lazyWsPlugin, packageVersionPlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })
@@ -203,7 +177,6 @@ const buildInto = async (staging, outdir, started) => {
     format: "cjs",
     target: TARGET,
     external: EXTERNAL,
-    alias: ALIAS,
     minifyWhitespace: true,
     minifySyntax: true,
     legalComments: "none",

@@ -1,5 +1,5 @@
 /**
- * The floor of S1 inside @effect/platform-node, as a minimal reproduction for upstream: a
+ * The floor of S1 inside Effect's HTTP server on @effect/platform-node, as a minimal reproduction for upstream: a
  * constant 200 `{"status":"ok"}` served by `HttpServer.serve` on `NodeHttpServer` (no router,
  * no HttpApi, no schema, tracer off), next to the same answer from node:http. Whatever the
  * gateway does on top, it cannot be cheaper per request than the Effect variant.
@@ -10,12 +10,13 @@
  *
  * bench/experiments/compare.ts s1-floor measures both against the gateway, interleaved.
  */
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as References from "effect/References"
 import { createServer } from "node:http"
 
 const port = Number(process.env.PORT ?? 3000)
@@ -29,7 +30,7 @@ if (process.env.VARIANT === "raw") {
 } else {
   const ok = HttpServerResponse.text(body, { contentType: "application/json" })
   HttpServer.serve(Effect.succeed(ok)).pipe(
-    Layer.provide(Layer.setTracerEnabled(false)),
+    Layer.provide(Layer.succeed(References.TracerEnabled, false)),
     Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
     Layer.launch,
     NodeRuntime.runMain

@@ -3,26 +3,27 @@
  * through more and more of the Effect stack, each on NodeHttpServer like the gateway.
  *
  * VARIANT: effect-app (HttpServer.serve of a constant response: the platform's handler, one
- * fiber per request), effect-router (plus HttpRouter), httpapi (plus HttpApi: schema-encoded
+ * fiber per request), effect-router (HttpRouter.serve of one route, as the gateway serves: no
+ * request logger, no listen log), httpapi (plus HttpApi: schema-encoded
  * success, group handler; tracing off), httpapi-traced (the same with Effect's default
  * per-request span), httpapi-response (httpapi whose handler returns a prebuilt
  * HttpServerResponse: no schema encoding of the success), gateway-no-middleware (GatewayLive's
  * composition without GatewayMiddleware, in-memory workspace).
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as Schema from "effect/Schema"
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { GatewayApi } from "../../src/api/Api.js"
@@ -36,6 +37,7 @@ import { HealthLive } from "../../src/handlers/health.js"
 import { SubledgersLive } from "../../src/handlers/subledgers.js"
 import { TasksLive } from "../../src/handlers/tasks.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { routerConfig } from "../../src/http/ServerLimits.js"
 import { EventStreams } from "../../src/services/EventStreams.js"
 import { FileFetcher } from "../../src/files/FileFetcher.js"
 import { Tenant } from "../../src/services/Tenant.js"
@@ -46,29 +48,36 @@ import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 
 const port = Number(process.env.PORT)
 const server = NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })
-const ok = HttpServerResponse.unsafeJson({ status: "ok" })
-const noTracing = <A, E, R>(layer: Layer.Layer<A, E, R>) => HttpMiddleware.withTracerDisabledWhen(layer, () => true)
+const ok = HttpServerResponse.jsonUnsafe({ status: "ok" })
+/** The tracer off for every fiber the server runs, as the gateway does with SVC_TRACING off. */
+const noTracing = <A, E, R>(layer: Layer.Layer<A, E, R>) => layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false)))
+/** Served as the gateway serves (src/gateway/Gateway.ts): no request logger, no listen log. */
+const serve = <A, E, R>(routes: Layer.Layer<A, E, R>) =>
+  HttpRouter.serve(routes, { routerConfig, disableLogger: true, disableListenLog: true })
 
 class Api extends HttpApi.make("api").add(
-  HttpApiGroup.make("health").add(HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") })))
+  HttpApiGroup.make("health").add(
+    HttpApiEndpoint.get("health", "/health", { success: Schema.Struct({ status: Schema.Literal("ok") }) })
+  )
 ).prefix("/v1") {}
-const ApiLive = HttpApiBuilder.api(Api).pipe(
+const ApiLive = HttpApiBuilder.layer(Api).pipe(
   Layer.provide(HttpApiBuilder.group(Api, "health", (h) => h.handle("health", () => Effect.succeed({ status: "ok" as const }))))
 )
 
-const ApiLiveResponse = HttpApiBuilder.api(Api).pipe(
+const ApiLiveResponse = HttpApiBuilder.layer(Api).pipe(
   Layer.provide(HttpApiBuilder.group(Api, "health", (h) => h.handle("health", () => Effect.succeed(ok))))
 )
 
 /** Gateway.ts's composition, minus GatewayMiddleware (and minus /docs, which costs nothing per request). */
 const gatewayNoMiddleware = () => {
   const fixture = Effect.runSync(parseFixture("bench", JSON.parse(readFileSync(process.env.BENCH_FIXTURE!, "utf8"))))
-  const api = HttpApiBuilder.api(GatewayApi).pipe(
+  const api = HttpApiBuilder.layer(GatewayApi).pipe(
     Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
-    Layer.provide(EventStreams.layer),
-    Layer.provide(Tenant.layer)
+    Layer.provide(EventStreams.layer)
   )
-  return noTracing(HttpApiBuilder.serve().pipe(Layer.provide(api))).pipe(
+  // Tenant outside the server: its handlers' requests need it as well as their layers.
+  return noTracing(serve(api)).pipe(
+    Layer.provide(Tenant.layer),
     Layer.provide(Layer.succeed(WorkspaceClient, makeMemoryWorkspace(fixture))),
     Layer.provide(FileFetcher.layer([inlineBase64])),
     Layer.provide(TenantConfig.make({
@@ -92,10 +101,10 @@ const gatewayNoMiddleware = () => {
 
 const variants: Record<string, () => Layer.Layer<never, unknown, never>> = {
   "effect-app": () => noTracing(HttpServer.serve(Effect.succeed(ok))).pipe(Layer.provide(server)),
-  "effect-router": () => noTracing(HttpServer.serve(HttpRouter.empty.pipe(HttpRouter.get("/v1/health", Effect.succeed(ok))))).pipe(Layer.provide(server)),
-  "httpapi": () => noTracing(HttpApiBuilder.serve().pipe(Layer.provide(ApiLive))).pipe(Layer.provide(server)),
-  "httpapi-traced": () => HttpApiBuilder.serve().pipe(Layer.provide(ApiLive), Layer.provide(server)),
-  "httpapi-response": () => noTracing(HttpApiBuilder.serve().pipe(Layer.provide(ApiLiveResponse))).pipe(Layer.provide(server)),
+  "effect-router": () => noTracing(serve(HttpRouter.add("GET", "/v1/health", Effect.succeed(ok)))).pipe(Layer.provide(server)),
+  "httpapi": () => noTracing(serve(ApiLive)).pipe(Layer.provide(server)),
+  "httpapi-traced": () => serve(ApiLive).pipe(Layer.provide(server)),
+  "httpapi-response": () => noTracing(serve(ApiLiveResponse)).pipe(Layer.provide(server)),
   "gateway-no-middleware": gatewayNoMiddleware
 }
 

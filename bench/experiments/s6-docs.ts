@@ -5,9 +5,8 @@
  * reports start-to-healthy and RSS after 1 s idle (medians), and that /docs and /openapi.json
  * still answer.
  *
- * With src/main.ts a third variant also makes the embedded workspace's own /workspace/docs and
- * /workspace/openapi.json lazy (src/workspace/server/server.ts patched at bundle time to use
- * Gateway.ts's lazyRoutes): what the recommended change there would give.
+ * With src/main.ts the embedded workspace's own /workspace/docs and /workspace/openapi.json are
+ * checked too (lazy as well since: src/workspace/server/server.ts uses the same lazyRoutes).
  *
  * Usage: tsx bench/experiments/s6-docs.ts [entry] [starts]
  *   entry: bench/servers/gateway.ts (default; in-memory workspace) or src/main.ts
@@ -39,36 +38,8 @@ const gatewayFile = join(ROOT, "src/gateway/Gateway.ts")
 const committed: Plugin = {
   name: "committed-gateway",
   setup(b) {
-    b.onLoad({ filter: /src\/http\/Gateway\.ts$/ }, (args) =>
-      args.path === gatewayFile ? { contents: committedGateway, loader: "ts", resolveDir: join(ROOT, "src/http") } : undefined)
-  }
-}
-
-const serverFile = join(ROOT, "src/workspace/server/server.ts")
-
-/** src/workspace/server/server.ts with its docs routes built on first use; undefined if its code moved on. */
-const lazyWorkspaceDocs: Plugin = {
-  name: "lazy-workspace-docs",
-  setup(b) {
-    b.onLoad({ filter: /src\/workspace\/api\/server\.ts$/ }, async (args) => {
-      if (args.path !== serverFile) return undefined
-      const { readFile } = await import("node:fs/promises")
-      const source = await readFile(serverFile, "utf8")
-      const patched = source
-        .replace(`import * as HttpApiScalar from "@effect/platform/HttpApiScalar"\n`, `import { lazyRoutes } from "../../http/Gateway.js"\n`)
-        .replace(
-          "HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH }),",
-          "lazyRoutes([WORKSPACE_OPENAPI_PATH as `/${string}`], async () => HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH })),"
-        )
-        .replace(
-          "HttpApiScalar.layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } })",
-          "lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () => (await import(\"@effect/platform/HttpApiScalar\")).layer({ path: `${WORKSPACE_PREFIX}/docs`, scalar: { withDefaultFonts: false } }))"
-        )
-      if (patched.includes("HttpApiScalar.layer(") || !patched.includes("lazyRoutes([WORKSPACE_OPENAPI_PATH")) {
-        throw new Error("src/workspace/server/server.ts changed: the lazy-docs patch no longer applies")
-      }
-      return { contents: patched, loader: "ts", resolveDir: join(ROOT, "src/workspace/server") }
-    })
+    b.onLoad({ filter: /src\/gateway\/Gateway\.ts$/ }, (args) =>
+      args.path === gatewayFile ? { contents: committedGateway, loader: "ts", resolveDir: join(ROOT, "src/gateway") } : undefined)
   }
 }
 
@@ -84,7 +55,7 @@ const bundleAs = async (name: string, plugins: Array<Plugin>) => {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     external: ["libsql", "@libsql/linux-*", "bufferutil", "utf-8-validate"],
     logLevel: "error",
     plugins,
@@ -101,7 +72,6 @@ const main = async () => {
     { name: "before", file: await bundleAs("before", [committed]) },
     { name: "after", file: await bundleAs("after", []) }
   ]
-  if (entry === "src/main.ts") variants.push({ name: "after+ws", file: await bundleAs("after+ws", [lazyWorkspaceDocs]) })
   const env = { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixture, HOST: "127.0.0.1", SVC_DATABASE_URL: `file:${join(tmp, "s6.db")}` }
   let port = 45_000 + Math.floor(Math.random() * 5000)
   const results = new Map(variants.map((v) => [v.name, [] as Array<{ startMs: number; rss: number }>]))

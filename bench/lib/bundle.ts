@@ -25,7 +25,7 @@ export const bundle = async (entry: string, outdir: string, name: string): Promi
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     external: EXTERNAL,
     logLevel: "error",
     // CommonJS dependencies inside an ESM bundle still call require().

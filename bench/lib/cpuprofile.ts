@@ -17,7 +17,7 @@ export interface ProfileSummary {
   readonly inclusive: ReadonlyArray<Share>
 }
 
-/** `effect`, `@effect/platform`, `node:http`, `bench`, `src`, or a pseudo-frame like `(garbage collector)`. */
+/** `effect <module>`, `@effect/platform-node <module>`, `node:http`, `bench`, `src`, or a pseudo-frame like `(garbage collector)`. */
 export const packageOf = (frame: CallFrame): string => {
   const url = frame.url
   if (url === "") return frame.functionName.startsWith("(") ? frame.functionName : "(native)"
@@ -26,9 +26,9 @@ export const packageOf = (frame: CallFrame): string => {
   if (nm >= 0) {
     const rest = url.slice(nm + "/node_modules/".length).split("/")
     const name = rest[0]!.startsWith("@") ? `${rest[0]}/${rest[1]}` : rest[0]!
-    if (name === "effect" || name === "@effect/platform" || name === "@effect/platform-node") {
-      // effect/dist/esm/internal/fiberRuntime.js -> effect internal/fiberRuntime
-      const inDist = rest.indexOf("esm")
+    if (name === "effect" || name === "@effect/platform-node" || name === "@effect/platform-node-shared") {
+      // effect/dist/internal/effect.js -> effect internal/effect
+      const inDist = rest.indexOf("dist")
       return `${name} ${rest.slice(inDist + 1).join("/").replace(/\.js$/, "")}`
     }
     return name

@@ -82,8 +82,8 @@ const db: Promise<Client> | undefined = process.env.BENCH_DB !== undefined
   : undefined
 
 /**
- * One write transaction at a time, as the gateway's driver layer (@effect/sql-libsql) does with
- * its semaphore: SQLite has one writer, and concurrent transactions on separate connections
+ * One write transaction at a time, as the gateway's SQLite layer (src/workspace/embedded/libsql.ts)
+ * does with its semaphore: SQLite has one writer, and concurrent transactions on separate connections
  * fail with SQLITE_BUSY instead of waiting.
  */
 let queue: Promise<unknown> = Promise.resolve()
