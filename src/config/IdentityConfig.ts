@@ -20,6 +20,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { isAbsolute, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { allSettings } from "./allSettings.js"
 import { intSetting } from "./TenantConfig.js"
 
 export interface ActorHeaderSettings {
@@ -94,7 +95,7 @@ const jwksSource = (value: string): Result.Result<JwksSource, string> => {
 
 const text = (name: string) => Config.option(Config.String(name).pipe(Config.map((s) => s.trim())))
 
-export const identityConfigFromEnv: Config.Config<IdentitySettings> = Config.all({
+export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSettings({
   header: text("SVC_ACTOR_HEADER"),
   required: Config.option(Config.Boolean("SVC_ACTOR_REQUIRED")),
   jwks: text("SVC_JWT_JWKS"),

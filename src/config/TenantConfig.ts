@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { allSettings } from "./allSettings.js"
 import { otlpConfig } from "./otlp.js"
 
 export interface TenantConfigShape {
@@ -70,7 +71,7 @@ export const intSetting = (name: string, fallback: number, min = 1) =>
 
 const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
 
-export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = Config.all({
+export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings({
   tenantSlug: Config.option(Config.NonEmptyString("SVC_TENANT_SLUG")),
   eventsKey: Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "SVC_INTERNAL_EVENTS_KEY")),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),

@@ -4,6 +4,7 @@
  * services, so that TenantConfig can default SVC_TRACING from them without importing the export.
  */
 import * as Config from "effect/Config"
+import { allSettings } from "./allSettings.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -46,7 +47,7 @@ const firstOf = (names: ReadonlyArray<string>) =>
     .pipe(Config.map((vs) => Option.firstSomeOf(vs)))
 
 /** The OTLP trace export settings; None when no endpoint is set or export is disabled. */
-export const otlpConfig: Config.Config<Option.Option<OtlpSettings>> = Config.all({
+export const otlpConfig: Config.Config<Option.Option<OtlpSettings>> = allSettings({
   disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
   exporter: Config.String("OTEL_TRACES_EXPORTER").pipe(Config.withDefault("otlp")),
   tracesEndpoint: firstOf(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]),
