@@ -1,4 +1,5 @@
 /** The embedded store's data records: a batch stored a group at a time, one signal per record. */
+import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
@@ -43,7 +44,8 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
               source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
               created_at: createdAt
             }))
-            yield* sql`INSERT INTO data_records ${sql.insert(group)}`
+            // Never empty (start < ids.length); the guard tells the insert helper so.
+            if (Arr.isArrayNonEmpty(group)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
           }
           yield* lockTask(task.id)
           yield* appendToTimeline(sql, tenantId, task.id, [

@@ -14,13 +14,12 @@
  *   holds no admin token; the session's random consumerId is the capability, as with a hosted
  *   GL adapter's link).
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -31,7 +30,7 @@ import type { GlSession } from "../embedded/store.js"
 import { glConnectPage } from "./glConnectPage.js"
 import { GL_SERVICE_IDS } from "../../domain/glServices.js"
 import { requireBearer } from "./AdminConfig.js"
-import type { WorkspaceServerOptions } from "./server.js"
+import type { WorkspaceServerOptions, WorkspaceServices } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errorBody.js"
 
@@ -47,8 +46,8 @@ const PAGE_HEADERS = {
   "x-content-type-options": "nosniff"
 }
 
-const CompleteBody = Schema.Struct({ service: Schema.String }).annotations({ identifier: "GlConnectCompleteBody" })
-const decodeCompleteBody = Schema.decodeUnknown(CompleteBody, { onExcessProperty: "error" })
+const CompleteBody = Schema.Struct({ service: Schema.String }).annotate({ identifier: "GlConnectCompleteBody" })
+const decodeCompleteBody = (body: unknown) => Schema.decodeUnknownEffect(CompleteBody)(body, { onExcessProperty: "error" })
 
 /**
  * The connect page and its completion over the embedded store, for sessions `allows` accepts.
@@ -82,10 +81,10 @@ export const makeGlConnect = (workspace: EmbeddedWorkspace, allows: (session: Gl
       if (Option.isNone(session)) return notFound(consumerId)
       const request = yield* HttpServerRequest.HttpServerRequest
       const body = yield* Effect.result(Effect.flatMap(request.json, decodeCompleteBody))
-      if (body._tag === "Left") {
+      if (Result.isFailure(body)) {
         return errorResponse(400, "Bad Request", "Expected a JSON body {\"service\": \"<service id>\"}")
       }
-      const service = body.right.service
+      const service = body.success.service
       if (!GL_SERVICE_IDS.includes(service)) {
         return errorResponse(
           400,
@@ -107,12 +106,12 @@ const paramOf = Effect.map(HttpRouter.params, (params) => params.consumerId ?? "
  * (`tenantSlug`, the slug the process is bound to; None accepts no session).
  */
 export const GlConnectRoutes = (tenantSlug: Option.Option<string>) =>
-  HttpApiBuilder.Router.use((router) =>
+  HttpRouter.use((router) =>
     Effect.gen(function*() {
       const workspace = yield* EmbeddedWorkspace
       const connect = makeGlConnect(workspace, (session) => Option.contains(tenantSlug, session.tenantSlug))
-      yield* router.get(`${GL_CONNECT_PATH}/:consumerId`, Effect.flatMap(paramOf, connect.page))
-      yield* router.post(`${GL_CONNECT_PATH}/:consumerId/complete`, Effect.flatMap(paramOf, connect.complete))
+      yield* router.add("GET", `${GL_CONNECT_PATH}/:consumerId`, Effect.flatMap(paramOf, connect.page))
+      yield* router.add("POST", `${GL_CONNECT_PATH}/:consumerId/complete`, Effect.flatMap(paramOf, connect.complete))
     })
   )
 
@@ -126,7 +125,11 @@ const makeWorkspaceHttpApp = (...args: Parameters<typeof import("./server.js").m
 /** The whole WorkspaceApi (every tenant), behind `options.adminToken` when set: the admin listener's app. */
 export const adminWorkspaceApp = (
   options: WorkspaceServerOptions = {}
-): Effect.Effect<HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>, never, Scope.Scope | EmbeddedWorkspace> =>
+): Effect.Effect<
+  Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>,
+  never,
+  Scope.Scope | EmbeddedWorkspace | Exclude<WorkspaceServices, HttpRouter.HttpRouter>
+> =>
   Effect.flatMap(EmbeddedWorkspace, (workspace) => makeWorkspaceHttpApp(workspace, workspace, options))
 
 const safeDecode = (segment: string) => {

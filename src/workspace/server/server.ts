@@ -6,23 +6,24 @@
  *
  * Usage: `WorkspaceApiLive(service, extras).pipe(Layer.provide(NodeHttpServer.layer(...)))`.
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as ByteSize from "effect/ByteSize"
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
+import type * as Types from "effect/Types"
+import type * as http from "node:http"
 import { BadRequest } from "../../api/errors.js"
 import { arrivalOf } from "../../http/arrival.js"
 import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
@@ -34,7 +35,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
 import { lazyRoutes } from "../../http/lazyRoutes.js"
-import { RouterConfigLive, withRouterConfig } from "../../http/ServerLimits.js"
+import { withRouterConfig } from "../../http/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
@@ -64,41 +65,41 @@ const keyed = <A, E>(headers: { readonly "idempotency-key"?: string | undefined 
 const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undefined) => {
   const Tenants = HttpApiBuilder.group(WorkspaceApi, "tenants", (handlers) =>
     handlers
-      .handle("resolveTenant", ({ path }) => service.resolveTenant(path.slug))
-      .handle("listEntities", ({ path }) => service.listEntities(path.tenantId))
-      .handle("getEntity", ({ path }) => service.getEntity(path.tenantId, path.entityId))
-      .handle("listTasks", ({ path, urlParams }) =>
+      .handle("resolveTenant", ({ params }) => service.resolveTenant(params.slug))
+      .handle("listEntities", ({ params }) => service.listEntities(params.tenantId))
+      .handle("getEntity", ({ params }) => service.getEntity(params.tenantId, params.entityId))
+      .handle("listTasks", ({ params, query }) =>
         service.listTasks(
-          path.tenantId,
-          path.entityId,
-          Object.keys(urlParams).length === 0 ? undefined : {
-            status: urlParams.status,
-            currentSteps: urlParams.steps,
-            afterId: urlParams.after,
-            limit: urlParams.limit
+          params.tenantId,
+          params.entityId,
+          Object.keys(query).length === 0 ? undefined : {
+            status: query.status,
+            currentSteps: query.steps,
+            afterId: query.after,
+            limit: query.limit
           }
         ))
-      .handle("createTask", ({ headers, path, payload }) =>
-        keyed(headers, service.createTask(path.tenantId, path.entityId, payload)))
-      .handle("listWorkflows", ({ path }) => service.listWorkflows(path.tenantId))
-      .handle("getRunbook", ({ path }) => service.getRunbook(path.tenantId, path.workflowId)))
+      .handle("createTask", ({ headers, params, payload }) =>
+        keyed(headers, service.createTask(params.tenantId, params.entityId, payload)))
+      .handle("listWorkflows", ({ params }) => service.listWorkflows(params.tenantId))
+      .handle("getRunbook", ({ params }) => service.getRunbook(params.tenantId, params.workflowId)))
 
   const Tasks = HttpApiBuilder.group(WorkspaceApi, "tasks", (handlers) =>
     handlers
-      .handle("getTask", ({ path }) => service.getTask(path.taskId))
-      .handle("getNextStep", ({ path }) => service.getNextStep(path.tenantId, path.taskId))
-      .handle("getNextSteps", ({ path, payload }) => service.getNextSteps(path.tenantId, payload.taskIds))
-      .handle("getSnapshots", ({ path }) => service.getSnapshots(path.tenantId, path.taskId))
-      .handle("signal", ({ headers, path, payload }) => keyed(headers, service.signal(path.tenantId, payload)))
-      .handle("appendEvent", ({ headers, path, payload }) =>
-        keyed(headers, service.appendEvent(path.tenantId, path.taskId, payload)))
-      .handle("listEvents", ({ path, urlParams }) => service.listEvents(path.tenantId, path.taskId, urlParams)))
+      .handle("getTask", ({ params }) => service.getTask(params.taskId))
+      .handle("getNextStep", ({ params }) => service.getNextStep(params.tenantId, params.taskId))
+      .handle("getNextSteps", ({ params, payload }) => service.getNextSteps(params.tenantId, payload.taskIds))
+      .handle("getSnapshots", ({ params }) => service.getSnapshots(params.tenantId, params.taskId))
+      .handle("signal", ({ headers, params, payload }) => keyed(headers, service.signal(params.tenantId, payload)))
+      .handle("appendEvent", ({ headers, params, payload }) =>
+        keyed(headers, service.appendEvent(params.tenantId, params.taskId, payload)))
+      .handle("listEvents", ({ params, query }) => service.listEvents(params.tenantId, params.taskId, query)))
 
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
     handlers
-      .handle("listDocuments", ({ path, urlParams }) =>
-        service.listDocuments(path.tenantId, path.taskId, { source: urlParams.source, limit: urlParams.limit }))
-      .handle("putDocument", ({ headers, path, payload, urlParams: q }) =>
+      .handle("listDocuments", ({ params, query }) =>
+        service.listDocuments(params.tenantId, params.taskId, { source: query.source, limit: query.limit }))
+      .handle("putDocument", ({ headers, params, payload, query: q }) =>
         Effect.gen(function*() {
           if ((q.signalTaskId === undefined) !== (q.signalName === undefined)) {
             return yield* new BadRequest({ message: "signalTaskId and signalName must be given together" })
@@ -111,8 +112,8 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
               ...(q.signalExpectedStep !== undefined ? { expectedStep: q.signalExpectedStep } : {})
             })
             : Option.none()
-          return yield* service.putDocument(path.tenantId, {
-            taskId: path.taskId,
+          return yield* service.putDocument(params.tenantId, {
+            taskId: params.taskId,
             source: q.source,
             filename: q.filename,
             contentType: q.contentType,
@@ -121,8 +122,8 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
             bytes: payload
           }, signal).pipe((write) => keyed(headers, write))
         }))
-      .handle("openDocument", ({ path }) =>
-        Effect.map(service.openDocument(path.tenantId, path.documentId), ({ body, document }) =>
+      .handle("openDocument", ({ params }) =>
+        Effect.map(service.openDocument(params.tenantId, params.documentId), ({ body, document }) =>
           HttpServerResponse.stream(body, {
             contentType: document.contentType,
             contentLength: document.sizeBytes,
@@ -134,26 +135,26 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
 
   const Records = HttpApiBuilder.group(WorkspaceApi, "records", (handlers) =>
     handlers
-      .handle("ingestData", ({ headers, path, payload }) =>
+      .handle("ingestData", ({ headers, params, payload }) =>
         keyed(
           headers,
           service.ingestData(
-            path.tenantId,
-            { taskId: path.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
+            params.tenantId,
+            { taskId: params.taskId, ...(payload.kind !== undefined ? { kind: payload.kind } : {}), rows: payload.rows },
             Option.fromNullishOr(payload.signal)
           )
         ))
-      .handle("rejectRow", ({ headers, path }) => keyed(headers, service.rejectRow(path.tenantId, path.ledger, path.rowId)))
-      .handle("updateRow", ({ headers, path, payload }) =>
-        keyed(headers, service.updateRow(path.tenantId, path.ledger, path.rowId, payload.field, payload.value))))
+      .handle("rejectRow", ({ headers, params }) => keyed(headers, service.rejectRow(params.tenantId, params.ledger, params.rowId)))
+      .handle("updateRow", ({ headers, params, payload }) =>
+        keyed(headers, service.updateRow(params.tenantId, params.ledger, params.rowId, payload.field, payload.value))))
 
   const Gl = HttpApiBuilder.group(WorkspaceApi, "gl", (handlers) =>
     handlers
-      .handle("getGlConnection", ({ path }) =>
-        Effect.map(service.getGlConnection(path.tenantId), (c) => ({ connection: Option.getOrNull(c) })))
-      .handle("createGlSession", ({ headers, path, payload }) =>
-        keyed(headers, service.createGlSession(path.tenantId, payload.serviceId)))
-      .handle("deleteGlConnection", ({ headers, path }) => keyed(headers, service.deleteGlConnection(path.tenantId))))
+      .handle("getGlConnection", ({ params }) =>
+        Effect.map(service.getGlConnection(params.tenantId), (c) => ({ connection: Option.getOrNull(c) })))
+      .handle("createGlSession", ({ headers, params, payload }) =>
+        keyed(headers, service.createGlSession(params.tenantId, payload.serviceId)))
+      .handle("deleteGlConnection", ({ headers, params }) => keyed(headers, service.deleteGlConnection(params.tenantId))))
 
   const withExtras = <A, E>(f: (extras: WorkspaceExtras) => Effect.Effect<A, E>): Effect.Effect<A, E | NotImplemented> =>
     extras === undefined
@@ -165,44 +166,60 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
   const Registry = HttpApiBuilder.group(WorkspaceApi, "registry", (handlers) =>
     handlers
       .handle("createAgent", ({ payload }) => withExtras((x) => x.createAgent(payload)))
-      .handle("listAgents", ({ urlParams }) => withExtras((x) => x.listAgents(urlParams.tenantId)))
-      .handle("getAgent", ({ path }) => withExtras((x) => x.getAgent(path.id)))
-      .handle("deleteAgent", ({ path }) => withExtras((x) => x.deleteAgent(path.id)))
-      .handle("createAgentVersion", ({ path, payload }) => withExtras((x) => x.createAgentVersion(path.id, payload)))
-      .handle("findAgentByKeyHash", ({ path, payload }) => service.findAgentByKeyHash(path.tenantId, payload.keyHash))
+      .handle("listAgents", ({ query }) => withExtras((x) => x.listAgents(query.tenantId)))
+      .handle("getAgent", ({ params }) => withExtras((x) => x.getAgent(params.id)))
+      .handle("deleteAgent", ({ params }) => withExtras((x) => x.deleteAgent(params.id)))
+      .handle("createAgentVersion", ({ params, payload }) => withExtras((x) => x.createAgentVersion(params.id, payload)))
+      .handle("findAgentByKeyHash", ({ params, payload }) => service.findAgentByKeyHash(params.tenantId, payload.keyHash))
       .handle("glWebhookSuccess", ({ payload }) =>
         withExtras((x) => x.completeGlSession(payload.consumerId, payload.service))))
 
-  return [Tenants, Tasks, Documents, Records, Gl, Registry] as const
+  return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry)
 }
 
 const notImplemented = (e: NotImplemented) =>
   errorResponse(e.statusCode, e.error, e.message)
 
+/** What the router hands a global middleware (Effect 4's router types the errors as unhandled). */
+type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+
 /**
  * A declared Content-Length over the limit answers 413 before a byte is read; chunked bodies
  * are capped while read. Every failure then leaves in the spec's error shape (501 included).
  * The handlers run on behalf of the actor the gateway names in x-svc-actor (./forwardedActor.ts).
- * (The gateway's own middleware does the same with its TenantConfig limit.)
+ * (The gateway's own middleware does the same with its TenantConfig limit.) A global router
+ * middleware: unrouted requests (404, 405) pass through it too.
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
   const limit = limitDeclaredBody(maxBodyBytes)
   const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument)
-  return HttpApiBuilder.middleware((app) =>
-    shapeErrors(
-      // Before the body is read: a web page on any site could otherwise post here (a field-less
-      // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
-      noBrowserWrites(limit(
-        checked(forwardedActor(HttpIncomingMessage.withMaxBodySize(withForwardedRequest(app), Option.some(maxBodyBytes)).pipe(
-          Effect.catchCause((cause) => {
-            const failure = Cause.failureOption(cause)
-            return Option.isSome(failure) && isNotImplemented(failure.value)
-              ? Effect.succeed(notImplemented(failure.value))
-              : Effect.failCause(cause)
-          })
-        )))
-      ))
-    )
+  const maxBodySize = ByteSize.bytes(maxBodyBytes)
+  // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
+  // leave errors alone, hence the widened error type.
+  return HttpRouter.middleware(
+    (app: RouterApp): Effect.Effect<
+      HttpServerResponse.HttpServerResponse,
+      Types.unhandled,
+      HttpServerRequest.HttpServerRequest
+    > =>
+      shapeErrors(
+        // Before the body is read: a web page on any site could otherwise post here (a field-less
+        // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
+        noBrowserWrites(limit(
+          checked(forwardedActor(
+            withForwardedRequest(Effect.provideService(app, HttpIncomingMessage.MaxBodySize, maxBodySize)).pipe(
+              Effect.catchCause((cause) => {
+                const failure = Cause.findErrorOption(cause)
+                return Option.isSome(failure) && isNotImplemented(failure.value)
+                  ? Effect.succeed(notImplemented(failure.value))
+                  : Effect.failCause(cause)
+              })
+            )
+          ))
+        )),
+        WorkspaceApi
+      ),
+    { global: true }
   )
 }
 
@@ -216,7 +233,8 @@ const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpSe
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     let stamped: number | undefined
     try {
-      stamped = arrivalOf(NodeHttpServerRequest.toIncomingMessage(request))
+      // Our Node server (src/http/nodeServer.ts) is HTTP/1: its requests are IncomingMessages.
+      stamped = arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
     } catch {
       stamped = undefined
     }
@@ -229,62 +247,68 @@ const isRawDocument = (request: HttpServerRequest.HttpServerRequest) =>
   /^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "") &&
   /\/documents\/?(?:\?|$)/.test(request.url)
 
-/** WorkspaceApi with its handlers: the `HttpApi.Api` service that HttpApiBuilder serves. */
+/** WorkspaceApi's routes with their handlers, registered on the router being built. */
 export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: WorkspaceExtras) =>
-  HttpApiBuilder.api(WorkspaceApi).pipe(Layer.provide(groups(service, extras)))
+  HttpApiBuilder.layer(WorkspaceApi).pipe(Layer.provide(groups(service, extras)))
 
 /**
  * GET /workspace/openapi.json and the API reference page at /workspace/docs (no network needed),
  * built on first use like the gateway's (src/gateway/Gateway.ts): the page inlines a 3 MB script.
  */
 export const WorkspaceDocsLive = Layer.mergeAll(
-  lazyRoutes([WORKSPACE_OPENAPI_PATH], async () => HttpApiBuilder.middlewareOpenApi({ path: WORKSPACE_OPENAPI_PATH })),
+  lazyRoutes([WORKSPACE_OPENAPI_PATH], async () => {
+    const document = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(WorkspaceApi))
+    return HttpRouter.add("GET", WORKSPACE_OPENAPI_PATH, Effect.succeed(document))
+  }),
   lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () =>
-    (await import("@effect/platform/HttpApiScalar")).layer({
+    (await import("effect/http-api/HttpApiScalar")).layer(WorkspaceApi, {
       path: `${WORKSPACE_PREFIX}/docs`,
       scalar: { withDefaultFonts: false }
     }))
 )
 
+/** What building the API's routes needs from the platform (NodeHttpServer.layer gives all of it). */
+export type WorkspaceServices = Layer.Services<ReturnType<typeof WorkspaceHandlersLive>>
+
 /**
- * WorkspaceApi as a self-contained HttpApp (its own router, middleware and docs, built with a
- * separate memo map so none of it is shared with another HttpApi in the same process): for
- * mounting under /workspace in a server that already serves another HttpApi, e.g.
- * `HttpApiBuilder.Router.use((router) => Effect.flatMap(makeWorkspaceHttpApp(ws, ws),
- * (app) => router.mountApp("/workspace", app, { includePrefix: true })))`.
+ * WorkspaceApi as a self-contained app (its own router, middleware and docs, built with a
+ * separate memo map so none of it is shared with another router in the same process), behind
+ * `options.adminToken` when set: for a listener of its own (the admin listener), or mounted
+ * under /workspace in a server that serves other routes, e.g.
+ * `HttpRouter.add("*", "/workspace/*", app)` (its routes include the prefix).
  */
 export const makeWorkspaceHttpApp = (
   service: WorkspaceClientService,
   extras?: WorkspaceExtras,
   options: WorkspaceServerOptions = {}
-): Effect.Effect<HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>, never, Scope.Scope> =>
+): Effect.Effect<
+  Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest | Scope.Scope>,
+  never,
+  Scope.Scope | Exclude<WorkspaceServices, HttpRouter.HttpRouter>
+> =>
   Effect.gen(function*() {
-    const layer = Layer.mergeAll(
+    const routes = Layer.mergeAll(
+      WorkspaceHandlersLive(service, extras),
       WorkspaceDocsLive,
-      WorkspaceMiddleware(options.maxBodyBytes),
-      HttpApiBuilder.Router.Live,
-      HttpApiBuilder.Middleware.layer
-    ).pipe(Layer.provideMerge(WorkspaceHandlersLive(service, extras)))
-    const context = yield* Layer.buildWithMemoMap(layer, yield* Layer.makeMemoMap, yield* Effect.scope)
-    const served = yield* Effect.provide(HttpApiBuilder.httpApp, context).pipe(withRouterConfig)
-    // Mounted beside another HttpApi, the request would carry that one: 405s need this API's routes.
-    const app = requireBearer(Option.fromNullishOr(options.adminToken))(
-      Effect.provideService(served, HttpApi.Api, Context.get(context, HttpApi.Api))
+      WorkspaceMiddleware(options.maxBodyBytes)
     )
-    return options.tracing === true ? app : Effect.locally(app, HttpMiddleware.currentTracerDisabledWhen, () => true)
+    const served = yield* withRouterConfig(HttpRouter.toHttpEffect(routes))
+    const app = requireBearer(Option.fromNullishOr(options.adminToken))(shapeErrors(served, WorkspaceApi))
+    return options.tracing === true ? app : Effect.provideService(app, References.TracerEnabled, false)
   })
 
-/** WorkspaceApi served over `service` (and `extras` for the registry and GL webhook). Needs an HttpServer. */
+/**
+ * WorkspaceApi served over `service` (and `extras` for the registry and GL webhook). Needs an
+ * HttpServer and the platform's services (NodeHttpServer.layer gives both).
+ */
 export const WorkspaceApiLive = (
   service: WorkspaceClientService,
   extras?: WorkspaceExtras,
   options: WorkspaceServerOptions = {}
-): Layer.Layer<never, never, HttpServer.HttpServer | HttpRouter.HttpRouter.DefaultServices> => {
-  const served = HttpApiBuilder.serve(requireBearer(Option.fromNullishOr(options.adminToken))).pipe(
-    Layer.provide(WorkspaceDocsLive),
-    Layer.provide(WorkspaceMiddleware(options.maxBodyBytes)),
-    Layer.provide(WorkspaceHandlersLive(service, extras)),
-    Layer.provide(RouterConfigLive)
+): Layer.Layer<never, never, HttpServer.HttpServer | Exclude<WorkspaceServices, HttpRouter.HttpRouter>> => {
+  const served = Layer.unwrap(
+    Effect.map(makeWorkspaceHttpApp(service, extras, options), (app) => HttpServer.serve(app))
   )
-  return options.tracing === true ? served : HttpMiddleware.withTracerDisabledWhen(served, () => true)
+  // Off, the tracer is off for every fiber the server runs: the request span included.
+  return options.tracing === true ? served : served.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false)))
 }
