@@ -1,5 +1,6 @@
 /** Request bodies of spec §2, with the limits of §8. */
 import * as Schema from "effect/Schema"
+import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
 import { jsonText } from "./jsonText.js"
@@ -33,9 +34,9 @@ const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Sch
 
 export const CreateTaskDto = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "An id returned by the workflows list" }),
-  context: Schema.optional(JsonObject).annotate({
+  context: optional(JsonObject.annotate({
     description: "Forwarded into the workflow start payload; checked against the workflow's startParams"
-  })
+  }))
 }).pipe(closed("CreateTaskDto"))
 export type CreateTaskDto = typeof CreateTaskDto.Type
 
@@ -50,10 +51,10 @@ const StepId = NonEmpty(256).annotate({
 
 export const TaskActionDto = Schema.Struct({
   type: Schema.Literals(["approved", "rejected"]),
-  step: Schema.optional(StepId),
-  comments: Schema.optional(Schema.String.check(Schema.isMaxLength(10_000))).annotate({
+  step: optional(StepId),
+  comments: optional(Schema.String.check(Schema.isMaxLength(10_000)).annotate({
     description: "Free text; recorded in the audit log; forwarded as `reason`"
-  })
+  }))
 }).pipe(closed("TaskActionDto"))
 export type TaskActionDto = typeof TaskActionDto.Type
 
@@ -66,9 +67,9 @@ export const TaskRowActionDto = Schema.Struct({
     message: `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
   }),
   action: Schema.Literals(["edit_cell", "reject_row"]),
-  step: Schema.optional(StepId),
+  step: optional(StepId),
   rowId: Uuid,
-  field: Schema.optional(NonEmpty(128)).annotate({ description: "Column key; required for edit_cell" }),
+  field: optional(NonEmpty(128).annotate({ description: "Column key; required for edit_cell" })),
   value: Schema.optionalKey(Scalar).annotate({
     description: "Scalar or null; required for edit_cell"
   })
@@ -152,10 +153,10 @@ const EventPayload = JsonObject.check(
 const taskEventFields = {
   type: NonEmpty(128).annotate({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotate({ description: "Producer, typically worker" }),
-  sourceLabel: Schema.optional(Schema.String.check(Schema.isMaxLength(256))),
+  sourceLabel: optional(Schema.String.check(Schema.isMaxLength(256))),
   seq: seqUpTo(CLIENT_SEQ_MAX),
   payload: EventPayload,
-  groupKey: Schema.optional(NonEmpty(128)).annotate({ description: "Thread/group id for one panel" })
+  groupKey: optional(NonEmpty(128).annotate({ description: "Thread/group id for one panel" }))
 }
 
 export const TaskEventDto = Schema.Struct({
@@ -184,14 +185,14 @@ export const Period = Schema.String.check(
 /** Fields shared by upload and ingest: everything but where the bytes come from. */
 const FileMetaFields = {
   source: NonEmpty(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
-  fileName: Schema.optional(FileName).annotate({ description: "Override; otherwise derived" }),
-  contentType: Schema.optional(MediaType).annotate({
+  fileName: optional(FileName.annotate({ description: "Override; otherwise derived" })),
+  contentType: optional(MediaType.annotate({
     description: "MIME type; guessed from the file name when omitted"
-  }),
-  period: Schema.optional(Period),
-  schemaSlug: Schema.optional(NonEmpty(128)),
-  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)).annotate({ description: "Workflow id to signal after persist" }),
-  signalName: Schema.optional(NonEmpty(128)).annotate({ description: "Signal name to fire after persist" })
+  })),
+  period: optional(Period),
+  schemaSlug: optional(NonEmpty(128)),
+  signalTaskId: optional(NonEmpty(TASK_ID_MAX_LENGTH).annotate({ description: "Workflow id to signal after persist" })),
+  signalName: optional(NonEmpty(128).annotate({ description: "Signal name to fire after persist" }))
 }
 
 /** Published beside the rule below: each of the two requires the other. */
@@ -233,18 +234,18 @@ export type FileMeta = Omit<UploadFileDto, "data">
 
 export const DataIngestEvent = Schema.Struct({
   data: JsonObject,
-  sourceRef: Schema.optional(Schema.Unknown).annotate({ description: "Free-form provenance JSON" })
+  sourceRef: optional(Schema.Unknown.annotate({ description: "Free-form provenance JSON" }))
 }).pipe(closed("DataIngestEvent"))
 
 export const DataIngestDto = Schema.Struct({
-  data: Schema.optional(JsonObject).annotate({ description: "Single-row body; exactly one of data / events" }),
-  events: Schema.optional(Schema.Array(DataIngestEvent).check(Schema.isMinLength(1), Schema.isMaxLength(10_000))).annotate({
+  data: optional(JsonObject.annotate({ description: "Single-row body; exactly one of data / events" })),
+  events: optional(Schema.Array(DataIngestEvent).check(Schema.isMinLength(1), Schema.isMaxLength(10_000)).annotate({
     description: "Bulk body; exactly one of data / events"
-  }),
-  sourceRef: Schema.optional(Schema.Unknown).annotate({ description: "Ignored when events is given" }),
-  kind: Schema.optional(NonEmpty(128)).annotate({ description: "Discriminator shared by the batch" }),
-  signalTaskId: Schema.optional(NonEmpty(TASK_ID_MAX_LENGTH)),
-  signalName: Schema.optional(NonEmpty(128))
+  })),
+  sourceRef: optional(Schema.Unknown.annotate({ description: "Ignored when events is given" })),
+  kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
+  signalTaskId: optional(NonEmpty(TASK_ID_MAX_LENGTH)),
+  signalName: optional(NonEmpty(128))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     (dto.data === undefined) === (dto.events === undefined)
@@ -264,7 +265,7 @@ export const UpdateSubledgerCellDto = Schema.Struct({
 export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
 
 export const GlConnectSessionDto = Schema.Struct({
-  serviceId: Schema.optional(NonEmpty(128)).annotate({
+  serviceId: optional(NonEmpty(128).annotate({
     description: "Preselects a provider; omitted lets the user pick"
-  })
+  }))
 }).pipe(closed("GlConnectSessionDto"))

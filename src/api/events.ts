@@ -3,6 +3,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { optional } from "./optional.js"
 import { CLIENT_SEQ_MAX, TaskEventDto } from "./dtos.js"
 import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX, EventPageParams, SeqParam } from "./eventPaging.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
@@ -18,7 +19,7 @@ export class EventsGroup extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.post("appendEvent", "/tasks/:taskId/events", {
       params: TaskPath,
-      headers: { [EVENTS_KEY_HEADER]: Schema.optional(Schema.String) },
+      headers: { [EVENTS_KEY_HEADER]: optional(Schema.String) },
       payload: TaskEventDto,
       success: Schema.Struct({ ok: Schema.Literal(true), event: TaskEvent }),
       error: [...CommonErrors, NotFoundWire, ConflictWire]

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { optional } from "./optional.js"
 import { IngestFileDto, UploadFileDto } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
 import { TaskId, Uuid } from "./ids.js"
@@ -16,7 +17,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.get("listFiles", "/tasks/:taskId/files", {
       params: TaskPath,
-      query: { source: Schema.optional(Schema.String.check(Schema.isMinLength(1))) },
+      query: { source: optional(Schema.String.check(Schema.isMinLength(1))) },
       success: Schema.Array(FileDocument),
       error: [...CommonErrors, NotFoundWire]
     })

@@ -8,6 +8,7 @@
  * declares it with `setHeaders` (`IdempotencyKeyHeaders`).
  */
 import * as Schema from "effect/Schema"
+import { optional } from "./optional.js"
 
 /** The header's name, lower case as Node hands it over. */
 export const IDEMPOTENCY_KEY_HEADER = "idempotency-key"
@@ -35,9 +36,9 @@ export const IDEMPOTENCY_KEY_DESCRIPTION = "Makes the write safe to retry: the f
  * above and answers 400.
  */
 export const IdempotencyKeyHeaders = Schema.Struct({
-  [IDEMPOTENCY_KEY_HEADER]: Schema.optional(Schema.String.check(Schema.isMinLength(1))).annotate({
+  [IDEMPOTENCY_KEY_HEADER]: optional(Schema.String.check(Schema.isMinLength(1)).annotate({
     description: IDEMPOTENCY_KEY_DESCRIPTION
-  })
+  }))
 })
 
 const WRITE_METHODS = new Set(["post", "put", "patch", "delete"])

@@ -1,5 +1,6 @@
 /** Resources of spec §2, as the gateway returns them. */
 import * as Schema from "effect/Schema"
+import { optional } from "./optional.js"
 import { Timestamp, Uuid } from "./ids.js"
 
 export const EntitySummary = Schema.Struct({
@@ -19,9 +20,9 @@ export const TaskSummary = Schema.Struct({
   title: Schema.String,
   status: TaskStatus,
   priority: Schema.String,
-  awaiting: Schema.optional(Schema.String).annotate({
+  awaiting: optional(Schema.String.annotate({
     description: "Current step's displayHint.component; absent when the next-step lookup fails or the task is terminal"
-  }),
+  })),
   entityId: Uuid,
   workflowId: Schema.String,
   createdAt: Timestamp
@@ -34,10 +35,10 @@ export type StartParamType = typeof StartParamType.Type
 export const StartParam = Schema.Struct({
   key: Schema.String,
   type: StartParamType,
-  description: Schema.optional(Schema.String),
-  pattern: Schema.optional(Schema.String),
-  enum: Schema.optional(Schema.Array(Schema.Unknown)),
-  default: Schema.optional(Schema.Unknown),
+  description: optional(Schema.String),
+  pattern: optional(Schema.String),
+  enum: optional(Schema.Array(Schema.Unknown)),
+  default: optional(Schema.Unknown),
   required: Schema.Boolean
 }).annotate({ identifier: "StartParam" })
 export type StartParam = typeof StartParam.Type
@@ -45,9 +46,9 @@ export type StartParam = typeof StartParam.Type
 export const WorkflowEntry = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  startParams: Schema.optional(Schema.Array(StartParam)).annotate({
+  startParams: optional(Schema.Array(StartParam).annotate({
     description: "Omitted when the workflow's runbook lookup fails"
-  })
+  }))
 }).annotate({ identifier: "WorkflowEntry" })
 export type WorkflowEntry = typeof WorkflowEntry.Type
 
@@ -86,7 +87,7 @@ export const UiState = Schema.Struct({
   step: Schema.NullOr(UiStep).annotate({ description: "The current step; null for a task with no next step" }),
   steps: Schema.Array(Schema.Struct({
     id: Schema.String,
-    title: Schema.optional(Schema.String).annotate({ description: "The step's title in its runbook, for people" }),
+    title: optional(Schema.String.annotate({ description: "The step's title in its runbook, for people" })),
     status: Schema.String
   }))
 }).annotate({ identifier: "UiState" })
@@ -102,10 +103,10 @@ export const TaskEvent = Schema.StructWithRest(
     taskId: Schema.String,
     type: Schema.String,
     source: Schema.String,
-    sourceLabel: Schema.optional(Schema.String),
+    sourceLabel: optional(Schema.String),
     seq: Schema.Int,
     payload: Schema.Record(Schema.String, Schema.Unknown),
-    groupKey: Schema.optional(Schema.String),
+    groupKey: optional(Schema.String),
     createdAt: Timestamp
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
@@ -164,11 +165,11 @@ export type UpdateResult = typeof UpdateResult.Type
 export const GlStatus = Schema.Struct({
   connected: Schema.Boolean,
   tenantId: Uuid,
-  provider: Schema.optional(Schema.String),
-  service: Schema.optional(Schema.String),
-  status: Schema.optional(Schema.String),
-  lastSyncAt: Schema.optional(Schema.NullOr(Timestamp)),
-  workspaceName: Schema.optional(Schema.String)
+  provider: optional(Schema.String),
+  service: optional(Schema.String),
+  status: optional(Schema.String),
+  lastSyncAt: optional(Schema.NullOr(Timestamp)),
+  workspaceName: optional(Schema.String)
 }).annotate({
   identifier: "GlStatus",
   description: "When the tenant has no GL configured, only connected=false and tenantId"

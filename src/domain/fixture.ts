@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { optional } from "../api/optional.js"
 import { issueProblems } from "../api/issues.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar } from "../api/resources.js"
@@ -55,11 +56,11 @@ export const FixtureEvent = Schema.Struct({
   taskId: Schema.String,
   type: Schema.String,
   source: Schema.String,
-  sourceLabel: Schema.optional(Schema.String),
+  sourceLabel: optional(Schema.String),
   seq: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)),
   payload: JsonObject,
-  groupKey: Schema.optional(Schema.String),
-  createdAt: Schema.optional(Timestamp)
+  groupKey: optional(Schema.String),
+  createdAt: optional(Timestamp)
 })
 
 /** A registered agent with a known key (demo and test worlds only): only the key's hash is stored. */
@@ -82,7 +83,7 @@ export const Fixture = Schema.Struct({
   events: Schema.Array(FixtureEvent).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   glConnections: Schema.Array(GlConnection).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   // Optional in the decoded type too: fixtures built in code need not name agents.
-  agents: Schema.optional(Schema.Array(FixtureAgent))
+  agents: optional(Schema.Array(FixtureAgent))
 })
 export type Fixture = typeof Fixture.Type
 

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { optional } from "../api/optional.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { FileName, MediaType } from "../api/headerValues.js"
@@ -15,7 +16,7 @@ import { IdParam, JsonObject, NonEmpty, StoredText, TenantIdParam, TenantTaskPat
 export const DOCUMENT_HEADER = "x-workspace-document"
 
 export const DocumentListParams = Schema.Struct({
-  source: Schema.optional(NonEmpty(256)).annotate({ description: "Only documents of this source" }),
+  source: optional(NonEmpty(256).annotate({ description: "Only documents of this source" })),
   limit: Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })).annotate({
     description: "At most this many documents"
   })
@@ -25,16 +26,16 @@ export const PutDocumentParams = Schema.Struct({
   source: StoredText(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
   filename: FileName.annotate({ description: "The document's file name" }),
   contentType: MediaType.annotate({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
-  period: Schema.optional(StoredText(16)).annotate({ description: "Accounting period, YYYY-MM" }),
-  schemaSlug: Schema.optional(StoredText(128)).annotate({ description: "Extraction schema slug used downstream" }),
-  signalTaskId: Schema.optional(StoredText(TASK_ID_MAX_LENGTH)).annotate({ description: "Signal to record with the document: its task" }),
-  signalName: Schema.optional(StoredText(128)).annotate({ description: "Signal to record with the document: its name" }),
-  signalPayload: Schema.optional(CheckedJson(JsonObject)).annotate({
+  period: optional(StoredText(16).annotate({ description: "Accounting period, YYYY-MM" })),
+  schemaSlug: optional(StoredText(128).annotate({ description: "Extraction schema slug used downstream" })),
+  signalTaskId: optional(StoredText(TASK_ID_MAX_LENGTH).annotate({ description: "Signal to record with the document: its task" })),
+  signalName: optional(StoredText(128).annotate({ description: "Signal to record with the document: its name" })),
+  signalPayload: optional(CheckedJson(JsonObject).annotate({
     description: "Signal payload as a JSON object; the new document's id is added to it as `documentRef`"
-  }),
-  signalExpectedStep: Schema.optional(StoredText(256)).annotate({
+  })),
+  signalExpectedStep: optional(StoredText(256).annotate({
     description: "The step the signal is for: when the task is no longer at it, the write is a 409 naming the current step"
-  })
+  }))
 })
 
 export class DocumentsGroup extends HttpApiGroup.make("documents")

@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar, UiStep } from "../api/resources.js"
@@ -29,7 +30,7 @@ export const Task = Schema.Struct({
 export const StepStatus = Schema.Struct({
   id: Schema.String,
   // Optional: a workspace service of an older version sends id and status only.
-  title: Schema.optional(Schema.String).annotate({ description: "The step's title in its runbook" }),
+  title: optional(Schema.String.annotate({ description: "The step's title in its runbook" })),
   status: Schema.String
 })
 
@@ -58,11 +59,11 @@ export const Workflow = Schema.Struct({
 
 export const ConfigProperty = Schema.StructWithRest(
   Schema.Struct({
-    type: Schema.optional(Schema.String),
-    description: Schema.optional(Schema.String),
-    pattern: Schema.optional(Schema.String),
-    enum: Schema.optional(Schema.Array(Schema.Unknown)),
-    default: Schema.optional(Schema.Unknown)
+    type: optional(Schema.String),
+    description: optional(Schema.String),
+    pattern: optional(Schema.String),
+    enum: optional(Schema.Array(Schema.Unknown)),
+    default: optional(Schema.Unknown)
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
@@ -72,18 +73,18 @@ export const RunbookStep = Schema.Struct({
   title: Schema.String,
   displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))) }),
   args: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))),
-  agentId: Schema.optional(Uuid).annotate({
+  agentId: optional(Uuid.annotate({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
-  }),
-  requireDistinctDecider: Schema.optional(Schema.Boolean).annotate({
+  })),
+  requireDistinctDecider: optional(Schema.Boolean.annotate({
     description: "Four-eyes: whoever completes this step (approves, rejects or submits its file) must be named by the edge " +
       "and must not have completed an earlier step of the task; otherwise 403"
-  })
+  }))
 })
 
 export const Runbook = Schema.Struct({
   configSchema: Schema.Struct({
-      global: Schema.optional(
+      global: optional(
         Schema.Struct({
           type: Schema.optional(Schema.String),
           properties: Schema.Record(Schema.String, ConfigProperty).pipe(Schema.withDecodingDefault(Effect.succeed({})))
@@ -97,12 +98,12 @@ export const Signal = Schema.Struct({
   taskId: Schema.String.annotate({ description: "Task or composite child id; resolved to its root task" }),
   name: Schema.String,
   payload: JsonObject,
-  expectedStep: Schema.optional(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))).annotate({
+  expectedStep: optional(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)).annotate({
     description: "The step this signal is for (approve, reject, file_submitted, row actions). When given, the signal " +
       "applies to that step only: a repeat of the decision already taken on it is a no-op, a decision for a step " +
       "that is no longer current (or was decided the other way) is a 409 naming the current step. When omitted, " +
       "the step current when the signal is recorded."
-  })
+  }))
 }).pipe(closed("Signal"))
 
 export const Document = Schema.Struct({
@@ -114,8 +115,8 @@ export const Document = Schema.Struct({
   contentType: Schema.String,
   sizeBytes: Schema.Int,
   uploadedAt: Timestamp,
-  period: Schema.optional(Schema.String),
-  schemaSlug: Schema.optional(Schema.String)
+  period: optional(Schema.String),
+  schemaSlug: optional(Schema.String)
 }).annotate({ identifier: "Document" })
 
 export interface NewDocument {
@@ -130,8 +131,8 @@ export interface NewDocument {
 
 export const DataBatch = Schema.Struct({
   taskId: Schema.String,
-  kind: Schema.optional(Schema.String),
-  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }))
+  kind: optional(Schema.String),
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: optional(Schema.Unknown) }))
 }).annotate({ identifier: "DataBatch" })
 
 export const GlConnection = Schema.Struct({
@@ -141,9 +142,9 @@ export const GlConnection = Schema.Struct({
   status: Schema.String,
   connectedAt: Schema.NullOr(Timestamp),
   metadata: Schema.Struct({
-    name: Schema.optional(Schema.String),
-    service: Schema.optional(Schema.String),
-    updated_at: Schema.optional(Timestamp)
+    name: optional(Schema.String),
+    service: optional(Schema.String),
+    updated_at: optional(Timestamp)
   })
 }).annotate({ identifier: "GlConnection" })
 

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { optional } from "../api/optional.js"
 import { closed, UpdateSubledgerCellDto } from "../api/dtos.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
@@ -11,15 +12,15 @@ import { RejectResult, UpdateResult } from "../api/resources.js"
 import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath, WorkspaceErrors } from "./paths.js"
 
 export const IngestDataRequest = Schema.Struct({
-  kind: Schema.optional(NonEmpty(128)).annotate({ description: "Discriminator shared by the batch" }),
-  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: Schema.optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).check(Schema.isMinLength(1)),
-  signal: Schema.optional(Schema.Struct({
+  kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
+  rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).check(Schema.isMinLength(1)),
+  signal: optional(Schema.Struct({
     taskId: NonEmpty(TASK_ID_MAX_LENGTH),
     name: NonEmpty(128),
     expectedStep: Schema.optional(NonEmpty(256)).annotate({ description: "The step the signal is for (409 when no longer current)" })
-  }).pipe(closed("WorkspaceIngestSignal"))).annotate({
+  }).pipe(closed("WorkspaceIngestSignal")).annotate({
     description: "Signal recorded with each row, delivered after the batch commits"
-  })
+  }))
 }).pipe(closed("WorkspaceIngestDataRequest"))
 
 export const IngestedRow = Schema.Struct({ id: Uuid, signaled: Schema.Boolean }).annotate({

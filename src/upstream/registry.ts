@@ -7,6 +7,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
 import { BadRequestWire, ConflictWire, NotFoundWire } from "../api/errors.js"
 import { Timestamp, Uuid } from "../api/ids.js"
@@ -18,8 +19,8 @@ export const CreateAgentDto = Schema.Struct({
   kind: NonEmpty(32).annotate({ description: "Agent runtime kind, a lowercase URI scheme (e.g. claude, openai)" }),
   externalRef: NonEmpty(1024).annotate({ description: "The agent's native id, or `<kind>://<native-id>`" }),
   name: NonEmpty(256),
-  tenantSlug: Schema.optional(NonEmpty(128)).annotate({ description: "Owning tenant by slug" }),
-  tenantId: Schema.optional(Uuid).annotate({ description: "Owning tenant by id" })
+  tenantSlug: optional(NonEmpty(128).annotate({ description: "Owning tenant by slug" })),
+  tenantId: optional(Uuid.annotate({ description: "Owning tenant by id" }))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     dto.tenantSlug !== undefined || dto.tenantId !== undefined ||
@@ -58,7 +59,7 @@ export type CreatedAgent = typeof CreatedAgent.Type
 
 export const CreateAgentVersionDto = Schema.Struct({
   version: NonEmpty(64).annotate({ description: "Version label, unique per agent" }),
-  config: Schema.optional(JsonObject).annotate({ description: "Free-form configuration of this version" })
+  config: optional(JsonObject.annotate({ description: "Free-form configuration of this version" }))
 }).pipe(closed("CreateAgentVersionDto"))
 export type CreateAgentVersionDto = typeof CreateAgentVersionDto.Type
 
@@ -96,7 +97,7 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
   )
   .add(
     HttpApiEndpoint.get("listAgents", "/registry/agents", {
-      query: Schema.Struct({ tenantId: Schema.optional(Uuid) }),
+      query: Schema.Struct({ tenantId: optional(Uuid) }),
       success: Schema.Array(Agent),
       error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
     })
