@@ -14,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import type * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as fc from "fast-check"
 import { appendFileSync } from "node:fs"
 import { type ArbitraryOptions, type Operation, operationsOf, pct, requestsFor, validRequest } from "./arbitraries.js"
@@ -27,9 +28,9 @@ export interface Target {
   readonly close: () => Promise<void>
 }
 
-export interface SuiteOptions {
+export interface SuiteOptions<Id extends string, Groups extends HttpApiGroup.Constraint> {
   readonly name: string
-  readonly api: HttpApi.Top
+  readonly api: HttpApi.HttpApi<Id, Groups>
   readonly start: () => Promise<Target>
   readonly arbitraries: ArbitraryOptions
   /** The server's body limit: one mutation sends a body just over it. */
@@ -63,7 +64,7 @@ const fail = (title: string, findings: ReadonlyArray<Finding>) => {
 
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 
-export const contractSuite = (options: SuiteOptions) => {
+export const contractSuite = <Id extends string, Groups extends HttpApiGroup.Constraint>(options: SuiteOptions<Id, Groups>) => {
   const operations = operationsOf(options.api)
   describe(`${options.name}: every answer is below 500 and matches the published document`, () => {
     let target: Target
