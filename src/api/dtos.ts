@@ -34,7 +34,7 @@ const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Sch
 
 export const CreateTaskDto = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "An id returned by the workflows list" }),
-  context: optional(JsonObject.annotate({
+  context: optional(JsonObject.annotateKey({
     description: "Forwarded into the workflow start payload; checked against the workflow's startParams"
   }))
 }).pipe(closed("CreateTaskDto"))
@@ -70,7 +70,7 @@ export const TaskRowActionDto = Schema.Struct({
   step: optional(StepId),
   rowId: Uuid,
   field: optional(NonEmpty(128).annotate({ description: "Column key; required for edit_cell" })),
-  value: Schema.optionalKey(Scalar).annotate({
+  value: Schema.optionalKey(Scalar).annotateKey({
     description: "Scalar or null; required for edit_cell"
   })
 }).pipe(
@@ -104,7 +104,7 @@ export const WORKSPACE_SEQ_MAX = 2 ** 52
 
 const seqUpTo = (max: number) => {
   const message = `must be an integer from 0 to ${max}`
-  return Schema.Number.check(Schema.isInt({ message }).abort(), Schema.isBetween({ minimum: 0, maximum: max }, { message }))
+  return Schema.Finite.check(Schema.isInt({ message }).abort(), Schema.isBetween({ minimum: 0, maximum: max }, { message }))
     .annotate({
     description: `Monotonic per task / event stream; 0..${max}`
   })
@@ -179,14 +179,14 @@ export const WorkspaceTaskEventDto = Schema.Struct({ ...taskEventFields, seq: se
 
 /** YYYY-MM with a real month (2026-13 is refused). */
 export const Period = Schema.String.check(
-  Schema.isPattern(/^\d{4}-(0[1-9]|1[0-2])$/, { message: "period must be YYYY-MM with a month 01-12" })
+  Schema.isPattern(/^\d{4}-(0[1-9]|1[0-2])$/u, { message: "period must be YYYY-MM with a month 01-12" })
 ).annotate({ identifier: "Period", description: "Accounting period, YYYY-MM" })
 
 /** Fields shared by upload and ingest: everything but where the bytes come from. */
 const FileMetaFields = {
   source: NonEmpty(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
-  fileName: optional(FileName.annotate({ description: "Override; otherwise derived" })),
-  contentType: optional(MediaType.annotate({
+  fileName: optional(FileName.annotateKey({ description: "Override; otherwise derived" })),
+  contentType: optional(MediaType.annotateKey({
     description: "MIME type; guessed from the file name when omitted"
   })),
   period: optional(Period),
@@ -234,15 +234,15 @@ export type FileMeta = Omit<UploadFileDto, "data">
 
 export const DataIngestEvent = Schema.Struct({
   data: JsonObject,
-  sourceRef: optional(Schema.Unknown.annotate({ description: "Free-form provenance JSON" }))
+  sourceRef: optional(Schema.Unknown.annotateKey({ description: "Free-form provenance JSON" }))
 }).pipe(closed("DataIngestEvent"))
 
 export const DataIngestDto = Schema.Struct({
-  data: optional(JsonObject.annotate({ description: "Single-row body; exactly one of data / events" })),
+  data: optional(JsonObject.annotateKey({ description: "Single-row body; exactly one of data / events" })),
   events: optional(Schema.Array(DataIngestEvent).check(Schema.isMinLength(1), Schema.isMaxLength(10_000)).annotate({
     description: "Bulk body; exactly one of data / events"
   })),
-  sourceRef: optional(Schema.Unknown.annotate({ description: "Ignored when events is given" })),
+  sourceRef: optional(Schema.Unknown.annotateKey({ description: "Ignored when events is given" })),
   kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
   signalTaskId: optional(NonEmpty(TASK_ID_MAX_LENGTH)),
   signalName: optional(NonEmpty(128))
@@ -260,7 +260,7 @@ export type DataIngestDto = typeof DataIngestDto.Type
 
 export const UpdateSubledgerCellDto = Schema.Struct({
   field: NonEmpty(128).annotate({ description: "Column key, checked against the ledger's allow-list" }),
-  value: Scalar.annotate({ description: "Scalar or null; validated and coerced per ledger" })
+  value: Scalar.annotateKey({ description: "Scalar or null; validated and coerced per ledger" })
 }).pipe(closed("UpdateSubledgerCellDto"))
 export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
 

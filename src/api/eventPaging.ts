@@ -16,9 +16,9 @@ export const EVENT_PAGE_MAX = 1000
  * it as it is.
  */
 const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
-  Schema.String.check(Schema.isPattern(/^\d{1,16}$/, { message: `must be ${what}` })).pipe(
+  Schema.String.check(Schema.isPattern(/^\d{1,16}$/u, { message: `must be ${what}` })).pipe(
     Schema.decodeTo(
-      Schema.Number.check(
+      Schema.Finite.check(
         Schema.isInt(),
         Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: `must be ${what}` }),
         ...checks
@@ -28,7 +28,7 @@ const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
   )
 
 /** A seq as a query or header value: the events after it are wanted. */
-export const SeqParam = decimalInt("an integer >= 0").annotate({ description: "Only events with a greater seq" })
+export const SeqParam = decimalInt("an integer >= 0").pipe(Schema.annotateEncoded({ description: "Only events with a greater seq" }))
 
 export const EventPageParams = Schema.Struct({
   afterSeq: Schema.optionalKey(SeqParam),
@@ -36,7 +36,7 @@ export const EventPageParams = Schema.Struct({
     decimalInt(
       `an integer from 1 to ${EVENT_PAGE_MAX}`,
       Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX }, { message: `must be an integer from 1 to ${EVENT_PAGE_MAX}` })
-    ).annotate({ description: `At most this many events (the first ones, seq ascending), 1..${EVENT_PAGE_MAX}` })
+    ).pipe(Schema.annotateEncoded({ description: `At most this many events (the first ones, seq ascending), 1..${EVENT_PAGE_MAX}` }))
   )
 })
 
@@ -84,6 +84,6 @@ export const WorkspaceEventPageParams = Schema.Struct({
   ...EventPageParams.fields,
   maxBytes: Schema.optionalKey(
     decimalInt("a positive integer", Schema.isGreaterThanOrEqualTo(1, { message: "must be a positive integer" }))
-      .annotate({ description: "Stop after the event that takes the answer's size (about its JSON's) to this many bytes" })
+      .pipe(Schema.annotateEncoded({ description: "Stop after the event that takes the answer's size (about its JSON's) to this many bytes" }))
   )
 })

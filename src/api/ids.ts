@@ -1,14 +1,13 @@
 import * as Schema from "effect/Schema"
 
-// Written without the `i` flag so that the published JSON Schema pattern means the same.
-const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
+// Written without the `i` flag so that the published JSON Schema pattern means the same; with `u`,
+// which Effect 4 requires to publish a pattern (JSON Schema patterns are Unicode-aware).
+const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/u
 
 /** A UUID in any version, case-insensitive (ids come from several systems). */
-export const Uuid = Schema.String.check(Schema.isPattern(UUID_RE, { message: "must be a UUID" })).annotate({
-  identifier: "Uuid",
-  description: "UUID",
-  format: "uuid"
-})
+export const Uuid = Schema.String.annotate({ description: "UUID", format: "uuid" }).check(
+  Schema.isPattern(UUID_RE, { message: "must be a UUID" })
+).annotate({ identifier: "Uuid" })
 
 export const isUuid = (s: string): boolean => UUID_RE.test(s)
 
@@ -20,7 +19,7 @@ export const isUuid = (s: string): boolean => UUID_RE.test(s)
 export const TASK_ID_MAX_LENGTH = 2048
 
 /** A UUID, then `:<step>:<slug>` pairs of non-empty segments (child ids nest). */
-const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`)
+const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`, "u")
 
 /** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
 export const TaskId = Schema.String.check(

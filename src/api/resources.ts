@@ -136,7 +136,7 @@ export const UploadResult = Schema.Struct({
 export type UploadResult = typeof UploadResult.Type
 
 export const DataIngestResult = Schema.Struct({
-  id: Uuid.annotate({ description: "Persisted row id" }),
+  id: Uuid.annotateKey({ description: "Persisted row id" }),
   status: Schema.Literal("accepted"),
   signaled: Schema.Boolean
 }).annotate({ identifier: "DataIngestResult" })
@@ -149,7 +149,7 @@ export const RejectResult = Schema.Struct({
 }).annotate({ identifier: "RejectResult" })
 export type RejectResult = typeof RejectResult.Type
 
-export const Scalar = Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Null]).annotate({
+export const Scalar = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null]).annotate({
   identifier: "Scalar"
 })
 export type Scalar = typeof Scalar.Type

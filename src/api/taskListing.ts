@@ -28,7 +28,7 @@ export const encodeTaskCursor = (taskId: string): string =>
   // btoa, not Buffer: the contract loads in browsers too. The text is ASCII (a UUID).
   btoa(`t:${taskId}`).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 
-const CURSOR_RE = /^[A-Za-z0-9_-]{1,128}$/
+const CURSOR_RE = /^[A-Za-z0-9_-]{1,128}$/u
 
 /**
  * The task a cursor names, undefined for anything this gateway did not send. The contract
@@ -56,7 +56,7 @@ const TaskCursor = Schema.String.check(
 
 /** A display component, as `awaiting` names it. */
 export const AwaitingParam = Schema.String.check(
-  Schema.isPattern(/^[A-Za-z0-9_.-]{1,128}$/, { message: "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
+  Schema.isPattern(/^[A-Za-z0-9_.-]{1,128}$/u, { message: "must be a component name such as FILE_UPLOAD (letters, digits, _ . -)" })
 ).annotate({ description: "Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)" })
 
 const LIMIT_MESSAGE = `must be an integer from 1 to ${TASK_PAGE_MAX}`
@@ -70,15 +70,15 @@ export const TaskListParams = Schema.Struct({
   ),
   awaiting: Schema.optionalKey(AwaitingParam),
   limit: Schema.optionalKey(
-    Schema.String.check(Schema.isPattern(/^\d{1,4}$/, { message: LIMIT_MESSAGE })).pipe(
+    Schema.String.check(Schema.isPattern(/^\d{1,4}$/u, { message: LIMIT_MESSAGE })).pipe(
       Schema.decodeTo(
-        Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: TASK_PAGE_MAX }, { message: LIMIT_MESSAGE })),
+        Schema.Finite.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: TASK_PAGE_MAX }, { message: LIMIT_MESSAGE })),
         SchemaTransformation.numberFromString
       )
-    ).annotate({
+    ).pipe(Schema.annotateEncoded({
       description: `At most this many tasks (1..${TASK_PAGE_MAX}); the answer then carries ${NEXT_CURSOR_HEADER} ` +
         "when more may follow"
-    })
+    }))
   ),
   cursor: Schema.optionalKey(TaskCursor)
 })

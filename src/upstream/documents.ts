@@ -24,8 +24,8 @@ export const DocumentListParams = Schema.Struct({
 
 export const PutDocumentParams = Schema.Struct({
   source: StoredText(256).annotate({ description: "Stable source identifier; workflow activities query by it" }),
-  filename: FileName.annotate({ description: "The document's file name" }),
-  contentType: MediaType.annotate({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
+  filename: FileName.annotateKey({ description: "The document's file name" }),
+  contentType: MediaType.annotateKey({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
   period: optional(StoredText(16).annotate({ description: "Accounting period, YYYY-MM" })),
   schemaSlug: optional(StoredText(128).annotate({ description: "Extraction schema slug used downstream" })),
   signalTaskId: optional(StoredText(TASK_ID_MAX_LENGTH).annotate({ description: "Signal to record with the document: its task" })),

@@ -73,7 +73,7 @@ export const RunbookStep = Schema.Struct({
   title: Schema.String,
   displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))) }),
   args: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))),
-  agentId: optional(Uuid.annotate({
+  agentId: optional(Uuid.annotateKey({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
   })),
   requireDistinctDecider: optional(Schema.Boolean.annotate({

@@ -20,7 +20,7 @@ export const CreateAgentDto = Schema.Struct({
   externalRef: NonEmpty(1024).annotate({ description: "The agent's native id, or `<kind>://<native-id>`" }),
   name: NonEmpty(256),
   tenantSlug: optional(NonEmpty(128).annotate({ description: "Owning tenant by slug" })),
-  tenantId: optional(Uuid.annotate({ description: "Owning tenant by id" }))
+  tenantId: optional(Uuid.annotateKey({ description: "Owning tenant by id" }))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     dto.tenantSlug !== undefined || dto.tenantId !== undefined ||
@@ -39,7 +39,7 @@ export const AgentVersion = Schema.Struct({
 export type AgentVersion = typeof AgentVersion.Type
 
 export const Agent = Schema.Struct({
-  id: Uuid.annotate({ description: "Registry UUID; runbook steps reference the agent by it" }),
+  id: Uuid.annotateKey({ description: "Registry UUID; runbook steps reference the agent by it" }),
   kind: Schema.String,
   externalRef: Schema.String.annotate({ description: "The resolved `<kind>://<native-id>`" }),
   tenantId: Uuid,
@@ -72,7 +72,7 @@ export type GlWebhookSuccessDto = typeof GlWebhookSuccessDto.Type
 const AgentPath = Schema.Struct({ id: IdParam("Agent registry UUID") })
 
 /** An API key's SHA-256 as the workspace API takes it (src/domain/apiKeys.ts hashes keys so). */
-export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/
+export const KEY_HASH_PATTERN = /^[0-9a-f]{64}$/u
 
 export const AgentKeyLookupDto = Schema.Struct({
   keyHash: Schema.String.check(Schema.isPattern(KEY_HASH_PATTERN, { message: "keyHash must be 64 lowercase hex digits (a SHA-256)" })).annotate({ description: "SHA-256 of the agent's API key, 64 lowercase hex digits; the key itself is never sent" })
