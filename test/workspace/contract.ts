@@ -394,7 +394,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
           const [a, r] = yield* Effect.all([Effect.result(approve(task.id, "first")), Effect.result(reject(task.id, "first"))], {
             concurrency: 2
           })
-          expect([a._tag, r._tag].sort()).toEqual(["Left", "Right"])
+          expect([a._tag, r._tag].sort()).toEqual(["Failure", "Success"])
           const lost = Result.isFailure(a) ? a.failure : Result.isFailure(r) ? r.failure : undefined
           expect(lost).toMatchObject({ _tag: "Conflict" })
           expect(yield* ws.getTask(task.id)).toMatchObject(
