@@ -6,6 +6,7 @@
  *   type is a 415 (on any method), and a body whose fields are all optional may be omitted;
  * - a write may be refused 403 (another site's, src/http/crossSite.ts);
  * - the Node server answers 408 and 431 (in the error shape) before any route is chosen;
+ * - a parameter carries its schema's description;
  * - free-form values carry no `$id` (Effect marks `unknown` with "/schemas/unknown", which
  *   resolvers take for a reference to fetch).
  */
@@ -53,6 +54,12 @@ export function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<stri
   if (!JSON.stringify(out).includes("#/components/schemas/PropertyKey\"")) delete out.components.schemas.PropertyKey
   for (const path of Object.values(out.paths as Record<string, unknown>)) {
     for (const [method, op] of Object.entries(path as Record<string, any>)) {
+      // A parameter says what its schema says, where readers of the operation look first.
+      for (const parameter of op?.parameters ?? []) {
+        if (parameter.description === undefined && typeof parameter.schema?.description === "string") {
+          parameter.description = parameter.schema.description
+        }
+      }
       const bad = op?.responses?.["400"]
       if (bad !== undefined) bad.description = "The request is malformed: the message names the field"
       for (const [status, [name, description]] of Object.entries(SERVER_ERRORS)) {
