@@ -11,6 +11,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -45,6 +46,9 @@ if (args.help) {
   const program = Effect.suspend(() => cli(args.argv)).pipe(
     Effect.as(0),
     Effect.catch((error) => reportFailure(error, args.path)),
+    // An empty SVC_URL (or SVC_ACTOR...) is a value, as it always was: `SVC_URL= svc health` is a
+    // usage error, not the default URL. The secrets treat empty as unset themselves (common.ts).
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true })),
     // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
     // tens of milliseconds of a command's start.
     Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp))

@@ -4,6 +4,7 @@ import * as Flag from "effect/cli/Flag"
 import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
 import * as Stream from "effect/Stream"
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
@@ -252,6 +253,12 @@ export const filenameOf = (disposition: string | undefined): string | undefined 
   return safe === "" || safe === "." || safe === ".." ? undefined : safe
 }
 
+/** A file system failure with Node's own words (`ENOENT: no such file or directory, open '...'`) after Effect's. */
+const platformMessage = (e: PlatformError.PlatformError) => {
+  const cause = e.reason.cause
+  return e.reason.description === undefined && cause instanceof Error ? `${e.message}: ${cause.message}` : e.message
+}
+
 const download = gatewayCommand(
   "download",
   "Download a task file, streaming it to a file (default: its stored name, in the current directory) or - for stdout",
@@ -286,7 +293,7 @@ const download = gatewayCommand(
         Effect.andThen(fs.rename(partial, target)),
         Effect.tapError(() => fs.remove(partial).pipe(Effect.ignore)),
         Effect.mapError((e) =>
-          e._tag === "PlatformError" ? new CliFailure({ message: `cannot write ${target}: ${e.message}` }) : e
+          e._tag === "PlatformError" ? new CliFailure({ message: `cannot write ${target}: ${platformMessage(e)}` }) : e
         )
       )
       const saved = { path: path.resolve(target), bytes, contentType, filename: stored ?? null }
