@@ -1,7 +1,7 @@
 /**
  * Help written for this tool: one entry per command, plain text (no colour codes), lines of at
  * most 100 columns. `svc --help`, `svc <group> --help` and `svc <command> --help` print these
- * instead of @effect/cli's generated pages. test/cli/help.test.ts checks that every command of
+ * instead of effect/cli's generated pages. test/cli/help.test.ts checks that every command of
  * the tree (app.ts) has an entry and names every option the command takes.
  */
 
