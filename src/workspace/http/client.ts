@@ -143,6 +143,18 @@ const fromCallFailure = (e: unknown): Kept | UpstreamError => {
   return fromResponseFailure(e)
 }
 
+/**
+ * An error answer whose body is not JSON (a proxy's plain-text 500, say) fails here as the decode
+ * error it is, before HttpApiClient decodes it: Effect 4.1's HttpApiClient would combine that
+ * decode error with a status error, and Cause.combine hashes both, reading the response's
+ * `jsonUnsafe` getter, which throws on such a body: the call would die instead of failing.
+ */
+const rejectUnreadableErrorBody = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  // The body is read once and kept: the decoder reads it again from memory.
+  response.status < 400 ? Effect.succeed(response) : Effect.as(response.json, response)
+
 /** The request-side failures by the names Effect 3 gave them (they appear in the 502's message). */
 const REQUEST_REASONS: Readonly<Record<string, string>> = { EncodeError: "Encode", InvalidUrlError: "InvalidUrl" }
 
@@ -213,7 +225,7 @@ export const makeHttpWorkspaceClient = (
           )))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
-      httpClient: http,
+      httpClient: http.pipe(HttpClient.transform(Effect.flatMap(rejectUnreadableErrorBody))),
       baseUrl: base,
       transformResponse: (effect) => Effect.mapError(effect, (e) => (isKept(e) ? e : new ResponseFailure(e)))
     })
