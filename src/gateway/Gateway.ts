@@ -125,5 +125,7 @@ export const GatewayLive = HttpRouter.serve(Layer.merge(Routes, GatewayMiddlewar
 }).pipe(
   tracing,
   // Outside the server's own layers, so main.ts's start-up check shares this instance.
-  Layer.provide(Readiness.layer)
+  Layer.provide(Readiness.layer),
+  // One tenant lookup (and its cache) for every route and middleware that names the tenant.
+  Layer.provide(Tenant.layer)
 )

@@ -8,7 +8,6 @@
  * added there is accepted here with no second list. Requests this check cannot place (no
  * endpoint of the API has the path with this method) go on to the router's own 404/405.
  */
-import type * as HttpApi from "effect/http-api/HttpApi"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -16,8 +15,26 @@ import * as SchemaAST from "effect/SchemaAST"
 import { BadRequest } from "../api/errors.js"
 import { matchPath } from "../http/methodNotAllowed.js"
 
+/**
+ * The part of an HttpApi read here, structurally: Effect 4's `HttpApi.Top` is not a supertype of a
+ * concrete API (see ApiRoutes in ../http/methodNotAllowed.ts).
+ */
+export interface QueryRoutes {
+  readonly groups: {
+    readonly [group: string]: {
+      readonly endpoints: {
+        readonly [endpoint: string]: {
+          readonly method: string
+          readonly path: string
+          readonly query?: { readonly ast: SchemaAST.AST } | undefined
+        }
+      }
+    }
+  }
+}
+
 /** Each endpoint's query fields as the wire has them (the encoded side of its `query` schema). */
-const queryFields = (api: HttpApi.Top): ReadonlyMap<string, ReadonlyArray<SchemaAST.PropertySignature>> => {
+const queryFields = (api: QueryRoutes): ReadonlyMap<string, ReadonlyArray<SchemaAST.PropertySignature>> => {
   const out = new Map<string, ReadonlyArray<SchemaAST.PropertySignature>>()
   for (const group of Object.values(api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
@@ -29,11 +46,11 @@ const queryFields = (api: HttpApi.Top): ReadonlyMap<string, ReadonlyArray<Schema
 }
 
 /** `METHOD path-template` → the query parameter names the endpoint declares. */
-export const declaredQueryParams = (api: HttpApi.Top): ReadonlyMap<string, ReadonlySet<string>> =>
+export const declaredQueryParams = (api: QueryRoutes): ReadonlyMap<string, ReadonlySet<string>> =>
   new Map([...queryFields(api)].map(([key, fields]) => [key, new Set(fields.map((p) => String(p.name)))]))
 
 /** `METHOD path-template` → the declared names that take several values (an array in the contract). */
-const repeatableQueryParams = (api: HttpApi.Top): ReadonlyMap<string, ReadonlySet<string>> => {
+const repeatableQueryParams = (api: QueryRoutes): ReadonlyMap<string, ReadonlySet<string>> => {
   const isArray = (ast: SchemaAST.AST): boolean =>
     SchemaAST.isArrays(ast) || (SchemaAST.isUnion(ast) && ast.types.some(isArray))
   return new Map(
@@ -62,7 +79,7 @@ export const repeatedQueryParam = (key: string, count: number) =>
  * Middleware: the first query parameter of a /v1 request that its endpoint does not declare is a
  * 400; so is a declared one-value parameter given more than once.
  */
-export const refuseUnknownQueryParams = (api: HttpApi.Top) => {
+export const refuseUnknownQueryParams = (api: QueryRoutes) => {
   const declared = declaredQueryParams(api)
   const repeatable = repeatableQueryParams(api)
   return <E, R>(
