@@ -34,7 +34,7 @@ import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
 import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
 import { ProcessDrain } from "./lib/ProcessDrain.js"
-import { GatewayLive } from "./gateway/Gateway.js"
+import { GatewayLive, gatewayLive } from "./gateway/Gateway.js"
 import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
@@ -133,8 +133,7 @@ const main = Effect.gen(function*() {
   // Admin settings matter only where there is an admin listener (embedded mode).
   const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
 
-  // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
-  const embeddedWorkspace = Layer.provideMerge(GlConnectRoutes(config.tenantSlug), EmbeddedWorkspaceLive)
+  const embeddedWorkspace = EmbeddedWorkspaceLive
   const workspace = withWorkspaceMetrics(Option.match(settings.workspaceUrl, {
     onSome: (url) =>
       Layer.unwrap(Effect.map(workspaceToken, (token) =>
@@ -158,7 +157,11 @@ const main = Effect.gen(function*() {
 
   // Readiness beside the app: the same instance (layers are memoized) serves /readyz and the
   // start-up check below.
-  const app = Layer.merge(GatewayLive, Readiness.layer).pipe(
+  // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
+  const gateway = embedded
+    ? gatewayLive(GlConnectRoutes(config.tenantSlug)).pipe(Layer.provide(EmbeddedWorkspaceLive))
+    : GatewayLive
+  const app = Layer.merge(gateway, Readiness.layer).pipe(
     Layer.provide(Layer.succeed(ProcessDrain, drain)),
     Layer.provide(Observability.make(observability)),
     Layer.provide(otlpTracingLayer(observability.otlp)),

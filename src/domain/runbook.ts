@@ -36,7 +36,8 @@ export const submitFileAction = (taskId: string, args: Record<string, unknown>) 
   type: "submit_file",
   method: "POST",
   path: `/v1/tasks/${taskId}/files/ingest`,
-  source: typeof args.source === "string" ? args.source : undefined,
+  // Absent, not undefined: a JSON value has no undefined (Effect 4's Json schema refuses it).
+  ...(typeof args.source === "string" ? { source: args.source } : {}),
   signalTaskId: taskId,
   signalName: FILE_SUBMITTED_SIGNAL
 })

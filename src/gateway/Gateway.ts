@@ -91,15 +91,20 @@ const MetricsRoute = HttpRouter.use((router) =>
   })
 )
 
-/** Every route, each telling the request's log line and metrics which route it is (RouteCaptureLive). */
-const Routes = Layer.mergeAll(
-  ApiLive,
-  Docs,
-  Console,
-  McpLive, // the agent tool server at /mcp (src/mcp/server.ts)
-  ReadinessRoute,
-  MetricsRoute
-).pipe(Layer.provide(RouteCaptureLive))
+/**
+ * Every route, each telling the request's log line and metrics which route it is (RouteCaptureLive);
+ * `extra`: routes of the process beside the API (main.ts: the embedded workspace's GL connect page).
+ */
+const routes = <E, R>(extra: Layer.Layer<never, E, R>) =>
+  Layer.mergeAll(
+    ApiLive,
+    Docs,
+    Console,
+    McpLive, // the agent tool server at /mcp (src/mcp/server.ts)
+    ReadinessRoute,
+    MetricsRoute,
+    extra
+  ).pipe(Layer.provide(RouteCaptureLive))
 
 /**
  * Tracing spans only when SVC_TRACING is on. Off, the tracer is disabled for every fiber the
@@ -118,14 +123,18 @@ const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
  * without its "Listening on" line (main.ts says where it listens). Path parameters up to
  * MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's 100.
  */
-export const GatewayLive = HttpRouter.serve(Layer.merge(Routes, GatewayMiddleware), {
-  routerConfig,
-  disableLogger: true,
-  disableListenLog: true
-}).pipe(
-  tracing,
-  // Outside the server's own layers, so main.ts's start-up check shares this instance.
-  Layer.provide(Readiness.layer),
-  // One tenant lookup (and its cache) for every route and middleware that names the tenant.
-  Layer.provide(Tenant.layer)
-)
+export const gatewayLive = <E = never, R = never>(extra: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>) =>
+  HttpRouter.serve(Layer.merge(routes(extra), GatewayMiddleware), {
+    routerConfig,
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
+    tracing,
+    // Outside the server's own layers, so main.ts's start-up check shares this instance.
+    Layer.provide(Readiness.layer),
+    // One tenant lookup (and its cache) for every route and middleware that names the tenant.
+    Layer.provide(Tenant.layer)
+  )
+
+/** The gateway with no routes beyond its own. */
+export const GatewayLive = gatewayLive()
