@@ -14,11 +14,15 @@ export const uploadingClient = (onProgress: (fraction: number) => void): Promise
 /** The message of a failure from the client: the error shape's `message`, else a transport description. */
 export const messageOf = (error: unknown): string => {
   if (typeof error === "object" && error !== null) {
-    const e = error as { message?: unknown; _tag?: unknown; reason?: unknown }
-    if (e._tag === "RequestError") return "The gateway could not be reached"
+    const e = error as { message?: unknown; _tag?: unknown; reason?: { _tag?: unknown } }
+    // Effect 4's HttpClientError says what went wrong in its reason's tag.
+    const reason = e._tag === "HttpClientError" ? e.reason?._tag : undefined
+    if (reason === "TransportError" || reason === "InvalidUrlError" || reason === "EncodeError") {
+      return "The gateway could not be reached"
+    }
     // An answer not in the gateway's shape (a proxy's 502 page, an empty 504): said in words, with
     // its status when the decoder names one, never the decoder's own account of the mismatch.
-    if (e._tag === "ParseError" || e._tag === "ResponseError") {
+    if (e._tag === "SchemaError" || e._tag === "HttpClientError") {
       const status = statusOf(error) ?? Number(/statusCode: (\d{3})/.exec(String(e.message))?.[1] ?? NaN)
       return Number.isFinite(status) && status >= 400
         ? `The gateway answered with an error (HTTP ${status}) and no explanation; it may be restarting or unreachable behind its proxy. Try again in a moment`
