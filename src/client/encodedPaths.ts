@@ -1,12 +1,14 @@
 /**
- * Wraps a client made by HttpApiClient so that every method sends its path parameters encoded
- * as one segment each (./pathParams.ts): whatever a caller passes as an id, the request goes to
- * the route the method names, never to another resource.
+ * Wraps a client made by HttpApiClient so that every method sends its path parameters as one
+ * segment each (./pathParams.ts): whatever a caller passes as an id, the request goes to the
+ * route the method names, never to another resource. Effect 4's HttpApiClient percent-encodes
+ * each parameter itself (encodeURIComponent), so the values pass through as they are; what it
+ * does not do is refuse `.` and `..` as a failure: it throws (a defect). They are refused here.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
-import { dotSegmentParam, encodePathParams } from "./pathParams.js"
+import { dotSegmentParam } from "./pathParams.js"
 
 type Method = (request?: unknown) => Effect.Effect<unknown, unknown, unknown>
 
@@ -23,10 +25,10 @@ const encoded = (method: Method): Method => (request) => {
       )
     )
   }
-  return method({ ...(request as object), path: encodePathParams(params) })
+  return method(request)
 }
 
-/** The same client, every endpoint method (in groups and at the top level) encoding its path. */
+/** The same client, every endpoint method (in groups and at the top level) checking its path. */
 export const withEncodedPaths = <C>(client: C): C => {
   const wrap = (value: unknown, depth: number): unknown => {
     if (typeof value === "function") return encoded(value as Method)

@@ -1,9 +1,9 @@
 /**
- * Path parameters as they go on the wire. HttpApiClient splices path parameters in verbatim,
- * so a value holding `/`, `?`, `#` or `%` could change the route (a composite task id
- * `<uuid>:s:x/../<other-uuid>` would address the other task once the URL is normalised).
- * Every client of ours (the typed client, the console, the CLI, the workspace's HTTP client)
- * encodes through here; the servers' routers decode.
+ * Path parameters as they go on the wire. A value holding `/`, `?`, `#` or `%` spliced in
+ * verbatim could change the route (a composite task id `<uuid>:s:x/../<other-uuid>` would
+ * address the other task once the URL is normalised). Effect 4's HttpApiClient encodes each
+ * parameter itself; the URLs we build by hand (the download helper, the console's event stream,
+ * the workspace's HTTP client) encode through here; the servers' routers decode.
  */
 
 /**

@@ -98,8 +98,8 @@ describe("path parameters on the wire", () => {
   it("a parameter that is `.` or `..` (which no URL can carry) is refused before sending", async () => {
     const gw = createGatewayClient(base)
     targets.length = 0
-    await expect(gw.subledgers.rejectRow({ path: { ledger: "..", rowId: ROW } })).rejects.toMatchObject({ _tag: "ParseError" })
-    await expect(gw.subledgers.rejectRow({ path: { ledger: ".", rowId: ROW } })).rejects.toMatchObject({ _tag: "ParseError" })
+    await expect(gw.subledgers.rejectRow({ path: { ledger: "..", rowId: ROW } })).rejects.toMatchObject({ _tag: "SchemaError" })
+    await expect(gw.subledgers.rejectRow({ path: { ledger: ".", rowId: ROW } })).rejects.toMatchObject({ _tag: "SchemaError" })
     expect(targets).toEqual([])
   })
 })
