@@ -4,7 +4,8 @@
  * for a path that is a directory or in a directory this user cannot write; the PostgreSQL
  * driver's "The server requested password authentication" (node-postgres before Effect 4: "client
  * password must be a string") for a URL without the password the server asks for, and "Connection
- * timed out" without the setting that bounds it.
+ * timed out" without the setting that bounds it; "The server does not support TLS" in the words
+ * the README quotes.
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs"
 import { dirname } from "node:path"
@@ -25,6 +26,8 @@ export const describeSqliteOpenFailure = (path: string, message: string): string
       }
     }
   }
+  // node-postgres's words, which the README quotes (the driver since Effect 4 says "TLS").
+  if (message === "The server does not support TLS") return "The server does not support SSL connections"
   return message
 }
 
@@ -41,5 +44,7 @@ export const describePgOpenFailure = (message: string, connectTimeoutMs: number)
     return `${message}: no answer within SVC_DB_CONNECT_TIMEOUT_MS=${connectTimeoutMs} (is the host and port a PostgreSQL server, ` +
       "reachable from here?)"
   }
+  // node-postgres's words, which the README quotes (the driver since Effect 4 says "TLS").
+  if (message === "The server does not support TLS") return "The server does not support SSL connections"
   return message
 }
