@@ -14,6 +14,9 @@ export interface ObjectJsonSchema {
   readonly [key: string]: unknown
 }
 
+const isEmptyStruct = (schema: Record<string, any>): boolean =>
+  schema.type === undefined && schema.not?.type === "null" && Object.keys(schema.not).length === 1
+
 export const objectJsonSchema = (schema: Schema.Top): ObjectJsonSchema => {
   const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
   // A plain JSON copy: the document's objects are shared with Effect's caches.
@@ -27,6 +30,12 @@ export const objectJsonSchema = (schema: Schema.Top): ObjectJsonSchema => {
     out = { ...top, ...(Object.keys(rest).length > 0 ? { $defs: rest } : {}) }
   } else if (Object.keys(defs).length > 0) {
     out = { ...doc, $defs: defs }
+  }
+  // Effect 4 renders a Struct of no fields as TypeScript's `{}` (anything but null); with unknown
+  // keys refused it is the empty closed object (main's explicit `jsonSchema` annotation).
+  if (isEmptyStruct(out)) {
+    const { not: _, ...annotations } = out
+    out = { type: "object", properties: {}, additionalProperties: false, ...annotations }
   }
   if (out.type !== "object") throw new Error(`A tool schema must be an object schema, got ${JSON.stringify(out).slice(0, 200)}`)
   return out as ObjectJsonSchema

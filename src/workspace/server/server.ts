@@ -9,6 +9,7 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as ByteSize from "effect/ByteSize"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -292,7 +293,19 @@ export const makeWorkspaceHttpApp = (
       WorkspaceDocsLive,
       WorkspaceMiddleware(options.maxBodyBytes)
     )
-    const served = yield* withRouterConfig(HttpRouter.toHttpEffect(routes))
+    // Built inside a first request too (the admin listener): Effect 4's HttpApi handlers run in
+    // the context the routes were built in, so that request must not be in it, or every later
+    // request's handler would read its (already consumed) body and its headers.
+    const served = yield* withRouterConfig(HttpRouter.toHttpEffect(routes)).pipe(
+      Effect.updateContext((context: Context.Context<Scope.Scope | Exclude<WorkspaceServices, HttpRouter.HttpRouter>>) =>
+        Context.omit(
+          HttpServerRequest.HttpServerRequest,
+          HttpServerRequest.ParsedSearchParams,
+          HttpRouter.RouteContext,
+          CurrentRequest
+        )(context)
+      )
+    )
     const app = requireBearer(Option.fromNullishOr(options.adminToken))(shapeErrors(served, WorkspaceApi))
     return options.tracing === true ? app : Effect.provideService(app, References.TracerEnabled, false)
   })
