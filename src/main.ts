@@ -21,6 +21,7 @@
 import { describeDotEnv } from "./dotEnv.js"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -134,17 +135,19 @@ const main = Effect.gen(function*() {
   const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
 
   const embeddedWorkspace = EmbeddedWorkspaceLive
-  const workspace = withWorkspaceMetrics(Option.match(settings.workspaceUrl, {
+  // The gateway's calls are measured (/metrics' workspace_*), the admin listener's are not.
+  const measuredEmbedded = withWorkspaceMetrics(embeddedWorkspace)
+  const workspace = Option.match(settings.workspaceUrl, {
     onSome: (url) =>
-      Layer.unwrap(Effect.map(workspaceToken, (token) =>
+      withWorkspaceMetrics(Layer.unwrap(Effect.map(workspaceToken, (token) =>
         HttpWorkspaceClientLive(url, {
           timeoutMs: config.workspaceTimeoutMs,
           retries: config.workspaceRetries,
           tracing: config.tracing,
           token: Option.getOrUndefined(token)
-        }))),
-    onNone: () => embeddedWorkspace
-  }))
+        })))),
+    onNone: () => measuredEmbedded
+  })
 
   // Open the port only once the workspace has started: NodeHttpServer listens when its layer is
   // built but attaches the request handler only when the app is served, and Node leaves a request
@@ -159,7 +162,7 @@ const main = Effect.gen(function*() {
   // start-up check below.
   // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
   const gateway = embedded
-    ? gatewayLive(GlConnectRoutes(config.tenantSlug)).pipe(Layer.provide(EmbeddedWorkspaceLive))
+    ? gatewayLive(GlConnectRoutes(config.tenantSlug)).pipe(Layer.provide(measuredEmbedded))
     : GatewayLive
   const app = Layer.merge(gateway, Readiness.layer).pipe(
     Layer.provide(Layer.succeed(ProcessDrain, drain)),
@@ -223,8 +226,14 @@ const main = Effect.gen(function*() {
 // Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
 // signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
 // FiberCountLive: every fiber counted for /metrics' effect_fiber_active (observability/metrics.ts).
+// An empty variable (`SVC_X=`) is a value, refused by name where a setting cannot be empty, as it
+// always was: Effect 4's environment provider would otherwise drop it as unset.
 NodeRuntime.runMain(
-  main.pipe(Effect.catch(failStart), Effect.provide(Layer.merge(loggingLayer(logSettingsFromEnv()), FiberCountLive))),
+  main.pipe(
+    Effect.catch(failStart),
+    Effect.provide(Layer.merge(loggingLayer(logSettingsFromEnv()), FiberCountLive)),
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true }))
+  ),
   {
     teardown: startFailureTeardown(drainTeardown(drain))
   }

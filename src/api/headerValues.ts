@@ -80,7 +80,14 @@ export const MediaType = Schema.String.check(
   Schema.isMaxLength(MAX_MEDIA_TYPE_LENGTH).abort(),
   Schema.makeFilter(isMediaType, {
     message: MEDIA_TYPE_MESSAGE,
-    toJsonSchema: () => ({ pattern: MEDIA_TYPE_DOC_PATTERN })
+    toJsonSchema: () => ({ pattern: MEDIA_TYPE_DOC_PATTERN }),
+    // Property tests: generate from a few real types and parameter forms (the check cannot guide it).
+    arbitraryConstraint: {
+      patterns: [{
+        source: `^(?:application/pdf|text/csv|image/png|application/vnd\\.ms-excel|text/plain)(?:; charset=utf-8|;q="a b"| ; x=y;|;)?$`,
+        flags: ""
+      }]
+    }
   })
 ).annotate({
   identifier: "MediaType",

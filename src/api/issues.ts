@@ -1,10 +1,13 @@
 /**
  * Schema failures as `{path, message}` problems in the wording our 400s and CLI messages have
- * always used (Effect 3's): `Expected <type>, actual <value>`, `is missing`, `is unexpected`.
- * Effect 4's formatter says `got` for `actual`, `Missing key` and `Unexpected key with value ...`;
- * custom messages (a filter's `message`, `closed`'s `messageUnexpectedKey`) pass unchanged.
+ * always used (Effect 3's): `Expected <type>, actual <value>`, `is missing`, `is unexpected`, and
+ * the checks' own words (`a string at most 10 character(s) long`, `a number between 1 and 500`).
+ * Effect 4's formatter says `got` for `actual`, `Missing key`, `Unexpected key with value ...`
+ * and `a value with a length of at most 10`; custom messages (a filter's `message`, `closed`'s
+ * `messageUnexpectedKey`) pass unchanged.
  * The value is quoted only when the decode ran with `reportInput: true` (PARSE_OPTIONS).
  */
+import { format } from "effect/Formatter"
 import * as SchemaIssue from "effect/SchemaIssue"
 
 export interface Problem {
@@ -12,7 +15,7 @@ export interface Problem {
   readonly message: string
 }
 
-const leafHook: SchemaIssue.LeafHook = (issue) => {
+export const leafHook: SchemaIssue.LeafHook = (issue) => {
   const message = SchemaIssue.defaultLeafHook(issue)
   switch (issue._tag) {
     case "MissingKey":
@@ -26,7 +29,50 @@ const leafHook: SchemaIssue.LeafHook = (issue) => {
   }
 }
 
-const formatter = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook })
+/** A built-in check's Effect 4 expectation in Effect 3's words; anything else unchanged. */
+const oldExpected = (expected: string, input: unknown): string => {
+  const what = Array.isArray(input) ? "array" : typeof input === "string" || input === undefined ? "string" : undefined
+  let m = /^a value with a length of (at most|at least) (\d+)$/.exec(expected)
+  if (m !== null && what !== undefined) {
+    return what === "string" ? `a string ${m[1]} ${m[2]} character(s) long` : `an array of ${m[1]} ${m[2]} item(s)`
+  }
+  m = /^a value (greater than or equal to|greater than|less than or equal to|less than) (\S+)$/.exec(expected)
+  if (m !== null) {
+    if (m[2] === "0") {
+      const zero: Record<string, string> = {
+        "greater than or equal to": "a non-negative number",
+        "greater than": "a positive number",
+        "less than or equal to": "a non-positive number",
+        "less than": "a negative number"
+      }
+      return zero[m[1]!]!
+    }
+    return `a number ${m[1]} ${m[2]}`
+  }
+  m = /^a value between (\S+) and (\S+)$/.exec(expected)
+  if (m !== null) return `a number between ${m[1]} and ${m[2]}`
+  m = /^a string matching the RegExp ([\s\S]*)$/.exec(expected)
+  if (m !== null) return `a string matching the pattern ${m[1]}`
+  return expected
+}
+
+/**
+ * A failed check without a message of its own, in Effect 3's words (see `oldExpected`); undefined
+ * leaves it to the formatter (a custom message, or an inner issue with its own expectation).
+ */
+export const checkHook: SchemaIssue.CheckHook = (issue) => {
+  const own = SchemaIssue.defaultCheckHook(issue)
+  if (own !== undefined) return own
+  const inner = issue.issue
+  if (inner._tag !== "InvalidValue" || typeof inner.annotations?.expected === "string") return undefined
+  const expected = issue.filter.annotations?.expected
+  if (typeof expected !== "string") return undefined
+  const input = SchemaIssue.hasInput(issue) ? issue.input : undefined
+  const words = oldExpected(expected, input)
+  return SchemaIssue.hasInput(issue) ? `Expected ${words}, got ${format(input)}` : `Expected ${words}`
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1({ leafHook, checkHook })
 
 const EXPECTED_GOT = /^Expected ([\s\S]*?), got ([\s\S]*)$/
 

@@ -6,10 +6,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import * as Semaphore from "effect/Semaphore"
 import type { FileRef } from "../api/dtos.js"
 import { BadRequest, type PayloadTooLarge, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
+import { issueProblems } from "../api/issues.js"
 
 export interface FetchedFile {
   readonly bytes: Uint8Array
@@ -98,9 +98,8 @@ export class FileFetcher extends Context.Service<FileFetcher, FileFetcherService
     Layer.succeed(FileFetcher, FileFetcher.fromProviders(providers))
 }
 
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
+/** In the API's words (`is unexpected`, `is missing`, `Expected X, actual V`), as the 400s say. */
 const formatIssue = (e: Schema.SchemaError): string =>
-  formatIssues(e.issue).issues
-    .map((i) => `${["fileRef", ...(i.path ?? []).map(String)].join(".")}: ${i.message}`)
+  issueProblems(e.issue)
+    .map((i) => `${["fileRef", ...i.path.map(String)].join(".")}: ${i.message}`)
     .join("; ")

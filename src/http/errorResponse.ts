@@ -11,6 +11,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as Option from "effect/Option"
@@ -25,7 +26,8 @@ import {
   NotFound,
   PayloadTooLarge
 } from "../api/errors.js"
-import { type ApiRoutes, explainUnrouted, malformedPercentEncoding } from "./methodNotAllowed.js"
+import { issueProblems } from "../api/issues.js"
+import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./methodNotAllowed.js"
 import { MAX_PATH_PARAM_LENGTH } from "./ServerLimits.js"
 import { errorBody } from "./errorBody.js"
 
@@ -127,25 +129,8 @@ interface IssueLine {
   readonly message: string
 }
 
-/**
- * Schema's messages in the words the API has always used: `Expected X, actual V` (Effect 4 says
- * `got V`), `is missing` (Effect 4: `Missing key`) and `is unexpected` (Effect 4: `Unexpected key
- * with value V`). The value is there when the decode reports its input (`reportInput: true` in
- * the API's parse options).
- */
-const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1({
-  leafHook: (issue) => {
-    if (issue._tag === "MissingKey" && issue.annotations?.messageMissingKey === undefined) return "is missing"
-    if (issue._tag === "UnexpectedKey" && issue.ast.annotations?.messageUnexpectedKey === undefined) return "is unexpected"
-    return SchemaIssue.defaultLeafHook(issue)
-  }
-})
-
-const issueLines = (issue: SchemaIssue.Issue): ReadonlyArray<IssueLine> =>
-  formatIssue(issue).issues.map((i) => ({
-    path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p) as PropertyKey),
-    message: i.message.startsWith("Expected ") ? i.message.replace(/, got /, ", actual ") : i.message
-  }))
+/** Schema's problems in the words the API has always used (see `issueProblems`). */
+const issueLines = (issue: SchemaIssue.Issue): ReadonlyArray<IssueLine> => issueProblems(issue)
 
 /**
  * One line per field path (and value): the formatter reports a union once per member (a
@@ -278,6 +263,23 @@ const firstFailure = (cause: Cause.Cause<unknown>): Option.Option<unknown> => {
 }
 
 /**
+ * A 503 an endpoint of `api` answered gets Retry-After, as toResponse gives every 503: Effect 4's
+ * HttpApiBuilder encodes an endpoint's declared errors itself (ServiceUnavailable among them),
+ * so they reach shapeErrors as answers, not failures. An endpoint answers 503 only by such an
+ * error; the other routes' 503s (/readyz, the console) stay as they are.
+ */
+const retryAfterOnApi503 = (
+  response: HttpServerResponse.HttpServerResponse,
+  api: ApiRoutes | undefined
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  response.status !== 503 || api === undefined || response.headers["retry-after"] !== undefined
+    ? Effect.succeed(response)
+    : Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+      Option.isSome(request) && matchPath(api, request.value.url).length > 0
+        ? HttpServerResponse.setHeader(response, "retry-after", RETRY_AFTER_SECONDS)
+        : response)
+
+/**
  * Wraps an HttpApp so that every failure, typed or not, answers in the spec's shape. `api`, the
  * HttpApi being served, judges an unrouted request (405 or 400 where its definition says so);
  * without it every unrouted request is a 404. (Effect 4 has no served-API service in the
@@ -287,7 +289,7 @@ export const shapeErrors = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   api?: ApiRoutes
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
-  Effect.catchCause(app, (cause) => {
+  Effect.catchCause(Effect.flatMap(app, (response) => retryAfterOnApi503(response, api)), (cause) => {
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const known = Option.flatMap(firstFailure(cause), (f) => classify(f, api))
     if (Option.isSome(known)) return Effect.succeed(toResponse(known.value))

@@ -34,6 +34,15 @@ export const quoteSetting = (name: string, value: string | undefined): string =>
 export const invalidSetting = (message: string): Config.ConfigError =>
   new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
 
+/**
+ * The setting `name` refused by a check across settings: `expected` says what it should be, and
+ * the line quotes the value from the environment it was read from (`NAME="value": expected ...`).
+ */
+export const invalidSettingAt = (name: string, expected: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message: expected })))
+  )
+
 /** Effect Config's own messages (`Expected <x>[, got <v>]`), as what the setting expects. */
 const expectation = (message: string): string => {
   const m = /^Expected (.+?)(?:, got .*)?$/s.exec(message)

@@ -24,7 +24,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { invalidSetting, quoteSetting } from "../http/failStart.js"
+import { invalidSetting, invalidSettingAt, quoteSetting } from "../http/failStart.js"
 
 /** An HTTP application: the response effect for the request in context. */
 type App<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -93,9 +93,9 @@ export const corsConfig: Config.Config<CorsSettings> = Config.all({
 }).pipe(
   Config.mapEffect((s) =>
     s.credentials && s.origins.includes("*")
-      ? Effect.fail(invalidSetting(
-        `SVC_CORS_CREDENTIALS=${quoteSetting("SVC_CORS_CREDENTIALS", process.env.SVC_CORS_CREDENTIALS)}: ` +
-          "expected false while SVC_CORS_ORIGINS is `*` (any site could act with the user's credentials): list the origins"
+      ? Effect.fail(invalidSettingAt(
+        "SVC_CORS_CREDENTIALS",
+        "expected false while SVC_CORS_ORIGINS is `*` (any site could act with the user's credentials): list the origins"
       ))
       : Effect.succeed(s)
   )

@@ -18,7 +18,7 @@ export const ACTOR_FORWARD_HEADER = "x-svc-actor"
 /** Longest actor accepted from any source; longer values are refused (400/401), never cut. */
 export const MAX_ACTOR_LENGTH = 256
 
-export const currentActor: Context.Reference<string | undefined> = Context.Reference<string | undefined>("services/Actor", {
+export const currentActor: Context.Reference<string | undefined> = Context.Reference<string | undefined>("services/currentActor", {
   defaultValue: () => undefined
 })
 

@@ -17,7 +17,7 @@ export interface Deadline {
 
 /** The deadline of the request the current fiber serves; None outside one (`yield* currentDeadline`). */
 export const currentDeadline: Context.Reference<Option.Option<Deadline>> = Context.Reference<Option.Option<Deadline>>(
-  "services/Deadline",
+  "services/currentDeadline",
   { defaultValue: () => Option.none<Deadline>() }
 )
 

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import { PAYLOAD_PARSE_OPTIONS } from "../../src/api/dtos.js"
 import { NotFound } from "../../src/api/errors.js"
 import {
   boundMessage,
@@ -36,7 +37,8 @@ const expectClippedOnce = (message: string, c: string) => {
 
 /** The SchemaError the builder's decoding would make for `input` against `schema`. */
 const decodeError = <S extends Schema.ConstraintDecoder<unknown>>(schema: S, input: unknown): Schema.SchemaError => {
-  const result = Schema.decodeUnknownResult(schema, { errors: "all", onExcessProperty: "error" })(input)
+  // The builder's options: Effect 4 quotes the value only when the decode reports its input.
+  const result = Schema.decodeUnknownResult(schema, PAYLOAD_PARSE_OPTIONS)(input)
   if (Result.isSuccess(result)) throw new Error("expected a decode failure")
   return result.failure
 }

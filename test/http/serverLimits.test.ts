@@ -5,13 +5,13 @@
  * settings: defaults, and every invalid value refused naming the variable, value and range.
  */
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as http from "node:http"
 import * as net from "node:net"
 import { checkingIntervalMs, createGatewayServer } from "../../src/http/nodeServer.js"
 import { DEFAULT_SERVER_LIMITS, type ServerLimits, serverLimitsConfig } from "../../src/http/ServerLimits.js"
+import { envProvider } from "../fixtures/config.js"
 import { requestTo } from "./support.js"
 
 const servers: Array<http.Server> = []
@@ -190,7 +190,8 @@ describe("server limits over real sockets", () => {
   })
 })
 
-const read = (env: Record<string, string>) => Effect.runSync(Effect.result(serverLimitsConfig.parse(ConfigProvider.fromEnv({ env }))))
+// As the process reads its environment: an empty value is a value (see test/fixtures/config.ts).
+const read = (env: Record<string, string>) => Effect.runSync(Effect.result(serverLimitsConfig.parse(envProvider(env))))
 
 describe("server limit settings", () => {
   it("defaults: headers 10 s, request 60 s, keep-alive 5 s, 100 headers, 1024 connections (256 per client), 128 MiB of bodies (2 s wait)", () => {

@@ -159,7 +159,7 @@ export const retryDelayMs = (attempts: number) => Math.min(1000 * 2 ** Math.max(
 const relayBackoffMs = (failures: number) => Math.min(100 * 2 ** Math.max(0, failures - 1), 30_000)
 
 /** Signals recorded by the write running in this fiber, per root task (see `collect`). */
-const recording = Context.Reference<Map<string, number> | undefined>("workspace/embedded/outbox/recording", {
+const recording = Context.Reference<Map<string, number> | undefined>("workspace/embedded/recording", {
   defaultValue: () => undefined
 })
 

@@ -14,6 +14,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as HttpServer from "effect/http/HttpServer"
@@ -77,4 +78,8 @@ const main = Effect.gen(function*() {
 })
 
 // After a failed start, exit 1 even with a connection of it still open (failStart.ts).
-NodeRuntime.runMain(main.pipe(Effect.catch(failStart)), { teardown: startFailureTeardown(drainTeardown(drain)) })
+// An empty variable (`SVC_X=`) is a value, as it always was (Effect 4's env provider drops it).
+const env = ConfigProvider.fromEnv({ preserveEmptyStrings: true })
+NodeRuntime.runMain(main.pipe(Effect.catch(failStart), Effect.provideService(ConfigProvider.ConfigProvider, env)), {
+  teardown: startFailureTeardown(drainTeardown(drain))
+})
