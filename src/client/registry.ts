@@ -8,7 +8,9 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as Redacted from "effect/Redacted"
+import { UnauthorizedWire } from "../api/errors.js"
 import { RegistryGroup } from "../upstream/registry.js"
 import { withEncodedPaths } from "./encodedPaths.js"
 import { withRequestShape } from "./requestShape.js"
@@ -23,12 +25,20 @@ export {
 export { isNotImplemented, NotImplemented } from "../upstream/errors.js"
 
 /**
- * The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`).
- * Effect 4 declares errors per endpoint only: the group's endpoints declare what any workspace
- * operation can answer (400, 401 from the admin listener without a valid SVC_ADMIN_TOKEN,
- * 500, 502-504; src/upstream/registry.ts).
+ * The admin listener's bearer check, as the client sees it: every registry call may answer 401
+ * without a valid SVC_ADMIN_TOKEN. Effect 4 has no API-wide errors (Effect 3's `addError`); a
+ * middleware's errors are added to each endpoint's. The client runs no middleware of its own.
  */
-export class RegistryApi extends HttpApi.make("registry").add(RegistryGroup).prefix("/workspace") {}
+class AdminBearer extends HttpApiMiddleware.Service<AdminBearer>()("client/registry/AdminBearer", {
+  error: UnauthorizedWire
+}) {}
+
+/**
+ * The registry operations, at the paths the workspace service serves them (`/workspace/registry/...`).
+ * Each endpoint declares what any workspace operation can answer (400, 413, 500, 502-504;
+ * src/upstream/registry.ts), and 401 from the admin listener (AdminBearer above).
+ */
+export class RegistryApi extends HttpApi.make("registry").add(RegistryGroup).prefix("/workspace").middleware(AdminBearer) {}
 
 export interface RegistryClientOptions {
   /** Adjusts the HttpClient every request goes through (headers, retries, tracing, ...). */

@@ -119,8 +119,11 @@ const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
     return new BadGateway({ message: "The workspace service sent a response that does not match its contract" })
   }
   if (HttpClientError.isHttpClientError(e) && e.response !== undefined) {
+    // HttpApiClient fails an undeclared status (a 401 without the admin token, say) as a
+    // DecodeError with no cause; one with a cause is a body that could not be read.
+    const undeclared = e.reason._tag === "StatusCodeError" || (e.reason._tag === "DecodeError" && e.reason.cause === undefined)
     return new BadGateway({
-      message: e.reason._tag === "StatusCodeError"
+      message: undeclared
         ? `The workspace service answered an unexpected status ${e.response.status}`
         : "The workspace service response could not be read"
     })
