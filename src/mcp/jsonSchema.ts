@@ -17,6 +17,28 @@ export interface ObjectJsonSchema {
 const isEmptyStruct = (schema: Record<string, any>): boolean =>
   schema.type === undefined && schema.not?.type === "null" && Object.keys(schema.not).length === 1
 
+/**
+ * Effect 4 appends a check's JSON Schema as an `allOf` member; `dependentRequired` (the signal
+ * pair of src/api/dtos.ts) goes back beside the properties it names, as main advertised it, and
+ * the member's own `allOf` joins the parent's. Equivalent schemas; clients read it at the top.
+ */
+const hoistDependentRequired = (schema: Record<string, any>): Record<string, any> => {
+  if (!Array.isArray(schema.allOf) || schema.dependentRequired !== undefined) return schema
+  let dependentRequired: unknown
+  const allOf: Array<unknown> = []
+  for (const member of schema.allOf as Array<Record<string, any>>) {
+    const keys = Object.keys(member)
+    if (dependentRequired === undefined && member.dependentRequired !== undefined &&
+      keys.every((k) => k === "dependentRequired" || (k === "allOf" && Array.isArray(member.allOf)))) {
+      dependentRequired = member.dependentRequired
+      allOf.push(...(member.allOf ?? []))
+    } else allOf.push(member)
+  }
+  if (dependentRequired === undefined) return schema
+  const { allOf: _, ...rest } = schema
+  return { ...rest, ...(allOf.length > 0 ? { allOf } : {}), dependentRequired }
+}
+
 export const objectJsonSchema = (schema: Schema.Top): ObjectJsonSchema => {
   const document = Schema.toJsonSchemaDocument(schema, { onExcessProperty: "error" })
   // A plain JSON copy: the document's objects are shared with Effect's caches.
@@ -37,6 +59,7 @@ export const objectJsonSchema = (schema: Schema.Top): ObjectJsonSchema => {
     const { not: _, ...annotations } = out
     out = { type: "object", properties: {}, additionalProperties: false, ...annotations }
   }
+  out = hoistDependentRequired(out)
   if (out.type !== "object") throw new Error(`A tool schema must be an object schema, got ${JSON.stringify(out).slice(0, 200)}`)
   return out as ObjectJsonSchema
 }

@@ -14,6 +14,7 @@ import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSche
 import { BadRequest, PayloadTooLarge } from "../api/errors.js"
 import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES } from "../api/taskListing.js"
 import { FileName, MediaType } from "../api/headerValues.js"
+import { optional } from "../api/optional.js"
 import { Uuid } from "../api/ids.js"
 import {
   CreatedTask,
@@ -164,10 +165,10 @@ const listAssignedStepsTool = tool({
     "Read one with get_task, then complete it (decide_step, submit_file or write_output_files with its signal). " +
     `With \`limit\` (1..${ASSIGNED_PAGE_MAX}), a page, and \`nextCursor\` to pass as \`cursor\` for the next one.`,
   input: Schema.Struct({
-    limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: ASSIGNED_PAGE_MAX }))).annotate({
+    limit: optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: ASSIGNED_PAGE_MAX })).annotate({
       description: `At most this many steps (1..${ASSIGNED_PAGE_MAX})`
-    }),
-    cursor: Schema.optional(Schema.String).annotate({ description: "The nextCursor of an earlier answer" })
+    })),
+    cursor: optional(Schema.String.annotate({ description: "The nextCursor of an earlier answer" }))
   }).pipe(closed("ListAssignedStepsInput")),
   output: Schema.Struct({
     steps: Schema.Array(AssignedStep),
@@ -277,12 +278,12 @@ const listEventsTool = tool({
     "stopped before the end carries hasMore: true and nextAfterSeq, the afterSeq to read on from.",
   input: Schema.Struct({
     ...TaskPath.fields,
-    afterSeq: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))).annotate({
+    afterSeq: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
       description: "Only events with a greater seq"
-    }),
-    limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX }))).annotate({
+    })),
+    limit: optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX })).annotate({
       description: "At most this many events, the first ones in seq order"
-    })
+    }))
   }).pipe(closed("ListEventsInput")),
   output: Schema.Struct({
     events: Schema.Array(TaskEvent),
@@ -309,7 +310,7 @@ const appendEventTool = tool({
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
     ...EventFields,
-    seq: Schema.optional(EventSeq)
+    seq: optional(EventSeq)
   }).pipe(closed("AppendEventInput")),
   output: Schema.Struct({ ok: Schema.Literal(true), event: TaskEvent }),
   readOnly: false,
@@ -336,7 +337,7 @@ const listFilesTool = tool({
     "or agent_output:<uuid> for files an agent wrote). Read one with read_file.",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
-    source: Schema.optional(Schema.String.check(Schema.isMinLength(1))).annotate({ description: "Only this source" })
+    source: optional(Schema.String.check(Schema.isMinLength(1)).annotate({ description: "Only this source" }))
   }).pipe(closed("ListFilesInput")),
   output: Schema.Struct({ files: Schema.Array(FileDocument) }),
   readOnly: true,
@@ -504,13 +505,11 @@ const MAX_OUTPUT_FILES = 20
 
 const OutputFile = Schema.Struct({
   filename: FileName,
-  contentType: Schema.optional(MediaType).annotate({
+  contentType: optional(MediaType.annotateKey({
     description: "MIME type; guessed from the file name when omitted (text/plain for text without a known extension)"
-  }),
-  text: Schema.optional(Schema.String).annotate({ description: "The content as text (stored as UTF-8)" }),
-  dataBase64: Schema.optional(Schema.String.annotate({ contentEncoding: "base64" })).annotate({
-    description: "The content as base64"
-  })
+  })),
+  text: optional(Schema.String.annotate({ description: "The content as text (stored as UTF-8)" })),
+  dataBase64: optional(Schema.String.annotate({ contentEncoding: "base64", description: "The content as base64" }))
 }).pipe(
   Schema.check(Schema.makeFilter((f) =>
     (f.text === undefined) !== (f.dataBase64 === undefined) ||
