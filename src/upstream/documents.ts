@@ -30,9 +30,10 @@ export const PutDocumentParams = Schema.Struct({
   schemaSlug: optional(StoredText(128).annotate({ description: "Extraction schema slug used downstream" })),
   signalTaskId: optional(StoredText(TASK_ID_MAX_LENGTH).annotate({ description: "Signal to record with the document: its task" })),
   signalName: optional(StoredText(128).annotate({ description: "Signal to record with the document: its name" })),
-  signalPayload: optional(CheckedJson(JsonObject).annotate({
+  // Described on the wire side (a string of JSON), which the document shows.
+  signalPayload: optional(CheckedJson(JsonObject).pipe(Schema.annotateEncoded({
     description: "Signal payload as a JSON object; the new document's id is added to it as `documentRef`"
-  })),
+  }))),
   signalExpectedStep: optional(StoredText(256).annotate({
     description: "The step the signal is for: when the task is no longer at it, the write is a 409 naming the current step"
   }))

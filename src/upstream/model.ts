@@ -71,8 +71,8 @@ export const ConfigProperty = Schema.StructWithRest(
 export const RunbookStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
-  displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))) }),
-  args: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))),
+  displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))) }),
+  args: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
   agentId: optional(Uuid.annotateKey({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
   })),
@@ -86,11 +86,11 @@ export const Runbook = Schema.Struct({
   configSchema: Schema.Struct({
       global: optional(
         Schema.Struct({
-          type: Schema.optional(Schema.String),
-          properties: Schema.Record(Schema.String, ConfigProperty).pipe(Schema.withDecodingDefault(Effect.succeed({})))
+          type: optional(Schema.String),
+          properties: Schema.Record(Schema.String, ConfigProperty).pipe(Schema.withDecodingDefaultKey(Effect.succeed({})))
         })
       )
-    }).pipe(Schema.withDecodingDefault(Effect.succeed({}))),
+    }).pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
   steps: Schema.Array(RunbookStep)
 }).annotate({ identifier: "Runbook" })
 

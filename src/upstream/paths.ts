@@ -19,7 +19,9 @@ export const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(
 
 /** Text the store keeps: exactly as sent, so no NUL and no unpaired surrogate (query values are not body-checked). */
 export const StoredText = (max: number) =>
-  NonEmpty(max).check(Schema.makeFilter((s) => textProblem(s) ?? true))
+  // Nothing to publish for the check itself, but `{}` keeps what is annotated after it (a
+  // description) in the document: Effect 4 puts those annotations on this last check.
+  NonEmpty(max).check(Schema.makeFilter((s) => textProblem(s) ?? true, { toJsonSchema: () => ({}) }))
 
 export const IdParam = (description: string, max = 512) => NonEmpty(max).annotate({ description })
 

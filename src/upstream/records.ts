@@ -17,7 +17,7 @@ export const IngestDataRequest = Schema.Struct({
   signal: optional(Schema.Struct({
     taskId: NonEmpty(TASK_ID_MAX_LENGTH),
     name: NonEmpty(128),
-    expectedStep: Schema.optional(NonEmpty(256)).annotate({ description: "The step the signal is for (409 when no longer current)" })
+    expectedStep: optional(NonEmpty(256).annotate({ description: "The step the signal is for (409 when no longer current)" }))
   }).pipe(closed("WorkspaceIngestSignal")).annotate({
     description: "Signal recorded with each row, delivered after the batch commits"
   }))

@@ -13,9 +13,10 @@ import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath, W
 
 export const CreateTaskRequest = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "A workflow of this tenant or a global one" }),
-  context: JsonObject.pipe(Schema.withDecodingDefault(Effect.succeed({}))).annotate({
-    description: "Forwarded into the workflow start payload"
-  })
+  // Described on the wire side: the document shows the encoded schema.
+  context: JsonObject.annotate({ description: "Forwarded into the workflow start payload" }).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed({}))
+  )
 }).pipe(closed("WorkspaceCreateTaskRequest"))
 
 const LIST_LIMIT_MAX = 10_000
