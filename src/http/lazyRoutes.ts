@@ -1,5 +1,7 @@
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 
@@ -18,7 +20,16 @@ export const lazyRoutes = (
       const app = yield* Effect.cached(
         Effect.promise(load).pipe(
           Effect.flatMap((layer) => HttpRouter.toHttpEffect(layer)),
-          Scope.provide(scope)
+          Scope.provide(scope),
+          // Built inside the first request: keep that request out of what the routes capture
+          // (Effect 4's HttpApi handlers run in their build context; see workspace/server/server.ts).
+          Effect.updateContext((context: Context.Context<never>) =>
+            Context.omit(
+              HttpServerRequest.HttpServerRequest,
+              HttpServerRequest.ParsedSearchParams,
+              HttpRouter.RouteContext
+            )(context)
+          )
         )
       )
       const handler = Effect.flatten(app)
