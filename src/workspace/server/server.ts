@@ -25,7 +25,7 @@ import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import type * as Types from "effect/Types"
 import type * as http from "node:http"
-import { BadRequest } from "../../api/errors.js"
+import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
 import { arrivalOf } from "../../http/arrival.js"
 import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
 import { requireBearer } from "./AdminConfig.js"
@@ -206,7 +206,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
       shapeErrors(
         // Before the body is read: a web page on any site could otherwise post here (a field-less
         // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
-        noBrowserWrites(limit(
+        noBrowserWrites(limit(octetDocuments(
           checked(forwardedActor(
             withForwardedRequest(Effect.provideService(app, HttpIncomingMessage.MaxBodySize, maxBodySize)).pipe(
               Effect.catchCause((cause) => {
@@ -217,7 +217,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
               })
             )
           ))
-        )),
+        ))),
         WorkspaceApi
       ),
     { global: true }
@@ -242,11 +242,32 @@ const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpSe
     return Effect.provideService(app, CurrentRequest, forwardedRequestContextOf(request.headers, stamped))
   })
 
+const isDocumentPost = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && /\/documents\/?(?:\?|$)/.test(request.url)
+
+const isOctetStream = (request: HttpServerRequest.HttpServerRequest) =>
+  /^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "")
+
 /** The one body that is raw bytes by contract: a document's, sent as octet-stream. */
-const isRawDocument = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" &&
-  /^application\/octet-stream\s*(;|$)/i.test(request.headers["content-type"] ?? "") &&
-  /\/documents\/?(?:\?|$)/.test(request.url)
+const isRawDocument = (request: HttpServerRequest.HttpServerRequest) => isDocumentPost(request) && isOctetStream(request)
+
+/**
+ * A document sent as anything but octet-stream answers 415 in the spec's error shape, before its
+ * body is read (Effect 4's HttpApiBuilder would answer a plain-text 415 of its own).
+ */
+const octetDocuments = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E | UnsupportedMediaType, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<
+    HttpServerResponse.HttpServerResponse,
+    E | UnsupportedMediaType,
+    R
+  > => {
+    if (!isDocumentPost(request) || isOctetStream(request)) return app
+    const type = request.headers["content-type"]
+    const shown = type === undefined ? "no Content-Type" : JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type)
+    return Effect.fail(new UnsupportedMediaType({ message: `Content-Type must be application/octet-stream; got ${shown}` }))
+  })
 
 /** WorkspaceApi's routes with their handlers, registered on the router being built. */
 export const WorkspaceHandlersLive = (service: WorkspaceClientService, extras?: WorkspaceExtras) =>
