@@ -226,7 +226,7 @@ const main = Effect.gen(function*() {
 // Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
 // signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
 // FiberCountLive: every fiber counted for /metrics' effect_fiber_active (observability/metrics.ts).
-// An empty variable (`SVC_X=`) is a value, refused by name where a setting cannot be empty, as it
+// An empty variable (`NAME=`) is a value, refused by name where a setting cannot be empty, as it
 // always was: Effect 4's environment provider would otherwise drop it as unset.
 NodeRuntime.runMain(
   main.pipe(

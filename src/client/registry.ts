@@ -29,7 +29,7 @@ export { isNotImplemented, NotImplemented } from "../upstream/errors.js"
  * without a valid SVC_ADMIN_TOKEN. Effect 4 has no API-wide errors (Effect 3's `addError`); a
  * middleware's errors are added to each endpoint's. The client runs no middleware of its own.
  */
-class AdminBearer extends HttpApiMiddleware.Service<AdminBearer>()("client/registry/AdminBearer", {
+class AdminBearer extends HttpApiMiddleware.Service<AdminBearer>()("client/AdminBearer", {
   error: UnauthorizedWire
 }) {}
 

@@ -78,7 +78,7 @@ const main = Effect.gen(function*() {
 })
 
 // After a failed start, exit 1 even with a connection of it still open (failStart.ts).
-// An empty variable (`SVC_X=`) is a value, as it always was (Effect 4's env provider drops it).
+// An empty variable (`NAME=`) is a value, as it always was (Effect 4's env provider drops it).
 const env = ConfigProvider.fromEnv({ preserveEmptyStrings: true })
 NodeRuntime.runMain(main.pipe(Effect.catch(failStart), Effect.provideService(ConfigProvider.ConfigProvider, env)), {
   teardown: startFailureTeardown(drainTeardown(drain))
