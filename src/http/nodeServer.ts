@@ -306,6 +306,15 @@ export const createGatewayServer = (
     if (event === "request" || event === "checkContinue") {
       noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      // Effect 4 sends `100 Continue` only when its own body reader starts, and our body readers
+      // (jsonInput.ts, the uploads) read Node's request directly: the client would wait for it.
+      // So a request that passes the checks below is told to go on here, and the application
+      // sees an ordinary request (as Node's default did; a refused one gets its answer instead).
+      const proceed = () => {
+        if (event !== "checkContinue") return emit(event, ...args)
+        res.writeContinue()
+        return emit("request", req, res)
+      }
       stampArrival(req)
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
@@ -349,12 +358,13 @@ export const createGatewayServer = (
         return true
       }
       if (length > 0) {
-        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, () => emit(event, ...args))
+        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, proceed)
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
         capChunkedBody(req, res, maxBodyBytes, budget, settings.bodyBudgetWaitMs)
       }
+      return proceed()
     }
     return emit(event, ...args)
   }) as typeof server.emit

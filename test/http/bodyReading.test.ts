@@ -107,4 +107,48 @@ describe("request bodies on the gateway's Node server", () => {
         expect(ok.status).toBe(201)
       })
     ))
+
+  it.effect("Expect: 100-continue: the client is told to go on, then its body is read (and a refused body gets its answer instead)", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const port = yield* serverPort
+        const body = Buffer.from(JSON.stringify({ source: "continue", data: Buffer.from("go on").toString("base64") }))
+        // A client that waits for `100 Continue` before it sends the body (curl does, for a while).
+        const waitForContinue = (head: string) =>
+          new Promise<string>((resolve, reject) => {
+            const socket = net.connect(port, "127.0.0.1")
+            let received = ""
+            const timer = setTimeout(() => socket.destroy(), 3000)
+            socket.on("data", (d: Buffer) => {
+              const before = received
+              received += d.toString("latin1")
+              if (!before.includes("100 Continue") && received.startsWith("HTTP/1.1 100 Continue\r\n\r\n")) socket.write(body)
+            })
+            socket.on("error", reject)
+            socket.on("close", () => {
+              clearTimeout(timer)
+              resolve(received)
+            })
+            socket.on("connect", () => socket.write(head))
+          })
+        const answer = yield* Effect.promise(() =>
+          waitForContinue(
+            `POST ${files} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n` +
+              "expect: 100-continue\r\nconnection: close\r\n\r\n"
+          )
+        )
+        expect(answer.startsWith("HTTP/1.1 100 Continue\r\n\r\n")).toBe(true)
+        const final = answer.slice("HTTP/1.1 100 Continue\r\n\r\n".length)
+        expect(statusOf(final)).toBe(201)
+        expect(bodyOf(final)).toMatchObject({ filename: expect.stringContaining("continue"), sizeBytes: 5 })
+        // Over the body limit: the 413 at once, no 100 first.
+        const refused = yield* Effect.promise(() =>
+          waitForContinue(
+            `POST ${files} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${64 * 1024 * 1024 * 1024}\r\n` +
+              "expect: 100-continue\r\nconnection: close\r\n\r\n"
+          )
+        )
+        expect(statusOf(refused)).toBe(413)
+      })
+    ))
 })
