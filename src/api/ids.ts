@@ -23,7 +23,8 @@ const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$
 
 /** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
 export const TaskId = Schema.String.check(
-  Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }),
+  // Aborting: a too-long id is that one problem, not also a pattern mismatch (as on Effect 3).
+  Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }).abort(),
   Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
 ).annotate({
   identifier: "TaskId",

@@ -8,6 +8,7 @@
  * The value is quoted only when the decode ran with `reportInput: true` (PARSE_OPTIONS).
  */
 import { format } from "effect/Formatter"
+import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 
 export interface Problem {
@@ -15,15 +16,34 @@ export interface Problem {
   readonly message: string
 }
 
+/** The type a checked primitive's wrong-type input was expected to be, as Effect 3 named it. */
+const PRIMITIVE: Partial<Record<SchemaAST.AST["_tag"], string>> = {
+  String: "string",
+  Number: "number",
+  Boolean: "boolean",
+  BigInt: "bigint"
+}
+
 export const leafHook: SchemaIssue.LeafHook = (issue) => {
   const message = SchemaIssue.defaultLeafHook(issue)
   switch (issue._tag) {
     case "MissingKey":
       return message === "Missing key" ? "is missing" : message
-    case "UnexpectedKey":
-      return message === "Expected no excess property" || message.startsWith("Unexpected key with value ")
-        ? "is unexpected"
-        : message
+    case "UnexpectedKey": {
+      if (message !== "Expected no excess property" && !message.startsWith("Unexpected key with value ")) return message
+      // A struct with checks keeps its annotations (`closed`'s message) on its last check, where
+      // Effect 4's formatter does not look for an unexpected key's message.
+      const own = SchemaAST.resolveAt<string>("messageUnexpectedKey")(issue.ast)
+      return typeof own === "string" ? own : "is unexpected"
+    }
+    case "InvalidType": {
+      // Effect 4 names a checked primitive by its identifier (`Expected Uuid`); Effect 3 by the
+      // type the input failed to be (`Expected string`), which is what a client can act on.
+      const base = PRIMITIVE[issue.ast._tag]
+      const id = SchemaAST.resolveIdentifier(issue.ast)
+      if (base === undefined || id === undefined || !message.startsWith(`Expected ${id}`)) return message
+      return SchemaIssue.hasInput(issue) ? `Expected ${base}, got ${format(issue.input)}` : `Expected ${base}`
+    }
     default:
       return message
   }

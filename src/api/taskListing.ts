@@ -63,10 +63,9 @@ const LIMIT_MESSAGE = `must be an integer from 1 to ${TASK_PAGE_MAX}`
 
 export const TaskListParams = Schema.Struct({
   status: Schema.optionalKey(
-    Schema.Literals(TASK_STATUSES).annotate({
-      message: `must be one of ${TASK_STATUSES.join(", ")}`,
-      description: "Only tasks in this status"
-    })
+    // No message of its own: the formatter's `Expected "IN_PROGRESS" | ..., actual "X"` (Effect 3
+    // never showed one on a union of literals).
+    Schema.Literals(TASK_STATUSES).annotate({ description: "Only tasks in this status" })
   ),
   awaiting: Schema.optionalKey(AwaitingParam),
   limit: Schema.optionalKey(

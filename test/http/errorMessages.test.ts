@@ -154,3 +154,37 @@ describe("every error message is bounded", () => {
       })
     ))
 })
+
+describe("messages as Effect 3 worded them (the differential run against main)", () => {
+  const message = (res: { readonly body: unknown }) => (res.body as { message: string }).message
+
+  it.effect("an unknown key of a DTO with checks lists the keys it takes; a checked id of the wrong type is its type", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const data = Buffer.from("x").toString("base64")
+        const upload = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/files`, { source: "r", data, x: 1 })
+        expectError(upload, 400, "Bad Request", "x: is unexpected")
+        expect(message(upload)).toBe(
+          `x: is unexpected, expected: "source" | "fileName" | "contentType" | "period" | "schemaSlug" | "signalTaskId" | "signalName" | "data"`
+        )
+        const ingest = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/data/ingest`, { kind: "k", records: [] })
+        expect(message(ingest)).toBe(
+          `records: is unexpected, expected: "data" | "events" | "sourceRef" | "kind" | "signalTaskId" | "signalName"`
+        )
+        const period = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/files`, { source: "r", data, period: 5 })
+        expect(message(period)).toBe("period: Expected string, actual 5")
+        const row = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/row-action`, { ledger: "expenses", action: "reject_row", rowId: 5 })
+        expect(message(row)).toBe("rowId: Expected string, actual 5")
+      })
+    ))
+
+  it.effect("a query literal names the values and quotes the one sent; a too-long task id is that one problem", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const status = yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=BOGUS`)
+        expect(message(status)).toBe(`status: Expected "IN_PROGRESS" | "COMPLETED" | "FAILED", actual "BOGUS"`)
+        const long = yield* raw("GET", `/v1/tasks/${"x".repeat(3000)}/ui`)
+        expect(message(long)).toBe("taskId: must be at most 2048 characters")
+      })
+    ))
+})
