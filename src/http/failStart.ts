@@ -43,16 +43,21 @@ export const invalidSettingAt = (name: string, expected: string): Config.ConfigE
     new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message: expected })))
   )
 
+const PORT_EXPECTED = "expected a port number from 1 to 65535"
+
 /** Effect Config's own messages (`Expected <x>[, got <v>]`), as what the setting expects. */
-const expectation = (message: string): string => {
+const expectation = (message: string, name: string): string => {
   const m = /^Expected (.+?)(?:, got .*)?$/s.exec(message)
   if (m === null) return message
   const what = m[1]!
+  // Config.Port fails at whichever of its steps the value misses (a number, an integer, the
+  // range): a port setting says what it takes whatever the step, as on Effect 3.
+  if (/(^|_)PORT$/.test(name) && /integer|number|^a value between/.test(what)) return PORT_EXPECTED
   if (/integer/.test(what)) return "expected an integer"
   if (/finite number|^a number/.test(what)) return "expected a number"
   if (/"true" \| "yes"|boolean/.test(what)) return "expected true or false"
   if (/URL/.test(what)) return "expected an absolute URL, e.g. http://127.0.0.1:3000"
-  if (what === "a value between 1 and 65535") return "expected a port number from 1 to 65535"
+  if (what === "a value between 1 and 65535") return PORT_EXPECTED
   return `expected ${what}`
 }
 
@@ -77,7 +82,7 @@ export const describeConfigError = (
       // A message that names the setting already says it its own way.
       : issue.message.startsWith(`${name} `) || issue.message.startsWith(`${name}=`) || issue.message.startsWith(`${name}:`)
       ? issue.message
-      : `${name}=${quoteSetting(name, env[name])}: ${expectation(issue.message)}`
+      : `${name}=${quoteSetting(name, env[name])}: ${expectation(issue.message, name)}`
     if (!lines.includes(line)) lines.push(line)
   }
   return lines.length === 0 ? [error.message] : lines
