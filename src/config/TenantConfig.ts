@@ -6,11 +6,12 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { allSettings } from "./allSettings.js"
 import { otlpConfig } from "./otlp.js"
+import { unsetWhenEmpty } from "./unsetWhenEmpty.js"
 
 export interface TenantConfigShape {
   /** The tenant this process is bound to; None leaves every tenant endpoint answering 503. */
@@ -72,8 +73,8 @@ export const intSetting = (name: string, fallback: number, min = 1) =>
 const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
 
 export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings({
-  tenantSlug: Config.option(Config.NonEmptyString("SVC_TENANT_SLUG")),
-  eventsKey: Config.option(Config.schema(Schema.Redacted(Schema.NonEmptyString), "SVC_INTERNAL_EVENTS_KEY")),
+  tenantSlug: unsetWhenEmpty("SVC_TENANT_SLUG"),
+  eventsKey: unsetWhenEmpty("SVC_INTERNAL_EVENTS_KEY").pipe(Config.map(Option.map((key) => Redacted.make(key)))),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("PORT").pipe(Config.withDefault(3000)),
   maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),

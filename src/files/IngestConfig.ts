@@ -19,6 +19,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as path from "node:path"
+import { unsetWhenEmpty } from "../config/unsetWhenEmpty.js"
 
 export interface IngestConfigShape {
   /** Directory the `local` provider is confined to; None disables the provider. */
@@ -101,8 +102,12 @@ const urlAllowConfig: Config.Config<ReadonlyArray<string>> = Config.String("SVC_
 )
 
 export const ingestConfigFromEnv: Config.Config<IngestConfigShape> = Config.all({
-  localRoot: Config.option(
-    checkedSetting(Config.NonEmptyString("SVC_LOCAL_INGEST_ROOT"), "SVC_LOCAL_INGEST_ROOT must be an absolute path", path.isAbsolute)
+  localRoot: unsetWhenEmpty("SVC_LOCAL_INGEST_ROOT").pipe(
+    Config.flatMap((root) =>
+      Option.isSome(root) && !path.isAbsolute(root.value)
+        ? invalidSetting("SVC_LOCAL_INGEST_ROOT must be an absolute path")
+        : Config.succeed(root)
+    )
   ),
   maxBytes: positiveInt("SVC_INGEST_MAX_BYTES", ingestDefaults.maxBytes),
   fetchesAtOnce: positiveInt("SVC_INGEST_FETCHES_AT_ONCE", ingestDefaults.fetchesAtOnce),

@@ -36,6 +36,7 @@ import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
 import { intSetting } from "../../config/TenantConfig.js"
+import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
@@ -240,7 +241,7 @@ const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
 export const embeddedSettings = Config.all({
   url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
-  seedFile: Config.option(Config.NonEmptyString("SVC_SEED_FILE")),
+  seedFile: unsetWhenEmpty("SVC_SEED_FILE"),
   publicUrl: Config.option(Config.URL("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
   host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
   port: Config.Port("PORT").pipe(Config.withDefault(3000)),
