@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
@@ -20,7 +20,7 @@ const asJson = ({ nextCursor, tasks }: { readonly tasks: ReadonlyArray<TaskSumma
     : HttpServerResponse.jsonUnsafe(tasks, { headers: { [NEXT_CURSOR_HEADER]: nextCursor } })
 
 /** The rules live in ../services/entities.ts, shared with the agent tool server (src/mcp). */
-export const EntitiesLive = HttpApiBuilder.group(GatewayApi, "entities", (handlers) =>
+export const EntitiesLive = ParsedPayload.group(GatewayApi, "entities", (handlers) =>
   handlers
     .handle("listEntities", () => listEntities)
     .handle("listTasks", ({ params, query }) => Effect.map(listTaskPage(params.entityId, query), asJson))

@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -46,7 +46,7 @@ const output = (request: HttpServerRequest.HttpServerRequest): StreamOutput => {
   }
 }
 
-export const EventsLive = HttpApiBuilder.group(GatewayApi, "events", (handlers) =>
+export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const streams = yield* EventStreams

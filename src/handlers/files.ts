@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
@@ -19,7 +19,7 @@ export const DOWNLOAD_HEADERS = {
 } as const
 
 /** The rules live in ../files/ (operations.ts, pipeline.ts), shared with the agent tool server (src/mcp). */
-export const FilesLive = HttpApiBuilder.group(GatewayApi, "files", (handlers) =>
+export const FilesLive = ParsedPayload.group(GatewayApi, "files", (handlers) =>
   handlers
     .handle("listFiles", ({ params, query }) => listFiles(params.taskId, query.source))
     .handle("uploadFile", ({ params, payload: { data, ...meta } }) =>

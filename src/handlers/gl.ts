@@ -1,9 +1,9 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { connectGl, disconnectGl, glStatus } from "../services/gl.js"
 
-export const GlLive = HttpApiBuilder.group(GatewayApi, "gl", (handlers) =>
+export const GlLive = ParsedPayload.group(GatewayApi, "gl", (handlers) =>
   Effect.succeed(
     handlers
       .handle("glStatus", () => glStatus)

@@ -1,9 +1,9 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { rejectRow, updateCell } from "../services/subledgers.js"
 
-export const SubledgersLive = HttpApiBuilder.group(GatewayApi, "subledgers", (handlers) =>
+export const SubledgersLive = ParsedPayload.group(GatewayApi, "subledgers", (handlers) =>
   Effect.succeed(
     handlers
       .handle("rejectRow", ({ params }) => rejectRow(params.ledger, params.rowId))

@@ -1,4 +1,4 @@
-import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as ParsedPayload from "../http/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { decideTask, stepOf, uiStateOf } from "../services/tasks.js"
@@ -8,7 +8,7 @@ import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 const ok = { ok: true } as const
 
 // getUi and action are shared with the agent tool server (src/mcp): ../services/tasks.ts.
-export const TasksLive = HttpApiBuilder.group(GatewayApi, "tasks", (handlers) =>
+export const TasksLive = ParsedPayload.group(GatewayApi, "tasks", (handlers) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const tenants = yield* Tenant

@@ -188,6 +188,16 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     return Effect.sync(cleanup)
   })
 
+const CHECKED_JSON = Symbol("gateway/checkedJson")
+
+/**
+ * The body a request's checkedJsonBodies parsed and checked, or undefined for a request that did
+ * not come through it. HttpApi payloads are decoded from it (./parsedPayload.ts): Effect 4's
+ * HttpApiBuilder would read `text`, which here is the value stringified again.
+ */
+export const checkedJson = (request: HttpServerRequest.HttpServerRequest): { readonly value: unknown } | undefined =>
+  (request as { readonly [CHECKED_JSON]?: { readonly value: unknown } })[CHECKED_JSON]
+
 /**
  * The same request, its body already read and parsed: everything else is inherited from the
  * original. Only the parsed value is kept, not the bytes nor their text (for a base64 upload
@@ -199,6 +209,7 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
 const withJson = (request: HttpServerRequest.HttpServerRequest, value: unknown): HttpServerRequest.HttpServerRequest => {
   const text = Effect.sync(() => JSON.stringify(value))
   return Object.create(request, {
+    [CHECKED_JSON]: { value: { value } },
     json: { value: Effect.succeed(value) },
     text: { value: text },
     arrayBuffer: { value: Effect.map(text, (t) => new TextEncoder().encode(t).buffer as ArrayBuffer) },
