@@ -105,6 +105,8 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
       await open(page)
       await page.getByRole("group", { name: "Show rows by status" }).getByRole("button", { name: /^Needs attention/ }).click()
       await cell(page, FLIGHT_ROW, 1).click()
+      // Typed once the editor is there (it opens with the next render), as a person would.
+      await page.getByLabel("Merchant, row 2").waitFor()
       await page.keyboard.press("End")
       await page.keyboard.type(" (half")
       approvedElsewhere = true
