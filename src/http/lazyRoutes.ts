@@ -6,6 +6,13 @@ import type * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 
 /**
+ * `context` without the request it was captured in: for routes built inside a request, whose
+ * Effect 4 HttpApi handlers would otherwise run with that request (body already read) forever.
+ */
+export const withoutRequest = <R>(context: Context.Context<R>) =>
+  Context.omit(HttpServerRequest.HttpServerRequest, HttpServerRequest.ParsedSearchParams, HttpRouter.RouteContext)(context)
+
+/**
  * Routes built on their first request. `load` gives the layer that would register them; it is
  * built then, on a router of its own (in the scope of this layer), and that router answers those
  * paths from then on. Nothing of it is imported or computed at start.
@@ -23,13 +30,7 @@ export const lazyRoutes = (
           Scope.provide(scope),
           // Built inside the first request: keep that request out of what the routes capture
           // (Effect 4's HttpApi handlers run in their build context; see workspace/server/server.ts).
-          Effect.updateContext((context: Context.Context<never>) =>
-            Context.omit(
-              HttpServerRequest.HttpServerRequest,
-              HttpServerRequest.ParsedSearchParams,
-              HttpRouter.RouteContext
-            )(context)
-          )
+          Effect.updateContext((context: Context.Context<never>) => withoutRequest(context))
         )
       )
       const handler = Effect.flatten(app)

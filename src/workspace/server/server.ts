@@ -35,7 +35,7 @@ import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
-import { lazyRoutes } from "../../http/lazyRoutes.js"
+import { lazyRoutes, withoutRequest } from "../../http/lazyRoutes.js"
 import { withRouterConfig } from "../../http/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
@@ -319,12 +319,7 @@ export const makeWorkspaceHttpApp = (
     // request's handler would read its (already consumed) body and its headers.
     const served = yield* withRouterConfig(HttpRouter.toHttpEffect(routes)).pipe(
       Effect.updateContext((context: Context.Context<Scope.Scope | Exclude<WorkspaceServices, HttpRouter.HttpRouter>>) =>
-        Context.omit(
-          HttpServerRequest.HttpServerRequest,
-          HttpServerRequest.ParsedSearchParams,
-          HttpRouter.RouteContext,
-          CurrentRequest
-        )(context)
+        Context.omit(CurrentRequest)(withoutRequest(context))
       )
     )
     const app = requireBearer(Option.fromNullishOr(options.adminToken))(shapeErrors(served, WorkspaceApi))
