@@ -202,7 +202,7 @@ const deciderOf = (snapshot: unknown): string | undefined => {
  * full-width `ａ`) and case-folded. The edge may hand the same person over as `Ana@acme.test`
  * once and `ana@acme.test` the next time; four-eyes must not read them as two people.
  */
-const personKey = (actor: string) => actor.normalize("NFKC").toUpperCase().toLowerCase()
+export const personKey = (actor: string) => actor.normalize("NFKC").toUpperCase().toLowerCase()
 
 /**
  * Four-eyes (a runbook step's `requireDistinctDecider`): the step's decider must be named and

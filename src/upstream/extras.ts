@@ -6,6 +6,7 @@
 import type { BadRequest, Conflict, NotFound } from "../api/errors.js"
 import type { WsEffect } from "./WorkspaceClient.js"
 import type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent } from "./registry.js"
+import type { CreateDecisionLinksDto, DecisionLinks, RevokeDecisionLinksDto, RevokedDecisionLinks } from "./links.js"
 
 export type { Agent, AgentVersion, CreateAgentDto, CreateAgentVersionDto, CreatedAgent }
 
@@ -22,4 +23,7 @@ export interface WorkspaceExtras {
     agentId: string,
     input: CreateAgentVersionDto
   ) => WsEffect<AgentVersion, NotFound | Conflict | BadRequest>
+  /** `svc links create`: BadRequest without an explicit SVC_PUBLIC_URL, for a bad duration or actor, or a step that is no approval. */
+  readonly createDecisionLinksFor: (input: CreateDecisionLinksDto) => WsEffect<DecisionLinks, NotFound | BadRequest | Conflict>
+  readonly revokeDecisionLinksFor: (input: RevokeDecisionLinksDto) => WsEffect<RevokedDecisionLinks, NotFound | BadRequest>
 }

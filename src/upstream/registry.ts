@@ -14,6 +14,7 @@ import { Timestamp, Uuid } from "../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
 
 import { IdParam, JsonObject, NonEmpty, TenantPath, WorkspaceErrors } from "./paths.js"
+import { createDecisionLinksEndpoint, revokeDecisionLinksEndpoint } from "./links.js"
 
 export const CreateAgentDto = Schema.Struct({
   kind: NonEmpty(32).annotate({ description: "Agent runtime kind, a lowercase URI scheme (e.g. claude, openai)" }),
@@ -164,10 +165,12 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
           "tenant's GL connection becomes ACTIVE with `service`. 404 for an unknown or used session."
       )
   )
+  .add(createDecisionLinksEndpoint)
+  .add(revokeDecisionLinksEndpoint)
   .annotate(OpenApi.Title, "Registry and webhooks")
   .annotate(
     OpenApi.Description,
-    "Agent registry and the GL adapter's success webhook. Served by the embedded workspace; a server " +
-      "without them answers 501."
+    "Agent registry, decision links and the GL adapter's success webhook. Served by the embedded workspace; a " +
+      "server without them answers 501."
   )
 {}

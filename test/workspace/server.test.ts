@@ -247,7 +247,10 @@ const fakeExtras = (memory: ReturnType<typeof makeMemoryWorkspace>): WorkspaceEx
       const version: AgentVersion = { agentId: id, version: input.version, config: input.config ?? {}, createdAt: new Date().toISOString() }
       agents.set(id, { ...agent, versions: [...agent.versions, version] })
       return Effect.succeed(version)
-    }
+    },
+    // Decision links are the embedded store's (test/links/); this fake makes none.
+    createDecisionLinksFor: () => Effect.fail(new BadRequest({ message: "no links here" })),
+    revokeDecisionLinksFor: () => Effect.succeed({ revoked: 0 })
   }
 }
 

@@ -31,12 +31,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
 import { intSetting } from "../../config/TenantConfig.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
+import { invalidSetting } from "../../http/failStart.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
@@ -110,6 +112,12 @@ export interface EmbeddedLayerOptions {
   /** A fixture loaded at start instead of seedFile / demo (tests build their world in code). */
   readonly fixture?: Fixture | undefined
   readonly publicUrl?: string | undefined
+  /** SVC_PUBLIC_URL when set explicitly: decision links are made under it, none without it (./links.ts). */
+  readonly explicitPublicUrl?: Option.Option<string> | undefined
+  /** SVC_LINK_SIGNING_KEYS: the first signs decision links, all verify; unset: a key generated into the database. */
+  readonly linkSigningKeys?: Option.Option<ReadonlyArray<string>> | undefined
+  /** Why this process makes no decision links at all (see ./store.ts). */
+  readonly linksUnavailable?: string | undefined
   /** Pause between background delivery passes while no write wakes the relay; default 2 seconds. */
   readonly retryInterval?: Duration.Input | undefined
   /** How long an operation waits for another process's write lock before a 503; default 5000 ms. */
@@ -207,6 +215,9 @@ export const storeLayer = (
       }).pipe(Effect.provideService(BusyTimeout, Math.max(START_BUSY_TIMEOUT_MS, options.busyTimeoutMs ?? 0)))
       const workspace = yield* makeEmbeddedWorkspaceWith({
         publicUrl: options.publicUrl,
+        explicitPublicUrl: options.explicitPublicUrl,
+        linkSigningKeys: options.linkSigningKeys,
+        linksUnavailable: options.linksUnavailable,
         glSessionTtlMs: options.glSessionTtlMs,
         relay: {
           batchSize: options.signalBatchSize,
@@ -238,6 +249,30 @@ export const makeEmbeddedLayer = (
 
 const wildcard = new Set(["0.0.0.0", "::", "[::]", ""])
 
+/** Shortest signing key accepted: 32 characters (a random 24 bytes in base64). */
+export const MIN_LINK_KEY_LENGTH = 32
+
+/**
+ * SVC_LINK_SIGNING_KEYS: comma-separated keys, each at least 32 visible ASCII characters; the
+ * first signs new links, every one verifies (rotation: put the new key first, drop the old one
+ * once its links have expired). The value is never printed.
+ */
+export const linkSigningKeysSetting: Config.Config<Option.Option<ReadonlyArray<string>>> = Config.option(
+  Config.Redacted("SVC_LINK_SIGNING_KEYS")
+).pipe(
+  Config.mapEffect((value) => {
+    if (Option.isNone(value)) return Effect.succeed(Option.none())
+    const keys = Redacted.value(value.value).split(",").map((k) => k.trim())
+    const bad = keys.findIndex((k) => k.length < MIN_LINK_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(k))
+    return bad === -1
+      ? Effect.succeed(Option.some(keys))
+      : Effect.fail(invalidSetting(
+        `SVC_LINK_SIGNING_KEYS (not shown): key ${bad + 1} of ${keys.length} is not at least ${MIN_LINK_KEY_LENGTH} visible ASCII ` +
+          "characters; give comma-separated keys, the one that signs first (e.g. openssl rand -base64 32)"
+      ))
+  })
+)
+
 
 export const embeddedSettings = Config.all({
   url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
@@ -255,12 +290,14 @@ export const embeddedSettings = Config.all({
   statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS, 0),
   connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT_MS, 1),
   signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100),
-  glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1)
+  glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1),
+  linkSigningKeys: linkSigningKeysSetting
 }).pipe(
   Config.map(({ host, port, publicUrl, seedFile, url, ...tuning }): EmbeddedLayerOptions => ({
     url,
     seedFile: Option.getOrUndefined(seedFile),
     publicUrl: Option.getOrElse(publicUrl, () => `http://${wildcard.has(host) ? "localhost" : host}:${port}`),
+    explicitPublicUrl: publicUrl,
     ...tuning,
     signalAwaitMax: DEFAULT_SIGNAL_AWAIT_MAX
   }))

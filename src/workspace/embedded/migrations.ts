@@ -226,13 +226,46 @@ const decisionsAttributed = statements(
   `ALTER TABLE signals ADD COLUMN request_id TEXT`
 )
 
+/**
+ * Decision links (../../domain/links.ts, ./links.ts): one row per approve/reject pair for a named
+ * person, bound to a task's step until `expires_at`. `claimed_at` holds the pair while its
+ * decision is being made (a claim older than a minute is taken over: its process is gone),
+ * `used_at` ends it with the decision taken, `revoked_at` ends it early. `actor_key` is the
+ * person however their name is spelt (four-eyes' comparison), for revoking a person's links.
+ * `decision_link_keys` holds the signing key generated once when SVC_LINK_SIGNING_KEYS is unset.
+ */
+const decisionLinks = statements(
+  `CREATE TABLE decision_links (
+    id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    actor_key TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    claimed_at TEXT,
+    used_at TEXT,
+    used_decision TEXT,
+    revoked_at TEXT
+  )`,
+  `CREATE INDEX decision_links_by_task ON decision_links (tenant_id, task_id)`,
+  `CREATE INDEX decision_links_by_actor ON decision_links (tenant_id, actor_key)`,
+  `CREATE TABLE decision_link_keys (
+    id INTEGER PRIMARY KEY,
+    secret TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  )`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_signals_pending_by_task": signalsByTask,
   "0004_signal_leases": signalLeases,
   "0005_subledger_rows_by_task": subledgerRowsByTask,
-  "0006_decisions_attributed": decisionsAttributed
+  "0006_decisions_attributed": decisionsAttributed,
+  "0008_decision_links": decisionLinks
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

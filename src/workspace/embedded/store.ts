@@ -11,7 +11,7 @@
  * engine applies on delivery.
  */
 import * as Effect from "effect/Effect"
-import type { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { BadRequest, type Conflict, type NotFound } from "../../api/errors.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import {
   type Agent,
@@ -30,12 +30,19 @@ import { subledgerRecords } from "./subledgers.js"
 import { taskRecords } from "./tasks.js"
 import { tenantRecords } from "./tenants.js"
 import { makeTransactions } from "./transaction.js"
+import { type DecisionLinkStore, linkTtlOf, makeDecisionLinkStore } from "./links.js"
+import type { CreateDecisionLinksDto, DecisionLinks, RevokeDecisionLinksDto, RevokedDecisionLinks } from "../../upstream/links.js"
+import * as Option from "effect/Option"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
 
 export type { GlSession } from "./gl.js"
 
 /** The port plus what the workspace HTTP API serves beyond it: GL webhook, agent registry, outbox. */
-export interface EmbeddedWorkspace extends WorkspaceClientService, GlSessions {
+export interface EmbeddedWorkspace extends WorkspaceClientService, GlSessions, DecisionLinkStore {
+  /** `svc links create` (the admin listener): the tenant by slug, the duration as ISO 8601 text. */
+  readonly createDecisionLinksFor: (input: CreateDecisionLinksDto) => WsEffect<DecisionLinks, NotFound | BadRequest | Conflict>
+  /** `svc links revoke`. */
+  readonly revokeDecisionLinksFor: (input: RevokeDecisionLinksDto) => WsEffect<RevokedDecisionLinks, NotFound | BadRequest>
   readonly createAgent: (input: CreateAgentInput) => WsEffect<CreatedAgent, BadRequest | Conflict>
   readonly listAgents: (tenantId?: string) => WsEffect<ReadonlyArray<Agent>>
   readonly getAgent: (id: string) => WsEffect<Agent, NotFound>
@@ -56,6 +63,12 @@ export interface EmbeddedOptions {
   readonly glSessionTtlMs?: number | undefined
   /** Batching, concurrency and waits of signal delivery (./outbox.ts). */
   readonly relay?: RelayOptions | undefined
+  /** SVC_PUBLIC_URL only when the operator set it: decision links are made under it, and none without it. */
+  readonly explicitPublicUrl?: Option.Option<string> | undefined
+  /** SVC_LINK_SIGNING_KEYS (the first signs, all verify); unset: a key generated once into the database. */
+  readonly linkSigningKeys?: Option.Option<ReadonlyArray<string>> | undefined
+  /** Why this process makes no decision links (the standalone workspace service serves no link page). */
+  readonly linksUnavailable?: string | undefined
 }
 
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
@@ -65,9 +78,33 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
     // Sessions created before the cutoff (ISO text, as created_at is) have expired: they name nothing.
     const glSessionTtlMs = options.glSessionTtlMs ?? DEFAULT_GL_SESSION_TTL_MS
+    const tenants = tenantRecords(tx)
+    const tasks = taskRecords(tx)
+    const links = yield* makeDecisionLinkStore(tasks, {
+      publicUrl: options.explicitPublicUrl ?? Option.none(),
+      signingKeys: options.linkSigningKeys ?? Option.none(),
+      unavailable: options.linksUnavailable
+    })
+    const tenantBySlug = (slug: string) =>
+      tenants.resolveTenant(slug).pipe(
+        Effect.catchTag("NotFound", () => Effect.fail(new BadRequest({ message: `tenantSlug: unknown tenant "${slug.slice(0, 64)}"` })))
+      )
     const service: EmbeddedWorkspace = {
-      ...tenantRecords(tx),
-      ...taskRecords(tx),
+      ...tenants,
+      ...tasks,
+      ...links,
+      createDecisionLinksFor: (input) =>
+        Effect.gen(function*() {
+          const tenant = yield* tenantBySlug(input.tenantSlug)
+          const expiresInMs = yield* linkTtlOf(input.expiresIn)
+          return yield* links.createDecisionLinks({ tenantId: tenant.id, taskId: input.taskId, actor: input.actor, expiresInMs })
+        }),
+      revokeDecisionLinksFor: (input) =>
+        Effect.gen(function*() {
+          const tenant = yield* tenantBySlug(input.tenantSlug)
+          const revoked = yield* links.revokeDecisionLinks({ tenantId: tenant.id, taskId: input.taskId, actor: input.actor })
+          return { revoked }
+        }),
       ...eventRecords(tx),
       ...(yield* makeDocumentRecords(tx)),
       ...dataRecords(tx),

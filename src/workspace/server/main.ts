@@ -50,7 +50,13 @@ const main = Effect.gen(function*() {
   )
   const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
   // GL connect links point at this process unless SVC_PUBLIC_URL says otherwise.
-  const workspace = makeEmbeddedLayer({ ...settings, publicUrl: Option.getOrElse(explicitPublicUrl, () => base) })
+  const workspace = makeEmbeddedLayer({
+    ...settings,
+    publicUrl: Option.getOrElse(explicitPublicUrl, () => base),
+    // The link page is the gateway's (embedded mode); a gateway in front of this service serves none.
+    linksUnavailable: "Decision links are made by a gateway with its embedded workspace (its admin listener): " +
+      "this workspace service serves no link page"
+  })
   return yield* launchDrained(
     serve.pipe(
       Layer.provide(workspace),

@@ -173,7 +173,9 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("createAgentVersion", ({ params, payload }) => withExtras((x) => x.createAgentVersion(params.id, payload)))
       .handle("findAgentByKeyHash", ({ params, payload }) => service.findAgentByKeyHash(params.tenantId, payload.keyHash))
       .handle("glWebhookSuccess", ({ payload }) =>
-        withExtras((x) => x.completeGlSession(payload.consumerId, payload.service))))
+        withExtras((x) => x.completeGlSession(payload.consumerId, payload.service)))
+      .handle("createDecisionLinks", ({ payload }) => withExtras((x) => x.createDecisionLinksFor(payload)))
+      .handle("revokeDecisionLinks", ({ payload }) => withExtras((x) => x.revokeDecisionLinksFor(payload))))
 
   return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry)
 }

@@ -1,0 +1,273 @@
+/**
+ * Decision links in the embedded store (README "Decision links"; the token and its signature:
+ * ../../domain/links.ts). One row per approve/reject pair: who, which task and step, until when;
+ * claimed while its decision is being made, used once, or revoked. The link page and its POST
+ * (../server/linkRoutes.ts) read and claim rows here; the decision itself goes through the
+ * gateway's decision path like any POST /action.
+ *
+ * Signing keys: SVC_LINK_SIGNING_KEYS (the first signs, every one verifies: rotate by putting a
+ * new key first), else a key generated once into the database (`decision_link_keys`).
+ */
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { randomBytes } from "node:crypto"
+import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { personKey } from "../../domain/engine.js"
+import {
+  DEFAULT_LINK_TTL_MS,
+  type LinkBinding,
+  type LinkDecision,
+  MAX_LINK_TTL_MS,
+  parseLinkTtl,
+  parseToken,
+  signLink,
+  verifyLink
+} from "../../domain/links.js"
+import { actorProblem } from "../../services/actorValue.js"
+import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
+import type { DecisionLinks } from "../../upstream/links.js"
+import { guard, nowIso } from "./db.js"
+
+/** The component a link decides: approval steps only. */
+export const LINK_COMPONENT = "APPROVAL"
+
+/** Where link pages are served on the gateway's port: `<public URL>/links/<token>`. */
+export const LINK_PATH = "/links"
+
+/** A claim older than this belongs to a process that is gone: the pair may be claimed again. */
+const CLAIM_TIMEOUT_MS = 60_000
+
+export interface MakeDecisionLinks {
+  readonly tenantId: string
+  readonly taskId: string
+  /** The person the links decide as. */
+  readonly actor: string
+  /** The step they decide; the task's current step must be it. Unset: the current step. */
+  readonly stepId?: string | undefined
+  /** How long they live; default 72 hours, at most 30 days. */
+  readonly expiresInMs?: number | undefined
+}
+
+/** A stored pair, with the decision of the token that named it. */
+export interface OpenedLink extends LinkBinding {
+  readonly createdAt: string
+}
+
+/** What a token names, as its page tells it. */
+export type LinkLookup =
+  /** Malformed, unknown, altered, made with a key no longer held, or another tenant's: nothing. */
+  | { readonly _tag: "Unknown" }
+  | { readonly _tag: "Revoked"; readonly link: OpenedLink }
+  | { readonly _tag: "Used"; readonly link: OpenedLink; readonly usedDecision: LinkDecision; readonly usedAt: string }
+  | { readonly _tag: "Expired"; readonly link: OpenedLink }
+  | { readonly _tag: "Open"; readonly link: OpenedLink }
+
+export interface DecisionLinkStore {
+  /** Whether links can be made (SVC_PUBLIC_URL set explicitly); `createDecisionLinks` says why not. */
+  readonly linksEnabled: boolean
+  /**
+   * An approve/reject pair for (task, step, actor, expiry), under the explicit public URL. For the
+   * CLI and for notifiers (a `task.waiting` webhook's links per named assignee). BadRequest without
+   * an explicit SVC_PUBLIC_URL, for a bad actor or duration, or a step that is no APPROVAL step;
+   * NotFound for another tenant's or an unknown task; Conflict when no step (or another) is current.
+   */
+  readonly createDecisionLinks: (input: MakeDecisionLinks) => WsEffect<DecisionLinks, BadRequest | NotFound | Conflict>
+  /** What `token` names for `tenantId`'s gateway (any other tenant's pair is Unknown). */
+  readonly openDecisionLink: (tenantId: string, token: string) => WsEffect<LinkLookup>
+  /** Holds the pair for one decision; false when it is used, revoked or held by another request. */
+  readonly claimDecisionLink: (pairId: string) => WsEffect<boolean>
+  /** Lets go of a claim whose decision did not happen (refused, conflict, store trouble). */
+  readonly releaseDecisionLink: (pairId: string) => WsEffect<void>
+  /** The pair has decided: neither link works again. */
+  readonly completeDecisionLink: (pairId: string, decision: LinkDecision) => WsEffect<void>
+  /** Ends the open pairs of a task, of a person, or of that person on that task; how many. */
+  readonly revokeDecisionLinks: (input: {
+    readonly tenantId: string
+    readonly taskId?: string | undefined
+    readonly actor?: string | undefined
+  }) => WsEffect<number, BadRequest>
+}
+
+interface LinkRow {
+  readonly id: string
+  readonly tenant_id: string
+  readonly task_id: string
+  readonly step_id: string
+  readonly actor: string
+  readonly expires_at: string
+  readonly created_at: string
+  readonly used_at: string | null
+  readonly used_decision: string | null
+  readonly revoked_at: string | null
+}
+
+const bad = (message: string) => Effect.fail(new BadRequest({ message }))
+
+export const NO_PUBLIC_URL =
+  "No link was made: SVC_PUBLIC_URL is not set. Links are made only under the address people reach the gateway at, " +
+  "which the operator sets explicitly (e.g. SVC_PUBLIC_URL=https://gateway.example.com)"
+
+export const makeDecisionLinkStore = (
+  service: Pick<WorkspaceClientService, "getTask" | "getNextStep">,
+  options: {
+    /** SVC_PUBLIC_URL when the operator set it; None: no link is made. */
+    readonly publicUrl: Option.Option<string>
+    /** SVC_LINK_SIGNING_KEYS: the first signs, all verify; None: the key generated into the database. */
+    readonly signingKeys: Option.Option<ReadonlyArray<string>>
+    /** Why no link is made here at all (a process that serves no link page); overrides `publicUrl`. */
+    readonly unavailable?: string | undefined
+  }
+) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const base = options.unavailable !== undefined ? Option.none<string>() : Option.map(options.publicUrl, (u) => u.replace(/\/+$/, ""))
+
+    // The database's key, made by whichever process first needs it (the others read that one).
+    const storedKey = Effect.gen(function*() {
+      yield* sql`INSERT INTO decision_link_keys (id, secret, created_at)
+        VALUES (1, ${randomBytes(32).toString("base64url")}, ${nowIso()}) ON CONFLICT (id) DO NOTHING`
+      const [row] = yield* sql<{ readonly secret: string }>`SELECT secret FROM decision_link_keys WHERE id = 1`
+      return [Buffer.from(row!.secret, "base64url")] as ReadonlyArray<Uint8Array>
+    })
+    const keys: Effect.Effect<ReadonlyArray<Uint8Array>, SqlError> = Option.isSome(options.signingKeys)
+      ? Effect.succeed(options.signingKeys.value.map((k) => Buffer.from(k, "utf8")))
+      : yield* Effect.cached(storedKey)
+
+    const taskOfTenant = (tenantId: string, taskId: string) =>
+      Effect.flatMap(service.getTask(taskId), (task) =>
+        task.tenantId === tenantId ? Effect.succeed(task) : Effect.fail(new NotFound({ message: `Task ${taskId} not found` })))
+
+    const createDecisionLinks: DecisionLinkStore["createDecisionLinks"] = (input) =>
+      Effect.gen(function*() {
+        if (Option.isNone(base)) return yield* bad(options.unavailable ?? NO_PUBLIC_URL)
+        const problem = actorProblem(input.actor)
+        if (problem !== undefined) return yield* bad(`actor: ${problem}`)
+        const ttl = input.expiresInMs ?? DEFAULT_LINK_TTL_MS
+        if (!Number.isSafeInteger(ttl) || ttl < 1000 || ttl > MAX_LINK_TTL_MS) {
+          return yield* bad("expiresIn: a link lives from one second to 30 days")
+        }
+        const task = yield* taskOfTenant(input.tenantId, input.taskId)
+        const next = yield* service.getNextStep(input.tenantId, task.id)
+        const step = next.step
+        if (step === null || task.currentStep === null) {
+          return yield* Effect.fail(new Conflict({ message: `Task ${task.id} is ${task.status}: no step waits for a decision` }))
+        }
+        if (input.stepId !== undefined && input.stepId !== step.id) {
+          return yield* Effect.fail(new Conflict({ message: `Step "${input.stepId}" is not the current step: the task is at step "${step.id}"` }))
+        }
+        if (step.displayHint.component !== LINK_COMPONENT) {
+          return yield* bad(
+            `Current step "${step.id}" (${step.displayHint.component}) is not an ${LINK_COMPONENT} step: links decide approval steps only`
+          )
+        }
+        const createdAt = nowIso()
+        const expiresAt = new Date(Date.parse(createdAt) + ttl).toISOString()
+        const pairId = randomBytes(16).toString("base64url")
+        yield* sql`INSERT INTO decision_links ${
+          sql.insert({
+            id: pairId,
+            tenant_id: input.tenantId,
+            task_id: task.id,
+            step_id: step.id,
+            actor: input.actor,
+            actor_key: personKey(input.actor),
+            expires_at: expiresAt,
+            created_at: createdAt
+          })
+        }`
+        const [key] = yield* keys
+        const binding = { pairId, tenantId: input.tenantId, taskId: task.id, stepId: step.id, actor: input.actor, expiresAt }
+        const url = (decision: LinkDecision) => `${base.value}${LINK_PATH}/${signLink(key!, { ...binding, decision })}`
+        const links: DecisionLinks = {
+          tenantId: input.tenantId,
+          taskId: task.id,
+          stepId: step.id,
+          stepTitle: step.title,
+          actor: input.actor,
+          expiresAt,
+          approveUrl: url("approve"),
+          rejectUrl: url("reject")
+        }
+        return links
+      }).pipe(guard("createDecisionLinks"))
+
+    const openDecisionLink: DecisionLinkStore["openDecisionLink"] = (tenantId, token) =>
+      Effect.gen(function*() {
+        const unknown: LinkLookup = { _tag: "Unknown" }
+        const parsed = parseToken(token)
+        if (parsed === undefined) return unknown
+        const [row] = yield* sql<LinkRow>`SELECT id, tenant_id, task_id, step_id, actor, expires_at, created_at,
+          used_at, used_decision, revoked_at FROM decision_links WHERE id = ${parsed.pairId}`
+        if (row === undefined || row.tenant_id !== tenantId) return unknown
+        const link: OpenedLink = {
+          pairId: row.id,
+          tenantId: row.tenant_id,
+          taskId: row.task_id,
+          stepId: row.step_id,
+          decision: parsed.decision,
+          actor: row.actor,
+          expiresAt: row.expires_at,
+          createdAt: row.created_at
+        }
+        if (!verifyLink(yield* keys, parsed, link)) return unknown
+        const lookup: LinkLookup = row.revoked_at !== null
+          ? { _tag: "Revoked", link }
+          : row.used_at !== null
+          ? { _tag: "Used", link, usedDecision: row.used_decision === "reject" ? "reject" : "approve", usedAt: row.used_at }
+          // The expiry instant itself is past: a link works strictly before it.
+          : Date.now() >= Date.parse(row.expires_at)
+          ? { _tag: "Expired", link }
+          : { _tag: "Open", link }
+        return lookup
+      }).pipe(guard("openDecisionLink"))
+
+    const claimDecisionLink: DecisionLinkStore["claimDecisionLink"] = (pairId) =>
+      Effect.gen(function*() {
+        const now = nowIso()
+        const stale = new Date(Date.now() - CLAIM_TIMEOUT_MS).toISOString()
+        const rows = yield* sql<{ readonly id: string }>`UPDATE decision_links SET claimed_at = ${now}
+          WHERE id = ${pairId} AND used_at IS NULL AND revoked_at IS NULL AND (claimed_at IS NULL OR claimed_at < ${stale})
+          RETURNING id`
+        return rows.length === 1
+      }).pipe(guard("claimDecisionLink"))
+
+    const releaseDecisionLink: DecisionLinkStore["releaseDecisionLink"] = (pairId) =>
+      Effect.asVoid(sql`UPDATE decision_links SET claimed_at = NULL WHERE id = ${pairId} AND used_at IS NULL`).pipe(
+        guard("releaseDecisionLink")
+      )
+
+    const completeDecisionLink: DecisionLinkStore["completeDecisionLink"] = (pairId, decision) =>
+      Effect.asVoid(sql`UPDATE decision_links SET used_at = ${nowIso()}, used_decision = ${decision}
+        WHERE id = ${pairId} AND used_at IS NULL`).pipe(guard("completeDecisionLink"))
+
+    const revokeDecisionLinks: DecisionLinkStore["revokeDecisionLinks"] = (input) =>
+      Effect.gen(function*() {
+        if (input.taskId === undefined && input.actor === undefined) return yield* bad("taskId or actor is required")
+        const rows = yield* sql<{ readonly id: string }>`UPDATE decision_links SET revoked_at = ${nowIso()}
+          WHERE tenant_id = ${input.tenantId} AND used_at IS NULL AND revoked_at IS NULL
+          ${input.taskId !== undefined ? sql`AND task_id = ${input.taskId}` : sql``}
+          ${input.actor !== undefined ? sql`AND actor_key = ${personKey(input.actor)}` : sql``}
+          RETURNING id`
+        return rows.length
+      }).pipe(guard("revokeDecisionLinks"))
+
+    const store: DecisionLinkStore = {
+      linksEnabled: Option.isSome(base),
+      createDecisionLinks,
+      openDecisionLink,
+      claimDecisionLink,
+      releaseDecisionLink,
+      completeDecisionLink,
+      revokeDecisionLinks
+    }
+    return store
+  })
+
+/** `--expires-in`'s text as milliseconds, or a BadRequest naming the field. */
+export const linkTtlOf = (text: string | undefined): Effect.Effect<number | undefined, BadRequest> => {
+  if (text === undefined) return Effect.succeed(undefined)
+  const parsed = parseLinkTtl(text)
+  return "ms" in parsed ? Effect.succeed(parsed.ms) : bad(`expiresIn: ${parsed.problem}`)
+}
