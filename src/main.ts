@@ -44,6 +44,7 @@ import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./con
 import { unknownSettingWarnings } from "./settingNames.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
+import { DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
@@ -160,9 +161,10 @@ const main = Effect.gen(function*() {
 
   // Readiness beside the app: the same instance (layers are memoized) serves /readyz and the
   // start-up check below.
-  // The gateway's port gets the connect page of this tenant's sessions, nothing else of the workspace.
+  // The gateway's port gets the connect page of this tenant's sessions and the decision links' pages
+  // (src/workspace/server/linkRoutes.ts), nothing else of the workspace.
   const gateway = embedded
-    ? gatewayLive(GlConnectRoutes(config.tenantSlug)).pipe(Layer.provide(measuredEmbedded))
+    ? gatewayLive(Layer.merge(GlConnectRoutes(config.tenantSlug), DecisionLinkRoutes)).pipe(Layer.provide(measuredEmbedded))
     : GatewayLive
   const app = Layer.merge(gateway, Readiness.layer).pipe(
     Layer.provide(Layer.succeed(ProcessDrain, drain)),

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { isApiError } from "../api/errors.js"
 import { isNotImplemented } from "../client/registry.js"
 import { agents } from "./commands/agents.js"
+import { links } from "./commands/links.js"
 import { data } from "./commands/data.js"
 import { entities, health, tasks } from "./commands/entities.js"
 import { events } from "./commands/events.js"
@@ -27,7 +28,7 @@ export const VERSION = "0.1.0"
 export const svc = group(
   "svc",
   "Command-line client of the tenant gateway",
-  [health, entities, tasks, task, events, files, data, subledger, gl, agents, mcp],
+  [health, entities, tasks, task, events, files, data, subledger, gl, agents, links, mcp],
   "svc"
 )
 

@@ -36,6 +36,13 @@ export const GROUPS: Readonly<Record<string, GroupHelp>> = {
   agents: {
     summary: "Externally hosted agents in the registry (on the admin listener)",
     details: ["SVC_ADMIN_TOKEN (environment only) is sent as the bearer token."]
+  },
+  links: {
+    summary: "Links that approve or reject a waiting step, for one person (on the admin listener)",
+    details: [
+      "The gateway makes them only when SVC_PUBLIC_URL is set. SVC_ADMIN_TOKEN (environment only)",
+      "is sent as the bearer token."
+    ]
   }
 }
 
@@ -223,6 +230,29 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     options: [
       ["--config <json>", "The version's configuration"],
       ["--config-file <path>", "The same, read from a file"]
+    ],
+    common: "registry"
+  },
+  "links create": {
+    usage: "<taskId> --actor <email> --tenant <slug> [--expires-in <duration>]",
+    summary: "Make an approve and a reject link for one person; prints both URLs and the expiry",
+    details: [
+      "For the task's current APPROVAL step. Either link decides once (the pair is single-use), as",
+      "that person, under the step's rules; opening one changes nothing until its page is confirmed."
+    ],
+    options: [
+      ["--actor <email>", "The person the links decide as"],
+      ["--tenant <slug>", "The task's tenant"],
+      ["--expires-in <duration>", "ISO 8601 duration (PT72H, P3D, P1DT12H); default PT72H, at most P30D"]
+    ],
+    common: "registry"
+  },
+  "links revoke": {
+    usage: "[<taskId>] [--actor <email>] --tenant <slug>",
+    summary: "End a task's or a person's links now (both given: that person's on that task)",
+    options: [
+      ["--actor <email>", "Only this person's links (any case)"],
+      ["--tenant <slug>", "The tenant"]
     ],
     common: "registry"
   },

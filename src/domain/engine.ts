@@ -95,7 +95,8 @@ export const applyToTask = (
           decision: approved ? "approved" : "rejected",
           reason: signal.payload.reason ?? null,
           decidedAt: now,
-          ...(signal.actor != null ? { decidedBy: signal.actor } : {})
+          ...(signal.actor != null ? { decidedBy: signal.actor } : {}),
+          ...viaOf(signal.payload)
         }
       }
     }
@@ -111,6 +112,9 @@ export const applyToTask = (
     }
   }
 }
+
+/** A decision made through a decision link says so (`via: "link"`); other ways add nothing. */
+const viaOf = (payload: Record<string, unknown>) => (payload.via === "link" ? { via: "link" as const } : {})
 
 /** A decision recorded but not yet applied (the embedded store's outbox): it already decides its step. */
 export interface PendingDecision {
@@ -394,7 +398,8 @@ export const engineEventsOf = (
       decision,
       ...(p.reason !== undefined && p.reason !== null ? { reason: p.reason } : {}),
       ...(p.comments !== undefined && p.comments !== null ? { comments: p.comments } : {}),
-      ...by(signal)
+      ...by(signal),
+      ...viaOf(p)
     }
   })
   if (after.status !== before.status) {

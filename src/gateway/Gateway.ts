@@ -6,6 +6,7 @@
  * process's drain, which readiness reads).
  */
 import * as Effect from "effect/Effect"
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
@@ -14,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import { GatewayApi } from "../api/Api.js"
+import { isLinkPath } from "../api/linkPath.js"
 import { metricsHandler } from "../observability/prometheus.js"
 import { Observability } from "../observability/Observability.js"
 import { RouteCaptureLive } from "../observability/requests.js"
@@ -115,7 +117,10 @@ const routes = <E, R>(extra: Layer.Layer<never, E, R>) =>
 const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   Layer.unwrap(
     Effect.map(TenantConfig, (config) =>
-      config.tracing ? layer : layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))))
+      config.tracing
+        // A decision link's URL is its credential: its requests make no span (spans carry the URL).
+        ? layer.pipe(Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => isLinkPath(request.url))))
+        : layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))))
   )
 
 /**

@@ -23,6 +23,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { JWTPayload, JWTVerifyGetKey } from "jose"
+import { isLinkPath } from "../api/linkPath.js"
 import { withActor } from "../services/Actor.js"
 import { actorProblem, headerText } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
@@ -42,6 +43,14 @@ export const identityApplies = (url: string): boolean => {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * Paths where the edge MAY name someone but need not: a decision link's page and its POST. The
+ * link names its person; an edge that lets the route through without a login sends no one, and
+ * an edge that logs people in names them, and then the link's handler requires the same person
+ * (403 otherwise, src/workspace/server/linkRoutes.ts).
+ */
+const identityOptional = (url: string): boolean => isLinkPath(url)
 
 /** Longest bearer token looked at (a JWT with a few claims is well under 2 KB). */
 export const MAX_TOKEN_LENGTH = 8192
@@ -216,10 +225,16 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
       ? undefined
       : yield* Effect.tryPromise({ try: () => makeJwtVerifier(jwt, tenantSlug, onWarning), catch: (e) => e as Error })
 
-    const verdict = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Verdict> =>
-      verifier !== undefined
-        ? Effect.promise(() => verifier.verify(request.headers["authorization"]))
-        : Effect.succeed(headerVerdict(header!.name, header!.required, request.method, request.headers[header!.name]))
+    const verdict = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Verdict> => {
+      const optional = identityOptional(request.url)
+      if (verifier !== undefined) {
+        const authorization = request.headers["authorization"]
+        return optional && authorization === undefined
+          ? Effect.succeed({ _tag: "Actor", actor: undefined })
+          : Effect.promise(() => verifier.verify(authorization))
+      }
+      return Effect.succeed(headerVerdict(header!.name, header!.required && !optional, request.method, request.headers[header!.name]))
+    }
 
     return <E, R>(
       app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>

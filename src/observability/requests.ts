@@ -11,6 +11,7 @@
  * streamed download included), and a request the client abandoned is logged as status 499 with
  * `aborted: true`.
  */
+import { redactLinkPath } from "../api/linkPath.js"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -65,9 +66,10 @@ export interface RequestObserverOptions {
   readonly log?: LogSettings | undefined
 }
 
+/** The path without its query; a decision link's token (a credential) never reaches a log line. */
 const pathOf = (url: string) => {
   const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
+  return redactLinkPath(q === -1 ? url : url.slice(0, q))
 }
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10

@@ -34,18 +34,23 @@ export const uiStateOf = (taskId: string) =>
  */
 export const stepOf = (named: string | undefined) => named === undefined ? {} : { expectedStep: named }
 
+/** How a decision reached the gateway, when not by POST /action itself: a decision link's page. */
+export type DecisionVia = "link"
+
 /**
  * type=approved → the approve signal, rejected → reject; `comments` becomes `reason`. Bound to
- * a step: the DTO's `step`, else the one current when the request arrived.
+ * a step: the DTO's `step`, else the one current when the request arrived. `via` marks a
+ * decision made through a decision link (recorded in the timeline and the snapshot); every
+ * other rule is this path's, whoever calls it.
  */
-export const decideTask = (taskId: string, dto: TaskActionDto) =>
+export const decideTask = (taskId: string, dto: TaskActionDto, via?: DecisionVia) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const { tenant } = yield* (yield* Tenant).requireTask(taskId)
     yield* workspace.signal(tenant.id, {
       taskId,
       name: ACTION_SIGNAL[dto.type],
-      payload: dto.comments === undefined ? {} : { reason: dto.comments },
+      payload: { ...(dto.comments === undefined ? {} : { reason: dto.comments }), ...(via === undefined ? {} : { via }) },
       ...stepOf(dto.step)
     })
     yield* ringAfterSignal(taskId)

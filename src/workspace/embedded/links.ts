@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { LINK_PATH } from "../../api/linkPath.js"
 import { personKey } from "../../domain/engine.js"
 import {
   DEFAULT_LINK_TTL_MS,
@@ -33,8 +34,7 @@ import { guard, nowIso } from "./db.js"
 /** The component a link decides: approval steps only. */
 export const LINK_COMPONENT = "APPROVAL"
 
-/** Where link pages are served on the gateway's port: `<public URL>/links/<token>`. */
-export const LINK_PATH = "/links"
+export { LINK_PATH }
 
 /** A claim older than this belongs to a process that is gone: the pair may be claimed again. */
 const CLAIM_TIMEOUT_MS = 60_000
