@@ -243,6 +243,9 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
 
     yield* router.add("GET", `${LINK_PATH}/:token`, page)
     yield* router.add("POST", `${LINK_PATH}/:token`, decide)
+    // Not in the HttpApi contract, so the API's own 405 does not know these paths.
+    const allow = errorResponse(405, "Method Not Allowed", "A decision link takes GET, HEAD and POST", { allow: "GET, HEAD, POST" })
+    for (const method of ["PUT", "PATCH", "DELETE"] as const) yield* router.add(method, `${LINK_PATH}/:token`, Effect.succeed(allow))
   })
 )
 
