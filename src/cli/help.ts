@@ -235,7 +235,7 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   },
   "links create": {
     usage: "<taskId> --actor <email> --tenant <slug> [--expires-in <duration>]",
-    summary: "Make an approve and a reject link for one person; prints both URLs and the expiry",
+    summary: "Approve and reject links for one person; prints both URLs and the expiry",
     details: [
       "For the task's current APPROVAL step. Either link decides once (the pair is single-use), as",
       "that person, under the step's rules; opening one changes nothing until its page is confirmed."
