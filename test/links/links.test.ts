@@ -31,7 +31,9 @@ beforeAll(async () => {
     SVC_PUBLIC_URL: PUBLIC,
     SVC_ADMIN_TOKEN: ADMIN_TOKEN,
     // Behind a login the edge names people; the link route may also be left open (no header).
-    SVC_ACTOR_HEADER: "x-forwarded-email"
+    SVC_ACTOR_HEADER: "x-forwarded-email",
+    // A site that may call /v1 from the browser: it still may not post a link's decision.
+    SVC_CORS_ORIGINS: "https://app.example.test"
   })
 }, 60_000)
 afterAll(async () => {
@@ -278,6 +280,7 @@ describe("deciding", () => {
     const url = local(links.approveUrl)
     const refusals: Array<[Record<string, string>, string | undefined, number]> = [
       [{ "sec-fetch-site": "cross-site", origin: "https://evil.example" }, "{}", 403],
+      [{ "sec-fetch-site": "cross-site", origin: "https://app.example.test" }, "{}", 403],
       [{ "sec-fetch-site": "same-site", origin: "https://other.example.test" }, "{}", 403],
       [{ origin: "https://evil.example" }, "{}", 403],
       [{ origin: "null" }, "{}", 403],
