@@ -4,11 +4,24 @@
  */
 export const LINK_PATH = "/links"
 
-const LINK_TOKEN = /^\/links\/[^/?#]*/
+/**
+ * The path as the router matches it: query, `;` and fragment cut off, percent-escapes decoded,
+ * duplicate slashes as one, static segments in any case (`/LINKS/…`, `//links/…` and
+ * `/%6Cinks/…` reach the link route too).
+ */
+const routedPath = (url: string): string => {
+  const path = url.split(/[?;#]/, 1)[0]!
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // A malformed escape: the router refuses it; judge the raw text.
+  }
+  return decoded.replace(/\/{2,}/g, "/").toLowerCase()
+}
 
-/** Whether a request path (or URL, query included) is a link page's. */
-export const isLinkPath = (url: string): boolean => url.startsWith(`${LINK_PATH}/`)
+/** Whether a request path (or URL, query included) reaches a link page. */
+export const isLinkPath = (url: string): boolean => routedPath(url).startsWith(`${LINK_PATH}/`)
 
-/** The path as logs show it: a link's token replaced by `:token`, other paths unchanged. */
-export const redactLinkPath = (path: string): string =>
-  isLinkPath(path) ? path.replace(LINK_TOKEN, `${LINK_PATH}/:token`) : path
+/** The path as logs show it: a link's whole path is `/links/:token`, other paths unchanged. */
+export const redactLinkPath = (path: string): string => (isLinkPath(path) ? `${LINK_PATH}/:token` : path)
