@@ -151,7 +151,7 @@ const describeWhat = (e: TaskEvent, known: Known, index: TimelineIndex | undefin
       ]
     case "step.completed": {
       const verb = p.decision === "approve" ? "approved " : p.decision === "reject" ? "rejected " : "completed "
-      return [verb, ...step(p.stepId, known), ...remarks(p)]
+      return [verb, ...step(p.stepId, known), ...(p.via === "link" ? [" through a decision link"] : []), ...remarks(p)]
     }
     case "row.rejected": {
       const was = str(p.previousStatus)

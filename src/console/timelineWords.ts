@@ -159,7 +159,7 @@ const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | unde
       }
     case "step.completed": {
       const verb = p.decision === "approve" ? "approved " : p.decision === "reject" ? "rejected " : "completed "
-      return { ...by, what: [verb, ...stepPieces(p.stepId, known), ...remarks(p)] }
+      return { ...by, what: [verb, ...stepPieces(p.stepId, known), ...(p.via === "link" ? [" through a decision link"] : []), ...remarks(p)] }
     }
     case "source.submitted": {
       const ids = (Array.isArray(p.documentIds) ? p.documentIds : Array.isArray(p.recordIds) ? p.recordIds : []).filter((x): x is string => typeof x === "string")

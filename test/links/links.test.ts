@@ -198,6 +198,9 @@ describe("deciding", () => {
       via: "link",
       reason: "Checked the three payees"
     })
+    // People read it so in `svc events` (and the console's timeline, the same words).
+    const told = await svc(["events", "list", taskId, "--url", gw.url], { viaBin: true })
+    expect(told.stdout).toMatch(/ann@acme\.example approved step controller_approval through a decision link — "Checked the three payees"/)
     const snapshots = (await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body
     expect(snapshots.controller_approval).toMatchObject({ decision: "approved", decidedBy: "ann@acme.example", via: "link" })
 
