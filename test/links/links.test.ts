@@ -294,11 +294,16 @@ describe("deciding", () => {
       [{ "sec-fetch-site": "same-origin", "content-type": "application/json" }, "{\"comments\":5}", 400],
       [{ "sec-fetch-site": "same-origin", "content-type": "application/json" }, "[", 400]
     ]
+    const messages: Array<string> = []
     for (const [headers, body, status] of refusals) {
       const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, ...(body !== undefined ? { body } : {}) })
       expect(res.status, JSON.stringify(headers)).toBe(status)
-      expect(await res.json()).toMatchObject({ statusCode: status })
+      const answer = (await res.json()) as { message: string }
+      expect(answer).toMatchObject({ statusCode: status })
+      messages.push(answer.message)
     }
+    // Bad bodies are named by field.
+    expect(messages.slice(-3, -1)).toEqual(["\"coment\": is unexpected, expected: \"comments\"", "comments: expected text of at most 4000 characters"])
     for (const method of ["PUT", "DELETE", "PATCH"]) {
       const res = await fetch(url, { method })
       expect(res.status, method).toBe(405)

@@ -20,7 +20,6 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { closed } from "../../api/dtos.js"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { LINK_PATH } from "../../api/linkPath.js"
 import { personKey } from "../../domain/engine.js"
@@ -46,10 +45,32 @@ const PAGE_HEADERS = {
 }
 const JSON_HEADERS = { "cache-control": "no-store", "referrer-policy": "no-referrer", "x-robots-tag": "noindex, nofollow" }
 
-const LinkDecisionBody = Schema.Struct({
-  comments: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(4000)))
-}).pipe(closed("LinkDecisionBody"))
-const decodeBody = Schema.decodeUnknownEffect(LinkDecisionBody)
+/** Longest comment a link's decision takes (the page's textarea says the same). */
+const MAX_COMMENTS = 4000
+
+/**
+ * The page's body: `{}` or `{"comments": "..."}` (no body reads as `{}`); what is wrong with
+ * anything else, naming the field.
+ */
+const bodyOf = (value: unknown): { readonly comments?: string } | { readonly problem: string } => {
+  if (value === undefined || value === null) return {}
+  if (typeof value !== "object" || Array.isArray(value)) return { problem: "The body must be a JSON object: {} or {\"comments\": \"...\"}" }
+  const unexpected = Object.keys(value).find((k) => k !== "comments")
+  if (unexpected !== undefined) return { problem: `${JSON.stringify(unexpected.slice(0, 64))}: is unexpected, expected: "comments"` }
+  const comments = (value as { readonly comments?: unknown }).comments
+  if (comments === undefined) return {}
+  if (typeof comments !== "string" || comments.length > MAX_COMMENTS) {
+    return { problem: `comments: expected text of at most ${MAX_COMMENTS} characters` }
+  }
+  return { comments }
+}
+
+/** 410: the link existed and no longer works (used, revoked, expired). */
+export class Gone extends Schema.TaggedError<Gone>()("Gone", {
+  statusCode: Schema.tag(410),
+  error: Schema.tag("Gone"),
+  message: Schema.String
+}) {}
 
 const DECIDED: Readonly<Record<LinkDecision, "approved" | "rejected">> = { approve: "approved", reject: "rejected" }
 
@@ -207,10 +228,8 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
       // Only the page itself: no origin is allowed here, not even one SVC_CORS_ORIGINS lists.
       const refusal = crossSiteRefusal(request.method, request.headers, () => false, "a decision link decides only from its own page")
       if (refusal !== undefined) return yield* Effect.fail(new Forbidden({ message: refusal }))
-      const body = yield* request.json.pipe(
-        Effect.flatMap((value) => decodeBody(value ?? {}, { onExcessProperty: "error" })),
-        Effect.mapError(() => new BadRequest({ message: "Expected a JSON body {} or {\"comments\": \"...\"} (comments: at most 4000 characters)" }))
-      )
+      const body = bodyOf(yield* request.json.pipe(Effect.orElseSucceed(() => undefined)))
+      if ("problem" in body) return yield* Effect.fail(new BadRequest({ message: body.problem }))
       const found = yield* inspect(yield* tokenParam)
       if (found._tag === "Problem") return yield* fail(found.problem)
       const { link } = found
@@ -248,10 +267,3 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
     for (const method of ["PUT", "PATCH", "DELETE"] as const) yield* router.add(method, `${LINK_PATH}/:token`, Effect.succeed(allow))
   })
 )
-
-/** 410: the link existed and no longer works (used, revoked, expired). */
-export class Gone extends Schema.TaggedError<Gone>()("Gone", {
-  statusCode: Schema.tag(410),
-  error: Schema.tag("Gone"),
-  message: Schema.String
-}) {}
