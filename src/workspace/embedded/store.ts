@@ -31,6 +31,9 @@ import { taskRecords } from "./tasks.js"
 import { tenantRecords } from "./tenants.js"
 import { makeTransactions } from "./transaction.js"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
+import type { WebhookSubscriptions } from "../../upstream/extras.js"
+import { makeWebhookDeliverer, type WebhookDeliveryOptions } from "./webhookDelivery.js"
+import { makeWebhookSubscriptions } from "./webhooks.js"
 
 export type { GlSession } from "./gl.js"
 
@@ -47,6 +50,10 @@ export interface EmbeddedWorkspace extends WorkspaceClientService, GlSessions {
   readonly deliverPending: (options?: { readonly force?: boolean }) => Effect.Effect<DeliveryReport>
   /** The outbox relay: delivers signals in the background until interrupted (the layer forks it). */
   readonly relay: Effect.Effect<never>
+  /** Outbound webhook subscriptions (the admin listener serves them). */
+  readonly webhooks: WebhookSubscriptions
+  /** The webhook deliverer: sends queued webhook messages until interrupted (the layer forks it). */
+  readonly webhookDeliverer: Effect.Effect<never>
 }
 
 export interface EmbeddedOptions {
@@ -56,6 +63,8 @@ export interface EmbeddedOptions {
   readonly glSessionTtlMs?: number | undefined
   /** Batching, concurrency and waits of signal delivery (./outbox.ts). */
   readonly relay?: RelayOptions | undefined
+  /** Retry schedule, timeout, allow-list, concurrency of webhook delivery (./webhookDelivery.ts). */
+  readonly webhooks?: WebhookDeliveryOptions | undefined
 }
 
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
@@ -75,7 +84,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       ...glRecords(tx, publicUrl, glSessionTtlMs),
       ...agents,
       deliverPending: tx.outbox.deliverPending,
-      relay: tx.outbox.relay
+      relay: tx.outbox.relay,
+      webhooks: yield* makeWebhookSubscriptions,
+      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks)).run
     }
     return service
   })
