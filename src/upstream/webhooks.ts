@@ -137,10 +137,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
     HttpApiEndpoint.get("listWebhooks", "/webhooks", { query: TenantQuery, success: Schema.Array(Webhook), error: Errors })
       .annotate(OpenApi.Summary, "List the tenant's subscriptions")
+      .annotate(OpenApi.Description, "Every subscription of the tenant, oldest first; secrets are never shown.")
   )
   .add(
     HttpApiEndpoint.get("getWebhook", "/webhooks/:id", { params: WebhookPath, query: TenantQuery, success: Webhook, error: Errors })
       .annotate(OpenApi.Summary, "Get a subscription")
+      .annotate(OpenApi.Description, "One subscription of the tenant; 404 for an unknown one or another tenant's.")
   )
   .add(
     HttpApiEndpoint.delete("deleteWebhook", "/webhooks/:id", {
@@ -149,7 +151,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       success: HttpApiSchema.NoContent,
       error: Errors
     })
-      .annotate(OpenApi.Summary, "Remove a subscription, its pending deliveries and its log")
+      .annotate(OpenApi.Summary, "Remove a subscription")
+      .annotate(OpenApi.Description, "Removes the subscription, its undelivered messages and its deliveries log.")
   )
   .add(
     HttpApiEndpoint.post("rotateWebhookSecret", "/webhooks/:id/rotate-secret", {
@@ -194,7 +197,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       success: Schema.Array(WebhookAttempt),
       error: Errors
     })
-      .annotate(OpenApi.Summary, "The subscription's delivery attempts, newest first (default 50)")
+      .annotate(OpenApi.Summary, "The subscription's deliveries log")
+      .annotate(
+        OpenApi.Description,
+        "Its delivery attempts, newest first (`limit`, default 50): time, event, the receiver's status or the " +
+          "error, duration, and whether another attempt follows."
+      )
   )
   .add(
     HttpApiEndpoint.post("resendWebhookDelivery", "/webhooks/deliveries/:deliveryId/resend", {
