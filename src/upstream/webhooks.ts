@@ -82,6 +82,10 @@ export const CreatedWebhook = Schema.Struct({
   ...Webhook.fields,
   secret: Schema.String.annotate({
     description: "The signing secret, `whsec_` + base64 of 32 random bytes: shown only here and by rotate-secret"
+  }),
+  consoleUrlBase: Schema.NullOr(Schema.String).annotate({
+    description: "The base of the `consoleUrl` task.waiting events carry (the server's SVC_PUBLIC_URL); null when " +
+      "that is not set, and then no console URL is sent"
   })
 }).annotate({ identifier: "CreatedWebhook" })
 export type CreatedWebhook = typeof CreatedWebhook.Type

@@ -11,6 +11,7 @@
  * engine applies on delivery.
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import {
@@ -85,7 +86,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       ...agents,
       deliverPending: tx.outbox.deliverPending,
       relay: tx.outbox.relay,
-      webhooks: yield* makeWebhookSubscriptions,
+      webhooks: yield* makeWebhookSubscriptions(options.webhooks?.publicUrl ?? Option.none()),
       webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks)).run
     }
     return service

@@ -7,6 +7,7 @@
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, NotFound } from "../../api/errors.js"
 import { isUuid } from "../../api/ids.js"
@@ -90,8 +91,10 @@ export const disableSubscription = (sql: SqlClient.SqlClient, subscriptionId: st
     park(sql, subscriptionId)
   )
 
-export const makeWebhookSubscriptions = Effect.gen(function*() {
+/** `publicUrl`: SVC_PUBLIC_URL when the operator set it (task.waiting's console URL), None otherwise. */
+export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const consoleUrlBase = Option.getOrNull(Option.map(publicUrl, (u) => u.replace(/\/+$/, "")))
 
   const tenantOf = (slug: string) =>
     Effect.flatMap(sql<{ id: string }>`SELECT id FROM tenants WHERE slug = ${slug}`, ([t]) =>
@@ -130,7 +133,7 @@ export const makeWebhookSubscriptions = Effect.gen(function*() {
         updated_at: now
       }
       yield* sql`INSERT INTO webhook_subscriptions ${sql.insert({ ...row })}`
-      return { ...webhookOfRow(row), secret } satisfies CreatedWebhook
+      return { ...webhookOfRow(row), secret, consoleUrlBase } satisfies CreatedWebhook
     }).pipe(guard("createWebhook"))
 
   const list = (tenant: string) =>
