@@ -24,7 +24,9 @@ const env = () => ({
   SVC_DATABASE_URL: pathToFileURL(join(dir, "workspace.db")).href,
   SVC_ADMIN_TOKEN: TOKEN,
   SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`,
-  SVC_WEBHOOK_RETRY_SCHEDULE: "0,300ms,300ms,300ms",
+  SVC_WEBHOOK_RETRY_SCHEDULE: "0,300ms,300ms,300ms,1s,1s",
+  SVC_WEBHOOK_TIMEOUT_MS: "2000",
+  SVC_WEBHOOK_DISABLE_AFTER_MS: "2500",
   SVC_PUBLIC_URL: "https://gateway.example"
 })
 
@@ -176,6 +178,52 @@ describe("delivery", () => {
     expect(verify(sub.secret, r!).type).toBe("task.created")
     expect(String(r!.headers["webhook-signature"]).split(" ")).toHaveLength(2)
     expect(() => verify(`whsec_${Buffer.alloc(32, 7).toString("base64")}`, r!)).toThrow()
+  })
+})
+
+describe("isolation", () => {
+  it("a slow receiver holds up neither the writes nor another subscription", async () => {
+    // Answers after the 2 s timeout: every attempt to it times out.
+    receiver.answer("/slow", () => ({ status: 200, delayMs: 10_000 }))
+    const slow = await subscribe("/slow", { events: ["task.created"] })
+    await subscribe("/fast", { events: ["task.created"] })
+    const started = Date.now()
+    const ids: Array<string> = []
+    for (let i = 0; i < 10; i++) {
+      const t0 = Date.now()
+      ids.push(await newTask())
+      expect(Date.now() - t0).toBeLessThan(1500)
+    }
+    await receiver.waitFor("/fast", 10, 10_000, (r) => ids.some((id) => ofTask(id)(r)))
+    // The fast receiver got all ten before the slow one's first attempts had even timed out.
+    expect(Date.now() - started).toBeLessThan(2000 + 1500)
+    // One subscription holds at most 4 attempts at once.
+    expect(receiver.maxInFlight("/slow")).toBeGreaterThan(0)
+    expect(receiver.maxInFlight("/slow")).toBeLessThanOrEqual(4)
+    const log = await until("a timed-out attempt", async () => {
+      const l = await admin("GET", `/webhooks/${slow.id}/deliveries?tenant=acme`)
+      return l.body.length > 0 ? l.body : undefined
+    })
+    expect(log[0].error).toMatch(/no answer within 2000 ms \(SVC_WEBHOOK_TIMEOUT_MS\)/)
+    expect((await admin("DELETE", `/webhooks/${slow.id}?tenant=acme`)).status).toBe(204)
+  })
+
+  it("a subscription failing for SVC_WEBHOOK_DISABLE_AFTER_MS is disabled and says so in its log", async () => {
+    receiver.answer("/down", () => ({ status: 500 }))
+    const sub = await subscribe("/down", { events: ["task.created"] })
+    await newTask()
+    const disabled = await until("the subscription disabled", async () => {
+      const res = await admin("GET", `/webhooks/${sub.id}?tenant=acme`)
+      return res.body.enabled === false ? res.body : undefined
+    }, 20_000)
+    expect(disabled.disabledReason).toMatch(/failing since .*SVC_WEBHOOK_DISABLE_AFTER_MS/)
+    const log = (await admin("GET", `/webhooks/${sub.id}/deliveries?tenant=acme`)).body
+    expect(log[0].error).toMatch(/subscription disabled: failing since/)
+    // Enabled again, what waited for it goes out (the message was parked, not dropped).
+    receiver.answer("/down", () => ({ status: 200 }))
+    const before = receiver.received("/down").length
+    expect((await admin("POST", `/webhooks/${sub.id}/enable?tenant=acme`)).body.enabled).toBe(true)
+    await receiver.waitFor("/down", before + 1)
   })
 })
 

@@ -26,12 +26,16 @@ export interface Receiver {
     timeoutMs?: number,
     match?: (r: Received) => boolean
   ) => Promise<ReadonlyArray<Received>>
+  /** The most requests `path` held open at once (answered or abandoned by the sender). */
+  readonly maxInFlight: (path: string) => number
   readonly close: () => Promise<void>
 }
 
 export const startReceiver = async (port = 0): Promise<Receiver> => {
   const log = new Map<string, Array<Received>>()
   const handlers = new Map<string, (n: number) => Answer>()
+  const open = new Map<string, number>()
+  const peak = new Map<string, number>()
   const server: Server = createServer((req, res) => {
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
@@ -42,7 +46,12 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
       list.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now() })
       log.set(path, list)
       const answer = handlers.get(path)?.(n) ?? { status: 204 }
+      const now = (open.get(path) ?? 0) + 1
+      open.set(path, now)
+      peak.set(path, Math.max(peak.get(path) ?? 0, now))
+      res.once("close", () => open.set(path, (open.get(path) ?? 1) - 1))
       const send = () => {
+        if (res.destroyed) return
         res.writeHead(answer.status, answer.headers ?? {})
         res.end()
       }
@@ -68,6 +77,7 @@ export const startReceiver = async (port = 0): Promise<Receiver> => {
         await new Promise((r) => setTimeout(r, 25))
       }
     },
+    maxInFlight: (path) => peak.get(path) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
