@@ -3,7 +3,7 @@
  * (../../http/outboundGuard.ts: non-public addresses refused when the socket connects unless
  * host:port is in SVC_WEBHOOK_URL_ALLOW), redirects not followed, the whole attempt bounded by
  * the timeout (connect, send, and the receiver's status line). The receiver's body is read up to
- * 64 KiB and dropped: nothing it says is kept but its status and, on 429/503, Retry-After.
+ * 64 KiB or 1 s and dropped: nothing it says is kept but its status and, on 429/503, Retry-After.
  */
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
@@ -20,6 +20,8 @@ export interface PostResult {
 
 const USER_AGENT = "tenant-gateway-webhooks/1"
 const DRAIN_BYTES = 64 * 1024
+/** How long the receiver's body may take once its status has arrived. */
+const DRAIN_MS = 1000
 
 /** Retry-After as seconds or an HTTP date; undefined when absent or unreadable. */
 export const parseRetryAfter = (value: string | undefined, nowMs: number): number | undefined => {
@@ -88,6 +90,9 @@ export const makeWebhookPoster = (urlAllow: ReadonlyArray<string>, timeoutMs: nu
           retryAfterMs,
           ...(status >= 300 && status < 400 ? { error: `receiver answered ${status} (redirects are not followed)` } : {})
         })
+        // Nothing more is waited for: a receiver that keeps sending, or never ends its body, is cut.
+        const drainTimer = setTimeout(() => request.destroy(), DRAIN_MS)
+        res.once("close", () => clearTimeout(drainTimer))
         let read = 0
         res.on("data", (chunk: Buffer) => {
           read += chunk.length

@@ -16,6 +16,9 @@ import type { CreatedWebhook, CreateWebhookDto, Webhook, WebhookAttempt } from "
 import { guard, nowIso } from "./db.js"
 import { chainLock } from "./webhookOutbox.js"
 
+/** Subscriptions one tenant may have: each event is queued once per subscription, in the change's transaction. */
+export const MAX_SUBSCRIPTIONS_PER_TENANT = 50
+
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 
@@ -114,6 +117,10 @@ export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Ef
     Effect.gen(function*() {
       const tenantId = yield* tenantOf(input.tenant)
       const url = yield* checkReceiverUrl(input.url)
+      const [count] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM webhook_subscriptions WHERE tenant_id = ${tenantId}`
+      if (Number(count?.n ?? 0) >= MAX_SUBSCRIPTIONS_PER_TENANT) {
+        return yield* bad(`tenant: ${input.tenant} already has ${MAX_SUBSCRIPTIONS_PER_TENANT} webhook subscriptions, the most one tenant may have; remove one first`)
+      }
       const now = nowIso()
       const secret = newWebhookSecret()
       const events = input.events === undefined ? null : [...new Set(input.events)]
