@@ -181,6 +181,23 @@ describe("delivery", () => {
   })
 })
 
+describe("tenant-level events", () => {
+  it("the GL's connection and disconnection, in order, with no task", async () => {
+    const sub = await subscribe("/gl", { events: ["gl.connected", "gl.disconnected"] })
+    const session = await http("POST", `${gw.url}/v1/gl/connect/session`, { serviceId: "xero" })
+    expect(session.status, session.text).toBe(200)
+    const done = await http("POST", `${gw.url}/workspace/gl/connect/${session.body.consumerId}/complete`, { service: "xero" })
+    expect(done.status, done.text).toBe(204)
+    const gone = await http("DELETE", `${gw.url}/v1/gl`)
+    expect(gone.status, gone.text).toBe(204)
+    const got = await receiver.waitFor("/gl", 2)
+    const events = got.map((r) => verify(sub.secret, r))
+    expect(events.map((e) => e.type)).toEqual(["gl.connected", "gl.disconnected"])
+    expect(events[0]!.data).toEqual({ tenantId: expect.any(String), provider: "local", service: "xero", status: "ACTIVE" })
+    expect(events[0]!.data.taskId).toBeUndefined()
+  })
+})
+
 describe("isolation", () => {
   it("a slow receiver holds up neither the writes nor another subscription", async () => {
     // Answers after the 2 s timeout: every attempt to it times out.
