@@ -114,3 +114,16 @@ describe("task.waiting", () => {
     expect(JSON.parse(got[0]!.body).data.stepId).toBe("committed")
   })
 })
+
+describe("Retry-After", () => {
+  it("reads seconds (however many digits) and HTTP dates; ignores the rest", async () => {
+    const { parseRetryAfter } = await import("../../src/workspace/embedded/webhookPost.js")
+    const now = Date.parse("2026-12-05T00:00:00Z")
+    expect(parseRetryAfter("2", now)).toBe(2000)
+    expect(parseRetryAfter("99999999999", now)).toBe(99999999999000)
+    expect(parseRetryAfter("Sat, 05 Dec 2026 00:00:30 GMT", now)).toBe(30_000)
+    expect(parseRetryAfter("-5", now)).toBeUndefined()
+    expect(parseRetryAfter("soon", now)).toBeUndefined()
+    expect(parseRetryAfter(undefined, now)).toBeUndefined()
+  })
+})

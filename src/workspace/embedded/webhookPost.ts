@@ -27,7 +27,10 @@ const DRAIN_MS = 1000
 export const parseRetryAfter = (value: string | undefined, nowMs: number): number | undefined => {
   if (value === undefined) return undefined
   const text = value.trim()
-  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000
+  // Any run of digits is seconds (a huge one stays huge: the caller caps it, it is not misread as a date).
+  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // An HTTP-date ("Sun, 06 Nov 1994 08:49:37 GMT"); Date.parse alone would read "-5" as a year.
+  if (!/^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(text)) return undefined
   const at = Date.parse(text)
   return Number.isFinite(at) ? Math.max(0, at - nowMs) : undefined
 }
