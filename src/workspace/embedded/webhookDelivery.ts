@@ -49,6 +49,8 @@ export const DEFAULT_WEBHOOK_CONCURRENCY = 32
 export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 /** Attempts one subscription may have in flight at once. */
 export const PER_SUBSCRIPTION = 4
+/** Least time between two log lines about one subscription's failures. */
+const FAILURE_LOG_MS = 10_000
 /** The longest Retry-After honoured. */
 const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000
 
@@ -232,6 +234,26 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
         return { outcome, logged }
       }))
 
+    /**
+     * A log line per failure, but at most one per subscription every FAILURE_LOG_MS (a dead
+     * receiver behind a million messages must not flood the log); the next line says how many
+     * were left out. Disabling is always logged. Undefined: leave this one out.
+     */
+    const failureLog = new Map<string, { at: number; suppressed: number }>()
+    const failureLine = (subscriptionId: string, always: boolean): string | undefined => {
+      const now = Date.now()
+      const last = failureLog.get(subscriptionId)
+      if (!always && last !== undefined && now - last.at < FAILURE_LOG_MS) {
+        last.suppressed++
+        return undefined
+      }
+      if (failureLog.size >= 10_000) failureLog.clear()
+      failureLog.set(subscriptionId, { at: now, suppressed: 0 })
+      return last !== undefined && last.suppressed > 0
+        ? ` (${last.suppressed} more failed attempts of this subscription not logged since the last line)`
+        : ""
+    }
+
     /** One attempt of a claimed message; never fails (a database failure leaves the lease to run out). */
     const attempt = (m: Claimed): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -252,9 +274,12 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
         const { logged, outcome } = yield* record(m, sub, result, durationMs, new Date(started).toISOString())
         webhookMetrics.attempt(outcome)
         if (outcome !== "delivered") {
-          yield* Effect.logWarning(
-            `webhook ${m.webhook_id} (${m.event_type}) to subscription ${m.subscription_id}: attempt ${m.attempts + 1} ${outcome}: ${logged}`
-          )
+          const line = failureLine(m.subscription_id, outcome === "disabled")
+          if (line !== undefined) {
+            yield* Effect.logWarning(
+              `webhook ${m.webhook_id} (${m.event_type}) to subscription ${m.subscription_id}: attempt ${m.attempts + 1} ${outcome}: ${logged}${line}`
+            )
+          }
         }
       }).pipe(
         Effect.catchCause((cause) =>
