@@ -176,6 +176,9 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
         const now = Date.now()
         yield* chainLock(sql, m.subscription_id, m.chain)
         const status = result.status
+        // Removed while the attempt was on the wire: nothing is left to record it against.
+        const [exists] = yield* sql<{ id: string }>`SELECT id FROM webhook_subscriptions WHERE id = ${m.subscription_id}`
+        if (exists === undefined) return { outcome: "failed" as Outcome, logged: "the subscription was removed" }
         const ok = status !== undefined && status >= 200 && status < 300
         const attempts = m.attempts + 1
         const error = ok ? null : (result.error ?? `receiver answered ${status}`).slice(0, 1000)
