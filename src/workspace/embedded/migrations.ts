@@ -235,7 +235,8 @@ const decisionsAttributed = statements(
  *   their subscription in id order, so only a chain's head has a `next_attempt_ms`; the rows
  *   behind it wait with NULL and are promoted when it is done. A lease (claimed_by,
  *   claimed_until_ms) keeps two processes from sending one attempt.
- * - `webhook_attempts`: every attempt (the deliveries log).
+ * - `webhook_attempts`: every attempt (the deliveries log). Messages done for 30 days are pruned
+ *   with their attempts (webhook_messages_finished).
  */
 const webhooks = statements(
   `CREATE TABLE webhook_subscriptions (
@@ -274,6 +275,7 @@ const webhooks = statements(
   `CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_ms) WHERE state = 'pending' AND next_attempt_ms IS NOT NULL`,
   `CREATE INDEX webhook_messages_chain ON webhook_messages (subscription_id, chain, id) WHERE state = 'pending'`,
   `CREATE INDEX webhook_messages_pending ON webhook_messages (id) WHERE state = 'pending'`,
+  `CREATE INDEX webhook_messages_finished ON webhook_messages (finished_ms) WHERE state <> 'pending'`,
   `CREATE TABLE webhook_attempts (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     message_id INTEGER NOT NULL,

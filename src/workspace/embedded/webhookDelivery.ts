@@ -18,6 +18,7 @@
  *   Retry-After on 429/503 is waited at least); past the schedule the message has failed and its
  *   chain moves on. A subscription failing (no success) for `disableAfterMs` is disabled, with the
  *   reason in its record and the log. Each attempt is written to the deliveries log.
+ * - Messages done (delivered or failed) 30 days ago are pruned with their attempts.
  * - Woken by enqueues in this process and by NOTIFY from other replicas (PostgreSQL); polls
  *   every `pollIntervalMs` besides (retries come due, a lost wake-up).
  */
@@ -34,7 +35,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { webhookMetrics } from "../../observability/metrics.js"
-import { describeError } from "./db.js"
+import { describeError, yieldToEventLoop } from "./db.js"
 import { chainLock, onWebhookEnqueued, WEBHOOKS_CHANNEL } from "./webhookOutbox.js"
 import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
 import { disableSubscription } from "./webhooks.js"
@@ -49,6 +50,9 @@ export const DEFAULT_WEBHOOK_CONCURRENCY = 32
 export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
 /** Attempts one subscription may have in flight at once. */
 export const PER_SUBSCRIPTION = 4
+/** How long delivered and failed messages (and their attempts, the deliveries log) are kept. */
+export const RETENTION_MS = 30 * 24 * 60 * 60 * 1000
+const PRUNE_EVERY_MS = 10 * 60 * 1000
 /** Least time between two log lines about one subscription's failures. */
 const FAILURE_LOG_MS = 10_000
 /** The longest Retry-After honoured. */
@@ -304,6 +308,28 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
       webhookMetrics.queue(Number(count?.n ?? 0), oldest === undefined ? 0 : Math.max(0, (now - Number(oldest.created_ms)) / 1000))
     }).pipe(Effect.catchCause(() => Effect.void))
 
+    /** Messages delivered or failed RETENTION_MS ago go, with their attempts: a batch per pass, every 10 minutes. */
+    let lastPrune = 0
+    const prune = Effect.gen(function*() {
+      const now = Date.now()
+      if (now - lastPrune < PRUNE_EVERY_MS) return
+      lastPrune = now
+      const cutoff = now - RETENTION_MS
+      for (let batch = 0; batch < 100; batch++) {
+        const ids = yield* sql<{ id: number | string }>`SELECT id FROM webhook_messages
+          WHERE state <> 'pending' AND finished_ms < ${cutoff} ORDER BY finished_ms LIMIT 1000`
+        if (ids.length === 0) return
+        const list = ids.map((r) => Number(r.id))
+        yield* sql.withTransaction(Effect.andThen(
+          sql`DELETE FROM webhook_attempts WHERE ${sql.in("message_id", list)}`,
+          sql`DELETE FROM webhook_messages WHERE ${sql.in("id", list)} AND state <> 'pending'`
+        ))
+        yield* yieldToEventLoop
+      }
+    }).pipe(Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.interrupt : Effect.logWarning(`webhook deliverer: pruning failed: ${describeError(Cause.squash(cause))}`)
+    ))
+
     const wake = () => void Queue.offerUnsafe(wakeUps, undefined)
 
     const listen: Effect.Effect<void> = Option.match(pg, {
@@ -328,6 +354,7 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
       let failures = 0
       for (;;) {
         yield* reportQueue
+        yield* prune
         const free = concurrency - total
         if (free > 0) {
           const claimed = yield* Effect.exit(claim(free))

@@ -2,7 +2,7 @@
  * In process, on the embedded store (SQLite): an event written through `appendToTimeline` in a
  * transaction reaches the tenant's subscriptions, and only theirs; a rolled-back one reaches
  * nobody; `task.waiting` is sent like any other type and carries the task's console URL only
- * when SVC_PUBLIC_URL was set explicitly.
+ * when SVC_PUBLIC_URL was set explicitly. Retry-After's reading; retention of the log.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -125,5 +125,45 @@ describe("Retry-After", () => {
     expect(parseRetryAfter("-5", now)).toBeUndefined()
     expect(parseRetryAfter("soon", now)).toBeUndefined()
     expect(parseRetryAfter(undefined, now)).toBeUndefined()
+  })
+})
+
+describe("retention", () => {
+  it("messages done 30 days ago go with their attempts; pending and recent ones stay", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "webhooks-retention-"))
+    dirs.push(dir)
+    const store = <A>(body: Effect.Effect<A, unknown, SqlClient.SqlClient | EmbeddedWorkspace>) =>
+      Effect.runPromise(body.pipe(
+        Effect.provide(makeEmbeddedLayerWithSql({ url: `file:${join(dir, "workspace.db")}`, fixture: contractFixture(), retryInterval: "1 hour" })),
+        Effect.provideService(References.MinimumLogLevel, "None"),
+        Effect.orDie
+      ))
+    const old = Date.now() - 31 * 24 * 60 * 60 * 1000
+    await store(Effect.gen(function*() {
+      const ws = yield* EmbeddedWorkspace
+      const sql = yield* SqlClient.SqlClient
+      const sub = yield* ws.webhooks.create({ tenant: SLUG.tenantA, url: "https://receiver.example/retention" })
+      const row = (webhookId: string, state: string, finished: number | null) => ({
+        webhook_id: webhookId, subscription_id: sub.id, tenant_id: ID.tenantA, chain: "c", event_type: "task.created",
+        body: "{}", created_ms: old, state, attempts: 1, next_attempt_ms: null, finished_ms: finished
+      })
+      yield* sql`INSERT INTO webhook_messages ${sql.insert([row("msg_old", "delivered", old), row("msg_recent", "failed", Date.now()), row("msg_waiting", "pending", null)])}`
+      const [m] = yield* sql<{ id: number }>`SELECT id FROM webhook_messages WHERE webhook_id = 'msg_old'`
+      yield* sql`INSERT INTO webhook_attempts ${sql.insert({ message_id: m!.id, subscription_id: sub.id, attempted_at: new Date(old).toISOString(), status_code: 200, error: null, duration_ms: 1, outcome: "delivered" })}`
+    }))
+    // A new start: its deliverer prunes on its first pass.
+    const left = await store(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      for (let i = 0; i < 100; i++) {
+        const rows = yield* sql<{ webhook_id: string }>`SELECT webhook_id FROM webhook_messages ORDER BY id`
+        if (!rows.some((r) => r.webhook_id === "msg_old")) {
+          const [a] = yield* sql<{ n: number }>`SELECT COUNT(*) AS n FROM webhook_attempts`
+          return { messages: rows.map((r) => r.webhook_id), attempts: Number(a!.n) }
+        }
+        yield* Effect.sleep("50 millis")
+      }
+      return undefined
+    }))
+    expect(left).toEqual({ messages: ["msg_recent", "msg_waiting"], attempts: 0 })
   })
 })
