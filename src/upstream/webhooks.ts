@@ -14,7 +14,7 @@ import { BadRequestWire, NotFoundWire } from "../api/errors.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { optional } from "../api/optional.js"
 import { NotImplementedWire } from "./errors.js"
-import { IdParam, NonEmpty, StoredText, WorkspaceErrors } from "./paths.js"
+import { NonEmpty, StoredText, WorkspaceErrors } from "./paths.js"
 
 /**
  * The event types a subscription may name. `task.waiting` (a step became current and waits for
@@ -121,7 +121,9 @@ export const WebhookDelivery = Schema.Struct({
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
 const TenantQuery = Schema.Struct({ tenant: TenantSlug })
-const WebhookPath = Schema.Struct({ id: IdParam("Subscription UUID") })
+// Path text as the store keeps it (no NUL, no lone surrogate): such a path never decodes anyway
+// (400 for its percent-encoding), and the published document then says so.
+const WebhookPath = Schema.Struct({ id: StoredText(512).annotate({ description: "Subscription UUID" }) })
 const Errors = [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire] as const
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
@@ -210,7 +212,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   )
   .add(
     HttpApiEndpoint.post("resendWebhookDelivery", "/webhooks/deliveries/:deliveryId/resend", {
-      params: Schema.Struct({ deliveryId: IdParam("A delivery's webhook-id (msg_...)", 64) }),
+      params: Schema.Struct({ deliveryId: StoredText(64).annotate({ description: "A delivery's webhook-id (msg_...)" }) }),
       query: TenantQuery,
       success: WebhookDelivery.pipe(HttpApiSchema.status(202)),
       error: Errors
