@@ -21,6 +21,7 @@ import { gl } from "./commands/gl.js"
 import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
+import { webhooks } from "./commands/webhooks.js"
 import { CliFailure, commandFlags, group, UsageError } from "./common.js"
 
 export const VERSION = "0.1.0"
@@ -28,7 +29,7 @@ export const VERSION = "0.1.0"
 export const svc = group(
   "svc",
   "Command-line client of the tenant gateway",
-  [health, entities, tasks, task, events, files, data, subledger, gl, agents, links, mcp],
+  [health, entities, tasks, task, events, files, data, subledger, gl, agents, webhooks, links, mcp],
   "svc"
 )
 

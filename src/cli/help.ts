@@ -42,6 +42,12 @@ export const GROUPS: Readonly<Record<string, GroupHelp>> = {
     details: [
       "The gateway makes them only when SVC_PUBLIC_URL is set. SVC_ADMIN_TOKEN (environment only)",
       "is sent as the bearer token."
+  webhooks: {
+    summary: "The tenant's outbound webhook subscriptions (on the admin listener)",
+    details: [
+      "Deliveries are signed as Standard Webhooks 1.0 (webhook-id, webhook-timestamp, webhook-signature).",
+      "Every command names the tenant with --tenant <slug>. SVC_ADMIN_TOKEN (environment only) is sent as",
+      "the bearer token."
     ]
   }
 }
@@ -168,7 +174,7 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   },
   "files download": {
     usage: "<taskId> <documentRef> [-o <path> | -o -] [--force]",
-    summary: "Download a file to its stored name in this directory, to a path, or to stdout",
+    summary: "Download a file to its stored name here, to a path, or to stdout",
     options: [
       ["-o, --output <path>", "Where to write; - for stdout"],
       ["-f, --force", "Overwrite an existing file"]
@@ -256,6 +262,47 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     ],
     common: "registry"
   },
+  "webhooks add": {
+    usage: "<url> --tenant <slug> [--events <type,...>] [--description <text>]",
+    summary: "Subscribe a receiver; prints its id and signing secret once",
+    details: [
+      "Event types: task.created, task.waiting, step.completed, task.status_changed, row.edited,",
+      "row.rejected, file.stored, data.ingested, source.submitted, gl.connected, gl.disconnected."
+    ],
+    options: [
+      ["--tenant <slug>", "The tenant (its slug)"],
+      ["--events <type,...>", "Only these event types (default: every type)"],
+      ["--description <text>", "What the receiver is"]
+    ],
+    common: "registry"
+  },
+  "webhooks list": { usage: "--tenant <slug>", summary: "List the tenant's subscriptions", options: [["--tenant <slug>", "The tenant (its slug)"]], common: "registry" },
+  "webhooks remove": {
+    usage: "<subscriptionId> --tenant <slug>",
+    summary: "Remove a subscription and what waits for it",
+    options: [["--tenant <slug>", "The tenant (its slug)"]],
+    common: "registry"
+  },
+  "webhooks rotate-secret": {
+    usage: "<subscriptionId> --tenant <slug>",
+    summary: "New signing secret; the old one also signs for 24 hours",
+    options: [["--tenant <slug>", "The tenant (its slug)"]],
+    common: "registry"
+  },
+  "webhooks deliveries": {
+    usage: "<subscriptionId> --tenant <slug> [--limit <n>]",
+    summary: "Delivery attempts: time, event, status or error, duration",
+    options: [["--tenant <slug>", "The tenant (its slug)"], ["--limit <n>", "How many, newest first (1-1000, default 50)"]],
+    common: "registry"
+  },
+  "webhooks resend": {
+    usage: "<deliveryId> --tenant <slug>",
+    summary: "Send a delivery again (same webhook-id)",
+    options: [["--tenant <slug>", "The tenant (its slug)"]],
+    common: "registry"
+  },
+  "webhooks enable": { usage: "<subscriptionId> --tenant <slug>", summary: "Enable a subscription", options: [["--tenant <slug>", "The tenant (its slug)"]], common: "registry" },
+  "webhooks disable": { usage: "<subscriptionId> --tenant <slug>", summary: "Disable a subscription", options: [["--tenant <slug>", "The tenant (its slug)"]], common: "registry" },
   mcp: {
     usage: "",
     summary: "Serve the agent tools over stdio (MCP) for a local agent host",
@@ -299,7 +346,7 @@ const topHelp = (version: string): string => {
     "Options (before or after the command):",
     ...optionLines([
       ...COMMON.gateway,
-      ["--admin-url <url>", "The admin listener, for agents commands"],
+      ["--admin-url <url>", "The admin listener, for agents and webhooks commands"],
       ["-h, --help", "This help; svc <command> --help for one command"],
       ["--version", "Print the version"]
     ]),

@@ -1,6 +1,6 @@
 /**
- * The agent registry of spec §4 ("related registry operations") as its own small HttpApi: the
- * workspace service's RegistryGroup under /workspace, with the errors any workspace operation
+ * The agent registry of spec §4 ("related registry operations") and the webhook subscriptions
+ * as their own small HttpApi: the workspace service's RegistryGroup and WebhooksGroup under /workspace, with the errors any workspace operation
  * can answer. A client of it pulls in no other workspace operation and no server code.
  */
 import * as Effect from "effect/Effect"
@@ -12,6 +12,7 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as Redacted from "effect/Redacted"
 import { UnauthorizedWire } from "../api/errors.js"
 import { RegistryGroup } from "../upstream/registry.js"
+import { WebhooksGroup } from "../upstream/webhooks.js"
 import { withEncodedPaths } from "./encodedPaths.js"
 import { withRequestShape } from "./requestShape.js"
 
@@ -23,6 +24,15 @@ export {
   CreatedAgent
 } from "../upstream/registry.js"
 export { isNotImplemented, NotImplemented } from "../upstream/errors.js"
+export {
+  CreatedWebhook,
+  CreateWebhookDto,
+  RotatedWebhookSecret,
+  Webhook,
+  WebhookAttempt,
+  WebhookDelivery,
+  WEBHOOK_EVENT_TYPES
+} from "../upstream/webhooks.js"
 
 /**
  * The admin listener's bearer check, as the client sees it: every registry call may answer 401
@@ -38,7 +48,9 @@ class AdminBearer extends HttpApiMiddleware.Service<AdminBearer>()("client/Admin
  * Each endpoint declares what any workspace operation can answer (400, 413, 500, 502-504;
  * src/upstream/registry.ts), and 401 from the admin listener (AdminBearer above).
  */
-export class RegistryApi extends HttpApi.make("registry").add(RegistryGroup).prefix("/workspace").middleware(AdminBearer) {}
+export class RegistryApi extends HttpApi.make("registry").add(RegistryGroup).add(WebhooksGroup).prefix("/workspace")
+  .middleware(AdminBearer)
+{}
 
 export interface RegistryClientOptions {
   /** Adjusts the HttpClient every request goes through (headers, retries, tracing, ...). */

@@ -12,6 +12,7 @@
  * | SVC_INGEST_MAX_REDIRECTS       | 3                  | redirects followed; one more is refused (0 follows none)  |
  */
 import * as Config from "effect/Config"
+import { parseAllowEntry } from "../http/outboundGuard.js"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -54,27 +55,8 @@ export const ingestDefaults: IngestConfigShape = {
   fetchesAtOnce: 4
 }
 
-/**
- * `host:port` → the same normalized form the url provider derives from a request URL, so that
- * `2130706433:80`, `127.0.0.1:80` and `LOCALHOST:80` compare the way WHATWG URL parsing sees them.
- */
-export const parseAllowEntry = (entry: string): Result.Result<string, string> => {
-  const raw = entry.trim()
-  const m = /^(.+):(\d{1,5})$/.exec(raw)
-  if (m === null) return Result.fail(`"${raw}" is not host:port`)
-  const port = Number(m[2])
-  if (port < 1 || port > 65535) return Result.fail(`"${raw}": port must be 1-65535`)
-  let url: URL
-  try {
-    url = new URL(`http://${m[1]}/`)
-  } catch {
-    return Result.fail(`"${raw}": invalid host`)
-  }
-  if (url.username !== "" || url.password !== "" || url.port !== "" || url.pathname !== "/") {
-    return Result.fail(`"${raw}": invalid host`)
-  }
-  return Result.succeed(`${url.hostname}:${port}`)
-}
+/** Allow-list entries are parsed by the shared outbound guard (one normalization for every list). */
+export { parseAllowEntry }
 
 /** A setting refused with `message` (the value was found: withDefault does not replace it). */
 export const invalidSetting = (message: string): Config.Config<never> =>

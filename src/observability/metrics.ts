@@ -13,6 +13,8 @@
  * - Outbox (signals recorded with a write, delivered after the commit): `outbox_backlog`,
  *   `outbox_deliveries_total`, `outbox_delivery_failures_total{kind}`. The relay reports through
  *   `outboxMetrics` below.
+ * - Webhooks: `webhook_deliveries_total{outcome}`, `webhook_queue_pending`,
+ *   `webhook_queue_oldest_age_seconds` (reported by the deliverer through `webhookMetrics`).
  * - Process: resident memory, heap, CPU seconds, open file descriptors, event-loop delay, start
  *   time (set when scraped).
  *
@@ -61,6 +63,12 @@ export const workspaceCallDuration = Metric.histogram("workspace_call_duration_s
 export const workspaceCallFailures = total("workspace_call_failures_total", "Failed calls to the upstream workspace, by operation and kind")
 export const outboxBacklog = gauge("outbox_backlog", "Signals recorded with a write and not yet delivered to the runbook engine")
 export const outboxDeliveries = total("outbox_deliveries_total", "Signals delivered from the outbox")
+export const webhookDeliveries = total(
+  "webhook_deliveries_total",
+  "Webhook delivery attempts, by outcome: delivered (2xx), retrying (failed, another attempt scheduled), failed (no more attempts), disabled (the subscription was disabled: 410 or failing too long)"
+)
+export const webhookQueueOldestAge = gauge("webhook_queue_oldest_age_seconds", "Age of the oldest undelivered webhook message, in seconds (0 when none)")
+export const webhookQueuePending = gauge("webhook_queue_pending", "Undelivered webhook messages (counted up to 100,000)")
 export const outboxDeliveryFailures = total("outbox_delivery_failures_total", "Failed outbox delivery attempts (retried with backoff), by kind")
 
 // ---------------------------------------------------------------------------------------------
@@ -125,6 +133,16 @@ export const outboxMetrics = {
   delivered: (count = 1): void => outboxDeliveries.updateUnsafe(count, REGISTRY),
   /** A delivery attempt that failed (it will be retried); `kind` e.g. not_found, unavailable, error. */
   deliveryFailed: (kind = "error"): void => update(labelled(outboxDeliveryFailures, `of ${kind}`, () => [["kind", kind]]), 1)
+} as const
+
+/** What the webhook deliverer reports (src/workspace/embedded/webhookDelivery.ts). */
+export const webhookMetrics = {
+  attempt: (outcome: "delivered" | "retrying" | "failed" | "disabled"): void =>
+    update(labelled(webhookDeliveries, `wh ${outcome}`, () => [["outcome", outcome]]), 1),
+  queue: (pending: number, oldestAgeSeconds: number): void => {
+    webhookQueuePending.updateUnsafe(pending, REGISTRY)
+    webhookQueueOldestAge.updateUnsafe(oldestAgeSeconds, REGISTRY)
+  }
 } as const
 
 // ---------------------------------------------------------------------------------------------

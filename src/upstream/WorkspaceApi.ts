@@ -1,6 +1,7 @@
 /**
  * The workspace service's contract, as the gateway consumes it: one endpoint per
- * WorkspaceClient method, plus the agent registry and the GL adapter's webhook. Its OpenAPI
+ * WorkspaceClient method, plus the agent registry, the GL adapter's webhook and the outbound
+ * webhook subscriptions (admin listener). Its OpenAPI
  * document (GET /workspace/openapi.json, docs/workspace-openapi.json) is what a team implements
  * in front of their own workspace service. Imports no implementation.
  *
@@ -19,6 +20,7 @@ import { RecordsGroup } from "./records.js"
 import { RegistryGroup } from "./registry.js"
 import { TasksGroup } from "./tasks.js"
 import { TenantsGroup } from "./tenants.js"
+import { WebhooksGroup } from "./webhooks.js"
 
 export const WORKSPACE_PREFIX = "/workspace"
 export const WORKSPACE_OPENAPI_PATH = `${WORKSPACE_PREFIX}/openapi.json`
@@ -30,6 +32,7 @@ export class WorkspaceApi extends HttpApi.make("workspace")
   .add(RecordsGroup)
   .add(GlGroup)
   .add(RegistryGroup)
+  .add(WebhooksGroup)
   .prefix(WORKSPACE_PREFIX)
   // Errors any request can meet are declared on each endpoint (paths.ts, WorkspaceErrors).
   .annotate(HttpApi.ParseOptions, PARSE_OPTIONS)

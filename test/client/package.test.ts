@@ -135,7 +135,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     const sources = [...new Set([...code.matchAll(/^\/\/ (src\/\S+)$/gm)].map((m) => m[1]!))]
     expect(sources).toContain("src/client/index.ts")
     expect(sources).toContain("src/api/Api.ts")
-    expect(sources.filter((f) => !/^src\/(api|client)\/\w+\.ts$|^src\/upstream\/(registry|links|errors|paths)\.ts$/.test(f))).toEqual([])
+    expect(sources.filter((f) => !/^src\/(api|client)\/\w+\.ts$|^src\/upstream\/(registry|links|webhooks|errors|paths)\.ts$/.test(f))).toEqual([])
   })
 
   it("runs the README's plain-Node example with node", async () => {

@@ -1,21 +1,10 @@
 /**
  * `{provider: "url", url, headers?}`: the gateway GETs the bytes from an http(s) URL the caller names.
  *
- * SSRF protection is enforced where it cannot be raced: when each socket connects. Every request
- * goes through a `request-filtering-agent` http(s) Agent, which checks the literal IP of the URL
- * and, for names, every address the lookup returns (Node connects with `all: true` lookups), so a
- * name that resolves to a public and a private address, or re-resolves differently (DNS
- * rebinding), is refused at connect time. Loopback, RFC 1918 private, link-local (169.254.169.254
- * included), unique-local, multicast, CGNAT, reserved, unspecified (0.0.0.0, ::) and IPv4-mapped
- * IPv6 addresses are all "not unicast" to the agent and refused. Numeric host forms (2130706433,
- * 0177.0.0.1, 0x7f000001, 127.1) are normalized to 127.0.0.1 by WHATWG URL parsing before the
- * agent sees them.
- *
- * `SVC_INGEST_URL_ALLOW` lists `host:port` pairs that may be reached although private. The agent's
- * own allow-list is by IP only (any port), so the pair is matched here, per hop, on the URL's
- * normalized host and effective port; a matching hop uses an agent that permits private addresses
- * (unspecified/meta addresses stay refused), every other hop the strict one. An allow-listed
- * *name* is trusted to resolve wherever the operator's DNS says.
+ * SSRF protection is the shared outbound guard (src/http/outboundGuard.ts): every hop goes
+ * through a `request-filtering-agent` Agent that refuses non-public addresses at connect time;
+ * `SVC_INGEST_URL_ALLOW` lists `host:port` pairs that may be reached although private (matched
+ * per hop, so a redirect is checked again).
  *
  * Why node:http rather than the Effect HttpClient: the agent must be chosen per hop (port-aware
  * allow-list), redirects must be followed by hand and re-checked, the connect timeout needs the
@@ -41,11 +30,13 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
 import * as https from "node:https"
-import { BlockList, isIPv6, type LookupFunction } from "node:net"
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent"
+import type { LookupFunction } from "node:net"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
 import { type FetchedFile, provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
+import { bareHost, defaultPort, describeRequestError, errorMessage, hostPortKey, makeOutboundAgents } from "../../http/outboundGuard.js"
+
+export { describeRequestError }
 
 /** Never forwarded from `fileRef.headers`: hop-by-hop headers, Host, and a body length (we send none). */
 const DROPPED_HEADERS = new Set([
@@ -104,103 +95,6 @@ export interface UrlProviderOptions {
 type Hop =
   | { readonly _tag: "Redirect"; readonly status: number; readonly location: string }
   | { readonly _tag: "Body"; readonly bytes: Uint8Array; readonly headers: http.IncomingHttpHeaders }
-
-const defaultPort = (u: URL): string => u.port !== "" ? u.port : u.protocol === "https:" ? "443" : "80"
-/** Same normalization as the allow-list entries (see IngestConfig.parseAllowEntry). */
-const hostPortKey = (u: URL): string => `${u.hostname}:${defaultPort(u)}`
-const bareHost = (hostname: string): string =>
-  hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname
-
-/**
- * What the filtering agent says when it refuses an address. The message holds the caller's host
- * name, so the pattern is linear: the address (an IP) cannot hold `(`, so the one lazy group left
- * is tried from one place only.
- */
-const FILTERED = /^DNS lookup ([^(]*)\(family:[^,]*, host:(.*?)\) is not allowed\. Because,? (?:It is |It )?(.*?)\.?$/
-
-const errorCode = (e: unknown): string | undefined => {
-  const err = e as { code?: unknown; errors?: ReadonlyArray<unknown> } | undefined
-  if (typeof err?.code === "string") return err.code
-  // autoSelectFamily reports every failed attempt in an AggregateError.
-  if (Array.isArray(err?.errors) && err.errors.length > 0) return errorCode(err.errors[0])
-  return undefined
-}
-
-const errorMessage = (e: unknown): string => {
-  if (e instanceof AggregateError && e.errors.length > 0) return errorMessage(e.errors[0])
-  return e instanceof Error ? e.message : String(e)
-}
-
-/**
- * Names the kind of a refused address, for the error message only: the decision itself is the
- * filtering agent's (anything not public unicast, per ipaddr.js ranges).
- */
-const KINDS: ReadonlyArray<readonly [kind: string, net: string, prefix: number, type: "ipv4" | "ipv6"]> = [
-  ["loopback", "127.0.0.0", 8, "ipv4"],
-  ["unspecified", "0.0.0.0", 8, "ipv4"],
-  ["private (RFC 1918)", "10.0.0.0", 8, "ipv4"],
-  ["private (RFC 1918)", "172.16.0.0", 12, "ipv4"],
-  ["private (RFC 1918)", "192.168.0.0", 16, "ipv4"],
-  ["link-local (cloud metadata range)", "169.254.0.0", 16, "ipv4"],
-  ["carrier-grade NAT", "100.64.0.0", 10, "ipv4"],
-  ["multicast", "224.0.0.0", 4, "ipv4"],
-  ["reserved or broadcast", "240.0.0.0", 4, "ipv4"],
-  ["loopback", "::1", 128, "ipv6"],
-  ["unspecified", "::", 128, "ipv6"],
-  ["IPv4-mapped IPv6", "::ffff:0:0", 96, "ipv6"],
-  ["unique-local", "fc00::", 7, "ipv6"],
-  ["link-local", "fe80::", 10, "ipv6"],
-  ["multicast", "ff00::", 8, "ipv6"]
-]
-const kindOfAddress = (address: string): string => {
-  const type = isIPv6(address) ? "ipv6" : "ipv4"
-  for (const [kind, net, prefix, family] of KINDS) {
-    if (family !== type) continue
-    const list = new BlockList()
-    list.addSubnet(net, prefix, family)
-    try {
-      if (list.check(address, type)) return kind
-    } catch {
-      break
-    }
-  }
-  return "non-public"
-}
-
-export const describeRequestError = (e: unknown, target: URL): string => {
-  const message = errorMessage(e)
-  const filtered = FILTERED.exec(message)
-  const hostPort = `${target.hostname}:${defaultPort(target)}`
-  if (filtered !== null) {
-    const [, address = "", host, reason = ""] = filtered
-    const via = host !== undefined && host !== "undefined" && host !== "" ? ` (${host} resolved to it)` : ""
-    return `refused to connect to ${address}${via}: a ${kindOfAddress(address)} address (${reason}); only public ` +
-      "unicast addresses may be fetched unless host:port is in SVC_INGEST_URL_ALLOW"
-  }
-  if (/is not allowed/.test(message)) return `refused to connect to ${hostPort}: ${message}`
-  const code = errorCode(e)
-  switch (code) {
-    case "ENOTFOUND":
-    case "EAI_AGAIN":
-    case "EAI_NODATA":
-    case "EAI_FAIL":
-      return `could not resolve host ${target.hostname} (${code})`
-    case "ECONNREFUSED":
-      return `connection refused by ${hostPort} (ECONNREFUSED)`
-    case "ECONNRESET":
-    case "EPIPE":
-      return `connection reset by ${hostPort} (${code})`
-    case "EHOSTUNREACH":
-    case "ENETUNREACH":
-      return `${hostPort} is unreachable (${code})`
-    case "ETIMEDOUT":
-      return `connection to ${hostPort} timed out (ETIMEDOUT)`
-  }
-  if (code !== undefined && /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED)/.test(code)) {
-    return `TLS failure with ${hostPort} (${code}): ${message}`
-  }
-  return `request to ${hostPort} failed (${code ?? "error"}): ${message}`
-}
 
 // ---- naming the file ------------------------------------------------------------------------
 
@@ -266,14 +160,7 @@ export const contentTypeOf = (header: string | undefined): string | undefined =>
 // ---- the provider ---------------------------------------------------------------------------
 
 export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptions = {}) => {
-  const strict = { allowPrivateIPAddress: false, allowMetaIPAddress: false }
-  const allowListed = { allowPrivateIPAddress: true, allowMetaIPAddress: false }
-  const agents = {
-    http: new RequestFilteringHttpAgent(strict),
-    https: new RequestFilteringHttpsAgent(strict),
-    httpAllowed: new RequestFilteringHttpAgent(allowListed),
-    httpsAllowed: new RequestFilteringHttpsAgent(allowListed)
-  }
+  const agentFor = makeOutboundAgents()
   const allow = new Set(config.urlAllow)
   const lookup = options.lookup
 
@@ -322,10 +209,7 @@ export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptio
       const tooLarge = (message: string) => settle(Effect.fail(new PayloadTooLarge({ message: `${label}: ${message}` })))
 
       const isHttps = target.protocol === "https:"
-      const allowed = allow.has(hostPortKey(target))
-      const agent = isHttps
-        ? (allowed ? agents.httpsAllowed : agents.https)
-        : (allowed ? agents.httpAllowed : agents.http)
+      const agent = agentFor(target, allow)
       const requestOptions: https.RequestOptions = {
         protocol: target.protocol,
         hostname: bareHost(target.hostname),

@@ -9,6 +9,7 @@ import { type GlRow, glOfRow, nowIso, toJson } from "./db.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { glSessionCutoff, unknownGlService } from "../../domain/glServices.js"
 import { type Transactions, notFound } from "./transaction.js"
+import { enqueueWebhooks, TENANT_CHAIN } from "./webhookOutbox.js"
 
 /** An open GL connect session: whose it is and which service it preselects. */
 export interface GlSession {
@@ -66,7 +67,18 @@ export const glRecords = (tx: Transactions, publicUrl: string, glSessionTtlMs: n
 
     deleteGlConnection: (tenantId) =>
       write(
-        idempotent(tenantId, writeFingerprint.deleteGlConnection(), Effect.asVoid(sql`DELETE FROM gl_connections WHERE tenant_id = ${tenantId}`))
+        idempotent(
+          tenantId,
+          writeFingerprint.deleteGlConnection(),
+          Effect.flatMap(
+            sql<{ provider: string; service: string }>`DELETE FROM gl_connections WHERE tenant_id = ${tenantId} RETURNING provider, service`,
+            ([gone]) =>
+              // The GL is the tenant's, not a task's: its webhook events form the tenant's own chain.
+              gone === undefined ? Effect.void : enqueueWebhooks(sql, tenantId, TENANT_CHAIN, [
+                { type: "gl.disconnected", payload: { provider: gone.provider, service: gone.service } }
+              ], nowIso())
+          )
+        )
       ).pipe(guard("deleteGlConnection")),
 
     openGlSession: (consumerId) =>
@@ -102,6 +114,9 @@ export const glRecords = (tx: Transactions, publicUrl: string, glSessionTtlMs: n
           metadata: { name: `Local ${svc}`, service: svc, updated_at: now }
         }
         yield* upsertGl(connection)
+        yield* enqueueWebhooks(sql, session.tenant_id, TENANT_CHAIN, [
+          { type: "gl.connected", payload: { provider: connection.provider, service: svc, status: connection.status } }
+        ], now)
         yield* sql`UPDATE gl_sessions SET completed_at = ${now} WHERE consumer_id = ${consumerId}`
         return connection
       })).pipe(guard("completeGlSession"))

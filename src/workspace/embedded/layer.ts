@@ -14,7 +14,9 @@
  *   holds before another replica may take them over (./outbox.ts).
  * - SVC_SEED_FILE: optional fixture to load at every start (idempotent upserts).
  * - SVC_PUBLIC_URL: optional base URL of this process for GL connect-session links;
- *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard).
+ *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard). Only when set does a
+ *   task.waiting webhook carry its task's console URL.
+ * - SVC_WEBHOOK_*: outbound webhook delivery (./webhookSettings.ts).
  * - SVC_DB_BUSY_TIMEOUT_MS (5000): how long an operation waits for another process's write
  *   lock (asynchronously) before answering 503 with Retry-After.
  * - SVC_DB_CHECKPOINT_INTERVAL_MS (60000; 0 = only at exit): TRUNCATE checkpoint schedule.
@@ -61,6 +63,8 @@ import {
 } from "./outbox.js"
 import { describePgOpenFailure, describeSqliteOpenFailure } from "./openFailure.js"
 import { loadFixture, seedOnStart } from "./seed.js"
+import type { WebhookDeliveryOptions } from "./webhookDelivery.js"
+import { webhookSettings } from "./webhookSettings.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
 
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
@@ -144,6 +148,8 @@ export interface EmbeddedLayerOptions {
   readonly signalLeaseMs?: number | undefined
   /** How long a GL connect session can be completed after it was created; default 15 minutes. */
   readonly glSessionTtlMs?: number | undefined
+  /** Outbound webhook delivery (./webhookDelivery.ts, ./webhookSettings.ts). */
+  readonly webhooks?: WebhookDeliveryOptions | undefined
 }
 
 /** SqlClient on PostgreSQL (a postgres:// URL) or on the database file, its directory created first. */
@@ -219,6 +225,7 @@ export const storeLayer = (
         linkSigningKeys: options.linkSigningKeys,
         linksUnavailable: options.linksUnavailable,
         glSessionTtlMs: options.glSessionTtlMs,
+        webhooks: options.webhooks,
         relay: {
           batchSize: options.signalBatchSize,
           concurrency: options.signalConcurrency,
@@ -229,6 +236,7 @@ export const storeLayer = (
         }
       }).pipe(Effect.provideService(BusyTimeout, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
       yield* Effect.forkScoped(workspace.relay)
+      yield* Effect.forkScoped(workspace.webhookDeliverer)
       return workspace
     })
   )
@@ -291,13 +299,16 @@ export const embeddedSettings = Config.all({
   connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT_MS, 1),
   signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100),
   glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1),
-  linkSigningKeys: linkSigningKeysSetting
+  linkSigningKeys: linkSigningKeysSetting,
+  webhooks: webhookSettings
 }).pipe(
-  Config.map(({ host, port, publicUrl, seedFile, url, ...tuning }): EmbeddedLayerOptions => ({
+  Config.map(({ host, port, publicUrl, seedFile, url, webhooks, ...tuning }): EmbeddedLayerOptions => ({
     url,
     seedFile: Option.getOrUndefined(seedFile),
     publicUrl: Option.getOrElse(publicUrl, () => `http://${wildcard.has(host) ? "localhost" : host}:${port}`),
     explicitPublicUrl: publicUrl,
+    // Webhook events carry the console URL only where the operator named the public URL.
+    webhooks: { ...webhooks, publicUrl },
     ...tuning,
     signalAwaitMax: DEFAULT_SIGNAL_AWAIT_MAX
   }))

@@ -256,6 +256,67 @@ const decisionLinks = statements(
     secret TEXT NOT NULL,
     created_at TEXT NOT NULL
   )`
+ * Outbound webhooks (./webhooks.ts, ./webhookDelivery.ts):
+ * - `webhook_subscriptions`: a tenant's receivers; the signing secret is kept (it signs every
+ *   delivery), the previous one until `previous_until_ms` after a rotation.
+ * - `webhook_messages`: the outbox, one row per event and subscription, written in the event's
+ *   transaction. `chain` is the task id ('' for tenant-level events): one chain's messages go to
+ *   their subscription in id order, so only a chain's head has a `next_attempt_ms`; the rows
+ *   behind it wait with NULL and are promoted when it is done. A lease (claimed_by,
+ *   claimed_until_ms) keeps two processes from sending one attempt.
+ * - `webhook_attempts`: every attempt (the deliveries log). Messages done for 30 days are pruned
+ *   with their attempts (webhook_messages_finished).
+ */
+const webhooks = statements(
+  `CREATE TABLE webhook_subscriptions (
+    id TEXT PRIMARY KEY NOT NULL,
+    tenant_id TEXT NOT NULL REFERENCES tenants (id),
+    url TEXT NOT NULL,
+    events TEXT,
+    description TEXT,
+    secret TEXT NOT NULL,
+    previous_secret TEXT,
+    previous_until_ms INTEGER,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    disabled_reason TEXT,
+    failing_since_ms INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  )`,
+  `CREATE INDEX webhook_subscriptions_by_tenant ON webhook_subscriptions (tenant_id)`,
+  `CREATE TABLE webhook_messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    webhook_id TEXT NOT NULL UNIQUE,
+    subscription_id TEXT NOT NULL,
+    tenant_id TEXT NOT NULL,
+    chain TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_ms INTEGER,
+    claimed_by TEXT,
+    claimed_until_ms INTEGER,
+    last_error TEXT,
+    finished_ms INTEGER
+  )`,
+  `CREATE INDEX webhook_messages_due ON webhook_messages (next_attempt_ms) WHERE state = 'pending' AND next_attempt_ms IS NOT NULL`,
+  `CREATE INDEX webhook_messages_chain ON webhook_messages (subscription_id, chain, id) WHERE state = 'pending'`,
+  `CREATE INDEX webhook_messages_pending ON webhook_messages (id) WHERE state = 'pending'`,
+  `CREATE INDEX webhook_messages_finished ON webhook_messages (finished_ms) WHERE state <> 'pending'`,
+  `CREATE TABLE webhook_attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id INTEGER NOT NULL,
+    subscription_id TEXT NOT NULL,
+    attempted_at TEXT NOT NULL,
+    status_code INTEGER,
+    error TEXT,
+    duration_ms INTEGER NOT NULL,
+    outcome TEXT NOT NULL
+  )`,
+  `CREATE INDEX webhook_attempts_by_subscription ON webhook_attempts (subscription_id, id)`,
+  `CREATE INDEX webhook_attempts_by_message ON webhook_attempts (message_id)`
 )
 
 export const migrations = Migrator.fromRecord({
@@ -265,7 +326,8 @@ export const migrations = Migrator.fromRecord({
   "0004_signal_leases": signalLeases,
   "0005_subledger_rows_by_task": subledgerRowsByTask,
   "0006_decisions_attributed": decisionsAttributed,
-  "0008_decision_links": decisionLinks
+  "0009_webhooks": webhooks,
+  "0010_decision_links": decisionLinks
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

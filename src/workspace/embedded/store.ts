@@ -34,6 +34,9 @@ import { type DecisionLinkStore, linkTtlOf, makeDecisionLinkStore } from "./link
 import type { CreateDecisionLinksDto, DecisionLinks, RevokeDecisionLinksDto, RevokedDecisionLinks } from "../../upstream/links.js"
 import * as Option from "effect/Option"
 import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
+import type { WebhookSubscriptions } from "../../upstream/extras.js"
+import { makeWebhookDeliverer, type WebhookDeliveryOptions } from "./webhookDelivery.js"
+import { makeWebhookSubscriptions } from "./webhooks.js"
 
 export type { GlSession } from "./gl.js"
 
@@ -54,6 +57,10 @@ export interface EmbeddedWorkspace extends WorkspaceClientService, GlSessions, D
   readonly deliverPending: (options?: { readonly force?: boolean }) => Effect.Effect<DeliveryReport>
   /** The outbox relay: delivers signals in the background until interrupted (the layer forks it). */
   readonly relay: Effect.Effect<never>
+  /** Outbound webhook subscriptions (the admin listener serves them). */
+  readonly webhooks: WebhookSubscriptions
+  /** The webhook deliverer: sends queued webhook messages until interrupted (the layer forks it). */
+  readonly webhookDeliverer: Effect.Effect<never>
 }
 
 export interface EmbeddedOptions {
@@ -69,6 +76,8 @@ export interface EmbeddedOptions {
   readonly linkSigningKeys?: Option.Option<ReadonlyArray<string>> | undefined
   /** Why this process makes no decision links (the standalone workspace service serves no link page). */
   readonly linksUnavailable?: string | undefined
+  /** Retry schedule, timeout, allow-list, concurrency of webhook delivery (./webhookDelivery.ts). */
+  readonly webhooks?: WebhookDeliveryOptions | undefined
 }
 
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
@@ -112,7 +121,9 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       ...glRecords(tx, publicUrl, glSessionTtlMs),
       ...agents,
       deliverPending: tx.outbox.deliverPending,
-      relay: tx.outbox.relay
+      relay: tx.outbox.relay,
+      webhooks: yield* makeWebhookSubscriptions(options.webhooks?.publicUrl ?? Option.none()),
+      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks)).run
     }
     return service
   })

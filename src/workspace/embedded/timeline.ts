@@ -10,6 +10,7 @@ import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../../domain/engine.js"
 import { toJson } from "./db.js"
+import { enqueueWebhooks } from "./webhookOutbox.js"
 
 export const appendToTimeline = (
   sql: SqlClient.SqlClient,
@@ -35,4 +36,6 @@ export const appendToTimeline = (
         created_at: createdAt
       })))
     }`
+    // The tenant's webhook subscriptions get these events from the same transaction (the outbox).
+    yield* enqueueWebhooks(sql, tenantId, rootTaskId, events, createdAt)
   })

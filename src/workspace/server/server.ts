@@ -41,7 +41,7 @@ import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
-import type { WorkspaceExtras } from "../../upstream/extras.js"
+import type { WebhookSubscriptions, WorkspaceExtras } from "../../upstream/extras.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errorBody.js"
 
@@ -177,7 +177,27 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("createDecisionLinks", ({ payload }) => withExtras((x) => x.createDecisionLinksFor(payload)))
       .handle("revokeDecisionLinks", ({ payload }) => withExtras((x) => x.revokeDecisionLinksFor(payload))))
 
-  return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry)
+  const withWebhooks = <A, E>(f: (webhooks: WebhookSubscriptions) => Effect.Effect<A, E>) =>
+    withExtras((x): Effect.Effect<A, E | NotImplemented> =>
+      x.webhooks === undefined
+        ? Effect.fail(new NotImplemented({ message: "This workspace service does not serve webhook subscriptions" }))
+        : f(x.webhooks)
+    )
+
+  const Webhooks = HttpApiBuilder.group(WorkspaceApi, "webhooks", (handlers) =>
+    handlers
+      .handle("createWebhook", ({ payload }) => withWebhooks((w) => w.create(payload)))
+      .handle("listWebhooks", ({ query }) => withWebhooks((w) => w.list(query.tenant)))
+      .handle("getWebhook", ({ params, query }) => withWebhooks((w) => w.get(query.tenant, params.id)))
+      .handle("deleteWebhook", ({ params, query }) => withWebhooks((w) => w.remove(query.tenant, params.id)))
+      .handle("rotateWebhookSecret", ({ params, query }) => withWebhooks((w) => w.rotateSecret(query.tenant, params.id)))
+      .handle("enableWebhook", ({ params, query }) => withWebhooks((w) => w.setEnabled(query.tenant, params.id, true)))
+      .handle("disableWebhook", ({ params, query }) => withWebhooks((w) => w.setEnabled(query.tenant, params.id, false)))
+      .handle("listWebhookDeliveries", ({ params, query }) =>
+        withWebhooks((w) => w.deliveries(query.tenant, params.id, query.limit ?? 50)))
+      .handle("resendWebhookDelivery", ({ params, query }) => withWebhooks((w) => w.resend(query.tenant, params.deliveryId))))
+
+  return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry, Webhooks)
 }
 
 const notImplemented = (e: NotImplemented) =>

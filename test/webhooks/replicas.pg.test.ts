@@ -1,0 +1,117 @@
+/**
+ * Two built gateway replicas on one PostgreSQL database deliver one outbox: every attempt is
+ * made by one replica only (the receiver sees each webhook-id exactly as often as attempts were
+ * logged: once to fail, once to succeed), and one task's events reach the subscription in order,
+ * whichever replica wrote or sent them.
+ */
+import { fileURLToPath } from "node:url"
+import * as Pg from "pg"
+import { Webhook } from "standardwebhooks"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { testDatabase } from "../support/postgres.js"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { type Receiver, startReceiver, until } from "./receiver.js"
+
+const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
+const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
+const TOKEN = "webhook-replicas-admin-token-0123456789"
+const TASKS = 12
+
+let db: string
+let pg: Pg.Client
+let receiver: Receiver
+const replicas: Array<RunningService> = []
+
+beforeAll(async () => {
+  db = await testDatabase("webhooks", { empty: true })
+  receiver = await startReceiver()
+  replicas.push(...await Promise.all([0, 1].map(() =>
+    startBuilt({
+      SVC_DATABASE_URL: db,
+      SVC_SEED_FILE: FIXTURE,
+      SVC_TENANT_SLUG: "acme",
+      SVC_ADMIN_TOKEN: TOKEN,
+      SVC_DB_POOL_SIZE: "6",
+      SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`,
+      SVC_WEBHOOK_RETRY_SCHEDULE: "0,200ms,200ms"
+    })
+  )))
+  pg = new Pg.Client({ connectionString: db })
+  await pg.connect()
+}, 120_000)
+
+afterAll(async () => {
+  await pg?.end().catch(() => {})
+  await Promise.all(replicas.map((r) => r.stop()))
+  await receiver?.close()
+})
+
+describe("two replicas", () => {
+  it("make each attempt once, and keep one task's events in order", async () => {
+    // Every message fails its first attempt and succeeds on the second: two attempts each.
+    const seen = new Map<string, number>()
+    receiver.answer("/replicas", () => ({ status: 200, delayMs: 30 }))
+    const created = await http("POST", `${replicas[0]!.adminUrl}/workspace/webhooks`, {
+      tenant: "acme",
+      url: receiver.url("/replicas"),
+      events: ["task.created", "file.stored", "source.submitted", "step.completed"]
+    }, { authorization: `Bearer ${TOKEN}` })
+    expect(created.status, created.text).toBe(201)
+    const secret: string = created.body.secret
+    receiver.answer("/replicas", (n) => {
+      const r = receiver.received("/replicas")[n]!
+      const id = String(r.headers["webhook-id"])
+      const count = (seen.get(id) ?? 0) + 1
+      seen.set(id, count)
+      return { status: count === 1 ? 500 : 200, delayMs: 30 }
+    })
+
+    const taskIds = await Promise.all(Array.from({ length: TASKS }, async (_, i) => {
+      const via = replicas[i % 2]!
+      const task = await http("POST", `${via.url}/v1/entities/${ACME_US}/tasks`, {
+        workflowId: "expense-review",
+        context: { period: "2026-11" }
+      })
+      expect(task.status, task.text).toBe(201)
+      const other = replicas[(i + 1) % 2]!
+      const ingest = await http("POST", `${other.url}/v1/tasks/${task.body.id}/files/ingest`, {
+        source: "receipts",
+        fileName: `r${i}.pdf`,
+        fileRef: { provider: "inline_base64", data: Buffer.from(`receipt ${i}`).toString("base64") },
+        signalTaskId: task.body.id,
+        signalName: "file_submitted"
+      })
+      expect(ingest.status, ingest.text).toBeLessThan(300)
+      return task.body.id as string
+    }))
+
+    // task.created, file.stored, source.submitted, step.completed per task; each sent twice.
+    const expected = TASKS * 4
+    await until("every message delivered", async () => {
+      const { rows } = await pg.query(`SELECT COUNT(*)::int AS n FROM webhook_messages WHERE state = 'delivered'`)
+      return rows[0].n >= expected ? true : undefined
+    }, 60_000)
+    const { rows: attempts } = await pg.query(
+      `SELECT m.webhook_id, COUNT(a.id)::int AS n FROM webhook_messages m JOIN webhook_attempts a ON a.message_id = m.id
+       GROUP BY m.webhook_id`
+    )
+    expect(attempts).toHaveLength(expected)
+    const received = receiver.received("/replicas")
+    const byId = new Map<string, number>()
+    for (const r of received) byId.set(String(r.headers["webhook-id"]), (byId.get(String(r.headers["webhook-id"])) ?? 0) + 1)
+    // Exactly the attempts logged, no more: no attempt was made by both replicas.
+    for (const a of attempts) expect(byId.get(a.webhook_id), a.webhook_id).toBe(2)
+    expect(received).toHaveLength(expected * 2)
+
+    // Per task, the successful deliveries arrive in the timeline's order.
+    const wh = new Webhook(secret)
+    const delivered = received.filter((r, i) => received.findIndex((x) => x.headers["webhook-id"] === r.headers["webhook-id"]) !== i)
+    for (const taskId of taskIds) {
+      const types = delivered
+        .map((r) => wh.verify(r.body, r.headers as Record<string, string>) as { type: string; data: { taskId: string } })
+        .filter((e) => e.data.taskId === taskId)
+        .map((e) => e.type)
+      expect(types, taskId).toEqual(["task.created", "file.stored", "source.submitted", "step.completed"])
+    }
+  }, 120_000)
+})
