@@ -111,8 +111,8 @@ export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; kn
           <ol class="feed" aria-label={`Events of ${day}`}>
             {entries.map((entry) =>
               entry.what === undefined
-                ? <OtherLine key={entry.events[0].seq} e={entry.events[0]} />
-                : <EntryLine key={entry.events[0]!.seq} entry={entry} />
+                ? <OtherLine key={entry.events[0].position} e={entry.events[0]} />
+                : <EntryLine key={entry.events[0]!.position} entry={entry} />
             )}
           </ol>
         </div>

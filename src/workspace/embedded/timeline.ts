@@ -1,8 +1,8 @@
 /**
  * Appends the engine's and the audit's events to a task's timeline, inside the caller's
- * transaction: at the seqs after the task's highest, read under the write lock the transaction
- * holds (SQLite's single writer; on PostgreSQL the caller has locked the task's row, and a
- * client's own post of one of these seqs afterwards gets the 409 for a different body).
+ * transaction, marked as the gateway's (`origin`). They take no seq: the store reads them with
+ * seq = position, so a write reads nothing first and takes no lock of the task's (concurrent
+ * writes to one task on several replicas do not queue), and no producer's seq is ever taken.
  */
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -11,6 +11,18 @@ import * as Effect from "effect/Effect"
 import { ENGINE_EVENT_SOURCE, type EngineEvent } from "../../domain/engine.js"
 import { toJson } from "./db.js"
 
+/**
+ * PostgreSQL: gives the transaction its id before a position is taken, so that a reader, which
+ * takes only events of transactions older than every one still running, cannot pass a position
+ * whose transaction has no id yet (the id is otherwise assigned by the insert, after its default
+ * position). SQLite's writes are serial: positions commit in order.
+ */
+export const beforePositions = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  sql.onDialectOrElse({
+    pg: () => Effect.asVoid(sql`SELECT pg_current_xact_id()`),
+    orElse: () => Effect.void
+  })
+
 export const appendToTimeline = (
   sql: SqlClient.SqlClient,
   tenantId: string,
@@ -18,13 +30,13 @@ export const appendToTimeline = (
   events: ReadonlyArray<EngineEvent>,
   createdAt: string
 ): Effect.Effect<void, SqlError> =>
-  !Arr.isReadonlyArrayNonEmpty(events) ? Effect.void : Effect.gen(function*() {
-    const [top] = yield* sql<{ m: number | null }>`SELECT MAX(seq) AS m FROM events WHERE task_id = ${rootTaskId}`
-    const base = top?.m == null ? 0 : Number(top.m)
-    yield* sql`INSERT INTO events ${
-      sql.insert(Arr.map(events, (e, i) => ({
+  !Arr.isReadonlyArrayNonEmpty(events) ? Effect.void : Effect.andThen(
+    beforePositions(sql),
+    sql`INSERT INTO events ${
+      sql.insert(Arr.map(events, (e) => ({
         task_id: rootTaskId,
-        seq: base + 1 + i,
+        seq: null,
+        origin: "gateway",
         tenant_id: tenantId,
         root_task_id: rootTaskId,
         type: e.type,
@@ -35,4 +47,4 @@ export const appendToTimeline = (
         created_at: createdAt
       })))
     }`
-  })
+  )
