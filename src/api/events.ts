@@ -28,9 +28,9 @@ export class EventsGroup extends HttpApiGroup.make("events")
       .annotate(
         OpenApi.Description,
         `Appends to the task's timeline. When SVC_INTERNAL_EVENTS_KEY is set, the \`${EVENTS_KEY_HEADER}\` ` +
-          "header must carry it (401 otherwise). A producer's `seq` is its own: unique per task and `source`, " +
-          "and only growing (monotonic per task / event stream). Re-posting an identical event (same source and seq) " +
-          "answers the stored one; a different event at a taken seq, or a seq below the source's last, is a 409. " +
+          "header must carry it (401 otherwise). A producer's `seq` is its own: unique per task and `source` " +
+          "(its event stream). Re-posting an identical event (same source and seq) answers the stored one; a " +
+          "different event at a taken seq is a 409. A producer posting in seq order is read in seq order. " +
           `\`seq\` is at most ${CLIENT_SEQ_MAX} (2^31-1). Nothing the gateway writes (its own events, people's ` +
           "decisions, agents' actions) takes a producer's seq. The stored event carries `position` (its place in the " +
           "task's merged timeline) and `origin: \"producer\"`; the sources `workspace`, `audit` and `agent:...` are " +

@@ -302,7 +302,7 @@ const appendEventTool = tool({
   description: "Appends to the task's timeline, e.g. type reasoning.delta with a groupKey to stream your reasoning " +
     "into one panel. The source is you (agent:<your uuid>, origin agent); sourceLabel defaults to your name. Your " +
     "seqs are your own: without seq the next of yours is taken; with seq, re-posting an identical event is a no-op, " +
-    "a different one at a taken seq or one below your last a conflict.",
+    "a different one at a taken seq a conflict.",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
     ...EventFields,

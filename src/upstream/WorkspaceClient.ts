@@ -82,9 +82,9 @@ export interface WorkspaceClientService {
    */
   readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict | Forbidden>
   /**
-   * Appends a producer's event (origin `producer`). Its seq is unique per task and source and
-   * only grows: an identical re-post answers the stored event; a different event at a taken seq,
-   * or a seq below the source's last, is a Conflict. Nothing the gateway writes takes its seqs.
+   * Appends a producer's event (origin `producer`). Its seq is unique per task and source: an
+   * identical re-post answers the stored event, a different event at a taken seq is a Conflict.
+   * Nothing the gateway writes takes a producer's seq.
    */
   readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
   /**

@@ -101,8 +101,8 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .annotate(
         OpenApi.Description,
         "Appends a producer's event (origin `producer`) to the task's timeline and returns the persisted record. " +
-          "A seq is unique per task and source and only grows: re-posting an identical event returns the stored one; " +
-          "a different event at a taken seq, or a seq below the source's last, is a 409. The gateway's own sources " +
+          "A seq is unique per task and source: re-posting an identical event returns the stored one; a different " +
+          "event at a taken seq is a 409. The gateway's own sources " +
           "(`audit`, `workspace`, `agent:...`) are refused (400), as on the gateway."
       )
   )

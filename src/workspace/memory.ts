@@ -241,7 +241,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     bell.ring(taskId)
   }
 
-  /** A source's event at `seq` (the next of the source when undefined): its seqs are its own and only grow. */
+  /** A source's event at `seq` (the next of the source when undefined): its seqs are its own. */
   const appendToSource = (
     taskId: string,
     fields: {
@@ -255,20 +255,14 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     seq: number | undefined
   ): Effect.Effect<TaskEvent, Conflict> => {
     const own = events.filter((e) => e.taskId === taskId && e.source === fields.source && e.origin !== "gateway")
-    const last = own.reduce<number | undefined>((max, e) => (max === undefined || e.seq > max ? e.seq : max), undefined)
-    if (seq !== undefined && last !== undefined && seq <= last) {
-      const existing = own.find((e) => e.seq === seq)
-      if (existing !== undefined) {
-        return sameEvent(existing, fields)
-          ? Effect.succeed(existing)
-          : Effect.fail(new Conflict({ message: `seq ${seq} of source ${JSON.stringify(fields.source)} is already taken by a different event` }))
-      }
-      return Effect.fail(new Conflict({
-        message: `seq ${seq} is below ${last}, the last seq of source ${JSON.stringify(fields.source)} on this task: a source's seqs only grow`
-      }))
+    const at = seq ?? own.reduce((next, e) => (e.seq >= next ? e.seq + 1 : next), 0)
+    const existing = own.find((e) => e.seq === at)
+    if (existing !== undefined) {
+      return sameEvent(existing, fields)
+        ? Effect.succeed(existing)
+        : Effect.fail(new Conflict({ message: `seq ${at} of source ${JSON.stringify(fields.source)} is already taken by a different event` }))
     }
-    const position = nextPosition()
-    const event: TaskEvent = { taskId, ...fields, seq: seq ?? (last === undefined ? 0 : last + 1), createdAt: now(), position, origin }
+    const event: TaskEvent = { taskId, ...fields, seq: at, createdAt: now(), position: nextPosition(), origin }
     events.push(event)
     bell.ring(taskId)
     return Effect.succeed(event)

@@ -1,6 +1,6 @@
 /**
- * The embedded store's task events. A producer's seqs are its own (unique per task and source,
- * only growing; a retried post answers the stored event); the gateway's vouched records take no
+ * The embedded store's task events. A producer's seqs are its own (unique per task and source;
+ * a retried post answers the stored event); the gateway's vouched records take no
  * seq (./timeline.ts). Read in the store's order, (tx, position), in pages the store alone cuts.
  */
 import * as Effect from "effect/Effect"
@@ -29,36 +29,24 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
 
   /**
    * An event of a source with seqs (a producer's, an agent's own) at `seq`, or at the next of its
-   * source when undefined. PostgreSQL: one source's appends to a task take turns (its seqs only
-   * grow); nothing else waits on that lock, and the task's row is not locked.
+   * source when undefined (PostgreSQL: those of one source take turns; nothing else waits on
+   * that lock, and the task's row is not locked). A taken seq is the same event again (answered
+   * with the stored one) or a 409; any free seq is stored, a late lower one too (a retry after a
+   * gap): readers follow positions, so it is read once, after what they had.
    */
   const appendToSource = (tenantId: string, taskId: string, fields: Fields, origin: "producer" | "agent", seq: number | undefined) =>
     Effect.gen(function*() {
       const task = yield* taskOf(tenantId, taskId)
-      yield* sql.onDialectOrElse({
-        pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${taskId}::text || ':' || ${fields.source}::text, 1))`),
-        orElse: () => Effect.void
-      })
       const payload = toJson(fields.payload)
-      const [top] = yield* sql<{ m: number | string | null }>`
-        SELECT MAX(seq) AS m FROM events WHERE task_id = ${taskId} AND source = ${fields.source} AND seq IS NOT NULL`
-      const last = top?.m == null ? undefined : Number(top.m)
-      const at = seq ?? (last === undefined ? 0 : last + 1)
-      if (seq !== undefined && last !== undefined && seq <= last) {
-        const [existing] = yield* sql<EventRow>`SELECT ${cols} FROM events
-          WHERE task_id = ${taskId} AND source = ${fields.source} AND seq = ${seq}`
-        if (existing !== undefined) {
-          // A retried post gets the stored event; anything else at a taken seq is a 409.
-          return sameEvent(
-            { type: existing.type, source: existing.source, sourceLabel: existing.source_label, groupKey: existing.group_key, payload: existing.payload },
-            { ...fields, payload }
-          )
-            ? eventOfRow(existing)
-            : yield* Effect.fail(new Conflict({ message: `seq ${seq} of source ${quoted(fields.source)} is already taken by a different event` }))
-        }
-        return yield* Effect.fail(new Conflict({
-          message: `seq ${seq} is below ${last}, the last seq of source ${quoted(fields.source)} on this task: a source's seqs only grow`
-        }))
+      let at = seq
+      if (at === undefined) {
+        yield* sql.onDialectOrElse({
+          pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${taskId}::text || ':' || ${fields.source}::text, 1))`),
+          orElse: () => Effect.void
+        })
+        const [top] = yield* sql<{ m: number | string | null }>`
+          SELECT MAX(seq) AS m FROM events WHERE task_id = ${taskId} AND source = ${fields.source} AND seq IS NOT NULL`
+        at = top?.m == null ? 0 : Number(top.m) + 1
       }
       yield* beforePositions(sql)
       const [inserted] = yield* sql<EventRow>`INSERT INTO events ${
@@ -75,8 +63,17 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
           group_key: fields.groupKey ?? null,
           created_at: nowIso()
         })
-      } RETURNING ${cols}`
-      return eventOfRow(inserted!)
+      } ON CONFLICT (task_id, source, seq) WHERE seq IS NOT NULL DO NOTHING RETURNING ${cols}`
+      if (inserted !== undefined) return eventOfRow(inserted)
+      const [existing] = yield* sql<EventRow>`SELECT ${cols} FROM events
+        WHERE task_id = ${taskId} AND source = ${fields.source} AND seq = ${at}`
+      // A retried post gets the stored event; anything else at a taken seq is a 409.
+      return existing !== undefined && sameEvent(
+          { type: existing.type, source: existing.source, sourceLabel: existing.source_label, groupKey: existing.group_key, payload: existing.payload },
+          { ...fields, payload }
+        )
+        ? eventOfRow(existing)
+        : yield* Effect.fail(new Conflict({ message: `seq ${at} of source ${quoted(fields.source)} is already taken by a different event` }))
     })
 
   /** The gateway's own record: marked as such, read with seq = position. */
