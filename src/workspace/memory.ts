@@ -110,7 +110,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   // The store's order: one counter for every task's events (positions as the SQLite store writes them).
   let lastPosition = 0
   const nextPosition = () => String(++lastPosition)
-  const events: Array<TaskEvent> = fixture.events.map((e) => ({
+  const events: Array<TaskEvent> = [...fixture.events].sort((a, b) => a.seq - b.seq).map((e) => ({
     ...e,
     createdAt: e.createdAt ?? now(),
     position: nextPosition(),

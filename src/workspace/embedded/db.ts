@@ -239,8 +239,14 @@ export interface EventRow {
   readonly created_at: string
 }
 
-/** The columns an event is read from (PostgreSQL's `rowid` stays in the store). */
-export const EVENT_COLUMNS = "tx, position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
+/**
+ * The columns an event is read from (PostgreSQL's `rowid` stays in the store). `tx` as text:
+ * the PostgreSQL driver has no codec for xid8.
+ */
+export const eventColumns = (sql: SqlClient.SqlClient) =>
+  sql.unsafe(`${sql.onDialectOrElse({ pg: () => "tx::text AS tx", orElse: () => "tx" })}, ${EVENT_FIELDS}`)
+
+const EVENT_FIELDS = "position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
 
 const origins = new Set<string>(["gateway", "agent", "producer"])
 

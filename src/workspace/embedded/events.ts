@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { Conflict } from "../../api/errors.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
-import { EVENT_COLUMNS, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
+import { eventColumns, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
 import { sameEvent } from "../../domain/engine.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { beforePositions } from "./timeline.js"
@@ -25,7 +25,8 @@ const quoted = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}â
 
 export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "appendEvent" | "recordEvent" | "listEvents"> => {
   const { sql, guard, bell, taskOf, write, idempotent } = tx
-  const cols = sql.unsafe(EVENT_COLUMNS)
+  const cols = eventColumns(sql)
+  const txText = sql.unsafe(sql.onDialectOrElse({ pg: () => "tx::text AS tx", orElse: () => "tx" }))
 
   /**
    * An event of a source with seqs (a producer's, an agent's own) at `seq`, or at the next of its
@@ -144,7 +145,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         }
         // Sizes first (small rows), so a page of large events is never read whole to be cut;
         // octet_length counts the UTF-8 bytes eventSize counts (../../api/eventPaging.ts).
-        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT tx, position,
+        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT ${txText}, position,
           octet_length(payload) + octet_length(type) + octet_length(source) + COALESCE(octet_length(source_label), 0) +
           COALESCE(octet_length(group_key), 0) + octet_length(task_id) AS n
           FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY tx, position ${ask}`

@@ -100,7 +100,8 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
         yield* sql`DELETE FROM document_chunks WHERE document_id = ${d.id}`
         yield* insertChunks(sql, d.id, bytes)
       }
-      for (const e of fixture.events) {
+      // In each stream's seq order: the store's order (positions) follows insertion.
+      for (const e of [...fixture.events].sort((a, b) => a.seq - b.seq)) {
         const root = rootTaskId(e.taskId)
         // Events have no id: (taskId, source, seq) is their identity. Without a createdAt in the file, the
         // first load's time is kept, so a reload does not move the timeline.
