@@ -21,8 +21,10 @@ import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
 import { CliFailure, commandFlags, group, UsageError } from "./common.js"
+import { API_VERSION } from "../api/version.js"
 
-export const VERSION = "0.1.0"
+/** The package's version (package.json): the same as the OpenAPI documents and the MCP server say. */
+export const VERSION = API_VERSION
 
 export const svc = group(
   "svc",
