@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EVENT_SIZE_OVERHEAD, eventSize, eventsWithinBytes } from "../../src/api/eventPaging.js"
+import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
@@ -50,7 +51,7 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
       run((ws) =>
         Effect.gen(function*() {
           const lengths = [100, 5000, 200, 300, 9000, 10, 10, 10]
-          const events = []
+          const events: Array<TaskEvent> = []
           for (const [i, n] of lengths.entries()) {
             events.push(yield* ws.appendEvent(ACME, TASK, { type: "note", source: "worker", seq: i + 1, payload: { t: "y".repeat(n) } }))
           }
