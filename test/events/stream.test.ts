@@ -90,6 +90,10 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
         const badQuery = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?after=1-2-3")))
         expect(badQuery.status).toBe(400)
         expect(JSON.parse(yield* Effect.promise(() => badQuery.text())).message).toContain("after")
+        // The old cursor is not taken for the new one: an unknown parameter.
+        const oldCursor = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        expect(oldCursor.status).toBe(400)
+        expect(JSON.parse(yield* Effect.promise(() => oldCursor.text())).message).toContain("afterSeq")
       })))
 
   it.live("an event posted through the API reaches an open stream within a second", () =>
