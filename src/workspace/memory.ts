@@ -262,7 +262,12 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         ? Effect.succeed(existing)
         : Effect.fail(new Conflict({ message: `seq ${at} of source ${JSON.stringify(fields.source)} is already taken by a different event` }))
     }
-    const event: TaskEvent = { taskId, ...fields, seq: at, createdAt: now(), position: nextPosition(), origin }
+    // In TaskEvent's key order, as the embedded store reads it: the stream's frames are the JSON GET /events answers.
+    const { groupKey, payload, sourceLabel, ...head } = fields
+    const event: TaskEvent = {
+      taskId, ...head, ...(sourceLabel !== undefined ? { sourceLabel } : {}), seq: at, payload,
+      ...(groupKey !== undefined ? { groupKey } : {}), createdAt: now(), position: nextPosition(), origin
+    }
     events.push(event)
     bell.ring(taskId)
     return Effect.succeed(event)
