@@ -239,8 +239,12 @@ export interface EventRow {
   readonly created_at: string
 }
 
-/** The columns an event is read from (PostgreSQL's `rowid` stays in the store). */
-export const EVENT_COLUMNS = "tx, position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
+/**
+ * The columns an event is read from (PostgreSQL's `rowid` stays in the store). `tx` as text: the
+ * PostgreSQL driver reads results in binary and has no codec for xid8 (its 8 bytes were decoded
+ * as UTF-8 text: garbage, or a failed row).
+ */
+export const EVENT_COLUMNS = "CAST(tx AS TEXT) AS tx, position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
 
 const origins = new Set<string>(["gateway", "agent", "producer"])
 

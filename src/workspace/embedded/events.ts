@@ -144,7 +144,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         }
         // Sizes first (small rows), so a page of large events is never read whole to be cut;
         // octet_length counts the UTF-8 bytes eventSize counts (../../api/eventPaging.ts).
-        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT tx, position,
+        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT CAST(tx AS TEXT) AS tx, position,
           octet_length(payload) + octet_length(type) + octet_length(source) + COALESCE(octet_length(source_label), 0) +
           COALESCE(octet_length(group_key), 0) + octet_length(task_id) AS n
           FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY tx, position ${ask}`
