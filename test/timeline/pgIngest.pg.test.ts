@@ -1,0 +1,180 @@
+/**
+ * One busy task on three PostgreSQL replicas (built processes) makes no 503: twelve 200-record
+ * bulk ingests into ONE task, spread over the replicas (half with a signal per record), while a
+ * worker posts its events and a follower reads the timeline by position, and one replica is
+ * SIGKILLed midway. The live replicas answer no 5xx (a request the dead one cut at the socket is
+ * retried at another with the same Idempotency-Key); every acknowledged batch is stored whole,
+ * with one data.ingested event of its own; the follower read every event once, in the final
+ * order. Before the positions, each write read MAX(seq) under the task's lock to place its audit
+ * event: 5-6 of 12 such ingests answered 503 once deadlock and serialization retries ran out.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { randomUUID } from "node:crypto"
+import { fileURLToPath } from "node:url"
+import * as Pg from "pg"
+import { testDatabase } from "../support/postgres.js"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { ACME_US } from "../support/world.js"
+import { expectEachOnce, readTimeline, type TimelineEvent } from "./support.js"
+
+const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
+const BATCHES = 12
+const ROWS = 200
+
+let db: string
+let pg: Pg.Client
+const replicas: Array<RunningService> = []
+
+beforeAll(async () => {
+  db = await testDatabase("timeline_ingest")
+  replicas.push(...await Promise.all([0, 1, 2].map(() =>
+    startBuilt({
+      SVC_DATABASE_URL: db,
+      SVC_SEED_FILE: FIXTURE,
+      SVC_TENANT_SLUG: "acme",
+      SVC_ADMIN_PORT: "off",
+      SVC_DB_POOL_SIZE: "6",
+      SVC_SIGNAL_LEASE_MS: "1500"
+    })
+  )))
+  pg = new Pg.Client({ connectionString: db })
+  await pg.connect()
+}, 90_000)
+
+afterAll(async () => {
+  await pg?.end().catch(() => {})
+  await Promise.all(replicas.map((r) => r.stop()))
+})
+
+describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
+  it("twelve 200-record ingests: no 5xx, every acknowledged batch whole with its data.ingested event, a follower reads each event once", async () => {
+    const started = Date.now()
+    const [first, , victim] = replicas as [RunningService, RunningService, RunningService]
+    const created = await http("POST", `${first.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+    expect(created.status).toBe(201)
+    const taskId: string = created.body.id
+    const upload = await http("POST", `${first.url}/v1/tasks/${taskId}/files/ingest`, {
+      source: "receipts",
+      fileName: "r.pdf",
+      fileRef: { provider: "inline_base64", data: Buffer.from("Coffee 4.50").toString("base64") },
+      signalTaskId: taskId,
+      signalName: "file_submitted"
+    })
+    expect(upload.status).toBe(201)
+
+    let killed = false
+    const live = () => (killed ? replicas.filter((r) => r !== victim) : replicas)
+    /** Every answer of a live replica; socket failures of the victim (retried elsewhere). */
+    const answers: Array<{ readonly what: string; readonly status: number }> = []
+    const cut: Array<string> = []
+
+    /** A write at `start`'s replica; if that one is the victim and the socket fails, again at a survivor. */
+    const send = async (what: string, start: number, path: string, body: unknown) => {
+      const key = randomUUID()
+      for (let attempt = 0;; attempt++) {
+        const alive = live()
+        const via = alive[(start + attempt) % alive.length]!
+        try {
+          const res = await fetch(`${via.url}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": key },
+            body: JSON.stringify(body)
+          })
+          const text = await res.text()
+          answers.push({ what: `${what} via ${replicas.indexOf(via)}: ${res.status >= 500 ? text : ""}`, status: res.status })
+          return { status: res.status, body: text === "" ? undefined : JSON.parse(text) }
+        } catch (error) {
+          if (via !== victim || attempt > 3) throw error
+          cut.push(`${what}: ${(error as Error).message}`)
+        }
+      }
+    }
+
+    const acknowledged = new Map<number, ReadonlyArray<string>>()
+    let next = 0
+    const ingesters = Array.from({ length: 4 }, async () => {
+      while (next < BATCHES) {
+        const batch = next++
+        // Midway, while batch 5 is on its way to it: the victim dies with whatever it has in flight.
+        if (batch === 5) {
+          setTimeout(() => {
+            killed = true
+            victim.kill("SIGKILL")
+          }, 40)
+        }
+        const res = await send(`batch ${batch}`, batch, `/v1/tasks/${taskId}/data/ingest`, {
+          kind: "expense",
+          ...(batch % 2 === 0 ? { signalTaskId: taskId, signalName: "data_loaded" } : {}),
+          events: Array.from({ length: ROWS }, (_, i) => ({ data: { batch, i, merchant: `Crêperie ${i} 東京`, amount: i + 0.5 } }))
+        })
+        if (res.status === 201) acknowledged.set(batch, (res.body as Array<{ id: string }>).map((r) => r.id))
+      }
+    })
+
+    // A worker's events on the same task meanwhile, in its seq order.
+    let writing = true
+    const worker = (async () => {
+      for (let seq = 1; writing || seq <= 30; seq++) {
+        const res = await send(`worker ${seq}`, seq, `/v1/tasks/${taskId}/events`, { type: "note", source: "worker", seq, payload: { seq } })
+        expect(res.status).toBe(200)
+      }
+    })()
+
+    // A follower by position, at the survivors in turn, while all that is written.
+    const followed: Array<TimelineEvent> = []
+    let cursor: string | undefined
+    const readOn = async (via: RunningService) => {
+      const { events } = await readTimeline(via.url, taskId, 500, cursor)
+      followed.push(...events)
+      if (events.length > 0) cursor = events[events.length - 1]!.position
+    }
+    const follower = (async () => {
+      for (let i = 0; writing; i++) {
+        await readOn(replicas[i % 2]!)
+        await new Promise((r) => setTimeout(r, 30))
+      }
+    })()
+
+    // However the ingests end, the worker and the follower stop (and are awaited) before any check.
+    const ingested_ = await Promise.allSettled(ingesters)
+    writing = false
+    const others = await Promise.allSettled([worker, follower])
+    for (const r of [...ingested_, ...others]) if (r.status === "rejected") throw r.reason
+    await victim.exited
+
+    expect(answers.filter((a) => a.status >= 500)).toEqual([])
+    expect(answers.filter((a) => a.status >= 300)).toEqual([])
+    expect(acknowledged.size).toBe(BATCHES)
+    console.log(`${BATCHES} ingests of ${ROWS} acknowledged; ${cut.length} cut by the SIGKILL and sent again; ${Date.now() - started} ms`)
+
+    // Every acknowledged batch whole: its ids all stored, nothing more of it.
+    const { rows } = await pg.query<{ id: string; batch: number }>(
+      `SELECT id, (data::json->>'batch')::int AS batch FROM data_records WHERE task_id = $1`,
+      [taskId]
+    )
+    for (const [batch, ids] of acknowledged) {
+      expect(ids).toHaveLength(ROWS)
+      const stored = rows.filter((r) => r.batch === batch).map((r) => r.id)
+      expect(stored.sort()).toEqual([...ids].sort())
+    }
+    expect(rows).toHaveLength(BATCHES * ROWS)
+
+    // The timeline, read whole once writes are done: one data.ingested per batch, the worker's in seq order.
+    const { events } = await readTimeline(replicas[1]!.url, taskId, 200)
+    expectEachOnce(events)
+    const ingested = events.filter((e) => e.type === "data.ingested")
+    expect(ingested.every((e) => e.origin === "gateway")).toBe(true)
+    expect(ingested).toHaveLength(BATCHES)
+    const batchOf = new Map([...acknowledged].map(([batch, ids]) => [ids[0]!, batch]))
+    expect(new Set(ingested.map((e) => batchOf.get((e.payload.recordIds as Array<string>)[0]!)))).toEqual(new Set(acknowledged.keys()))
+    for (const e of ingested) expect(e.payload.count).toBe(ROWS)
+    const seqs = events.filter((e) => e.source === "worker").map((e) => e.seq)
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
+
+    // The follower, caught up: the same events, once each, in the same order.
+    await readOn(replicas[0]!)
+    expectEachOnce(followed)
+    expect(followed.map((e) => e.position)).toEqual(events.map((e) => e.position))
+    expect(Date.now() - started).toBeLessThan(60_000)
+  }, 120_000)
+})
