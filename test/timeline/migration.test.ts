@@ -1,37 +1,18 @@
 /**
- * A database written by the previous release (970bdf8: migrations 0001-0006, one seq space per
- * task) opened by the built process: every stored event keeps its seq, payload, labels and
- * createdAt, gets a position in its task's former seq order, is marked as the gateway's when its
- * source was the audit's or the engine's (or an agent's action record), as the agent's for an
- * agent's own event, else as the producer's; and the timeline takes new posts and reads on.
- *
- * ./fixtures/release-970bdf8.sql is that release's database dumped as SQL, written by
- * ./fixtures/makeRelease.ts against a build of 970bdf8 (how: see that file): sparse seqs, seq 0,
- * the top seq and the agent's events past it, non-ASCII payloads, the engine's and the audit's
- * events in the same seq space as the producers'.
+ * A SQLite database written by the previous release (./fixtures/release-970bdf8.sql, made by
+ * ./fixtures/makeRelease.ts against a build of 970bdf8) opened by the built process: see
+ * ./migrationChecks.ts for what must hold.
  */
 import { createClient } from "@libsql/client"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { http } from "../support/process.js"
-import { EXPENSE_TASK } from "../support/world.js"
-import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway, type TimelineEvent } from "./support.js"
+import { migrationChecks, OLD_MIGRATIONS, type OldEvent, oldEventOfRow } from "./migrationChecks.js"
+import { type BuiltGateway, startBuiltGateway } from "./support.js"
 
 const DUMP = readFileSync(new URL("./fixtures/release-970bdf8.sql", import.meta.url), "utf8")
-
-interface OldEvent {
-  readonly taskId: string
-  readonly seq: number
-  readonly type: string
-  readonly source: string
-  readonly sourceLabel?: string
-  readonly payload: Record<string, unknown>
-  readonly groupKey?: string
-  readonly createdAt: string
-}
 
 const dir = mkdtempSync(join(tmpdir(), "timeline-migration-"))
 const dbFile = join(dir, "workspace.db")
@@ -43,17 +24,8 @@ beforeAll(async () => {
   try {
     await db.executeMultiple(DUMP)
     const migrations = (await db.execute("SELECT name FROM workspace_migrations ORDER BY migration_id")).rows.map((r) => r.name)
-    expect(migrations).toEqual(["init", "idempotency_keys", "signals_pending_by_task", "signal_leases", "subledger_rows_by_task", "decisions_attributed"])
-    old = (await db.execute("SELECT * FROM events ORDER BY task_id, seq")).rows.map((r) => ({
-      taskId: String(r.task_id),
-      seq: Number(r.seq),
-      type: String(r.type),
-      source: String(r.source),
-      ...(r.source_label !== null ? { sourceLabel: String(r.source_label) } : {}),
-      payload: JSON.parse(String(r.payload)) as Record<string, unknown>,
-      ...(r.group_key !== null ? { groupKey: String(r.group_key) } : {}),
-      createdAt: String(r.created_at)
-    }))
+    expect(migrations).toEqual(OLD_MIGRATIONS)
+    old = (await db.execute("SELECT * FROM events ORDER BY task_id, seq")).rows.map((r) => oldEventOfRow(r as Record<string, unknown>))
   } finally {
     db.close()
   }
@@ -66,68 +38,4 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const originOf = (e: OldEvent) =>
-  e.source === "audit" || e.source === "workspace" || (e.source.startsWith("agent:") && e.type === "agent.action")
-    ? "gateway"
-    : e.source.startsWith("agent:")
-    ? "agent"
-    : "producer"
-
-const withoutPosition = ({ origin: _origin, position: _position, ...e }: TimelineEvent) => e
-
-describe("a database of the previous release (SQLite)", () => {
-  it("every stored event kept as it was, in its task's seq order, marked by who wrote it", async () => {
-    const tasks = [...new Set(old.map((e) => e.taskId))]
-    expect(tasks.length).toBeGreaterThanOrEqual(2)
-    // What the fixture was written to hold.
-    expect(old.map((e) => e.seq)).toEqual(expect.arrayContaining([0, 2_147_483_647, 2_147_483_648]))
-    for (const taskId of tasks) {
-      const before = old.filter((e) => e.taskId === taskId)
-      const { events } = await readTimeline(gw.url, taskId, 3)
-      expectEachOnce(events)
-      expect(events.map(withoutPosition)).toEqual(before)
-      expect(events.map((e) => e.origin)).toEqual(before.map(originOf))
-    }
-    const all = (await Promise.all(tasks.map((t) => readTimeline(gw.url, t)))).flatMap((r) => r.events)
-    expect(new Set(all.map((e) => e.origin))).toEqual(new Set(["gateway", "agent", "producer"]))
-  })
-
-  it("takes new posts and reads on after the migrated events", async () => {
-    const task = old.find((e) => e.type === "task.created")!.taskId
-    const migrated = (await readTimeline(gw.url, task)).events
-    const last = migrated[migrated.length - 1]!.position
-    const events = `${gw.url}/v1/tasks/${task}/events`
-    const note = (source: string, seq: number, text: string) => ({ type: "note", source, seq, payload: { text } })
-
-    // Seq 1 was the audit's task.created in the old single seq space: the worker's own now.
-    const one = await http("POST", events, note("worker", 1, "seq one, mine"))
-    expect(one.status, one.text).toBe(200)
-    expect(one.body.event).toMatchObject({ seq: 1, source: "worker", origin: "producer" })
-    // A migrated event re-posted as it was: the stored one, at its migrated position; changed: a 409.
-    const stored = migrated.find((e) => e.source === "worker" && e.seq === 5)!
-    const again = await http("POST", events, note("worker", 5, stored.payload.text as string))
-    expect(again.status).toBe(200)
-    expect(again.body.event).toEqual(stored)
-    expect((await http("POST", events, note("worker", 5, "changed"))).status).toBe(409)
-    const top = migrated.find((e) => e.seq === 2_147_483_647)!
-    expect((await http("POST", events, note("worker", 2_147_483_647, top.payload.text as string))).body.event).toEqual(top)
-    // Another source at the top seq, and the gateway's own event (the approval) after them.
-    expect((await http("POST", events, note("scanner", 2_147_483_647, "top of mine"))).status).toBe(200)
-    expect((await http("GET", `${gw.url}/v1/tasks/${task}/ui`)).body.step.id).toBe("review_expenses")
-    expect((await http("POST", `${gw.url}/v1/tasks/${task}/action`, { type: "approved", step: "review_expenses" })).status).toBe(200)
-
-    const after = (await readTimeline(gw.url, task, 2, last)).events
-    expect(after.map((e) => [e.origin, e.source, e.type])).toEqual([
-      ["producer", "worker", "note"],
-      ["producer", "scanner", "note"],
-      ["gateway", "workspace", "step.completed"]
-    ])
-    const whole = (await readTimeline(gw.url, task)).events
-    expect(whole.map((e) => e.position)).toEqual([...migrated, ...after].map((e) => e.position))
-
-    // The seeded task's migrated seq 0 answers as stored too.
-    const zero = (await readTimeline(gw.url, EXPENSE_TASK)).events.find((e) => e.seq === 0)!
-    const replay = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, note("worker", 0, zero.payload.text as string))
-    expect(replay.body.event).toEqual(zero)
-  })
-})
+migrationChecks("SQLite", () => gw.url, () => old)
