@@ -1,10 +1,10 @@
 /**
  * One busy task on three PostgreSQL replicas (built processes) makes no 503: twelve 200-record
  * bulk ingests into ONE task, spread over the replicas (half with a signal per record), while a
- * worker posts its events and a follower reads the timeline by position, and one replica is
- * SIGKILLed midway. The live replicas answer no 5xx (a request the dead one cut at the socket is
+ * worker posts its events, a follower reads the timeline by position and two follow it live over
+ * SSE (one on the replica that is SIGKILLed midway, resumed at a survivor with Last-Event-ID). The live replicas answer no 5xx (a request the dead one cut at the socket is
  * retried at another with the same Idempotency-Key); every acknowledged batch is stored whole,
- * with one data.ingested event of its own; the follower read every event once, in the final
+ * with one data.ingested event of its own; every follower read every event once, in the final
  * order. Before the positions, each write read MAX(seq) under the task's lock to place its audit
  * event: 5-6 of 12 such ingests answered 503 once deadlock and serialization retries ran out.
  */
@@ -15,6 +15,7 @@ import * as Pg from "pg"
 import { testDatabase } from "../support/postgres.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
+import { openSse, type SseConnection } from "../events/sse.js"
 import { expectEachOnce, readTimeline, type TimelineEvent } from "./support.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
@@ -61,6 +62,13 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
       signalName: "file_submitted"
     })
     expect(upload.status).toBe(201)
+
+    // Live followers from the start: one at a survivor, one at the replica that will die.
+    const stream = (via: RunningService, headers: Record<string, string> = {}) => openSse(`${via.url}/v1/tasks/${taskId}/events/stream`, headers)
+    const streams: Array<SseConnection> = []
+    const steady = await stream(replicas[1]!)
+    const doomed = await stream(victim)
+    streams.push(steady, doomed)
 
     let killed = false
     const live = () => (killed ? replicas.filter((r) => r !== victim) : replicas)
@@ -179,6 +187,31 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
     await readOn(replicas[0]!)
     expectEachOnce(followed)
     expect(followed.map((e) => e.position)).toEqual(events.map((e) => e.position))
+
+    // The live followers: the steady stream sent them all, once each, in order; the one cut by
+    // the SIGKILL, resumed at a survivor from the last id it had, too.
+    const ids = async (sse: SseConnection, n: number) => {
+      const got: Array<string> = []
+      while (got.length < n) got.push((await sse.nextEvent(10_000)).id!)
+      return got
+    }
+    try {
+      expect(await ids(steady, events.length)).toEqual(events.map((e) => e.position))
+      const before: Array<string> = []
+      for (;;) {
+        try {
+          before.push((await doomed.nextEvent(10_000)).id!)
+        } catch {
+          break
+        }
+      }
+      const resumed = await stream(replicas[0]!, before.length > 0 ? { "last-event-id": before[before.length - 1]! } : {})
+      streams.push(resumed)
+      expect([...before, ...await ids(resumed, events.length - before.length)]).toEqual(events.map((e) => e.position))
+      console.log(`the stream cut by the SIGKILL had ${before.length} of ${events.length} events; resumed at a survivor for the rest`)
+    } finally {
+      for (const sse of streams) sse.close()
+    }
     expect(Date.now() - started).toBeLessThan(60_000)
   }, 120_000)
 })
