@@ -213,5 +213,11 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
       for (const sse of streams) sse.close()
     }
     expect(Date.now() - started).toBeLessThan(60_000)
+
+    // Cursors at the extremes of a PostgreSQL position: read, never a 5xx.
+    for (const after of ["0", "9999999999999999", "0-0", "9999999999999999999-9999999999999999", events[0]!.position.replace(/-.*/, "-0")]) {
+      const res = await http("GET", `${replicas[0]!.url}/v1/tasks/${taskId}/events?after=${after}&limit=3`)
+      expect(res.status, `after=${after}: ${res.text}`).toBe(200)
+    }
   }, 120_000)
 })
