@@ -1,7 +1,7 @@
 /**
  * One busy task on three PostgreSQL replicas (built processes) makes no 503: twelve 200-record
  * bulk ingests into ONE task, spread over the replicas (half with a signal per record), while a
- * worker posts its events, a follower reads the timeline by position and two follow it live over
+ * six workers post their events (each its own source, spread over the replicas), a follower reads the timeline by position and two follow it live over
  * SSE (one on the replica that is SIGKILLed midway, resumed at a survivor with Last-Event-ID). The live replicas answer no 5xx (a request the dead one cut at the socket is
  * retried at another with the same Idempotency-Key); every acknowledged batch is stored whole,
  * with one data.ingested event of its own; every follower read every event once, in the final
@@ -123,14 +123,15 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
       }
     })()))
 
-    // A worker's events on the same task meanwhile, in its seq order.
+    // Six workers' events on the same task meanwhile, each its own source, in its seq order.
     let writing = true
-    const worker = background((async () => {
-      for (let seq = 1; writing || seq <= 30; seq++) {
-        const res = await send(`worker ${seq}`, seq, `/v1/tasks/${taskId}/events`, { type: "note", source: "worker", seq, payload: { seq } })
+    const WORKERS = 6
+    const workers = Array.from({ length: WORKERS }, (_, w) => background((async () => {
+      for (let seq = 1; writing || seq <= 10; seq++) {
+        const res = await send(`worker ${w} seq ${seq}`, w + seq, `/v1/tasks/${taskId}/events`, { type: "note", source: `worker-${w}`, seq, payload: { w, seq } })
         expect(res.status).toBe(200)
       }
-    })())
+    })()))
 
     // A follower by position, at the survivors in turn, while all that is written.
     const followed: Array<TimelineEvent> = []
@@ -147,10 +148,10 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
       }
     })())
 
-    // However the ingests end, the worker and the follower stop (and are awaited) before any check.
+    // However the ingests end, the workers and the follower stop (and are awaited) before any check.
     await Promise.all(ingesters)
     writing = false
-    await Promise.all([worker, follower])
+    await Promise.all([...workers, follower])
     if (failures.length > 0) throw failures[0]
     await victim.exited
 
@@ -171,7 +172,7 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
     }
     expect(rows).toHaveLength(BATCHES * ROWS)
 
-    // The timeline, read whole once writes are done: one data.ingested per batch, the worker's in seq order.
+    // The timeline, read whole once writes are done: one data.ingested per batch, each worker's in seq order.
     const { events } = await readTimeline(replicas[1]!.url, taskId, 200)
     expectEachOnce(events)
     const ingested = events.filter((e) => e.type === "data.ingested")
@@ -180,8 +181,11 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
     const batchOf = new Map([...acknowledged].map(([batch, ids]) => [ids[0]!, batch]))
     expect(new Set(ingested.map((e) => batchOf.get((e.payload.recordIds as Array<string>)[0]!)))).toEqual(new Set(acknowledged.keys()))
     for (const e of ingested) expect(e.payload.count).toBe(ROWS)
-    const seqs = events.filter((e) => e.source === "worker").map((e) => e.seq)
-    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
+    for (let w = 0; w < WORKERS; w++) {
+      const seqs = events.filter((e) => e.source === `worker-${w}`).map((e) => e.seq)
+      expect(seqs.length).toBeGreaterThanOrEqual(10)
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1))
+    }
 
     // The follower, caught up: the same events, once each, in the same order.
     await readOn(replicas[0]!)
