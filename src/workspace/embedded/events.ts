@@ -138,7 +138,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         const ask = page.limit !== undefined ? sql`LIMIT ${page.limit + 1}` : sql``
         if (page.maxBytes === undefined) {
           const rows = yield* sql<EventRow>`SELECT ${cols} FROM events WHERE task_id = ${taskId} ${after} ${settled}
-            ORDER BY tx, position ${ask}`
+            ORDER BY events.tx, events.position ${ask}`
           const more = page.limit !== undefined && rows.length > page.limit
           return timelinePage((more ? rows.slice(0, page.limit) : rows).map(eventOfRow), more)
         }
@@ -147,7 +147,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT CAST(tx AS TEXT) AS tx, position,
           octet_length(payload) + octet_length(type) + octet_length(source) + COALESCE(octet_length(source_label), 0) +
           COALESCE(octet_length(group_key), 0) + octet_length(task_id) AS n
-          FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY tx, position ${ask}`
+          FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY events.tx, events.position ${ask}`
         const wanted = page.limit !== undefined ? Math.min(page.limit, sizes.length) : sizes.length
         const n = eventsWithinBytes(sizes.slice(0, wanted).map((r) => EVENT_SIZE_OVERHEAD + Number(r.n)), page.maxBytes)
         if (n === 0) return timelinePage([], false)
@@ -158,7 +158,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
           orElse: () => sql`AND (tx, position) <= (${Number(last.tx)}, ${Number(last.position)})`
         })
         const rows = yield* sql<EventRow>`SELECT ${cols} FROM events WHERE task_id = ${taskId} ${after} ${upTo} ${settled}
-          ORDER BY tx, position`
+          ORDER BY events.tx, events.position`
         return timelinePage(rows.map(eventOfRow), sizes.length > n)
       }).pipe(guard("listEvents"))
   }
