@@ -16,7 +16,7 @@ import { testDatabase } from "../support/postgres.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse, type SseConnection } from "../events/sse.js"
-import { expectEachOnce, readTimeline, type TimelineEvent } from "./support.js"
+import { expectEachOnce, nearPowerOfTen, readTimeline, type TimelineEvent } from "./support.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const BATCHES = 12
@@ -62,6 +62,8 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
       signalName: "file_submitted"
     })
     expect(upload.status).toBe(201)
+    // The writes below cross a power of ten of transaction ids (positions are `<transaction id>-<n>`).
+    await nearPowerOfTen(db, 25)
 
     // Live followers from the start: one at a survivor, one at the replica that will die.
     const stream = (via: RunningService, headers: Record<string, string> = {}) => openSse(`${via.url}/v1/tasks/${taskId}/events/stream`, headers)

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
+import * as Pg from "pg"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 
 export interface TimelineEvent {
@@ -106,3 +107,23 @@ export const expectEachOnce = (events: ReadonlyArray<TimelineEvent>) => {
 }
 
 export const byPosition = (events: ReadonlyArray<TimelineEvent>) => new Map(events.map((e) => [e.position, e]))
+
+/**
+ * PostgreSQL: uses up transaction ids (each a committed transaction of its own) until the next
+ * one is `margin` short of a power of ten, so that the test's writes cross it (999 -> 1000):
+ * positions are `<transaction id>-<n>`, and an order by their text instead of their numbers
+ * shows only across such a boundary.
+ */
+export const nearPowerOfTen = async (databaseUrl: string, margin: number): Promise<number> => {
+  const pg = new Pg.Client({ connectionString: databaseUrl })
+  await pg.connect()
+  try {
+    const now = Number((await pg.query<{ x: string }>("SELECT pg_current_xact_id()::text AS x")).rows[0]!.x)
+    const boundary = 10 ** String(now + margin).length
+    const burn = boundary - margin - now - 1
+    if (burn > 0) await pg.query(`DO $$ BEGIN FOR i IN 1..${burn} LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`)
+    return boundary
+  } finally {
+    await pg.end()
+  }
+}
