@@ -45,6 +45,8 @@ describe("followers on three PostgreSQL replicas", () => {
     const taskId: string = created.body.id
     const boundary = await nearPowerOfTen(db, 60)
     const sse = await openSse(`${replicas[2]!.url}/v1/tasks/${taskId}/events/stream`)
+    // Each follower reads on until it has as many events as the whole timeline (known once writes end).
+    let total = Number.POSITIVE_INFINITY
     try {
       const failures: Array<unknown> = []
       const producers = Array.from({ length: PRODUCERS }, (_, p) =>
@@ -64,8 +66,6 @@ describe("followers on three PostgreSQL replicas", () => {
             }
           }
         })().catch((error) => void failures.push(error)))
-      // Each follower reads on until it has as many events as the whole timeline (known once writes end).
-      let total = Number.POSITIVE_INFINITY
       const followers = [0, 1, 2].map((r) =>
         (async () => {
           const got: Array<TimelineEvent> = []
@@ -78,7 +78,10 @@ describe("followers on three PostgreSQL replicas", () => {
             else await new Promise((resolve) => setTimeout(resolve, 20))
           }
           return got
-        })())
+        })().catch((error) => {
+          failures.push(error)
+          return []
+        }))
       await Promise.all(producers)
       if (failures.length > 0) throw failures[0]
       const expected = 1 + PRODUCERS * EVENTS + PRODUCERS * (EVENTS / 10)
@@ -91,6 +94,7 @@ describe("followers on three PostgreSQL replicas", () => {
       expectEachOnce(final)
       total = final.length
       const followed = await Promise.all(followers)
+      if (failures.length > 0) throw failures[0]
       // The writes crossed the power of ten.
       const txs = final.map((e) => Number(e.position.split("-")[0]))
       expect(Math.min(...txs)).toBeLessThan(boundary)
@@ -105,6 +109,8 @@ describe("followers on three PostgreSQL replicas", () => {
       while (streamed.length < final.length) streamed.push((await sse.nextEvent(10_000)).id!)
       expect(streamed).toEqual(final.map((e) => e.position))
     } finally {
+      // A failed test stops its followers before the replicas stop.
+      total = 0
       sse.close()
     }
   }, 120_000)
