@@ -12,6 +12,7 @@
  * events in the same seq space as the producers'.
  */
 import { describe, expect, it } from "vitest"
+import { call, connect, KEY_A, ok } from "../mcp/world.js"
 import { http } from "../support/process.js"
 import { EXPENSE_TASK } from "../support/world.js"
 import { expectEachOnce, readTimeline, type TimelineEvent } from "./support.js"
@@ -105,6 +106,19 @@ export const migrationChecks = (store: string, url: () => string, old: () => Rea
       ])
       const whole = (await readTimeline(url(), task)).events
       expect(whole.map((e) => e.position)).toEqual([...migrated, ...after].map((e) => e.position))
+
+      // The agent of the migrated events appends on: the next of its source, past what it had.
+      const agent = await connect(url(), KEY_A)
+      try {
+        const ownBefore = migrated.filter((e) => e.origin === "agent")
+        expect(ownBefore.length).toBeGreaterThan(0)
+        const appended = ok(await call(agent, "append_event", { taskId: task, type: "reasoning.delta", groupKey: "plan", payload: { text: "encore" } }))
+        expect(appended.event).toMatchObject({ origin: "agent", source: ownBefore[0]!.source })
+        expect(appended.event.seq).toBeGreaterThan(Math.max(...ownBefore.map((e) => e.seq)))
+        expect((await readTimeline(url(), task, undefined, after[after.length - 1]!.position)).events.map((e) => e.position)).toEqual([appended.event.position])
+      } finally {
+        await agent.close()
+      }
 
       // The seeded task's migrated seq 0 answers as stored too.
       const zero = (await readTimeline(url(), EXPENSE_TASK)).events.find((e) => e.seq === 0)!
