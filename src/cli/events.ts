@@ -119,7 +119,10 @@ export const makeTimelineRenderer = () => {
         seen.add(e.position)
         index.add(e)
         const group = isDelta(e) ? (e.groupKey ?? `position-${e.position}`) : undefined
-        if (group !== undefined && group === openGroup) {
+        // One line per writer and group: another source's delta with the same groupKey (a
+        // producer's under an agent's group) starts a line of its own, never continues the agent's.
+        const line = group === undefined ? undefined : JSON.stringify([e.origin, e.source, group])
+        if (line !== undefined && line === openGroup) {
           out += terminalSafeText(deltaText(e))
           continue
         }
@@ -127,7 +130,7 @@ export const makeTimelineRenderer = () => {
         openGroup = undefined
         if (group !== undefined) {
           out += `${terminalSafe(`#${e.seq} ${time(e.createdAt)} ${who(e)} (${group}) ▸ `)}${terminalSafeText(deltaText(e))}`
-          openGroup = group
+          openGroup = line
         } else {
           out += `${eventLine(e, index)}\n`
         }

@@ -240,13 +240,12 @@ export interface EventRow {
 }
 
 /**
- * The columns an event is read from (PostgreSQL's `rowid` stays in the store). `tx` as text:
- * the PostgreSQL driver has no codec for xid8.
+ * The columns an event is read from (PostgreSQL's `rowid` stays in the store). `tx` as text: the
+ * PostgreSQL driver reads results in binary and has no codec for xid8 (its 8 bytes were decoded
+ * as UTF-8 text: garbage, or a failed row). A query ordering by it names the table's column
+ * (`ORDER BY events.tx`): a bare `tx` would sort by this text ("1000" before "999").
  */
-export const eventColumns = (sql: SqlClient.SqlClient) =>
-  sql.unsafe(`${sql.onDialectOrElse({ pg: () => "tx::text AS tx", orElse: () => "tx" })}, ${EVENT_FIELDS}`)
-
-const EVENT_FIELDS = "position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
+export const EVENT_COLUMNS = "CAST(tx AS TEXT) AS tx, position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
 
 const origins = new Set<string>(["gateway", "agent", "producer"])
 

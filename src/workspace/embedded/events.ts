@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { Conflict } from "../../api/errors.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
-import { eventColumns, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
+import { EVENT_COLUMNS, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
 import { sameEvent } from "../../domain/engine.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { beforePositions } from "./timeline.js"
@@ -25,8 +25,7 @@ const quoted = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}â
 
 export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "appendEvent" | "recordEvent" | "listEvents"> => {
   const { sql, guard, bell, taskOf, write, idempotent } = tx
-  const cols = eventColumns(sql)
-  const txText = sql.unsafe(sql.onDialectOrElse({ pg: () => "tx::text AS tx", orElse: () => "tx" }))
+  const cols = sql.unsafe(EVENT_COLUMNS)
 
   /**
    * An event of a source with seqs (a producer's, an agent's own) at `seq`, or at the next of its
@@ -139,16 +138,16 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         const ask = page.limit !== undefined ? sql`LIMIT ${page.limit + 1}` : sql``
         if (page.maxBytes === undefined) {
           const rows = yield* sql<EventRow>`SELECT ${cols} FROM events WHERE task_id = ${taskId} ${after} ${settled}
-            ORDER BY tx, position ${ask}`
+            ORDER BY events.tx, events.position ${ask}`
           const more = page.limit !== undefined && rows.length > page.limit
           return timelinePage((more ? rows.slice(0, page.limit) : rows).map(eventOfRow), more)
         }
         // Sizes first (small rows), so a page of large events is never read whole to be cut;
         // octet_length counts the UTF-8 bytes eventSize counts (../../api/eventPaging.ts).
-        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT ${txText}, position,
+        const sizes = yield* sql<{ tx: number | string; position: number | string; n: number }>`SELECT CAST(tx AS TEXT) AS tx, position,
           octet_length(payload) + octet_length(type) + octet_length(source) + COALESCE(octet_length(source_label), 0) +
           COALESCE(octet_length(group_key), 0) + octet_length(task_id) AS n
-          FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY tx, position ${ask}`
+          FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY events.tx, events.position ${ask}`
         const wanted = page.limit !== undefined ? Math.min(page.limit, sizes.length) : sizes.length
         const n = eventsWithinBytes(sizes.slice(0, wanted).map((r) => EVENT_SIZE_OVERHEAD + Number(r.n)), page.maxBytes)
         if (n === 0) return timelinePage([], false)
@@ -159,7 +158,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
           orElse: () => sql`AND (tx, position) <= (${Number(last.tx)}, ${Number(last.position)})`
         })
         const rows = yield* sql<EventRow>`SELECT ${cols} FROM events WHERE task_id = ${taskId} ${after} ${upTo} ${settled}
-          ORDER BY tx, position`
+          ORDER BY events.tx, events.position`
         return timelinePage(rows.map(eventOfRow), sizes.length > n)
       }).pipe(guard("listEvents"))
   }

@@ -19,7 +19,7 @@ import { toJson } from "./db.js"
  */
 export const beforePositions = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
   sql.onDialectOrElse({
-    pg: () => Effect.asVoid(sql`SELECT pg_current_xact_id()::text AS tx`),
+    pg: () => Effect.asVoid(sql`SELECT pg_current_xact_id()::text`),
     orElse: () => Effect.void
   })
 
