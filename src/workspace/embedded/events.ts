@@ -10,7 +10,7 @@ import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { EVENT_COLUMNS, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
 import { sameEvent } from "../../domain/engine.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
-import { beforePositions } from "./timeline.js"
+import { beforePositions, settledEvents } from "./timeline.js"
 import type { Transactions } from "./transaction.js"
 
 interface Fields {
@@ -103,10 +103,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
    * Rows a reader may take: on PostgreSQL only those of transactions older than every one still
    * running, so that no later commit lands behind a reader's cursor (ordered by transaction first).
    */
-  const settled = sql.onDialectOrElse({
-    pg: () => sql`AND tx < pg_snapshot_xmin(pg_current_snapshot())`,
-    orElse: () => sql``
-  })
+  const settled = settledEvents(sql)
   const afterPosition = (after: string | undefined) => {
     if (after === undefined) return sql``
     const { tx: t, n } = positionParts(after)

@@ -23,6 +23,46 @@ export const beforePositions = (sql: SqlClient.SqlClient): Effect.Effect<void, S
     orElse: () => Effect.void
   })
 
+/** Any constant: the shared advisory lock every write transaction of the store holds (PostgreSQL). */
+export const TIMELINE_WRITER_LOCK = 7_140_031
+
+/**
+ * PostgreSQL: marks the transaction as one of this store's writers, before it has a transaction
+ * id (its first statement): a reader then waits only for this database's writers, never for a
+ * long transaction of another database or application on the same server (see `settledEvents`).
+ */
+export const asTimelineWriter = (sql: SqlClient.SqlClient): Effect.Effect<void, SqlError> =>
+  sql.onDialectOrElse({
+    pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock_shared(${TIMELINE_WRITER_LOCK})`),
+    orElse: () => Effect.void
+  })
+
+/**
+ * The rows a reader may take. PostgreSQL: only those of transactions older than every writer of
+ * this store still running (ordered by transaction first, so no later commit lands behind a
+ * reader's cursor). A running transaction counts unless it is shown not to be one: its id lock is
+ * held by a transaction without the writer lock (a transaction that ended meanwhile still counts:
+ * its rows are not in this snapshot). SQLite: every row (writes are serial).
+ */
+export const settledEvents = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
+    pg: () =>
+      sql`AND events.tx < COALESCE((
+        SELECT x.x FROM pg_snapshot_xip(pg_current_snapshot()) AS x(x)
+        WHERE NOT EXISTS (
+          SELECT 1 FROM pg_locks t
+          WHERE t.locktype = 'transactionid'
+            AND t.transactionid::text = ((x.x::text)::numeric % 4294967296)::text
+            AND NOT EXISTS (
+              SELECT 1 FROM pg_locks a
+              WHERE a.locktype = 'advisory' AND a.virtualtransaction = t.virtualtransaction
+                AND a.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                AND a.classid = 0 AND a.objid = ${TIMELINE_WRITER_LOCK} AND a.objsubid = 1))
+        ORDER BY x.x LIMIT 1
+      ), pg_snapshot_xmax(pg_current_snapshot()))`,
+    orElse: () => sql``
+  })
+
 export const appendToTimeline = (
   sql: SqlClient.SqlClient,
   tenantId: string,
