@@ -522,7 +522,7 @@ const s5 = async (ingest: string) => {
  * for a list that answers every row, about 0 for one that answers a page. The task list answers
  * every task by the spec's definition (O(all rows) is its page); the default timeline answers every
  * event up to its budget (about SVC_EVENTS_PAGE_BYTES, 1 MiB, issue 22 item 7: some 4,100 of the
- * sweep's events), then says where to read on, so its probe follows nextAfterSeq to check that
+ * sweep's events), then says where to read on, so its probe follows nextAfter to check that
  * every event is reached; the file list answers at most 20 documents (O(page)).
  */
 const s7 = async () => {
@@ -553,10 +553,10 @@ const s7 = async () => {
       sizes: SWEEP_EVENTS_PER_TASK,
       unit: "events per task",
       path: (n) => `/v1/tasks/${sweepEventTaskId(n)}/events`,
-      count: (body, path) => countWholeTimeline(body, (afterSeq) => fetch(url(key, `${path}?afterSeq=${afterSeq}`))),
+      count: (body, path) => countWholeTimeline(body, (after) => fetch(url(key, `${path}?after=${after}`))),
       expected: (n) => n,
       target: 1.1,
-      note: "the default answer is every event up to its 1 MiB budget (issue 22 item 7), then hasMore/nextAfterSeq; the probe follows them"
+      note: "the default answer is every event up to its 1 MiB budget (issue 22 item 7), then hasMore/nextAfter; the probe follows them"
     },
     {
       what: "file list (GET /v1/tasks/:id/files)",

@@ -45,7 +45,8 @@ const manifestOf = (version, peers) => ({
   types: "./index.d.ts",
   files: ["index.js", "index.d.ts", "types"],
   sideEffects: false,
-  engines: { node: ">=20" },
+  // As the README says (its examples are checked on the pinned Node 24).
+  engines: { node: ">=22.19" },
   peerDependencies: peers
 })
 

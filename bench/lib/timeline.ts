@@ -1,35 +1,37 @@
 /**
- * S7's timeline probe, read as a client reads a timeline since issue 22 item 7: the default answer
- * of GET /v1/tasks/:id/events holds about SVC_EVENTS_PAGE_BYTES (1 MiB) and at most 10,000
- * events, and one that stops before the end carries `hasMore: true` and `nextAfterSeq` (README,
- * "Following a task's timeline"). Counting only the first answer's events is wrong for a timeline
- * beyond the budget.
+ * S7's timeline probe, read as a client reads a timeline: the default answer of
+ * GET /v1/tasks/:id/events holds about SVC_EVENTS_PAGE_BYTES (1 MiB) and at most 10,000 events,
+ * and one that stops before the end carries `hasMore: true` and `nextAfter` (README, "Following a
+ * task's timeline"). Counting only the first answer's events is wrong for a timeline beyond the
+ * budget.
  */
 
 /**
  * The events of a whole timeline from its default answer `first`, reading on with
- * `?afterSeq=<nextAfterSeq>` (`readAfter`) until an answer comes without it: their count when
- * every answer is a 200 whose `hasMore`/`nextAfterSeq` agree with its last event and the seqs
- * come once each in ascending order, else -1.
+ * `?after=<nextAfter>` (`readAfter`) until an answer comes without it: their count when every
+ * answer is a 200 whose `hasMore`/`nextAfter` agree with its last event and each position comes
+ * once, else -1.
  */
 export const countWholeTimeline = async (
   first: unknown,
-  readAfter: (afterSeq: number) => Promise<Response>,
+  readAfter: (after: string) => Promise<Response>,
   maxAnswers = 1000
 ): Promise<number> => {
-  let body = first as { events?: unknown; hasMore?: unknown; nextAfterSeq?: unknown } | null
+  let body = first as { events?: unknown; hasMore?: unknown; nextAfter?: unknown } | null
   let count = 0
-  let last = -1
+  const seen = new Set<string>()
+  let last: string | undefined
   for (let answers = 1; answers <= maxAnswers; answers++) {
     if (body === null || !Array.isArray(body.events)) return -1
-    const events = body.events as Array<{ seq?: unknown }>
+    const events = body.events as Array<{ position?: unknown }>
     for (const e of events) {
-      if (typeof e.seq !== "number" || e.seq <= last) return -1
-      last = e.seq
+      if (typeof e.position !== "string" || seen.has(e.position)) return -1
+      seen.add(e.position)
+      last = e.position
     }
     count += events.length
-    if (body.nextAfterSeq === undefined) return body.hasMore === undefined ? count : -1
-    if (body.hasMore !== true || body.nextAfterSeq !== last) return -1
+    if (body.nextAfter === undefined) return body.hasMore === undefined ? count : -1
+    if (body.hasMore !== true || body.nextAfter !== last || last === undefined) return -1
     const res = await readAfter(last)
     if (res.status !== 200) return -1
     body = (await res.json()) as typeof body

@@ -1,5 +1,6 @@
 /** Request bodies of spec §2, with the limits of §8. */
 import * as Schema from "effect/Schema"
+import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
@@ -86,20 +87,14 @@ export const TaskRowActionDto = Schema.Struct({
 export type TaskRowActionDto = typeof TaskRowActionDto.Type
 
 /**
- * The highest seq a client may choose (2^31-1). The workspace engine writes its own events at
- * the seqs after a task's highest (max+1), so every seq must leave it room: with client seqs up
- * to 2^53-1 the engine's next one could not be represented, every delivery collided and the
- * task never moved again (issue 22 item 3). 2^31-1 fits a signed 32-bit integer in any client
- * (Java int, PostgreSQL integer), is more events than one task's timeline will ever hold, and
- * leaves the engine 2^53 - 2^31 seqs above it.
+ * The highest seq a client may choose (2^31-1): fits a signed 32-bit integer in any client (Java
+ * int, PostgreSQL integer) and is more events than one producer's stream on a task will hold.
+ * A producer's seqs are its own (unique per task and source): nothing the gateway writes takes
+ * one, so the top seq blocks no one but the producer that used it.
  */
 export const CLIENT_SEQ_MAX = 2_147_483_647
 
-/**
- * The highest seq the workspace service accepts (2^52): above the clients' cap, because the
- * gateway appends agents' events at the next free seq, which follows the engine's; still 2^52
- * events short of where seqs stop being exact integers.
- */
+/** The highest seq the workspace service accepts (2^52), as it always has. */
 export const WORKSPACE_SEQ_MAX = 2 ** 52
 
 const seqUpTo = (max: number) => {
@@ -131,17 +126,6 @@ export const isReservedEventSource = (source: string) => {
  */
 export const TASK_EVENT_PAYLOAD_MAX_BYTES = 1024 * 1024
 
-/** UTF-8 length of a string without Node's Buffer (this module is also built for the browser). */
-const utf8Length = (s: string): number => {
-  let n = s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    // 2 bytes up to U+07FF, 3 up to U+FFFF; a surrogate pair (2 units) is 4 bytes.
-    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2
-  }
-  return n
-}
-
 const EventPayload = JsonObject.check(
   Schema.makeFilter((payload) => {
     const bytes = utf8Length(jsonText(payload))
@@ -159,23 +143,43 @@ const taskEventFields = {
   groupKey: optional(NonEmpty(128).annotate({ description: "Thread/group id for one panel" }))
 }
 
-export const TaskEventDto = Schema.Struct({
-  ...taskEventFields,
-  source: taskEventFields.source.check(
-    Schema.makeFilter((s) => !isReservedEventSource(s), {
-      message: `"workspace", "audit" and "agent:..." are written by the gateway only`
-    })
-  ).annotate({
-    description: "Producer, typically worker. Not `workspace`, `audit` or `agent:...`: those the gateway writes itself"
+/**
+ * A producer's source: not one that reads as the gateway's. Readers trust the store's `origin`
+ * mark, not this; the refusal keeps a producer's event from even looking like the record.
+ */
+const producerSource = taskEventFields.source.check(
+  Schema.makeFilter((s) => !isReservedEventSource(s), {
+    message: `"workspace", "audit" and "agent:..." are written by the gateway only`
   })
-}).pipe(closed("TaskEventDto"))
+).annotate({
+  description: "Producer, typically worker. Not `workspace`, `audit` or `agent:...`: those the gateway writes itself"
+})
+
+export const TaskEventDto = Schema.Struct({ ...taskEventFields, source: producerSource }).pipe(closed("TaskEventDto"))
 export type TaskEventDto = typeof TaskEventDto.Type
 
-/** TaskEventDto as the workspace service takes it: seq up to WORKSPACE_SEQ_MAX. */
-export const WorkspaceTaskEventDto = Schema.Struct({ ...taskEventFields, seq: seqUpTo(WORKSPACE_SEQ_MAX) }).pipe(
+/** TaskEventDto as the workspace service takes it: seq up to WORKSPACE_SEQ_MAX, the same sources refused. */
+export const WorkspaceTaskEventDto = Schema.Struct({ ...taskEventFields, source: producerSource, seq: seqUpTo(WORKSPACE_SEQ_MAX) }).pipe(
   // The same name in the workspace service's document as before its bound was set apart.
   closed("TaskEventDto")
 )
+
+/**
+ * An event the gateway vouches for (the workspace port's recordEvent): its own record (origin
+ * `gateway`: the store reads it with seq = position), or an agent's own event (origin `agent`,
+ * source `agent:<uuid>` authenticated by the tool server; without a seq it takes the next of its
+ * source). Only the gateway sends these: the workspace service takes them on its admin listener.
+ */
+export const TimelineRecord = Schema.Struct({
+  origin: Schema.Literals(["gateway", "agent"]),
+  type: taskEventFields.type,
+  source: taskEventFields.source,
+  sourceLabel: taskEventFields.sourceLabel,
+  seq: optional(seqUpTo(WORKSPACE_SEQ_MAX)),
+  payload: EventPayload,
+  groupKey: taskEventFields.groupKey
+}).pipe(closed("TimelineRecord"))
+export type TimelineRecord = typeof TimelineRecord.Type
 
 /** YYYY-MM with a real month (2026-13 is refused). */
 export const Period = Schema.String.check(

@@ -98,16 +98,32 @@ export const StepSnapshots = Schema.Record(Schema.String, Schema.Unknown).annota
   description: "Map of step id to what was shown and decided at that completed step"
 })
 
+/**
+ * Who wrote an event, as the store recorded it (no client can set it): `gateway` for the
+ * gateway's own record (audit, engine, an agent's action records), `agent` for an agent's own
+ * event through the tool server (its `agent:<uuid>` source is the authenticated agent),
+ * `producer` for an event a client posted. Readers trust a source only by this mark.
+ */
+export const EventOrigin = Schema.Literals(["gateway", "agent", "producer"]).annotate({ identifier: "EventOrigin" })
+export type EventOrigin = typeof EventOrigin.Type
+
 export const TaskEvent = Schema.StructWithRest(
   Schema.Struct({
     taskId: Schema.String,
     type: Schema.String,
     source: Schema.String,
     sourceLabel: optional(Schema.String),
-    seq: Schema.Int,
+    seq: Schema.Int.annotate({
+      description: "The producer's number, unique per task and source; the gateway's own events carry their position"
+    }),
     payload: Schema.Record(Schema.String, Schema.Unknown),
     groupKey: optional(Schema.String),
-    createdAt: Timestamp
+    createdAt: Timestamp,
+    position: Schema.String.annotate({
+      description: "Where the event stands in the task's merged timeline, as the store ordered it (digits, or two " +
+        "numbers joined by `-` on PostgreSQL): answers are in this order; pass it back as `after` to read what follows. Opaque: compare only for equality"
+    }),
+    origin: EventOrigin.annotate({ description: "Who wrote the event, set by the store: gateway, agent or producer" })
   }),
   [Schema.Record(Schema.String, Schema.Unknown)]
 ).annotate({ identifier: "TaskEvent" })

@@ -4,7 +4,7 @@
  * of every task, unchanged. The body stays that array when paging too (a field cannot be added
  * to an array), so the cursor of the next page travels in a response header, NEXT_CURSOR_HEADER,
  * sent only when `limit` was given and more tasks may follow (the events list pages with body
- * fields, `hasMore`/`nextAfterSeq`, because its body is an object).
+ * fields, `hasMore`/`nextAfter`, because its body is an object).
  */
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"

@@ -23,8 +23,10 @@ import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
 import { webhooks } from "./commands/webhooks.js"
 import { CliFailure, commandFlags, group, UsageError } from "./common.js"
+import { API_VERSION } from "../api/version.js"
 
-export const VERSION = "0.1.0"
+/** The package's version (package.json): the same as the OpenAPI documents and the MCP server say. */
+export const VERSION = API_VERSION
 
 export const svc = group(
   "svc",

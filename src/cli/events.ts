@@ -1,11 +1,12 @@
 /**
- * Rendering the task timeline. `events follow` prints each new event once, in seq order; the
+ * Rendering the task timeline. `events follow` prints each new event once, in timeline order; the
  * `reasoning.delta` events of one groupKey stream into one growing line (their payload text
  * appended as it arrives), closed by the next event of any other kind or group. The gateway's
  * own record (audit and workspace events) reads as a sentence, who in brackets
  * (src/client/eventText.ts); other events show their payload's JSON.
  */
 import type { TaskEvent } from "../api/resources.js"
+import { comparePositions } from "../api/eventPaging.js"
 import { describeEvent, type Part, type TimelineIndex, makeTimelineIndex, whoText } from "../client/eventText.js"
 import { truncate } from "./common.js"
 
@@ -101,22 +102,27 @@ export const eventLine = (event: TaskEvent, index?: TimelineIndex): string => {
     : terminalSafe(`#${event.seq} ${time(event.createdAt)} ${event.type} [${who(event)}] ${truncate(JSON.stringify(event.payload), 120)}`)
 }
 
+const inOrder = (events: ReadonlyArray<TaskEvent>) => [...events].sort((a, b) => comparePositions(a.position, b.position))
+
 /** Stateful writer: feed it batches of events; it returns the text to write. */
 export const makeTimelineRenderer = () => {
   let openGroup: string | undefined
-  const seen = new Set<number>()
+  const seen = new Set<string>()
   // What earlier events said (an agent's name, a file's name), for the lines of later ones.
   const index = makeTimelineIndex()
   return {
-    /** The events not printed before, in seq order, rendered. */
+    /** The events not printed before, in timeline order, rendered. */
     push: (events: ReadonlyArray<TaskEvent>): string => {
-      const fresh = events.filter((e) => !seen.has(e.seq)).sort((a, b) => a.seq - b.seq)
+      const fresh = inOrder(events.filter((e) => !seen.has(e.position)))
       let out = ""
       for (const e of fresh) {
-        seen.add(e.seq)
+        seen.add(e.position)
         index.add(e)
-        const group = isDelta(e) ? (e.groupKey ?? `seq-${e.seq}`) : undefined
-        if (group !== undefined && group === openGroup) {
+        const group = isDelta(e) ? (e.groupKey ?? `position-${e.position}`) : undefined
+        // One line per writer and group: another source's delta with the same groupKey (a
+        // producer's under an agent's group) starts a line of its own, never continues the agent's.
+        const line = group === undefined ? undefined : JSON.stringify([e.origin, e.source, group])
+        if (line !== undefined && line === openGroup) {
           out += terminalSafeText(deltaText(e))
           continue
         }
@@ -124,7 +130,7 @@ export const makeTimelineRenderer = () => {
         openGroup = undefined
         if (group !== undefined) {
           out += `${terminalSafe(`#${e.seq} ${time(e.createdAt)} ${who(e)} (${group}) ▸ `)}${terminalSafeText(deltaText(e))}`
-          openGroup = group
+          openGroup = line
         } else {
           out += `${eventLine(e, index)}\n`
         }
@@ -137,7 +143,7 @@ export const makeTimelineRenderer = () => {
       openGroup = undefined
       return out
     },
-    fresh: (events: ReadonlyArray<TaskEvent>) => events.filter((e) => !seen.has(e.seq)).sort((a, b) => a.seq - b.seq),
-    markSeen: (events: ReadonlyArray<TaskEvent>) => events.forEach((e) => seen.add(e.seq))
+    fresh: (events: ReadonlyArray<TaskEvent>) => inOrder(events.filter((e) => !seen.has(e.position))),
+    markSeen: (events: ReadonlyArray<TaskEvent>) => events.forEach((e) => seen.add(e.position))
   }
 }

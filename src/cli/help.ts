@@ -42,6 +42,8 @@ export const GROUPS: Readonly<Record<string, GroupHelp>> = {
     details: [
       "The gateway makes them only when SVC_PUBLIC_URL is set. SVC_ADMIN_TOKEN (environment only)",
       "is sent as the bearer token."
+    ]
+  },
   webhooks: {
     summary: "The tenant's outbound webhook subscriptions (on the admin listener)",
     details: [

@@ -3,8 +3,8 @@
  * they did, for the events the gateway and its workspace write themselves (README "The audit
  * timeline": source `audit`, and the engine's `workspace` events). Any other event (a worker's,
  * an agent's own, or a known type from another source) gets no description: callers keep their
- * generic rendering for it. (The gateway does not yet refuse a client's POST of an event with
- * source `audit` or `workspace`, so a sentence here is only as trustworthy as that.)
+ * generic rendering for it. An event is the gateway's only by the store's mark (`origin:
+ * "gateway"`), never by how its source reads.
  *
  * The description is a list of parts rather than a string, so the console can set values,
  * names, ids and quoted comments apart (always as text), and the CLI can print them escaped on
@@ -69,10 +69,11 @@ export const makeTimelineIndex = () => {
   const files = new Map<string, string>()
   return {
     add: (e: TaskEvent) => {
-      if (e.source.startsWith("agent:") && typeof e.sourceLabel === "string" && e.sourceLabel !== "") {
+      // Only events the store marked as written by the gateway or an authenticated agent name an agent.
+      if (e.origin !== "producer" && e.source.startsWith("agent:") && typeof e.sourceLabel === "string" && e.sourceLabel !== "") {
         agents.set(e.source.slice("agent:".length), e.sourceLabel)
       }
-      if (e.type === "file.stored" && e.source === "audit") {
+      if (isGatewayRecord(e) && e.type === "file.stored") {
         const { documentId, fileName } = e.payload
         if (typeof documentId === "string" && typeof fileName === "string") files.set(documentId, fileName)
       }
@@ -207,6 +208,13 @@ const describeWhat = (e: TaskEvent, known: Known, index: TimelineIndex | undefin
   }
 }
 
+/**
+ * Whether `e` is the gateway's own record: marked so by the store (`origin`, which no client can
+ * set) and of a type the gateway writes from that source. How its `source` reads proves nothing.
+ */
+export const isGatewayRecord = (e: TaskEvent): boolean =>
+  e.origin === "gateway" && Object.hasOwn(RECORD_SOURCE, e.type) && RECORD_SOURCE[e.type] === e.source
+
 /** Events written by the workspace on its own: no actor in their payload. */
 const UNATTRIBUTED = new Set(["source.submitted", "task.status_changed"])
 
@@ -215,7 +223,7 @@ const UNATTRIBUTED = new Set(["source.submitted", "task.status_changed"])
  * caller renders it as before).
  */
 export const describeEvent = (e: TaskEvent, known: Known = {}, index?: TimelineIndex): EventText | undefined => {
-  if (!Object.hasOwn(RECORD_SOURCE, e.type) || RECORD_SOURCE[e.type] !== e.source) return undefined
+  if (!isGatewayRecord(e)) return undefined
   const what = describeWhat(e, known, index)
   if (what === undefined) return undefined
   return UNATTRIBUTED.has(e.type) ? { what } : { who: whoOf(e.payload.actor, index), what }

@@ -78,9 +78,12 @@ export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; kn
   const feed: Array<TaskEvent> = []
   for (const e of events) {
     if (e.type === "reasoning.delta" && e.groupKey !== undefined) {
-      const g = groups.get(e.groupKey) ?? []
+      // One panel per writer and group: a producer's deltas under an agent's groupKey get a panel
+      // of their own, never text inside the agent's.
+      const key = JSON.stringify([e.origin, e.source, e.groupKey])
+      const g = groups.get(key) ?? []
       g.push(e)
-      groups.set(e.groupKey, g)
+      groups.set(key, g)
     } else feed.push(e)
   }
   const entries = entriesOf(feed, known, index)
@@ -99,8 +102,9 @@ export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; kn
       </p>
       {error !== undefined && <p class="error">{error}</p>}
       {[...groups.entries()].map(([key, list]) => (
-        <section class="panel" key={key} aria-label={`Reasoning of ${list[0]!.sourceLabel ?? "an agent"}`} data-group={key}>
-          <h3>{list[0]!.sourceLabel ?? "Reasoning"} <span class="hint">· <Time iso={list.at(-1)!.createdAt} /></span></h3>
+        <section class="panel" key={key} aria-label={`Reasoning of ${list[0]!.sourceLabel ?? "an agent"}`} data-group={list[0]!.groupKey}>
+          {/* A producer's source as stored beside its label, as in the feed: its label cannot pass for an agent's name. */}
+          <h3>{list[0]!.sourceLabel ?? "Reasoning"}{list[0]!.origin === "producer" && list[0]!.sourceLabel !== undefined && list[0]!.sourceLabel !== list[0]!.source ? ` (${list[0]!.source})` : ""} <span class="hint">· <Time iso={list.at(-1)!.createdAt} /></span></h3>
           <p class="reasoning">{list.map(textOf).join("")}</p>
         </section>
       ))}
@@ -111,8 +115,8 @@ export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; kn
           <ol class="feed" aria-label={`Events of ${day}`}>
             {entries.map((entry) =>
               entry.what === undefined
-                ? <OtherLine key={entry.events[0].seq} e={entry.events[0]} />
-                : <EntryLine key={entry.events[0]!.seq} entry={entry} />
+                ? <OtherLine key={entry.events[0].position} e={entry.events[0]} />
+                : <EntryLine key={entry.events[0]!.position} entry={entry} />
             )}
           </ol>
         </div>

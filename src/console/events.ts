@@ -3,11 +3,12 @@
  * (`GET /v1/tasks/:taskId/events/stream`, resumable: the browser resends the last `id:` as
  * Last-Event-ID when it reconnects). When the stream cannot be opened (a gateway without it
  * answers 404/405, or it does not open within a few seconds) the hook polls the event list
- * every 0.7 s instead, asking only for events after the last seq it has. Events are kept by
- * seq, so a replay or an overlap never shows one twice.
+ * every 0.7 s instead, asking only for events after the last position it has. Events are kept
+ * by position (the store's order), so a replay or an overlap never shows one twice.
  */
 import { useEffect, useState } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
+import { comparePositions, laterPosition } from "../api/eventPaging.js"
 import { encodePathSegment } from "../client/pathParams.js"
 import { gw } from "./api.js"
 
@@ -26,8 +27,8 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
   useEffect(() => {
     setEvents([])
     setTransport("connecting")
-    const bySeq = new Map<number, TaskEvent>()
-    let lastSeq = -1
+    const byPosition = new Map<string, TaskEvent>()
+    let last: string | undefined
     let stopped = false
     let timer: ReturnType<typeof setTimeout> | undefined
     let source: EventSource | undefined
@@ -35,17 +36,17 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
     const merge = (incoming: ReadonlyArray<TaskEvent>) => {
       let changed = false
       for (const e of incoming) {
-        if (typeof e?.seq !== "number" || bySeq.has(e.seq)) continue
-        bySeq.set(e.seq, e)
-        lastSeq = Math.max(lastSeq, e.seq)
+        if (typeof e?.position !== "string" || byPosition.has(e.position)) continue
+        byPosition.set(e.position, e)
+        last = laterPosition(last, e.position)
         changed = true
       }
-      if (changed && !stopped) setEvents([...bySeq.values()].sort((a, b) => a.seq - b.seq))
+      if (changed && !stopped) setEvents([...byPosition.values()].sort((a, b) => comparePositions(a.position, b.position)))
     }
 
-    // Only events after the last seq this page has (the whole timeline the first time).
+    // Only events after the last position this page has (the whole timeline the first time).
     const list = () =>
-      gw.events.listEvents({ path: { taskId }, urlParams: lastSeq >= 0 ? { afterSeq: lastSeq } : {} })
+      gw.events.listEvents({ path: { taskId }, urlParams: last !== undefined ? { after: last } : {} })
 
     const poll = async () => {
       if (stopped) return
@@ -56,7 +57,7 @@ export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent
           merge(page.events)
           setError(undefined)
           // The answer stopped at its byte budget: the rest comes next, without waiting.
-          if (page.nextAfterSeq !== undefined && page.events.length > 0) wait = 0
+          if (page.nextAfter !== undefined && page.events.length > 0) wait = 0
         }
       } catch (e) {
         wait = POLL_MS * 5

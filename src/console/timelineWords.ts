@@ -11,7 +11,7 @@
  * src/client/eventText.ts (shared with `svc events`).
  */
 import type { TaskEvent } from "../api/resources.js"
-import { formatBytes, RECORD_SOURCE, shortId, type TimelineIndex, type Who, whoText } from "../client/eventText.js"
+import { formatBytes, isGatewayRecord, shortId, type TimelineIndex, type Who, whoText } from "../client/eventText.js"
 import { currencyCode, formatMoney, humanize, isAmountKey, orList, plural, statusWord } from "./words.js"
 
 export interface KnownRow {
@@ -112,7 +112,7 @@ const direct = (p: Record<string, unknown>): ReadonlyArray<Piece> => (p.via === 
 
 /** One event's words, or undefined when it is not the gateway's own record. */
 const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | undefined): Omit<Entry, "events"> | undefined => {
-  if (!Object.hasOwn(RECORD_SOURCE, e.type) || RECORD_SOURCE[e.type] !== e.source) return undefined
+  if (!isGatewayRecord(e)) return undefined
   const p = e.payload
   const by = { who: who(p.actor, index) }
   switch (e.type) {

@@ -63,6 +63,17 @@ export const FixtureEvent = Schema.Struct({
   createdAt: optional(Timestamp)
 })
 
+/**
+ * Whose a fixture's event is: the operator's file speaks for the gateway, so the sources only the
+ * gateway writes are its record (as the store's migration marked the events stored before the mark).
+ */
+export const fixtureOrigin = (e: { readonly source: string; readonly type: string }): "gateway" | "agent" | "producer" =>
+  e.source === "audit" || e.source === "workspace" || (e.source.startsWith("agent:") && e.type === "agent.action")
+    ? "gateway"
+    : e.source.startsWith("agent:")
+    ? "agent"
+    : "producer"
+
 /** A registered agent with a known key (demo and test worlds only): only the key's hash is stored. */
 export const FixtureAgent = Schema.Struct({
   id: Uuid,

@@ -53,6 +53,7 @@ export const writeFingerprint = {
   signal: (signal: { readonly taskId: string; readonly name: string; readonly payload: unknown }) =>
     fingerprintOf("signal", { taskId: signal.taskId, name: signal.name, payload: signal.payload }),
   appendEvent: (taskId: string, event: unknown) => fingerprintOf("appendEvent", { taskId, event }),
+  recordEvent: (taskId: string, record: unknown) => fingerprintOf("recordEvent", { taskId, record }),
   putDocument: (doc: { readonly bytes: Uint8Array }, signal: unknown) =>
     Effect.flatMap(Effect.suspend(() => sha256Hex(doc.bytes)), (sha256) =>
       fingerprintOf("putDocument", { doc: { ...doc, bytes: { sha256 } }, signal: signal ?? null })),

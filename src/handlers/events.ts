@@ -68,14 +68,12 @@ export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =
           const event = yield* appendTaskEvent(params.taskId, payload)
           return { ok: true as const, event }
         }))
-      .handle("listEvents", ({ params, query }) =>
-        Effect.map(readTimelinePage(params.taskId, query, streams.settings.pageBytes), ({ events, nextAfterSeq }) =>
-          nextAfterSeq === undefined ? { events } : { events, hasMore: true as const, nextAfterSeq }))
+      .handle("listEvents", ({ params, query }) => readTimelinePage(params.taskId, query, streams.settings.pageBytes))
       .handle("streamEvents", ({ headers, params, query }) =>
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.afterSeq, clientGone(request), output(request))),
+            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.after, clientGone(request), output(request))),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",

@@ -36,8 +36,9 @@ import { callTool, listing, type ToolContext, type ToolServices } from "./toolki
 import { agentSource } from "./AgentTimeline.js"
 import { TOOLS } from "./tools.js"
 import { errorResponse } from "../http/errorBody.js"
+import { API_VERSION } from "../api/version.js"
 
-export const SERVER_INFO = { name: "tenant-gateway", version: "0.1.0" } as const
+export const SERVER_INFO = { name: "tenant-gateway", version: API_VERSION } as const
 
 const INSTRUCTIONS = "Tools of one tenant's workspace. Your work: list_assigned_steps (the current steps assigned to " +
   "you), or list_entities → list_tasks. Read a task with get_task (its current step, the action it expects, and who it " +

@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { API_VERSION } from "../api/version.js"
 
 export interface StdioProxyOptions {
   /** The gateway's base URL (its /mcp is used). */
@@ -26,13 +27,13 @@ export const mcpUrlOf = (gatewayUrl: string) => new URL("mcp", gatewayUrl.replac
  * serves stdin/stdout until stdin ends. Resolves when the stdio session is over.
  */
 export const runStdioProxy = async (options: StdioProxyOptions): Promise<void> => {
-  const upstream = new Client({ name: "svc-mcp", version: "0.1.0" })
+  const upstream = new Client({ name: "svc-mcp", version: API_VERSION })
   await upstream.connect(
     new StreamableHTTPClientTransport(mcpUrlOf(options.gatewayUrl), {
       requestInit: { headers: { authorization: `Bearer ${options.apiKey}` } }
     })
   )
-  const info = upstream.getServerVersion() ?? { name: "tenant-gateway", version: "0.1.0" }
+  const info = upstream.getServerVersion() ?? { name: "tenant-gateway", version: API_VERSION }
   const instructions = upstream.getInstructions()
   const server = new Server(
     { name: info.name, version: info.version },

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX } from "../api/eventPaging.js"
+import { DEFAULT_EVENT_PAGE_BYTES, EVENT_PAGE_MAX, PositionParam, TimelinePage } from "../api/eventPaging.js"
 import { CreateTaskDto, DataIngestDto, IngestFileDto, signalPair, signalPairSchema, TaskActionDto, TaskEventDto, closed } from "../api/dtos.js"
 import { BadRequest, PayloadTooLarge } from "../api/errors.js"
 import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES } from "../api/taskListing.js"
@@ -36,7 +36,7 @@ import { persistFile } from "../files/pipeline.js"
 import { ingestData } from "../services/dataIngest.js"
 import { createTask, listEntities, listEntityWorkflows, listTaskPage, stepRefs, stepsWhere } from "../services/entities.js"
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/tasks.js"
-import { appendTaskEvent, eventPageBytesSetting, readTimelinePage } from "../services/taskEvents.js"
+import { eventPageBytesSetting, readTimelinePage, recordTaskEvent } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { isTerminal } from "../domain/runbook.js"
@@ -272,30 +272,25 @@ const getTaskTool = tool({
 const listEventsTool = tool({
   name: "list_events",
   title: "List task events",
-  description: "The task's event timeline, ordered by seq: reasoning, step changes, and every write an agent made " +
-    "(type agent.action, source agent:<uuid>). To read only what is new, pass the last seq you have as afterSeq " +
-    `(and a limit of at most ${EVENT_PAGE_MAX}). An answer holds about 1 MiB of events (SVC_EVENTS_PAGE_BYTES); one that ` +
-    "stopped before the end carries hasMore: true and nextAfterSeq, the afterSeq to read on from.",
+  description: "The task's event timeline in the store's order: reasoning, step changes, and every write an agent " +
+    "made (type agent.action, source agent:<uuid>, origin gateway). Trust an event's source only by its origin: " +
+    "gateway (the gateway's own record), agent (an agent's own event), producer (posted by a client). To read only " +
+    `what is new, pass the position of the last event you have as after (and a limit of at most ${EVENT_PAGE_MAX}). ` +
+    "An answer holds about 1 MiB of events (SVC_EVENTS_PAGE_BYTES); one that stopped before the end carries " +
+    "hasMore: true and nextAfter, the after to read on from.",
   input: Schema.Struct({
     ...TaskPath.fields,
-    afterSeq: optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({
-      description: "Only events with a greater seq"
-    })),
+    after: optional(PositionParam.annotate({ description: "Only the events after this position" })),
     limit: optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX })).annotate({
-      description: "At most this many events, the first ones in seq order"
+      description: "At most this many events, the first ones in timeline order"
     }))
   }).pipe(closed("ListEventsInput")),
-  output: Schema.Struct({
-    events: Schema.Array(TaskEvent),
-    hasMore: Schema.optionalKey(Schema.Literal(true)),
-    nextAfterSeq: Schema.optionalKey(Schema.Int)
-  }),
+  output: TimelinePage,
   readOnly: true,
-  run: ({ afterSeq, limit, taskId }) =>
+  run: ({ after, limit, taskId }) =>
     Effect.gen(function*() {
       const pageBytes = yield* Effect.orElseSucceed(eventPageBytesSetting, () => DEFAULT_EVENT_PAGE_BYTES)
-      const { events, nextAfterSeq } = yield* readTimelinePage(taskId, { afterSeq, limit }, pageBytes)
-      return reply(nextAfterSeq === undefined ? { events } : { events, hasMore: true as const, nextAfterSeq })
+      return reply(yield* readTimelinePage(taskId, { after, limit }, pageBytes))
     })
 })
 
@@ -305,8 +300,9 @@ const appendEventTool = tool({
   name: "append_event",
   title: "Append a task event",
   description: "Appends to the task's timeline, e.g. type reasoning.delta with a groupKey to stream your reasoning " +
-    "into one panel. The source is you (agent:<your uuid>); sourceLabel defaults to your name. Without seq the " +
-    "next free one is taken; with seq, re-posting an identical event is a no-op and a different one a conflict.",
+    "into one panel. The source is you (agent:<your uuid>, origin agent); sourceLabel defaults to your name. Your " +
+    "seqs are your own: without seq the next of yours is taken; with seq, re-posting an identical event is a no-op, " +
+    "a different one at a taken seq a conflict.",
   input: Schema.Struct({
     taskId: TaskPath.fields.taskId,
     ...EventFields,
@@ -324,7 +320,7 @@ const appendEventTool = tool({
         ...(groupKey !== undefined ? { groupKey } : {})
       }
       const event = seq !== undefined
-        ? yield* ownWrite(appendTaskEvent(taskId, { ...dto, seq }))
+        ? yield* ownWrite(recordTaskEvent(taskId, { origin: "agent", ...dto, seq }))
         : yield* Effect.flatMap(AgentTimeline, (timeline) => timeline.appendNext(taskId, dto))
       return reply({ ok: true as const, event })
     })

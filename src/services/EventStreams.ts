@@ -1,22 +1,22 @@
 /**
  * Live task timelines as Server-Sent Events (GET /v1/tasks/:taskId/events/stream).
  *
- * Each open stream reads the store itself, by seq (`afterSeq` paging, one indexed range read
- * per wake-up), and sleeps until something may be new: no request per viewer per second.
+ * Each open stream reads the store itself, in the store's order (`after` a position, one
+ * indexed range read per wake-up), and sleeps until something may be new: no request per viewer per second.
  * What wakes it:
  * - the in-process bell (./TaskEventBell.ts), rung by every write of this process that
  *   commits events (an append through the API, the embedded engine applying a signal): the
  *   stream reads within milliseconds;
  * - for writes by other processes (a workspace service behind SVC_WORKSPACE_URL, a second
  *   process on the same database file), one poll per watched task every SVC_EVENTS_POLL_MS,
- *   shared by all the streams of that task: a one-row probe after the highest seq they have.
+ *   shared by all the streams of that task: a one-row probe after the last position they have.
  *
  * Streams are capped (SVC_EVENT_STREAMS_MAX: 503 past it), send a `: keep-alive` comment after
  * SVC_EVENTS_KEEPALIVE_MS of silence, end when the client goes away (the server interrupts the
  * response), when the process drains (src/http/drain.ts) and when this layer closes; a client
  * resumes with Last-Event-ID.
  *
- * Memory (issue 22 item 7): a page is at most SVC_EVENTS_PAGE_BYTES (plus the one event that
+ * Memory: a page is at most SVC_EVENTS_PAGE_BYTES (plus the one event that
  * takes it past), and nothing is made before the socket has taken the previous page (the server
  * waits for 'drain' before it pulls again; no queue in between), so a stream holds at most one
  * page. A client that takes none of its pending bytes for SVC_EVENTS_STREAM_STALL_MS is
@@ -35,7 +35,7 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
-import { DEFAULT_EVENT_PAGE_BYTES, eventSize, eventsWithinBytes } from "../api/eventPaging.js"
+import { comparePositions, DEFAULT_EVENT_PAGE_BYTES, laterPosition } from "../api/eventPaging.js"
 import { ProcessDrain } from "../lib/ProcessDrain.js"
 import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { Tenant } from "./Tenant.js"
@@ -94,13 +94,13 @@ export const STREAM_PAGE_BYTES = 256 * 1024
 
 export interface EventStreamsService {
   /**
-   * The SSE body of the task's timeline after `afterSeq` (all of it when undefined). Fails
+   * The SSE body of the task's timeline after position `after` (all of it when undefined). Fails
    * before anything is sent: NotFound for an unknown or other tenant's task, ServiceUnavailable
    * when SVC_EVENT_STREAMS_MAX streams are open.
    */
   readonly open: (
     taskId: string,
-    afterSeq: number | undefined,
+    after: string | undefined,
     /** Completes when the client has gone: the stream ends then. */
     clientGone?: Effect.Effect<void>,
     /** Watched for a client that stopped reading. */
@@ -114,8 +114,8 @@ export interface EventStreamsService {
 /** One watched task: its viewers share the wake-ups and one fallback poller. */
 interface Watch {
   viewers: number
-  /** The highest seq any viewer has sent: the poller probes after it. */
-  known: number
+  /** The last position any viewer has sent: the poller probes after it. */
+  known: string | undefined
   /** Completed (and replaced) at every ring. */
   next: Deferred.Deferred<void>
   readonly unlisten: () => void
@@ -124,9 +124,9 @@ interface Watch {
 
 const encoder = new TextEncoder()
 
-/** One SSE message per event: `id` is the seq, `data` the event's JSON (one line: JSON escapes newlines). */
+/** One SSE message per event: `id` is its position, `data` the event's JSON (one line: JSON escapes newlines). */
 export const sseFrames = (events: ReadonlyArray<TaskEvent>): Uint8Array =>
-  encoder.encode(events.map((e) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
+  encoder.encode(events.map((e) => `id: ${e.position}\ndata: ${JSON.stringify(e)}\n\n`).join(""))
 
 const KEEP_ALIVE = encoder.encode(": keep-alive\n\n")
 
@@ -166,16 +166,16 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
       Deferred.doneUnsafe(done, Exit.void)
     }
 
-    /** The fallback for other processes' writes: a one-row probe after the highest seq sent. */
+    /** The fallback for other processes' writes: a one-row probe after the last position sent. */
     const poll = (watch: Watch, workspace: WorkspaceClientService, tenantId: string, taskId: string) =>
       Effect.gen(function*() {
         for (;;) {
           yield* Effect.sleep(settings.pollMs)
           const after = watch.known
           const probe = yield* Effect.result(
-            workspace.listEvents(tenantId, taskId, { ...(after >= 0 ? { afterSeq: after } : {}), limit: 1 })
+            workspace.listEvents(tenantId, taskId, { after, limit: 1 })
           )
-          if (Result.isSuccess(probe) && probe.success.length > 0) ring(watch)
+          if (Result.isSuccess(probe) && probe.success.events.length > 0) ring(watch)
         }
       })
 
@@ -189,7 +189,7 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
           }
           const created: Watch = {
             viewers: 1,
-            known: -1,
+            known: undefined,
             next: Deferred.makeUnsafe<void>(),
             unlisten: bell.listen(taskId, () => ring(created)),
             poller: undefined
@@ -253,44 +253,33 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
         }
       })
 
-    const open: EventStreamsService["open"] = (taskId, afterSeq, clientGone = Effect.never, output) =>
+    const open: EventStreamsService["open"] = (taskId, after, clientGone = Effect.never, output) =>
       Effect.gen(function*() {
         if (streams >= settings.maxStreams) return yield* Effect.fail(tooMany())
         const workspace = yield* WorkspaceClient
         // 404 for another tenant's or an unknown task, before the stream starts.
         const { tenant } = yield* (yield* Tenant).requireTask(taskId)
         const pageBytes = Math.min(settings.pageBytes, STREAM_PAGE_BYTES)
-        /** One page: at most STREAM_PAGE events and pageBytes (cut here too: a workspace may ignore maxBytes). */
-        const read = (after: number) =>
+        /** One page: at most STREAM_PAGE events and pageBytes; the store says whether more follows at once. */
+        const read = (from: string | undefined) =>
           oneAtATime(Effect.map(
-            workspace.listEvents(tenant.id, taskId, {
-              ...(after >= 0 ? { afterSeq: after } : {}),
-              limit: STREAM_PAGE,
-              maxBytes: pageBytes
-            }),
-            (got) => {
-              const sizes = got.map(eventSize)
-              const n = eventsWithinBytes(sizes, pageBytes)
-              let bytes = 0
-              for (let i = 0; i < n; i++) bytes += sizes[i]!
-              // More may follow at once: the page was full by count or by bytes.
-              return { batch: n === got.length ? got : got.slice(0, n), full: n >= STREAM_PAGE || bytes >= pageBytes || n < got.length }
-            }
+            workspace.listEvents(tenant.id, taskId, { after: from, limit: STREAM_PAGE, maxBytes: pageBytes }),
+            (page) => ({ batch: page.events, full: page.hasMore === true })
           ))
-        const first = yield* read(afterSeq ?? -1)
+        const first = yield* read(after)
 
         // Stream.unwrap runs the effect in the stream's scope: the slot and the watch last as long as the stream.
         const body = Stream.unwrap(Effect.gen(function*() {
           if (streams >= settings.maxStreams) return Stream.empty
           yield* slot
           const w = yield* watch(workspace, tenant.id, taskId)
-          let cursor = afterSeq ?? -1
+          let cursor = after
           // What this stream starts after is known to exist: the poll need not find it again.
-          if (cursor > w.known) w.known = cursor
+          w.known = laterPosition(w.known, cursor)
           let pending: { batch: ReadonlyArray<TaskEvent>; full: boolean } | undefined = first
           const sent = (batch: ReadonlyArray<TaskEvent>) => {
-            cursor = Math.max(cursor, batch[batch.length - 1]!.seq)
-            if (cursor > w.known) w.known = cursor
+            cursor = laterPosition(cursor, batch[batch.length - 1]!.position)
+            w.known = laterPosition(w.known, cursor)
             return sseFrames(batch)
           }
           // The next page, made only when the server pulls it, that is once the socket has taken
@@ -318,8 +307,8 @@ export const makeEventStreams = (settings: EventStreamSettings) =>
                 page = yield* read(cursor)
                 readNow = page.full
               }
-              // Only forward: an event appended below what was sent is in GET /events, not here.
-              const fresh = page.batch.filter((e) => e.seq > cursor)
+              // Only forward (a page read before a send may overlap it): each event once.
+              const fresh = cursor === undefined ? page.batch : page.batch.filter((e) => comparePositions(e.position, cursor!) > 0)
               if (fresh.length > 0) return yield* oneAtATime(Effect.sync(() => sent(fresh)))
             }
           })

@@ -5,9 +5,9 @@
  * own key at the tool server instead.
  */
 import * as Effect from "effect/Effect"
-import type { TaskEventDto } from "../api/dtos.js"
-import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, eventSize, eventsWithinBytes } from "../api/eventPaging.js"
-import type { TaskEvent } from "../api/resources.js"
+import type { TaskEventDto, TimelineRecord } from "../api/dtos.js"
+import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, type TimelinePage } from "../api/eventPaging.js"
+import type { NotFound, UpstreamError } from "../api/errors.js"
 import { Tenant } from "./Tenant.js"
 import { TaskEventBell } from "./TaskEventBell.js"
 import { intSetting } from "../config/TenantConfig.js"
@@ -26,7 +26,17 @@ export const appendTaskEvent = (taskId: string, dto: TaskEventDto) =>
     return event
   })
 
-/** The timeline in seq order; with `page`, only what follows `afterSeq`, at most `limit` events. */
+/** Appends an event the gateway vouches for (an agent's own, or the gateway's record). */
+export const recordTaskEvent = (taskId: string, record: TimelineRecord) =>
+  Effect.gen(function*() {
+    const workspace = yield* WorkspaceClient
+    const { tenant } = yield* (yield* Tenant).requireTask(taskId)
+    const event = yield* workspace.recordEvent(tenant.id, taskId, record)
+    ;(yield* TaskEventBell).ring(taskId)
+    return event
+  })
+
+/** The timeline in the store's order; with `page`, only what follows position `after`, at most `limit` events. */
 export const listTaskEvents = (taskId: string, page?: EventPage) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
@@ -34,34 +44,15 @@ export const listTaskEvents = (taskId: string, page?: EventPage) =>
     return yield* workspace.listEvents(tenant.id, taskId, page)
   })
 
-/** One answer of the timeline: when it stops before the end, `nextAfterSeq` says where to go on. */
-export interface TimelinePage {
-  readonly events: ReadonlyArray<TaskEvent>
-  /** Present when more may follow: the `afterSeq` of the next read (the last seq of `events`). */
-  readonly nextAfterSeq?: number
-}
-
 /**
- * The events after `afterSeq` (all when undefined), at most `limit` (ANSWER_EVENTS_MAX without
- * it), stopping after the event that takes the answer to `maxBytes` (one larger event comes
- * alone). One more event than asked is read to learn whether the count cut it; an answer
- * stopped by its bytes says more may follow even when the timeline happens to end there.
+ * One answer of the timeline: the events after `after` (from the start when undefined), at
+ * most `limit` (ANSWER_EVENTS_MAX without it), stopping after the event that takes the answer to
+ * `maxBytes` (one larger event comes alone). The store cuts the page and says whether more
+ * follows (`hasMore`, `nextAfter`): counted once, one way.
  */
 export const readTimelinePage = (
   taskId: string,
-  page: { readonly afterSeq?: number | undefined; readonly limit?: number | undefined },
+  page: { readonly after?: string | undefined; readonly limit?: number | undefined },
   maxBytes: number
-) =>
-  Effect.map(
-    listTaskEvents(taskId, { afterSeq: page.afterSeq, limit: (page.limit ?? ANSWER_EVENTS_MAX) + 1, maxBytes }),
-    (got): TimelinePage => {
-      const limit = page.limit ?? ANSWER_EVENTS_MAX
-      // Cut here too: a workspace service may not know maxBytes.
-      const sizes = got.map(eventSize)
-      const n = Math.min(eventsWithinBytes(sizes, maxBytes), limit)
-      const events = n === got.length ? got : got.slice(0, n)
-      let bytes = 0
-      for (let i = 0; i < n; i++) bytes += sizes[i]!
-      return n > 0 && (got.length > n || bytes >= maxBytes) ? { events, nextAfterSeq: events[n - 1]!.seq } : { events }
-    }
-  )
+): Effect.Effect<TimelinePage, NotFound | UpstreamError, Tenant | WorkspaceClient> =>
+  listTaskEvents(taskId, { after: page.after, limit: page.limit ?? ANSWER_EVENTS_MAX, maxBytes })

@@ -31,7 +31,8 @@ import type {
   UiStep,
   UpdateResult
 } from "../api/resources.js"
-import type { TaskEventDto } from "../api/dtos.js"
+import type { TaskEventDto, TimelineRecord } from "../api/dtos.js"
+import type { TimelinePage } from "../api/eventPaging.js"
 import type { Workspace } from "./model.js"
 import type { Agent } from "./registry.js"
 import { idempotencyKeyProblem } from "../api/idempotency.js"
@@ -80,10 +81,20 @@ export interface WorkspaceClientService {
    * decided the other way is a Conflict naming the current step.
    */
   readonly signal: (tenantId: string, signal: Workspace.Signal) => WsEffect<void, NotFound | BadRequest | Conflict | Forbidden>
-  /** Appends an event; an identical re-post is a no-op, a different body with a taken seq a Conflict. */
+  /**
+   * Appends a producer's event (origin `producer`). Its seq is unique per task and source: an
+   * identical re-post answers the stored event, a different event at a taken seq is a Conflict.
+   * Nothing the gateway writes takes a producer's seq.
+   */
   readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
-  /** The timeline in seq order; with `page`, only events after `afterSeq`, at most `limit` of them. */
-  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<ReadonlyArray<TaskEvent>, NotFound>
+  /**
+   * Appends an event the gateway vouches for: its own record (origin `gateway`, read with seq =
+   * position), or an agent's own event (origin `agent`: a producer whose source the tool server
+   * authenticated; without a seq it takes the next of its own source).
+   */
+  readonly recordEvent: (tenantId: string, taskId: string, record: TimelineRecord) => WsEffect<TaskEvent, NotFound | Conflict>
+  /** The timeline in position order; with `page`, only events after `after`, at most `limit` (and `maxBytes`) of them. */
+  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<TimelinePage, NotFound>
   readonly listDocuments: (
     tenantId: string,
     taskId: string,
@@ -142,13 +153,14 @@ export interface TaskQuery {
   readonly limit?: number | undefined
 }
 
-/** Opt-in timeline paging: events with seq > afterSeq, the first `limit` of them (seq ascending). */
+/** Timeline paging: the events after position `after`, the first `limit` of them, in position order. */
 export interface EventPage {
-  readonly afterSeq?: number | undefined
+  readonly after?: string | undefined
   readonly limit?: number | undefined
   /**
    * Stop after the event that takes the answer to this many bytes (src/api/eventPaging.ts,
-   * eventsWithinBytes): the first event always comes. A workspace may ignore it; readers cut again.
+   * eventSize and eventsWithinBytes): the first event always comes, and the answer says whether
+   * more follows.
    */
   readonly maxBytes?: number | undefined
 }

@@ -3,8 +3,8 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
-import { closed, WorkspaceTaskEventDto } from "../api/dtos.js"
-import { WorkspaceEventPageParams } from "../api/eventPaging.js"
+import { closed, TimelineRecord, WorkspaceTaskEventDto } from "../api/dtos.js"
+import { TimelinePage, WorkspaceEventPageParams } from "../api/eventPaging.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { StepSnapshots, TaskEvent } from "../api/resources.js"
@@ -100,22 +100,41 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .annotate(OpenApi.Summary, "Append a task event")
       .annotate(
         OpenApi.Description,
-        "Appends to the task's timeline and returns the persisted record. Idempotent: re-posting an identical " +
-          "event (same seq) returns the stored one; a different body with a seq already taken is a 409."
+        "Appends a producer's event (origin `producer`) to the task's timeline and returns the persisted record. " +
+          "A seq is unique per task and source: re-posting an identical event returns the stored one; a different " +
+          "event at a taken seq is a 409. The gateway's own sources " +
+          "(`audit`, `workspace`, `agent:...`) are refused (400), as on the gateway."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("recordEvent", "/tenants/:tenantId/tasks/:taskId/records", {
+      params: TenantTaskPath,
+      headers: IdempotencyKeyHeaders,
+      payload: TimelineRecord,
+      success: TaskEvent,
+      error: [...WorkspaceErrors, ConflictWire, NotFoundWire]
+    })
+      .annotate(OpenApi.Summary, "Record an event the gateway vouches for")
+      .annotate(
+        OpenApi.Description,
+        "The gateway's own record (origin `gateway`, read with seq = position) or an agent's own event (origin " +
+          "`agent`, its seq the next of its source when absent). For the gateway in front of this service only."
       )
   )
   .add(
     HttpApiEndpoint.get("listEvents", "/tenants/:tenantId/tasks/:taskId/events", {
       params: TenantTaskPath,
       query: WorkspaceEventPageParams,
-      success: Schema.Array(TaskEvent),
+      success: TimelinePage,
       error: [...WorkspaceErrors, NotFoundWire]
     })
       .annotate(OpenApi.Summary, "List task events")
       .annotate(
         OpenApi.Description,
-        "The task's timeline ordered by seq ascending; with `afterSeq` only the events after it, with `limit` at most that many, " +
-          "with `maxBytes` only up to the event that takes the answer's size to that many bytes (the first event always)."
+        "The task's timeline in position order (the store's order; each producer's events in seq order); with `after` " +
+          "only the events after that position, with `limit` at most that many, with `maxBytes` only up to the event " +
+          "that takes the answer's size to that many bytes (the first event always). An answer that stopped before " +
+          "the end carries `hasMore` and `nextAfter`."
       )
   )
   .annotate(OpenApi.Title, "Tasks, signals and events")

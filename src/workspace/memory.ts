@@ -11,10 +11,10 @@ import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { BadRequest, Conflict, Forbidden, NotFound, type UpstreamError } from "../api/errors.js"
 import { rootTaskId } from "../api/ids.js"
-import { eventSize, eventsWithinBytes } from "../api/eventPaging.js"
+import { eventSize, eventsWithinBytes, timelinePage } from "../api/eventPaging.js"
 import type { CreatedTask, Scalar, TaskEvent } from "../api/resources.js"
 import { currentIdempotencyKey, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
-import type { Fixture } from "../domain/fixture.js"
+import { type Fixture, fixtureOrigin } from "../domain/fixture.js"
 import { resolveExternalRef } from "../domain/agentRef.js"
 import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
 import type { Agent } from "../upstream/registry.js"
@@ -107,7 +107,15 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       contentType: d.contentType, uploadedAt: d.uploadedAt, sizeBytes: bytes.length, bytes
     })
   }
-  const events: Array<TaskEvent> = fixture.events.map((e) => ({ ...e, createdAt: e.createdAt ?? now() }))
+  // The store's order: one counter for every task's events (positions as the SQLite store writes them).
+  let lastPosition = 0
+  const nextPosition = () => String(++lastPosition)
+  const events: Array<TaskEvent> = [...fixture.events].sort((a, b) => a.seq - b.seq).map((e) => ({
+    ...e,
+    createdAt: e.createdAt ?? now(),
+    position: nextPosition(),
+    origin: fixtureOrigin(e)
+  }))
   const gl = new Map(fixture.glConnections.map((g) => [g.tenantId, g]))
   const agents = (fixture.agents ?? []).map(({ apiKey, ...a }) => ({
     keyHash: hashApiKey(apiKey),
@@ -220,14 +228,49 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     return row !== undefined && row.tenantId === tenantId ? Effect.succeed(row) : notFound(`Row ${rowId} in ${ledger}`)
   }
 
-  /** Appends events to a task's timeline at the seqs after its highest. */
+  /** Appends the gateway's own events to a task's timeline: marked as such, seq = position. */
   const appendToTimeline = (taskId: string, written: ReadonlyArray<EngineEvent>) => {
     if (written.length === 0) return
-    let seq = events.reduce((max, e) => (e.taskId === taskId && e.seq > max ? e.seq : max), 0)
     for (const e of written) {
-      events.push({ taskId, type: e.type, source: e.source ?? ENGINE_EVENT_SOURCE, seq: ++seq, payload: e.payload, createdAt: now() })
+      const position = nextPosition()
+      events.push({
+        taskId, type: e.type, source: e.source ?? ENGINE_EVENT_SOURCE, seq: Number(position), payload: e.payload,
+        createdAt: now(), position, origin: "gateway"
+      })
     }
     bell.ring(taskId)
+  }
+
+  /** A source's event at `seq` (the next of the source when undefined): its seqs are its own. */
+  const appendToSource = (
+    taskId: string,
+    fields: {
+      readonly type: string
+      readonly source: string
+      readonly sourceLabel?: string | undefined
+      readonly payload: Record<string, unknown>
+      readonly groupKey?: string | undefined
+    },
+    origin: "producer" | "agent",
+    seq: number | undefined
+  ): Effect.Effect<TaskEvent, Conflict> => {
+    const own = events.filter((e) => e.taskId === taskId && e.source === fields.source && e.origin !== "gateway")
+    const at = seq ?? own.reduce((next, e) => (e.seq >= next ? e.seq + 1 : next), 0)
+    const existing = own.find((e) => e.seq === at)
+    if (existing !== undefined) {
+      return sameEvent(existing, fields)
+        ? Effect.succeed(existing)
+        : Effect.fail(new Conflict({ message: `seq ${at} of source ${JSON.stringify(fields.source)} is already taken by a different event` }))
+    }
+    // In TaskEvent's key order, as the embedded store reads it: the stream's frames are the JSON GET /events answers.
+    const { groupKey, payload, sourceLabel, ...head } = fields
+    const event: TaskEvent = {
+      taskId, ...head, ...(sourceLabel !== undefined ? { sourceLabel } : {}), seq: at, payload,
+      ...(groupKey !== undefined ? { groupKey } : {}), createdAt: now(), position: nextPosition(), origin
+    }
+    events.push(event)
+    bell.ring(taskId)
+    return Effect.succeed(event)
   }
 
   /** A row change on the timeline of the row's task (none for a row of no task). */
@@ -419,25 +462,31 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
           }))),
     appendEvent: (tenantId, taskId, dto) =>
       call("appendEvent", () =>
-        idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), () => Effect.flatMap(taskOf(tenantId, taskId), () => {
-          const event: TaskEvent = { taskId, ...dto, createdAt: now() }
-          const existing = events.find((e) => e.taskId === taskId && e.seq === dto.seq)
-          if (existing !== undefined) {
-            return sameEvent(existing, event)
-              ? Effect.succeed(existing)
-              : Effect.fail(new Conflict({ message: `seq ${dto.seq} is already taken by a different event` }))
-          }
-          events.push(event)
-          bell.ring(taskId)
-          return Effect.succeed(event)
-        }))),
+        idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), () =>
+          Effect.flatMap(taskOf(tenantId, taskId), () => {
+            const { seq, ...fields } = dto
+            return appendToSource(taskId, fields, "producer", seq)
+          }))),
+    recordEvent: (tenantId, taskId, record) =>
+      call("recordEvent", () =>
+        idempotent(tenantId, writeFingerprint.recordEvent(taskId, record), () =>
+          Effect.flatMap(taskOf(tenantId, taskId), () => {
+            const { origin, seq, ...fields } = record
+            if (origin === "agent") return appendToSource(taskId, fields, "agent", seq)
+            const position = nextPosition()
+            const event: TaskEvent = { taskId, ...fields, seq: Number(position), createdAt: now(), position, origin: "gateway" }
+            events.push(event)
+            bell.ring(taskId)
+            return Effect.succeed(event)
+          }))),
     listEvents: (tenantId, taskId, page = {}) =>
       call("listEvents", () =>
         Effect.map(taskOf(tenantId, taskId), () => {
-          const after = page.afterSeq
-          const all = events.filter((e) => e.taskId === taskId && (after === undefined || e.seq > after)).sort((a, b) => a.seq - b.seq)
+          const after = page.after !== undefined ? Number(page.after) : undefined
+          const all = events.filter((e) => e.taskId === taskId && (after === undefined || Number(e.position) > after))
           const limited = page.limit !== undefined ? all.slice(0, page.limit) : all
-          return page.maxBytes !== undefined ? limited.slice(0, eventsWithinBytes(limited.map(eventSize), page.maxBytes)) : limited
+          const n = page.maxBytes !== undefined ? eventsWithinBytes(limited.map(eventSize), page.maxBytes) : limited.length
+          return timelinePage(limited.slice(0, n), all.length > n)
         })),
     listDocuments: (tenantId, taskId, query) =>
       call("listDocuments", () =>

@@ -2,7 +2,7 @@
  * The bench's S7 timeline probe (bench/lib/timeline.ts) against the built process: a timeline
  * beyond the answer budget (SVC_EVENTS_PAGE_BYTES, issue 22 item 7) comes in several answers, so
  * counting the default answer's events (the probe before) reports a truncated timeline that is
- * not one (`npm run bench`: "4133 items instead of 10000"); following nextAfterSeq reaches every event.
+ * not one (`npm run bench`: "4133 items instead of 10000"); following nextAfter reaches every event.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -48,22 +48,27 @@ describe("bench S7 timeline probe (built process)", () => {
     expect(first.status).toBe(200)
     // The default answer stops at the budget: its events alone are not the timeline.
     expect(first.body.events.length).toBeLessThan(total)
-    expect(first.body).toMatchObject({ hasMore: true, nextAfterSeq: first.body.events.at(-1).seq })
+    expect(first.body).toMatchObject({ hasMore: true, nextAfter: first.body.events.at(-1).position })
 
     let reads = 0
-    const readAfter = (afterSeq: number) => {
+    const readAfter = (after: string) => {
       reads++
-      return fetch(`${path}?afterSeq=${afterSeq}`)
+      return fetch(`${path}?after=${after}`)
     }
     expect(await countWholeTimeline(first.body, readAfter)).toBe(total)
     expect(reads).toBeGreaterThan(1)
 
     // Answers that lose events are caught, not counted.
-    const { hasMore: _h, nextAfterSeq: _n, ...cut } = first.body
+    const { hasMore: _h, nextAfter: _n, ...cut } = first.body
     expect(Object.keys(cut)).toEqual(["events"])
     expect(await countWholeTimeline({ ...cut, hasMore: true }, readAfter)).toBe(-1)
-    expect(await countWholeTimeline({ ...first.body, nextAfterSeq: first.body.nextAfterSeq + 1 }, readAfter)).toBe(-1)
-    expect(await countWholeTimeline({ events: [...first.body.events].reverse() }, readAfter)).toBe(-1)
-    expect(await countWholeTimeline({ ...first.body, nextAfterSeq: 10 ** 9, events: [...first.body.events, { seq: 10 ** 9 }] }, (a) => fetch(`${path}x?afterSeq=${a}`))).toBe(-1)
+    // A nextAfter that is not the answer's last position (the one before it) would skip or repeat events.
+    expect(await countWholeTimeline({ ...first.body, nextAfter: first.body.events.at(-2).position }, readAfter)).toBe(-1)
+    // Positions are opaque (their order is the store's, not the client's to check): an event that
+    // comes twice is what a broken cursor shows.
+    expect(await countWholeTimeline({ events: [...first.body.events, first.body.events[0]] }, readAfter)).toBe(-1)
+    expect(await countWholeTimeline({ events: [{ ...first.body.events[0], position: undefined }] }, readAfter)).toBe(-1)
+    const beyond = "999999999"
+    expect(await countWholeTimeline({ ...first.body, nextAfter: beyond, events: [...first.body.events, { position: beyond }] }, (a) => fetch(`${path}x?after=${a}`))).toBe(-1)
   }, 60_000)
 })

@@ -39,7 +39,8 @@ const start = async (env: Record<string, string>) => {
   return service
 }
 
-const post = async (url: string, taskId: string, seq: number, bytes: number) => {
+/** Posts a producer's event; answers its position. */
+const post = async (url: string, taskId: string, seq: number, bytes: number): Promise<string> => {
   const res = await http("POST", `${url}/v1/tasks/${taskId}/events`, {
     type: "note",
     source: "worker",
@@ -47,6 +48,8 @@ const post = async (url: string, taskId: string, seq: number, bytes: number) => 
     payload: { text: "x".repeat(bytes) }
   })
   expect(res.status).toBe(200)
+  expect(typeof res.body.event.position).toBe("string")
+  return res.body.event.position
 }
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024
@@ -89,49 +92,61 @@ describe("timeline budgets (built process)", () => {
     const first = await http("GET", url)
     expect(first.status).toBe(200)
     expect(first.body.hasMore).toBe(true)
-    expect(first.body.nextAfterSeq).toBe(first.body.events.at(-1).seq)
+    expect(first.body.nextAfter).toBe(first.body.events.at(-1).position)
     // The budget, and at most the one event that takes it past.
     expect(first.text.length).toBeLessThan(PAGE_BYTES + 20_000)
     expect(first.text.length).toBeGreaterThan(PAGE_BYTES - 20_000)
 
     const seen: Array<number> = []
-    let after: number | undefined
+    const positions = new Map<number, string>()
+    let after: string | undefined
     let pages = 0
     for (;;) {
-      const res = await http("GET", after === undefined ? url : `${url}?afterSeq=${after}`)
+      const res = await http("GET", after === undefined ? url : `${url}?after=${after}`)
       expect(res.status).toBe(200)
-      const events = res.body.events as Array<{ seq: number; payload: { text: string } }>
+      const events = res.body.events as Array<{ seq: number; position: string; payload: { text: string } }>
       pages++
       seen.push(...events.map((e) => e.seq))
+      for (const e of events) positions.set(e.seq, e.position)
       // An event larger than the budget ends its page (never stuck); the others stay near the budget.
       if (events.some((e) => e.seq === 50)) expect(events.at(-1)!.seq).toBe(50)
       else expect(res.text.length).toBeLessThan(PAGE_BYTES + 20_000)
-      if (res.body.nextAfterSeq === undefined) {
+      if (res.body.nextAfter === undefined) {
         expect(Object.keys(res.body)).toEqual(["events"]) // the spec's answer at the end
         break
       }
-      after = res.body.nextAfterSeq
+      expect(res.body).toMatchObject({ hasMore: true, nextAfter: events.at(-1)!.position })
+      after = res.body.nextAfter
       expect(pages).toBeLessThan(50)
     }
+    // Every event once (one position each), in the order the producer posted them.
     expect(seen).toEqual(seqs)
+    expect(new Set(positions.values()).size).toBe(seqs.length)
     expect(pages).toBeGreaterThan(4)
 
     // limit: exact, with hasMore only when more exist.
-    const limited = await http("GET", `${url}?afterSeq=100&limit=8`)
-    expect(limited.body).toMatchObject({ hasMore: true, nextAfterSeq: 108 })
-    expect(limited.body.events).toHaveLength(8)
-    const rest = await http("GET", `${url}?afterSeq=100&limit=9`)
+    const limited = await http("GET", `${url}?after=${positions.get(100)}&limit=8`)
+    expect(limited.body).toMatchObject({ hasMore: true, nextAfter: positions.get(108) })
+    expect(limited.body.events.map((e: { seq: number }) => e.seq)).toEqual([101, 102, 103, 104, 105, 106, 107, 108])
+    const rest = await http("GET", `${url}?after=${positions.get(100)}&limit=9`)
     expect(Object.keys(rest.body)).toEqual(["events"])
+    expect(rest.body.events).toHaveLength(9)
 
-    // The stream: every event once, in seq order, across page cuts.
+    // The stream: every event once, in the timeline's order, across page cuts; each id its position.
     const sse = await openSse(`${gw.url}/v1/tasks/${TASK}/events/stream`)
     try {
       const streamed: Array<number> = []
-      while (streamed.at(-1) !== 109) streamed.push(Number((await sse.nextEvent(10_000)).id))
+      while (streamed.at(-1) !== 109) {
+        const frame = await sse.nextEvent(10_000)
+        const event = JSON.parse(frame.data!) as { seq: number; position: string }
+        expect(frame.id).toBe(event.position)
+        expect(event.position).toBe(positions.get(event.seq))
+        streamed.push(event.seq)
+      }
       expect(streamed).toEqual(seqs)
       // And what comes after, live.
-      await post(gw.url, TASK, 200, 10)
-      expect((await sse.nextEvent(5000)).id).toBe("200")
+      const live = await post(gw.url, TASK, 200, 10)
+      expect((await sse.nextEvent(5000)).id).toBe(live)
     } finally {
       sse.close()
     }
@@ -141,7 +156,8 @@ describe("timeline budgets (built process)", () => {
     const STREAMS = 30
     const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "20000" })
     // A 12 MiB timeline of 256 KiB events.
-    for (let seq = 1; seq <= 48; seq++) await post(gw.url, BIG_TASK, seq, 256 * 1024)
+    const positions: Array<string> = []
+    for (let seq = 1; seq <= 48; seq++) positions.push(await post(gw.url, BIG_TASK, seq, 256 * 1024))
     // Warm up: one full read of each kind.
     for (let i = 0; i < 3; i++) await http("GET", `${gw.url}/v1/tasks/${BIG_TASK}/events`)
     const baseline = rssMb(gw.pid)
@@ -170,16 +186,16 @@ describe("timeline budgets (built process)", () => {
     expect(Math.max(...health)).toBeLessThan(1000)
 
     // Every slot is taken by a client that does not read...
-    const refused = await http("GET", `${gw.url}/v1/tasks/${BIG_TASK}/events/stream?afterSeq=48`)
+    const refused = await http("GET", `${gw.url}/v1/tasks/${BIG_TASK}/events/stream?after=${positions[47]}`)
     expect(refused.status).toBe(503)
     // ...until they are disconnected for stalling: a reading client gets a stream again.
     const until = Date.now() + 40_000
     let status = 503
     while (status === 503 && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 500))
-      const sse = await openSse(`${gw.url}/v1/tasks/${BIG_TASK}/events/stream?afterSeq=47`)
+      const sse = await openSse(`${gw.url}/v1/tasks/${BIG_TASK}/events/stream?after=${positions[46]}`)
       status = sse.status
-      if (status === 200) expect(Number((await sse.nextEvent(5000)).id)).toBe(48)
+      if (status === 200) expect((await sse.nextEvent(5000)).id).toBe(positions[47])
       sse.close()
     }
     expect(status).toBe(200)
@@ -192,7 +208,8 @@ describe("timeline budgets (built process)", () => {
 
   it("a slow client that keeps reading is not disconnected: it gets every event", async () => {
     const gw = await start({ SVC_EVENTS_STREAM_STALL_MS: "1500" })
-    for (let seq = 1; seq <= 12; seq++) await post(gw.url, BIG_TASK, seq, 256 * 1024)
+    const positions: Array<string> = []
+    for (let seq = 1; seq <= 12; seq++) positions.push(await post(gw.url, BIG_TASK, seq, 256 * 1024))
     const { hostname, port } = new URL(gw.url)
     const socket = connect(Number(port), hostname, () =>
       socket.write(`GET /v1/tasks/${BIG_TASK}/events/stream HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`))
@@ -204,13 +221,13 @@ describe("timeline budgets (built process)", () => {
     // About 300 KB/s: one chunk of at most 64 KiB every 200 ms.
     socket.pause()
     const started = Date.now()
-    while (!text.includes("id: 12\n") && !closed && Date.now() - started < 60_000) {
+    while (!text.includes(`id: ${positions[11]}\n`) && !closed && Date.now() - started < 60_000) {
       await new Promise((r) => setTimeout(r, 200))
       const chunk = socket.read(64 * 1024) ?? socket.read()
       if (chunk !== null) text += chunk.toString("latin1")
     }
     expect(closed).toBe(false)
-    expect([...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+    expect([...text.matchAll(/^id: ([\d-]+)$/gm)].map((m) => m[1])).toEqual(positions)
     socket.destroy()
   }, 90_000)
 })

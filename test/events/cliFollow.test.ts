@@ -1,7 +1,7 @@
 /**
  * `svc events follow` reads only what is new (issue 12 item 5): against a counting stand-in
  * for the gateway whose timeline grows while the follower polls, every request after the first
- * asks for the events after the last seq it printed, so the events served add up to the
+ * asks for the events after the last position it printed, so the events served add up to the
  * timeline once, not once per poll.
  */
 import { afterAll, describe, expect, it } from "vitest"
@@ -10,19 +10,23 @@ import { stopAllProcesses, svc } from "../cli/harness.js"
 
 const TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 
-const event = (seq: number) => ({
+/** The n-th event of the timeline: its position is not its seq (the cursor is the position). */
+const position = (n: number) => String(100 + n)
+const event = (n: number) => ({
   taskId: TASK,
   type: "note",
   source: "worker",
-  seq,
-  payload: { n: seq },
-  createdAt: "2026-01-01T00:00:00.000Z"
+  seq: n,
+  payload: { n },
+  createdAt: "2026-01-01T00:00:00.000Z",
+  position: position(n),
+  origin: "producer"
 })
 
 afterAll(() => stopAllProcesses())
 
 describe("svc events follow", () => {
-  it("asks for events after the last seq it has: O(new events) read per poll", async () => {
+  it("asks for events after the last position it has: O(new events) read per poll", async () => {
     const timeline = [1, 2, 3].map(event)
     const requests: Array<URL> = []
     let served = 0
@@ -35,9 +39,9 @@ describe("svc events follow", () => {
       }
       // The timeline grows by one event per request.
       timeline.push(event(timeline.length + 1))
-      const after = url.searchParams.get("afterSeq")
+      const after = url.searchParams.get("after")
       const limit = Number(url.searchParams.get("limit") ?? Infinity)
-      const page = timeline.filter((e) => after === null || e.seq > Number(after)).slice(0, limit)
+      const page = timeline.filter((e) => after === null || Number(e.position) > Number(after)).slice(0, limit)
       served += page.length
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ events: page }))
     })
@@ -53,8 +57,9 @@ describe("svc events follow", () => {
       // Every event printed once, in order, with no gap.
       expect(printed).toEqual(printed.map((_, i) => i + 1))
       // The first request reads from the start; every later one starts after what was printed before it.
-      expect(requests[0]!.searchParams.get("afterSeq")).toBeNull()
-      for (const url of requests.slice(1)) expect(Number(url.searchParams.get("afterSeq"))).toBeGreaterThanOrEqual(3)
+      expect(requests[0]!.searchParams.get("after")).toBeNull()
+      for (const url of requests.slice(1)) expect(Number(url.searchParams.get("after"))).toBeGreaterThanOrEqual(Number(position(3)))
+      expect(requests.every((u) => !u.searchParams.has("afterSeq"))).toBe(true)
       expect(requests.every((u) => u.searchParams.get("limit") === "1000")).toBe(true)
       // Events served add up to the events printed (plus the last answer's, if the timeout cut it):
       // a follower re-reading the whole timeline would have been served O(polls x events).

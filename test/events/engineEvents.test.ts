@@ -20,7 +20,7 @@ import { FILE_SUBMITTED_SIGNAL } from "../../src/domain/runbook.js"
 
 // Ids from fixtures/demo.json.
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
-/** At review_expenses (TABLE_REVIEW, ledger expenses), events seq 1..3. */
+/** At review_expenses (TABLE_REVIEW, ledger expenses), a worker's events seq 1..3. */
 const TASK_REVIEW = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 /** At upload_receipts (FILE_UPLOAD), no events. */
 const TASK_UPLOAD = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
@@ -50,25 +50,48 @@ const embedded: Run = (f) => {
   )
 }
 
-/** The engine's events of the task: source "workspace", as [type, payload]. */
+/** The task's whole timeline, in the store's order. */
+const timeline = (ws: WorkspaceClientService, taskId: string) => Effect.map(ws.listEvents(ACME, taskId), (page) => page.events)
+
+/**
+ * The gateway's own events are marked so by the store and take no producer seq: they read with
+ * seq = their position.
+ */
+const expectGatewayRecord = (e: TaskEvent) => {
+  expect(e.origin).toBe("gateway")
+  expect(e.seq).toBe(Number(e.position))
+}
+
+/** The engine's events of the task: source "workspace", as [type, payload] (each checked as the gateway's record). */
 const engineEvents = (ws: WorkspaceClientService, taskId: string) =>
-  Effect.map(ws.listEvents(ACME, taskId), (events) =>
-    events.filter((e) => e.source === "workspace").map((e) => [e.seq, e.type, e.payload] as const))
+  Effect.map(timeline(ws, taskId), (events) =>
+    events.filter((e) => e.source === "workspace").map((e) => {
+      expectGatewayRecord(e)
+      return [e.type, e.payload] as const
+    }))
+
+/** The positions of the task's events now: the engine's events must come after all of them. */
+const positionsNow = (ws: WorkspaceClientService, taskId: string) =>
+  Effect.map(timeline(ws, taskId), (events) => events.map((e) => e.position))
 
 for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
   describe(`engine events: ${name}`, () => {
-    it.live("an approval writes step.completed with the decision and reason, at the next seq", () =>
+    it.live("an approval writes step.completed with the decision and reason, after what was there, as the gateway's record", () =>
       run((ws) =>
         Effect.gen(function*() {
+          const before = yield* positionsNow(ws, TASK_REVIEW)
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: { reason: "looks right" } })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
-            [4, "step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right", ...NOBODY }]
+            ["step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right", ...NOBODY }]
           ])
+          // Read after the three seeded events.
+          expect(before).toHaveLength(3)
+          expect((yield* positionsNow(ws, TASK_REVIEW)).slice(0, 3)).toEqual(before)
           // The last step: the task completes, and says so.
           yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
           expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toEqual([
-            [1, "step.completed", { stepId: "sign_off", decision: "approve", ...NOBODY }],
-            [2, "task.status_changed", { from: "IN_PROGRESS", to: "COMPLETED" }]
+            ["step.completed", { stepId: "sign_off", decision: "approve", ...NOBODY }],
+            ["task.status_changed", { from: "IN_PROGRESS", to: "COMPLETED" }]
           ])
         })))
 
@@ -77,9 +100,11 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
         Effect.gen(function*() {
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "reject", payload: { reason: "wrong totals" } })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
-            [4, "step.completed", { stepId: "review_expenses", decision: "reject", reason: "wrong totals", ...NOBODY }],
-            [5, "task.status_changed", { from: "IN_PROGRESS", to: "FAILED" }]
+            ["step.completed", { stepId: "review_expenses", decision: "reject", reason: "wrong totals", ...NOBODY }],
+            ["task.status_changed", { from: "IN_PROGRESS", to: "FAILED" }]
           ])
+          // After the three seeded events.
+          expect((yield* timeline(ws, TASK_REVIEW)).map((e) => e.type).slice(3)).toEqual(["step.completed", "task.status_changed"])
         })))
 
     it.live("a file submitted to a FILE_UPLOAD step: source.submitted with the document id, then step.completed", () =>
@@ -90,10 +115,12 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
             { taskId: TASK_UPLOAD, source: "receipts", filename: "r.pdf", contentType: "application/pdf", bytes: new Uint8Array([1, 2]) },
             Option.some({ taskId: TASK_UPLOAD, name: FILE_SUBMITTED_SIGNAL, payload: { source: "receipts" } })
           )
-          const events = yield* ws.listEvents(ACME, TASK_UPLOAD)
-          // The write's audit event first (in its transaction), then the engine's (on delivery).
-          expect(events.map((e: TaskEvent) => [e.seq, e.type, e.source, e.payload])).toEqual([
-            [1, "file.stored", "audit", {
+          const events = yield* timeline(ws, TASK_UPLOAD)
+          // The write's audit event first (in its transaction), then the engine's (on delivery):
+          // all three the gateway's records.
+          events.forEach(expectGatewayRecord)
+          expect(events.map((e: TaskEvent) => [e.type, e.source, e.payload])).toEqual([
+            ["file.stored", "audit", {
               documentId: doc.id,
               source: "receipts",
               fileName: "r.pdf",
@@ -102,8 +129,8 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
               signal: FILE_SUBMITTED_SIGNAL,
               ...NOBODY
             }],
-            [2, "source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
-            [3, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
+            ["source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
+            ["step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
           ])
         })))
 
@@ -117,9 +144,13 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           )
           yield* eventuallyCount(ws, TASK_UPLOAD, 2)
           expect(yield* engineEvents(ws, TASK_UPLOAD)).toEqual([
-            [2, "source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
-            [3, "step.completed", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
+            ["source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
+            ["step.completed", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
           ])
+          // After the write's own audit record (data.ingested).
+          const all = yield* timeline(ws, TASK_UPLOAD)
+          all.forEach(expectGatewayRecord)
+          expect(all.map((e) => e.type)).toEqual(["data.ingested", "source.submitted", "step.completed"])
         })))
 
     it.live("ignored signals write no engine event: no handler, a file signal on a table step; a row action writes its audit event only", () =>
@@ -134,7 +165,10 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([])
           const all = yield* eventuallyAll(ws, TASK_REVIEW, 4)
-          expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4])
+          // The seeded worker's events 1..3, then the row action's audit record (the gateway's: seq = position).
+          expect(all).toHaveLength(4)
+          expect(all.slice(0, 3).map((e) => [e.seq, e.origin])).toEqual([[1, "producer"], [2, "producer"], [3, "producer"]])
+          expectGatewayRecord(all[3]!)
           expect([all[3]!.type, all[3]!.source, all[3]!.payload]).toEqual(["row.rejected", "audit", {
             ledger: "expenses",
             rowId: "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86",
@@ -146,14 +180,30 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           }])
         })))
 
-    it.live("the engine takes the seq after the highest; a client then posting that seq differently gets a Conflict", () =>
+    // Before: the engine took the seq after the highest and a client posting that seq got a
+    // Conflict. Now the engine takes no producer's seq: the client's post of any seq is stored.
+    it.live("the engine takes no producer's seq: a client posting the seq after the highest (or any) is stored, read after the engine's", () =>
       run((ws) =>
         Effect.gen(function*() {
           yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 40, payload: {} })
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: {} })
-          expect((yield* engineEvents(ws, TASK_REVIEW)).map(([seq]) => seq)).toEqual([41])
-          const clash = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: {} }))
+          const [decision] = (yield* timeline(ws, TASK_REVIEW)).filter((e) => e.source === "workspace")
+          expectGatewayRecord(decision!)
+          const next = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: {} })
+          expect([next.seq, next.origin]).toEqual([41, "producer"])
+          // A late lower seq too, and the engine's own number (its position) taken by the producer.
+          const late = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 0, payload: { late: true } })
+          const same = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: decision!.seq, payload: { hers: true } })
+          // Read in the order written (positions), whatever the seqs.
+          const after = (yield* timeline(ws, TASK_REVIEW)).slice(3)
+          expect(after.map((e) => [e.seq, e.origin])).toEqual([
+            [40, "producer"], [decision!.seq, "gateway"], [41, "producer"], [0, "producer"], [decision!.seq, "producer"]
+          ])
+          expect(after.map((e) => e.position)).toEqual([after[0]!.position, decision!.position, next.position, late.position, same.position])
+          // Still: a different event at one of the producer's own taken seqs is a Conflict.
+          const clash = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: { other: 1 } }))
           expect(clash._tag).toBe("Conflict")
+          expect(clash.message).toBe(`seq 41 of source "worker" is already taken by a different event`)
         })))
 
     it.live("a table step's args carry the task's rows of its ledger, with the fields editable now", () =>
@@ -192,10 +242,10 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
 const eventuallyAll = (ws: WorkspaceClientService, taskId: string, n: number) =>
   Effect.gen(function*() {
     const until = Date.now() + 10_000
-    let events = yield* ws.listEvents(ACME, taskId)
+    let events = yield* timeline(ws, taskId)
     while (events.length < n && Date.now() < until) {
       yield* Effect.sleep("20 millis")
-      events = yield* ws.listEvents(ACME, taskId)
+      events = yield* timeline(ws, taskId)
     }
     return events
   })
@@ -222,7 +272,7 @@ describe("engine events: embedded store delivery", () => {
         expect((yield* ws.getTask(TASK_SIGN_OFF)).status).toBe("IN_PROGRESS")
         yield* sql.unsafe(`DROP TRIGGER no_engine_events`)
         yield* store.deliverPending({ force: true })
-        expect((yield* engineEvents(ws, TASK_SIGN_OFF)).map(([, type]) => type)).toEqual(["step.completed", "task.status_changed"])
+        expect((yield* engineEvents(ws, TASK_SIGN_OFF)).map(([type]) => type)).toEqual(["step.completed", "task.status_changed"])
         expect((yield* ws.getTask(TASK_SIGN_OFF)).status).toBe("COMPLETED")
         yield* store.deliverPending({ force: true })
         expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toHaveLength(2)

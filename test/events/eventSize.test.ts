@@ -37,6 +37,7 @@ afterAll(async () => {
 describe("an event's payload is capped at 1 MiB of UTF-8 JSON", () => {
   it("POST /v1/tasks/:taskId/events: over the cap is a 400 naming payload; at the cap it is stored", async () => {
     const events = `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`
+    let lastStored = ""
     for (const [seq, unit] of [[1001, "x"], [1002, "é"], [1003, "€"], [1004, "😀"]] as const) {
       const over = await http("POST", events, { type: "note", source: "worker", seq, payload: payloadOf(CAP + 1, unit) })
       expect(over.status, `unit ${unit}`).toBe(400)
@@ -45,11 +46,13 @@ describe("an event's payload is capped at 1 MiB of UTF-8 JSON", () => {
       expect(over.body.message).toContain(String(CAP))
       const at = await http("POST", events, { type: "note", source: "worker", seq, payload: payloadOf(CAP, unit) })
       expect(at.status, `unit ${unit}`).toBe(200)
+      lastStored = at.body.event.position
     }
     // A 25 MiB event, the case that pinned memory, never reaches the timeline.
     const huge = await http("POST", events, { type: "note", source: "worker", seq: 1005, payload: payloadOf(25 * CAP) })
     expect(huge.status).toBe(400)
-    const page = await http("GET", `${events}?afterSeq=1004`)
+    const page = await http("GET", `${events}?after=${lastStored}`)
+    expect(page.status).toBe(200)
     expect(page.body.events.filter((e: any) => e.source === "worker")).toEqual([])
   })
 

@@ -13,7 +13,7 @@ import { http, type RunningService, startService } from "../support/process.js"
 import { openSse } from "./sse.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
-/** At review_expenses (TABLE_REVIEW), then sign_off; event seq 1 seeded. */
+/** At review_expenses (TABLE_REVIEW), then sign_off; a worker's event seq 1 seeded. */
 const TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 
 const dirs: Array<string> = []
@@ -46,7 +46,10 @@ describe("event stream on the real process", () => {
     const dir = tempDir()
     const gateway = await start(dir, { SVC_EVENTS_POLL_MS: "300" })
     const other = await start(dir)
-    const sse = await openSse(`${gateway.url}/v1/tasks/${TASK}/events/stream`, { "last-event-id": "1" })
+    // Resume after the seeded event: its position, as an EventSource would send it.
+    const seeded = await http("GET", `${gateway.url}/v1/tasks/${TASK}/events`)
+    expect(seeded.body.events.map((e: { seq: number }) => e.seq)).toEqual([1])
+    const sse = await openSse(`${gateway.url}/v1/tasks/${TASK}/events/stream`, { "last-event-id": seeded.body.events[0].position })
     try {
       expect(sse.status).toBe(200)
 
@@ -57,8 +60,9 @@ describe("event stream on the real process", () => {
       const step = await sse.nextEvent(1000)
       const engineLatency = performance.now() - approvedAt
       expect(engineLatency).toBeLessThan(1000)
-      expect(step.id).toBe("2")
-      expect(JSON.parse(step.data!)).toMatchObject({ type: "step.completed", source: "workspace", payload: { decision: "approve" } })
+      const stepEvent = JSON.parse(step.data!)
+      expect(stepEvent).toMatchObject({ type: "step.completed", source: "workspace", origin: "gateway", payload: { decision: "approve" } })
+      expect(step.id).toBe(stepEvent.position)
 
       // Written by another process on the same database: no bell here, the task's poll finds it.
       const postedAt = performance.now()
@@ -66,7 +70,8 @@ describe("event stream on the real process", () => {
       expect(posted.status).toBe(200)
       const polled = await sse.nextEvent(2000)
       const pollLatency = performance.now() - postedAt
-      expect(polled.id).toBe("10")
+      expect(polled.id).toBe(posted.body.event.position)
+      expect(JSON.parse(polled.data!)).toMatchObject({ seq: 10, source: "worker", origin: "producer" })
       expect(pollLatency).toBeLessThan(1000)
       console.log(`engine event ${engineLatency.toFixed(0)} ms after the approval; other process's event ${pollLatency.toFixed(0)} ms (poll 300 ms)`)
 

@@ -3,7 +3,9 @@
  * seq a client may post is the `maximum` the OpenAPI document publishes for TaskEventDto.seq;
  * a task whose timeline holds that seq still moves (upload, two approvals, COMPLETED) with the
  * engine's events after it. Before the cap (maximum 2^53-1) the engine's next seq could not be
- * represented: every delivery collided, the task stayed at its first step for good.
+ * represented: every delivery collided, the task stayed at its first step for good. Since the
+ * timeline has positions the gateway's events take no producer seq at all (they read with seq =
+ * their position), so no seq a client posts, at any moment, can refuse or stall a decision.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -78,8 +80,8 @@ describe("a client-chosen seq cannot stop a task (built process)", () => {
     while ((await status(gw.url)) !== "COMPLETED" && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
     expect(await status(gw.url)).toBe("COMPLETED")
 
-    // The engine's events follow the cap, one seq each, in order.
-    const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; type: string }>
+    // The engine's events follow the cap, in order, as the gateway's records.
+    const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; type: string; position: string; origin: string }>
     const engine = timeline.filter((e) => e.source === "workspace")
     expect(engine.map((e) => e.type)).toEqual([
       "source.submitted",
@@ -88,40 +90,61 @@ describe("a client-chosen seq cannot stop a task (built process)", () => {
       "step.completed",
       "task.status_changed"
     ])
-    // After the cap: the upload's audit event (file.stored) first, then the engine's, one seq each.
-    const afterCap = timeline.filter((e) => e.seq > cap)
-    expect(afterCap.map((e) => e.seq)).toEqual(afterCap.map((_, i) => cap + 1 + i))
+    // After the cap's event (in the timeline's order): the upload's audit event (file.stored) first,
+    // then the engine's; none takes a producer seq (before: cap + 1, cap + 2, ...): seq = position.
+    const capAt = timeline.findIndex((e) => e.source === "worker" && e.seq === cap)
+    expect(capAt).toBeGreaterThanOrEqual(0)
+    const afterCap = timeline.slice(capAt + 1)
     expect(afterCap[0]).toMatchObject({ source: "audit", type: "file.stored" })
-    expect(engine.every((e) => e.seq > cap)).toBe(true)
+    expect(afterCap.filter((e) => e.source === "workspace")).toEqual(engine)
+    for (const e of afterCap) expect([e.origin, e.seq]).toEqual(["gateway", Number(e.position)])
     // Below the cap the timeline still takes a client's events.
     const below = await http("POST", events, note(7))
     expect(below.status).toBe(200)
     expect(gw.output()).not.toMatch(/UNIQUE constraint failed/)
   }, 60_000)
 
-  it("a client posting the seq the engine takes next, concurrently with decisions, never stalls delivery", async () => {
+  // Before: the engine took max+1, so a client racing to post that seq either won it or got a
+  // 409. Now the engine takes no producer seq: every racer is stored, and the decision applies.
+  it("a client posting any seq (those the old engine took next included), concurrently with decisions, is never refused and never stalls delivery", async () => {
     const gw = await start()
     const events = `${gw.url}/v1/tasks/${OTHER_TASK}/events`
-    // The engine takes max+1: a client racing to post exactly that seq either wins it (the
-    // engine then takes the one after) or gets a 409; the decision applies either way.
+    const before = (await http("GET", events)).body.events as Array<{ seq: number; position: string }>
+    expect(before.map((e) => e.seq)).toEqual([1, 2, 3])
+    // max+1.. (what the old engine took), and the numbers just past the last position (what the
+    // engine's records read as their seq now).
+    const last = Math.max(...before.map((e) => Number(e.position)))
+    const raced = [4, 5, 6, last + 1, last + 2, last + 3]
     const approve = http("POST", `${gw.url}/v1/tasks/${OTHER_TASK}/action`, { type: "approved" })
-    const racers = await Promise.all([4, 5, 6].map((seq) => http("POST", events, note(seq))))
+    const racers = await Promise.all(raced.map((seq) => http("POST", events, note(seq))))
     expect((await approve).status).toBe(200)
-    for (const r of racers) expect([200, 409]).toContain(r.status)
+    for (const r of racers) expect(r.status).toBe(200)
     const until = Date.now() + 5000
     let step: string | undefined
     while ((step = (await http("GET", `${gw.url}/v1/tasks/${OTHER_TASK}/ui`)).body.step?.id) !== "sign_off" && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 50))
     }
     expect(step).toBe("sign_off")
-    const seqs = ((await http("GET", events)).body.events as Array<{ seq: number }>).map((e) => e.seq)
-    expect(new Set(seqs).size).toBe(seqs.length)
-    // A client posting a seq the engine took gets the ordinary 409.
-    const engineSeq = ((await http("GET", events)).body.events as Array<{ seq: number; source: string }>)
-      .find((e) => e.source === "workspace")!.seq
-    const clash = await http("POST", events, note(engineSeq))
+    const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; origin: string; position: string }>
+    // Every event once; each racer's event stored as the producer's, at its seq.
+    expect(new Set(timeline.map((e) => e.position)).size).toBe(timeline.length)
+    expect(timeline.filter((e) => e.source === "worker").map((e) => e.seq).sort((a, b) => a - b)).toEqual([1, 2, 3, ...raced])
+    const engine = timeline.filter((e) => e.source === "workspace")
+    expect(engine.length).toBeGreaterThan(0)
+    for (const e of engine) expect([e.origin, e.seq]).toEqual(["gateway", Number(e.position)])
+    // The engine's number is not the producer's: posting it is stored, not a 409.
+    const engineSeq = engine[0]!.seq
+    const taken = await http("POST", events, note(engineSeq))
+    expect(taken.status).toBe(200)
+    expect(taken.body.event).toMatchObject({ seq: engineSeq, source: "worker", origin: "producer" })
+    expect(taken.body.event.position).not.toBe(engine[0]!.position)
+    // Within the producer's own seqs: the same event again answers the stored one, a different one is a 409.
+    const again = await http("POST", events, note(engineSeq))
+    expect(again.status).toBe(200)
+    expect(again.body.event).toEqual(taken.body.event)
+    const clash = await http("POST", events, { ...note(engineSeq), payload: { other: true } })
     expect(clash.status).toBe(409)
-    expect(clash.body.message).toContain(`seq ${engineSeq}`)
+    expect(clash.body.message).toBe(`seq ${engineSeq} of source "worker" is already taken by a different event`)
     expect(gw.output()).not.toMatch(/delivery attempt \d+ failed/)
   }, 60_000)
 })

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { EVENT_SIZE_OVERHEAD, eventSize, eventsWithinBytes } from "../../src/api/eventPaging.js"
+import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
@@ -46,25 +47,34 @@ describe("eventsWithinBytes", () => {
 
 for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
   describe(`listEvents maxBytes: ${name}`, () => {
-    it.live("cuts where eventsWithinBytes says, after afterSeq and within limit", () =>
+    it.live("cuts where eventsWithinBytes says, after a position and within limit, and says whether more follows", () =>
       run((ws) =>
         Effect.gen(function*() {
           const lengths = [100, 5000, 200, 300, 9000, 10, 10, 10]
-          const events = []
+          const events: Array<TaskEvent> = []
           for (const [i, n] of lengths.entries()) {
             events.push(yield* ws.appendEvent(ACME, TASK, { type: "note", source: "worker", seq: i + 1, payload: { t: "y".repeat(n) } }))
           }
           const sizes = events.map(eventSize)
           expect(sizes[0]).toBeGreaterThan(EVENT_SIZE_OVERHEAD)
-          const seqs = (page: { afterSeq?: number; limit?: number; maxBytes?: number }) =>
-            Effect.map(ws.listEvents(ACME, TASK, page), (es) => es.map((e) => e.seq))
+          /** The position of the event of this seq. */
+          const at = (seq: number) => events[seq - 1]!.position
+          const seqs = (page: { after?: string; limit?: number; maxBytes?: number }) =>
+            Effect.map(ws.listEvents(ACME, TASK, page), (p) => p.events.map((e) => e.seq))
+          const page = (p: { after?: string; limit?: number; maxBytes?: number }) =>
+            Effect.map(ws.listEvents(ACME, TASK, p), ({ events, ...rest }) => ({ seqs: events.map((e) => e.seq), ...rest }))
           for (const budget of [1, 500, 5400, 6000, 20_000]) {
-            expect(yield* seqs({ maxBytes: budget })).toEqual(events.slice(0, eventsWithinBytes(sizes, budget)).map((e) => e.seq))
+            const n = eventsWithinBytes(sizes, budget)
+            expect(yield* page({ maxBytes: budget })).toEqual({
+              seqs: events.slice(0, n).map((e) => e.seq),
+              ...(n < events.length ? { hasMore: true, nextAfter: events[n - 1]!.position } : {})
+            })
           }
-          expect(yield* seqs({ afterSeq: 2, maxBytes: 600 })).toEqual([3, 4])
-          expect(yield* seqs({ afterSeq: 4, maxBytes: 1 })).toEqual([5])
-          expect(yield* seqs({ afterSeq: 5, limit: 2, maxBytes: 100_000 })).toEqual([6, 7])
-          expect(yield* seqs({ afterSeq: 8, maxBytes: 1 })).toEqual([])
+          expect(yield* page({ after: at(2), maxBytes: 600 })).toEqual({ seqs: [3, 4], hasMore: true, nextAfter: at(4) })
+          expect(yield* seqs({ after: at(4), maxBytes: 1 })).toEqual([5])
+          expect(yield* page({ after: at(5), limit: 2, maxBytes: 100_000 })).toEqual({ seqs: [6, 7], hasMore: true, nextAfter: at(7) })
+          expect(yield* page({ after: at(5), limit: 3, maxBytes: 100_000 })).toEqual({ seqs: [6, 7, 8] })
+          expect(yield* page({ after: at(8), maxBytes: 1 })).toEqual({ seqs: [] })
         })))
   })
 }

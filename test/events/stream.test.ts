@@ -33,35 +33,44 @@ const streamUrl = (base: string, taskId = EXPENSE_TASK, query = "") => `${base}/
 const post = (seq: number, payload: Record<string, unknown> = { n: seq }) =>
   raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "test", seq, payload })
 
+/** The task's events as GET /events lists them. */
+const listed = Effect.map(raw("GET", `/v1/tasks/${EXPENSE_TASK}/events`), (res) =>
+  res.body.events as Array<{ seq: number; position: string; origin: string }>)
+
+/** The position of the task's event of this seq (the seqs are distinct here). */
+const positionOf = (seq: number) => Effect.map(listed, (events) => events.find((e) => e.seq === seq)!.position)
+
 describe("GET /v1/tasks/:taskId/events/stream", () => {
-  it.live("SSE framing: one message per event, id = seq, data = the event exactly as GET /events has it", () =>
+  it.live("SSE framing: one message per event, id = its position, data = the event exactly as GET /events has it", () =>
     withStreams({}, (base) =>
       Effect.gen(function*() {
         yield* post(2, { text: "two\nlines", nested: { a: [1, 2] } })
-        const listed = (yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events`)).body.events as Array<{ seq: number }>
-        expect(listed.map((e) => e.seq)).toEqual([1, 2])
+        const events = yield* listed
+        expect(events.map((e) => e.seq)).toEqual([1, 2])
         const sse = yield* Effect.promise(() => openSse(streamUrl(base)))
         try {
           expect(sse.status).toBe(200)
           expect(sse.headers.get("content-type")).toBe("text/event-stream")
           expect(sse.headers.get("cache-control")).toBe("no-store")
-          for (const event of listed) {
+          for (const event of events) {
             const frame = yield* Effect.promise(() => sse.nextEvent())
-            expect(frame.id).toBe(String(event.seq))
+            expect(frame.id).toBe(event.position)
             expect(frame.event).toBeUndefined() // the default "message": EventSource.onmessage gets it
             expect(frame.data).toBe(JSON.stringify(event))
           }
           // Each message is exactly `id:` and `data:` lines ended by a blank line.
-          expect(sse.received()).toContain(`id: 2\ndata: ${JSON.stringify(listed[1])}\n\n`)
+          expect(sse.received()).toContain(`id: ${events[1]!.position}\ndata: ${JSON.stringify(events[1])}\n\n`)
         } finally {
           sse.close()
         }
       })))
 
-  it.live("resumes after Last-Event-ID (or ?afterSeq=); the header wins over the query", () =>
+  it.live("resumes after Last-Event-ID (or ?after=), a position; the header wins over the query", () =>
     withStreams({}, (base) =>
       Effect.gen(function*() {
         for (const seq of [2, 3, 4]) expect((yield* post(seq)).status).toBe(200)
+        const at = new Map((yield* listed).map((e) => [e.seq, e.position]))
+        expect([...at.keys()]).toEqual([1, 2, 3, 4])
         const ids = (query: string, headers: Record<string, string> = {}) =>
           Effect.promise(async () => {
             const sse = await openSse(streamUrl(base, EXPENSE_TASK, query), headers)
@@ -71,13 +80,20 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
               sse.close()
             }
           })
-        expect(yield* ids("")).toBe("1")
-        expect(yield* ids("", { "last-event-id": "2" })).toBe("3")
-        expect(yield* ids("?afterSeq=3")).toBe("4")
-        expect(yield* ids("?afterSeq=1", { "last-event-id": "3" })).toBe("4")
+        expect(yield* ids("")).toBe(at.get(1))
+        expect(yield* ids("", { "last-event-id": at.get(2)! })).toBe(at.get(3))
+        expect(yield* ids(`?after=${at.get(3)}`)).toBe(at.get(4))
+        expect(yield* ids(`?after=${at.get(1)}`, { "last-event-id": at.get(3)! })).toBe(at.get(4))
         const bad = yield* Effect.promise(() => openSse(streamUrl(base), { "last-event-id": "abc" }))
         expect(bad.status).toBe(400)
         expect(JSON.parse(yield* Effect.promise(() => bad.text())).message).toContain("last-event-id")
+        const badQuery = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?after=1-2-3")))
+        expect(badQuery.status).toBe(400)
+        expect(JSON.parse(yield* Effect.promise(() => badQuery.text())).message).toContain("after")
+        // The old cursor is not taken for the new one: an unknown parameter.
+        const oldCursor = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        expect(oldCursor.status).toBe(400)
+        expect(JSON.parse(yield* Effect.promise(() => oldCursor.text())).message).toContain("afterSeq")
       })))
 
   it.live("an event posted through the API reaches an open stream within a second", () =>
@@ -85,12 +101,15 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
       Effect.gen(function*() {
         const sse = yield* Effect.promise(() => openSse(streamUrl(base)))
         try {
-          expect((yield* Effect.promise(() => sse.nextEvent())).id).toBe("1")
+          const first = yield* positionOf(1)
+          expect((yield* Effect.promise(() => sse.nextEvent())).id).toBe(first)
           for (const seq of [7, 8]) {
             const started = performance.now()
-            expect((yield* post(seq)).status).toBe(200)
+            const posted = yield* post(seq)
+            expect(posted.status).toBe(200)
             const frame = yield* Effect.promise(() => sse.nextEvent(1000))
-            expect(frame.id).toBe(String(seq))
+            expect(frame.id).toBe(posted.body.event.position)
+            expect(JSON.parse(frame.data!)).toMatchObject({ seq, origin: "producer" })
             // The poll is a minute away: only the bell can have woken the stream.
             expect(performance.now() - started).toBeLessThan(1000)
           }
@@ -102,20 +121,25 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
   it.live("events the engine writes (an approval) reach an open stream within a second", () =>
     withStreams({ SVC_EVENTS_POLL_MS: "60000" }, (base) =>
       Effect.gen(function*() {
-        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        const first = yield* positionOf(1)
+        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, `?after=${first}`)))
         try {
           const started = performance.now()
           const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved", comments: "fine" })
           expect(res.status).toBe(200)
           const frame = yield* Effect.promise(() => sse.nextEvent(1000))
           expect(performance.now() - started).toBeLessThan(1000)
-          expect(JSON.parse(frame.data!)).toMatchObject({
+          const event = JSON.parse(frame.data!)
+          expect(event).toMatchObject({
             taskId: EXPENSE_TASK,
             type: "step.completed",
             source: "workspace",
-            seq: 2,
+            origin: "gateway",
             payload: { stepId: "review_expenses", decision: "approve", reason: "fine" }
           })
+          // The gateway's record takes no producer seq: it reads with seq = its position.
+          expect(frame.id).toBe(event.position)
+          expect(event.seq).toBe(Number(event.position))
         } finally {
           sse.close()
         }
@@ -139,7 +163,8 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
   it.live("a keep-alive comment comes when nothing else does", () =>
     withStreams({ SVC_EVENTS_KEEPALIVE_MS: "100" }, (base) =>
       Effect.gen(function*() {
-        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        const first = yield* positionOf(1)
+        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, `?after=${first}`)))
         try {
           // First the reconnection delay, sent at once; then, with nothing to send, a comment.
           expect(yield* Effect.promise(() => sse.next(500))).toEqual({ retry: "1000" })
@@ -217,7 +242,8 @@ describe("GET /v1/tasks/:taskId/events/stream", () => {
     return Effect.provide(
       Effect.gen(function*() {
         const base = yield* baseUrl
-        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, "?afterSeq=1")))
+        const first = yield* positionOf(1)
+        const sse = yield* Effect.promise(() => openSse(streamUrl(base, EXPENSE_TASK, `?after=${first}`)))
         try {
           const started = performance.now()
           expect((yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })).status).toBe(200)

@@ -472,22 +472,48 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
     })
 
     describe("events", () => {
-      test("events are listed by seq ascending; append returns the persisted record", Effect.gen(function*() {
+      test("events are listed in the store's order, each producer's by seq; append returns the persisted record", Effect.gen(function*() {
         const ws = yield* WorkspaceClient
-        const seeded = yield* ws.listEvents(ID.tenantA, ID.taskReview)
+        const events = (tenantId: string, taskId: string) => Effect.map(ws.listEvents(tenantId, taskId), (p) => p.events)
+        const seeded = yield* events(ID.tenantA, ID.taskReview)
         expect(seeded.map((e) => e.seq)).toEqual([1, 2])
         expect(seeded[0]).toMatchObject({
           taskId: ID.taskReview, type: "reasoning.delta", source: "worker", sourceLabel: "Matcher", seq: 1,
-          payload: { text: "Looking at the statement" }, groupKey: "g1"
+          payload: { text: "Looking at the statement" }, groupKey: "g1", origin: "producer"
         })
         const event = yield* ws.appendEvent(ID.tenantA, ID.taskReview, {
           type: "source.submitted", source: "worker", seq: 5, payload: { n: 1 }
         })
-        expect(event).toMatchObject({ taskId: ID.taskReview, type: "source.submitted", source: "worker", seq: 5, payload: { n: 1 } })
+        expect(event).toMatchObject({ taskId: ID.taskReview, type: "source.submitted", source: "worker", seq: 5, payload: { n: 1 }, origin: "producer" })
         expect(Number.isNaN(Date.parse(event.createdAt))).toBe(false)
+        // A late lower seq is stored, and read where it was stored: after what a reader had.
         yield* ws.appendEvent(ID.tenantA, ID.taskReview, { type: "step.completed", source: "worker", seq: 3, payload: {} })
-        expect((yield* ws.listEvents(ID.tenantA, ID.taskReview)).map((e) => e.seq)).toEqual([1, 2, 3, 5])
-        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toEqual([])
+        const all = yield* events(ID.tenantA, ID.taskReview)
+        expect(all.map((e) => e.seq)).toEqual([1, 2, 5, 3])
+        expect(new Set(all.map((e) => e.position)).size).toBe(4)
+        // Paging by position: every event once, the answer says where to go on.
+        const first = yield* ws.listEvents(ID.tenantA, ID.taskReview, { limit: 3 })
+        expect(first).toMatchObject({ hasMore: true, nextAfter: all[2]!.position })
+        const rest = yield* ws.listEvents(ID.tenantA, ID.taskReview, { after: first.nextAfter, limit: 3 })
+        expect(rest.events.map((e) => e.seq)).toEqual([3])
+        expect(rest.hasMore).toBeUndefined()
+        expect(yield* events(ID.tenantA, ID.taskUpload)).toEqual([])
+      }))
+
+      test("a producer's seqs are its own: another source, and the gateway's records, never take them", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const a = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, { type: "x", source: "worker", seq: 1, payload: {} })
+        const b = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, { type: "x", source: "scanner", seq: 1, payload: {} })
+        const r = yield* ws.recordEvent(ID.tenantA, ID.taskUpload, { origin: "gateway", type: "agent.action", source: "agent:x", payload: {} })
+        const c = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, { type: "x", source: "worker", seq: 2, payload: {} })
+        expect([a.origin, b.origin, r.origin, c.origin]).toEqual(["producer", "producer", "gateway", "producer"])
+        expect(String(r.seq)).toBe(r.position.split("-").pop())
+        const page = yield* ws.listEvents(ID.tenantA, ID.taskUpload)
+        expect(page.events.map((e) => e.position)).toEqual([a.position, b.position, r.position, c.position])
+        // An agent's own events without a seq take the next of its source.
+        const n0 = yield* ws.recordEvent(ID.tenantA, ID.taskUpload, { origin: "agent", type: "x", source: "agent:y", payload: {} })
+        const n1 = yield* ws.recordEvent(ID.tenantA, ID.taskUpload, { origin: "agent", type: "x", source: "agent:y", payload: {} })
+        expect([n0.seq, n1.seq, n0.origin]).toEqual([0, 1, "agent"])
       }))
 
       test("an identical re-post is idempotent; a different body for a taken seq is a Conflict", Effect.gen(function*() {
@@ -496,10 +522,10 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const first = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, dto)
         const again = yield* ws.appendEvent(ID.tenantA, ID.taskUpload, dto)
         expect(again).toEqual(first)
-        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toHaveLength(1)
+        expect((yield* ws.listEvents(ID.tenantA, ID.taskUpload)).events).toHaveLength(1)
         expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.taskUpload, { ...dto, payload: { text: "b" } }))).toBe("Conflict")
         expect(yield* tagOf(ws.appendEvent(ID.tenantA, ID.taskReview, { ...dto, seq: 1 }))).toBe("Conflict")
-        expect(yield* ws.listEvents(ID.tenantA, ID.taskUpload)).toEqual([first])
+        expect((yield* ws.listEvents(ID.tenantA, ID.taskUpload)).events).toEqual([first])
       }))
 
       test("events are scoped to the tenant", Effect.gen(function*() {
@@ -514,8 +540,8 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const ws = yield* WorkspaceClient
         const child = `${ID.taskReview}:review:child`
         yield* ws.appendEvent(ID.tenantA, child, { type: "x", source: "worker", seq: 1, payload: { child: true } })
-        expect((yield* ws.listEvents(ID.tenantA, child)).map((e) => [e.taskId, e.seq])).toEqual([[child, 1]])
-        expect((yield* ws.listEvents(ID.tenantA, ID.taskReview)).map((e) => e.seq)).toEqual([1, 2])
+        expect((yield* ws.listEvents(ID.tenantA, child)).events.map((e) => [e.taskId, e.seq])).toEqual([[child, 1]])
+        expect((yield* ws.listEvents(ID.tenantA, ID.taskReview)).events.map((e) => e.seq)).toEqual([1, 2])
       }))
     })
 

@@ -3,27 +3,39 @@ import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { EVENT_PAGE_MAX } from "../../api/eventPaging.js"
+import { EVENT_PAGE_MAX, POSITION_PATTERN } from "../../api/eventPaging.js"
 import type { TaskEvent } from "../../api/resources.js"
 import { isTerminalStatus } from "../../client/status.js"
 import { booleanFlag, floatFlag, gatewayCommand, group, integerFlag, line, table, taskIdArg, usage, write } from "../common.js"
 import { indexOf, makeTimelineRenderer, payloadCell, terminalSafe } from "../events.js"
 
-/** The page's query parameters, without the unset ones (a negative seq asks for everything). */
-const pageParams = (afterSeq: number | undefined, limit: number | undefined) => ({
-  ...(afterSeq !== undefined && afterSeq >= 0 ? { afterSeq } : {}),
+/** The page's query parameters, without the unset ones. */
+const pageParams = (after: string | undefined, limit: number | undefined) => ({
+  ...(after !== undefined ? { after } : {}),
   ...(limit !== undefined ? { limit } : {})
 })
 
-const list = gatewayCommand("list", "List a task's events in seq order", {
+/** An event's position, as `--after` takes it (the POSITION column, or a `(more: ...)` line). */
+const positionFlag = (description: string) =>
+  Flag.String("after").pipe(
+    Flag.filterMap(
+      (s) => POSITION_PATTERN.test(s) ? Option.some(s) : Option.none(),
+      (s) => `--after '${s.slice(0, 64)}' is not an event's position (digits, or digits-digits)`
+    ),
+    Flag.withDescription(description),
+    Flag.optional
+  )
+
+const list = gatewayCommand("list", "List a task's events in timeline order", {
   taskId: taskIdArg,
-  after: integerFlag("after").pipe(Flag.optional, Flag.withDescription("Only events with seq > this")),
+  after: positionFlag("Only the events after this position"),
   limit: integerFlag("limit").pipe(Flag.optional, Flag.withDescription(`At most this many events (1..${EVENT_PAGE_MAX})`))
 }, ({ after, limit, taskId }, ctx) =>
   Effect.flatMap(ctx.gateway.events.listEvents({ path: { taskId }, urlParams: pageParams(Option.getOrUndefined(after), Option.getOrUndefined(limit)) }), (result) =>
-    ctx.output(result, ({ events, nextAfterSeq }) => {
+    ctx.output(result, ({ events, nextAfter }) => {
       const index = indexOf(events)
       return table([
+        ["POSITION", (e) => e.position],
         ["SEQ", (e) => String(e.seq)],
         ["CREATED", (e) => e.createdAt],
         ["TYPE", (e) => terminalSafe(e.type)],
@@ -33,13 +45,13 @@ const list = gatewayCommand("list", "List a task's events in seq order", {
         ["PAYLOAD", (e) => payloadCell(e, index)]
       ], events).pipe(
         // The answer stopped at its byte budget or the limit: say how to read on.
-        Effect.andThen(nextAfterSeq === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfterSeq})`))
+        Effect.andThen(nextAfter === undefined ? Effect.void : line(`(more: svc events list ${taskId} --after ${nextAfter})`))
       )
     })))
 
 const follow = gatewayCommand(
   "follow",
-  "Poll a task's events and print new ones in seq order; reasoning.delta events of one groupKey grow one line",
+  "Poll a task's events and print new ones in timeline order; reasoning.delta events of one groupKey grow one line",
   {
     taskId: taskIdArg,
     interval: floatFlag("interval").pipe(Flag.withDefault(1), Flag.withDescription("Seconds between polls (default 1)")),
@@ -47,28 +59,27 @@ const follow = gatewayCommand(
     untilDone: booleanFlag("until-done").pipe(
       Flag.withDescription("Stop once the task is COMPLETED or FAILED (and its last events are printed)")
     ),
-    after: integerFlag("after").pipe(Flag.optional, Flag.withDescription("Skip events with seq <= this"))
+    after: positionFlag("Start after this position")
   },
   ({ after, interval, taskId, timeout, untilDone }, ctx) =>
     Effect.gen(function*() {
       if (interval <= 0) return yield* usage("--interval must be a positive number of seconds")
       if (Option.isSome(timeout) && timeout.value <= 0) return yield* usage("--timeout must be a positive number of seconds")
       const renderer = makeTimelineRenderer()
-      // Only what is new: each poll asks for the events after the last seq printed, page by page.
+      // Only what is new: each poll asks for the events after the last position printed, page by page.
       let cursor = Option.getOrUndefined(after)
       const readNew = Effect.gen(function*() {
         const fresh: Array<TaskEvent> = []
         for (;;) {
-          const { events, nextAfterSeq } = yield* ctx.gateway.events.listEvents({
+          const { events, nextAfter } = yield* ctx.gateway.events.listEvents({
             path: { taskId },
             urlParams: pageParams(cursor, EVENT_PAGE_MAX)
           })
-          const page = cursor === undefined ? events : events.filter((e) => e.seq > cursor!)
-          fresh.push(...page)
-          if (page.length > 0) cursor = page[page.length - 1]!.seq
+          fresh.push(...events)
+          if (events.length > 0) cursor = events[events.length - 1]!.position
           // The answer stops at its byte budget or the limit and says where to read on.
-          if (nextAfterSeq === undefined) return fresh
-          cursor = Math.max(cursor ?? -1, nextAfterSeq)
+          if (nextAfter === undefined) return fresh
+          cursor = nextAfter
         }
       })
       const poll = Effect.gen(function*() {

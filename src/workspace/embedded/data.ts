@@ -19,7 +19,7 @@ import type { Transactions } from "./transaction.js"
 const INSERT_GROUP = 250
 
 export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ingestData"> => {
-  const { sql, outbox, taskOf, lockTask, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
+  const { sql, outbox, taskOf, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
   return {
     ingestData: (tenantId, batch, signal) =>
       Effect.flatMap(attributionNow, (who) =>
@@ -47,7 +47,6 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
             // Never empty (start < ids.length); the guard tells the insert helper so.
             if (Arr.isArrayNonEmpty(group)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
           }
-          yield* lockTask(task.id)
           yield* appendToTimeline(sql, tenantId, task.id, [
             audit.dataIngested(batch.taskId, batch.kind ?? null, ids, Option.isSome(signal) ? signal.value.name : null, who)
           ], createdAt)

@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { timeSlice } from "../../lib/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
+import { positionOf } from "../../api/eventPaging.js"
 import { Runbook, type Workspace } from "../../upstream/model.js"
 
 export const nowIso = () => new Date().toISOString()
@@ -126,7 +127,7 @@ export const retryBusy = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<
   BusyTimeout.use((boundMs) => retryBusyFor(boundMs)(self))
 
 /** What a client hears when the store stays busy past the bound (503, with Retry-After). */
-export const BUSY_MESSAGE = "The workspace store is busy (another process holds its write lock); retry shortly"
+export const BUSY_MESSAGE = "The workspace store is busy (concurrent writes held what this one needs past the bound); retry shortly"
 
 /**
  * The boundary of every store operation: busy retries up to `boundMs`, then SQL failures become
@@ -224,8 +225,12 @@ export const documentOfRow = (r: DocumentRow): Workspace.Document => ({
 })
 
 export interface EventRow {
+  readonly tx: number | string
+  readonly position: number | string
   readonly task_id: string
-  readonly seq: number
+  /** NULL for the gateway's own events: read as their position. */
+  readonly seq: number | string | null
+  readonly origin: string
   readonly type: string
   readonly source: string
   readonly source_label: string | null
@@ -234,15 +239,27 @@ export interface EventRow {
   readonly created_at: string
 }
 
+/**
+ * The columns an event is read from (PostgreSQL's `rowid` stays in the store). `tx` as text: the
+ * PostgreSQL driver reads results in binary and has no codec for xid8 (its 8 bytes were decoded
+ * as UTF-8 text: garbage, or a failed row). A query ordering by it names the table's column
+ * (`ORDER BY events.tx`): a bare `tx` would sort by this text ("1000" before "999").
+ */
+export const EVENT_COLUMNS = "CAST(tx AS TEXT) AS tx, position, task_id, seq, origin, type, source, source_label, payload, group_key, created_at"
+
+const origins = new Set<string>(["gateway", "agent", "producer"])
+
 export const eventOfRow = (r: EventRow): TaskEvent => ({
   taskId: r.task_id,
   type: r.type,
   source: r.source,
   ...optional("sourceLabel", r.source_label),
-  seq: Number(r.seq),
+  seq: Number(r.seq ?? r.position),
   payload: fromJson<Record<string, unknown>>(r.payload),
   ...optional("groupKey", r.group_key),
-  createdAt: r.created_at
+  createdAt: r.created_at,
+  position: positionOf(r.tx, r.position),
+  origin: origins.has(r.origin) ? r.origin as TaskEvent["origin"] : "producer"
 })
 
 export interface GlRow {

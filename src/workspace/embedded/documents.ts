@@ -15,7 +15,7 @@ import { type Transactions, notFound } from "./transaction.js"
 
 export const makeDocumentRecords = (tx: Transactions) =>
   Effect.gen(function*() {
-    const { sql, outbox, guard, taskOf, lockTask, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
+    const { sql, outbox, guard, taskOf, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
     /** The bytes, one chunk per query: a download holds at most one chunk in memory. */
     const chunkReader = yield* Effect.serviceOption(ChunkReader)
     const chunksOf = (documentId: string) =>
@@ -64,7 +64,6 @@ export const makeDocumentRecords = (tx: Transactions) =>
             yield* sql`INSERT INTO documents ${sql.insert({ ...row })}`
             yield* insertChunks(sql, row.id, doc.bytes)
             const stored = documentOfRow(row)
-            yield* lockTask(task.id)
             yield* appendToTimeline(sql, tenantId, task.id, [
               audit.fileStored(stored, Option.isSome(signal) ? signal.value.name : null, who)
             ], row.uploaded_at)

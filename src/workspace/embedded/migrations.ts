@@ -256,6 +256,9 @@ const decisionLinks = statements(
     secret TEXT NOT NULL,
     created_at TEXT NOT NULL
   )`
+)
+
+/**
  * Outbound webhooks (./webhooks.ts, ./webhookDelivery.ts):
  * - `webhook_subscriptions`: a tenant's receivers; the signing secret is kept (it signs every
  *   delivery), the previous one until `previous_until_ms` after a rotation.
@@ -319,6 +322,56 @@ const webhooks = statements(
   `CREATE INDEX webhook_attempts_by_message ON webhook_attempts (message_id)`
 )
 
+/**
+ * The timeline as its producers': each producer's seqs are its own
+ * (unique per task and source), the gateway's own events carry a mark no client can set
+ * (`origin`), and `position` is the store's order of the merged timeline and every reader's
+ * cursor. The table is rebuilt (SQLite cannot change a primary key): stored rows keep their seq,
+ * payload and time, and get positions in each task's former (seq) order. Rows whose source only
+ * the gateway wrote (`audit`, `workspace`, an agent's `agent.action`) are marked as the gateway's;
+ * an agent's own events as the agent's.
+ * - `seq` is NULL for the gateway's new events: they are read as seq = position, so writing one
+ *   reads nothing (no MAX(seq) under a lock: concurrent writes to one task do not queue).
+ * - The timeline is ordered by (`tx`, `position`). PostgreSQL: `tx` is the writing transaction's
+ *   id; positions are taken at insert but seen at commit, so a reader takes only rows of
+ *   transactions older than every one still running (`pg_snapshot_xmin`) and orders by
+ *   transaction first: a later commit never lands behind a cursor. SQLite (serial writes): 0.
+ */
+const timelinePositions = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+  yield* statements(
+    `CREATE TABLE events_by_position (
+    position INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_id TEXT NOT NULL,
+    seq INTEGER,
+    origin TEXT NOT NULL,
+    tenant_id TEXT NOT NULL REFERENCES tenants (id),
+    root_task_id TEXT NOT NULL REFERENCES tasks (id),
+    type TEXT NOT NULL,
+    source TEXT NOT NULL,
+    source_label TEXT,
+    payload TEXT NOT NULL,
+    group_key TEXT,
+    created_at TEXT NOT NULL
+  )`,
+    `INSERT INTO events_by_position (task_id, seq, origin, tenant_id, root_task_id, type, source, source_label, payload, group_key, created_at)
+    SELECT task_id, seq,
+      CASE WHEN source IN ('audit', 'workspace') OR (source LIKE 'agent:%' AND type = 'agent.action') THEN 'gateway'
+        WHEN source LIKE 'agent:%' THEN 'agent' ELSE 'producer' END,
+      tenant_id, root_task_id, type, source, source_label, payload, group_key, created_at
+    FROM events ORDER BY task_id, seq`,
+    `DROP TABLE events`,
+    `ALTER TABLE events_by_position RENAME TO events`,
+    // A producer's (and an agent's) seqs are unique per task and source; the gateway's are positions.
+    `CREATE UNIQUE INDEX events_seq_by_source ON events (task_id, source, seq) WHERE seq IS NOT NULL`
+  )
+  yield* sql.unsafe(pg
+    ? `ALTER TABLE events ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id()`
+    : `ALTER TABLE events ADD COLUMN tx INTEGER NOT NULL DEFAULT 0`)
+  yield* sql.unsafe(`CREATE INDEX events_by_task ON events (task_id, tx, position)`)
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -326,6 +379,7 @@ export const migrations = Migrator.fromRecord({
   "0004_signal_leases": signalLeases,
   "0005_subledger_rows_by_task": subledgerRowsByTask,
   "0006_decisions_attributed": decisionsAttributed,
+  "0007_timeline_positions": timelinePositions,
   "0009_webhooks": webhooks,
   "0010_decision_links": decisionLinks
 })

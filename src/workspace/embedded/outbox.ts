@@ -85,7 +85,7 @@ import {
   type StepHistory
 } from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
-import { appendToTimeline } from "./timeline.js"
+import { appendToTimeline, asTimelineWriter } from "./timeline.js"
 
 /**
  * @effect/sql-pg's PgClient service by its key (the library's own), so that a SQLite process
@@ -261,6 +261,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
      */
     const deliverBatch = (rootTaskId: string, limit: number, force: boolean): Effect.Effect<Batch, unknown> =>
       sql.withTransaction(Effect.gen(function*() {
+        // Before the row lock gives the transaction its id: readers wait for this store's writers only.
+        yield* asTimelineWriter(sql)
         // PostgreSQL: deliveries to this task, from any replica, queue here one at a time.
         yield* onPg(() => Effect.asVoid(sql`SELECT id FROM tasks WHERE id = ${rootTaskId} FOR UPDATE`), () => Effect.void)
         const rows = yield* sql<SignalRow>`SELECT ${sql.literal(SIGNAL_COLUMNS)} FROM signals

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url"
 import { rootTaskId } from "../../api/ids.js"
 import { resolveExternalRef } from "../../domain/agentRef.js"
 import { hashApiKey } from "../../domain/apiKeys.js"
-import { type Fixture, FixtureError, readFixture } from "../../domain/fixture.js"
+import { type Fixture, FixtureError, fixtureOrigin, readFixture } from "../../domain/fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson } from "./db.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */
@@ -100,16 +100,17 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
         yield* sql`DELETE FROM document_chunks WHERE document_id = ${d.id}`
         yield* insertChunks(sql, d.id, bytes)
       }
-      for (const e of fixture.events) {
+      // In each stream's seq order: the store's order (positions) follows insertion.
+      for (const e of [...fixture.events].sort((a, b) => a.seq - b.seq)) {
         const root = rootTaskId(e.taskId)
-        // Events have no id: (taskId, seq) is their identity. Without a createdAt in the file, the
+        // Events have no id: (taskId, source, seq) is their identity. Without a createdAt in the file, the
         // first load's time is kept, so a reload does not move the timeline.
         const createdAt = e.createdAt ?? null
-        yield* sql`INSERT INTO events (task_id, seq, tenant_id, root_task_id, type, source, source_label, payload, group_key, created_at)
-          VALUES (${e.taskId}, ${e.seq}, ${taskTenant.get(root)!}, ${root}, ${e.type}, ${e.source}, ${e.sourceLabel ?? null},
+        yield* sql`INSERT INTO events (task_id, seq, origin, tenant_id, root_task_id, type, source, source_label, payload, group_key, created_at)
+          VALUES (${e.taskId}, ${e.seq}, ${fixtureOrigin(e)}, ${taskTenant.get(root)!}, ${root}, ${e.type}, ${e.source}, ${e.sourceLabel ?? null},
             ${toJson(e.payload)}, ${e.groupKey ?? null}, ${createdAt ?? nowIso()})
-          ON CONFLICT (task_id, seq) DO UPDATE SET type = excluded.type, source = excluded.source,
-            source_label = excluded.source_label, payload = excluded.payload, group_key = excluded.group_key,
+          ON CONFLICT (task_id, source, seq) WHERE seq IS NOT NULL DO UPDATE SET type = excluded.type,
+            origin = excluded.origin, source_label = excluded.source_label, payload = excluded.payload, group_key = excluded.group_key,
             created_at = COALESCE(${createdAt}, events.created_at)`
       }
       // Only the key's hash is stored; loading the same fixture again keeps the same key valid.

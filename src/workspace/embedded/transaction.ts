@@ -26,6 +26,7 @@ import { acceptSignal, type PendingDecision, refusalOf, type StepHistory } from 
 import type { Attribution } from "../../services/Actor.js"
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused } from "../../domain/idempotency.js"
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
+import { asTimelineWriter } from "./timeline.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 
 /** How close after one another two step-bound requests count as written together (letArrivalsIn). */
@@ -166,7 +167,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
      * lock up front on the writer connection (./libsql.ts), so a write never waits for a lock
      * held by this same process.
      */
-    const write = sql.withTransaction
+    const write = <A, E, R>(self: Effect.Effect<A, E, R>) => sql.withTransaction(Effect.andThen(asTimelineWriter(sql), self))
 
     /**
      * A write and its signals commit together; delivery follows the commit and never fails the

@@ -405,12 +405,14 @@ export const makeHttpWorkspaceClient = (
         ]),
       appendEvent: (tenantId, taskId, event) =>
         write((headers) => api.tasks.appendEvent({ params: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
+      recordEvent: (tenantId, taskId, record) =>
+        write((headers) => api.tasks.recordEvent({ params: enc({ tenantId, taskId }), headers, payload: record }), ["NotFound", "Conflict"]),
       listEvents: (tenantId, taskId, page = {}) =>
         call(
           api.tasks.listEvents({
             params: enc({ tenantId, taskId }),
             query: {
-              ...(page.afterSeq !== undefined ? { afterSeq: page.afterSeq } : {}),
+              ...(page.after !== undefined ? { after: page.after } : {}),
               ...(page.limit !== undefined ? { limit: page.limit } : {}),
               ...(page.maxBytes !== undefined ? { maxBytes: page.maxBytes } : {})
             }

@@ -94,6 +94,8 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("signal", ({ headers, params, payload }) => keyed(headers, service.signal(params.tenantId, payload)))
       .handle("appendEvent", ({ headers, params, payload }) =>
         keyed(headers, service.appendEvent(params.tenantId, params.taskId, payload)))
+      .handle("recordEvent", ({ headers, params, payload }) =>
+        keyed(headers, service.recordEvent(params.tenantId, params.taskId, payload)))
       .handle("listEvents", ({ params, query }) => service.listEvents(params.tenantId, params.taskId, query)))
 
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>

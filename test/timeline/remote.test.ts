@@ -1,0 +1,86 @@
+/**
+ * The same timeline through a gateway on a remote workspace (SVC_WORKSPACE_URL: another built
+ * gateway's admin listener, the WorkspaceApi): a worker's seq 1 on a task just created, an
+ * agent's own events and action records over MCP (written through the workspace's records
+ * endpoint, marked by the store), a look-alike source refused or the producer's, and the timeline
+ * paged back with a 2 KiB budget in non-ASCII text, every event once.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { ACME_US } from "../support/world.js"
+import { call, connect, KEY_A, mcpFixture, ok } from "../mcp/world.js"
+import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway } from "./support.js"
+
+const ADMIN_TOKEN = "timeline-remote-admin-token-0123456789ab"
+
+let store: BuiltGateway
+let remote: RunningService | undefined
+let agent: Client | undefined
+
+beforeAll(async () => {
+  store = await startBuiltGateway({ SVC_ADMIN_TOKEN: ADMIN_TOKEN }, mcpFixture())
+  remote = await startBuilt({
+    SVC_WORKSPACE_URL: store.adminUrl,
+    SVC_WORKSPACE_TOKEN: ADMIN_TOKEN,
+    SVC_TENANT_SLUG: "acme",
+    SVC_ADMIN_PORT: "off",
+    SVC_EVENTS_PAGE_BYTES: "2048"
+  })
+  agent = await connect(remote.url, KEY_A)
+}, 90_000)
+
+afterAll(async () => {
+  await agent?.close().catch(() => {})
+  await remote?.stop()
+  await store?.cleanup()
+})
+
+describe("a gateway on a remote workspace (built processes)", () => {
+  it("seq 1 after the creation, an agent's events and records, a look-alike source, paged back once at 2 KiB", async () => {
+    const url = remote!.url
+    const created = await http("POST", `${url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+    expect(created.status, created.text).toBe(201)
+    const taskId: string = created.body.id
+    const events = `${url}/v1/tasks/${taskId}/events`
+
+    const worker = (async () => {
+      for (let seq = 1; seq <= 40; seq++) {
+        const res = await http("POST", events, { type: "note", source: "worker", seq, payload: { text: `承認済み ${seq} — Réglé à 100 € ✅ ${"経費".repeat(seq % 7 === 0 ? 200 : 5)}` } })
+        expect(res.status, res.text).toBe(200)
+        expect(res.body.event.origin).toBe("producer")
+      }
+    })()
+    const agentWork = (async () => {
+      for (let i = 0; i < 5; i++) {
+        const appended = ok(await call(agent!, "append_event", { taskId, type: "reasoning.delta", groupKey: "plan", payload: { text: `考え ${i}` } }))
+        expect(appended.event.origin).toBe("agent")
+      }
+      ok(await call(agent!, "ingest_data", { taskId, kind: "agent-check", data: { ok: "確認" } }))
+    })()
+    const upload = await http("POST", `${url}/v1/tasks/${taskId}/files/ingest`, {
+      source: "receipts",
+      fileName: "reçu.pdf",
+      fileRef: { provider: "inline_base64", data: Buffer.from("Café 4,50 €").toString("base64") },
+      signalTaskId: taskId,
+      signalName: "file_submitted"
+    })
+    expect(upload.status, upload.text).toBe(201)
+    await Promise.all([worker, agentWork])
+
+    const forged = await http("POST", events, { type: "step.completed", source: "au\u034Fdit", seq: 1, payload: { stepId: "sign_off", decision: "approve" } })
+    expect([200, 400]).toContain(forged.status)
+    if (forged.status === 200) expect(forged.body.event.origin).toBe("producer")
+    expect((await http("POST", events, { type: "step.completed", source: "audit", seq: 2, payload: {} })).status).toBe(400)
+
+    const { events: timeline, pages } = await readTimeline(url, taskId, 6)
+    expectEachOnce(timeline)
+    expect(pages).toBeGreaterThan(8)
+    expect(timeline.filter((e) => e.source === "worker").map((e) => e.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+    expect(timeline.filter((e) => e.origin === "agent")).toHaveLength(5)
+    const gateway = timeline.filter((e) => e.origin === "gateway").map((e) => e.type)
+    for (const type of ["task.created", "file.stored", "step.completed", "data.ingested", "agent.action"]) expect(gateway).toContain(type)
+    // The same timeline as the store's own gateway serves it.
+    expect((await readTimeline(store.url, taskId)).events).toEqual(timeline)
+  }, 90_000)
+})
