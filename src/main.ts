@@ -215,7 +215,9 @@ const main = Effect.gen(function*() {
   })
 
   // A listener or the database that cannot open is said at once, before what opened is released.
-  return yield* launchDrained(Layer.merge(app, adminLayer).pipe(Layer.tapError(failStart)), {
+  // The admin listener opens after the gateway's port: a second gateway started on a taken PORT
+  // (whose admin port, PORT + 1, is taken too) is told about PORT, not about the admin port.
+  return yield* launchDrained(adminLayer.pipe(Layer.provideMerge(app), Layer.tapError(failStart)), {
     drain,
     graceMs,
     onStart: (context) => Effect.provide(startupLog, context)
