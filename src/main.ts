@@ -36,7 +36,8 @@ import { FileFetcherLive } from "./files/providers/index.js"
 import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
 import { ProcessDrain } from "./lib/ProcessDrain.js"
 import { GatewayLive, gatewayLive } from "./gateway/Gateway.js"
-import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
+import { describeListenError, failStart, invalidSetting, startFailureTeardown } from "./http/failStart.js"
+import { identityConfigFromEnv } from "./config/IdentityConfig.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
@@ -133,6 +134,19 @@ const main = Effect.gen(function*() {
     : settings
   // Admin settings matter only where there is an admin listener (embedded mode).
   const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
+  // With identity at the edge, the admin listener (every tenant's workspace API, writes as any
+  // actor) would be the way around it for whatever reaches it, loopback included: a token, or none.
+  if (Option.isSome(admin.listen) && Option.isNone(admin.token)) {
+    const identity = yield* identityConfigFromEnv
+    const mode = identity.jwt !== undefined ? "SVC_JWT_JWKS" : identity.header !== undefined ? "SVC_ACTOR_HEADER" : undefined
+    if (mode !== undefined) {
+      return yield* Effect.fail(invalidSetting(
+        `SVC_ADMIN_TOKEN is not set, but ${mode} names who acts on the gateway's port: the admin listener ` +
+          `(${urlOf(admin.listen.value.host, admin.listen.value.port)}, every tenant's workspace API) would let whatever ` +
+          `reaches it act as anyone. Set SVC_ADMIN_TOKEN (at least 16 characters), or SVC_ADMIN_PORT=off`
+      ))
+    }
+  }
 
   const embeddedWorkspace = EmbeddedWorkspaceLive
   // The gateway's calls are measured (/metrics' workspace_*), the admin listener's are not.

@@ -29,6 +29,7 @@ import { EventStreams } from "../services/EventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { lazyRoutes } from "../http/lazyRoutes.js"
+import { withPageSecurity } from "../http/pageSecurity.js"
 import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./Readiness.js"
 import { routerConfig } from "../http/ServerLimits.js"
@@ -51,9 +52,14 @@ const Docs = Layer.mergeAll(
     const document = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(GatewayApi))
     return HttpRouter.add("GET", "/openapi.json", Effect.succeed(document))
   }),
-  lazyRoutes(["/docs"], async () =>
-    // Inline script and no remote fonts: the page works with no network.
-    (await import("effect/http-api/HttpApiScalar")).layer(GatewayApi, { path: "/docs", scalar: { withDefaultFonts: false } }))
+  lazyRoutes(
+    ["/docs"],
+    async () =>
+      // Inline script and no remote fonts: the page works with no network.
+      (await import("effect/http-api/HttpApiScalar")).layer(GatewayApi, { path: "/docs", scalar: { withDefaultFonts: false } }),
+    // The console's security headers, its inline scripts allowed by hash.
+    withPageSecurity
+  )
 )
 
 /** The task console at / and /console/<file> (./console.ts), loaded on its first request like /docs. */
