@@ -41,7 +41,8 @@ import { identityConfigFromEnv } from "./config/IdentityConfig.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
-import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
+import { intSetting, TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
+import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
 import { unknownSettingWarnings } from "./settingNames.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
@@ -53,6 +54,9 @@ import { Observability, observabilityConfig } from "./observability/Observabilit
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
 import { FiberCountLive } from "./observability/metrics.js"
+
+/** GET /v1/tasks/:taskId/events/stream (src/api/events.ts), as the Node server sees its path. */
+const EVENT_STREAM_PATH = /^\/v1\/tasks\/[^/]+\/events\/stream$/
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"
@@ -101,7 +105,10 @@ const adminListener = (
     Layer.provide(Layer.merge(
       Layer.effect(
         HttpServer.HttpServer,
-        NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: listen.port, host: listen.host })
+        NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, { ...limits, probePaths: [], streams: undefined }, drain), {
+          port: listen.port,
+          host: listen.host
+        })
           .pipe(Effect.mapError((e) => {
             const cause = e.cause as { code?: unknown; message?: unknown } | undefined
             const reason =
@@ -125,7 +132,19 @@ const main = Effect.gen(function*() {
   // A misspelt setting would otherwise be ignored without a word.
   for (const warning of unknownSettingWarnings()) yield* Effect.logWarning(warning)
   const settings = yield* tenantConfigFromEnv
-  const limits = yield* serverLimitsConfig
+  const serverLimits = yield* serverLimitsConfig
+  const streamSettings = yield* eventStreamSettingsFromEnv
+  // The gateway's port: the probes keep a reserve past the connection cap, and one client may
+  // hold at most its share of the event streams (src/http/nodeServer.ts).
+  const streamsPerClient = yield* intSetting(
+    "SVC_EVENT_STREAMS_PER_CLIENT",
+    Math.max(1, Math.floor(streamSettings.maxStreams / 4))
+  )
+  const limits: ServerLimits = {
+    ...serverLimits,
+    probePaths: ["/v1/health", "/readyz"],
+    streams: { path: EVENT_STREAM_PATH, perClient: streamsPerClient }
+  }
   const graceMs = yield* shutdownGraceConfig
   const observability = yield* observabilityConfig
   const embedded = Option.isNone(settings.workspaceUrl)

@@ -33,11 +33,12 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { stampArrival } from "./arrival.js"
 import { BodyBudget, SMALL_BODY_BYTES } from "./bodyBudget.js"
-import { clientKey } from "./clientAddress.js"
+import { addressBucket, clientAddress, type ClientAddressSettings, clientKey } from "./clientAddress.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
-import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
+import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./ServerLimits.js"
 import { errorJson } from "./errorBody.js"
+import { RETRY_AFTER_SECONDS } from "./errorResponse.js"
 
 /** An answer the server gives before the application sees the request. */
 interface Refusal {
@@ -51,18 +52,56 @@ const tooLarge = (limit: number): Refusal => ({
   body: errorJson(413, "Payload Too Large", `Request body exceeds the ${limit}-byte limit`)
 })
 
-/** Seconds a client is asked to wait after a 503 for lack of body budget. */
-const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000))
-
-const busy = (waitMs: number): Refusal => ({
+/** Every 503 of the server says the same Retry-After as the application's (README "Errors"). */
+const busy = (): Refusal => ({
   status: 503,
   body: errorJson(
     503,
     "Service Unavailable",
-    `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT); retry after ${retryAfterSeconds(waitMs)} s`
+    `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT, SVC_MAX_BODY_BYTES_PER_CLIENT); retry after ${RETRY_AFTER_SECONDS} s`
   ),
-  headers: { "retry-after": String(retryAfterSeconds(waitMs)) }
+  headers: { "retry-after": RETRY_AFTER_SECONDS }
 })
+
+/** Who a request counts against for the per-client shares (the body budget, the event streams). */
+const requestClient = (req: http.IncomingMessage, settings: ClientAddressSettings) =>
+  addressBucket(clientAddress(req.socket.remoteAddress, req.headers as Record<string, string | undefined>, settings))
+
+/** The window over which a body's pace is judged (SVC_MIN_BODY_BYTES_PER_SECOND), in seconds. */
+const RATE_WINDOW_S = 5
+
+/**
+ * Cuts a body that arrives slower than `minRate` bytes per second over the last RATE_WINDOW_S
+ * seconds (judged from RATE_WINDOW_S after it was admitted): 408 when nothing was answered yet,
+ * then the connection is closed, and what the body held of the budget is given back at once.
+ */
+const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minRate: number) => {
+  if (minRate <= 0) return
+  const socket = req.socket
+  const seen = [socket.bytesRead]
+  const timer = setInterval(() => {
+    if (req.complete || res.writableEnded || socket.destroyed) return clearInterval(timer)
+    seen.push(socket.bytesRead)
+    if (seen.length <= RATE_WINDOW_S) return
+    const arrived = seen[seen.length - 1]! - seen[seen.length - 1 - RATE_WINDOW_S]!
+    if (arrived >= minRate * RATE_WINDOW_S) return
+    clearInterval(timer)
+    refusedBodies.add(req)
+    if (!res.headersSent) {
+      const body = errorJson(
+        408,
+        "Request Timeout",
+        `The request body arrived at ${Math.round(arrived / RATE_WINDOW_S)} bytes/s over ${RATE_WINDOW_S} s, below the ` +
+          `${minRate} bytes/s accepted (SVC_MIN_BODY_BYTES_PER_SECOND)`
+      )
+      res.writeHead(408, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
+      res.end(body, () => socket.destroy())
+      setTimeout(() => socket.destroy(), 1_000).unref()
+    } else socket.destroy()
+  }, 1_000)
+  timer.unref()
+  res.once("close", () => clearInterval(timer))
+}
 
 /**
  * Requests whose body the server refused (413 or 503 sent) after the application started reading
@@ -107,11 +146,13 @@ const capChunkedBody = (
   res: http.ServerResponse,
   limit: number,
   budget: BodyBudget,
-  waitMs: number
+  client: string,
+  minRate: number
 ) => {
   let seen = 0
   let taken = 0
-  res.once("close", () => budget.release(taken))
+  let watched = false
+  res.once("close", () => budget.release(taken, client))
   const push = req.push.bind(req)
   const refuse = (refusal: Refusal, already: number) => {
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
@@ -133,8 +174,13 @@ const capChunkedBody = (
       if (seen > limit) return refuse(tooLarge(limit), seen - limit)
       // Chunks do not wait: a body already arriving is not held back for others. The first
       // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
-      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length)
-      else if (!budget.tryTake(chunk.length, true)) return refuse(busy(waitMs), chunk.length)
+      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length, client)
+      else if (!budget.tryTake(chunk.length, true, client)) return refuse(busy(), chunk.length)
+      else if (!watched) {
+        // Past the small size, its pace counts: a trickle would hold what it took.
+        watched = true
+        watchBodyPace(req, res, minRate)
+      }
       taken += chunk.length
     }
     return push(chunk, encoding)
@@ -160,15 +206,17 @@ const admitDeclaredBody = (
   limit: number,
   proceed: () => void
 ) => {
+  const client = requestClient(req, settings.clientAddress)
   if (bytes <= SMALL_BODY_BYTES) {
-    budget.force(bytes)
-    res.once("close", () => budget.release(bytes))
+    budget.force(bytes, client)
+    res.once("close", () => budget.release(bytes, client))
     return proceed()
   }
   const cancel = budget.take(bytes, settings.bodyBudgetWaitMs, () => {
-    res.once("close", () => budget.release(bytes))
+    res.once("close", () => budget.release(bytes, client))
+    watchBodyPace(req, res, settings.minBodyBytesPerSecond)
     proceed()
-  }, () => refuseDeclaredBody(req, res, busy(settings.bodyBudgetWaitMs), limit))
+  }, () => refuseDeclaredBody(req, res, busy(), limit), client)
   // The client left while waiting: it gives up its place.
   res.once("close", cancel)
 }
@@ -193,6 +241,55 @@ const limitPerClient = (server: http.Server, max: number) => {
       else open.set(key, left)
     })
   })
+}
+
+/**
+ * The connections accepted past `cap` (Node's own cap is `cap + reserve`): marked, so that only
+ * the probes are served on them (each then closed after its answer). Returns the mark.
+ */
+const reserveForProbes = (server: http.Server, cap: number, reserve: number): WeakSet<Socket> => {
+  const reserved = new WeakSet<Socket>()
+  if (reserve === 0) return reserved
+  let open = 0
+  server.on("connection", (socket: Socket) => {
+    if (socket.destroyed) return // refused by the per-client cap
+    open++
+    socket.once("close", () => open--)
+    if (open > cap) reserved.add(socket)
+  })
+  return reserved
+}
+
+/**
+ * Closes a connection that has not sent a byte `ms` after it opened: a flood of silent sockets
+ * holds the connection cap for that long, not for the whole header timeout.
+ */
+const closeSilent = (server: http.Server, ms: number) => {
+  server.on("connection", (socket: Socket) => {
+    const timer = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy()
+    }, ms)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+  })
+}
+
+/** At most `perClient` answers in progress per client (by the response's life). */
+const shareOf = (perClient: number) => {
+  const open = new Map<string, number>()
+  return {
+    take: (client: string, res: http.ServerResponse): boolean => {
+      const n = open.get(client) ?? 0
+      if (n >= perClient) return false
+      open.set(client, n + 1)
+      res.once("close", () => {
+        const left = open.get(client)! - 1
+        if (left === 0) open.delete(client)
+        else open.set(client, left)
+      })
+      return true
+    }
+  }
 }
 
 const tooManyHeaders = (max: number) =>
@@ -288,9 +385,14 @@ export const createGatewayServer = (
   // then a 400 for a missing Host). So Node keeps them all, bounded by its header size limit
   // (16 KiB: 431 above it), and the count is checked below: too many answer 431.
   server.maxHeadersCount = 0
-  server.maxConnections = settings.maxConnections
+  // Past the cap, PROBE_RESERVE connections more for the probes (below); without probe paths, none.
+  const reserve = settings.probePaths.length > 0 ? PROBE_RESERVE : 0
+  server.maxConnections = settings.maxConnections + reserve
   limitPerClient(server, settings.maxConnectionsPerClient)
-  const budget = new BodyBudget(settings.maxBodyBytesInFlight)
+  const reserved = reserveForProbes(server, settings.maxConnections, reserve)
+  closeSilent(server, settings.firstByteTimeoutMs)
+  const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
+  const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", onClientError)
   drain?.track(server)
   const noteRequest = collectWhenIdle(server)
@@ -325,6 +427,29 @@ export const createGatewayServer = (
         return true
       }
       const target = req.url ?? "/"
+      const path = target.split("?", 1)[0]!
+      if (reserved.has(req.socket)) {
+        // A connection past the cap: the probes are answered, anything else is told to come back.
+        res.shouldKeepAlive = false
+        if (!settings.probePaths.includes(path)) {
+          const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
+          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          res.end(body)
+          return true
+        }
+      }
+      if (streams !== undefined && settings.streams!.path.test(path)) {
+        const client = requestClient(req, settings.clientAddress)
+        if (!streams.take(client, res)) {
+          const body = unavailable(
+            `Too many event streams open from one client (SVC_EVENT_STREAMS_PER_CLIENT=${settings.streams!.perClient}); ` +
+              `retry after ${RETRY_AFTER_SECONDS} s`
+          )
+          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          res.end(body)
+          return true
+        }
+      }
       const malformed = malformedPercentEncoding(target)
       if (malformed !== undefined) {
         const query = target.indexOf("?")
@@ -343,7 +468,7 @@ export const createGatewayServer = (
       // before the application is detached, so this is for servers run without one).
       if (server.listenerCount("request") === 0) {
         if (served) {
-          res.writeHead(503, { "content-type": "application/json", connection: "close" })
+          res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": RETRY_AFTER_SECONDS })
           res.end(unavailable("Shutting down"))
         } else {
           res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
@@ -362,7 +487,7 @@ export const createGatewayServer = (
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-        capChunkedBody(req, res, maxBodyBytes, budget, settings.bodyBudgetWaitMs)
+        capChunkedBody(req, res, maxBodyBytes, budget, requestClient(req, settings.clientAddress), settings.minBodyBytesPerSecond)
       }
       return proceed()
     }
