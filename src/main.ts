@@ -55,8 +55,8 @@ import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
 import { FiberCountLive } from "./observability/metrics.js"
 
-/** GET /v1/tasks/:taskId/events/stream (src/api/events.ts), as the Node server sees its path. */
-const EVENT_STREAM_PATH = /^\/v1\/tasks\/[^/]+\/events\/stream$/
+/** GET /v1/tasks/:taskId/events/stream (src/api/events.ts), its path as the router reads it (routerPath). */
+const EVENT_STREAM_PATH = /^\/v1\/tasks\/.+\/events\/stream$/
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"

@@ -81,6 +81,9 @@ const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minR
   const seen = [socket.bytesRead]
   const timer = setInterval(() => {
     if (req.complete || res.writableEnded || socket.destroyed) return clearInterval(timer)
+    // The application not reading (its buffer full, or paused) is not the sender's slowness:
+    // the window starts again.
+    if (req.isPaused() || req.readableLength >= req.readableHighWaterMark) seen.length = 0
     seen.push(socket.bytesRead)
     if (seen.length <= RATE_WINDOW_S) return
     const arrived = seen[seen.length - 1]! - seen[seen.length - 1 - RATE_WINDOW_S]!
@@ -247,7 +250,16 @@ const limitPerClient = (server: http.Server, max: number) => {
  * The connections accepted past `cap` (Node's own cap is `cap + reserve`): marked, so that only
  * the probes are served on them (each then closed after its answer). Returns the mark.
  */
-const reserveForProbes = (server: http.Server, cap: number, reserve: number): WeakSet<Socket> => {
+/** A connection in the probes' reserve must have sent a whole request within this (at most). */
+const PROBE_REQUEST_WITHIN_MS = 1_000
+
+const reserveForProbes = (
+  server: http.Server,
+  cap: number,
+  reserve: number,
+  requestWithinMs: number,
+  requested: WeakSet<Socket>
+): WeakSet<Socket> => {
   const reserved = new WeakSet<Socket>()
   if (reserve === 0) return reserved
   let open = 0
@@ -255,7 +267,15 @@ const reserveForProbes = (server: http.Server, cap: number, reserve: number): We
     if (socket.destroyed) return // refused by the per-client cap
     open++
     socket.once("close", () => open--)
-    if (open > cap) reserved.add(socket)
+    if (open <= cap) return
+    reserved.add(socket)
+    // A probe sends its whole request at once: a reserved connection still without one after a
+    // second (a slow-loris holding the reserve) is closed.
+    const timer = setTimeout(() => {
+      if (!requested.has(socket)) socket.destroy()
+    }, requestWithinMs)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
   })
   return reserved
 }
@@ -272,6 +292,21 @@ const closeSilent = (server: http.Server, ms: number) => {
     timer.unref()
     socket.once("close", () => clearTimeout(timer))
   })
+}
+
+/**
+ * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
+ * and ignores repeated and trailing slashes (`//V1/tasks/x/events/%73tream/` reaches the same
+ * handler), so a share counted by path must read it the same way or be walked around.
+ */
+export const routerPath = (path: string): string => {
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // Malformed: the router answers it 400 anyway.
+  }
+  return decoded.toLowerCase().replace(/\/{2,}/g, "/").replace(/(.)\/+$/, "$1")
 }
 
 /** At most `perClient` answers in progress per client (by the response's life). */
@@ -389,7 +424,15 @@ export const createGatewayServer = (
   const reserve = settings.probePaths.length > 0 ? PROBE_RESERVE : 0
   server.maxConnections = settings.maxConnections + reserve
   limitPerClient(server, settings.maxConnectionsPerClient)
-  const reserved = reserveForProbes(server, settings.maxConnections, reserve)
+  // Connections on which a request's headers have arrived.
+  const requested = new WeakSet<Socket>()
+  const reserved = reserveForProbes(
+    server,
+    settings.maxConnections,
+    reserve,
+    Math.min(settings.firstByteTimeoutMs, PROBE_REQUEST_WITHIN_MS),
+    requested
+  )
   closeSilent(server, settings.firstByteTimeoutMs)
   const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
@@ -418,6 +461,7 @@ export const createGatewayServer = (
         return emit("request", req, res)
       }
       stampArrival(req)
+      requested.add(req.socket)
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
@@ -438,7 +482,7 @@ export const createGatewayServer = (
           return true
         }
       }
-      if (streams !== undefined && settings.streams!.path.test(path)) {
+      if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
         const client = requestClient(req, settings.clientAddress)
         if (!streams.take(client, res)) {
           const body = unavailable(

@@ -104,6 +104,11 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
       // Closed after its answer: the reserve is free for the next probe.
       expect(headerOf(text as string, "connection")).toBe("close")
     }
+    // Slow-loris connections in the reserve too: closed after a second without a whole request.
+    const loris = await Promise.all(Array.from({ length: 16 }, () => connect(gw.url, "GET /v1/health HTTP/1.1\r\n")))
+    for (const l of loris) expect(await l.closed(3_000)).not.toBe("timeout")
+    const late = await (await connect(gw.url, "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")).answer(3_000)
+    expect(late === "timeout" ? late : statusOf(late)).toBe(200)
     const other = await connect(gw.url, "GET /v1/entities HTTP/1.1\r\nHost: x\r\n\r\n")
     const text = await other.answer(3_000)
     expect(text === "timeout" ? text : statusOf(text)).toBe(503)
@@ -189,6 +194,11 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
       expect(third === "timeout" ? third : statusOf(third)).toBe(503)
       expect(headerOf(third as string, "retry-after")).toBe("1")
       expect(third).toMatch(/SVC_EVENT_STREAMS_PER_CLIENT=2/)
+      // The router's other spellings of the same path count the same.
+      for (const path of [`//V1/tasks/${EXPENSE_TASK}/Events//%73tream/`, `/v1/tasks/${EXPENSE_TASK}/events/stream?afterSeq=1`]) {
+        const variant = await (await connect(gw.url, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, "127.0.0.4")).answer(3_000)
+        expect(variant === "timeout" ? variant : statusOf(variant), path).toBe(503)
+      }
       const theirs = await (await stream("127.0.0.5")).answer(3_000)
       expect(theirs === "timeout" ? theirs : statusOf(theirs)).toBe(200)
       // One of mine ends: its slot is free again.
