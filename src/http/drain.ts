@@ -72,6 +72,8 @@ interface ConnectionState {
   active: number
   idleSince: number
   bytesAtIdle: number
+  /** The request admitted last on it: the one answer that closes the connection in a drain. */
+  last: http.ServerResponse | undefined
 }
 
 /** How much the shutdown after the drain (closing the database, ...) may take before the process exits 1. */
@@ -130,7 +132,7 @@ export class Drain {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0 })
+      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, last: undefined })
       socket.once("close", () => this.sockets.delete(socket))
     })
   }
@@ -140,7 +142,10 @@ export class Drain {
     this.responses.add(res)
     const socket = res.req?.socket as Socket | undefined
     const state = socket === undefined ? undefined : this.sockets.get(socket)
-    if (state !== undefined) state.active++
+    if (state !== undefined) {
+      state.active++
+      state.last = res
+    }
     res.once("close", () => {
       this.responses.delete(res)
       if (state !== undefined && --state.active === 0) {
@@ -148,7 +153,7 @@ export class Drain {
         state.bytesAtIdle = socket!.bytesRead
       }
     })
-    if (this.draining_) res.shouldKeepAlive = false
+    if (this.draining_) this.closeAfter(res)
   }
 
   /**
@@ -255,7 +260,16 @@ export class Drain {
    */
   private closeAfter(res: http.ServerResponse): void {
     if (!res.headersSent) {
-      res.shouldKeepAlive = false
+      // Decided as its headers go out: a pipelined request already read after it on the same
+      // connection (Node answers them in order) is answered too, and that one closes it.
+      const socket = res.req?.socket as Socket | undefined
+      const writeHead = res.writeHead
+      const drain = this
+      res.writeHead = function(this: http.ServerResponse, ...args: Array<any>) {
+        const state = socket === undefined ? undefined : drain.sockets.get(socket)
+        if (state === undefined || state.last === res) this.shouldKeepAlive = false
+        return (writeHead as (...a: Array<any>) => http.ServerResponse).apply(this, args)
+      } as typeof res.writeHead
       return
     }
     // Past its end the connection is idle, and closed by the drain's idle check.
