@@ -35,6 +35,7 @@ import { Readiness } from "./Readiness.js"
 import { routerConfig } from "../http/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
 import { errorResponse } from "../http/errorBody.js"
+import { RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 
 const ApiLive = HttpApiBuilder.layer(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
@@ -80,7 +81,7 @@ const ReadinessRoute = HttpRouter.use((router) =>
       Effect.map(readiness.check, (verdict) =>
         verdict.ready
           ? HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers })
-          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, headers))
+          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, { ...headers, "retry-after": RETRY_AFTER_SECONDS }))
     )
   })
 )
