@@ -250,7 +250,10 @@ const main = Effect.gen(function*() {
   // A listener or the database that cannot open is said at once, before what opened is released.
   // The admin listener opens after the gateway's port: a second gateway started on a taken PORT
   // (whose admin port, PORT + 1, is taken too) is told about PORT, not about the admin port.
-  return yield* launchDrained(adminLayer.pipe(Layer.provideMerge(app), Layer.tapError(failStart)), {
+  // Built after the app but not inside its context (provideMerge would hand the admin app the
+  // gateway's router services; its requests then answered 499).
+  const listeners = Layer.flatMap(app, (context) => Layer.merge(Layer.succeedContext(context), adminLayer))
+  return yield* launchDrained(listeners.pipe(Layer.tapError(failStart)), {
     drain,
     graceMs,
     onStart: (context) => Effect.provide(startupLog, context)
