@@ -263,11 +263,26 @@ const reserveForProbes = (
   const reserved = new WeakSet<Socket>()
   if (reserve === 0) return reserved
   let open = 0
+  // The reserved connections, oldest first: when a new one comes with the reserve full (Node lets
+  // one more in), the oldest that has sent no whole request makes room. A flood of silent
+  // connections then cannot keep a probe out of the reserve, even for the second it may wait.
+  const inReserve = new Set<Socket>()
   server.on("connection", (socket: Socket) => {
     if (socket.destroyed) return // refused by the per-client cap
     open++
     socket.once("close", () => open--)
     if (open <= cap) return
+    if (inReserve.size >= reserve) {
+      const idle = [...inReserve].find((s) => !requested.has(s))
+      if (idle === undefined) {
+        socket.destroy()
+        return
+      }
+      inReserve.delete(idle)
+      idle.destroy()
+    }
+    inReserve.add(socket)
+    socket.once("close", () => inReserve.delete(socket))
     reserved.add(socket)
     // A probe sends its whole request at once: a reserved connection still without one after a
     // second (a slow-loris holding the reserve) is closed.
@@ -422,7 +437,8 @@ export const createGatewayServer = (
   server.maxHeadersCount = 0
   // Past the cap, PROBE_RESERVE connections more for the probes (below); without probe paths, none.
   const reserve = settings.probePaths.length > 0 ? PROBE_RESERVE : 0
-  server.maxConnections = settings.maxConnections + reserve
+  // One more than the reserve: the connection that finds it full is let in to evict a silent one.
+  server.maxConnections = settings.maxConnections + reserve + (reserve > 0 ? 1 : 0)
   limitPerClient(server, settings.maxConnectionsPerClient)
   // Connections on which a request's headers have arrived.
   const requested = new WeakSet<Socket>()

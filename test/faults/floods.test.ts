@@ -2,6 +2,7 @@
  * Floods cannot starve the probes or honest clients, on the built process (`npm start`):
  * - the connection cap full of stalled connections: GET /v1/health and /readyz still answered
  *   (on the connections kept for probes past the cap), anything else there 503 with Retry-After;
+ *   and the issue's flood (1,100 silent sockets from a few addresses) fails no probe;
  * - a connection that sends nothing is closed after SVC_FIRST_BYTE_TIMEOUT_MS (2 s), well before
  *   the header timeout (10 s);
  * - one client holds at most its share of the body budget: its second large body waits, then
@@ -114,6 +115,30 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
     expect(text === "timeout" ? text : statusOf(text)).toBe(503)
     expect(headerOf(text as string, "retry-after")).toBe("1")
     expect(text).toMatch(/connection cap \(SVC_MAX_CONNECTIONS=40\)/)
+  })
+
+  it("the issue's flood at default settings: 1,100 silent sockets from 5 addresses (each under its cap): every probe answered", async () => {
+    const gw = await start({})
+    const { port } = new URL(gw.url)
+    const flood = Array.from({ length: 1100 }, (_, i) => {
+      const s = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: `127.0.0.${11 + (i % 5)}` })
+      s.on("error", () => {})
+      sockets.push(s)
+      return s
+    })
+    const failed: Array<string> = []
+    let answered = 0
+    for (const end = Date.now() + 3_000; Date.now() < end;) {
+      for (const path of ["/v1/health", "/readyz"]) {
+        const text = await (await connect(gw.url, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).catch(() => undefined))?.answer(2_000)
+        if (text === undefined || text === "timeout" || statusOf(text) !== 200) failed.push(`${path}: ${text?.slice(0, 40)}`)
+        else answered++
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    for (const s of flood) s.destroy()
+    expect(failed).toEqual([])
+    expect(answered).toBeGreaterThan(10)
   })
 
   describe("on one process with small budgets", () => {
