@@ -13,6 +13,13 @@
  *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
  *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
  *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
+ *   One client (clientAddress.ts) holds at most its share (SVC_MAX_BODY_BYTES_PER_CLIENT), and a
+ *   large body arriving below SVC_MIN_BODY_BYTES_PER_SECOND is cut with 408.
+ *
+ * Floods (each 503 with `Retry-After: 1`): past SVC_MAX_CONNECTIONS, PROBE_RESERVE connections
+ * serve only the probe paths (liveness and readiness stay answerable while the cap is full); a
+ * connection silent for SVC_FIRST_BYTE_TIMEOUT_MS is closed; one client holds at most its share
+ * of the event streams (SVC_EVENT_STREAMS_PER_CLIENT).
  *
  * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
