@@ -36,11 +36,13 @@ import { FileFetcherLive } from "./files/providers/index.js"
 import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
 import { ProcessDrain } from "./lib/ProcessDrain.js"
 import { GatewayLive, gatewayLive } from "./gateway/Gateway.js"
-import { describeListenError, failStart, startFailureTeardown } from "./http/failStart.js"
+import { describeListenError, failStart, invalidSetting, startFailureTeardown } from "./http/failStart.js"
+import { identityConfigFromEnv } from "./config/IdentityConfig.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
-import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
+import { intSetting, TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
+import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
 import { unknownSettingWarnings } from "./settingNames.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
@@ -53,6 +55,9 @@ import { Observability, observabilityConfig } from "./observability/Observabilit
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
 import { FiberCountLive } from "./observability/metrics.js"
+
+/** GET /v1/tasks/:taskId/events/stream (src/api/events.ts), its path as the router reads it (routerPath). */
+const EVENT_STREAM_PATH = /^\/v1\/tasks\/.+\/events\/stream$/
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
 const DEMO_TENANT = "acme"
@@ -101,7 +106,10 @@ const adminListener = (
     Layer.provide(Layer.merge(
       Layer.effect(
         HttpServer.HttpServer,
-        NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: listen.port, host: listen.host })
+        NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, { ...limits, probePaths: [], streams: undefined }, drain), {
+          port: listen.port,
+          host: listen.host
+        })
           .pipe(Effect.mapError((e) => {
             const cause = e.cause as { code?: unknown; message?: unknown } | undefined
             const reason =
@@ -125,7 +133,19 @@ const main = Effect.gen(function*() {
   // A misspelt setting would otherwise be ignored without a word.
   for (const warning of unknownSettingWarnings()) yield* Effect.logWarning(warning)
   const settings = yield* tenantConfigFromEnv
-  const limits = yield* serverLimitsConfig
+  const serverLimits = yield* serverLimitsConfig
+  const streamSettings = yield* eventStreamSettingsFromEnv
+  // The gateway's port: the probes keep a reserve past the connection cap, and one client may
+  // hold at most its share of the event streams (src/http/nodeServer.ts).
+  const streamsPerClient = yield* intSetting(
+    "SVC_EVENT_STREAMS_PER_CLIENT",
+    Math.max(1, Math.floor(streamSettings.maxStreams / 4))
+  )
+  const limits: ServerLimits = {
+    ...serverLimits,
+    probePaths: ["/v1/health", "/readyz"],
+    streams: { path: EVENT_STREAM_PATH, perClient: streamsPerClient }
+  }
   const graceMs = yield* shutdownGraceConfig
   const observability = yield* observabilityConfig
   const embedded = Option.isNone(settings.workspaceUrl)
@@ -134,6 +154,19 @@ const main = Effect.gen(function*() {
     : settings
   // Admin settings matter only where there is an admin listener (embedded mode).
   const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
+  // With identity at the edge, the admin listener (every tenant's workspace API, writes as any
+  // actor) would be the way around it for whatever reaches it, loopback included: a token, or none.
+  if (Option.isSome(admin.listen) && Option.isNone(admin.token)) {
+    const identity = yield* identityConfigFromEnv
+    const mode = identity.jwt !== undefined ? "SVC_JWT_JWKS" : identity.header !== undefined ? "SVC_ACTOR_HEADER" : undefined
+    if (mode !== undefined) {
+      return yield* Effect.fail(invalidSetting(
+        `SVC_ADMIN_TOKEN is not set, but ${mode} names who acts on the gateway's port: the admin listener ` +
+          `(${urlOf(admin.listen.value.host, admin.listen.value.port)}, every tenant's workspace API) would let whatever ` +
+          `reaches it act as anyone. Set SVC_ADMIN_TOKEN (at least 16 characters), or SVC_ADMIN_PORT=off`
+      ))
+    }
+  }
 
   const embeddedWorkspace = EmbeddedWorkspaceLive
   // The gateway's calls are measured (/metrics' workspace_*), the admin listener's are not.
@@ -217,7 +250,12 @@ const main = Effect.gen(function*() {
   })
 
   // A listener or the database that cannot open is said at once, before what opened is released.
-  return yield* launchDrained(Layer.merge(app, adminLayer).pipe(Layer.tapError(failStart)), {
+  // The admin listener opens after the gateway's port: a second gateway started on a taken PORT
+  // (whose admin port, PORT + 1, is taken too) is told about PORT, not about the admin port.
+  // Built after the app but not inside its context (provideMerge would hand the admin app the
+  // gateway's router services; its requests then answered 499).
+  const listeners = Layer.flatMap(app, (context) => Layer.merge(Layer.succeedContext(context), adminLayer))
+  return yield* launchDrained(listeners.pipe(Layer.tapError(failStart)), {
     drain,
     graceMs,
     onStart: (context) => Effect.provide(startupLog, context)

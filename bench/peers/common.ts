@@ -9,7 +9,7 @@
 import type { Client, InValue, Transaction } from "@libsql/client"
 import mime from "mime"
 import { randomUUID } from "node:crypto"
-import { readFileSync, statSync } from "node:fs"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { setTimeout as sleep } from "node:timers/promises"
 
 const env = (name: string, fallback?: string): string => {
@@ -200,7 +200,8 @@ export const ingest = async (taskId: string, body: IngestBody) => {
 export const document = (() => {
   const file = process.env.BENCH_DOC_FILE
   const id = process.env.BENCH_DOC_ID
-  if (file === undefined || id === undefined) return undefined
+  // Only S4 writes the document: a run without S4 (BENCH_ONLY=S1) has none to serve.
+  if (file === undefined || id === undefined || !existsSync(file)) return undefined
   return {
     id,
     file,

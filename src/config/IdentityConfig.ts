@@ -5,9 +5,10 @@
  *
  * - SVC_ACTOR_HEADER: a request header the authenticating proxy sets; its value is the actor.
  *   SVC_ACTOR_REQUIRED (default true) refuses writes that do not carry it (401).
- * - SVC_JWT_JWKS (+ SVC_JWT_ISSUER, SVC_JWT_AUDIENCE, SVC_JWT_ACTOR_CLAIM, SVC_JWT_TENANT_CLAIM):
- *   every /v1 request but health needs a bearer JWT verified against those keys; the actor is
- *   its claim. With both set, the token wins and the header is not read.
+ * - SVC_JWT_JWKS (+ SVC_JWT_ISSUER, SVC_JWT_AUDIENCE, SVC_JWT_ACTOR_CLAIM, SVC_JWT_TENANT_CLAIM,
+ *   SVC_JWT_MAX_AGE): every /v1 request but health needs a bearer JWT verified against those
+ *   keys (an https URL, a file, or http on loopback only); the actor is its claim. With both
+ *   set, the token wins and the header is not read.
  */
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
@@ -51,7 +52,15 @@ export interface JwtSettings {
    * (a rotation): a flood of tokens with made-up key ids costs at most one reload per period.
    */
   readonly cooldownMs: number
+  /**
+   * The longest a token may be valid for: `exp` minus `iat` (minus now, for a token without
+   * `iat`), in seconds. A token minted for longer (a leaked one would stay good) is refused.
+   */
+  readonly maxAgeSeconds: number
 }
+
+/** SVC_JWT_MAX_AGE's default: a day (access tokens are typically minutes to an hour). */
+export const DEFAULT_JWT_MAX_AGE_SECONDS = 86_400
 
 export interface IdentitySettings {
   /** The actor header (ignored when `jwt` is set: the token wins). */
@@ -74,13 +83,30 @@ const invalid = (name: string, message: string): SchemaIssue.Issue =>
 
 const show = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
 
+/** A loopback host name of a URL (`URL.hostname`: IPv6 in brackets). */
+const isLoopbackHost = (hostname: string): boolean => {
+  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1")
+  return h === "localhost" || h.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(h) || h === "::1" ||
+    /^::ffff:(127\.|7f[0-9a-f]{2}:)/.test(h)
+}
+
 const jwksSource = (value: string): Result.Result<JwksSource, string> => {
   if (/^https?:\/\//i.test(value)) {
+    let url: URL
     try {
-      return Result.succeed({ _tag: "Url", url: new URL(value) })
+      url = new URL(value)
     } catch {
-      return Result.fail(`=${show(value)}: expected an http(s) URL or a file path`)
+      return Result.fail(`=${show(value)}: expected an https URL or a file path`)
     }
+    // Keys fetched over plain http can be swapped on the way, and with them every identity.
+    // A key server on this machine's loopback is not on any way.
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) {
+      return Result.fail(
+        `=${show(value)}: expected an https URL or a file path (plain http lets anyone on the way replace the keys; ` +
+          "it is accepted on a loopback address only)"
+      )
+    }
+    return Result.succeed({ _tag: "Url", url })
   }
   if (/^file:/i.test(value)) {
     try {
@@ -89,7 +115,7 @@ const jwksSource = (value: string): Result.Result<JwksSource, string> => {
       return Result.fail(`=${show(value)}: expected a file: URL of a local file`)
     }
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return Result.fail(`=${show(value)}: expected an http(s) URL or a file path`)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return Result.fail(`=${show(value)}: expected an https URL or a file path`)
   return Result.succeed({ _tag: "File", path: isAbsolute(value) ? value : resolve(value) })
 }
 
@@ -104,7 +130,8 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
   actorClaim: text("SVC_JWT_ACTOR_CLAIM"),
   tenantClaim: text("SVC_JWT_TENANT_CLAIM"),
   fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
-  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0)
+  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0),
+  maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE", DEFAULT_JWT_MAX_AGE_SECONDS)
 }).pipe(
   Config.mapEffect((raw): Effect.Effect<IdentitySettings, Config.ConfigError> => {
     const problems: Array<SchemaIssue.Issue> = []
@@ -150,7 +177,8 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
           actorClaim: Option.getOrElse(rest.actorClaim, () => "sub"),
           tenantClaim: Option.getOrUndefined(rest.tenantClaim),
           fetchTimeoutMs: raw.fetchTimeoutMs,
-          cooldownMs: raw.cooldownMs
+          cooldownMs: raw.cooldownMs,
+          maxAgeSeconds: raw.maxAgeSeconds
         }
       }
     }

@@ -31,11 +31,13 @@ import { EventStreams } from "../services/EventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { lazyRoutes } from "../http/lazyRoutes.js"
+import { withPageSecurity } from "../http/pageSecurity.js"
 import { GatewayMiddleware } from "./middleware.js"
 import { Readiness } from "./Readiness.js"
 import { routerConfig } from "../http/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
 import { errorResponse } from "../http/errorBody.js"
+import { RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 
 const ApiLive = HttpApiBuilder.layer(GatewayApi).pipe(
   Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
@@ -53,9 +55,14 @@ const Docs = Layer.mergeAll(
     const document = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(GatewayApi))
     return HttpRouter.add("GET", "/openapi.json", Effect.succeed(document))
   }),
-  lazyRoutes(["/docs"], async () =>
-    // Inline script and no remote fonts: the page works with no network.
-    (await import("effect/http-api/HttpApiScalar")).layer(GatewayApi, { path: "/docs", scalar: { withDefaultFonts: false } }))
+  lazyRoutes(
+    ["/docs"],
+    async () =>
+      // Inline script and no remote fonts: the page works with no network.
+      (await import("effect/http-api/HttpApiScalar")).layer(GatewayApi, { path: "/docs", scalar: { withDefaultFonts: false } }),
+    // The console's security headers, its inline scripts allowed by hash.
+    withPageSecurity
+  )
 )
 
 /** The task console at / and /console/<file> (./console.ts), loaded on its first request like /docs. */
@@ -76,7 +83,7 @@ const ReadinessRoute = HttpRouter.use((router) =>
       Effect.map(readiness.check, (verdict) =>
         verdict.ready
           ? HttpServerResponse.jsonUnsafe({ status: "ready" }, { headers })
-          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, headers))
+          : errorResponse(503, "Service Unavailable", `Not ready: ${verdict.reason}`, { ...headers, "retry-after": RETRY_AFTER_SECONDS }))
     )
   })
 )

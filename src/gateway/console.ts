@@ -23,6 +23,7 @@ import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { errorResponse } from "../http/errorBody.js"
+import { RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 
 export const CONSOLE_CSP = [
   "default-src 'none'",
@@ -70,8 +71,11 @@ const etagFor = (etag: string, encoding: Encoding) => (encoding === "identity" ?
 const notModified = (ifNoneMatch: string | undefined, etag: string) =>
   ifNoneMatch !== undefined && (ifNoneMatch.trim() === "*" || ifNoneMatch.split(",").some((t) => t.trim().replace(/^W\//, "") === etag))
 
-const noStoreError = (statusCode: number, error: string, message: string) =>
-  errorResponse(statusCode, error, message, { "cache-control": "no-store" })
+const noStoreError = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
+  errorResponse(statusCode, error, message, { "cache-control": "no-store", ...headers })
+
+/** Every 503 carries the README's Retry-After. */
+const RETRY_AFTER = { "retry-after": RETRY_AFTER_SECONDS }
 
 export const ConsoleRoutes = HttpRouter.use((router) =>
   Effect.gen(function*() {
@@ -103,7 +107,7 @@ export const ConsoleRoutes = HttpRouter.use((router) =>
       Effect.gen(function*() {
         const manifest = yield* load
         if (manifest === undefined) {
-          return noStoreError(503, "Service Unavailable", "The console is not built: run `npm run build` (or `npm start`)")
+          return noStoreError(503, "Service Unavailable", "The console is not built: run `npm run build` (or `npm start`)", RETRY_AFTER)
         }
         const file = Object.hasOwn(manifest.files, name) ? manifest.files[name] : undefined
         if (file === undefined) return noStoreError(404, "Not Found", "Not Found")
@@ -124,7 +128,7 @@ export const ConsoleRoutes = HttpRouter.use((router) =>
         const suffix = encoding === "br" ? ".br" : encoding === "gzip" ? ".gz" : ""
         const body = yield* Effect.tryPromise(() => bytesOf(name + suffix))
         return HttpServerResponse.uint8Array(body, { headers, contentType: file.type })
-      }).pipe(Effect.catch(() => Effect.succeed(noStoreError(503, "Service Unavailable", "The console's files could not be read"))))
+      }).pipe(Effect.catch(() => Effect.succeed(noStoreError(503, "Service Unavailable", "The console's files could not be read", RETRY_AFTER))))
 
     yield* router.add("GET", "/", serve("index.html"))
     yield* router.add(

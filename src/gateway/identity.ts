@@ -149,6 +149,15 @@ const makeJwtVerifier = async (
   }
 
   const claimedActor = (payload: JWTPayload): Verdict => {
+    // How long the token was minted for (SVC_JWT_MAX_AGE): exp - iat, or exp - now without iat.
+    const now = Math.floor(Date.now() / 1000)
+    if (typeof payload.iat === "number" && payload.iat > now + CLOCK_TOLERANCE_SECONDS) {
+      return invalidToken("the token's \"iat\" claim lies in the future")
+    }
+    const lifetime = (payload.exp ?? now) - (typeof payload.iat === "number" ? payload.iat : now)
+    if (lifetime > settings.maxAgeSeconds + CLOCK_TOLERANCE_SECONDS) {
+      return invalidToken(`the token is valid for ${lifetime} s (exp - iat), longer than the ${settings.maxAgeSeconds} s accepted (SVC_JWT_MAX_AGE)`)
+    }
     const value = payload[settings.actorClaim]
     if (typeof value !== "string") {
       return invalidToken(value === undefined ? `the token has no "${settings.actorClaim}" claim` : `the token's "${settings.actorClaim}" claim is not a string`)

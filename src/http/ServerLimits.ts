@@ -15,6 +15,9 @@
  * | SVC_MAX_CONNECTIONS_PER_CLIENT | 256  | one client address (an IPv6 /64) may not take every connection: past it, its new connections are closed at once, while other clients are still served (clientAddress.ts) |
  * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After; a body up to 64 KiB never waits |
  * | SVC_BODY_BUDGET_WAIT_MS     | 2000    | how long a request waits for room in that budget before its 503 |
+ * | SVC_MAX_BODY_BYTES_PER_CLIENT | a quarter of SVC_MAX_BODY_BYTES_IN_FLIGHT | what one client (clientAddress.ts, the trusted proxy header's address behind a proxy) may hold of that budget: a few slow senders cannot take it all. Its own first body is always let in (one as large as SVC_MAX_BODY_BYTES) |
+ * | SVC_MIN_BODY_BYTES_PER_SECOND | 16384 | a body over 64 KiB that arrives slower than this (over any 5 s, once it has had 5 s) is cut (408, the connection closed) and gives back its share at once instead of at SVC_REQUEST_TIMEOUT_MS; 0 turns it off |
+ * | SVC_FIRST_BYTE_TIMEOUT_MS   | 2000 (at most SVC_HEADERS_TIMEOUT_MS) | a connection that sends nothing for this long after it opened is closed: idle sockets cannot fill SVC_MAX_CONNECTIONS for the whole header timeout |
  * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
  *
  * Every value must be a whole number in its range; anything else stops the start with a
@@ -26,6 +29,7 @@ import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type { ClientAddressSettings } from "./clientAddress.js"
 import { invalidSetting } from "./failStart.js"
 
 export interface ServerLimits {
@@ -45,6 +49,21 @@ export interface ServerLimits {
   readonly maxBodyBytesInFlight: number
   /** How long a request waits for room in `maxBodyBytesInFlight` before its 503. */
   readonly bodyBudgetWaitMs: number
+  /** What one client may hold of `maxBodyBytesInFlight` (its first body is always let in). */
+  readonly maxBodyBytesPerClient: number
+  /** A large body arriving slower than this (bytes per second, over 5 s) is cut; 0: never. */
+  readonly minBodyBytesPerSecond: number
+  /** A connection that sends no byte for this long after it opened is closed. */
+  readonly firstByteTimeoutMs: number
+  /** Which address a request counts against (the trusted proxy header, when set). */
+  readonly clientAddress: ClientAddressSettings
+  /**
+   * Paths answered on the connections reserved past `maxConnections` (PROBE_RESERVE of them), so
+   * that liveness and readiness probes are answered while the cap is full; empty: no reserve.
+   */
+  readonly probePaths: ReadonlyArray<string>
+  /** Long-lived answers one client may hold at once (the event streams): 503 past `perClient`. */
+  readonly streams: { readonly path: RegExp; readonly perClient: number } | undefined
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
@@ -55,8 +74,37 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxConnections: 1024,
   maxConnectionsPerClient: 256,
   maxBodyBytesInFlight: 128 * 1024 * 1024,
-  bodyBudgetWaitMs: 2_000
+  bodyBudgetWaitMs: 2_000,
+  maxBodyBytesPerClient: 32 * 1024 * 1024,
+  minBodyBytesPerSecond: 16 * 1024,
+  firstByteTimeoutMs: 2_000,
+  clientAddress: { header: undefined, hops: 1 },
+  probePaths: [],
+  streams: undefined
 }
+
+/** Connections past SVC_MAX_CONNECTIONS kept for probes (ServerLimits.probePaths). */
+export const PROBE_RESERVE = 16
+
+/** RFC 9110 token: a header name. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
+
+/** SVC_CLIENT_ADDRESS_HEADER and SVC_TRUSTED_PROXY_HOPS (also read by src/mcp/McpConfig.ts). */
+export const clientAddressConfig: Config.Config<ClientAddressSettings> = Config.all({
+  header: Config.option(Config.String("SVC_CLIENT_ADDRESS_HEADER")),
+  hops: Config.option(Config.String("SVC_TRUSTED_PROXY_HOPS"))
+}).pipe(
+  Config.mapEffect(({ header, hops }) => {
+    const name = Option.getOrElse(header, () => "").trim().toLowerCase()
+    if (name !== "" && !HEADER_NAME.test(name)) {
+      return Effect.fail(invalidSetting(`SVC_CLIENT_ADDRESS_HEADER must be an HTTP header name (e.g. x-forwarded-for), or empty`))
+    }
+    const hopsText = Option.getOrElse(hops, () => "1").trim()
+    const n = /^\d{1,4}$/.test(hopsText) ? Number(hopsText) : NaN
+    if (!(n >= 1)) return Effect.fail(invalidSetting(`SVC_TRUSTED_PROXY_HOPS must be a positive integer`))
+    return Effect.succeed<ClientAddressSettings>({ header: name === "" ? undefined : name, hops: n })
+  })
+)
 
 /** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_MS = 2_147_483_647
@@ -121,9 +169,25 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
     Number.MAX_SAFE_INTEGER,
     "bytes"
   ),
-  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds")
+  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds"),
+  maxBodyBytesPerClient: setWholeNumber(
+    "SVC_MAX_BODY_BYTES_PER_CLIENT",
+    DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    "bytes"
+  ),
+  minBodyBytesPerSecond: wholeNumber(
+    "SVC_MIN_BODY_BYTES_PER_SECOND",
+    DEFAULT_SERVER_LIMITS.minBodyBytesPerSecond,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    "bytes per second"
+  ),
+  firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", DEFAULT_SERVER_LIMITS.firstByteTimeoutMs, 1, MAX_TIMER_MS, "milliseconds"),
+  clientAddress: clientAddressConfig
 }).pipe(
-  Config.mapEffect(({ headersTimeoutMs, requestTimeoutMs, ...rest }) => {
+  Config.mapEffect(({ firstByteTimeoutMs, headersTimeoutMs, maxBodyBytesPerClient, requestTimeoutMs, ...rest }) => {
     // Node refuses a header timeout above the request timeout (the request includes the
     // headers). The one the operator left unset follows the one they set; only two values set
     // against each other are refused.
@@ -140,7 +204,26 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
       () => Math.max(DEFAULT_SERVER_LIMITS.requestTimeoutMs, Option.getOrElse(headersTimeoutMs, () => 0))
     )
     const headers = Option.getOrElse(headersTimeoutMs, () => Math.min(DEFAULT_SERVER_LIMITS.headersTimeoutMs, request))
-    return Effect.succeed<ServerLimits>({ ...rest, headersTimeoutMs: headers, requestTimeoutMs: request })
+    // Unset, it follows the header timeout down (it is the first part of it); set, it may not exceed it.
+    if (Option.isSome(firstByteTimeoutMs) && firstByteTimeoutMs.value > headers) {
+      return Effect.fail(
+        invalidSetting(
+          `SVC_FIRST_BYTE_TIMEOUT_MS=${firstByteTimeoutMs.value} is not valid: expected at most the header timeout ` +
+            `(${headers} ms, SVC_HEADERS_TIMEOUT_MS), since the first byte is part of the headers`
+        )
+      )
+    }
+    const firstByte = Option.getOrElse(firstByteTimeoutMs, () => Math.min(DEFAULT_SERVER_LIMITS.firstByteTimeoutMs, headers))
+    const perClient = Option.getOrElse(maxBodyBytesPerClient, () => Math.max(1, Math.floor(rest.maxBodyBytesInFlight / 4)))
+    return Effect.succeed<ServerLimits>({
+      ...rest,
+      headersTimeoutMs: headers,
+      requestTimeoutMs: request,
+      firstByteTimeoutMs: firstByte,
+      maxBodyBytesPerClient: perClient,
+      probePaths: DEFAULT_SERVER_LIMITS.probePaths,
+      streams: DEFAULT_SERVER_LIMITS.streams
+    })
   })
 )
 

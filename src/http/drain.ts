@@ -8,9 +8,14 @@
  * 3. Every listener stops accepting as soon as the accept queue is empty (Node accepts one
  *    queued connection per turn of the event loop, so it closes after a turn that accepted
  *    none; at the latest after ACCEPT_PHASE_MAX_TURNS turns or half the grace period): a
- *    client whose connection was established before the signal is served, not reset. A turn later (so that requests whose
- *    bytes had arrived are read and count as received) the idle connections are closed: those
- *    between requests, and those that never sent a byte.
+ *    client whose connection was established before the signal is served, not reset. Then the
+ *    idle connections are closed (those between requests, and those that never sent a byte),
+ *    each once it has been idle for IDLE_LINGER_MS: an answer that went out keep-alive just
+ *    before the signal was handled invites the client to write its next request on the same
+ *    connection at once, and closing it then would reset that request (seen: requests written
+ *    26 ms after such an answer, reset). Such a request is answered, with `Connection: close`. Node's own `server.close()` closes idle connections at once, so the
+ *    listeners are closed as plain net servers (which also keeps the header and request
+ *    timeouts checked during the drain).
  * 4. Each connection closes after its last answer (a download whose headers had gone out
  *    keep-alive is closed once it is complete).
  * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
@@ -31,6 +36,7 @@ import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
 import type * as http from "node:http"
+import * as net from "node:net"
 import type { Socket } from "node:net"
 
 export interface DrainOutcome {
@@ -50,6 +56,26 @@ export interface DrainOutcome {
  */
 export const ACCEPT_PHASE_MAX_TURNS = 1024
 
+/**
+ * How long a connection must have been idle (since its last answer, or since it was accepted
+ * when it never sent a request) before the drain closes it. A client that reacts to an answer
+ * writes its next request within milliseconds (26 ms under load in the run that lost two);
+ * a connection idle for longer is closed as Node closes one past its keep-alive timeout.
+ */
+export const IDLE_LINGER_MS = 500
+
+/** How often the drain looks for connections idle long enough to close. */
+const IDLE_CHECK_MS = 20
+
+/** Per connection: answers in progress, and since when (and at what bytes read) it is idle. */
+interface ConnectionState {
+  active: number
+  idleSince: number
+  bytesAtIdle: number
+  /** The request admitted last on it: the one answer that closes the connection in a drain. */
+  last: http.ServerResponse | undefined
+}
+
 /** How much the shutdown after the drain (closing the database, ...) may take before the process exits 1. */
 export const SHUTDOWN_BACKSTOP_MS = 5_000
 
@@ -59,10 +85,8 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
  */
 export class Drain {
   private readonly servers = new Set<http.Server>()
-  private readonly sockets = new Set<Socket>()
+  private readonly sockets = new Map<Socket, ConnectionState>()
   private readonly responses = new Set<http.ServerResponse>()
-  /** Requests admitted on each socket: one that never had any and read nothing is idle. */
-  private readonly requested = new WeakSet<Socket>()
   /** A connection was accepted since the accept phase last looked. */
   private accepted = false
   private running: Promise<DrainOutcome> | undefined
@@ -108,7 +132,7 @@ export class Drain {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.add(socket)
+      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, last: undefined })
       socket.once("close", () => this.sockets.delete(socket))
     })
   }
@@ -116,9 +140,20 @@ export class Drain {
   /** Registers a request as it arrives (before anything answers it). */
   admit(res: http.ServerResponse): void {
     this.responses.add(res)
-    if (res.req?.socket) this.requested.add(res.req.socket as Socket)
-    res.once("close", () => this.responses.delete(res))
-    if (this.draining_) res.shouldKeepAlive = false
+    const socket = res.req?.socket as Socket | undefined
+    const state = socket === undefined ? undefined : this.sockets.get(socket)
+    if (state !== undefined) {
+      state.active++
+      state.last = res
+    }
+    res.once("close", () => {
+      this.responses.delete(res)
+      if (state !== undefined && --state.active === 0) {
+        state.idleSince = performance.now()
+        state.bytesAtIdle = socket!.bytesRead
+      }
+    })
+    if (this.draining_) this.closeAfter(res)
   }
 
   /**
@@ -146,6 +181,7 @@ export class Drain {
         if (done) return
         done = true
         clearTimeout(timer)
+        clearInterval(idleCheck)
         const cutAny = cutConnections > 0 || cutRequests > 0
         this.outcome_ = {
           cut: cutAny,
@@ -160,22 +196,26 @@ export class Drain {
         cutRequests = [...this.responses].filter((res) => !res.writableFinished).length
         cutConnections = this.sockets.size
         for (const server of this.servers) server.closeAllConnections()
-        for (const socket of this.sockets) socket.destroy()
+        for (const socket of this.sockets.keys()) socket.destroy()
         // The servers' close callbacks follow once Node has seen every socket close.
         if (this.sockets.size === 0) finish()
       }
       const timer = setTimeout(() => this.cut?.(), graceMs)
+      let idleCheck: ReturnType<typeof setInterval> | undefined
+      const linger = Math.min(IDLE_LINGER_MS, graceMs / 4)
       const closeListeners = () => {
         let open = this.servers.size
         if (open === 0) return finish()
         for (const server of this.servers) {
           // Stops accepting; the callback comes when the last of its connections has closed.
-          server.close(() => {
+          // net's close, not http's: http's closes the idle connections at once (see above).
+          net.Server.prototype.close.call(server, () => {
             if (--open === 0) finish()
           })
         }
-        // One more turn: the connections accepted last have their request bytes read.
-        setImmediate(() => this.closeIdle())
+        // From the next turn on: the connections accepted last have their request bytes read.
+        setImmediate(() => this.closeIdle(linger))
+        idleCheck = setInterval(() => this.closeIdle(linger), IDLE_CHECK_MS)
       }
       // The signal is handled at the end of a turn; connections still queued are accepted one
       // per turn. Close once a whole turn accepted nothing (at least the next turn). Bounded,
@@ -197,14 +237,14 @@ export class Drain {
   }
 
   /**
-   * Closes the idle connections: between requests (Node's own notion: the last answer went
-   * out, no new request begun) or opened without a byte sent. A connection on which a request
-   * is arriving or being answered is left to close after its answer.
+   * Closes the connections idle for at least `lingerMs`: no answer in progress and not a byte
+   * read since the last one went out (or since it was accepted). A connection on which a request
+   * is arriving or being answered is left to close after its answer (`Connection: close`).
    */
-  private closeIdle(): void {
-    for (const server of this.servers) server.closeIdleConnections()
-    for (const socket of this.sockets) {
-      if (!this.requested.has(socket) && socket.bytesRead === 0) socket.destroy()
+  private closeIdle(lingerMs: number): void {
+    const now = performance.now()
+    for (const [socket, state] of this.sockets) {
+      if (state.active === 0 && socket.bytesRead === state.bytesAtIdle && now - state.idleSince >= lingerMs) socket.destroy()
     }
   }
 
@@ -216,15 +256,23 @@ export class Drain {
   /**
    * Makes `res` the last answer on its connection: `Connection: close` when its headers are
    * still to be sent; when they went out keep-alive already (a download in progress), the
-   * connection is closed once the answer is complete.
+   * connection is closed once the answer is complete and it has been idle for the linger.
    */
   private closeAfter(res: http.ServerResponse): void {
     if (!res.headersSent) {
-      res.shouldKeepAlive = false
+      // Decided as its headers go out: a pipelined request already read after it on the same
+      // connection (Node answers them in order) is answered too, and that one closes it.
+      const socket = res.req?.socket as Socket | undefined
+      const writeHead = res.writeHead
+      const drain = this
+      res.writeHead = function(this: http.ServerResponse, ...args: Array<any>) {
+        const state = socket === undefined ? undefined : drain.sockets.get(socket)
+        if (state === undefined || state.last === res) this.shouldKeepAlive = false
+        return (writeHead as (...a: Array<any>) => http.ServerResponse).apply(this, args)
+      } as typeof res.writeHead
       return
     }
-    if (res.writableFinished) return
-    res.once("finish", () => setImmediate(() => this.closeIdle()))
+    // Past its end the connection is idle, and closed by the drain's idle check.
   }
 }
 

@@ -2,7 +2,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
-import type * as Layer from "effect/Layer"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 
 /**
@@ -19,7 +20,9 @@ export const withoutRequest = <R>(context: Context.Context<R>) =>
  */
 export const lazyRoutes = (
   paths: ReadonlyArray<HttpRouter.PathInput>,
-  load: () => Promise<Layer.Layer<never, never, HttpRouter.HttpRouter>>
+  load: () => Promise<Layer.Layer<never, never, HttpRouter.HttpRouter>>,
+  /** Applied to every answer of those routes (e.g. a page's security headers, pageSecurity.ts). */
+  finish?: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse
 ) =>
   HttpRouter.use((router) =>
     Effect.gen(function*() {
@@ -30,10 +33,13 @@ export const lazyRoutes = (
           Scope.provide(scope),
           // Built inside the first request: keep that request out of what the routes capture
           // (Effect 4's HttpApi handlers run in their build context; see workspace/server/server.ts).
-          Effect.updateContext((context: Context.Context<never>) => withoutRequest(context))
+          // And out of the memo map of the app it is served in: a fork of it would hand back that
+          // app's own router (already built there), and the routes would be declared twice (the
+          // admin listener's /workspace/docs answered 500: "Method 'GET' already declared").
+          Effect.updateContext((context: Context.Context<never>) => Context.omit(Layer.CurrentMemoMap)(withoutRequest(context)))
         )
       )
-      const handler = Effect.flatten(app)
+      const handler = finish === undefined ? Effect.flatten(app) : Effect.map(Effect.flatten(app), finish)
       for (const path of paths) yield* router.add("GET", path, handler)
     })
   )

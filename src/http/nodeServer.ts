@@ -13,6 +13,13 @@
  *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
  *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
  *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
+ *   One client (clientAddress.ts) holds at most its share (SVC_MAX_BODY_BYTES_PER_CLIENT), and a
+ *   large body arriving below SVC_MIN_BODY_BYTES_PER_SECOND is cut with 408.
+ *
+ * Floods (each 503 with `Retry-After: 1`): past SVC_MAX_CONNECTIONS, PROBE_RESERVE connections
+ * serve only the probe paths (liveness and readiness stay answerable while the cap is full); a
+ * connection silent for SVC_FIRST_BYTE_TIMEOUT_MS is closed; one client holds at most its share
+ * of the event streams (SVC_EVENT_STREAMS_PER_CLIENT).
  *
  * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
@@ -33,11 +40,12 @@ import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { stampArrival } from "./arrival.js"
 import { BodyBudget, SMALL_BODY_BYTES } from "./bodyBudget.js"
-import { clientKey } from "./clientAddress.js"
+import { addressBucket, clientAddress, type ClientAddressSettings, clientKey } from "./clientAddress.js"
 import type { Drain } from "./drain.js"
 import { malformedPercentEncoding } from "./methodNotAllowed.js"
-import { DEFAULT_SERVER_LIMITS, type ServerLimits } from "./ServerLimits.js"
+import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./ServerLimits.js"
 import { errorJson } from "./errorBody.js"
+import { RETRY_AFTER_SECONDS } from "./errorResponse.js"
 
 /** An answer the server gives before the application sees the request. */
 interface Refusal {
@@ -51,18 +59,59 @@ const tooLarge = (limit: number): Refusal => ({
   body: errorJson(413, "Payload Too Large", `Request body exceeds the ${limit}-byte limit`)
 })
 
-/** Seconds a client is asked to wait after a 503 for lack of body budget. */
-const retryAfterSeconds = (waitMs: number) => Math.max(1, Math.ceil(waitMs / 1000))
-
-const busy = (waitMs: number): Refusal => ({
+/** Every 503 of the server says the same Retry-After as the application's (README "Errors"). */
+const busy = (): Refusal => ({
   status: 503,
   body: errorJson(
     503,
     "Service Unavailable",
-    `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT); retry after ${retryAfterSeconds(waitMs)} s`
+    `Too many request bodies in progress (SVC_MAX_BODY_BYTES_IN_FLIGHT, SVC_MAX_BODY_BYTES_PER_CLIENT); retry after ${RETRY_AFTER_SECONDS} s`
   ),
-  headers: { "retry-after": String(retryAfterSeconds(waitMs)) }
+  headers: { "retry-after": RETRY_AFTER_SECONDS }
 })
+
+/** Who a request counts against for the per-client shares (the body budget, the event streams). */
+const requestClient = (req: http.IncomingMessage, settings: ClientAddressSettings) =>
+  addressBucket(clientAddress(req.socket.remoteAddress, req.headers as Record<string, string | undefined>, settings))
+
+/** The window over which a body's pace is judged (SVC_MIN_BODY_BYTES_PER_SECOND), in seconds. */
+const RATE_WINDOW_S = 5
+
+/**
+ * Cuts a body that arrives slower than `minRate` bytes per second over the last RATE_WINDOW_S
+ * seconds (judged from RATE_WINDOW_S after it was admitted): 408 when nothing was answered yet,
+ * then the connection is closed, and what the body held of the budget is given back at once.
+ */
+const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minRate: number) => {
+  if (minRate <= 0) return
+  const socket = req.socket
+  const seen = [socket.bytesRead]
+  const timer = setInterval(() => {
+    if (req.complete || res.writableEnded || socket.destroyed) return clearInterval(timer)
+    // The application not reading (its buffer full, or paused) is not the sender's slowness:
+    // the window starts again.
+    if (req.isPaused() || req.readableLength >= req.readableHighWaterMark) seen.length = 0
+    seen.push(socket.bytesRead)
+    if (seen.length <= RATE_WINDOW_S) return
+    const arrived = seen[seen.length - 1]! - seen[seen.length - 1 - RATE_WINDOW_S]!
+    if (arrived >= minRate * RATE_WINDOW_S) return
+    clearInterval(timer)
+    refusedBodies.add(req)
+    if (!res.headersSent) {
+      const body = errorJson(
+        408,
+        "Request Timeout",
+        `The request body arrived at ${Math.round(arrived / RATE_WINDOW_S)} bytes/s over ${RATE_WINDOW_S} s, below the ` +
+          `${minRate} bytes/s accepted (SVC_MIN_BODY_BYTES_PER_SECOND)`
+      )
+      res.writeHead(408, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
+      res.end(body, () => socket.destroy())
+      setTimeout(() => socket.destroy(), 1_000).unref()
+    } else socket.destroy()
+  }, 1_000)
+  timer.unref()
+  res.once("close", () => clearInterval(timer))
+}
 
 /**
  * Requests whose body the server refused (413 or 503 sent) after the application started reading
@@ -107,11 +156,13 @@ const capChunkedBody = (
   res: http.ServerResponse,
   limit: number,
   budget: BodyBudget,
-  waitMs: number
+  client: string,
+  minRate: number
 ) => {
   let seen = 0
   let taken = 0
-  res.once("close", () => budget.release(taken))
+  let watched = false
+  res.once("close", () => budget.release(taken, client))
   const push = req.push.bind(req)
   const refuse = (refusal: Refusal, already: number) => {
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
@@ -133,8 +184,13 @@ const capChunkedBody = (
       if (seen > limit) return refuse(tooLarge(limit), seen - limit)
       // Chunks do not wait: a body already arriving is not held back for others. The first
       // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
-      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length)
-      else if (!budget.tryTake(chunk.length, true)) return refuse(busy(waitMs), chunk.length)
+      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length, client)
+      else if (!budget.tryTake(chunk.length, true, client)) return refuse(busy(), chunk.length)
+      else if (!watched) {
+        // Past the small size, its pace counts: a trickle would hold what it took.
+        watched = true
+        watchBodyPace(req, res, minRate)
+      }
       taken += chunk.length
     }
     return push(chunk, encoding)
@@ -160,15 +216,17 @@ const admitDeclaredBody = (
   limit: number,
   proceed: () => void
 ) => {
+  const client = requestClient(req, settings.clientAddress)
   if (bytes <= SMALL_BODY_BYTES) {
-    budget.force(bytes)
-    res.once("close", () => budget.release(bytes))
+    budget.force(bytes, client)
+    res.once("close", () => budget.release(bytes, client))
     return proceed()
   }
   const cancel = budget.take(bytes, settings.bodyBudgetWaitMs, () => {
-    res.once("close", () => budget.release(bytes))
+    res.once("close", () => budget.release(bytes, client))
+    watchBodyPace(req, res, settings.minBodyBytesPerSecond)
     proceed()
-  }, () => refuseDeclaredBody(req, res, busy(settings.bodyBudgetWaitMs), limit))
+  }, () => refuseDeclaredBody(req, res, busy(), limit), client)
   // The client left while waiting: it gives up its place.
   res.once("close", cancel)
 }
@@ -193,6 +251,102 @@ const limitPerClient = (server: http.Server, max: number) => {
       else open.set(key, left)
     })
   })
+}
+
+/**
+ * The connections accepted past `cap` (Node's own cap is `cap + reserve`): marked, so that only
+ * the probes are served on them (each then closed after its answer). Returns the mark.
+ */
+/** A connection in the probes' reserve must have sent a whole request within this (at most). */
+const PROBE_REQUEST_WITHIN_MS = 1_000
+
+const reserveForProbes = (
+  server: http.Server,
+  cap: number,
+  reserve: number,
+  requestWithinMs: number,
+  requested: WeakSet<Socket>
+): WeakSet<Socket> => {
+  const reserved = new WeakSet<Socket>()
+  if (reserve === 0) return reserved
+  let open = 0
+  // The reserved connections, oldest first: when a new one comes with the reserve full (Node lets
+  // one more in), the oldest that has sent no whole request makes room. A flood of silent
+  // connections then cannot keep a probe out of the reserve, even for the second it may wait.
+  const inReserve = new Set<Socket>()
+  server.on("connection", (socket: Socket) => {
+    if (socket.destroyed) return // refused by the per-client cap
+    open++
+    socket.once("close", () => open--)
+    if (open <= cap) return
+    if (inReserve.size >= reserve) {
+      const idle = [...inReserve].find((s) => !requested.has(s))
+      if (idle === undefined) {
+        socket.destroy()
+        return
+      }
+      inReserve.delete(idle)
+      idle.destroy()
+    }
+    inReserve.add(socket)
+    socket.once("close", () => inReserve.delete(socket))
+    reserved.add(socket)
+    // A probe sends its whole request at once: a reserved connection still without one after a
+    // second (a slow-loris holding the reserve) is closed.
+    const timer = setTimeout(() => {
+      if (!requested.has(socket)) socket.destroy()
+    }, requestWithinMs)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+  })
+  return reserved
+}
+
+/**
+ * Closes a connection that has not sent a byte `ms` after it opened: a flood of silent sockets
+ * holds the connection cap for that long, not for the whole header timeout.
+ */
+const closeSilent = (server: http.Server, ms: number) => {
+  server.on("connection", (socket: Socket) => {
+    const timer = setTimeout(() => {
+      if (socket.bytesRead === 0) socket.destroy()
+    }, ms)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+  })
+}
+
+/**
+ * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
+ * and ignores repeated and trailing slashes (`//V1/tasks/x/events/%73tream/` reaches the same
+ * handler), so a share counted by path must read it the same way or be walked around.
+ */
+export const routerPath = (path: string): string => {
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // Malformed: the router answers it 400 anyway.
+  }
+  return decoded.toLowerCase().replace(/\/{2,}/g, "/").replace(/(.)\/+$/, "$1")
+}
+
+/** At most `perClient` answers in progress per client (by the response's life). */
+const shareOf = (perClient: number) => {
+  const open = new Map<string, number>()
+  return {
+    take: (client: string, res: http.ServerResponse): boolean => {
+      const n = open.get(client) ?? 0
+      if (n >= perClient) return false
+      open.set(client, n + 1)
+      res.once("close", () => {
+        const left = open.get(client)! - 1
+        if (left === 0) open.delete(client)
+        else open.set(client, left)
+      })
+      return true
+    }
+  }
 }
 
 const tooManyHeaders = (max: number) =>
@@ -288,9 +442,23 @@ export const createGatewayServer = (
   // then a 400 for a missing Host). So Node keeps them all, bounded by its header size limit
   // (16 KiB: 431 above it), and the count is checked below: too many answer 431.
   server.maxHeadersCount = 0
-  server.maxConnections = settings.maxConnections
+  // Past the cap, PROBE_RESERVE connections more for the probes (below); without probe paths, none.
+  const reserve = settings.probePaths.length > 0 ? PROBE_RESERVE : 0
+  // One more than the reserve: the connection that finds it full is let in to evict a silent one.
+  server.maxConnections = settings.maxConnections + reserve + (reserve > 0 ? 1 : 0)
   limitPerClient(server, settings.maxConnectionsPerClient)
-  const budget = new BodyBudget(settings.maxBodyBytesInFlight)
+  // Connections on which a request's headers have arrived.
+  const requested = new WeakSet<Socket>()
+  const reserved = reserveForProbes(
+    server,
+    settings.maxConnections,
+    reserve,
+    Math.min(settings.firstByteTimeoutMs, PROBE_REQUEST_WITHIN_MS),
+    requested
+  )
+  closeSilent(server, settings.firstByteTimeoutMs)
+  const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
+  const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", onClientError)
   drain?.track(server)
   const noteRequest = collectWhenIdle(server)
@@ -316,6 +484,7 @@ export const createGatewayServer = (
         return emit("request", req, res)
       }
       stampArrival(req)
+      requested.add(req.socket)
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
@@ -325,6 +494,29 @@ export const createGatewayServer = (
         return true
       }
       const target = req.url ?? "/"
+      const path = target.split("?", 1)[0]!
+      if (reserved.has(req.socket)) {
+        // A connection past the cap: the probes are answered, anything else is told to come back.
+        res.shouldKeepAlive = false
+        if (!settings.probePaths.includes(path)) {
+          const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
+          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          res.end(body)
+          return true
+        }
+      }
+      if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
+        const client = requestClient(req, settings.clientAddress)
+        if (!streams.take(client, res)) {
+          const body = unavailable(
+            `Too many event streams open from one client (SVC_EVENT_STREAMS_PER_CLIENT=${settings.streams!.perClient}); ` +
+              `retry after ${RETRY_AFTER_SECONDS} s`
+          )
+          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          res.end(body)
+          return true
+        }
+      }
       const malformed = malformedPercentEncoding(target)
       if (malformed !== undefined) {
         const query = target.indexOf("?")
@@ -343,7 +535,7 @@ export const createGatewayServer = (
       // before the application is detached, so this is for servers run without one).
       if (server.listenerCount("request") === 0) {
         if (served) {
-          res.writeHead(503, { "content-type": "application/json", connection: "close" })
+          res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": RETRY_AFTER_SECONDS })
           res.end(unavailable("Shutting down"))
         } else {
           res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
@@ -362,7 +554,7 @@ export const createGatewayServer = (
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-        capChunkedBody(req, res, maxBodyBytes, budget, settings.bodyBudgetWaitMs)
+        capChunkedBody(req, res, maxBodyBytes, budget, requestClient(req, settings.clientAddress), settings.minBodyBytesPerSecond)
       }
       return proceed()
     }

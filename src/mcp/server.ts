@@ -4,7 +4,7 @@
  *
  * Every request, whatever its method, is authenticated first (./auth.ts): without a valid API
  * key of an agent of this tenant it is answered 401 with `WWW-Authenticate: Bearer` and no MCP
- * message is looked at. Failures are counted per client address (./clientAddress.ts) and per
+ * message is looked at. Failures are counted per client address (src/http/clientAddress.ts) and per
  * presented key (its hash), see `guard` below: a valid key is never refused because of other
  * callers' failures. Then each POST gets its own SDK server and
  * transport (stateless mode), whose tool handlers know the calling agent and run the tools
@@ -29,7 +29,7 @@ import { withActor } from "../services/Actor.js"
 import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { hashApiKey } from "../domain/apiKeys.js"
 import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
-import { addressBucket, clientAddress } from "./clientAddress.js"
+import { addressBucket, clientAddress } from "../http/clientAddress.js"
 import { MCP_PATH, McpConfig } from "./McpConfig.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"

@@ -154,7 +154,8 @@ describe("timeline budgets (built process)", () => {
 
   it("clients that never read: memory stays bounded, health answers, stalled streams are disconnected and their slots freed", async () => {
     const STREAMS = 30
-    const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "20000" })
+    // One client fills every slot here: its share is the whole (SVC_EVENT_STREAMS_PER_CLIENT).
+    const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENT_STREAMS_PER_CLIENT: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "20000" })
     // A 12 MiB timeline of 256 KiB events.
     const positions: Array<string> = []
     for (let seq = 1; seq <= 48; seq++) positions.push(await post(gw.url, BIG_TASK, seq, 256 * 1024))

@@ -19,6 +19,8 @@ export interface Exchange {
   error?: string
   /** The socket it went out on. */
   socket?: Socket
+  /** It went out on a keep-alive connection that had carried an answer before. */
+  reused?: boolean
 }
 
 export interface Request {
@@ -55,7 +57,10 @@ export const exchange = (agent: http.Agent, request: Request, client = 0, n = 0)
         resolve(ex)
       })
     })
-    req.on("socket", (socket) => (ex.socket = socket))
+    req.on("socket", (socket) => {
+      ex.socket = socket
+      ex.reused = req.reusedSocket
+    })
     req.on("finish", () => (ex.sentAt = performance.now()))
     req.on("error", (e: NodeJS.ErrnoException) => {
       ex.error = e.code ?? e.message

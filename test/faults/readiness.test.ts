@@ -48,9 +48,11 @@ const readyz = async (base: string, status: number, ms = 5_000) => {
   }
 }
 
-const notReady = (res: { status: number; body: any }, text: string | RegExp) => {
+const notReady = (res: { status: number; body: any; headers: Headers }, text: string | RegExp) => {
   expect(res.status).toBe(503)
   expect(res.body).toEqual({ statusCode: 503, message: expect.stringMatching(text), error: "Service Unavailable" })
+  // Every 503 carries the README's Retry-After.
+  expect(res.headers.get("retry-after")).toBe("1")
 }
 
 describe("GET /readyz on a real process", { timeout: 60_000 }, () => {

@@ -204,7 +204,13 @@ describe("server limit settings", () => {
       maxConnections: 1024,
       maxConnectionsPerClient: 256,
       maxBodyBytesInFlight: 128 * 1024 * 1024,
-      bodyBudgetWaitMs: 2_000
+      bodyBudgetWaitMs: 2_000,
+      maxBodyBytesPerClient: 32 * 1024 * 1024,
+      minBodyBytesPerSecond: 16 * 1024,
+      firstByteTimeoutMs: 2_000,
+      clientAddress: { header: undefined, hops: 1 },
+      probePaths: [],
+      streams: undefined
     })
   })
 
@@ -217,7 +223,11 @@ describe("server limit settings", () => {
       SVC_MAX_CONNECTIONS: "256",
       SVC_MAX_CONNECTIONS_PER_CLIENT: "16",
       SVC_MAX_BODY_BYTES_IN_FLIGHT: "1048576",
-      SVC_BODY_BUDGET_WAIT_MS: "0"
+      SVC_BODY_BUDGET_WAIT_MS: "0",
+      SVC_MIN_BODY_BYTES_PER_SECOND: "0",
+      SVC_FIRST_BYTE_TIMEOUT_MS: "500",
+      SVC_CLIENT_ADDRESS_HEADER: "X-Forwarded-For",
+      SVC_TRUSTED_PROXY_HOPS: "2"
     })).toEqual(Result.succeed({
       headersTimeoutMs: 2000,
       requestTimeoutMs: 30000,
@@ -226,8 +236,19 @@ describe("server limit settings", () => {
       maxConnections: 256,
       maxConnectionsPerClient: 16,
       maxBodyBytesInFlight: 1048576,
-      bodyBudgetWaitMs: 0
+      bodyBudgetWaitMs: 0,
+      // Unset: a quarter of the budget.
+      maxBodyBytesPerClient: 262144,
+      minBodyBytesPerSecond: 0,
+      firstByteTimeoutMs: 500,
+      clientAddress: { header: "x-forwarded-for", hops: 2 },
+      probePaths: [],
+      streams: undefined
     }))
+    expect(Result.getOrThrow(read({ SVC_MAX_BODY_BYTES_PER_CLIENT: "1000" })).maxBodyBytesPerClient).toBe(1000)
+    // The first-byte timeout follows a lower header timeout, and may not exceed one set.
+    expect(Result.getOrThrow(read({ SVC_HEADERS_TIMEOUT_MS: "800" })).firstByteTimeoutMs).toBe(800)
+    expect(Result.isFailure(read({ SVC_HEADERS_TIMEOUT_MS: "800", SVC_FIRST_BYTE_TIMEOUT_MS: "900" }))).toBe(true)
   })
 
   const names = [

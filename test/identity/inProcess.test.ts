@@ -70,7 +70,8 @@ describe("the actor inside a request", () => {
           actorClaim: "email",
           tenantClaim: "tenant",
           fetchTimeoutMs: 1000,
-          cooldownMs: 0
+          cooldownMs: 0,
+          maxAgeSeconds: 3600
         }
       })
       const token = yield* Effect.promise(() => sign(key, { claims: { email: "ceo@acme.test", tenant: "acme" } }))

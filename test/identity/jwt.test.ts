@@ -46,7 +46,13 @@ describe("JWT from a JWKS file", () => {
     other = await makeKey(undefined, "RS256")
     const file = join(dir, "jwks.json")
     writeFileSync(file, JSON.stringify(jwksOf(key, other)))
-    service = await startBuilt({ SVC_DATABASE_URL: databaseUrl(), SVC_JWT_JWKS: file, ...JWT_ENV, SVC_ACTOR_HEADER: "x-forwarded-email" })
+    service = await startBuilt({
+      SVC_DATABASE_URL: databaseUrl(),
+      SVC_JWT_JWKS: file,
+      ...JWT_ENV,
+      SVC_ACTOR_HEADER: "x-forwarded-email",
+      SVC_JWT_MAX_AGE: "3600"
+    })
   }, 60_000)
   afterAll(async () => {
     await service?.stop()
@@ -72,6 +78,18 @@ describe("JWT from a JWKS file", () => {
     expect((await get(service, "/v1/entities", await sign(other, { claims: { tenant: "acme" } }))).status).toBe(200)
     const write = await http("POST", `${service.url}/v1/gl/connect/session`, {}, { authorization: `Bearer ${await valid()}` })
     expect(write.status).toBeLessThan(300)
+  })
+
+  it("a token minted for longer than SVC_JWT_MAX_AGE (exp - iat), or issued in the future: 401 invalid_token", async () => {
+    const claims = { tenant: "acme" }
+    // Within the bound (an hour here): let through.
+    expect((await get(service, "/v1/entities", await sign(key, { claims, expiresIn: 3500 }))).status).toBe(200)
+    expect((await get(service, "/v1/entities", await sign(key, { claims, expiresIn: 3500, issuedAt: null }))).status).toBe(200)
+    // A year-long token, still valid by its exp: refused, with or without iat.
+    expectInvalidToken(await get(service, "/v1/entities", await sign(key, { claims, expiresIn: 365 * 86_400 })), /longer than the 3600 s accepted \(SVC_JWT_MAX_AGE\)/)
+    expectInvalidToken(await get(service, "/v1/entities", await sign(key, { claims, expiresIn: 7200, issuedAt: null })), /SVC_JWT_MAX_AGE/)
+    // An iat set ahead to make a long token look short: refused.
+    expectInvalidToken(await get(service, "/v1/entities", await sign(key, { claims, expiresIn: 86_400, issuedAt: 86_000 })), /"iat" claim lies in the future/)
   })
 
   it("expired, wrong issuer, wrong audience, no expiry: 401 invalid_token", async () => {

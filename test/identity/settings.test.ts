@@ -46,8 +46,27 @@ describe("identity settings", () => {
     expect(failure({ SVC_JWT_ISSUER: "https://idp.test/", SVC_JWT_AUDIENCE: "a" })).toMatch(
       /^SVC_JWT_JWKS is not set, but SVC_JWT_ISSUER, SVC_JWT_AUDIENCE are/
     )
-    expect(failure({ SVC_JWT_JWKS: "ftp://idp.test/jwks", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/^SVC_JWT_JWKS="ftp:.*expected an http\(s\) URL or a file path/)
+    expect(failure({ SVC_JWT_JWKS: "ftp://idp.test/jwks", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/^SVC_JWT_JWKS="ftp:.*expected an https URL or a file path/)
     expect(failure({ SVC_JWT_JWKS: "/x", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: " , " })).toMatch(/SVC_JWT_AUDIENCE=.*expected one audience/)
+  })
+
+  it("take keys over https or from a file; plain http only on loopback", () => {
+    const jwt = (jwks: string) => read({ SVC_JWT_JWKS: jwks, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })
+    for (const remote of ["http://idp.test/jwks", "HTTP://idp.test/jwks", "http://10.0.0.5/jwks", "http://[2001:db8::1]/jwks", "http://127.0.0.1.nip.io/jwks"]) {
+      expect(failure({ SVC_JWT_JWKS: remote, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(
+        /^SVC_JWT_JWKS=".*": expected an https URL or a file path \(plain http lets anyone on the way replace the keys/
+      )
+    }
+    for (const local of ["http://127.0.0.1:8080/jwks", "http://localhost/jwks", "http://[::1]:9/jwks", "https://idp.test/jwks"]) {
+      expect(Result.getOrThrow(jwt(local)).jwt?.jwks).toMatchObject({ _tag: "Url" })
+    }
+  })
+
+  it("bound a token's lifetime: SVC_JWT_MAX_AGE seconds, a day by default", () => {
+    const base = { SVC_JWT_JWKS: "/k.json", SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" }
+    expect(Result.getOrThrow(read(base)).jwt?.maxAgeSeconds).toBe(86_400)
+    expect(Result.getOrThrow(read({ ...base, SVC_JWT_MAX_AGE: "900" })).jwt?.maxAgeSeconds).toBe(900)
+    for (const bad of ["0", "-1", "1h", "abc", "1.5"]) expect(failure({ ...base, SVC_JWT_MAX_AGE: bad })).toMatch(/^SVC_JWT_MAX_AGE=/)
   })
 
   it("refuse a header name that is not one, or carries credentials, and a requirement nothing can meet", () => {
@@ -77,6 +96,19 @@ describe("the built process with bad identity settings", () => {
       writeFileSync(broken, JSON.stringify({ keys: [] }))
       expect(await run({ SVC_JWT_JWKS: broken, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/Cannot start: SVC_JWT_JWKS=".*broken\.json": holds no keys\n/)
       expect(await run({ SVC_JWT_JWKS: broken })).toMatch(/Cannot start: 2 settings are not valid:\n {2}SVC_JWT_ISSUER is required/)
+      // Identity at the edge and an admin listener without a token: that listener would be the way around it.
+      const keys = join(dir, "keys.json")
+      writeFileSync(keys, JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0", kid: "k" }] }))
+      for (const identity of [{ SVC_ACTOR_HEADER: "x-forwarded-email" }, { SVC_JWT_JWKS: keys, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" }]) {
+        expect(await run({ ...identity, SVC_ADMIN_PORT: "0" })).toMatch(
+          /Cannot start: SVC_ADMIN_TOKEN is not set, but SVC_(ACTOR_HEADER|JWT_JWKS) names who acts on the gateway's port: .*Set SVC_ADMIN_TOKEN .*, or SVC_ADMIN_PORT=off\n/
+        )
+        // With a token, or with no admin listener, it starts.
+        for (const admin of [{ SVC_ADMIN_PORT: "0", SVC_ADMIN_TOKEN: "admin-token-0123456789" }, { SVC_ADMIN_PORT: "off" }]) {
+          const started = await startBuilt({ SVC_DATABASE_URL: db, ...identity, ...admin })
+          await started.stop()
+        }
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -82,16 +82,18 @@ export interface TokenOptions {
   readonly audience?: string
   /** Seconds from now; negative for an expired token. */
   readonly expiresIn?: number
+  /** `iat` in seconds from now (default -5); null: no `iat` claim. */
+  readonly issuedAt?: number | null
   readonly kid?: string
 }
 
 export const sign = (key: SigningKey, options: TokenOptions = {}) => {
   const now = Math.floor(Date.now() / 1000)
-  return new SignJWT({ sub: "jane@example.com", ...options.claims })
+  const jwt = new SignJWT({ sub: "jane@example.com", ...options.claims })
     .setProtectedHeader({ alg: key.jwk.alg as string, kid: options.kid ?? key.kid })
     .setIssuer(options.issuer ?? ISSUER)
     .setAudience(options.audience ?? AUDIENCE)
-    .setIssuedAt(now - 5)
     .setExpirationTime(now + (options.expiresIn ?? 300))
-    .sign(key.privateKey)
+  if (options.issuedAt !== null) jwt.setIssuedAt(now + (options.issuedAt ?? -5))
+  return jwt.sign(key.privateKey)
 }

@@ -5,7 +5,7 @@
  */
 import { afterAll, expect, it } from "vitest"
 import { freePort } from "../support/process.js"
-import { holdPort, killAllBuilt, runUntilExit } from "./builtRun.js"
+import { freePortPair, holdPort, killAllBuilt, runUntilExit, spawnBuilt } from "./builtRun.js"
 
 /** Generous: a failed start takes well under a second; the point is that it ends. */
 export const EXIT_WITHIN_MS = 10_000
@@ -42,6 +42,23 @@ export const startFailureCases = (
       expectOneLineFailure(result, new RegExp(`^Cannot start: port ${held.port} on 127\\.0\\.0\\.1 is already in use \\(PORT, HOST\\)`))
     } finally {
       await held.close()
+    }
+  })
+
+  it("a second gateway on the PORT of a running one (whose admin listener holds PORT + 1): the line names PORT", async () => {
+    const port = await freePortPair()
+    const first = spawnBuilt({ SVC_DATABASE_URL: await database(), HOST: "127.0.0.1", PORT: String(port) })
+    try {
+      const until = Date.now() + 20_000
+      while (!/admin: +http:\/\/127\.0\.0\.1:\d+\/workspace/.test(first.output())) {
+        if (Date.now() > until || first.child.exitCode !== null) throw new Error(`the first gateway did not start:\n${first.output()}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      const result = await runUntilExit({ SVC_DATABASE_URL: await database(), HOST: "127.0.0.1", PORT: String(port) })
+      expectOneLineFailure(result, new RegExp(`^Cannot start: port ${port} on 127\\.0\\.0\\.1 is already in use \\(PORT, HOST\\)`))
+    } finally {
+      first.kill()
+      await first.exited
     }
   })
 

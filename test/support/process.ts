@@ -74,8 +74,11 @@ export const startService = async (
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<RunningService> => {
   const port = await freePort()
-  // Never the default admin port 3001: test processes run side by side.
-  const adminPort = env.SVC_ADMIN_PORT ?? String(await freePort())
+  // Never the default admin port 3001: test processes run side by side. With identity at the
+  // edge the gateway runs no admin listener without a token: none, unless the test gives one.
+  const identity = env.SVC_ACTOR_HEADER !== undefined || env.SVC_JWT_JWKS !== undefined
+  const adminPort = env.SVC_ADMIN_PORT ??
+    (identity && env.SVC_ADMIN_TOKEN === undefined && entry !== "src/workspace/server/main.ts" ? "off" : String(await freePort()))
   const inherited = { ...process.env }
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
   const built = entry === BUILT_ENTRY

@@ -36,6 +36,7 @@ import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errorResponse.js"
 import { checkedJsonBodies } from "../../http/jsonInput.js"
 import { lazyRoutes, withoutRequest } from "../../http/lazyRoutes.js"
+import { withPageSecurity } from "../../http/pageSecurity.js"
 import { withRouterConfig } from "../../http/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
@@ -306,11 +307,16 @@ export const WorkspaceDocsLive = Layer.mergeAll(
     const document = HttpServerResponse.jsonUnsafe(OpenApi.fromApi(WorkspaceApi))
     return HttpRouter.add("GET", WORKSPACE_OPENAPI_PATH, Effect.succeed(document))
   }),
-  lazyRoutes([`${WORKSPACE_PREFIX}/docs`], async () =>
-    (await import("effect/http-api/HttpApiScalar")).layer(WorkspaceApi, {
-      path: `${WORKSPACE_PREFIX}/docs`,
-      scalar: { withDefaultFonts: false }
-    }))
+  lazyRoutes(
+    [`${WORKSPACE_PREFIX}/docs`],
+    async () =>
+      (await import("effect/http-api/HttpApiScalar")).layer(WorkspaceApi, {
+        path: `${WORKSPACE_PREFIX}/docs`,
+        scalar: { withDefaultFonts: false }
+      }),
+    // The console's security headers, the page's inline scripts allowed by hash.
+    withPageSecurity
+  )
 )
 
 /** What building the API's routes needs from the platform (NodeHttpServer.layer gives all of it). */

@@ -1,0 +1,118 @@
+/**
+ * A drain answers what it accepted, round after round: the built process (`npm start`'s
+ * dist/main.js) under 10 keep-alive connections that write their requests together, SIGTERM at
+ * a varying moment, 30 times. Every request written on a connection the process had accepted is
+ * answered (none reset, none left without an answer), including the requests a client writes
+ * right after an answer that came after the signal; every request written after the process
+ * said it was draining is answered with `Connection: close`; each process exits 0.
+ *
+ * A request on a connection the process no longer accepts (a client opening a new one after its
+ * `Connection: close`) is refused at connect (ECONNREFUSED): never accepted, so not lost.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as http from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { http as json, type RunningService, startBuilt } from "../support/process.js"
+import { ACME_US } from "../support/world.js"
+import { type Exchange, exchange } from "./load.js"
+
+const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
+const ROUNDS = 30
+const CLIENTS = 10
+
+let dir: string
+let running: RunningService | undefined
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-drain-rounds-"))
+})
+afterAll(async () => {
+  await running?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const send = (agent: http.Agent, url: string, body: unknown | undefined, client: number, n: number): Promise<Exchange> =>
+  exchange(agent, { method: body === undefined ? "GET" : "POST", url, body }, client, n)
+
+describe("30 rounds of SIGTERM under 10 keep-alive connections", { timeout: 120_000 }, () => {
+  it("every request the process accepted is answered, after the signal with Connection: close; exit 0 each time", async () => {
+    const db = `file:${join(dir, "rounds.db")}`
+    const env = { SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, SVC_ADMIN_PORT: "off", SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000" }
+    const lost: Array<string> = []
+    const keptAlive: Array<string> = []
+    const exits: Array<string> = []
+    let writtenAfterSignal = 0
+    let taskId: string | undefined
+    for (let round = 0; round < ROUNDS; round++) {
+      const gw = await startBuilt(env)
+      running = gw
+      if (taskId === undefined) {
+        const created = await json("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+        expect(created.status).toBe(201)
+        taskId = created.body.id as string
+      }
+      const agents = Array.from({ length: CLIENTS }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }))
+      // When this process saw the drain's first log line: requests written after it must be told to close.
+      let drainingSeenAt: number | undefined
+      let signalAt: number | undefined
+      const exchanges: Array<Exchange> = []
+      // Waves: every client writes its request together with the others, on its own connection;
+      // a client whose answer says `close` stops (its next request would need a new connection).
+      const open = new Set(agents.map((_, i) => i))
+      let wave = 0
+      // The signal goes out after 2..6 waves, at a moment inside the wave that changes by round.
+      const signalWave = 2 + (round % 5)
+      const signalDelayMs = (round * 7) % 23
+      const signal = () => {
+        if (signalAt !== undefined) return
+        signalAt = performance.now()
+        gw.kill("SIGTERM")
+      }
+      const watch = setInterval(() => {
+        if (drainingSeenAt === undefined && /SIGTERM received: draining/.test(gw.output())) drainingSeenAt = performance.now()
+      }, 1)
+      try {
+        while (open.size > 0 && wave < 200) {
+          const n = wave++
+          if (n === signalWave) setTimeout(signal, signalDelayMs)
+          const results = await Promise.all([...open].map((client) => {
+            const body = (client + n) % 2 === 0
+              ? undefined
+              : { type: "drain.round", source: "faults", seq: 1_000_000 + round * 10_000 + client * 200 + n, payload: { round, client, n } }
+            const url = body === undefined ? `${gw.url}/v1/tasks/${taskId}/ui` : `${gw.url}/v1/tasks/${taskId}/events`
+            return send(agents[client]!, url, body, client, n)
+          }))
+          exchanges.push(...results)
+          for (const r of results) {
+            if (r.error !== undefined || r.connection === "close") open.delete(r.client)
+          }
+          if (n > signalWave + 50) signal()
+        }
+        const exit = await gw.exited
+        if (exit.code !== 0) exits.push(`round ${round}: exit ${exit.code}\n${gw.output().slice(-1500)}`)
+      } finally {
+        clearInterval(watch)
+        for (const agent of agents) agent.destroy()
+        await gw.stop()
+      }
+      for (const e of exchanges) {
+        const what = `round ${round} client ${e.client} wave ${e.n}${e.reused ? " (reused connection)" : ""}`
+        if (e.error !== undefined && e.error !== "ECONNREFUSED") lost.push(`${what}: ${e.error}`)
+        else if (e.status === undefined && e.error === undefined) lost.push(`${what}: no answer`)
+        else if (e.status !== undefined && e.status >= 300) lost.push(`${what}: ${e.status} ${e.body}`)
+        if (signalAt !== undefined && e.sentAt !== undefined && e.sentAt > signalAt && e.reused) writtenAfterSignal++
+        if (drainingSeenAt !== undefined && e.sentAt !== undefined && e.sentAt > drainingSeenAt && e.status !== undefined) {
+          if (e.connection !== "close") keptAlive.push(`${what}: Connection: ${e.connection}`)
+        }
+      }
+    }
+    expect(lost).toEqual([])
+    expect(keptAlive).toEqual([])
+    expect(exits).toEqual([])
+    // The rounds did write requests on open connections after the signal (after an answer that
+    // came after it, most of them: the waves are written together).
+    expect(writtenAfterSignal).toBeGreaterThan(0)
+  })
+})
