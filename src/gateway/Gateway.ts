@@ -25,6 +25,7 @@ import { GlLive } from "../handlers/gl.js"
 import { HealthLive } from "../handlers/health.js"
 import { SubledgersLive } from "../handlers/subledgers.js"
 import { TasksLive } from "../handlers/tasks.js"
+import { InboxLive } from "../handlers/inbox.js"
 import { EventStreams } from "../services/EventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
@@ -36,7 +37,7 @@ import { McpLive } from "../mcp/route.js"
 import { errorResponse } from "../http/errorBody.js"
 
 const ApiLive = HttpApiBuilder.layer(GatewayApi).pipe(
-  Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+  Layer.provide([HealthLive, EntitiesLive, TasksLive, InboxLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
   Layer.provide(EventStreams.layer),
   Layer.provide(Tenant.layer)
 )

@@ -34,6 +34,8 @@ import type {
 import type { TaskEventDto } from "../api/dtos.js"
 import type { Workspace } from "./model.js"
 import type { Agent } from "./registry.js"
+import type { InboxQuery, InboxSlice } from "./inbox.js"
+import type { StepClaim } from "../api/inbox.js"
 import { idempotencyKeyProblem } from "../api/idempotency.js"
 
 export type { Workspace }
@@ -126,6 +128,15 @@ export interface WorkspaceClientService {
    * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
    */
   readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
+  /**
+   * A page of the inbox (src/upstream/inbox.ts InboxQuery): the tenant's running tasks at a step,
+   * oldest waiting first, for the request's caller (actor, groups: src/services/Actor.ts).
+   */
+  readonly inbox: (tenantId: string, query: InboxQuery) => WsEffect<InboxSlice>
+  /** Claims the task's current step for the request's actor (src/domain/assignment.ts claimDecision). */
+  readonly claimStep: (tenantId: string, taskId: string, override: boolean) => WsEffect<StepClaim, NotFound | BadRequest | Conflict | Forbidden>
+  /** Releases the current step's claim (a no-op when none). */
+  readonly releaseClaim: (tenantId: string, taskId: string) => WsEffect<void, NotFound | Forbidden>
 }
 
 /**

@@ -34,9 +34,14 @@ import {
   type PendingSignal,
   rowActionAllowed,
   sameEvent,
-  type StepHistory
+  type StepHistory,
+  claimEvent,
+  waitingEvent
 } from "../domain/engine.js"
-import { attributionNow } from "../services/Actor.js"
+import { type Caller, type Claim, claimDecision, claimOn, releaseRefusal } from "../domain/assignment.js"
+import { inboxItemOf, selectSteps } from "../domain/inbox.js"
+import type { InboxItem } from "../api/inbox.js"
+import { type Attribution, attributionNow } from "../services/Actor.js"
 import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "../domain/idempotency.js"
@@ -81,6 +86,8 @@ type MutableTask = { -readonly [K in keyof Workspace.Task]: Workspace.Task[K] }
 
 const now = () => new Date().toISOString()
 
+const callerOf = (who: Attribution): Caller => ({ actor: who.actor, groups: who.groups ?? [], enforced: who.enforced === true })
+
 export interface MemoryWorkspaceOptions {
   /** A GL connect session older than this cannot be completed; default 15 minutes. */
   readonly glSessionTtlMs?: number | undefined
@@ -94,9 +101,14 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   const snapshots = new Map<string, Record<string, unknown>>()
   /** When each task's steps became current (../domain/engine.ts stepAt); fixture tasks start with none. */
   const histories = new Map<string, StepHistory>()
+  /** When each task's current step became current (ISO): the inbox's order; fixture tasks: their creation. */
+  const waitingSince = new Map<string, string>()
+  /** Each task's claim (../domain/assignment.ts), valid while it names the current step. */
+  const claims = new Map<string, Claim>()
   for (const { snapshots: snaps, ...t } of fixture.tasks) {
     tasks.set(t.id, t)
     snapshots.set(t.id, { ...snaps })
+    waitingSince.set(t.id, t.createdAt)
   }
   const rows = new Map<string, Row>(fixture.subledgerRows.map((r) => [`${r.ledger}/${r.id}`, { ...r, fields: { ...r.fields } }]))
   const documents = new Map<string, Workspace.Document & { bytes: Uint8Array }>()
@@ -271,6 +283,9 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [], {
         arrivedAt: who.arrivedAt,
         actor: who.actor,
+        groups: who.groups,
+        enforced: who.enforced,
+        claim: claims.get(task.id) ?? null,
         history: histories.get(task.id),
         runbook: workflows.get(task.workflowId)?.runbook ?? null
       })
@@ -289,7 +304,14 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   const apply = (task: MutableTask, signal: PendingSignal) => {
     const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, signal, now())
     if (outcome._tag === "changed") {
-      appendToTimeline(task.id, engineEventsOf(task, signal, outcome))
+      const at = now()
+      const moved = outcome.currentStep !== task.currentStep
+      const waiting = moved ? waitingEvent(workflows.get(task.workflowId)?.runbook ?? null, outcome.currentStep, at) : undefined
+      appendToTimeline(task.id, [...engineEventsOf(task, signal, outcome), ...(waiting !== undefined ? [waiting] : [])])
+      if (moved) {
+        waitingSince.set(task.id, at)
+        claims.delete(task.id)
+      }
       task.status = outcome.status
       task.currentStep = outcome.currentStep
       snapshots.set(task.id, outcome.snapshots)
@@ -391,7 +413,9 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
           tasks.set(task.id, task)
           snapshots.set(task.id, {})
           histories.set(task.id, historyStart(task.currentStep, preciseNowMs()))
-          appendToTimeline(task.id, [audit.taskCreated(task, input.context, who)])
+          waitingSince.set(task.id, task.createdAt)
+          const waiting = waitingEvent(wf.runbook ?? null, task.currentStep, task.createdAt)
+          appendToTimeline(task.id, [audit.taskCreated(task, input.context, who), ...(waiting !== undefined ? [waiting] : [])])
           return { ...task, context: input.context }
         })
       })),
@@ -517,6 +541,78 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     deleteGlConnection: (tenantId) =>
       call("deleteGlConnection", () =>
         idempotent(tenantId, writeFingerprint.deleteGlConnection(), () => Effect.sync(() => void gl.delete(tenantId)))),
+    inbox: (tenantId, query) =>
+      call("inbox", () =>
+        Effect.map(attributionNow, (who) => {
+          const caller = callerOf(who)
+          const flows = [...workflows.values()].filter((w) => w.tenantId === null || w.tenantId === tenantId)
+            .map((w) => ({ id: w.id, runbook: w.runbook ?? null }))
+          const selected = selectSteps(flows, query, caller)
+          const picked = selected === undefined ? undefined : new Map(selected.map((s) => [`${s.workflowId}\u0000${s.stepId}`, s]))
+          const after = query.after
+          const waiting = [...tasks.values()]
+            .filter((t) => {
+              if (t.tenantId !== tenantId || t.status !== "IN_PROGRESS" || t.currentStep === null) return false
+              if (query.entityId !== undefined && t.entityId !== query.entityId) return false
+              if (query.workflowId !== undefined && t.workflowId !== query.workflowId) return false
+              const since = waitingSince.get(t.id) ?? t.createdAt
+              if (picked !== undefined) {
+                const s = picked.get(`${t.workflowId}\u0000${t.currentStep}`)
+                if (s === undefined || (s.overdueBefore !== undefined && !(since < s.overdueBefore))) return false
+              }
+              return after === undefined || since > after.waitingSince || (since === after.waitingSince && t.id > after.taskId)
+            })
+            .map((t) => ({ t, since: waitingSince.get(t.id) ?? t.createdAt }))
+            .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0))
+          const page = waiting.slice(0, query.limit)
+          const items = page.flatMap(({ since, t }): Array<InboxItem> => {
+            const item = inboxItemOf(
+              { task: t, entityName: entities.get(t.entityId)?.name ?? "", waitingSince: since, claim: claims.get(t.id) ?? null },
+              workflows.get(t.workflowId)?.runbook ?? null,
+              caller,
+              query.now
+            )
+            return item === undefined ? [] : [item]
+          })
+          const last = page[page.length - 1]
+          return {
+            items,
+            more: waiting.length > query.limit,
+            ...(last !== undefined ? { last: { waitingSince: last.since, taskId: last.t.id } } : {})
+          }
+        })),
+    claimStep: (tenantId, taskId, override) =>
+      call("claimStep", () =>
+        Effect.flatMap(attributionNow, (who) =>
+          writeLock.withPermits(1)(Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, taskId)
+            if (task.currentStep === null || task.status !== "IN_PROGRESS") {
+              return yield* Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to claim`, currentStatus: task.status }))
+            }
+            const stepId = task.currentStep
+            const step = workflows.get(task.workflowId)?.runbook?.steps.find((s) => s.id === stepId) ?? { id: stepId }
+            const current = claimOn(claims.get(task.id), stepId)
+            const decided = claimDecision(step, callerOf(who), current, override)
+            if (decided._tag === "forbidden") return yield* Effect.fail(new Forbidden({ message: decided.message }))
+            if (decided._tag === "conflict") return yield* Effect.fail(new Conflict({ message: decided.message }))
+            if (decided._tag === "held") return { ...current! }
+            const claim: Claim = { stepId, by: who.actor!, at: now(), override: decided.override }
+            claims.set(task.id, claim)
+            appendToTimeline(task.id, [claimEvent("claimed", claim, who)])
+            return { ...claim }
+          })))),
+    releaseClaim: (tenantId, taskId) =>
+      call("releaseClaim", () =>
+        Effect.flatMap(attributionNow, (who) =>
+          writeLock.withPermits(1)(Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, taskId)
+            const current = claimOn(claims.get(task.id), task.currentStep)
+            if (current === undefined) return
+            const refused = releaseRefusal(current, callerOf(who))
+            if (refused !== undefined) return yield* Effect.fail(new Forbidden({ message: refused }))
+            claims.delete(task.id)
+            appendToTimeline(task.id, [claimEvent("released", current, who)])
+          })))),
     findAgentByKeyHash: (tenantId, keyHash) =>
       call("findAgentByKeyHash", () => {
         // Every agent is compared, in constant time, whatever matches: no early exit to time.

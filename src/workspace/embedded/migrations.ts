@@ -226,13 +226,31 @@ const decisionsAttributed = statements(
   `ALTER TABLE signals ADD COLUMN request_id TEXT`
 )
 
+/**
+ * The inbox and claims (README "Inbox and assignment"):
+ * - `tasks.waiting_since`: when the current step became current (ISO), the inbox's order and
+ *   the start of a step's `dueIn`; tasks from before take their creation time;
+ * - `tasks.claim_step`, `claimed_by`, `claimed_at`, `claim_override`: the claim of a step; it
+ *   counts only while `claim_step` is the current step (moving on releases it).
+ */
+const inboxClaims = statements(
+  `ALTER TABLE tasks ADD COLUMN waiting_since TEXT`,
+  `UPDATE tasks SET waiting_since = created_at`,
+  `ALTER TABLE tasks ADD COLUMN claim_step TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claimed_by TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claimed_at TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claim_override INTEGER NOT NULL DEFAULT 0`,
+  `CREATE INDEX tasks_waiting ON tasks (tenant_id, status, waiting_since, id)`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
   "0003_signals_pending_by_task": signalsByTask,
   "0004_signal_leases": signalLeases,
   "0005_subledger_rows_by_task": subledgerRowsByTask,
-  "0006_decisions_attributed": decisionsAttributed
+  "0006_decisions_attributed": decisionsAttributed,
+  "0008_inbox_claims": inboxClaims
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

@@ -25,6 +25,7 @@ import { dataRecords } from "./data.js"
 import { makeDocumentRecords } from "./documents.js"
 import { eventRecords } from "./events.js"
 import { glRecords, type GlSessions } from "./gl.js"
+import { inboxRecords } from "./inbox.js"
 import type { DeliveryReport, RelayOptions } from "./outbox.js"
 import { subledgerRecords } from "./subledgers.js"
 import { taskRecords } from "./tasks.js"
@@ -68,6 +69,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     const service: EmbeddedWorkspace = {
       ...tenantRecords(tx),
       ...taskRecords(tx),
+      ...inboxRecords(tx),
       ...eventRecords(tx),
       ...(yield* makeDocumentRecords(tx)),
       ...dataRecords(tx),

@@ -24,7 +24,7 @@ import {
   taskOfRow,
   toJson
 } from "./db.js"
-import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionOf } from "../../domain/engine.js"
+import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionOf, waitingEvent } from "../../domain/engine.js"
 import { attributionNow } from "../../services/Actor.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
@@ -196,10 +196,15 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             current_step: task.currentStep,
             snapshots: "{}",
             context: toJson(input.context),
-            step_history: toJson(historyStart(task.currentStep, preciseNowMs()))
+            step_history: toJson(historyStart(task.currentStep, preciseNowMs())),
+            waiting_since: task.createdAt
           })
         }`
-        yield* appendToTimeline(sql, tenantId, task.id, [audit.taskCreated(task, input.context, who)], task.createdAt)
+        const waiting = waitingEvent(runbookFromJson(wf.value.runbook), task.currentStep, task.createdAt)
+        yield* appendToTimeline(sql, tenantId, task.id, [
+          audit.taskCreated(task, input.context, who),
+          ...(waiting !== undefined ? [waiting] : [])
+        ], task.createdAt)
         return { ...task, context: input.context } satisfies CreatedTask
       }))).pipe(guard("createTask")),
 

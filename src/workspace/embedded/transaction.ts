@@ -15,6 +15,7 @@ import type { RowDecision } from "../../domain/ledgers.js"
 import type { Workspace } from "../../upstream/model.js"
 import {
   BusyTimeout,
+  claimOfRow,
   fromJson,
   guardFor,
   runbookFromJson,
@@ -115,6 +116,9 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
           {
             arrivedAt: who.arrivedAt,
             actor: who.actor,
+            groups: who.groups,
+            enforced: who.enforced,
+            claim: claimOfRow(task),
             history: fromJson<StepHistory>(task.step_history),
             runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
           }

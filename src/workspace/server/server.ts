@@ -96,6 +96,13 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
         keyed(headers, service.appendEvent(params.tenantId, params.taskId, payload)))
       .handle("listEvents", ({ params, query }) => service.listEvents(params.tenantId, params.taskId, query)))
 
+  const Inbox = HttpApiBuilder.group(WorkspaceApi, "inbox", (handlers) =>
+    handlers
+      .handle("inbox", ({ params, payload }) => service.inbox(params.tenantId, payload))
+      .handle("claimStep", ({ headers, params, payload }) =>
+        keyed(headers, service.claimStep(params.tenantId, params.taskId, payload.override)))
+      .handle("releaseClaim", ({ headers, params }) => keyed(headers, service.releaseClaim(params.tenantId, params.taskId))))
+
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
     handlers
       .handle("listDocuments", ({ params, query }) =>
@@ -175,7 +182,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("glWebhookSuccess", ({ payload }) =>
         withExtras((x) => x.completeGlSession(payload.consumerId, payload.service))))
 
-  return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry)
+  return Layer.mergeAll(Tenants, Tasks, Inbox, Documents, Records, Gl, Registry)
 }
 
 const notImplemented = (e: NotImplemented) =>
