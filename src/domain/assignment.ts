@@ -75,19 +75,23 @@ const waitsFor = (step: StepAssignment) => assigneesOf(step).join(", ")
  */
 export const actRefusal = (step: StepAssignment, caller: Caller, claim: Claim | undefined): string | undefined => {
   if (!enforcedFor(caller)) return undefined
-  if (step.requireClaim === true && !heldBy(claim, caller)) {
+  const holds = heldBy(claim, caller)
+  // A person who took the step over (override) acts for its agent; everyone else must be assigned.
+  if (!(holds && claim?.override === true) && assigneesOf(step).length > 0) {
+    if (caller.actor === undefined) return `Step "${step.id}" waits for ${waitsFor(step)}; this request names nobody`
+    if (!isAssignee(step, caller)) {
+      const agentHint = step.agentId !== undefined && agentIdOf(caller.actor) === undefined
+        ? " (a person takes over an agent's step by claiming it with override: true)"
+        : ""
+      return `Step "${step.id}" waits for ${waitsFor(step)}; ${caller.actor} is not assigned${agentHint}`
+    }
+  }
+  if (step.requireClaim === true && !holds) {
     return claim !== undefined
       ? `Step "${step.id}" is claimed by ${claim.by}: only the claim's holder may act on it`
       : `Step "${step.id}" must be claimed before it is acted on (POST /v1/tasks/:taskId/claim)`
   }
-  if (claim?.override === true && heldBy(claim, caller)) return undefined
-  if (assigneesOf(step).length === 0) return undefined
-  if (caller.actor === undefined) return `Step "${step.id}" waits for ${waitsFor(step)}; this request names nobody`
-  if (isAssignee(step, caller)) return undefined
-  const agentHint = step.agentId !== undefined && agentIdOf(caller.actor) === undefined
-    ? " (a person takes over an agent's step by claiming it with override: true)"
-    : ""
-  return `Step "${step.id}" waits for ${waitsFor(step)}; ${caller.actor} is not assigned${agentHint}`
+  return undefined
 }
 
 /** What a claim request may do: take the step, refuse (403/409), or nothing (already held). */
