@@ -33,7 +33,7 @@ import {
   BadRequestWire,
   Conflict,
   ConflictWire,
-  type Forbidden,
+  Forbidden,
   ForbiddenWire,
   GatewayTimeout,
   InternalServerError,
@@ -84,7 +84,8 @@ type KeptOf<K extends KeptTag> = Extract<Kept, { readonly _tag: K }>
 const isUpstream = (e: unknown): e is UpstreamError =>
   e instanceof BadGateway || e instanceof ServiceUnavailable || e instanceof GatewayTimeout
 
-const isKept = (e: unknown): e is Kept => e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict
+const isKept = (e: unknown): e is Kept =>
+  e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict || e instanceof Forbidden
 
 /** One line for the log: what failed, where, and the socket or decode detail under it. */
 const detailOf = (u: unknown): string => {

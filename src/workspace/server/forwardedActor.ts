@@ -21,14 +21,15 @@ export const forwardedActor = <E, R>(
     if (identityWire !== undefined && identity === undefined) {
       return Effect.succeed(errorResponse(400, "Bad Request", `Header ${IDENTITY_FORWARD_HEADER}: not the groups and enforcement the gateway sends`))
     }
-    if (identity !== undefined) app = withIdentity(identity)(app)
+    // A new effect per request: `app` itself is shared by every request.
+    const served = identity === undefined ? app : withIdentity(identity)(app)
     const wire = request.headers[ACTOR_FORWARD_HEADER]
-    if (wire === undefined) return app
+    if (wire === undefined) return served
     const actor = decodeActorHeader(wire)
     // Agents (`agent:<uuid>`) are named by the gateway's tool server: allowed here.
     const problem = actor === undefined ? "is not percent-encoded UTF-8" : actorProblem(actor, { agentAllowed: true })
     if (problem !== undefined) {
       return Effect.succeed(errorResponse(400, "Bad Request", `Header ${ACTOR_FORWARD_HEADER}: the actor ${problem}`))
     }
-    return withActor(actor)(app)
+    return withActor(actor)(served)
   })
