@@ -300,6 +300,29 @@ export interface RowActionPayload {
   readonly rowId: string
   readonly field?: string
   readonly value?: Scalar
+  /** edit_cell: the value the editor saw (absent: not checked). */
+  readonly expected?: Scalar
+}
+
+/**
+ * "No silent overwrite": whether an edit that says which value its editor saw (`expected`) meets
+ * another one now. Values compare as JSON scalars (the stored, coerced value is what readers saw).
+ */
+export const cellMoved = (current: Scalar | undefined, expected: { readonly expected?: Scalar }): boolean =>
+  "expected" in expected && expected.expected !== undefined && (current ?? null) !== expected.expected
+
+/** Who changed `field` of row `rowId` last, from a task's timeline (newest first); null when it does not say. */
+export const lastEditorOf = (
+  newestFirst: Iterable<{ readonly type: string; readonly payload: unknown }>,
+  rowId: string,
+  field: string
+): string | null => {
+  for (const e of newestFirst) {
+    if (e.type !== "row.edited") continue
+    const p = (typeof e.payload === "string" ? JSON.parse(e.payload) : e.payload) as { rowId?: unknown; field?: unknown; actor?: unknown }
+    if (p.rowId === rowId && p.field === field) return typeof p.actor === "string" ? p.actor : null
+  }
+  return null
 }
 
 /**
@@ -343,6 +366,7 @@ export const applyToRow = (
     return d._tag === "ok" ? { _tag: "changed", row: { ...row, status: d.value } } : { _tag: "ignored", reason: reasonOf(d) }
   }
   const field = action.field ?? ""
+  if (cellMoved(row.fields[field], action)) return { _tag: "ignored", reason: `field "${field}" changed since the editor saw it` }
   const d = decideEdit(action.ledger, row.status, field, action.value ?? null)
   return d._tag === "ok"
     ? { _tag: "changed", row: { ...row, fields: { ...row.fields, [field]: d.value } } }

@@ -113,7 +113,9 @@ export interface WorkspaceClientService {
     ledger: string,
     rowId: string,
     field: string,
-    value: Scalar
+    value: Scalar,
+    /** The value the editor saw: a cell that holds another is a Conflict with currentValue and changedBy; nothing is written. */
+    expected?: Option.Option<Scalar>
   ) => WsEffect<UpdateResult, NotFound | BadRequest | Conflict>
   readonly getGlConnection: (tenantId: string) => WsEffect<Option.Option<Workspace.GlConnection>>
   /** An unknown serviceId is a 400 listing the known services. */

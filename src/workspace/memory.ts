@@ -35,7 +35,9 @@ import {
   rowActionAllowed,
   sameEvent,
   type StepHistory,
+  cellMoved,
   claimEvent,
+  lastEditorOf,
   waitingEvent
 } from "../domain/engine.js"
 import { type Caller, type Claim, claimDecision, claimOn, releaseRefusal } from "../domain/assignment.js"
@@ -263,10 +265,18 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     field: string,
     value: Scalar,
     via: "row_action" | "direct" = "direct",
-    stepId: string | null = null
+    stepId: string | null = null,
+    expected: Option.Option<Scalar> = Option.none()
   ) =>
     Effect.flatMap(Effect.zip(rowOf(tenantId, ledger, rowId), attributionNow), ([row, who]) =>
-      Effect.map(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) => {
+      Effect.map(Effect.andThen(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) =>
+        Option.isSome(expected) && cellMoved(row.fields[field], { expected: expected.value })
+          ? Effect.fail(new Conflict({
+            message: `Field "${field}" of row ${rowId} is ${JSON.stringify(row.fields[field] ?? null)} now, not ${JSON.stringify(expected.value)} as the editor saw`,
+            currentValue: row.fields[field] ?? null,
+            changedBy: lastEditorOf(events.filter((e) => e.taskId === row.taskId).reverse(), rowId, field)
+          }))
+          : Effect.succeed(coerced)), (coerced) => {
         const old = row.fields[field]
         row.fields[field] = coerced
         auditRow(row, audit.cellEdited(row, field, old, coerced, via, who, stepId))
@@ -427,7 +437,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
           Effect.gen(function*() {
             const task = yield* taskOf(tenantId, signal.taskId)
             const rowAction = signal.name === "user_action" && signal.payload.kind === "row_action"
-            const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
+            const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar; expected?: Scalar }
             const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
             const allowed = row === undefined ? undefined : rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
             const what = `Row ${p.rowId} in ${p.ledger} of task ${task.id}`
@@ -437,7 +447,18 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
             if (rowAction) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, what)
               if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId, "row_action", bound.expectedStep)
-              else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null, "row_action", bound.expectedStep)
+              else {
+                yield* updateRow(
+                  tenantId,
+                  p.ledger,
+                  p.rowId,
+                  p.field ?? "",
+                  p.value ?? null,
+                  "row_action",
+                  bound.expectedStep,
+                  p.expected !== undefined ? Option.some(p.expected) : Option.none()
+                )
+              }
             }
             emit(tenantId, signal.taskId, bound)
           }))),
@@ -525,9 +546,13 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         }))),
     rejectRow: (tenantId, ledger, rowId) =>
       call("rejectRow", () => idempotent(tenantId, writeFingerprint.rejectRow(ledger, rowId), () => rejectRow(tenantId, ledger, rowId))),
-    updateRow: (tenantId, ledger, rowId, field, value) =>
+    updateRow: (tenantId, ledger, rowId, field, value, expected = Option.none()) =>
       call("updateRow", () =>
-        idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), () => updateRow(tenantId, ledger, rowId, field, value))),
+        idempotent(
+          tenantId,
+          writeFingerprint.updateRow(ledger, rowId, field, value, Option.isSome(expected) ? { value: expected.value } : undefined),
+          () => updateRow(tenantId, ledger, rowId, field, value, "direct", null, expected)
+        )),
     getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullishOr(gl.get(tenantId)))),
     createGlSession: (tenantId, serviceId) =>
       call("createGlSession", () => idempotent(tenantId, writeFingerprint.createGlSession(serviceId), (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {

@@ -238,7 +238,10 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             if (row !== undefined) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
               if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
-              else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+              else {
+                yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+                if (p.expected !== undefined) yield* tx.checkExpected(row, p.field ?? "", p.expected)
+              }
             }
             yield* outbox.record([signalFor(tenantId, bound, signal, who)])
           }))

@@ -485,9 +485,9 @@ export const makeHttpWorkspaceClient = (
           ["NotFound", "BadRequest", "Conflict"]
         ),
       // Retried with its key: a retry returns the first result, it cannot redo the edit over a later one.
-      updateRow: (tenantId, ledger, rowId, field, value) =>
+      updateRow: (tenantId, ledger, rowId, field, value, expected = Option.none()) =>
         write(
-          (headers) => api.records.updateRow({ params: enc({ tenantId, ledger, rowId }), headers, payload: { field, value } }),
+          (headers) => api.records.updateRow({ params: enc({ tenantId, ledger, rowId }), headers, payload: { field, value, ...(Option.isSome(expected) ? { expected: expected.value } : {}) } }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       getGlConnection: (tenantId) =>

@@ -154,7 +154,17 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
         ))
       .handle("rejectRow", ({ headers, params }) => keyed(headers, service.rejectRow(params.tenantId, params.ledger, params.rowId)))
       .handle("updateRow", ({ headers, params, payload }) =>
-        keyed(headers, service.updateRow(params.tenantId, params.ledger, params.rowId, payload.field, payload.value))))
+        keyed(
+          headers,
+          service.updateRow(
+            params.tenantId,
+            params.ledger,
+            params.rowId,
+            payload.field,
+            payload.value,
+            payload.expected !== undefined ? Option.some(payload.expected) : Option.none()
+          )
+        )))
 
   const Gl = HttpApiBuilder.group(WorkspaceApi, "gl", (handlers) =>
     handlers
