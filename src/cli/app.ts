@@ -17,6 +17,7 @@ import { entities, health, tasks } from "./commands/entities.js"
 import { events } from "./commands/events.js"
 import { files } from "./commands/files.js"
 import { gl } from "./commands/gl.js"
+import { inbox } from "./commands/inbox.js"
 import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
@@ -27,7 +28,7 @@ export const VERSION = "0.1.0"
 export const svc = group(
   "svc",
   "Command-line client of the tenant gateway",
-  [health, entities, tasks, task, events, files, data, subledger, gl, agents, mcp],
+  [health, entities, tasks, inbox, task, events, files, data, subledger, gl, agents, mcp],
   "svc"
 )
 
