@@ -56,9 +56,10 @@ export const isAssignee = (step: StepAssignment, caller: Caller): boolean => {
   if (agent !== undefined) return step.agentId !== undefined && step.agentId.toLowerCase() === agent
   const me = actorKey(caller.actor)
   const groups = new Set(caller.groups.map(actorKey))
-  return (step.assignees ?? []).some((a) =>
-    a.startsWith(GROUP_PREFIX) ? groups.has(actorKey(a.slice(GROUP_PREFIX.length))) : actorKey(a) === me
-  )
+  return (step.assignees ?? []).some((a) => {
+    const key = actorKey(a)
+    return key.startsWith(GROUP_PREFIX) ? groups.has(key.slice(GROUP_PREFIX.length)) : key === me
+  })
 }
 
 /** Whether the step names people or groups (not only an agent). */

@@ -13,6 +13,9 @@ import { type Identity, MAX_ACTOR_LENGTH } from "./Actor.js"
 /** The prefix of the actors the agent tool server names; refused from the edge. */
 export const AGENT_ACTOR_PREFIX = "agent:"
 
+/** The prefix of a group in a step's assignees; refused as an actor. */
+export const GROUP_ACTOR_PREFIX = "group:"
+
 // Cc controls, Cf format (bidi overrides, zero-width), Zl/Zp separators, Cs lone surrogates,
 // Co private use, Cn unassigned: none is visible text. Default_Ignorable_Code_Point adds what
 // renders as nothing though it is not Cf (variation selectors, the combining grapheme joiner,
@@ -30,6 +33,10 @@ export const actorProblem = (value: string, options: { readonly agentAllowed?: b
   // In any case or compatibility form: `Agent:<uuid>` reads as an agent too.
   if (options.agentAllowed !== true && value.normalize("NFKC").toLowerCase().startsWith(AGENT_ACTOR_PREFIX)) {
     return `starts with "${AGENT_ACTOR_PREFIX}", which names agents of the tool server only`
+  }
+  // A runbook step names groups as group:<name>: a person so named would read as the group.
+  if (value.normalize("NFKC").toLowerCase().startsWith(GROUP_ACTOR_PREFIX)) {
+    return `starts with "${GROUP_ACTOR_PREFIX}", which names groups in a step's assignees`
   }
   return undefined
 }

@@ -12,6 +12,8 @@ import { INBOX_CURSOR_MESSAGE, INBOX_PAGE_DEFAULT, type InboxPage, type InboxQue
 import type { InboxQuery } from "../upstream/inbox.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
+import { actorProblem } from "./actorValue.js"
+import { GROUP_PREFIX } from "../domain/actorSkeleton.js"
 import { Tenant } from "./Tenant.js"
 
 type Filters = Omit<InboxQueryParams, "limit" | "cursor">
@@ -42,7 +44,14 @@ export const inboxPage = (params: InboxQueryParams) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
     const tenant = yield* (yield* Tenant).current
-    const { cursor, limit, ...filters } = params
+    const { cursor, limit, ...given } = params
+    // A UUID in any case names the same entity (the store keeps them lower case).
+    const filters = given.entityId === undefined ? given : { ...given, entityId: given.entityId.toLowerCase() }
+    if (filters.assignee !== undefined && filters.assignee !== "me") {
+      const named = filters.assignee.startsWith(GROUP_PREFIX) ? filters.assignee.slice(GROUP_PREFIX.length) : filters.assignee
+      const problem = actorProblem(named, { agentAllowed: true })
+      if (problem !== undefined) return yield* Effect.fail(new BadRequest({ message: `assignee: ${problem}` }))
+    }
     const tag = filterTag(tenant.id, filters)
     const after = cursor === undefined ? undefined : decodeCursor(cursor, tag)
     if (cursor !== undefined && after === undefined) return yield* Effect.fail(new BadRequest({ message: INBOX_CURSOR_MESSAGE }))

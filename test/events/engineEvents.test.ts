@@ -50,10 +50,17 @@ const embedded: Run = (f) => {
   )
 }
 
-/** The engine's events of the task: source "workspace", as [type, payload]. */
+/**
+ * The engine's events of the task about its steps and status: source "workspace", as [seq, type,
+ * payload]; the task.waiting a step writes when it becomes current is asserted on its own.
+ */
 const engineEvents = (ws: WorkspaceClientService, taskId: string) =>
   Effect.map(ws.listEvents(ACME, taskId), (events) =>
-    events.filter((e) => e.source === "workspace").map((e) => [e.seq, e.type, e.payload] as const))
+    events.filter((e) => e.source === "workspace" && e.type !== "task.waiting").map((e) => [e.seq, e.type, e.payload] as const))
+
+const waitingEvents = (ws: WorkspaceClientService, taskId: string) =>
+  Effect.map(ws.listEvents(ACME, taskId), (events) =>
+    events.filter((e) => e.type === "task.waiting").map((e) => [e.seq, e.source, e.payload] as const))
 
 for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
   describe(`engine events: ${name}`, () => {
@@ -63,6 +70,10 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: { reason: "looks right" } })
           expect(yield* engineEvents(ws, TASK_REVIEW)).toEqual([
             [4, "step.completed", { stepId: "review_expenses", decision: "approve", reason: "looks right", ...NOBODY }]
+          ])
+          // The next step became current in the same delivery: who it waits for (nobody named here).
+          expect(yield* waitingEvents(ws, TASK_REVIEW)).toEqual([
+            [5, "workspace", { stepId: "sign_off", title: "Sign off", component: "APPROVAL", assignees: [] }]
           ])
           // The last step: the task completes, and says so.
           yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
@@ -103,7 +114,8 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
               ...NOBODY
             }],
             [2, "source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
-            [3, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
+            [3, "step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }],
+            [4, "task.waiting", "workspace", { stepId: "review_expenses", title: "Review flagged expenses", component: "TABLE_REVIEW", assignees: [] }]
           ])
         })))
 
