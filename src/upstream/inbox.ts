@@ -5,7 +5,6 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed } from "../api/dtos.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
-import { Timestamp } from "../api/ids.js"
 import { InboxItem, StepClaim } from "../api/inbox.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { optional } from "../api/optional.js"
@@ -17,13 +16,18 @@ import { NonEmpty, TenantPath, TenantTaskPath, WorkspaceErrors } from "./paths.j
  * `assignee`: "me" (the caller's actor and groups, as the request names them) or an actor or
  * group:<name>. `overdue`: only steps whose dueAt is before `now`.
  */
+/** An RFC 3339 date-time, as the document's `format: date-time` says. */
+const DateTime = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/, { message: "must be an ISO 8601 date-time" })
+).annotate({ description: "ISO 8601 timestamp", format: "date-time" })
+
 export const InboxQuery = Schema.Struct({
   awaiting: optional(NonEmpty(128)),
   assignee: optional(NonEmpty(262)),
   entityId: optional(NonEmpty(64)),
   workflowId: optional(NonEmpty(256)),
   overdue: optional(Schema.Boolean),
-  now: Timestamp,
+  now: DateTime,
   limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 })),
   after: optional(Schema.Struct({ waitingSince: NonEmpty(64), taskId: NonEmpty(64) }))
 }).pipe(closed("WorkspaceInboxQuery"))

@@ -59,6 +59,10 @@ describe("event stream on the real process", () => {
       expect(engineLatency).toBeLessThan(1000)
       expect(step.id).toBe("2")
       expect(JSON.parse(step.data!)).toMatchObject({ type: "step.completed", source: "workspace", payload: { decision: "approve" } })
+      // The step that became current says who it waits for (written with the approval's events).
+      const waiting = await sse.nextEvent(1000)
+      expect(waiting.id).toBe("3")
+      expect(JSON.parse(waiting.data!)).toMatchObject({ type: "task.waiting", source: "workspace" })
 
       // Written by another process on the same database: no bell here, the task's poll finds it.
       const postedAt = performance.now()
