@@ -67,7 +67,14 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       payload: ClaimRequest,
       success: StepClaim,
       error: [...WorkspaceErrors, ConflictWire, ForbiddenWire, NotFoundWire]
-    }).annotate(OpenApi.Summary, "Claim a task's current step for the caller")
+    })
+      .annotate(OpenApi.Summary, "Claim a task's current step for the caller")
+      .annotate(
+        OpenApi.Description,
+        "Takes the current step for the actor in x-svc-actor (403 when nobody is named, or not assigned while " +
+          "x-svc-identity says assignment holds; `override` lets a person take an agent's step). Another holder: 409 " +
+          "naming them; the holder again: the same claim. Recorded in the task's timeline (step.claimed)."
+      )
   )
   .add(
     HttpApiEndpoint.delete("releaseClaim", "/tenants/:tenantId/tasks/:taskId/claim", {
@@ -75,7 +82,13 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       headers: IdempotencyKeyHeaders,
       success: HttpApiSchema.NoContent,
       error: [...WorkspaceErrors, ForbiddenWire, NotFoundWire]
-    }).annotate(OpenApi.Summary, "Release the claim of a task's current step")
+    })
+      .annotate(OpenApi.Summary, "Release the claim of a task's current step")
+      .annotate(
+        OpenApi.Description,
+        "Releases the current step's claim (its holder only, while assignment holds); a no-op when there is none. " +
+          "Recorded in the task's timeline (step.released)."
+      )
   )
   .annotate(OpenApi.Title, "Inbox and claims")
   .annotate(OpenApi.Description, "What waits for whom across a tenant's entities; claims of steps")
