@@ -17,8 +17,11 @@ import { NonEmpty, TenantPath, TenantTaskPath, WorkspaceErrors } from "./paths.j
  * group:<name>. `overdue`: only steps whose dueAt is before `now`.
  */
 /** An RFC 3339 date-time, as the document's `format: date-time` says. */
+const DATE_TIME = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/
 const DateTime = Schema.String.check(
-  Schema.isPattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/, { message: "must be an ISO 8601 date-time" })
+  Schema.makeFilter((s: string) => (DATE_TIME.test(s) && !Number.isNaN(Date.parse(s))) || "must be an ISO 8601 date-time", {
+    toJsonSchema: () => ({})
+  })
 ).annotate({ description: "ISO 8601 timestamp", format: "date-time" })
 
 export const InboxQuery = Schema.Struct({
