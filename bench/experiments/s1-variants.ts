@@ -33,6 +33,7 @@ import { EntitiesLive } from "../../src/handlers/entities.js"
 import { EventsLive } from "../../src/handlers/events.js"
 import { FilesLive } from "../../src/handlers/files.js"
 import { GlLive } from "../../src/handlers/gl.js"
+import { InboxLive } from "../../src/handlers/inbox.js"
 import { HealthLive } from "../../src/handlers/health.js"
 import { SubledgersLive } from "../../src/handlers/subledgers.js"
 import { TasksLive } from "../../src/handlers/tasks.js"
@@ -72,7 +73,7 @@ const ApiLiveResponse = HttpApiBuilder.layer(Api).pipe(
 const gatewayNoMiddleware = () => {
   const fixture = Effect.runSync(parseFixture("bench", JSON.parse(readFileSync(process.env.BENCH_FIXTURE!, "utf8"))))
   const api = HttpApiBuilder.layer(GatewayApi).pipe(
-    Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+    Layer.provide([HealthLive, EntitiesLive, TasksLive, InboxLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
     Layer.provide(EventStreams.layer)
   )
   // Tenant outside the server: its handlers' requests need it as well as their layers.

@@ -11,6 +11,7 @@ import { EventsGroup } from "./events.js"
 import { FilesGroup } from "./files.js"
 import { GlGroup } from "./gl.js"
 import { HealthGroup } from "./health.js"
+import { InboxGroup } from "./inbox.js"
 import { SubledgersGroup } from "./subledgers.js"
 import { declareIdempotencyKey } from "./idempotency.js"
 import { advertiseOwnDecodeErrors } from "./openapiTransform.js"
@@ -23,6 +24,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(HealthGroup)
   .add(EntitiesGroup)
   .add(TasksGroup)
+  .add(InboxGroup)
   .add(EventsGroup)
   .add(FilesGroup)
   .add(DataGroup)

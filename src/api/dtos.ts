@@ -73,6 +73,10 @@ export const TaskRowActionDto = Schema.Struct({
   field: optional(NonEmpty(128).annotate({ description: "Column key; required for edit_cell" })),
   value: Schema.optionalKey(Scalar).annotateKey({
     description: "Scalar or null; required for edit_cell"
+  }),
+  expected: Schema.optionalKey(Scalar).annotateKey({
+    description: "edit_cell: the value the editor saw; if the cell has changed since, nothing is written and the " +
+      "answer is a 409 with currentValue and changedBy"
   })
 }).pipe(
   Schema.check(Schema.makeFilter((dto) => {
@@ -264,7 +268,11 @@ export type DataIngestDto = typeof DataIngestDto.Type
 
 export const UpdateSubledgerCellDto = Schema.Struct({
   field: NonEmpty(128).annotate({ description: "Column key, checked against the ledger's allow-list" }),
-  value: Scalar.annotateKey({ description: "Scalar or null; validated and coerced per ledger" })
+  value: Scalar.annotateKey({ description: "Scalar or null; validated and coerced per ledger" }),
+  expected: Schema.optionalKey(Scalar).annotateKey({
+    description: "The value the editor saw; if the cell has changed since, nothing is written and the answer is a 409 " +
+      "with currentValue and changedBy"
+  })
 }).pipe(closed("UpdateSubledgerCellDto"))
 export type UpdateSubledgerCellDto = typeof UpdateSubledgerCellDto.Type
 

@@ -33,6 +33,8 @@ interface WireBody {
   readonly error: string
   readonly currentStatus?: string | undefined
   readonly code?: string | undefined
+  readonly currentValue?: string | number | boolean | null | undefined
+  readonly changedBy?: string | null | undefined
 }
 
 /**
@@ -59,6 +61,8 @@ const onWire = <Self extends WireBody, T extends WireBody, E>(
           }
           if (e.currentStatus !== undefined) body.currentStatus = e.currentStatus
           if (e.code !== undefined) body.code = e.code
+          if (e.currentValue !== undefined) body.currentValue = e.currentValue
+          if (e.changedBy !== undefined) body.changedBy = e.changedBy
           // T is WireBody narrowed to this class's literals, which `e` carries.
           return body as T
         }
@@ -98,8 +102,22 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("Me
 }) {}
 export const MethodNotAllowedWire = onWire(MethodNotAllowed, wire(405, "Method Not Allowed", {}), 405)
 
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields(409, "Conflict")) {}
-export const ConflictWire = onWire(Conflict, wire(409, "Conflict", {}), 409)
+const CellValue = Schema.Union([Schema.String, Schema.Finite, Schema.Boolean, Schema.Null])
+
+/**
+ * A write that lost a race or names what is no longer so. An `edit_cell` with `expected` that no
+ * longer holds carries the cell's `currentValue` and who changed it last (`changedBy`, null when
+ * the timeline does not say).
+ */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  ...fields(409, "Conflict"),
+  currentValue: Schema.optional(CellValue),
+  changedBy: Schema.optional(Schema.NullOr(Schema.String))
+}) {}
+export const ConflictWire = onWire(Conflict, wire(409, "Conflict", {
+  currentValue: Schema.optionalKey(CellValue.annotate({ description: "edit_cell with expected: the cell's value now" })),
+  changedBy: Schema.optionalKey(Schema.NullOr(Schema.String).annotate({ description: "edit_cell with expected: who changed the cell last" }))
+}), 409)
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   "PayloadTooLarge",

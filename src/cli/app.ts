@@ -18,6 +18,7 @@ import { entities, health, tasks } from "./commands/entities.js"
 import { events } from "./commands/events.js"
 import { files } from "./commands/files.js"
 import { gl } from "./commands/gl.js"
+import { inbox } from "./commands/inbox.js"
 import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
@@ -31,7 +32,7 @@ export const VERSION = API_VERSION
 export const svc = group(
   "svc",
   "Command-line client of the tenant gateway",
-  [health, entities, tasks, task, events, files, data, subledger, gl, agents, webhooks, links, mcp],
+  [health, entities, tasks, inbox, task, events, files, data, subledger, gl, agents, webhooks, links, mcp],
   "svc"
 )
 

@@ -81,6 +81,24 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     ],
     common: "gateway"
   },
+  inbox: {
+    usage: "[--assignee <who>] [--awaiting <c>] [--entity <id>] [--workflow <id>] [--overdue] [--limit <n>]",
+    summary: "What waits, and for whom, across entities (oldest first)",
+    details: [
+      "--assignee me is the actor --actor names (and the groups the edge gives them). When more",
+      "follow, the command to read the next page is printed on stderr."
+    ],
+    options: [
+      ["--assignee <who>", "me, or an actor or group:<name> as the steps name them"],
+      ["--awaiting <component>", "Only steps of this component (e.g. TABLE_REVIEW)"],
+      ["--entity <id>", "Only this entity's tasks"],
+      ["--workflow <id>", "Only this workflow's tasks"],
+      ["--overdue", "Only steps past their due time"],
+      ["--limit <n>", "Items per page (1..200, default 50)"],
+      ["--cursor <c>", "The next page of an earlier answer (printed with it; same filters)"]
+    ],
+    common: "gateway"
+  },
   "tasks workflows": {
     usage: "<entityId>",
     summary: "Workflows an entity can start, with their start parameters (* = required)",
@@ -127,6 +145,13 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     ],
     common: "gateway"
   },
+  "task claim": {
+    usage: "<taskId> [--override]",
+    summary: "Claim the task's current step for yourself (409 names whoever holds it)",
+    options: [["--override", "Take over a step assigned to an agent (recorded in the timeline)"]],
+    common: "gateway"
+  },
+  "task release": { usage: "<taskId>", summary: "Release the claim on the task's current step", common: "gateway" },
   "events list": {
     usage: "<taskId> [--after <seq>] [--limit <n>]",
     summary: "Print the task's timeline, in seq order",

@@ -25,7 +25,10 @@ export const RECORD_SOURCE: Readonly<Record<string, "audit" | "workspace">> = {
   "data.ingested": "audit",
   "step.completed": "workspace",
   "source.submitted": "workspace",
-  "task.status_changed": "workspace"
+  "task.status_changed": "workspace",
+  "task.waiting": "workspace",
+  "step.claimed": "audit",
+  "step.released": "audit"
 }
 
 export type Part =
@@ -203,6 +206,23 @@ const describeWhat = (e: TaskEvent, known: Known, index: TimelineIndex | undefin
     }
     case "task.status_changed":
       return ["Task status changed ", { kind: "change", from: p.from ?? null, to: p.to ?? null }]
+    case "task.waiting": {
+      // "Waiting for ann@…, group:x at step X, due <time>"; an agent's step names the agent.
+      const people = Array.isArray(p.assignees) ? p.assignees.filter((a): a is string => typeof a === "string") : []
+      const agentId = str(p.agentId)
+      const agent = agentId === undefined ? [] : [`Agent ${index?.agentName(agentId) ?? shortId(agentId)}`]
+      const whom = [...people, ...agent]
+      const due = str(p.dueAt)
+      return [
+        whom.length === 0 ? "Waiting at " : `Waiting for ${whom.join(", ")} at `,
+        ...step(p.stepId ?? undefined, { ...known, stepTitle: (sid) => known.stepTitle?.(sid) ?? str(p.title) }),
+        ...(due !== undefined ? [", due ", { kind: "value", value: due } as Part] : [])
+      ]
+    }
+    case "step.claimed":
+      return [p.override === true ? "took over " : "claimed ", ...step(p.stepId, known)]
+    case "step.released":
+      return ["released ", ...step(p.stepId, known)]
     default:
       return undefined
   }
@@ -216,7 +236,7 @@ export const isGatewayRecord = (e: TaskEvent): boolean =>
   e.origin === "gateway" && Object.hasOwn(RECORD_SOURCE, e.type) && RECORD_SOURCE[e.type] === e.source
 
 /** Events written by the workspace on its own: no actor in their payload. */
-const UNATTRIBUTED = new Set(["source.submitted", "task.status_changed"])
+const UNATTRIBUTED = new Set(["source.submitted", "task.status_changed", "task.waiting"])
 
 /**
  * The words for `e`, or undefined when it is not one of the gateway's own known events (the

@@ -9,6 +9,8 @@
  *   SVC_JWT_MAX_AGE): every /v1 request but health needs a bearer JWT verified against those
  *   keys (an https URL, a file, or http on loopback only); the actor is its claim. With both
  *   set, the token wins and the header is not read.
+ * - SVC_GROUPS_HEADER (with the actor header) or SVC_JWT_GROUPS_CLAIM: the actor's groups, which
+ *   a step's `assignees` may name as group:<name> (src/domain/assignment.ts).
  */
 import * as Arr from "effect/Array"
 import * as Config from "effect/Config"
@@ -45,6 +47,8 @@ export interface JwtSettings {
   readonly actorClaim: string
   /** When set, the claim that must equal the slug of the tenant this process serves (403 otherwise). */
   readonly tenantClaim: string | undefined
+  /** When set, the claim naming the actor's groups (an array of strings, or a comma list). */
+  readonly groupsClaim?: string | undefined
   /** A fetch of a remote key set is abandoned after this long. */
   readonly fetchTimeoutMs: number
   /**
@@ -65,6 +69,8 @@ export const DEFAULT_JWT_MAX_AGE_SECONDS = 86_400
 export interface IdentitySettings {
   /** The actor header (ignored when `jwt` is set: the token wins). */
   readonly header: ActorHeaderSettings | undefined
+  /** The header naming the actor's groups, a comma list (with the actor header; lower case). */
+  readonly groupsHeader?: string | undefined
   readonly jwt: JwtSettings | undefined
 }
 
@@ -129,6 +135,8 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
   audience: text("SVC_JWT_AUDIENCE"),
   actorClaim: text("SVC_JWT_ACTOR_CLAIM"),
   tenantClaim: text("SVC_JWT_TENANT_CLAIM"),
+  groupsClaim: text("SVC_JWT_GROUPS_CLAIM"),
+  groupsHeader: text("SVC_GROUPS_HEADER"),
   fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
   cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0),
   maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE", DEFAULT_JWT_MAX_AGE_SECONDS)
@@ -148,13 +156,29 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
 
     let jwt: JwtSettings | undefined
     const jwks = set(raw.jwks)
-    const rest = { issuer: set(raw.issuer), audience: set(raw.audience), actorClaim: set(raw.actorClaim), tenantClaim: set(raw.tenantClaim) }
+    const rest = {
+      issuer: set(raw.issuer),
+      audience: set(raw.audience),
+      actorClaim: set(raw.actorClaim),
+      tenantClaim: set(raw.tenantClaim),
+      groupsClaim: set(raw.groupsClaim)
+    }
+    let groupsHeader: string | undefined
+    const groupsName = set(raw.groupsHeader)
+    if (Option.isSome(groupsName)) {
+      const name = groupsName.value.toLowerCase()
+      if (!HEADER_NAME.test(name)) problems.push(invalid("SVC_GROUPS_HEADER", `=${show(groupsName.value)}: expected a header name, e.g. x-forwarded-groups`))
+      else if (NOT_AN_ACTOR_HEADER.has(name) || name === header?.name) problems.push(invalid("SVC_GROUPS_HEADER", `=${show(groupsName.value)}: that header cannot carry the groups`))
+      else if (header === undefined) problems.push(invalid("SVC_GROUPS_HEADER", "is set, but SVC_ACTOR_HEADER is not: groups are read with the actor header (with SVC_JWT_JWKS, use SVC_JWT_GROUPS_CLAIM)"))
+      else groupsHeader = name
+    }
     if (Option.isNone(jwks)) {
       const stray = Object.entries({
         SVC_JWT_ISSUER: rest.issuer,
         SVC_JWT_AUDIENCE: rest.audience,
         SVC_JWT_ACTOR_CLAIM: rest.actorClaim,
-        SVC_JWT_TENANT_CLAIM: rest.tenantClaim
+        SVC_JWT_TENANT_CLAIM: rest.tenantClaim,
+        SVC_JWT_GROUPS_CLAIM: rest.groupsClaim
       }).filter(([, v]) => Option.isSome(v)).map(([k]) => k)
       if (stray.length > 0) {
         problems.push(invalid("SVC_JWT_JWKS", `is not set, but ${stray.join(", ")} ${stray.length === 1 ? "is" : "are"}: set SVC_JWT_JWKS (a JWKS URL or file) to verify bearer tokens, or unset ${stray.length === 1 ? "it" : "them"}`))
@@ -166,7 +190,13 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
       if (Option.isNone(rest.audience)) problems.push(invalid("SVC_JWT_AUDIENCE", "is required with SVC_JWT_JWKS: the audience (aud) a token must name, a comma list for several"))
       const audience = Option.getOrElse(rest.audience, () => "").split(",").map((a) => a.trim()).filter((a) => a !== "")
       if (Option.isSome(rest.audience) && audience.length === 0) problems.push(invalid("SVC_JWT_AUDIENCE", `=${show(rest.audience.value)}: expected one audience or a comma list`))
-      for (const [name, claim] of [["SVC_JWT_ACTOR_CLAIM", rest.actorClaim], ["SVC_JWT_TENANT_CLAIM", rest.tenantClaim]] as const) {
+      for (
+        const [name, claim] of [
+          ["SVC_JWT_ACTOR_CLAIM", rest.actorClaim],
+          ["SVC_JWT_TENANT_CLAIM", rest.tenantClaim],
+          ["SVC_JWT_GROUPS_CLAIM", rest.groupsClaim]
+        ] as const
+      ) {
         if (Option.isSome(claim) && !CLAIM.test(claim.value)) problems.push(invalid(name, `=${show(claim.value)}: expected a claim name, e.g. sub or email`))
       }
       if (Result.isSuccess(source) && Option.isSome(rest.issuer) && audience.length > 0) {
@@ -176,6 +206,7 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
           audience,
           actorClaim: Option.getOrElse(rest.actorClaim, () => "sub"),
           tenantClaim: Option.getOrUndefined(rest.tenantClaim),
+          groupsClaim: Option.getOrUndefined(rest.groupsClaim),
           fetchTimeoutMs: raw.fetchTimeoutMs,
           cooldownMs: raw.cooldownMs,
           maxAgeSeconds: raw.maxAgeSeconds
@@ -191,7 +222,7 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
       const issue = problems.length === 1 ? problems[0] : new SchemaIssue.Composite(Schema.Unknown.ast, problems, raw)
       return Effect.fail(new Config.ConfigError(new Schema.SchemaError(issue)))
     }
-    return Effect.succeed({ header, jwt })
+    return Effect.succeed({ header, jwt, ...(groupsHeader !== undefined ? { groupsHeader } : {}) })
   })
 )
 

@@ -37,7 +37,9 @@ export { typedValue }
 /** Rows rendered at first; more on request (a 2,000-row step stays quick to open). */
 export const ROWS_PER_PAGE = 200
 
-type Send = (body: { action: "edit_cell" | "reject_row"; rowId: string; field?: string; value?: Scalar }) => Promise<string | undefined>
+type Send = (
+  body: { action: "edit_cell" | "reject_row"; rowId: string; field?: string; value?: Scalar; expected?: Scalar }
+) => Promise<string | undefined>
 
 export const TableReview = ({ taskId, step, onDone }: { taskId: string; step: UiStep; onDone: () => void }) => {
   // The same config object while its content is the same: the task reloads every few seconds.
@@ -170,7 +172,8 @@ const RowsTable = ({ rows, config, send, onNotice }: {
     if (draft === draftOf(before)) return cancelEdit()
     const value = typedValue(draft, before, undefined, column.kind === "money" || column.kind === "number")
     setEditing({ rowId: row.id, field: column.key, draft, saving: true })
-    const error = await send({ action: "edit_cell", rowId: row.id, field: column.key, value })
+    // `expected`: the value shown; a cell someone changed meanwhile is a 409 shown in the cell (nothing written).
+    const error = await send({ action: "edit_cell", rowId: row.id, field: column.key, value, expected: before })
     // The person may have moved on to another cell meanwhile (leaving a cell saves it): its editor
     // and what is typed there stay; only this cell's own editor closes or shows the error.
     const still = (e: Editing | undefined) => e?.rowId === row.id && e.field === column.key

@@ -11,6 +11,8 @@ import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, TABLE_COMPONENT } from "./runbook.js"
+import { actRefusal, type Claim, claimOn, dueAtOf } from "./assignment.js"
+import { actorKey, isAgentActor, samePerson } from "./actorSkeleton.js"
 
 export interface PendingSignal {
   readonly name: string
@@ -184,6 +186,11 @@ export const refusalOf = (accepted: Acceptance): Conflict | Forbidden | BadReque
 export interface Arrival {
   readonly arrivedAt?: number | undefined
   readonly actor?: string | undefined
+  /** The edge's groups of the actor, and whether step assignment holds (src/domain/assignment.ts). */
+  readonly groups?: ReadonlyArray<string> | undefined
+  readonly enforced?: boolean | undefined
+  /** The task's claim, if any (it counts only on the step it names). */
+  readonly claim?: Claim | null | undefined
   readonly history?: StepHistory | undefined
   readonly runbook?: Workspace.Runbook | null | undefined
 }
@@ -202,16 +209,17 @@ const deciderOf = (snapshot: unknown): string | undefined => {
 }
 
 /**
- * One person however their name is spelt: compatibility-composed (NFKC: a decomposed `ä`, a
- * full-width `ａ`) and case-folded. The edge may hand the same person over as `Ana@acme.test`
- * once and `ana@acme.test` the next time; four-eyes must not read them as two people.
+ * One person however their name is spelt, for a decision link's person (src/domain/actorSkeleton.ts
+ * `actorKey`: compatibility form and case folded; look-alikes stay apart, so a link is never
+ * granted to someone else).
  */
-export const personKey = (actor: string) => actor.normalize("NFKC").toUpperCase().toLowerCase()
+export const personKey = actorKey
 
 /**
- * Four-eyes (a runbook step's `requireDistinctDecider`): the step's decider must be named and
- * must not have decided or submitted an earlier step of the task (compared by `personKey`).
- * Undefined when allowed.
+ * Four-eyes (a runbook step's `requireDistinctDecider`): the step's decider must be a person named
+ * by the edge (an agent never is) and must not have decided or submitted an earlier step of the
+ * task, compared after one normalization (src/domain/actorSkeleton.ts `samePerson`: compatibility
+ * form, case, invisible characters and look-alikes folded away). Undefined when allowed.
  */
 export const distinctDeciderRefusal = (
   runbook: Workspace.Runbook | null | undefined,
@@ -225,11 +233,13 @@ export const distinctDeciderRefusal = (
   if (actor === undefined) {
     return `Step "${step}" requires a named decider distinct from earlier steps' (four-eyes), and this request names nobody`
   }
-  const who = personKey(actor)
+  if (isAgentActor(actor)) {
+    return `Step "${step}" requires a person named by the edge, distinct from earlier steps' deciders (four-eyes): an agent cannot decide it`
+  }
   for (const earlier of steps.slice(0, at)) {
     const snapshot = Object.prototype.hasOwnProperty.call(snapshots, earlier.id) ? snapshots[earlier.id] : undefined
     const decider = deciderOf(snapshot)
-    if (decider !== undefined && personKey(decider) === who) {
+    if (decider !== undefined && samePerson(decider, actor)) {
       return `Step "${step}" requires a decider other than the one of step "${earlier.id}" (four-eyes): ${decider} decided it`
     }
   }
@@ -273,6 +283,16 @@ export const acceptSignal = (
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }
   }
+  // Assignment (src/domain/assignment.ts): decisions, row actions and file signals alike.
+  const step = arrival.runbook?.steps.find((s) => s.id === named)
+  if (step !== undefined) {
+    const refused = actRefusal(
+      step,
+      { actor: arrival.actor, groups: arrival.groups ?? [], enforced: arrival.enforced === true },
+      claimOn(arrival.claim, named)
+    )
+    if (refused !== undefined) return { _tag: "forbidden", message: refused }
+  }
   if (signal.name !== "user_action") {
     const refused = distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor)
     if (refused !== undefined) return { _tag: "forbidden", message: refused }
@@ -291,6 +311,29 @@ export interface RowActionPayload {
   readonly rowId: string
   readonly field?: string
   readonly value?: Scalar
+  /** edit_cell: the value the editor saw (absent: not checked). */
+  readonly expected?: Scalar
+}
+
+/**
+ * "No silent overwrite": whether an edit that says which value its editor saw (`expected`) meets
+ * another one now. Values compare as JSON scalars (the stored, coerced value is what readers saw).
+ */
+export const cellMoved = (current: Scalar | undefined, expected: { readonly expected?: Scalar }): boolean =>
+  "expected" in expected && expected.expected !== undefined && (current ?? null) !== expected.expected
+
+/** Who changed `field` of row `rowId` last, from a task's timeline (newest first); null when it does not say. */
+export const lastEditorOf = (
+  newestFirst: Iterable<{ readonly type: string; readonly payload: unknown }>,
+  rowId: string,
+  field: string
+): string | null => {
+  for (const e of newestFirst) {
+    if (e.type !== "row.edited") continue
+    const p = (typeof e.payload === "string" ? JSON.parse(e.payload) : e.payload) as { rowId?: unknown; field?: unknown; actor?: unknown }
+    if (p.rowId === rowId && p.field === field) return typeof p.actor === "string" ? p.actor : null
+  }
+  return null
 }
 
 /**
@@ -334,6 +377,7 @@ export const applyToRow = (
     return d._tag === "ok" ? { _tag: "changed", row: { ...row, status: d.value } } : { _tag: "ignored", reason: reasonOf(d) }
   }
   const field = action.field ?? ""
+  if (cellMoved(row.fields[field], action)) return { _tag: "ignored", reason: `field "${field}" changed since the editor saw it` }
   const d = decideEdit(action.ledger, row.status, field, action.value ?? null)
   return d._tag === "ok"
     ? { _tag: "changed", row: { ...row, fields: { ...row.fields, [field]: d.value } } }
@@ -524,4 +568,37 @@ export const newTask = (
   status: "IN_PROGRESS",
   priority: "HIGH",
   currentStep: workflow.runbook?.steps[0]?.id ?? null
+})
+
+/**
+ * The event a step writes when it becomes current (the task was created, or a decision moved it
+ * on): who it waits for and by when, small (ids and names only). Undefined when there is no such
+ * step (the task ended, or the runbook does not name it).
+ */
+export const waitingEvent = (runbook: Workspace.Runbook | null, stepId: string | null, since: string): EngineEvent | undefined => {
+  const step = stepId === null ? undefined : runbook?.steps.find((s) => s.id === stepId)
+  if (step === undefined) return undefined
+  const dueAt = dueAtOf(step, since)
+  return {
+    type: "task.waiting",
+    payload: {
+      stepId: step.id,
+      title: step.title,
+      component: step.displayHint.component,
+      assignees: [...(step.assignees ?? [])],
+      ...(dueAt !== undefined ? { dueAt } : {}),
+      ...(step.agentId !== undefined ? { agentId: step.agentId } : {})
+    }
+  }
+}
+
+/** The events of a claim taken or released (who, which step, and whether it took over an agent's step). */
+export const claimEvent = (
+  kind: "claimed" | "released",
+  claim: { readonly stepId: string; readonly by: string; readonly override: boolean },
+  who: Attribution
+): EngineEvent => ({
+  type: kind === "claimed" ? "step.claimed" : "step.released",
+  source: AUDIT_EVENT_SOURCE,
+  payload: { stepId: claim.stepId, holder: claim.by, ...(claim.override ? { override: true } : {}), ...by(who) }
 })

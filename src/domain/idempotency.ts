@@ -59,8 +59,8 @@ export const writeFingerprint = {
       fingerprintOf("putDocument", { doc: { ...doc, bytes: { sha256 } }, signal: signal ?? null })),
   ingestData: (batch: unknown, signal: unknown) => fingerprintOf("ingestData", { batch, signal: signal ?? null }),
   rejectRow: (ledger: string, rowId: string) => fingerprintOf("rejectRow", { ledger, rowId }),
-  updateRow: (ledger: string, rowId: string, field: string, value: unknown) =>
-    fingerprintOf("updateRow", { ledger, rowId, field, value }),
+  updateRow: (ledger: string, rowId: string, field: string, value: unknown, expected?: { readonly value: unknown }) =>
+    fingerprintOf("updateRow", { ledger, rowId, field, value, ...(expected !== undefined ? { expected: expected.value } : {}) }),
   createGlSession: (serviceId: string | undefined) => fingerprintOf("createGlSession", { serviceId: serviceId ?? null }),
   deleteGlConnection: () => fingerprintOf("deleteGlConnection", {})
 } as const

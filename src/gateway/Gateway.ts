@@ -27,6 +27,7 @@ import { GlLive } from "../handlers/gl.js"
 import { HealthLive } from "../handlers/health.js"
 import { SubledgersLive } from "../handlers/subledgers.js"
 import { TasksLive } from "../handlers/tasks.js"
+import { InboxLive } from "../handlers/inbox.js"
 import { EventStreams } from "../services/EventStreams.js"
 import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
@@ -40,7 +41,7 @@ import { errorResponse } from "../http/errorBody.js"
 import { RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 
 const ApiLive = HttpApiBuilder.layer(GatewayApi).pipe(
-  Layer.provide([HealthLive, EntitiesLive, TasksLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
+  Layer.provide([HealthLive, EntitiesLive, TasksLive, InboxLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
   Layer.provide(EventStreams.layer),
   Layer.provide(Tenant.layer)
 )

@@ -23,9 +23,10 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { JWTPayload, JWTVerifyGetKey } from "jose"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { isLinkPath } from "../api/linkPath.js"
-import { withActor } from "../services/Actor.js"
-import { actorProblem, headerText } from "../services/actorValue.js"
+import { withActor, withIdentity } from "../services/Actor.js"
+import { actorProblem, groupProblem, headerText, MAX_GROUPS } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
 import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
@@ -71,7 +72,7 @@ const quote = (value: string) => JSON.stringify(clip(value, MAX_QUOTED_CHARS))
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
 type Verdict =
-  | { readonly _tag: "Actor"; readonly actor: string | undefined }
+  | { readonly _tag: "Actor"; readonly actor: string | undefined; readonly groups?: ReadonlyArray<string> | undefined }
   | { readonly _tag: "Refused"; readonly response: HttpServerResponse.HttpServerResponse }
 
 const refused = (response: HttpServerResponse.HttpServerResponse): Verdict => ({ _tag: "Refused", response })
@@ -173,7 +174,21 @@ const makeJwtVerifier = async (
           : `The token's tenant${named} (claim "${settings.tenantClaim}") is not the tenant this gateway serves`))
       }
     }
-    return { _tag: "Actor", actor: value }
+    let groups: ReadonlyArray<string> = []
+    if (settings.groupsClaim !== undefined) {
+      const claim = payload[settings.groupsClaim]
+      const list = claim === undefined
+        ? []
+        : typeof claim === "string"
+        ? splitGroups(claim)
+        : Array.isArray(claim) && claim.every((g) => typeof g === "string")
+        ? claim as Array<string>
+        : undefined
+      const problem = list === undefined ? "is not a list of strings" : groupsProblem(list)
+      if (problem !== undefined) return invalidToken(`the token's "${settings.groupsClaim}" claim ${problem.replace(/"/g, "'")}`)
+      groups = list!
+    }
+    return { _tag: "Actor", actor: value, groups }
   }
 
   return {
@@ -201,6 +216,27 @@ const makeJwtVerifier = async (
 
 // ---------------------------------------------------------------------------------------------
 // Actor header
+
+/** A comma list of groups, trimmed, empty entries dropped. */
+const splitGroups = (text: string) => text.split(",").map((g) => g.trim()).filter((g) => g !== "")
+
+/** Why a list of groups is refused, or undefined. */
+const groupsProblem = (groups: ReadonlyArray<string>): string | undefined => {
+  if (groups.length > MAX_GROUPS) return `names ${groups.length} groups; at most ${MAX_GROUPS} are read`
+  for (const g of groups) {
+    const problem = groupProblem(g)
+    if (problem !== undefined) return `holds a group that ${problem}`
+  }
+  return undefined
+}
+
+/** How many times the request carries header `name` (Node joins repeats into one value). */
+const timesSent = (request: HttpServerRequest.HttpServerRequest, name: string): number => {
+  const raw = NodeHttpServerRequest.toIncomingMessage(request).rawHeaders
+  let n = 0
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === name) n++
+  return n
+}
 
 const headerVerdict = (name: string, required: boolean, method: string, raw: string | undefined): Verdict => {
   if (raw === undefined || raw === "") {
@@ -234,7 +270,26 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
       ? undefined
       : yield* Effect.tryPromise({ try: () => makeJwtVerifier(jwt, tenantSlug, onWarning), catch: (e) => e as Error })
 
+    const groupsHeader = settings.groupsHeader
+    /** Header mode: the actor, and the groups when SVC_GROUPS_HEADER names them; a repeated header is refused. */
+    const fromHeaders = (request: HttpServerRequest.HttpServerRequest, optional: boolean): Verdict => {
+      for (const name of [header!.name, ...(groupsHeader !== undefined ? [groupsHeader] : [])]) {
+        // Two copies (a client's and the edge's, joined by Node) could name two people: refused.
+        if (timesSent(request, name) > 1) return refused(noStoreError(400, "Bad Request", `Header ${name} is sent more than once: the edge sets it once`))
+      }
+      const v = headerVerdict(header!.name, header!.required && !optional, request.method, request.headers[header!.name])
+      if (v._tag === "Refused" || groupsHeader === undefined) return v
+      const raw = request.headers[groupsHeader]
+      if (raw === undefined || raw === "") return v
+      const text = headerText(raw)
+      const groups = text === undefined ? undefined : splitGroups(text)
+      const problem = groups === undefined ? "is not UTF-8 text" : groupsProblem(groups)
+      if (problem !== undefined) return refused(noStoreError(400, "Bad Request", `Header ${groupsHeader}: ${problem}`))
+      return { ...v, groups: groups! }
+    }
+
     const verdict = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Verdict> => {
+      // A decision link's route: the edge may name someone, need not (the link names its person).
       const optional = identityOptional(request.url)
       if (verifier !== undefined) {
         const authorization = request.headers["authorization"]
@@ -242,7 +297,7 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
           ? Effect.succeed({ _tag: "Actor", actor: undefined })
           : Effect.promise(() => verifier.verify(authorization))
       }
-      return Effect.succeed(headerVerdict(header!.name, header!.required && !optional, request.method, request.headers[header!.name]))
+      return Effect.sync(() => fromHeaders(request, optional))
     }
 
     return <E, R>(
@@ -250,6 +305,10 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
     ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
       Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
         if (!identityApplies(request.url)) return app
-        return Effect.flatMap(verdict(request), (v) => (v._tag === "Refused" ? Effect.succeed(v.response) : withActor(v.actor)(app)))
+        // An identity is configured: step assignment holds (src/domain/assignment.ts).
+        return Effect.flatMap(verdict(request), (v) =>
+          v._tag === "Refused"
+            ? Effect.succeed(v.response)
+            : withIdentity({ groups: v.groups ?? [], enforced: true })(withActor(v.actor)(app)))
       })
   })

@@ -1,3 +1,4 @@
+import * as Option from "effect/Option"
 import * as ParsedPayload from "../http/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
@@ -7,5 +8,11 @@ export const SubledgersLive = ParsedPayload.group(GatewayApi, "subledgers", (han
   Effect.succeed(
     handlers
       .handle("rejectRow", ({ params }) => rejectRow(params.ledger, params.rowId))
-      .handle("updateCell", ({ params, payload }) => updateCell(params.ledger, params.rowId, payload.field, payload.value))
+      .handle("updateCell", ({ params, payload }) => updateCell(
+          params.ledger,
+          params.rowId,
+          payload.field,
+          payload.value,
+          "expected" in payload && payload.expected !== undefined ? Option.some(payload.expected) : Option.none()
+        ))
   ))

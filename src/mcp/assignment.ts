@@ -1,7 +1,8 @@
 /**
  * Steps assigned to agents: a runbook step's `agentId` (src/upstream/model.ts) names the one
- * registered agent that may complete it through the tool server. Humans on /v1 are not bound
- * by it.
+ * registered agent that may complete it through the tool server. People on /v1 are bound by it
+ * too when an identity is configured (src/domain/assignment.ts: they take an agent's step over
+ * by claiming it with override).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

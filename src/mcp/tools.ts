@@ -34,6 +34,8 @@ import { downloadUrl } from "../files/downloadUrl.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 import { ingestData } from "../services/dataIngest.js"
+import { inboxPage } from "../services/inbox.js"
+import { INBOX_PAGE_MAX, InboxPage } from "../api/inbox.js"
 import { createTask, listEntities, listEntityWorkflows, listTaskPage, stepRefs, stepsWhere } from "../services/entities.js"
 import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/tasks.js"
 import { eventPageBytesSetting, readTimelinePage, recordTaskEvent } from "../services/taskEvents.js"
@@ -99,6 +101,41 @@ const listEntitiesTool = tool({
   output: Schema.Struct({ entities: Schema.Array(EntitySummary) }),
   readOnly: true,
   run: () => Effect.map(listEntities, (entities) => reply({ entities }))
+})
+
+const inboxTool = tool({
+  name: "list_inbox",
+  title: "What waits for you",
+  description: "The waiting steps of the tenant's running tasks across entities, oldest waiting first, as GET /v1/inbox " +
+    "gives them: by default those assigned to you (assignee `me`: steps naming your agent); `assignee` an actor or " +
+    "group:<name> for others'. Each item: task, entity, step, waitingSince, dueAt, overdue, assignees, claim, mayAct. " +
+    "Filters `awaiting`, `entityId`, `workflowId`, `overdue`; `limit` and `cursor` (the answer's nextCursor) page.",
+  input: Schema.Struct({
+    assignee: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(262)).annotate({
+      description: "me (default), or an actor or group:<name>"
+    })),
+    awaiting: Schema.optionalKey(AwaitingParam),
+    entityId: Schema.optionalKey(EntityPath.fields.entityId),
+    workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))),
+    overdue: Schema.optionalKey(Schema.Boolean),
+    limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: INBOX_PAGE_MAX }))),
+    cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512)).annotate({ description: "The nextCursor of an earlier answer" }))
+  }).pipe(closed("ListInboxInput")),
+  output: InboxPage,
+  readOnly: true,
+  run: (input) =>
+    Effect.map(
+      inboxPage({
+        assignee: input.assignee ?? "me",
+        ...(input.awaiting !== undefined ? { awaiting: input.awaiting } : {}),
+        ...(input.entityId !== undefined ? { entityId: input.entityId } : {}),
+        ...(input.workflowId !== undefined ? { workflowId: input.workflowId } : {}),
+        ...(input.overdue === true ? { overdue: "true" as const } : {}),
+        ...(input.limit !== undefined ? { limit: input.limit } : {}),
+        ...(input.cursor !== undefined ? { cursor: input.cursor } : {})
+      }),
+      (page) => reply(page)
+    )
 })
 
 const listWorkflowsTool = tool({
@@ -579,6 +616,7 @@ const writeOutputFilesTool = tool({
 /** Every tool, in the order `tools/list` gives them. */
 export const TOOLS: ReadonlyArray<AnyTool> = [
   listAssignedStepsTool,
+  inboxTool,
   listEntitiesTool,
   listWorkflowsTool,
   listTasksTool,

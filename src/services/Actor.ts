@@ -29,9 +29,36 @@ export const withActor = (actor: string | undefined) => <A, E, R>(self: Effect.E
 /** The actor of the current request, if one is named. */
 export const actorNow: Effect.Effect<string | undefined> = currentActor
 
+/**
+ * What the edge says besides the actor: the groups it names (SVC_GROUPS_HEADER or
+ * SVC_JWT_GROUPS_CLAIM) and whether an identity is configured at all, which is what makes step
+ * assignment hold (src/domain/assignment.ts). Default: no groups, not enforced.
+ */
+export interface Identity {
+  readonly groups: ReadonlyArray<string>
+  readonly enforced: boolean
+}
+
+export const NO_IDENTITY: Identity = { groups: [], enforced: false }
+
+export const currentIdentity: Context.Reference<Identity> = Context.Reference<Identity>("services/currentIdentity", {
+  defaultValue: () => NO_IDENTITY
+})
+
+/** Runs `self` with the edge's groups and assignment enforcement. */
+export const withIdentity = (identity: Identity) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(self, currentIdentity, identity)
+
+/** The header the gateway sends the identity (groups, enforcement) on to an HTTP workspace. */
+export const IDENTITY_FORWARD_HEADER = "x-svc-identity"
+
 /** Who acts, which request, and when it arrived: what a write records and binds its decision to. */
 export interface Attribution {
   readonly actor: string | undefined
+  /** The edge's groups of the actor. */
+  readonly groups?: ReadonlyArray<string> | undefined
+  /** Whether step assignment holds for this request (an identity is configured). */
+  readonly enforced?: boolean | undefined
   readonly requestId: string | undefined
   /** When the request arrived (src/observability/requestContext.ts), if this runs for one. */
   readonly arrivedAt: number | undefined
@@ -39,10 +66,10 @@ export interface Attribution {
 
 /** The attribution of the request this fiber serves (all undefined outside a request). */
 export const attributionNow: Effect.Effect<Attribution> = Effect.zipWith(
-  actorNow,
+  Effect.zip(actorNow, currentIdentity),
   Effect.serviceOption(CurrentRequest),
-  (actor, request) =>
+  ([actor, identity], request) =>
     Option.isNone(request)
-      ? { actor, requestId: undefined, arrivedAt: undefined }
-      : { actor, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt }
+      ? { actor, groups: identity.groups, enforced: identity.enforced, requestId: undefined, arrivedAt: undefined }
+      : { actor, groups: identity.groups, enforced: identity.enforced, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt }
 )

@@ -2,19 +2,26 @@
  * What an actor may be, wherever it comes from (the edge's actor header, a JWT claim, the
  * `x-svc-actor` header an HTTP workspace receives), and how it travels in a header.
  *
- * An actor is visible text: 1 to MAX_ACTOR_LENGTH characters, no control or format characters
- * (bidirectional overrides included), no surrogate halves, no leading or trailing space. The
+ * An actor is visible text: 1 to MAX_ACTOR_LENGTH characters, no control, format or
+ * default-ignorable characters (bidirectional overrides, variation selectors, the combining
+ * grapheme joiner, Hangul fillers, the Braille blank included), no surrogate halves, no leading or trailing space. The
  * prefix `agent:` is the agent tool server's (`agent:<uuid>`, src/mcp): the edge cannot name an
  * actor that reads as an agent. Nothing is ever cut or cleaned: a bad value is refused.
  */
-import { MAX_ACTOR_LENGTH } from "./Actor.js"
+import { type Identity, MAX_ACTOR_LENGTH } from "./Actor.js"
 
 /** The prefix of the actors the agent tool server names; refused from the edge. */
 export const AGENT_ACTOR_PREFIX = "agent:"
 
+/** The prefix of a group in a step's assignees; refused as an actor. */
+export const GROUP_ACTOR_PREFIX = "group:"
+
 // Cc controls, Cf format (bidi overrides, zero-width), Zl/Zp separators, Cs lone surrogates,
-// Co private use, Cn unassigned: none is visible text. One character class: linear time.
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}]/u
+// Co private use, Cn unassigned: none is visible text. Default_Ignorable_Code_Point adds what
+// renders as nothing though it is not Cf (variation selectors, the combining grapheme joiner,
+// Hangul fillers); U+2800 BRAILLE PATTERN BLANK renders as a space. Two people told apart only
+// by such a character would look like one. One character class: linear time.
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}\p{Default_Ignorable_Code_Point}\u2800]/u
 const EDGE_SPACE = /^\s|\s$/u
 
 /** Why `value` is not an actor (a phrase), or undefined when it is one. */
@@ -26,6 +33,10 @@ export const actorProblem = (value: string, options: { readonly agentAllowed?: b
   // In any case or compatibility form: `Agent:<uuid>` reads as an agent too.
   if (options.agentAllowed !== true && value.normalize("NFKC").toLowerCase().startsWith(AGENT_ACTOR_PREFIX)) {
     return `starts with "${AGENT_ACTOR_PREFIX}", which names agents of the tool server only`
+  }
+  // A runbook step names groups as group:<name>: a person so named would read as the group.
+  if (value.normalize("NFKC").toLowerCase().startsWith(GROUP_ACTOR_PREFIX)) {
+    return `starts with "${GROUP_ACTOR_PREFIX}", which names groups in a step's assignees`
   }
   return undefined
 }
@@ -68,3 +79,28 @@ export const decodeActorHeader = (wire: string): string | undefined => {
  * `headerText`).
  */
 export const headerBytes = (text: string): string => Buffer.from(text, "utf8").toString("latin1")
+
+/** The identity (groups, enforcement) as a header value: percent-encoded JSON. */
+export const encodeIdentityHeader = (identity: Identity): string =>
+  encodeURIComponent(JSON.stringify({ groups: identity.groups, enforced: identity.enforced }))
+
+/** The identity a header value sent by encodeIdentityHeader names; undefined when malformed. */
+export const decodeIdentityHeader = (wire: string): Identity | undefined => {
+  try {
+    const v = JSON.parse(decodeURIComponent(wire)) as { groups?: unknown; enforced?: unknown }
+    if (typeof v !== "object" || v === null || typeof v.enforced !== "boolean" || !Array.isArray(v.groups)) return undefined
+    if (v.groups.length > MAX_GROUPS || !v.groups.every((g) => typeof g === "string" && groupProblem(g) === undefined)) return undefined
+    return { groups: v.groups as Array<string>, enforced: v.enforced }
+  } catch {
+    return undefined
+  }
+}
+
+/** Most groups read from the edge for one request. */
+export const MAX_GROUPS = 100
+
+/** Why `value` is not a group name (a phrase), or undefined: visible text like an actor, no comma. */
+export const groupProblem = (value: string): string | undefined => {
+  if (value.includes(",")) return "holds a comma"
+  return actorProblem(value, { agentAllowed: false })
+}

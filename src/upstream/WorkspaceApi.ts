@@ -16,6 +16,7 @@ import { advertiseOwnDecodeErrors } from "../api/openapiTransform.js"
 import { API_VERSION } from "../api/version.js"
 import { DocumentsGroup } from "./documents.js"
 import { GlGroup } from "./gl.js"
+import { InboxGroup } from "./inbox.js"
 import { RecordsGroup } from "./records.js"
 import { RegistryGroup } from "./registry.js"
 import { TasksGroup } from "./tasks.js"
@@ -28,6 +29,7 @@ export const WORKSPACE_OPENAPI_PATH = `${WORKSPACE_PREFIX}/openapi.json`
 export class WorkspaceApi extends HttpApi.make("workspace")
   .add(TenantsGroup)
   .add(TasksGroup)
+  .add(InboxGroup)
   .add(DocumentsGroup)
   .add(RecordsGroup)
   .add(GlGroup)

@@ -35,6 +35,8 @@ import type { TaskEventDto, TimelineRecord } from "../api/dtos.js"
 import type { TimelinePage } from "../api/eventPaging.js"
 import type { Workspace } from "./model.js"
 import type { Agent } from "./registry.js"
+import type { InboxQuery, InboxSlice } from "./inbox.js"
+import type { StepClaim } from "../api/inbox.js"
 import { idempotencyKeyProblem } from "../api/idempotency.js"
 
 export type { Workspace }
@@ -122,7 +124,9 @@ export interface WorkspaceClientService {
     ledger: string,
     rowId: string,
     field: string,
-    value: Scalar
+    value: Scalar,
+    /** The value the editor saw: a cell that holds another is a Conflict with currentValue and changedBy; nothing is written. */
+    expected?: Option.Option<Scalar>
   ) => WsEffect<UpdateResult, NotFound | BadRequest | Conflict>
   readonly getGlConnection: (tenantId: string) => WsEffect<Option.Option<Workspace.GlConnection>>
   /** An unknown serviceId is a 400 listing the known services. */
@@ -137,6 +141,15 @@ export interface WorkspaceClientService {
    * authentication. NotFound for any other key: unknown, deleted, or another tenant's agent's.
    */
   readonly findAgentByKeyHash: (tenantId: string, keyHash: string) => WsEffect<Agent, NotFound>
+  /**
+   * A page of the inbox (src/upstream/inbox.ts InboxQuery): the tenant's running tasks at a step,
+   * oldest waiting first, for the request's caller (actor, groups: src/services/Actor.ts).
+   */
+  readonly inbox: (tenantId: string, query: InboxQuery) => WsEffect<InboxSlice>
+  /** Claims the task's current step for the request's actor (src/domain/assignment.ts claimDecision). */
+  readonly claimStep: (tenantId: string, taskId: string, override: boolean) => WsEffect<StepClaim, NotFound | BadRequest | Conflict | Forbidden>
+  /** Releases the current step's claim (a no-op when none). */
+  readonly releaseClaim: (tenantId: string, taskId: string) => WsEffect<void, NotFound | Forbidden>
 }
 
 /**

@@ -68,6 +68,9 @@ export const ConfigProperty = Schema.StructWithRest(
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
+/** A step's `dueIn`: an ISO 8601 duration of weeks, days, hours, minutes and seconds (calendar years and months vary in length). */
+export const ISO_DURATION = /^P(?!$)(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?!$)(?:(\d{1,6})H)?(?:(\d{1,6})M)?(?:(\d{1,9}(?:\.\d{1,3})?)S)?)?$/
+
 export const RunbookStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
@@ -75,6 +78,23 @@ export const RunbookStep = Schema.Struct({
   args: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
   agentId: optional(Uuid.annotateKey({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
+  })),
+  assignees: optional(
+    Schema.Array(
+      Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)).annotate({
+        description: "An actor as the edge names it (e.g. ann@acme.example), or a group as group:<name>"
+      })
+    ).check(Schema.isMaxLength(50)).annotateKey({
+      description: "Who the step waits for besides its agent: actors and groups (group:<name>). With an identity " +
+        "configured at the edge only they may act on it (403 naming them otherwise); without one it is shown, not enforced"
+    })
+  ),
+  dueIn: optional(
+    Schema.String.check(Schema.makeFilter((s: string) => ISO_DURATION.test(s) || "an ISO 8601 duration of weeks, days, hours, minutes, seconds (e.g. P2D, PT4H)"))
+      .annotateKey({ description: "How long after the step becomes current it is due (ISO 8601 duration, e.g. P2D or PT4H)" })
+  ),
+  requireClaim: optional(Schema.Boolean.annotateKey({
+    description: "Only the holder of the step's claim (POST /v1/tasks/:taskId/claim) may act on it"
   })),
   requireDistinctDecider: optional(Schema.Boolean.annotate({
     description: "Four-eyes: whoever completes this step (approves, rejects or submits its file) must be named by the edge " +

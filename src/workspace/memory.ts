@@ -34,9 +34,16 @@ import {
   type PendingSignal,
   rowActionAllowed,
   sameEvent,
-  type StepHistory
+  type StepHistory,
+  cellMoved,
+  claimEvent,
+  lastEditorOf,
+  waitingEvent
 } from "../domain/engine.js"
-import { attributionNow } from "../services/Actor.js"
+import { type Caller, type Claim, claimDecision, claimOn, releaseRefusal } from "../domain/assignment.js"
+import { inboxItemOf, selectSteps } from "../domain/inbox.js"
+import type { InboxItem } from "../api/inbox.js"
+import { type Attribution, attributionNow } from "../services/Actor.js"
 import { preciseNowMs } from "../lib/preciseClock.js"
 import { TaskEventBell } from "../services/TaskEventBell.js"
 import { decodeResult, encodeResult, keyReused, writeFingerprint } from "../domain/idempotency.js"
@@ -81,6 +88,8 @@ type MutableTask = { -readonly [K in keyof Workspace.Task]: Workspace.Task[K] }
 
 const now = () => new Date().toISOString()
 
+const callerOf = (who: Attribution): Caller => ({ actor: who.actor, groups: who.groups ?? [], enforced: who.enforced === true })
+
 export interface MemoryWorkspaceOptions {
   /** A GL connect session older than this cannot be completed; default 15 minutes. */
   readonly glSessionTtlMs?: number | undefined
@@ -94,9 +103,14 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   const snapshots = new Map<string, Record<string, unknown>>()
   /** When each task's steps became current (../domain/engine.ts stepAt); fixture tasks start with none. */
   const histories = new Map<string, StepHistory>()
+  /** When each task's current step became current (ISO): the inbox's order; fixture tasks: their creation. */
+  const waitingSince = new Map<string, string>()
+  /** Each task's claim (../domain/assignment.ts), valid while it names the current step. */
+  const claims = new Map<string, Claim>()
   for (const { snapshots: snaps, ...t } of fixture.tasks) {
     tasks.set(t.id, t)
     snapshots.set(t.id, { ...snaps })
+    waitingSince.set(t.id, t.createdAt)
   }
   const rows = new Map<string, Row>(fixture.subledgerRows.map((r) => [`${r.ledger}/${r.id}`, { ...r, fields: { ...r.fields } }]))
   const documents = new Map<string, Workspace.Document & { bytes: Uint8Array }>()
@@ -294,10 +308,18 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     field: string,
     value: Scalar,
     via: "row_action" | "direct" = "direct",
-    stepId: string | null = null
+    stepId: string | null = null,
+    expected: Option.Option<Scalar> = Option.none()
   ) =>
     Effect.flatMap(Effect.zip(rowOf(tenantId, ledger, rowId), attributionNow), ([row, who]) =>
-      Effect.map(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) => {
+      Effect.map(Effect.andThen(fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`), (coerced) =>
+        Option.isSome(expected) && cellMoved(row.fields[field], { expected: expected.value })
+          ? Effect.fail(new Conflict({
+            message: `Field "${field}" of row ${rowId} is ${JSON.stringify(row.fields[field] ?? null)} now, not ${JSON.stringify(expected.value)} as the editor saw`,
+            currentValue: row.fields[field] ?? null,
+            changedBy: lastEditorOf(events.filter((e) => e.taskId === row.taskId).reverse(), rowId, field)
+          }))
+          : Effect.succeed(coerced)), (coerced) => {
         const old = row.fields[field]
         row.fields[field] = coerced
         auditRow(row, audit.cellEdited(row, field, old, coerced, via, who, stepId))
@@ -314,6 +336,9 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       const accepted = acceptSignal(task, snapshots.get(task.id) ?? {}, signal, [], {
         arrivedAt: who.arrivedAt,
         actor: who.actor,
+        groups: who.groups,
+        enforced: who.enforced,
+        claim: claims.get(task.id) ?? null,
         history: histories.get(task.id),
         runbook: workflows.get(task.workflowId)?.runbook ?? null
       })
@@ -332,7 +357,14 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
   const apply = (task: MutableTask, signal: PendingSignal) => {
     const outcome = applyToTask(task, workflows.get(task.workflowId)?.runbook ?? null, snapshots.get(task.id) ?? {}, signal, now())
     if (outcome._tag === "changed") {
-      appendToTimeline(task.id, engineEventsOf(task, signal, outcome))
+      const at = now()
+      const moved = outcome.currentStep !== task.currentStep
+      const waiting = moved ? waitingEvent(workflows.get(task.workflowId)?.runbook ?? null, outcome.currentStep, at) : undefined
+      appendToTimeline(task.id, [...engineEventsOf(task, signal, outcome), ...(waiting !== undefined ? [waiting] : [])])
+      if (moved) {
+        waitingSince.set(task.id, at)
+        claims.delete(task.id)
+      }
       task.status = outcome.status
       task.currentStep = outcome.currentStep
       snapshots.set(task.id, outcome.snapshots)
@@ -434,7 +466,9 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
           tasks.set(task.id, task)
           snapshots.set(task.id, {})
           histories.set(task.id, historyStart(task.currentStep, preciseNowMs()))
-          appendToTimeline(task.id, [audit.taskCreated(task, input.context, who)])
+          waitingSince.set(task.id, task.createdAt)
+          const waiting = waitingEvent(wf.runbook ?? null, task.currentStep, task.createdAt)
+          appendToTimeline(task.id, [audit.taskCreated(task, input.context, who), ...(waiting !== undefined ? [waiting] : [])])
           return { ...task, context: input.context }
         })
       })),
@@ -446,7 +480,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
           Effect.gen(function*() {
             const task = yield* taskOf(tenantId, signal.taskId)
             const rowAction = signal.name === "user_action" && signal.payload.kind === "row_action"
-            const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar }
+            const p = signal.payload as { ledger: string; action: string; rowId: string; field?: string; value?: Scalar; expected?: Scalar }
             const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
             const allowed = row === undefined ? undefined : rowActionAllowed(task, workflows.get(task.workflowId)?.runbook ?? null, row.taskId)
             const what = `Row ${p.rowId} in ${p.ledger} of task ${task.id}`
@@ -456,7 +490,18 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
             if (rowAction) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, what)
               if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId, "row_action", bound.expectedStep)
-              else yield* updateRow(tenantId, p.ledger, p.rowId, p.field ?? "", p.value ?? null, "row_action", bound.expectedStep)
+              else {
+                yield* updateRow(
+                  tenantId,
+                  p.ledger,
+                  p.rowId,
+                  p.field ?? "",
+                  p.value ?? null,
+                  "row_action",
+                  bound.expectedStep,
+                  p.expected !== undefined ? Option.some(p.expected) : Option.none()
+                )
+              }
             }
             emit(tenantId, signal.taskId, bound)
           }))),
@@ -550,9 +595,13 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         }))),
     rejectRow: (tenantId, ledger, rowId) =>
       call("rejectRow", () => idempotent(tenantId, writeFingerprint.rejectRow(ledger, rowId), () => rejectRow(tenantId, ledger, rowId))),
-    updateRow: (tenantId, ledger, rowId, field, value) =>
+    updateRow: (tenantId, ledger, rowId, field, value, expected = Option.none()) =>
       call("updateRow", () =>
-        idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), () => updateRow(tenantId, ledger, rowId, field, value))),
+        idempotent(
+          tenantId,
+          writeFingerprint.updateRow(ledger, rowId, field, value, Option.isSome(expected) ? { value: expected.value } : undefined),
+          () => updateRow(tenantId, ledger, rowId, field, value, "direct", null, expected)
+        )),
     getGlConnection: (tenantId) => call("getGlConnection", () => Effect.succeed(Option.fromNullishOr(gl.get(tenantId)))),
     createGlSession: (tenantId, serviceId) =>
       call("createGlSession", () => idempotent(tenantId, writeFingerprint.createGlSession(serviceId), (): Effect.Effect<{ sessionUrl: string; consumerId: string }, NotFound | BadRequest> => {
@@ -566,6 +615,78 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
     deleteGlConnection: (tenantId) =>
       call("deleteGlConnection", () =>
         idempotent(tenantId, writeFingerprint.deleteGlConnection(), () => Effect.sync(() => void gl.delete(tenantId)))),
+    inbox: (tenantId, query) =>
+      call("inbox", () =>
+        Effect.map(attributionNow, (who) => {
+          const caller = callerOf(who)
+          const flows = [...workflows.values()].filter((w) => w.tenantId === null || w.tenantId === tenantId)
+            .map((w) => ({ id: w.id, runbook: w.runbook ?? null }))
+          const selected = selectSteps(flows, query, caller)
+          const picked = selected === undefined ? undefined : new Map(selected.map((s) => [`${s.workflowId}\u0000${s.stepId}`, s]))
+          const after = query.after
+          const waiting = [...tasks.values()]
+            .filter((t) => {
+              if (t.tenantId !== tenantId || t.status !== "IN_PROGRESS" || t.currentStep === null) return false
+              if (query.entityId !== undefined && t.entityId !== query.entityId) return false
+              if (query.workflowId !== undefined && t.workflowId !== query.workflowId) return false
+              const since = waitingSince.get(t.id) ?? t.createdAt
+              if (picked !== undefined) {
+                const s = picked.get(`${t.workflowId}\u0000${t.currentStep}`)
+                if (s === undefined || (s.overdueBefore !== undefined && !(since < s.overdueBefore))) return false
+              }
+              return after === undefined || since > after.waitingSince || (since === after.waitingSince && t.id > after.taskId)
+            })
+            .map((t) => ({ t, since: waitingSince.get(t.id) ?? t.createdAt }))
+            .sort((a, b) => (a.since < b.since ? -1 : a.since > b.since ? 1 : a.t.id < b.t.id ? -1 : a.t.id > b.t.id ? 1 : 0))
+          const page = waiting.slice(0, query.limit)
+          const items = page.flatMap(({ since, t }): Array<InboxItem> => {
+            const item = inboxItemOf(
+              { task: t, entityName: entities.get(t.entityId)?.name ?? "", waitingSince: since, claim: claims.get(t.id) ?? null },
+              workflows.get(t.workflowId)?.runbook ?? null,
+              caller,
+              query.now
+            )
+            return item === undefined ? [] : [item]
+          })
+          const last = page[page.length - 1]
+          return {
+            items,
+            more: waiting.length > query.limit,
+            ...(last !== undefined ? { last: { waitingSince: last.since, taskId: last.t.id } } : {})
+          }
+        })),
+    claimStep: (tenantId, taskId, override) =>
+      call("claimStep", () =>
+        Effect.flatMap(attributionNow, (who) =>
+          writeLock.withPermits(1)(Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, taskId)
+            if (task.currentStep === null || task.status !== "IN_PROGRESS") {
+              return yield* Effect.fail(new BadRequest({ message: `Task is ${task.status} with no step to claim`, currentStatus: task.status }))
+            }
+            const stepId = task.currentStep
+            const step = workflows.get(task.workflowId)?.runbook?.steps.find((s) => s.id === stepId) ?? { id: stepId }
+            const current = claimOn(claims.get(task.id), stepId)
+            const decided = claimDecision(step, callerOf(who), current, override)
+            if (decided._tag === "forbidden") return yield* Effect.fail(new Forbidden({ message: decided.message }))
+            if (decided._tag === "conflict") return yield* Effect.fail(new Conflict({ message: decided.message }))
+            if (decided._tag === "held") return { ...current! }
+            const claim: Claim = { stepId, by: who.actor!, at: now(), override: decided.override }
+            claims.set(task.id, claim)
+            appendToTimeline(task.id, [claimEvent("claimed", claim, who)])
+            return { ...claim }
+          })))),
+    releaseClaim: (tenantId, taskId) =>
+      call("releaseClaim", () =>
+        Effect.flatMap(attributionNow, (who) =>
+          writeLock.withPermits(1)(Effect.gen(function*() {
+            const task = yield* taskOf(tenantId, taskId)
+            const current = claimOn(claims.get(task.id), task.currentStep)
+            if (current === undefined) return
+            const refused = releaseRefusal(current, callerOf(who))
+            if (refused !== undefined) return yield* Effect.fail(new Forbidden({ message: refused }))
+            claims.delete(task.id)
+            appendToTimeline(task.id, [claimEvent("released", current, who)])
+          })))),
     findAgentByKeyHash: (tenantId, keyHash) =>
       call("findAgentByKeyHash", () => {
         // Every agent is compared, in constant time, whatever matches: no early exit to time.

@@ -62,10 +62,14 @@ const expectGatewayRecord = (e: TaskEvent) => {
   expect(e.seq).toBe(Number(e.position))
 }
 
-/** The engine's events of the task: source "workspace", as [type, payload] (each checked as the gateway's record). */
+/**
+ * The engine's events of the task about its steps and status: source "workspace", as [type,
+ * payload] (each checked as the gateway's record); the task.waiting a step writes when it becomes
+ * current is asserted on its own.
+ */
 const engineEvents = (ws: WorkspaceClientService, taskId: string) =>
   Effect.map(timeline(ws, taskId), (events) =>
-    events.filter((e) => e.source === "workspace").map((e) => {
+    events.filter((e) => e.source === "workspace" && e.type !== "task.waiting").map((e) => {
       expectGatewayRecord(e)
       return [e.type, e.payload] as const
     }))
@@ -73,6 +77,13 @@ const engineEvents = (ws: WorkspaceClientService, taskId: string) =>
 /** The positions of the task's events now: the engine's events must come after all of them. */
 const positionsNow = (ws: WorkspaceClientService, taskId: string) =>
   Effect.map(timeline(ws, taskId), (events) => events.map((e) => e.position))
+
+const waitingEvents = (ws: WorkspaceClientService, taskId: string) =>
+  Effect.map(timeline(ws, taskId), (events) =>
+    events.filter((e) => e.type === "task.waiting").map((e) => {
+      expectGatewayRecord(e)
+      return [e.source, e.payload] as const
+    }))
 
 for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
   describe(`engine events: ${name}`, () => {
@@ -87,6 +98,10 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           // Read after the three seeded events.
           expect(before).toHaveLength(3)
           expect((yield* positionsNow(ws, TASK_REVIEW)).slice(0, 3)).toEqual(before)
+          // The next step became current in the same delivery: who it waits for (nobody named here).
+          expect(yield* waitingEvents(ws, TASK_REVIEW)).toEqual([
+            ["workspace", { stepId: "sign_off", title: "Sign off", component: "APPROVAL", assignees: [] }]
+          ])
           // The last step: the task completes, and says so.
           yield* ws.signal(ACME, { taskId: TASK_SIGN_OFF, name: "approve", payload: {} })
           expect(yield* engineEvents(ws, TASK_SIGN_OFF)).toEqual([
@@ -130,7 +145,8 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
               ...NOBODY
             }],
             ["source.submitted", "workspace", { stepId: "upload_receipts", kind: "file", documentIds: [doc.id] }],
-            ["step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
+            ["step.completed", "workspace", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }],
+            ["task.waiting", "workspace", { stepId: "review_expenses", title: "Review flagged expenses", component: "TABLE_REVIEW", assignees: [] }]
           ])
         })))
 

@@ -63,6 +63,10 @@ describe("event stream on the real process", () => {
       const stepEvent = JSON.parse(step.data!)
       expect(stepEvent).toMatchObject({ type: "step.completed", source: "workspace", origin: "gateway", payload: { decision: "approve" } })
       expect(step.id).toBe(stepEvent.position)
+      // The step that became current says who it waits for (written with the approval's events).
+      const waiting = await sse.nextEvent(1000)
+      expect(JSON.parse(waiting.data!)).toMatchObject({ type: "task.waiting", source: "workspace", origin: "gateway" })
+      expect(waiting.id).toBe(JSON.parse(waiting.data!).position)
 
       // Written by another process on the same database: no bell here, the task's poll finds it.
       const postedAt = performance.now()

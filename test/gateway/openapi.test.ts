@@ -26,11 +26,15 @@ const SPEC_OPERATIONS = [
   "PATCH /v1/subledgers/{ledger}/{rowId}",
   "GET /v1/gl/status",
   "POST /v1/gl/connect/session",
-  "DELETE /v1/gl"
+  "DELETE /v1/gl",
+  // The inbox and claims (README "Inbox and assignment").
+  "GET /v1/inbox",
+  "POST /v1/tasks/{taskId}/claim",
+  "DELETE /v1/tasks/{taskId}/claim"
 ]
 
 describe("GET /openapi.json", () => {
-  it.effect("an OpenAPI 3.1 document with exactly the 22 operations, each with a summary and a description", () =>
+  it.effect("an OpenAPI 3.1 document with exactly the 25 operations, each with a summary and a description", () =>
     withGateway(() =>
       Effect.gen(function*() {
         const res = yield* raw("GET", "/openapi.json")

@@ -29,6 +29,7 @@ import {
 
 const TOOLS = [
   "list_assigned_steps",
+  "list_inbox",
   "list_entities",
   "list_workflows",
   "list_tasks",

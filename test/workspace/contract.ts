@@ -10,6 +10,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { withIdempotencyKey, WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
+import { withActor, withIdentity } from "../../src/services/Actor.js"
 import type { Fixture } from "../../src/domain/fixture.js"
 import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
@@ -402,6 +403,77 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
           )
         }
       }), 60_000)
+    })
+
+    describe("inbox, assignment and claims", () => {
+      const NOW = "2026-11-10T00:00:00.000Z"
+      const page = (query: Partial<Parameters<WorkspaceClient["Service"]["inbox"]>[1]> = {}) =>
+        Effect.flatMap(WorkspaceClient, (ws) => ws.inbox(ID.tenantA, { now: NOW, limit: 50, ...query }))
+      /** As `actor`, with an identity configured at the edge (assignment enforced), in `groups`. */
+      const asPerson = (actor: string, groups: ReadonlyArray<string> = []) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+        self.pipe(withActor(actor), withIdentity({ groups, enforced: true }))
+
+      test("the tenant's waiting steps, oldest first, across entities; another tenant's never; pages after a position", Effect.gen(function*() {
+        const all = yield* page()
+        expect(all.items.map((i) => i.task.id)).toEqual([ID.taskReview, ID.taskUpload, ID.taskApprove])
+        expect(all.more).toBe(false)
+        expect(all.items[0]).toMatchObject({
+          entity: { id: ID.entityA1, name: "Alpha US" },
+          step: { id: "review", title: "Review expenses", component: "TABLE_REVIEW" },
+          waitingSince: "2026-10-01T09:00:00.000Z",
+          overdue: false,
+          assignees: [],
+          mayAct: true
+        })
+        const first = yield* page({ limit: 1 })
+        expect(first.items.map((i) => i.task.id)).toEqual([ID.taskReview])
+        expect(first.more).toBe(true)
+        const rest = yield* page({ limit: 5, after: first.last! })
+        expect(rest.items.map((i) => i.task.id)).toEqual([ID.taskUpload, ID.taskApprove])
+        expect((yield* page({ entityId: ID.entityB1 })).items).toEqual([])
+        expect((yield* page({ awaiting: "FILE_UPLOAD" })).items.map((i) => i.task.id)).toEqual([ID.taskUpload])
+      }))
+
+      test("assignment holds with an identity (forwarded with the actor); the step's assignees act; due and overdue", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {}, expectedStep: "first" })
+        const second = { taskId: ID.taskApprove, name: "approve", payload: {}, expectedStep: "second" }
+        const refused = yield* failure(ws.signal(ID.tenantA, second).pipe(asPerson("bob@alpha.example")))
+        expect(refused).toMatchObject({ _tag: "Forbidden" })
+        expect(refused.message).toContain("waits for ann@alpha.example, group:approvers")
+        const mine = yield* page({ assignee: "me" }).pipe(asPerson("bob@alpha.example", ["approvers"]))
+        expect(mine.items.map((i) => [i.task.id, i.mayAct, i.dueAt !== undefined])).toEqual([[ID.taskApprove, true, true]])
+        const later = new Date(Date.parse(mine.items[0]!.dueAt!) + 1000).toISOString()
+        expect((yield* page({ overdue: true, now: later })).items.map((i) => i.task.id)).toEqual([ID.taskApprove])
+        expect((yield* page({ overdue: true })).items).toEqual([])
+        yield* ws.signal(ID.tenantA, second).pipe(asPerson("bob@alpha.example", ["approvers"]))
+        expect(yield* ws.getTask(ID.taskApprove)).toMatchObject({ status: "COMPLETED" })
+      }))
+
+      test("claims: named callers only; a second claimant is a Conflict naming the holder; the holder releases; moving on releases", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        expect(yield* tagOf(ws.claimStep(ID.tenantA, ID.taskApprove, false))).toBe("Forbidden")
+        expect(yield* tagOf(ws.claimStep(ID.tenantB, ID.taskApprove, false).pipe(asPerson("ann@alpha.example")))).toBe("NotFound")
+        const claim = yield* ws.claimStep(ID.tenantA, ID.taskApprove, false).pipe(asPerson("ann@alpha.example"))
+        expect(claim).toMatchObject({ stepId: "first", by: "ann@alpha.example", override: false })
+        expect(yield* ws.claimStep(ID.tenantA, ID.taskApprove, false).pipe(asPerson("ann@alpha.example"))).toEqual(claim)
+        const taken = yield* failure(ws.claimStep(ID.tenantA, ID.taskApprove, false).pipe(asPerson("bob@alpha.example")))
+        expect(taken).toMatchObject({ _tag: "Conflict" })
+        expect(taken.message).toContain("claimed by ann@alpha.example")
+        expect(yield* tagOf(ws.releaseClaim(ID.tenantA, ID.taskApprove).pipe(asPerson("bob@alpha.example")))).toBe("Forbidden")
+        expect((yield* page()).items.find((i) => i.task.id === ID.taskApprove)?.claim?.by).toBe("ann@alpha.example")
+        yield* ws.releaseClaim(ID.tenantA, ID.taskApprove).pipe(asPerson("ann@alpha.example"))
+        expect((yield* page()).items.find((i) => i.task.id === ID.taskApprove)?.claim).toBeUndefined()
+        yield* ws.claimStep(ID.tenantA, ID.taskApprove, false).pipe(asPerson("bob@alpha.example"))
+        yield* ws.signal(ID.tenantA, { taskId: ID.taskApprove, name: "approve", payload: {}, expectedStep: "first" })
+        const moved = (yield* page()).items.find((i) => i.task.id === ID.taskApprove)
+        expect(moved?.step.id).toBe("second")
+        expect(moved?.claim).toBeUndefined()
+        const events = yield* ws.listEvents(ID.tenantA, ID.taskApprove)
+        expect(events.filter((e) => e.type.startsWith("step.claimed") || e.type === "step.released").map((e) => e.type))
+          .toEqual(["step.claimed", "step.released", "step.claimed"])
+        expect(events.filter((e) => e.type === "task.waiting").map((e) => (e.payload as { stepId: string }).stepId)).toEqual(["second"])
+      }))
     })
 
     describe("idempotent writes", () => {

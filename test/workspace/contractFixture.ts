@@ -94,7 +94,14 @@ const world: Fixture = {
         configSchema: {},
         steps: [
           { id: "first", title: "First approval", displayHint: { component: "APPROVAL", config: {} }, args: {} },
-          { id: "second", title: "Second approval", displayHint: { component: "APPROVAL", config: {} }, args: {} }
+          {
+            id: "second",
+            title: "Second approval",
+            displayHint: { component: "APPROVAL", config: {} },
+            args: {},
+            assignees: ["ann@alpha.example", "group:approvers"],
+            dueIn: "P1D"
+          }
         ]
       }
     },

@@ -1,5 +1,6 @@
 /** task ui / snapshots / approve / reject / row-action. */
 import * as Flag from "effect/cli/Flag"
+import { claim, release } from "./inbox.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { TaskActionDto, TaskRowActionDto } from "../../api/dtos.js"
@@ -148,4 +149,12 @@ const rowAction = gatewayCommand(
     })
 )
 
-export const task = group("task", "Drive one task: UI state, snapshots, approve/reject, row actions", [ui, snapshots, approve, reject, rowAction])
+export const task = group("task", "Drive one task: UI state, snapshots, approve/reject, row actions, claims", [
+  ui,
+  snapshots,
+  approve,
+  reject,
+  rowAction,
+  claim,
+  release
+])

@@ -14,6 +14,7 @@ import { timeSlice } from "../../lib/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
 import { positionOf } from "../../api/eventPaging.js"
 import { Runbook, type Workspace } from "../../upstream/model.js"
+import type { Claim } from "../../domain/assignment.js"
 
 export const nowIso = () => new Date().toISOString()
 
@@ -184,7 +185,20 @@ export interface TaskRow {
   readonly context: string
   /** JSON StepHistory (../../domain/engine.ts): when each step became current. */
   readonly step_history: string
+  /** When the current step became current (ISO); null on rows written before it was kept. */
+  readonly waiting_since?: string | null
+  /** The claim (../../domain/assignment.ts): valid while claim_step is the current step. */
+  readonly claim_step?: string | null
+  readonly claimed_by?: string | null
+  readonly claimed_at?: string | null
+  readonly claim_override?: number | boolean | null
 }
+
+/** The task row's claim, if it holds one (on whichever step it names). */
+export const claimOfRow = (r: TaskRow): Claim | null =>
+  r.claim_step == null || r.claimed_by == null
+    ? null
+    : { stepId: r.claim_step, by: r.claimed_by, at: r.claimed_at ?? r.created_at, override: r.claim_override === true || Number(r.claim_override) === 1 }
 
 export const taskOfRow = (r: TaskRow): Workspace.Task => ({
   id: r.id,

@@ -372,6 +372,23 @@ const timelinePositions = Effect.gen(function*() {
   yield* sql.unsafe(`CREATE INDEX events_by_task ON events (task_id, tx, position)`)
 })
 
+/**
+ * The inbox and claims (README "Inbox and assignment"):
+ * - `tasks.waiting_since`: when the current step became current (ISO), the inbox's order and
+ *   the start of a step's `dueIn`; tasks from before take their creation time;
+ * - `tasks.claim_step`, `claimed_by`, `claimed_at`, `claim_override`: the claim of a step; it
+ *   counts only while `claim_step` is the current step (moving on releases it).
+ */
+const inboxClaims = statements(
+  `ALTER TABLE tasks ADD COLUMN waiting_since TEXT`,
+  `UPDATE tasks SET waiting_since = created_at`,
+  `ALTER TABLE tasks ADD COLUMN claim_step TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claimed_by TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claimed_at TEXT`,
+  `ALTER TABLE tasks ADD COLUMN claim_override INTEGER NOT NULL DEFAULT 0`,
+  `CREATE INDEX tasks_waiting ON tasks (tenant_id, status, waiting_since, id)`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -380,6 +397,7 @@ export const migrations = Migrator.fromRecord({
   "0005_subledger_rows_by_task": subledgerRowsByTask,
   "0006_decisions_attributed": decisionsAttributed,
   "0007_timeline_positions": timelinePositions,
+  "0008_inbox_claims": inboxClaims,
   "0009_webhooks": webhooks,
   "0010_decision_links": decisionLinks
 })

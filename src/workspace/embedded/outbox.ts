@@ -82,7 +82,8 @@ import {
   type PendingSignal,
   rowActionEvent,
   rowActionOf,
-  type StepHistory
+  type StepHistory,
+  waitingEvent
 } from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline, asTimelineWriter } from "./timeline.js"
@@ -291,6 +292,8 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           | null
           | undefined
         let dirty = false
+        // Whether an applied signal moved the task to another step (or ended it).
+        let moved = false
         // A step's `since` is stamped here, as the task is written: the batch's last statement, just
         // before its commit. A request that arrives before it cannot have seen the step; one that
         // arrives between this stamp and the commit (about a round trip) is bound to the new step.
@@ -299,8 +302,16 @@ export const makeOutbox = (options: RelayOptions = {}) =>
           dirty = false
           const at = preciseNowMs()
           state.history = state.history.map((e) => (Number.isNaN(e.since) ? { step: e.step, since: at } : e))
-          return sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
-            snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)} WHERE id = ${state.task.id}`
+          // A step that became current waits from now, unclaimed (a claim counts only on its own step).
+          const wasMoved = moved
+          moved = false
+          return wasMoved
+            ? sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
+              snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)},
+              waiting_since = ${now}, claim_step = NULL, claimed_by = NULL, claimed_at = NULL, claim_override = 0
+              WHERE id = ${state.task.id}`
+            : sql`UPDATE tasks SET status = ${state.task.status}, current_step = ${state.task.currentStep},
+              snapshots = ${toJson(state.snapshots)}, step_history = ${toJson(state.history)} WHERE id = ${state.task.id}`
         })
         const outcomes = new Map<string, Array<number>>()
         // The task events the applied signals write (../../domain/engine.ts), on the root task's timeline.
@@ -341,6 +352,11 @@ export const makeOutbox = (options: RelayOptions = {}) =>
               else {
                 for (const e of engineEventsOf(state.task, signal, applied)) {
                   timeline.push({ ...e, tenantId: s.tenant_id })
+                }
+                if (applied.currentStep !== state.task.currentStep) {
+                  moved = true
+                  const waiting = waitingEvent(state.runbook, applied.currentStep, now)
+                  if (waiting !== undefined) timeline.push({ ...waiting, tenantId: s.tenant_id })
                 }
                 state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
                 state.snapshots = applied.snapshots

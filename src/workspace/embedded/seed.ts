@@ -57,7 +57,8 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
             created_at: t.createdAt,
             current_step: t.currentStep,
             snapshots: toJson(t.snapshots),
-            context: "{}"
+            context: "{}",
+            waiting_since: t.createdAt
           })
         } ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, entity_id = excluded.entity_id,
           workflow_id = excluded.workflow_id, title = excluded.title, status = excluded.status,

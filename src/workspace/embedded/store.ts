@@ -25,6 +25,7 @@ import { dataRecords } from "./data.js"
 import { makeDocumentRecords } from "./documents.js"
 import { eventRecords } from "./events.js"
 import { glRecords, type GlSessions } from "./gl.js"
+import { inboxRecords } from "./inbox.js"
 import type { DeliveryReport, RelayOptions } from "./outbox.js"
 import { subledgerRecords } from "./subledgers.js"
 import { taskRecords } from "./tasks.js"
@@ -114,6 +115,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
           const revoked = yield* links.revokeDecisionLinks({ tenantId: tenant.id, taskId: input.taskId, actor: input.actor })
           return { revoked }
         }),
+      ...inboxRecords(tx),
       ...eventRecords(tx),
       ...(yield* makeDocumentRecords(tx)),
       ...dataRecords(tx),

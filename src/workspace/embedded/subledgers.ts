@@ -1,5 +1,6 @@
 /** The embedded store's subledger rows: direct rejects and cell edits, by the ledgers' rules, on the row's task timeline. */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Scalar } from "../../api/resources.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { decideEdit, decideReject } from "../../domain/ledgers.js"
@@ -29,12 +30,13 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
       return { status: "OK" as const, rowId, newStatus }
     })
 
-  const updateRowTx = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar) =>
+  const updateRowTx = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar, expected: Option.Option<Scalar>) =>
     Effect.gen(function*() {
       const who = yield* attributionNow
       const row = yield* rowOf(tenantId, ledger, rowId)
       const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
       const before = rowFields(row)
+      if (Option.isSome(expected)) yield* tx.checkExpected(row, field, expected.value)
       const fields = { ...before, [field]: coerced }
       const updated = yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)}
         WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`
@@ -49,9 +51,13 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
         guard("rejectRow")
       ),
 
-    updateRow: (tenantId, ledger, rowId, field, value) =>
+    updateRow: (tenantId, ledger, rowId, field, value, expected = Option.none()) =>
       write(
-        idempotent(tenantId, writeFingerprint.updateRow(ledger, rowId, field, value), updateRowTx(tenantId, ledger, rowId, field, value))
+        idempotent(
+          tenantId,
+          writeFingerprint.updateRow(ledger, rowId, field, value, Option.isSome(expected) ? { value: expected.value } : undefined),
+          updateRowTx(tenantId, ledger, rowId, field, value, expected)
+        )
       ).pipe(guard("updateRow"))
   }
 }

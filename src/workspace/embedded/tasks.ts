@@ -24,7 +24,7 @@ import {
   taskOfRow,
   toJson
 } from "./db.js"
-import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionOf } from "../../domain/engine.js"
+import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionOf, waitingEvent } from "../../domain/engine.js"
 import { attributionNow } from "../../services/Actor.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
@@ -196,10 +196,15 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             current_step: task.currentStep,
             snapshots: "{}",
             context: toJson(input.context),
-            step_history: toJson(historyStart(task.currentStep, preciseNowMs()))
+            step_history: toJson(historyStart(task.currentStep, preciseNowMs())),
+            waiting_since: task.createdAt
           })
         }`
-        yield* appendToTimeline(sql, tenantId, task.id, [audit.taskCreated(task, input.context, who)], task.createdAt)
+        const waiting = waitingEvent(runbookFromJson(wf.value.runbook), task.currentStep, task.createdAt)
+        yield* appendToTimeline(sql, tenantId, task.id, [
+          audit.taskCreated(task, input.context, who),
+          ...(waiting !== undefined ? [waiting] : [])
+        ], task.createdAt)
         return { ...task, context: input.context } satisfies CreatedTask
       }))).pipe(guard("createTask")),
 
@@ -233,7 +238,10 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             if (row !== undefined) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
               if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
-              else yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+              else {
+                yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
+                if (p.expected !== undefined) yield* tx.checkExpected(row, p.field ?? "", p.expected)
+              }
             }
             yield* outbox.record([signalFor(tenantId, bound, signal, who)])
           }))

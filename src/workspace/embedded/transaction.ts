@@ -7,7 +7,8 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { BadRequest, NotFound } from "../../api/errors.js"
+import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import type { Scalar } from "../../api/resources.js"
 import { rootTaskId } from "../../api/ids.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey } from "../../upstream/WorkspaceClient.js"
@@ -15,14 +16,16 @@ import type { RowDecision } from "../../domain/ledgers.js"
 import type { Workspace } from "../../upstream/model.js"
 import {
   BusyTimeout,
+  claimOfRow,
   fromJson,
   guardFor,
+  rowFields,
   runbookFromJson,
   type SubledgerRow,
   type TaskRow,
   yieldToEventLoop
 } from "./db.js"
-import { acceptSignal, type PendingDecision, refusalOf, type StepHistory } from "../../domain/engine.js"
+import { acceptSignal, cellMoved, lastEditorOf, type PendingDecision, refusalOf, type StepHistory } from "../../domain/engine.js"
 import type { Attribution } from "../../services/Actor.js"
 import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused } from "../../domain/idempotency.js"
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
@@ -116,6 +119,9 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
           {
             arrivedAt: who.arrivedAt,
             actor: who.actor,
+            groups: who.groups,
+            enforced: who.enforced,
+            claim: claimOfRow(task),
             history: fromJson<StepHistory>(task.step_history),
             runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
           }
@@ -221,9 +227,31 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
           return result
         }))
 
+    /**
+     * "No silent overwrite": an edit naming the value its editor saw fails, writing nothing, when
+     * the cell holds another now: a Conflict with the current value and who changed it last (the
+     * newest row.edited of that cell on the row's task timeline).
+     */
+    const checkExpected = (row: SubledgerRow, field: string, expected: Scalar) =>
+      Effect.gen(function*() {
+        const current = rowFields(row)[field]
+        if (!cellMoved(current, { expected })) return
+        const events = row.task_id === null ? [] : yield* sql<{ type: string; payload: string }>`
+          SELECT type, payload FROM events WHERE root_task_id = ${row.task_id} AND type = 'row.edited'
+          ORDER BY seq DESC LIMIT 500`
+        const changedBy = lastEditorOf(events, row.id, field)
+        return yield* Effect.fail(new Conflict({
+          message: `Field "${field}" of row ${row.id} is ${JSON.stringify(current ?? null)} now, not ${JSON.stringify(expected)} as the editor saw` +
+            (changedBy !== null ? `: ${changedBy} changed it` : ""),
+          currentValue: current ?? null,
+          changedBy
+        }))
+      })
+
     return {
       sql,
       outbox,
+      checkExpected,
       guard,
       bell,
       taskOf,

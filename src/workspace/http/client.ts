@@ -33,7 +33,7 @@ import {
   BadRequestWire,
   Conflict,
   ConflictWire,
-  type Forbidden,
+  Forbidden,
   ForbiddenWire,
   GatewayTimeout,
   InternalServerError,
@@ -46,8 +46,8 @@ import { randomUUID } from "node:crypto"
 import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
 import { encodePathSegment } from "../../client/pathParams.js"
 import { upstreamHeaders } from "../../observability/requestContext.js"
-import { ACTOR_FORWARD_HEADER, actorNow } from "../../services/Actor.js"
-import { encodeActorHeader } from "../../services/actorValue.js"
+import { ACTOR_FORWARD_HEADER, actorNow, currentIdentity, IDENTITY_FORWARD_HEADER } from "../../services/Actor.js"
+import { encodeActorHeader, encodeIdentityHeader } from "../../services/actorValue.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
 import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
@@ -84,7 +84,8 @@ type KeptOf<K extends KeptTag> = Extract<Kept, { readonly _tag: K }>
 const isUpstream = (e: unknown): e is UpstreamError =>
   e instanceof BadGateway || e instanceof ServiceUnavailable || e instanceof GatewayTimeout
 
-const isKept = (e: unknown): e is Kept => e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict
+const isKept = (e: unknown): e is Kept =>
+  e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict || e instanceof Forbidden
 
 /** One line for the log: what failed, where, and the socket or decode detail under it. */
 const detailOf = (u: unknown): string => {
@@ -220,11 +221,16 @@ export const makeHttpWorkspaceClient = (
       token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))),
       // The request's x-request-id (and the caller's traceparent when not tracing) on every call,
       // and who acts (x-svc-actor, src/services/Actor.ts) when someone is named.
+      // The edge's groups and whether assignment holds travel in x-svc-identity when they say anything.
       HttpClient.mapRequestEffect((request) =>
-        Effect.zipWith(upstreamHeaders(options.tracing === true), actorNow, (headers, actor) =>
+        Effect.zipWith(upstreamHeaders(options.tracing === true), Effect.zip(actorNow, currentIdentity), (headers, [actor, identity]) =>
           HttpClientRequest.setHeaders(
             request,
-            actor === undefined ? headers : { ...headers, [ACTOR_FORWARD_HEADER]: encodeActorHeader(actor) }
+            {
+              ...headers,
+              ...(actor === undefined ? {} : { [ACTOR_FORWARD_HEADER]: encodeActorHeader(actor) }),
+              ...(identity.enforced || identity.groups.length > 0 ? { [IDENTITY_FORWARD_HEADER]: encodeIdentityHeader(identity) } : {})
+            }
           )))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
@@ -481,9 +487,9 @@ export const makeHttpWorkspaceClient = (
           ["NotFound", "BadRequest", "Conflict"]
         ),
       // Retried with its key: a retry returns the first result, it cannot redo the edit over a later one.
-      updateRow: (tenantId, ledger, rowId, field, value) =>
+      updateRow: (tenantId, ledger, rowId, field, value, expected = Option.none()) =>
         write(
-          (headers) => api.records.updateRow({ params: enc({ tenantId, ledger, rowId }), headers, payload: { field, value } }),
+          (headers) => api.records.updateRow({ params: enc({ tenantId, ledger, rowId }), headers, payload: { field, value, ...(Option.isSome(expected) ? { expected: expected.value } : {}) } }),
           ["NotFound", "BadRequest", "Conflict"]
         ),
       getGlConnection: (tenantId) =>
@@ -502,7 +508,17 @@ export const makeHttpWorkspaceClient = (
         write((headers) => api.gl.deleteGlConnection({ params: enc({ tenantId }), headers }), ["Conflict"]),
       // A lookup, so retried like a read (POST only to keep the hash out of URLs and logs).
       findAgentByKeyHash: (tenantId, keyHash) =>
-        call(api.registry.findAgentByKeyHash({ params: enc({ tenantId }), payload: { keyHash } }), READ, ["NotFound"])
+        call(api.registry.findAgentByKeyHash({ params: enc({ tenantId }), payload: { keyHash } }), READ, ["NotFound"]),
+      inbox: (tenantId, query) => call(api.inbox.inbox({ params: enc({ tenantId }), payload: query }), READ, NONE),
+      claimStep: (tenantId, taskId, override) =>
+        write((headers) => api.inbox.claimStep({ params: enc({ tenantId, taskId }), headers, payload: { override } }), [
+          "NotFound",
+          "BadRequest",
+          "Conflict",
+          "Forbidden"
+        ]),
+      releaseClaim: (tenantId, taskId) =>
+        write((headers) => api.inbox.releaseClaim({ params: enc({ tenantId, taskId }), headers }), ["NotFound", "Forbidden"])
     }
     return service
   })

@@ -99,6 +99,13 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
         keyed(headers, service.recordEvent(params.tenantId, params.taskId, payload)))
       .handle("listEvents", ({ params, query }) => service.listEvents(params.tenantId, params.taskId, query)))
 
+  const Inbox = HttpApiBuilder.group(WorkspaceApi, "inbox", (handlers) =>
+    handlers
+      .handle("inbox", ({ params, payload }) => service.inbox(params.tenantId, payload))
+      .handle("claimStep", ({ headers, params, payload }) =>
+        keyed(headers, service.claimStep(params.tenantId, params.taskId, payload.override)))
+      .handle("releaseClaim", ({ headers, params }) => keyed(headers, service.releaseClaim(params.tenantId, params.taskId))))
+
   const Documents = HttpApiBuilder.group(WorkspaceApi, "documents", (handlers) =>
     handlers
       .handle("listDocuments", ({ params, query }) =>
@@ -150,7 +157,17 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
         ))
       .handle("rejectRow", ({ headers, params }) => keyed(headers, service.rejectRow(params.tenantId, params.ledger, params.rowId)))
       .handle("updateRow", ({ headers, params, payload }) =>
-        keyed(headers, service.updateRow(params.tenantId, params.ledger, params.rowId, payload.field, payload.value))))
+        keyed(
+          headers,
+          service.updateRow(
+            params.tenantId,
+            params.ledger,
+            params.rowId,
+            payload.field,
+            payload.value,
+            payload.expected !== undefined ? Option.some(payload.expected) : Option.none()
+          )
+        )))
 
   const Gl = HttpApiBuilder.group(WorkspaceApi, "gl", (handlers) =>
     handlers
@@ -200,7 +217,7 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
         withWebhooks((w) => w.deliveries(query.tenant, params.id, query.limit ?? 50)))
       .handle("resendWebhookDelivery", ({ params, query }) => withWebhooks((w) => w.resend(query.tenant, params.deliveryId))))
 
-  return Layer.mergeAll(Tenants, Tasks, Documents, Records, Gl, Registry, Webhooks)
+  return Layer.mergeAll(Tenants, Tasks, Inbox, Documents, Records, Gl, Registry, Webhooks)
 }
 
 const notImplemented = (e: NotImplemented) =>

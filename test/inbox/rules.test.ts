@@ -1,0 +1,95 @@
+/**
+ * The pure rules behind assignment and four-eyes (src/domain/actorSkeleton.ts,
+ * src/domain/assignment.ts) and the timeline's words for the inbox's events.
+ */
+import { describe, expect, it } from "vitest"
+import { actorKey, actorSkeleton, samePerson } from "../../src/domain/actorSkeleton.js"
+import { actRefusal, claimDecision, durationMs } from "../../src/domain/assignment.js"
+import { distinctDeciderRefusal } from "../../src/domain/engine.js"
+import { describeEvent } from "../../src/client/eventText.js"
+import { actorProblem } from "../../src/services/actorValue.js"
+
+const AGENT = "5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"
+
+describe("actorSkeleton: one person however their name is written", () => {
+  it("folds case, compatibility forms, invisible characters and confusables", () => {
+    const ann = actorSkeleton("ann@acme.test")
+    for (const v of ["ANN@acme.test", "ＡＮＮ@acme.test", "\u0430nn@acme.test", "an\u034Fn@acme.test", "ann\uFE0F@acme.test", "a\u200Bnn@acme.test", "ann\u2800@acme.test"]) {
+      expect(actorSkeleton(v), JSON.stringify(v)).toBe(ann)
+    }
+    expect(actorSkeleton("arn@acme.test")).toBe(actorSkeleton("am@acme.test"))
+    expect(actorSkeleton("bob@acme.test")).not.toBe(ann)
+  })
+
+  it("grants (actorKey) fold only case and compatibility forms: a look-alike is not the assignee", () => {
+    expect(actorKey("ANN@acme.test")).toBe(actorKey("ann@acme.test"))
+    expect(actorKey("\u0430nn@acme.test")).not.toBe(actorKey("ann@acme.test"))
+  })
+
+  it("an agent is never a named person, and is itself only", () => {
+    expect(samePerson(`agent:${AGENT}`, "ann@acme.test")).toBe(false)
+    expect(samePerson(`agent:${AGENT}`, `Agent:${AGENT.toUpperCase()}`)).toBe(true)
+  })
+
+  it("the edge's actor values with invisible or format characters are refused", () => {
+    for (const v of ["ann\uFE0F@x", "an\u034Fn@x", "ann\u2800@x", "ann\u3164@x", "a\u00ADnn@x", "\u2066ann@x"]) {
+      expect(actorProblem(v), JSON.stringify(v)).toBeDefined()
+    }
+    expect(actorProblem("Ann Smith")).toBeUndefined()
+  })
+})
+
+describe("four-eyes and assignment", () => {
+  const runbook = {
+    configSchema: {},
+    steps: [
+      { id: "a", title: "A", displayHint: { component: "APPROVAL", config: {} }, args: {} },
+      { id: "b", title: "B", displayHint: { component: "APPROVAL", config: {} }, args: {}, requireDistinctDecider: true }
+    ]
+  }
+  it("a four-eyes step refuses an agent and a look-alike of the earlier decider", () => {
+    const snaps = { a: { decision: "approved", decidedBy: "ann@acme.test" } }
+    expect(distinctDeciderRefusal(runbook, "b", snaps, `agent:${AGENT}`)).toContain("agent")
+    expect(distinctDeciderRefusal(runbook, "b", snaps, "\u0430nn@acme.test")).toContain("four-eyes")
+    expect(distinctDeciderRefusal(runbook, "b", snaps, "bob@acme.test")).toBeUndefined()
+  })
+
+  it("assignment holds only with an identity (agents always); an override claim lets its holder act for the agent", () => {
+    const step = { id: "s", agentId: AGENT }
+    const ann = { actor: "ann@acme.test", groups: [], enforced: true }
+    expect(actRefusal(step, { ...ann, enforced: false }, undefined)).toBeUndefined()
+    expect(actRefusal(step, ann, undefined)).toContain(`agent:${AGENT}`)
+    expect(actRefusal(step, { actor: `agent:${AGENT}`, groups: [], enforced: false }, undefined)).toBeUndefined()
+    expect(actRefusal({ id: "s", assignees: ["ann@acme.test"] }, { actor: `agent:${AGENT}`, groups: [], enforced: false }, undefined)).toBeDefined()
+    const claim = { stepId: "s", by: "ann@acme.test", at: "2026-01-01T00:00:00.000Z", override: true }
+    expect(actRefusal(step, ann, claim)).toBeUndefined()
+    expect(actRefusal(step, { ...ann, actor: "bob@acme.test" }, claim)).toBeDefined()
+    expect(claimDecision(step, { actor: `agent:${AGENT}`, groups: [], enforced: false }, undefined, true)._tag).toBe("forbidden")
+  })
+
+  it("dueIn: ISO 8601 weeks, days, hours, minutes, seconds; calendar units refused", () => {
+    expect(durationMs("PT4H")).toBe(4 * 3_600_000)
+    expect(durationMs("P1W2DT3M")).toBe((9 * 24 * 60 + 3) * 60_000)
+    for (const bad of ["P", "PT", "P1M", "P1Y", "4h", "PT-1H", "P1DT"]) expect(durationMs(bad), bad).toBeUndefined()
+  })
+})
+
+describe("the timeline's words", () => {
+  it("task.waiting says for whom, at which step, by when", () => {
+    const text = describeEvent({
+      taskId: "t",
+      seq: 3,
+      type: "task.waiting",
+      source: "workspace",
+      createdAt: "2026-01-01T00:00:00.000Z",
+      payload: { stepId: "prepare", title: "Prepare the close", component: "APPROVAL", assignees: ["ann@acme.test", "group:controllers"], dueAt: "2026-01-02T00:00:00.000Z" }
+    } as any)
+    expect(text?.what).toEqual([
+      "Waiting for ann@acme.test, group:controllers at ",
+      "step ",
+      { kind: "name", text: "Prepare the close" },
+      ", due ",
+      { kind: "value", value: "2026-01-02T00:00:00.000Z" }
+    ])
+  })
+})
