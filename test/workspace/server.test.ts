@@ -69,7 +69,7 @@ describe("workspace OpenAPI document", () => {
         expect(res.status).toBe(200)
         expect(res.body).toEqual(JSON.parse(JSON.stringify(workspaceOpenApi())))
         const operations = operationsOf(res.body)
-        expect(operations).toHaveLength(30)
+        expect(operations).toHaveLength(31)
         for (const { key, op } of operations) {
           expect(key.split(" ")[1]!.startsWith("/workspace/"), key).toBe(true)
           expect(op.summary, key).toEqual(expect.any(String))
@@ -82,7 +82,9 @@ describe("workspace OpenAPI document", () => {
           "GET /workspace/registry/agents/{id}",
           "DELETE /workspace/registry/agents/{id}",
           "POST /workspace/registry/agents/{id}/versions",
-          "POST /workspace/gl/webhook/success"
+          "POST /workspace/gl/webhook/success",
+          // The gateway's own records and agents' own events (origin gateway or agent), apart from producers' appends.
+          "POST /workspace/tenants/{tenantId}/tasks/{taskId}/records"
         ]))
         expect(JSON.stringify(res.body)).not.toContain("HttpApiDecodeError")
         const upload = res.body.paths["/workspace/tenants/{tenantId}/tasks/{taskId}/documents"].post
