@@ -213,7 +213,7 @@ describe("events", () => {
     const lines = end.stdout.trimEnd().split("\n").filter((l) => !/ row\.(rejected|edited) /.test(l))
     // The engine's own events close the timeline: the step decided, the task FAILED. They take no
     // worker seq: theirs is their position.
-    const events = (await (await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/events`)).json()).events as Array<any>
+    const events = ((await (await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/events`)).json()) as { events: Array<any> }).events
     const [decided, failed] = events.filter((e) => e.origin === "gateway" && !/^row\./.test(e.type)).slice(-2)
     expect([decided.type, failed.type]).toEqual(["step.completed", "task.status_changed"])
     for (const e of [decided, failed]) expect(String(e.seq)).toBe(e.position)
