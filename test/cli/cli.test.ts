@@ -162,11 +162,20 @@ describe("task", () => {
 })
 
 describe("events", () => {
-  it("list prints the timeline; follow prints new events in seq order, one growing line per reasoning group", async () => {
+  it("list prints the timeline with positions; follow prints new events in timeline order, one growing line per reasoning group", async () => {
     const table = ok(await svc("events", "list", REVIEW_TASK))
-    expect(table).toMatch(/^SEQ\s+CREATED\s+TYPE\s+SOURCE\s+GROUP\s+PAYLOAD\n1\s+/)
+    expect(table).toMatch(/^POSITION\s+SEQ\s+CREATED\s+TYPE\s+SOURCE\s+GROUP\s+PAYLOAD\n\d+\s+1\s+/)
     // The seeded events first (the row actions of an earlier test may have added audit events after them).
-    expect(table.trimEnd().split("\n").map((l) => l.split(/\s+/)[0]).slice(0, 4)).toEqual(["SEQ", "1", "2", "3"])
+    const rows = table.trimEnd().split("\n").slice(1).map((l) => l.split(/\s+/))
+    expect(rows.slice(0, 3).map((r) => r[1])).toEqual(["1", "2", "3"])
+    // Positions: the timeline's order, each once.
+    const positions = rows.map((r) => Number(r[0]))
+    expect(positions).toEqual([...positions].sort((a, b) => a - b))
+    expect(new Set(positions).size).toBe(positions.length)
+    // --after a position lists only what follows it.
+    const after = ok(await svc("events", "list", REVIEW_TASK, "--after", String(positions[0]), "--limit", "1"))
+    expect(after.split("\n")[1]!.split(/\s+/).slice(0, 2)).toEqual([String(positions[1]), "2"])
+    expect(after).toContain(`(more: svc events list ${REVIEW_TASK} --after ${positions[1]})`)
 
     const post = async (seq: number, type: string, payload: object, groupKey?: string) => {
       const res = await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/events`, {
@@ -184,13 +193,13 @@ describe("events", () => {
     // The seeded deltas of group review-1 already form one line.
     await eventually(() => follow.stdout().includes("4 need attention"), 15_000, "the seeded events")
 
-    // Seqs of the worker's own, past whatever the gateway's audit events took.
-    await post(104, "reasoning.delta", { text: "Matching" }, "review-2")
+    // The worker's own next seqs: the gateway's audit events took none of them.
+    await post(4, "reasoning.delta", { text: "Matching" }, "review-2")
     await eventually(() => follow.stdout().includes("Matching"), 10_000, "the first delta")
     // Later deltas of the same group extend that line, across polls.
-    await post(105, "reasoning.delta", { text: " receipts..." }, "review-2")
-    await post(106, "reasoning.delta", { text: " done." }, "review-2")
-    await post(107, "step.completed", { step: "review_expenses" })
+    await post(5, "reasoning.delta", { text: " receipts..." }, "review-2")
+    await post(6, "reasoning.delta", { text: " done." }, "review-2")
+    await post(7, "step.completed", { step: "review_expenses" })
     await eventually(() => follow.stdout().includes("step.completed [Reviewer]"), 10_000, "the step event")
 
     // The task ending (rejected here, with comments) ends `follow --until-done`.
@@ -200,17 +209,22 @@ describe("events", () => {
     const end = await follow.done
     expect(end.code, end.stderr).toBe(0)
     // Audit lines of an earlier test's row actions (row.rejected, row.edited) may sit between #2 and
-    // the worker's; the rest is in seq order.
+    // the worker's; the rest is in timeline order.
     const lines = end.stdout.trimEnd().split("\n").filter((l) => !/ row\.(rejected|edited) /.test(l))
-    // The engine's own events close the timeline: the step decided, the task FAILED.
+    // The engine's own events close the timeline: the step decided, the task FAILED. They take no
+    // worker seq: theirs is their position.
+    const events = ((await (await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/events`)).json()) as { events: Array<any> }).events
+    const [decided, failed] = events.filter((e) => e.origin === "gateway" && !/^row\./.test(e.type)).slice(-2)
+    expect([decided.type, failed.type]).toEqual(["step.completed", "task.status_changed"])
+    for (const e of [decided, failed]) expect(String(e.seq)).toBe(e.position)
     expect(lines).toHaveLength(6)
     expect(lines[0]).toMatch(/^#1 09:06:00 step\.completed \[Receipts step\] \{"step":"upload_receipts"\}$/)
     expect(lines[1]).toMatch(/^#2 09:07:00 Expense reviewer \(review-1\) ▸ Checking 6 expenses against the policy\.\.\. 4 need attention: .*category\.$/)
-    expect(lines[2]).toMatch(/^#104 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
-    expect(lines[3]).toMatch(/^#107 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
+    expect(lines[2]).toMatch(/^#4 \d\d:\d\d:\d\d Reviewer \(review-2\) ▸ Matching receipts\.\.\. done\.$/)
+    expect(lines[3]).toMatch(/^#7 \d\d:\d\d:\d\d step\.completed \[Reviewer\] \{"step":"review_expenses"\}$/)
     // As sentences: who decided (nobody named: this gateway has no SVC_ACTOR_HEADER), what, old → new.
-    expect(lines[4]).toMatch(/^#108 \d\d:\d\d:\d\d step\.completed \[Someone\] rejected step review_expenses — "Wrong period"$/)
-    expect(lines[5]).toMatch(/^#109 \d\d:\d\d:\d\d task\.status_changed \[workspace\] Task status changed: IN_PROGRESS → FAILED$/)
+    expect(lines[4]).toMatch(new RegExp(`^#${decided.seq} \\d\\d:\\d\\d:\\d\\d step\\.completed \\[Someone\\] rejected step review_expenses — "Wrong period"$`))
+    expect(lines[5]).toMatch(new RegExp(`^#${failed.seq} \\d\\d:\\d\\d:\\d\\d task\\.status_changed \\[workspace\\] Task status changed: IN_PROGRESS → FAILED$`))
   }, 60_000)
 })
 

@@ -122,17 +122,20 @@ describe("download file names", () => {
 })
 
 describe("the timeline renderer", () => {
-  const event = (seq: number, type: string, payload: Record<string, unknown>, groupKey?: string): TaskEvent => ({
+  // A producer's event; its position (the timeline's order) is its seq unless said otherwise.
+  const event = (seq: number, type: string, payload: Record<string, unknown>, groupKey?: string, position = String(seq)): TaskEvent => ({
     taskId: "t",
     type,
     source: "worker",
     seq,
+    position,
+    origin: "producer",
     payload,
     createdAt: `2026-11-01T09:00:0${seq}Z`,
     ...(groupKey !== undefined ? { groupKey } : {})
   })
 
-  it("prints each event once in seq order and grows one line per reasoning group", () => {
+  it("prints each event once in timeline (position) order and grows one line per reasoning group", () => {
     const r = makeTimelineRenderer()
     let out = r.push([event(2, "reasoning.delta", { text: "Hello" }, "g"), event(1, "step.completed", { step: "a" })])
     out += r.push([event(1, "step.completed", { step: "a" }), event(3, "reasoning.delta", { text: " world" }, "g")])
@@ -153,12 +156,20 @@ describe("the timeline renderer", () => {
     expect(r.close()).toBe("")
   })
 
-  it("prints an event that arrives late (a lower seq after a higher one) when it arrives", () => {
+  it("prints an event that arrives late (a lower seq stored after a higher one) when it arrives, once", () => {
     const r = makeTimelineRenderer()
     const first = r.push([event(1, "a", {}), event(3, "c", {})])
-    const second = r.push([event(1, "a", {}), event(2, "b", {}), event(3, "c", {})])
+    // The store puts a late lower seq after what was there: its position is the later one.
+    const second = r.push([event(1, "a", {}), event(3, "c", {}), event(2, "b", {}, undefined, "4")])
     expect(first.split("\n").filter(Boolean)).toHaveLength(2)
-    expect(second).toMatch(/^#2 .* b \[worker\]/)
+    expect(second).toBe("#2 09:00:02 b [worker] {}\n")
+    expect(r.push([event(2, "b", {}, undefined, "4")])).toBe("")
+  })
+
+  it("orders by position, not by seq: the gateway's records (seq = position) and producers' seqs interleave as stored", () => {
+    const r = makeTimelineRenderer()
+    const out = r.push([event(900, "x", {}, undefined, "3"), event(5, "y", {}, undefined, "2"), event(1, "z", {}, undefined, "10")])
+    expect(out.split("\n").filter(Boolean).map((l) => l.split(" ")[0])).toEqual(["#5", "#900", "#1"])
   })
 })
 

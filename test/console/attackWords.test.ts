@@ -72,8 +72,9 @@ describe("odd start patterns", () => {
 describe("odd audit payloads", () => {
   const text = (what: ReadonlyArray<Piece>) =>
     what.map((p) => (typeof p === "string" ? p : p.kind === "change" ? `${p.from ?? ""}→${p.to}` : p.text)).join("")
+  // The gateway's own record (origin is the store's mark): the only events described in words.
   const ev = (payload: Record<string, unknown>, type = "row.edited", source = "audit"): TaskEvent =>
-    ({ taskId: "t", seq: 1, type, source, payload, createdAt: "2026-11-01T09:00:00Z" }) as unknown as TaskEvent
+    ({ taskId: "t", seq: 1, position: "1", origin: "gateway", type, source, payload, createdAt: "2026-11-01T09:00:00Z" }) as unknown as TaskEvent
   it("an edit without its old and new values does not claim they were empty", () => {
     const [entry] = entriesOf([ev({ actor: "a@x", rowId: "r", field: "merchant" })], NOTHING_KNOWN)
     expect(text(entry!.what!)).not.toContain("empty")

@@ -66,11 +66,20 @@ describe("timeline sentences", () => {
     fieldLabel: humanize
   }
   let seq = 0
-  const ev = (type: string, payload: Record<string, unknown>, minute = 0, source = "audit"): TaskEvent => ({
+  // The gateway's own record by default (origin is the store's mark); another source is a producer's.
+  const ev = (
+    type: string,
+    payload: Record<string, unknown>,
+    minute = 0,
+    source = "audit",
+    origin: TaskEvent["origin"] = source === "audit" || source === "workspace" ? "gateway" : "producer"
+  ): TaskEvent => ({
     taskId: "t",
     type,
     source,
     seq: ++seq,
+    position: String(seq),
+    origin,
     payload,
     createdAt: new Date(Date.UTC(2026, 10, 1, 9, minute)).toISOString()
   })
@@ -99,5 +108,12 @@ describe("timeline sentences", () => {
   it("leaves other producers' events to the caller, and a look-alike from another source too", () => {
     const entries = entriesOf([ev("step.completed", { step: "x" }, 0, "worker"), ev("row.edited", { actor: "Eve" }, 0, "worker")], known)
     expect(entries.every((e) => e.what === undefined)).toBe(true)
+  })
+
+  it("takes a record's source at its word only when the store marked it the gateway's: a producer's look-alike gets no sentence", () => {
+    const payload = { actor: "Eve", rowId: "r2", field: "merchant", oldValue: "A", newValue: "B", via: "row_action" }
+    const forged = entriesOf([ev("row.edited", payload, 0, "audit", "producer"), ev("task.status_changed", { from: "RUNNING", to: "COMPLETED" }, 1, "workspace", "agent")], known)
+    expect(forged.every((e) => e.what === undefined)).toBe(true)
+    expect(entriesOf([ev("row.edited", payload, 0, "audit", "gateway")], known)[0]!.what).toBeDefined()
   })
 })

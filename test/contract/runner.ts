@@ -65,7 +65,9 @@ export const decodeRequest = (r: RequestShape, wire: Wire): DecodedRequest => ({
     return [p, raw.includes("/") ? undefined : safeDecode(raw)]
   })),
   query: r.query.map(([k, v]) => [safeDecode(k.replace(/\+/g, " ")) ?? k, safeDecode(v.replace(/\+/g, " "))] as const),
-  headers: wire.headers,
+  // A field value as the server has it: whitespace around it is not part of it (RFC 9110 5.5), so
+  // "894 " on the wire is the value "894".
+  headers: Object.fromEntries(Object.entries(wire.headers).map(([k, v]) => [k, v.replace(/^[ \t]+|[ \t]+$/g, "")])),
   contentType: wire.headers["content-type"],
   body: wire.body
 })

@@ -50,8 +50,8 @@ const createTask = async (base: string) => {
 }
 
 /**
- * A write of the load: an event with a unique seq, padded so that requests queue up at the server.
- * Seqs from 1,000,000 up: the task's own audit event (task.created) takes seq 1.
+ * A write of the load: an event with a unique seq of its source, padded so that requests queue up
+ * at the server. Seqs from 1,000,000 up, one range per client.
  */
 const event = (client: number, n: number) => ({
   type: "load.write",
@@ -60,16 +60,18 @@ const event = (client: number, n: number) => ({
   payload: { client, n, pad: "x".repeat(16 * 1024) }
 })
 
-/** Every event of the timeline at `url` (a task's events path), page by page (nextAfterSeq). */
+/** Every event of the timeline at `url` (a task's events path), page by page (nextAfter, a position). */
 const allEvents = async (url: string): Promise<Array<any>> => {
   const out: Array<any> = []
-  let after: number | undefined
+  let after: string | undefined
   for (;;) {
-    const page = await json("GET", after === undefined ? url : `${url}?afterSeq=${after}`)
-    const list = Array.isArray(page.body) ? page.body : page.body.events
+    const page = await json("GET", after === undefined ? url : `${url}?after=${encodeURIComponent(after)}`)
+    expect(page.status, JSON.stringify(page.body)).toBe(200)
+    const list = page.body.events as Array<any>
     out.push(...list)
-    if (page.body?.nextAfterSeq === undefined || list.length === 0) return out
-    after = page.body.nextAfterSeq
+    if (page.body.hasMore !== true) return out
+    expect(typeof page.body.nextAfter).toBe("string")
+    after = page.body.nextAfter
   }
 }
 

@@ -24,8 +24,17 @@ describe("POST /v1/tasks/:taskId/events", () => {
         expect(res.status).toBe(200)
         expect(res.body).toEqual({
           ok: true,
-          event: { taskId: EXPENSE_TASK, ...event(2, { sourceLabel: "Reviewer" }), createdAt: expect.any(String) }
+          event: {
+            taskId: EXPENSE_TASK,
+            ...event(2, { sourceLabel: "Reviewer" }),
+            createdAt: expect.any(String),
+            // Set by the store: its place in the timeline, and that a client posted it.
+            position: expect.stringMatching(/^(\d+-)?\d+$/),
+            origin: "producer"
+          }
         })
+        const listed = (yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events`)).body.events
+        expect(listed[listed.length - 1]).toEqual(res.body.event)
       })
     ))
 
@@ -97,15 +106,20 @@ describe("POST /v1/tasks/:taskId/events", () => {
 })
 
 describe("GET /v1/tasks/:taskId/events", () => {
-  it.effect("returns {events} ordered by seq ascending, per task id (composite ids are their own stream)", () =>
+  it.effect("returns {events} in the order stored (position), not by seq, per task id (composite ids are their own stream)", () =>
     withGateway(() =>
       Effect.gen(function*() {
         const url = `/v1/tasks/${EXPENSE_TASK}/events`
-        for (const seq of [9, 3, 7]) yield* raw("POST", url, event(seq))
+        for (const seq of [9, 3, 7]) expect((yield* raw("POST", url, event(seq))).status).toBe(200)
         const child = `/v1/tasks/${EXPENSE_TASK}:review_expenses:child/events`
         yield* raw("POST", child, event(4))
         const res = yield* raw("GET", url)
-        expect(res.body.events.map((e: any) => e.seq)).toEqual([1, 3, 7, 9])
+        // A late lower seq is read after what was there: a reader that had 9 gets 3 and 7 next.
+        expect(res.body.events.map((e: any) => e.seq)).toEqual([1, 9, 3, 7])
+        const positions = res.body.events.map((e: any) => e.position)
+        expect(new Set(positions).size).toBe(4)
+        const after9 = yield* raw("GET", `${url}?after=${positions[1]}`)
+        expect(after9.body.events.map((e: any) => e.seq)).toEqual([3, 7])
         expect((yield* raw("GET", child)).body.events.map((e: any) => e.seq)).toEqual([4])
       })
     ))

@@ -24,7 +24,7 @@ const GETS: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [...declar
 describe("unknown query parameters", () => {
   it("the contract declares what the endpoints take", () => {
     const declared = declaredQueryParams(GatewayApi)
-    expect([...declared.get("GET /v1/tasks/:taskId/events")!]).toEqual(["afterSeq", "limit"])
+    expect([...declared.get("GET /v1/tasks/:taskId/events")!]).toEqual(["after", "limit"])
     expect([...declared.get("GET /v1/entities/:entityId/tasks")!]).toEqual(["status", "awaiting", "limit", "cursor"])
     expect([...declared.get("GET /v1/tasks/:taskId/files")!]).toEqual(["source"])
     expect([...declared.get("GET /v1/entities")!]).toEqual([])
@@ -67,8 +67,11 @@ describe("unknown query parameters", () => {
             { numRuns: 60 }
           )
         )
-        const taken = yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?afterSeq=0&limit=1`)
+        const first = (yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?limit=1`)).body.events[0].position
+        const taken = yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?after=${first}&limit=1`)
         expect(taken.status).toBe(200)
+        // The old seq cursor is not a parameter any more: refused like any unknown name.
+        expectError(yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?afterSeq=0`), 400, "Bad Request", /^afterSeq: is unexpected/)
         expect((yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS`)).status).toBe(200)
         expect((yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/files?source=receipts`)).status).toBe(200)
         // Not /v1: the document and the docs page take what they like.

@@ -36,7 +36,7 @@ describe("a one-value query parameter given twice", () => {
     await expect400(`${tasks}?limit=1&limit=2`, "limit: is given 2 times, expected once")
     await expect400(`${tasks}?status=COMPLETED&status=FAILED`, "status: is given 2 times, expected once")
     await expect400(`${tasks}?status=COMPLETED&st%61tus=COMPLETED&status=`, "status: is given 3 times, expected once")
-    await expect400(`/v1/tasks/${EXPENSE_TASK}/events?afterSeq=1&afterSeq=2`, "afterSeq: is given 2 times, expected once")
+    await expect400(`/v1/tasks/${EXPENSE_TASK}/events?after=1&after=2`, "after: is given 2 times, expected once")
     await expect400(`/v1/tasks/${EXPENSE_TASK}/files?source=a&source=b`, "source: is given 2 times, expected once")
     // An unknown name is still the first thing said.
     await expect400(`${tasks}?limit=1&limit=2&lmit=3`, `lmit: is unexpected, expected: "status" | "awaiting" | "limit" | "cursor"`)

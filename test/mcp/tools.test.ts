@@ -224,16 +224,25 @@ describe("reading", () => {
     )
   })
 
-  it("list_events reads only what is new with afterSeq and limit, like GET /events?afterSeq=&limit=", async () => {
-    const extra = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "worker", seq: 9000, payload: {} })
-    expect(extra.status).toBe(200)
-    const all = (await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`)).body.events as Array<{ seq: number }>
-    expect(all.length).toBeGreaterThan(1)
-    const first = all[0]!.seq
-    const page = ok(await call(a, "list_events", { taskId: EXPENSE_TASK, afterSeq: first, limit: 1 }))
-    expect(page).toEqual((await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events?afterSeq=${first}&limit=1`)).body)
-    expect(page.events.map((e: { seq: number }) => e.seq)).toEqual([all[1]!.seq])
+  it("list_events reads only what is new with after (a position) and limit, like GET /events?after=&limit=", async () => {
+    for (const seq of [9000, 9001]) {
+      const extra = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "worker", seq, payload: {} })
+      expect(extra.status).toBe(200)
+    }
+    const all = (await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`)).body.events as Array<{ position: string }>
+    expect(all.length).toBeGreaterThan(2)
+    const first = all[0]!.position
+    const page = ok(await call(a, "list_events", { taskId: EXPENSE_TASK, after: first, limit: 1 }))
+    expect(page).toEqual((await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events?after=${first}&limit=1`)).body)
+    expect(page.events.map((e: { position: string }) => e.position)).toEqual([all[1]!.position])
+    // It stopped before the end: it says so, and where to read on.
+    expect(page).toMatchObject({ hasMore: true, nextAfter: all[1]!.position })
+    const next = ok(await call(a, "list_events", { taskId: EXPENSE_TASK, after: page.nextAfter, limit: 1 }))
+    expect(next.events.map((e: { position: string }) => e.position)).toEqual([all[2]!.position])
     expect(toolError(await call(a, "list_events", { taskId: EXPENSE_TASK, limit: 0 })).statusCode).toBe(400)
+    expect(toolError(await call(a, "list_events", { taskId: EXPENSE_TASK, after: "1.5" })).statusCode).toBe(400)
+    // The old seq cursor is gone: an unknown input.
+    expect(toolError(await call(a, "list_events", { taskId: EXPENSE_TASK, afterSeq: 0 })).statusCode).toBe(400)
   })
 
   it("list_files answers the file list; an empty source is a 400", async () => {
@@ -289,9 +298,13 @@ describe("writing, attributed to the agent", () => {
     })
   })
 
-  it("append_event: the source is the agent; without seq the next free one, concurrently too; a taken seq is a 409", async () => {
+  it("append_event: the source is the agent, its seqs its own; without seq the next of its own, concurrently too; a taken seq is a 409", async () => {
     const before = (await http("GET", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`)).body.events
-    const next = Math.max(-1, ...before.map((e: any) => e.seq)) + 1
+    // The agent's own seq space: its own events only (origin agent), from 0; the gateway's records of it take none.
+    const nextOf = (agentId: string) =>
+      Math.max(-1, ...before.filter((e: any) => e.source === `agent:${agentId}` && e.origin === "agent").map((e: any) => e.seq)) + 1
+    const next = nextOf(AGENT_A)
+    const nextB = nextOf(AGENT_B)
     const first = ok(await call(a, "append_event", {
       taskId: EXPENSE_TASK,
       type: "reasoning.delta",
@@ -303,6 +316,7 @@ describe("writing, attributed to the agent", () => {
       event: expect.objectContaining({
         taskId: EXPENSE_TASK,
         seq: next,
+        origin: "agent",
         source: `agent:${AGENT_A}`,
         sourceLabel: "Agent A",
         groupKey: "thread-1",
@@ -313,19 +327,38 @@ describe("writing, attributed to the agent", () => {
       Array.from({ length: 8 }, (_, i) =>
         call(i % 2 === 0 ? a : b, "append_event", { taskId: EXPENSE_TASK, type: "reasoning.delta", payload: { i } }))
     )
-    const seqs = parallel.map((r) => ok(r).event.seq).sort((x: number, y: number) => x - y)
-    expect(seqs).toEqual(Array.from({ length: 8 }, (_, i) => next + 1 + i))
+    const seqsOf = (agentId: string) =>
+      parallel.map((r) => ok(r).event).filter((e: any) => e.source === `agent:${agentId}`).map((e: any) => e.seq).sort((x: number, y: number) => x - y)
+    expect(seqsOf(AGENT_A)).toEqual([1, 2, 3, 4].map((i) => next + i))
+    expect(seqsOf(AGENT_B)).toEqual([0, 1, 2, 3].map((i) => nextB + i))
     expect(ok(parallel[1]!).event.source).toBe(`agent:${AGENT_B}`)
     // The caller does not choose the source.
     expect(toolError(await call(a, "append_event", { taskId: EXPENSE_TASK, type: "x", payload: {}, source: "worker" })).statusCode)
       .toBe(400)
-    // A taken seq: the /v1 answer (a client may not post as an agent, so it posts as a worker).
-    const taken = { type: "reasoning.delta", source: "worker", sourceLabel: "Agent A", seq: next, payload: { other: 1 } }
+    // The identical event at its seq again is the stored one; a different one there is a 409 in /v1's words.
+    const again = ok(await call(a, "append_event", {
+      taskId: EXPENSE_TASK,
+      type: "reasoning.delta",
+      seq: next,
+      payload: { text: "Looking at the receipts" },
+      groupKey: "thread-1"
+    }))
+    expect(again.event).toEqual(first.event)
+    const workerSeq = 700_000 + next
+    const taken = { type: "reasoning.delta", source: "worker", sourceLabel: "Agent A", seq: workerSeq, payload: { other: 1 } }
+    expect((await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { ...taken, payload: { mine: 1 } })).status).toBe(200)
+    const v1 = await v1Message("POST", `/v1/tasks/${EXPENSE_TASK}/events`, taken)
+    expect(v1).toBe(`seq ${workerSeq} of source "worker" is already taken by a different event`)
     expect(toolError(await call(a, "append_event", { taskId: EXPENSE_TASK, type: "reasoning.delta", seq: next, payload: { other: 1 } })))
-      .toEqual({ message: await v1Message("POST", `/v1/tasks/${EXPENSE_TASK}/events`, taken), statusCode: 409 })
+      .toEqual({ message: v1.replace(`seq ${workerSeq}`, `seq ${next}`).replace(`"worker"`, `"agent:${AGENT_A}"`), statusCode: 409 })
+    // Another source's seq is not the agent's: the worker's seq is free for agent A, and for agent B after A.
+    expect(ok(await call(a, "append_event", { taskId: EXPENSE_TASK, type: "x", seq: workerSeq, payload: {} })).event)
+      .toMatchObject({ seq: workerSeq, source: `agent:${AGENT_A}`, origin: "agent" })
+    expect(ok(await call(b, "append_event", { taskId: EXPENSE_TASK, type: "x", seq: workerSeq, payload: {} })).event)
+      .toMatchObject({ seq: workerSeq, source: `agent:${AGENT_B}`, origin: "agent" })
     // Nor may a client forge the gateway's own sources.
     for (const source of [`agent:${AGENT_A}`, "audit", "workspace"]) {
-      const forged = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { ...taken, source, seq: next + 100 })
+      const forged = await http("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`, { ...taken, source, seq: workerSeq + 100 })
       expect(forged.status, source).toBe(400)
       expect(forged.body.message).toMatch(/written by the gateway only/)
     }

@@ -106,6 +106,8 @@ const EXAMPLES: Record<string, (side: Side) => unknown> = {
   // WorkspaceApi
   "tenants.createTask": () => ({ workflowId: "expense-review", context: { period: "2026-11" } }),
   "tasks.appendEvent": () => ({ type: "step.completed", source: "worker", seq: 9001, payload: { by: "trust" } }),
+  // The gateway's own record (what a forged one would claim to be).
+  "tasks.recordEvent": () => ({ origin: "gateway", type: "task.created", source: "audit", payload: { by: "trust" } }),
   "tasks.signal": (s) => ({ taskId: s.tasks[0], name: "approve", payload: {} }),
   "tasks.getNextSteps": (s) => ({ taskIds: s.tasks }),
   "inbox.inbox": () => ({ now: "2026-11-01T00:00:00.000Z", limit: 50 }),

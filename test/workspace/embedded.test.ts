@@ -318,7 +318,7 @@ describe("embedded workspace", () => {
         Effect.gen(function*() {
           const dto = { type: "reasoning.delta", source: "worker", seq: 10, payload: { text: "a" }, groupKey: "g1" }
           const first = yield* ws.appendEvent(ACME, TASK_REVIEW, dto)
-          expect(first).toEqual({ taskId: TASK_REVIEW, ...dto, createdAt: expect.any(String) })
+          expect(first).toEqual({ taskId: TASK_REVIEW, ...dto, createdAt: expect.any(String), position: expect.stringMatching(/^\d+$/), origin: "producer" })
           const again = yield* ws.appendEvent(ACME, TASK_REVIEW, { ...dto, payload: { text: "a" } })
           expect(again).toEqual(first)
           const conflict = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { ...dto, payload: { text: "b" } }))
@@ -328,8 +328,9 @@ describe("embedded workspace", () => {
           yield* ws.appendEvent(ACME, TASK_REVIEW, { ...dto, seq: 7 })
           // A child stream has its own seqs.
           yield* ws.appendEvent(ACME, `${TASK_REVIEW}:review_expenses:agent`, { ...dto, seq: 10, payload: { text: "child" } })
-          const events = yield* ws.listEvents(ACME, TASK_REVIEW)
-          expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 7, 10])
+          const { events } = yield* ws.listEvents(ACME, TASK_REVIEW)
+          // In the order stored: 7, posted after 10, is read after it.
+          expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 10, 7])
           expect(yield* count(sql, "events")).toBeGreaterThan(events.length)
           expect((yield* Effect.flip(ws.appendEvent(GLOBEX, TASK_REVIEW, dto)))._tag).toBe("NotFound")
         })))
@@ -451,7 +452,7 @@ describe("embedded workspace", () => {
           : ws.ingestData(ACME, { taskId: TASK_REVIEW, rows: [{ data: { i } }, { data: { i } }] }, Option.some({ taskId: TASK_REVIEW, name: "records_ready" }))
       })
       yield* Effect.all(writes, { concurrency: "unbounded", discard: true })
-      expect((yield* b.ws.listEvents(ACME, `${TASK_REVIEW}:worker:w`)).filter((e) => e.seq >= 100)).toHaveLength(20)
+      expect((yield* b.ws.listEvents(ACME, `${TASK_REVIEW}:worker:w`)).events.filter((e) => e.seq >= 100)).toHaveLength(20)
       expect(yield* count(b.sql, "data_records")).toBe(40)
       yield* a.ws.deliverPending()
       expect(yield* eventually(pendingSignals(b.sql), (n) => n === 0)).toBe(0)
@@ -470,7 +471,7 @@ describe("embedded workspace", () => {
       yield* withStore(url, (ws, sql) =>
         Effect.gen(function*() {
           expect(yield* count(sql, "tenants")).toBe(2)
-          expect((yield* ws.listEvents(ACME, `${TASK_REVIEW}:worker:child`)).filter((e) => e.seq >= 1000)).toHaveLength(60)
+          expect((yield* ws.listEvents(ACME, `${TASK_REVIEW}:worker:child`)).events.filter((e) => e.seq >= 1000)).toHaveLength(60)
           expect(yield* count(sql, "data_records")).toBe(60)
           // What a child left pending (its wait for delivery is bounded) this store's relay delivers.
           expect(yield* eventually(pendingSignals(sql), (n) => n === 0)).toBe(0)

@@ -82,7 +82,9 @@ describe("workspace OpenAPI document", () => {
           "GET /workspace/registry/agents/{id}",
           "DELETE /workspace/registry/agents/{id}",
           "POST /workspace/registry/agents/{id}/versions",
-          "POST /workspace/gl/webhook/success"
+          "POST /workspace/gl/webhook/success",
+          // The gateway's own records and agents' own events (origin gateway or agent), apart from producers' appends.
+          "POST /workspace/tenants/{tenantId}/tasks/{taskId}/records"
         ]))
         expect(JSON.stringify(res.body)).not.toContain("HttpApiDecodeError")
         const upload = res.body.paths["/workspace/tenants/{tenantId}/tasks/{taskId}/documents"].post
