@@ -469,7 +469,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const moved = (yield* page()).items.find((i) => i.task.id === ID.taskApprove)
         expect(moved?.step.id).toBe("second")
         expect(moved?.claim).toBeUndefined()
-        const events = yield* ws.listEvents(ID.tenantA, ID.taskApprove)
+        const { events } = yield* ws.listEvents(ID.tenantA, ID.taskApprove)
         expect(events.filter((e) => e.type.startsWith("step.claimed") || e.type === "step.released").map((e) => e.type))
           .toEqual(["step.claimed", "step.released", "step.claimed"])
         expect(events.filter((e) => e.type === "task.waiting").map((e) => (e.payload as { stepId: string }).stepId)).toEqual(["second"])
