@@ -124,7 +124,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
     HttpApiEndpoint.delete("releaseClaim", "/tasks/:taskId/claim", {
       params: TaskPath,
       success: HttpApiSchema.NoContent,
-      error: [...CommonErrors, NotFoundWire]
+      // 409: an Idempotency-Key reused for a different request, as on every write.
+      error: [...CommonErrors, NotFoundWire, ConflictWire]
     })
       .annotate(OpenApi.Summary, "Release the claim")
       .annotate(OpenApi.Description, "Releases the current step's claim (its holder only, with an identity configured); a no-op when none.")

@@ -282,7 +282,7 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   },
   "links revoke": {
     usage: "[<taskId>] [--actor <email>] --tenant <slug>",
-    summary: "End a task's or a person's links now (both given: that person's on that task)",
+    summary: "End a task's or a person's links now (both: that person's on that task)",
     options: [
       ["--actor <email>", "Only this person's links (any case)"],
       ["--tenant <slug>", "The tenant"]

@@ -29,7 +29,7 @@ const FORBIDDEN_SOURCES = [
 const FORBIDDEN_PACKAGES = [/^node:(http|https|net|http2|tls|dgram|cluster|worker_threads)$/, /@effect\/platform-node/, /@effect\/sql/, /@libsql/, /request-filtering-agent/, /@effect\/cli/]
 
 /** What a client process may load from src: the contract, the registry contract (with its decision links), the client. */
-const ALLOWED_SOURCES = [/^src\/api\//, /^src\/client\//, /^src\/upstream\/(registry|links|errors|paths)\.ts$/]
+const ALLOWED_SOURCES = [/^src\/api\//, /^src\/client\//, /^src\/upstream\/(registry|links|webhooks|errors|paths)\.ts$/]
 
 const relative = (url: string) => (url.startsWith("file:") ? path.relative(ROOT, fileURLToPath(url)).split(path.sep).join("/") : url)
 

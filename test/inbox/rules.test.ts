@@ -79,6 +79,8 @@ describe("the timeline's words", () => {
     const text = describeEvent({
       taskId: "t",
       seq: 3,
+      position: "3",
+      origin: "gateway",
       type: "task.waiting",
       source: "workspace",
       createdAt: "2026-01-01T00:00:00.000Z",
