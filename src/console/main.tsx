@@ -7,7 +7,8 @@ import { render } from "preact"
 import { Board } from "./Board.js"
 import { Entities } from "./Entities.js"
 import { Gl } from "./Gl.js"
-import { type Route, useRoute } from "./router.js"
+import { Inbox } from "./Inbox.js"
+import { href, type Route, useRoute } from "./router.js"
 import { StartTask } from "./StartTask.js"
 import "./styles.css"
 import { Task } from "./Task.js"
@@ -15,6 +16,8 @@ import { ScreenHeading } from "./ui.js"
 
 const Screen = ({ route }: { route: Route }) => {
   switch (route.screen) {
+    case "inbox":
+      return <Inbox />
     case "entities":
       return <Entities />
     case "board":
@@ -29,7 +32,7 @@ const Screen = ({ route }: { route: Route }) => {
       return (
         <>
           <ScreenHeading>Not found</ScreenHeading>
-          <p>Nothing lives at {route.path}. <a href="#/">Go to the entities</a>.</p>
+          <p>Nothing lives at {route.path}. <a href={href.inbox()}>Go to the inbox</a>.</p>
         </>
       )
   }
@@ -47,7 +50,8 @@ const App = () => {
         <span class="brand">Task console</span>
         <nav aria-label="Main">
           <ul>
-            <li><a href="#/" aria-current={route.screen === "entities" ? "page" : undefined}>Entities</a></li>
+            <li><a href={href.inbox()} aria-current={route.screen === "inbox" ? "page" : undefined}>Inbox</a></li>
+            <li><a href={href.entities()} aria-current={route.screen === "entities" ? "page" : undefined}>Entities</a></li>
             <li><a href="#/gl" aria-current={route.screen === "gl" ? "page" : undefined}>General ledger</a></li>
             <li><a href="/docs">API reference</a></li>
           </ul>

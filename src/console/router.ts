@@ -1,6 +1,7 @@
 /**
  * Hash routing: every screen has a link-able address and the gateway serves one page.
- *   #/                         entities
+ *   #/                         the inbox: what waits, across entities
+ *   #/entities                 entities
  *   #/entities/<id>            the entity's task board
  *   #/entities/<id>/start      the start-task form
  *   #/tasks/<taskId>           a task (composite ids percent-encoded)
@@ -9,6 +10,7 @@
 import { useEffect, useState } from "preact/hooks"
 
 export type Route =
+  | { readonly screen: "inbox" }
   | { readonly screen: "entities" }
   | { readonly screen: "board"; readonly entityId: string }
   | { readonly screen: "start"; readonly entityId: string }
@@ -25,7 +27,8 @@ export const parseRoute = (hash: string): Route => {
       return p
     }
   })
-  if (parts.length === 0) return { screen: "entities" }
+  if (parts.length === 0) return { screen: "inbox" }
+  if (parts[0] === "entities" && parts.length === 1) return { screen: "entities" }
   if (parts[0] === "entities" && parts.length === 2) return { screen: "board", entityId: parts[1]! }
   if (parts[0] === "entities" && parts.length === 3 && parts[2] === "start") return { screen: "start", entityId: parts[1]! }
   if (parts[0] === "tasks" && parts.length === 2) return { screen: "task", taskId: parts[1]! }
@@ -34,7 +37,8 @@ export const parseRoute = (hash: string): Route => {
 }
 
 export const href = {
-  entities: () => "#/",
+  inbox: () => "#/",
+  entities: () => "#/entities",
   board: (entityId: string) => `#/entities/${encodeURIComponent(entityId)}`,
   start: (entityId: string) => `#/entities/${encodeURIComponent(entityId)}/start`,
   task: (taskId: string) => `#/tasks/${encodeURIComponent(taskId)}`,

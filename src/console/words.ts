@@ -186,3 +186,42 @@ export const isAmountKey = (key: string): boolean =>
 
 /** "1 row", "4 rows". */
 export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString()} ${n === 1 ? one : many}`
+
+// ---- the inbox ------------------------------------------------------------------------------
+
+const AWAITING_PLURALS: Readonly<Record<string, string>> = {
+  FILE_UPLOAD: "File uploads",
+  TABLE_REVIEW: "Reviews of rows",
+  APPROVAL: "Approvals"
+}
+
+/** A component as a heading for a count of them: `APPROVAL` -> "Approvals". */
+export const awaitingPlural = (component: string): string => AWAITING_PLURALS[component] ?? humanize(component)
+
+/**
+ * Who a step waits for, in words: `["ann@acme.example", "group:controllers"]` -> "ann@acme.example
+ * or the controllers group"; an agent's `agent:<uuid>` is "an agent"; none: "anyone".
+ */
+export const assigneesWord = (assignees: ReadonlyArray<string>): string => {
+  const words = assignees.map((a) =>
+    a.startsWith("group:") ? `the ${a.slice("group:".length)} group` : a.startsWith("agent:") ? "an agent" : a)
+  return words.length === 0 ? "anyone" : orList([...new Set(words)])
+}
+
+const UNITS: ReadonlyArray<readonly [Intl.NumberFormatOptions["unit"] & string, number]> = [
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000]
+]
+
+/** How long since `iso`, in the largest whole unit and the reader's locale: "3 days", "5 minutes", "less than a minute". */
+export const elapsed = (iso: string, now: number): string => {
+  const ms = now - new Date(iso).getTime()
+  if (Number.isNaN(ms)) return iso
+  for (const [unit, size] of UNITS) {
+    if (ms >= size) {
+      return new Intl.NumberFormat(undefined, { style: "unit", unit, unitDisplay: "long" }).format(Math.floor(ms / size))
+    }
+  }
+  return "less than a minute"
+}

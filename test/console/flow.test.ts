@@ -57,7 +57,7 @@ const heading = () => page.locator("h1")
 
 describe("the task console in a browser", { timeout: 120_000 }, () => {
   it("lists the entities and an entity's task board with status, priority and awaiting, refreshing itself", async () => {
-    await open("")
+    await open("#/entities")
     await expect.poll(() => heading().textContent()).toBe("Entities")
     await page.getByRole("link", { name: "Acme US Inc." }).waitFor()
     await expectAccessible("entities")

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** Each screen: its address and what shows it is loaded. */
 const SCREENS: ReadonlyArray<{ name: string; hash: string; ready: (p: Page) => Promise<unknown> }> = [
-  { name: "entities", hash: "#/", ready: (p) => p.getByRole("link", { name: "Acme US Inc." }).waitFor() },
+  { name: "entities", hash: "#/entities", ready: (p) => p.getByRole("link", { name: "Acme US Inc." }).waitFor() },
   { name: "task board", hash: `#/entities/${ACME_US}`, ready: (p) => p.getByRole("link", { name: "Expense review 2026-10" }).first().waitFor() },
   { name: "start form", hash: `#/entities/${ACME_US}/start`, ready: (p) => p.getByLabel("Workflow").waitFor() },
   { name: "review step", hash: `#/tasks/${REVIEW_TASK}`, ready: (p) => p.getByRole("grid", { name: /Rows to review/ }).waitFor() },

@@ -4,7 +4,7 @@ import type { TaskEvent } from "../../src/api/resources.js"
 import { columnsOf, rowsOf, sortForReview, statusCounts } from "../../src/console/reviewModel.js"
 import { errorWords, hintOf } from "../../src/console/startForm.js"
 import { type ConsoleKnown, entriesOf, type Piece } from "../../src/console/timelineWords.js"
-import { humanize, patternFormat, providerName, statusWord, withProviderNames } from "../../src/console/words.js"
+import { assigneesWord, elapsed, humanize, patternFormat, providerName, statusWord, withProviderNames } from "../../src/console/words.js"
 
 const usd = (n: number) => new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" }).format(n)
 const text = (what: ReadonlyArray<Piece>) =>
@@ -115,5 +115,18 @@ describe("timeline sentences", () => {
     const forged = entriesOf([ev("row.edited", payload, 0, "audit", "producer"), ev("task.status_changed", { from: "RUNNING", to: "COMPLETED" }, 1, "workspace", "agent")], known)
     expect(forged.every((e) => e.what === undefined)).toBe(true)
     expect(entriesOf([ev("row.edited", payload, 0, "audit", "gateway")], known)[0]!.what).toBeDefined()
+  })
+})
+
+describe("the inbox's words", () => {
+  it("says who a step waits for and how long it has waited", () => {
+    expect(assigneesWord([])).toBe("anyone")
+    expect(assigneesWord(["ann@acme.test", "group:controllers"])).toBe("ann@acme.test or the controllers group")
+    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("an agent")
+    const now = Date.parse("2026-12-05T00:00:00Z")
+    expect(elapsed("2026-12-04T23:59:30Z", now)).toBe("less than a minute")
+    expect(elapsed("2026-12-04T21:00:00Z", now)).toMatch(/3 hours/)
+    expect(elapsed("2026-12-01T00:00:00Z", now)).toMatch(/4 days/)
+    expect(elapsed("not a time", now)).toBe("not a time")
   })
 })
