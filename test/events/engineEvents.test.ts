@@ -163,10 +163,14 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
             ["source.submitted", { stepId: "upload_receipts", kind: "data", recordIds: [stored[0]!.id], recordKind: "receipt" }],
             ["step.completed", { stepId: "upload_receipts", decision: "submitted", ...NOBODY }]
           ])
+          // The next step became current in the same delivery: who it waits for.
+          expect(yield* waitingEvents(ws, TASK_UPLOAD)).toEqual([
+            ["workspace", { stepId: "review_expenses", title: "Review flagged expenses", component: "TABLE_REVIEW", assignees: [] }]
+          ])
           // After the write's own audit record (data.ingested).
           const all = yield* timeline(ws, TASK_UPLOAD)
           all.forEach(expectGatewayRecord)
-          expect(all.map((e) => e.type)).toEqual(["data.ingested", "source.submitted", "step.completed"])
+          expect(all.map((e) => e.type)).toEqual(["data.ingested", "source.submitted", "step.completed", "task.waiting"])
         })))
 
     it.live("ignored signals write no engine event: no handler, a file signal on a table step; a row action writes its audit event only", () =>
@@ -203,8 +207,11 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
         Effect.gen(function*() {
           yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 40, payload: {} })
           yield* ws.signal(ACME, { taskId: TASK_REVIEW, name: "approve", payload: {} })
-          const [decision] = (yield* timeline(ws, TASK_REVIEW)).filter((e) => e.source === "workspace")
+          // The decision's step.completed, then the next step's task.waiting (both the gateway's).
+          const [decision, waiting] = (yield* timeline(ws, TASK_REVIEW)).filter((e) => e.source === "workspace")
           expectGatewayRecord(decision!)
+          expectGatewayRecord(waiting!)
+          expect([decision!.type, waiting!.type]).toEqual(["step.completed", "task.waiting"])
           const next = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: {} })
           expect([next.seq, next.origin]).toEqual([41, "producer"])
           // A late lower seq too, and the engine's own number (its position) taken by the producer.
@@ -213,9 +220,11 @@ for (const [name, run] of [["in-memory workspace", memory], ["embedded store", e
           // Read in the order written (positions), whatever the seqs.
           const after = (yield* timeline(ws, TASK_REVIEW)).slice(3)
           expect(after.map((e) => [e.seq, e.origin])).toEqual([
-            [40, "producer"], [decision!.seq, "gateway"], [41, "producer"], [0, "producer"], [decision!.seq, "producer"]
+            [40, "producer"], [decision!.seq, "gateway"], [waiting!.seq, "gateway"], [41, "producer"], [0, "producer"], [decision!.seq, "producer"]
           ])
-          expect(after.map((e) => e.position)).toEqual([after[0]!.position, decision!.position, next.position, late.position, same.position])
+          expect(after.map((e) => e.position)).toEqual([
+            after[0]!.position, decision!.position, waiting!.position, next.position, late.position, same.position
+          ])
           // Still: a different event at one of the producer's own taken seqs is a Conflict.
           const clash = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: { other: 1 } }))
           expect(clash._tag).toBe("Conflict")

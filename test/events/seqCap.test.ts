@@ -83,10 +83,13 @@ describe("a client-chosen seq cannot stop a task (built process)", () => {
     // The engine's events follow the cap, in order, as the gateway's records.
     const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; type: string; position: string; origin: string }>
     const engine = timeline.filter((e) => e.source === "workspace")
+    // Each step made current by a decision says whom it waits for (task.waiting, the gateway's too).
     expect(engine.map((e) => e.type)).toEqual([
       "source.submitted",
       "step.completed",
+      "task.waiting",
       "step.completed",
+      "task.waiting",
       "step.completed",
       "task.status_changed"
     ])

@@ -114,7 +114,8 @@ describe("clients' appends racing the engine's delivery on PostgreSQL", () => {
         expect(timeline.filter((e) => e.source === "worker" && e.seq > highest).map((e) => [e.seq, e.origin]).sort(([a], [b]) => Number(a) - Number(b)))
           .toEqual(seqs.map((seq) => [seq, "producer"]))
         const engine = timeline.filter((e) => e.source === "workspace")
-        expect(engine.map((e) => e.type)).toEqual(["step.completed", "step.completed", "task.status_changed"])
+        // The first decision makes the next step current: its task.waiting comes between.
+        expect(engine.map((e) => e.type)).toEqual(["step.completed", "task.waiting", "step.completed", "task.status_changed"])
         for (const e of engine) expect(e.origin).toBe("gateway")
       }).pipe(Effect.provide(layerOf(url)))
     }), 60_000)

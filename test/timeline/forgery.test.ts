@@ -101,8 +101,9 @@ describe("forged sources (built process)", () => {
     console.log(`look-alike sources: ${stored.length} of ${LOOK_ALIKES.length} stored as the producer's, the others refused`)
 
     const { events: timeline } = await readTimeline(gw.url, taskId)
-    // Only the task's creation is the gateway's; every look-alike that got in is the producer's.
-    expect(timeline.filter((e) => e.origin === "gateway").map((e) => e.type)).toEqual(["task.created"])
+    // Only the task's creation (and its first step's task.waiting, written with it) is the
+    // gateway's; every look-alike that got in is the producer's.
+    expect(timeline.filter((e) => e.origin === "gateway").map((e) => e.type)).toEqual(["task.created", "task.waiting"])
     for (const e of timeline.filter((e) => stored.includes(e.position))) expect(e.origin).toBe("producer")
 
     const list = await svc(["events", "list", taskId, "--limit", "1000"], { env: { SVC_URL: gw.url }, viaBin: true })
@@ -145,7 +146,8 @@ describe("forged sources (built process)", () => {
     }
     expect(stored.length).toBeGreaterThan(0)
     const { events: timeline } = await readTimeline(gw.url, taskId)
-    expect(timeline.filter((e) => e.origin === "gateway").map((e) => e.type)).toEqual(["task.created"])
+    // The creation's own records only (task.created, the first step's task.waiting).
+    expect(timeline.filter((e) => e.origin === "gateway").map((e) => e.type)).toEqual(["task.created", "task.waiting"])
     expect(timeline.filter((e) => stored.includes(e.position)).map((e) => e.origin)).toEqual(stored.map(() => "producer"))
   })
 })

@@ -102,7 +102,9 @@ export const migrationChecks = (store: string, url: () => string, old: () => Rea
       expect(after.map((e) => [e.origin, e.source, e.type])).toEqual([
         ["producer", "worker", "note"],
         ["producer", "scanner", "note"],
-        ["gateway", "workspace", "step.completed"]
+        ["gateway", "workspace", "step.completed"],
+        // The approval made sign_off current: whom it waits for, the gateway's record too.
+        ["gateway", "workspace", "task.waiting"]
       ])
       const whole = (await readTimeline(url(), task)).events
       expect(whole.map((e) => e.position)).toEqual([...migrated, ...after].map((e) => e.position))

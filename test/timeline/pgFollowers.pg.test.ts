@@ -84,7 +84,8 @@ describe("followers on three PostgreSQL replicas", () => {
         }))
       await Promise.all(producers)
       if (failures.length > 0) throw failures[0]
-      const expected = 1 + PRODUCERS * EVENTS + PRODUCERS * (EVENTS / 10)
+      // The creation's two records (task.created, the first step's task.waiting), then the writes.
+      const expected = 2 + PRODUCERS * EVENTS + PRODUCERS * (EVENTS / 10)
       // Every write is acknowledged; a reader sees it once no older transaction runs.
       let final: ReadonlyArray<TimelineEvent> = []
       for (const deadline = Date.now() + 10_000; final.length < expected && Date.now() < deadline;) {

@@ -62,7 +62,8 @@ describe("two processes on one SQLite file", () => {
       for (const r of written) if (r.status === "rejected") throw r.reason
       const final = (await readTimeline(first.url, taskId)).events
       total = final.length
-      expect(final).toHaveLength(1 + PRODUCERS * EVENTS + PRODUCERS * (EVENTS / 10))
+      // The creation's two records (task.created, the first step's task.waiting), then the writes.
+      expect(final).toHaveLength(2 + PRODUCERS * EVENTS + PRODUCERS * (EVENTS / 10))
       expectEachOnce(final)
       for (let p = 0; p < PRODUCERS; p++) {
         expect(final.filter((e) => e.source === `producer-${p}`).map((e) => e.seq)).toEqual(Array.from({ length: EVENTS }, (_, i) => i + 1))
