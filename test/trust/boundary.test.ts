@@ -26,6 +26,7 @@ import { GL_CONNECT_PATH } from "../../src/workspace/server/mount.js"
 import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
 import { GL_SERVICE_IDS } from "../../src/domain/glServices.js"
 import { http, type RunningService, startService } from "../support/process.js"
+import { type Receiver, startReceiver, until } from "../webhooks/receiver.js"
 import { fillPath, fillsOf, METHODS, normalize, paramsOf, type Route, routesOf, type Side, standInFor } from "./routes.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
@@ -47,7 +48,9 @@ const sideFromFixture = (slug: string): Side => {
     rows: mine("subledgerRows").map((r) => ({ ledger: r.ledger, id: r.id })),
     workflows: mine("workflows").map((w) => w.id),
     agents: [],
-    consumers: []
+    consumers: [],
+    webhooks: [],
+    deliveries: []
   }
 }
 
@@ -120,6 +123,9 @@ const EXAMPLES: Record<string, (side: Side) => unknown> = {
   "registry.createAgentVersion": () => ({ version: "v9", config: {} }),
   "registry.findAgentByKeyHash": () => ({ keyHash: "0".repeat(64) }),
   "registry.glWebhookSuccess": (s) => ({ consumerId: s.consumers[0], service: "xero" }),
+  "registry.createDecisionLinks": (s) => ({ tenantSlug: s.slug, taskId: s.tasks[0], actor: "intruder@example.com" }),
+  "registry.revokeDecisionLinks": (s) => ({ tenantSlug: s.slug, taskId: s.tasks[0] }),
+  "webhooks.createWebhook": (s) => ({ tenant: s.slug, url: "https://example.com/intruder" }),
   // The gateway port's connect completion (outside the HttpApi contracts)
   "connect.complete": () => ({ service: "xero" })
 }
@@ -143,6 +149,7 @@ let db: string
 let gw: RunningService
 let mine: Side
 let other: Side
+let receiver: Receiver
 const running: Array<RunningService> = []
 
 const admin = (method: string, path: string, body?: unknown, headers: Record<string, string> = bearer) =>
@@ -159,7 +166,9 @@ const markersOf = (side: Side, name: string): ReadonlyArray<string> => [
   ...side.rows.map((r) => r.id),
   ...side.workflows,
   ...side.agents,
-  ...side.consumers
+  ...side.consumers,
+  ...side.webhooks,
+  ...side.deliveries
 ]
 
 const leaks = (text: string, markers: ReadonlyArray<string>, echoed: ReadonlyArray<string> = []) =>
@@ -182,6 +191,10 @@ const adminSnapshot = async (side: Side) => {
   for (const e of side.entities) reads.push(read(`/workspace/tenants/${t}/entities/${e}`), read(`/workspace/tenants/${t}/entities/${e}/tasks`))
   for (const w of side.workflows) reads.push(read(`/workspace/tenants/${t}/workflows/${w}/runbook`))
   for (const a of side.agents) reads.push(read(`/workspace/registry/agents/${a}`))
+  reads.push(read(`/workspace/webhooks?tenant=${side.slug}`))
+  for (const w of side.webhooks) {
+    reads.push(read(`/workspace/webhooks/${w}?tenant=${side.slug}`), read(`/workspace/webhooks/${w}/deliveries?tenant=${side.slug}`))
+  }
   for (const task of side.tasks) {
     reads.push(
       read(`/workspace/tasks/${encodeURIComponent(task)}`),
@@ -207,11 +220,16 @@ const dbSnapshot = async (tenantId: string) => {
     const byParent: Record<string, string> = {
       document_chunks: "document_id IN (SELECT id FROM documents WHERE tenant_id = ?)",
       agent_versions: "agent_id IN (SELECT id FROM agents WHERE tenant_id = ?)",
+      webhook_attempts: "subscription_id IN (SELECT id FROM webhook_subscriptions WHERE tenant_id = ?)",
       tenants: "id = ?"
     }
     const snapshot: Record<string, unknown> = {}
     for (const table of tables) {
       if (table === "workspace_migrations") continue
+      // The decision links' signing key (generated once when SVC_LINK_SIGNING_KEYS is unset) is
+      // the process's, of no tenant: not tenant data. (The links themselves, decision_links,
+      // carry tenant_id and are compared.)
+      if (table === "decision_link_keys") continue
       const columns = (await client.execute(`PRAGMA table_info(${table})`)).rows.map((r) => String(r.name))
       const where = byParent[table] ?? (columns.includes("tenant_id") ? "tenant_id = ?" : undefined)
       if (where === undefined) throw new Error(`table ${table} has no tenant_id: teach dbSnapshot how to scope it`)
@@ -232,9 +250,17 @@ const dbSnapshot = async (tenantId: string) => {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "gateway-trust-"))
   db = pathToFileURL(join(dir, "workspace.db")).href
-  gw = await startService({ SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, SVC_TENANT_SLUG: THIS, SVC_ADMIN_TOKEN: TOKEN })
+  receiver = await startReceiver()
+  gw = await startService({
+    SVC_DATABASE_URL: db,
+    SVC_SEED_FILE: FIXTURE,
+    SVC_TENANT_SLUG: THIS,
+    SVC_ADMIN_TOKEN: TOKEN,
+    SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`
+  })
   running.push(gw)
-  // Each tenant gets what only the admin listener can create: an agent and an open connect session.
+  // Each tenant gets what only the admin listener can create: an agent, an open connect session,
+  // and a webhook subscription with a delivered message (its delivery id).
   const extras = async (side: Side) => {
     const agent = await admin("POST", "/workspace/registry/agents", {
       kind: "claude",
@@ -246,13 +272,31 @@ beforeAll(async () => {
     await admin("POST", `/workspace/registry/agents/${agent.body.id}/versions`, { version: "v1", config: { model: "m" } })
     const session = await admin("POST", `/workspace/tenants/${side.tenantId}/gl/sessions`, { serviceId: "xero" })
     expect(session.status, session.text).toBe(201)
-    return { ...side, agents: [agent.body.id], consumers: [session.body.consumerId] }
+    const hook = await admin("POST", "/workspace/webhooks", {
+      tenant: side.slug,
+      url: receiver.url(`/${side.slug}`),
+      events: ["task.created"]
+    })
+    expect(hook.status, hook.text).toBe(201)
+    const task = await admin("POST", `/workspace/tenants/${side.tenantId}/entities/${side.entities[0]}/tasks`, {
+      workflowId: side.workflows[0],
+      context: { period: "2026-11" }
+    })
+    expect(task.status, task.text).toBe(201)
+    // Delivered (and so settled: the snapshots below compare the webhook tables too).
+    const deliveryId = await until(`${side.slug}'s delivery`, async () => {
+      const log = await admin("GET", `/workspace/webhooks/${hook.body.id}/deliveries?tenant=${side.slug}`)
+      const done = (log.body as Array<{ deliveryId: string; outcome: string }>).find((a) => a.outcome === "delivered")
+      return done?.deliveryId
+    })
+    return { ...side, agents: [agent.body.id], consumers: [session.body.consumerId], webhooks: [hook.body.id], deliveries: [deliveryId] }
   }
   ;[mine, other] = await Promise.all([extras(sideFromFixture(THIS)), extras(sideFromFixture(OTHER))])
 }, 60_000)
 
 afterAll(async () => {
   await Promise.all(running.map((s) => s.stop()))
+  await receiver?.close()
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
 })
 

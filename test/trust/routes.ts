@@ -53,6 +53,10 @@ export interface Side {
   readonly workflows: ReadonlyArray<string>
   readonly agents: ReadonlyArray<string>
   readonly consumers: ReadonlyArray<string>
+  /** Webhook subscription ids (filled into `:id` with the agents: both are `/…/:id` routes). */
+  readonly webhooks: ReadonlyArray<string>
+  /** Webhook delivery ids (`msg_…`, a message's webhook-id) for `:deliveryId`. */
+  readonly deliveries: ReadonlyArray<string>
 }
 
 /** A side with the same shape and every id replaced by a fresh one that names nothing. */
@@ -68,7 +72,9 @@ export const standInFor = (side: Side): Side => ({
   rows: side.rows.map((r) => ({ ledger: r.ledger, id: randomUUID() })),
   workflows: side.workflows.map((_, i) => `no-such-workflow-${i}`),
   agents: side.agents.map(() => randomUUID()),
-  consumers: side.consumers.map(() => randomUUID())
+  consumers: side.consumers.map(() => randomUUID()),
+  webhooks: side.webhooks.map(() => randomUUID()),
+  deliveries: side.deliveries.map(() => `msg_${randomUUID().replace(/-/g, "")}`)
 })
 
 /** One way to fill a template's parameters; index i of each list pairs a side with its stand-in. */
@@ -90,9 +96,12 @@ const candidates = (side: Side, param: string): ReadonlyArray<string> => {
     case "workflowId":
       return side.workflows
     case "id":
-      return side.agents
+      // Agents (/registry/agents/:id) and webhook subscriptions (/webhooks/:id): each route gets both.
+      return [...side.agents, ...side.webhooks]
     case "consumerId":
       return side.consumers
+    case "deliveryId":
+      return side.deliveries
     default:
       throw new Error(`No ids for the path parameter :${param}: teach test/trust/routes.ts where to take them from`)
   }

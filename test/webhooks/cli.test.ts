@@ -57,8 +57,11 @@ describe("svc webhooks", () => {
 
     const task = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
     expect(task.status).toBe(201)
-    const [first] = await receiver.waitFor("/cli", 1)
-    expect((new Webhook(sub.secret).verify(first!.body, first!.headers as Record<string, string>) as { type: string }).type).toBe("task.created")
+    // task.created, then task.waiting (the first step became current): both types subscribed to.
+    const [first, waiting] = await receiver.waitFor("/cli", 2)
+    const typeOf = (r: typeof first) => (new Webhook(sub.secret).verify(r!.body, r!.headers as Record<string, string>) as { type: string }).type
+    expect(typeOf(first)).toBe("task.created")
+    expect(typeOf(waiting)).toBe("task.waiting")
     const deliveryId = String(first!.headers["webhook-id"])
 
     await until("the attempt in the log", async () => {
@@ -73,9 +76,9 @@ describe("svc webhooks", () => {
 
     const resent = await run("resend", deliveryId, "--tenant", "acme")
     expect(resent.code, resent.stderr).toBe(0)
-    const again = await receiver.waitFor("/cli", 2)
-    expect(again[1]!.headers["webhook-id"]).toBe(deliveryId)
-    expect(again[1]!.body).toBe(first!.body)
+    const again = await receiver.waitFor("/cli", 3)
+    expect(again[2]!.headers["webhook-id"]).toBe(deliveryId)
+    expect(again[2]!.body).toBe(first!.body)
 
     const disabled = await run("disable", sub.id, "--tenant", "acme")
     expect(disabled.stdout).toMatch(/Enabled\s+no \(disabled by an operator\)/)

@@ -89,7 +89,17 @@ describe("delivery", () => {
     const got = receiver.received("/ordered").filter(ofTask(taskId))
     const events = got.map((r) => verify(sub.secret, r))
     const types = events.map((e) => e.type)
-    expect(types.slice(0, 4)).toEqual(["task.created", "file.stored", "source.submitted", "step.completed"])
+    // task.waiting wherever a step becomes current: at creation, after the upload step, and (not
+    // awaited here) after the approval.
+    expect(types.slice(0, 7)).toEqual([
+      "task.created",
+      "task.waiting",
+      "file.stored",
+      "source.submitted",
+      "step.completed",
+      "task.waiting",
+      "step.completed"
+    ])
     expect(types).toContain("step.completed")
     for (const e of events) {
       expect(e.data).toMatchObject({ taskId, entityId: ACME_US, tenantId: expect.any(String) })
