@@ -182,7 +182,22 @@ export const TimelineRecord = Schema.Struct({
   seq: optional(seqUpTo(WORKSPACE_SEQ_MAX)),
   payload: EventPayload,
   groupKey: taskEventFields.groupKey
-}).pipe(closed("TimelineRecord"))
+}).pipe(
+  closed("TimelineRecord"),
+  // Only the gateway's own sources: a record can never stand in a producer's stream or take its seqs.
+  Schema.check(Schema.makeFilter((r) => {
+    if (r.origin === "agent" && !/^agent:[^\s]+$/u.test(r.source)) {
+      return { path: ["source"], issue: `an agent's event has source "agent:<uuid>", got ${JSON.stringify(r.source.slice(0, 64))}` }
+    }
+    if (r.origin === "gateway" && !isReservedEventSource(r.source)) {
+      return { path: ["source"], issue: `the gateway's record has source "audit", "workspace" or "agent:<uuid>", got ${JSON.stringify(r.source.slice(0, 64))}` }
+    }
+    if (r.origin === "gateway" && r.seq !== undefined) {
+      return { path: ["seq"], issue: "the gateway's record takes no seq (it is read as its position)" }
+    }
+    return true
+  }))
+)
 export type TimelineRecord = typeof TimelineRecord.Type
 
 /** YYYY-MM with a real month (2026-13 is refused). */
