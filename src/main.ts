@@ -37,7 +37,8 @@ import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
 import { ProcessDrain } from "./lib/ProcessDrain.js"
 import { GatewayLive, gatewayLive } from "./gateway/Gateway.js"
 import { describeListenError, failStart, invalidSetting, startFailureTeardown } from "./http/failStart.js"
-import { identityConfigFromEnv } from "./config/IdentityConfig.js"
+import { IdentityConfig, identityConfigFromEnv } from "./config/IdentityConfig.js"
+import { makeKeySet } from "./gateway/jwtKeys.js"
 import { createGatewayServer } from "./http/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
 import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
@@ -156,8 +157,16 @@ const main = Effect.gen(function*() {
   const admin: AdminSettings = embedded ? yield* adminSettings : { listen: Option.none(), token: Option.none() }
   // With identity at the edge, the admin listener (every tenant's workspace API, writes as any
   // actor) would be the way around it for whatever reaches it, loopback included: a token, or none.
+  // Who acts, read once: a bad setting or an unreadable JWKS file stops the start here, before a
+  // port or the database opens (failing inside the app's layers left a start hanging once in CI).
+  const identity = yield* identityConfigFromEnv
+  if (identity.jwt !== undefined && identity.jwt.jwks._tag === "File") {
+    yield* Effect.tryPromise({
+      try: () => makeKeySet(identity.jwt!.jwks, { fetchTimeoutMs: 0, cooldownMs: 0, onWarning: () => {} }),
+      catch: (e) => invalidSetting(e instanceof Error ? e.message : String(e))
+    })
+  }
   if (Option.isSome(admin.listen) && Option.isNone(admin.token)) {
-    const identity = yield* identityConfigFromEnv
     const mode = identity.jwt !== undefined ? "SVC_JWT_JWKS" : identity.header !== undefined ? "SVC_ACTOR_HEADER" : undefined
     if (mode !== undefined) {
       return yield* Effect.fail(invalidSetting(
@@ -207,6 +216,7 @@ const main = Effect.gen(function*() {
     Layer.provide(FileFetcherLive),
     Layer.provide(IngestConfig.fromEnv),
     Layer.provide(TenantConfig.make(config)),
+    Layer.provide(IdentityConfig.make(identity)),
     Layer.provide(server)
   )
 

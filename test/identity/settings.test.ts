@@ -94,7 +94,10 @@ describe("the built process with bad identity settings", () => {
       )
       const broken = join(dir, "broken.json")
       writeFileSync(broken, JSON.stringify({ keys: [] }))
-      expect(await run({ SVC_JWT_JWKS: broken, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })).toMatch(/Cannot start: SVC_JWT_JWKS=".*broken\.json": holds no keys\n/)
+      const noKeys = await run({ SVC_JWT_JWKS: broken, SVC_JWT_ISSUER: "i", SVC_JWT_AUDIENCE: "a" })
+      expect(noKeys).toMatch(/Cannot start: SVC_JWT_JWKS=".*broken\.json": holds no keys\n/)
+      // Said before anything opens: no database, no port (a start failing half-built once hung).
+      expect(noKeys).not.toMatch(/workspace: database/)
       expect(await run({ SVC_JWT_JWKS: broken })).toMatch(/Cannot start: 2 settings are not valid:\n {2}SVC_JWT_ISSUER is required/)
       // Identity at the edge and an admin listener without a token: that listener would be the way around it.
       const keys = join(dir, "keys.json")
