@@ -56,7 +56,7 @@ describe("reading: health, entities, tasks, workflows", () => {
   it("prints tables by default and JSON with --json", async () => {
     const [health, entities, tasks, workflows] = await Promise.all([
       // --url instead of SVC_URL; through the bin launcher an installed `svc` runs.
-      runSvc(["health", "--url", gw.url, "--json"], { cwd: work, viaBin: true }),
+      runSvc(["health", "--url", gw.url, "--json"], { cwd: work }),
       svc("entities", "list"),
       svc("tasks", "list", ENTITY),
       svc("tasks", "workflows", "--json", ENTITY)

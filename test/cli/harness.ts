@@ -1,7 +1,9 @@
 /**
- * Runs the CLI as a user would: `node --import tsx src/cli/main.ts ...` in a child process,
- * against the real gateway (`src/main.ts`) started as a child process on a temporary database
- * and this directory's fixture, on a free port.
+ * Runs the CLI as a user would: the `svc` bin (src/cli/bin.mjs, the bundled dist/cli.cjs) in a
+ * child process, against the built gateway (dist/main.js, as `npm start` runs it) on a temporary
+ * database and this directory's fixture, on a free port. Both are built once per run by the
+ * global set-up; through tsx each CLI run cost 2.1 s of CPU against 0.35 s, each gateway start
+ * 2.4-3.2 s against 0.75 s (measured on 2 cores).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -10,12 +12,13 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { BUILT_ENTRY, NPM_START_NODE_FLAGS } from "../support/process.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 export const FIXTURE = fileURLToPath(new URL("./fixture.json", import.meta.url))
 const CLI_MAIN = path.join(ROOT, "src/cli/main.ts")
 const CLI_BIN = path.join(ROOT, "src/cli/bin.mjs")
-const GATEWAY_MAIN = path.join(ROOT, "src/main.ts")
+const GATEWAY_MAIN = path.join(ROOT, BUILT_ENTRY)
 /** What `--import tsx` resolves to, by absolute URL, so the CLI can run from any working directory. */
 export const TSX = pathToFileURL(path.join(ROOT, "node_modules/tsx/dist/loader.mjs")).href
 
@@ -97,7 +100,7 @@ export const startGateway = async (): Promise<Gateway> => {
   const url = `http://127.0.0.1:${port}`
   const adminUrl = `http://127.0.0.1:${adminPort}`
   let output = ""
-  const child: ChildProcess = spawn(process.execPath, ["--import", TSX, GATEWAY_MAIN], {
+  const child: ChildProcess = spawn(process.execPath, [...NPM_START_NODE_FLAGS, GATEWAY_MAIN], {
     cwd: ROOT,
     env: cleanEnv({
       PORT: String(port),
@@ -155,8 +158,8 @@ export interface Run {
 export interface SvcOptions {
   readonly cwd?: string
   readonly env?: Record<string, string>
-  /** Run through the package's `svc` bin launcher (src/cli/bin.mjs) instead of `node --import tsx`. */
-  readonly viaBin?: boolean
+  /** Run the sources through `node --import tsx src/cli/main.ts` instead of the `svc` bin. */
+  readonly fromSource?: boolean
 }
 
 /** A running CLI process: its output so far, and its end. */
@@ -168,7 +171,7 @@ export interface Running {
 }
 
 export const spawnSvc = (args: ReadonlyArray<string>, options: SvcOptions = {}): Running => {
-  const argv = options.viaBin === true ? [CLI_BIN, ...args] : ["--import", TSX, CLI_MAIN, ...args]
+  const argv = options.fromSource === true ? ["--import", TSX, CLI_MAIN, ...args] : [CLI_BIN, ...args]
   const child = spawn(process.execPath, argv, {
     cwd: options.cwd ?? tmpdir(),
     env: cleanEnv(options.env ?? {}),

@@ -50,7 +50,7 @@ describe("help", () => {
 
   it("prints plain text of at most 100 columns, with no generic placeholders", async () => {
     const pages = [[], ["tasks"], ["tasks", "start"], ["files", "ingest"], ["agents", "register"], ["gl", "connect"]]
-    const runs = await Promise.all(pages.map((p) => svc([...p, "--help"], { viaBin: true })))
+    const runs = await Promise.all(pages.map((p) => svc([...p, "--help"], {})))
     for (const [i, r] of runs.entries()) {
       expect(r.code, `${pages[i]!.join(" ")} --help: ${r.stderr}`).toBe(0)
       expect(r.stdout).not.toMatch(/\x1b\[/)
@@ -90,10 +90,10 @@ describe("the bundled CLI against a gateway", () => {
 
   it("takes --json and --url before or after the command, and prints only JSON", async () => {
     const runs = await Promise.all([
-      svc(["--json", "health"], { viaBin: true, env: { SVC_URL: gw.url } }),
-      svc(["health", "--json"], { viaBin: true, env: { SVC_URL: gw.url } }),
-      svc(["--url", gw.url, "--json", "entities", "list"], { viaBin: true }),
-      svc(["entities", "--json", "list", "--url", gw.url], { viaBin: true })
+      svc(["--json", "health"], { env: { SVC_URL: gw.url } }),
+      svc(["health", "--json"], { env: { SVC_URL: gw.url } }),
+      svc(["--url", gw.url, "--json", "entities", "list"], {}),
+      svc(["entities", "--json", "list", "--url", gw.url], {})
     ])
     for (const r of runs) expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(runs[0]!.stdout)).toEqual({ status: "ok" })
@@ -103,7 +103,7 @@ describe("the bundled CLI against a gateway", () => {
   }, 60_000)
 
   it("answers `health` from the bundle quickly (timing printed; the 300 ms target is the bench's)", async () => {
-    await svc(["health"], { viaBin: true, env: { SVC_URL: gw.url } }) // builds dist/ if stale
+    await svc(["health"], { env: { SVC_URL: gw.url } }) // builds dist/ if stale
     const times: Array<number> = []
     for (let i = 0; i < 5; i++) {
       const started = performance.now()

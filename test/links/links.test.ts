@@ -88,7 +88,6 @@ describe("making links", () => {
     const taskId = freshTask()
     const before = Date.now()
     const run = await svc(["links", "create", taskId, "--actor", "ann@acme.example", "--tenant", "acme", "--admin-url", gw.adminUrl], {
-      viaBin: true,
       env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN }
     })
     expect(run.code, run.stderr).toBe(0)
@@ -116,7 +115,7 @@ describe("making links", () => {
     }
     const cli = await svc(
       ["links", "create", acmeTask(0), "--actor", "a@b.c", "--tenant", "acme", "--expires-in", "3 days", "--admin-url", gw.adminUrl],
-      { viaBin: true, env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } }
+      { env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN } }
     )
     expect(cli.code).toBe(2)
     expect(cli.stderr).toMatch(/--expires-in: "3 days" is not an ISO 8601 duration/)
@@ -199,7 +198,7 @@ describe("deciding", () => {
       reason: "Checked the three payees"
     })
     // People read it so in `svc events` (and the console's timeline, the same words).
-    const told = await svc(["events", "list", taskId, "--url", gw.url], { viaBin: true })
+    const told = await svc(["events", "list", taskId, "--url", gw.url], {})
     expect(told.stdout).toMatch(/ann@acme\.example approved step controller_approval through a decision link — "Checked the three payees"/)
     const snapshots = (await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body
     expect(snapshots.controller_approval).toMatchObject({ decision: "approved", decidedBy: "ann@acme.example", via: "link" })
@@ -390,7 +389,6 @@ describe("links that do not work", () => {
     const a2 = await makeLinks(t2, "Erin@ACME.example")
     const b2 = await makeLinks(t2, "frank@acme.example")
     const byTask = await svc(["links", "revoke", t1, "--tenant", "acme", "--admin-url", gw.adminUrl], {
-      viaBin: true,
       env: { SVC_ADMIN_TOKEN: ADMIN_TOKEN }
     })
     expect(byTask.code, byTask.stderr).toBe(0)
@@ -434,9 +432,7 @@ describe("without SVC_PUBLIC_URL", () => {
       SVC_SEED_FILE: writeWorld(own)
     })
     try {
-      const run = await svc(["links", "create", acmeTask(0), "--actor", "ann@acme.example", "--tenant", "acme", "--admin-url", plain.adminUrl], {
-        viaBin: true
-      })
+      const run = await svc(["links", "create", acmeTask(0), "--actor", "ann@acme.example", "--tenant", "acme", "--admin-url", plain.adminUrl])
       expect(run.code).toBe(1)
       expect(run.stderr).toMatch(/No link was made: SVC_PUBLIC_URL is not set/)
       expect(run.stdout).toBe("")

@@ -106,7 +106,7 @@ describe("forged sources (built process)", () => {
     expect(timeline.filter((e) => e.origin === "gateway").map((e) => e.type)).toEqual(["task.created", "task.waiting"])
     for (const e of timeline.filter((e) => stored.includes(e.position))) expect(e.origin).toBe("producer")
 
-    const list = await svc(["events", "list", taskId, "--limit", "1000"], { env: { SVC_URL: gw.url }, viaBin: true })
+    const list = await svc(["events", "list", taskId, "--limit", "1000"], { env: { SVC_URL: gw.url } })
     expect(list.code, list.stderr).toBe(0)
     const lines = list.stdout.split("\n")
     // The one real record reads as a sentence (the control) ...
@@ -115,7 +115,7 @@ describe("forged sources (built process)", () => {
     expect(lines.filter((l) => SENTENCES.test(l))).toEqual([])
     expect(lines.filter((l) => l.includes("cfo@acme.example"))).toHaveLength(stored.length)
 
-    const asJson = await svc(["events", "list", taskId, "--limit", "1000", "--json"], { env: { SVC_URL: gw.url }, viaBin: true })
+    const asJson = await svc(["events", "list", taskId, "--limit", "1000", "--json"], { env: { SVC_URL: gw.url } })
     expect(asJson.code, asJson.stderr).toBe(0)
     const parsed = JSON.parse(asJson.stdout) as { events: Array<{ origin: string; position: string }> }
     expect(parsed.events.filter((e) => stored.includes(e.position)).map((e) => e.origin)).toEqual(stored.map(() => "producer"))

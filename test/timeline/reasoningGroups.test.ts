@@ -53,7 +53,7 @@ afterAll(async () => {
 
 describe("a producer's delta under an agent's groupKey (built process)", () => {
   it("svc events follow: never on the agent's line", async () => {
-    const run = await svc(["events", "follow", taskId, "--interval", "0.2", "--timeout", "1.5"], { env: { SVC_URL: gw.url }, viaBin: true })
+    const run = await svc(["events", "follow", taskId, "--interval", "0.2", "--timeout", "1.5"], { env: { SVC_URL: gw.url } })
     expect(run.code, run.stderr).toBe(0)
     const lines = run.stdout.split("\n")
     const forgedLine = lines.find((l) => l.includes(FORGED))
