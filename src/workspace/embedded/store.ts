@@ -125,7 +125,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       deliverPending: tx.outbox.deliverPending,
       relay: tx.outbox.relay,
       webhooks: yield* makeWebhookSubscriptions(options.webhooks?.publicUrl ?? Option.none()),
-      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks)).run
+      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks, links)).run
     }
     return service
   })

@@ -25,6 +25,7 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -38,6 +39,7 @@ import { webhookMetrics } from "../../observability/metrics.js"
 import { describeError, yieldToEventLoop } from "./db.js"
 import { chainLock, onWebhookEnqueued, WEBHOOKS_CHANNEL } from "./webhookOutbox.js"
 import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
+import type { DecisionLinkStore } from "./links.js"
 import { disableSubscription } from "./webhooks.js"
 import { signedHeaders } from "./webhookSigning.js"
 
@@ -108,9 +110,14 @@ interface SubscriptionForSend {
   readonly failing_since_ms: number | string | null
 }
 
+class LeaseLost extends Data.TaggedError("LeaseLost") {}
+
 type Outcome = "delivered" | "retrying" | "failed" | "disabled"
 
-export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
+/** What the deliverer needs of the decision links (./links.ts): task.waiting's links per named person. */
+export type WaitingLinkMaker = Pick<DecisionLinkStore, "linksEnabled" | "signingReady" | "mintWaitingLinks">
+
+export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links?: WaitingLinkMaker) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* Effect.serviceOption(PgClientTag)
@@ -136,6 +143,35 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
       parsed.data = { ...parsed.data, consoleUrl: `${publicUrl.value}/#/tasks/${encodeURIComponent(m.chain)}` }
       return JSON.stringify(parsed)
     }
+
+    /**
+     * A task.waiting message of an APPROVAL step that names people gets, at its first attempt,
+     * an approve/reject pair per person (`data.links`), written into the stored body in the same
+     * transaction that stores the pairs: every later attempt (and a resend) sends these same
+     * links, and a change that rolled back queued no message, so no pair exists for a step that
+     * never became current. A step that has moved on by then gets none. Undefined: this process
+     * no longer holds the message's lease (another attempt is someone else's).
+     */
+    const withLinks = (m: Claimed): Effect.Effect<Claimed | undefined, unknown> =>
+      Effect.gen(function*() {
+        if (links === undefined || !links.linksEnabled || m.event_type !== "task.waiting" || m.chain === "") return m
+        const parsed = JSON.parse(m.body) as { data?: Record<string, unknown> }
+        const data = parsed.data ?? {}
+        if ("links" in data || data.component !== "APPROVAL" || typeof data.stepId !== "string" || typeof data.tenantId !== "string") {
+          return m
+        }
+        yield* links.signingReady
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const made = yield* links.mintWaitingLinks({ tenantId: data.tenantId as string, taskId: m.chain, stepId: data.stepId as string })
+          if (made.length === 0) return m
+          const body = JSON.stringify({ ...parsed, data: { ...data, links: made } })
+          const kept = yield* sql<{ id: number | string }>`UPDATE webhook_messages SET body = ${body}
+            WHERE id = ${m.id} AND claimed_by = ${replicaId} AND state = 'pending' RETURNING id`
+          // The lease ran out meanwhile: undo the pairs (the transaction fails), make no attempt.
+          if (kept.length === 0) return yield* Effect.fail(new LeaseLost())
+          return { ...m, body }
+        })).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(undefined)))
+      })
 
     /** Due heads of chains, at most PER_SUBSCRIPTION per subscription counting those in flight, leased to this process. */
     const claim = (free: number) =>
@@ -270,7 +306,9 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
           yield* sql`UPDATE webhook_messages SET claimed_by = NULL, claimed_until_ms = NULL WHERE id = ${m.id} AND claimed_by = ${replicaId}`
           return
         }
-        const body = bodyOf(m)
+        const linked = yield* withLinks(m)
+        if (linked === undefined) return
+        const body = bodyOf(linked)
         const started = Date.now()
         const secrets = sub.previous_secret !== null && Number(sub.previous_until_ms ?? 0) > started
           ? [sub.secret, sub.previous_secret]
