@@ -209,6 +209,31 @@ describe("task.waiting carries decision links", () => {
   })
 })
 
+describe("links are made at the first attempt, for the step then current", () => {
+  it("a step decided before its task.waiting was first sent gets no links", async () => {
+    // task.created is the chain's head: while it fails, task.waiting waits behind it.
+    receiver.answer("/late", (n) => ({ status: n < 2 ? 503 : 204 }))
+    const res = await http("POST", `${gw.adminUrl}/workspace/webhooks`, {
+      tenant: "acme",
+      url: receiver.url("/late"),
+      events: ["task.created", "task.waiting"]
+    }, { authorization: `Bearer ${TOKEN}` })
+    expect(res.status, res.text).toBe(201)
+    const taskId = await newTask(gw)
+    const decided = await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved" }, { "x-forwarded-email": "ann@acme.example" })
+    expect(decided.status, decided.text).toBe(200)
+    const [r] = await receiver.waitFor("/late", 1, 15_000, (r) => {
+      const e = JSON.parse(r.body) as Waiting
+      return e.type === "task.waiting" && e.data.taskId === taskId && e.data.stepId === "controller_approval"
+    })
+    expect(receiver.received("/late").filter((x) => x.body.includes('"task.created"')).length).toBeGreaterThanOrEqual(3)
+    expect(verify(res.body.secret, r!).data).not.toHaveProperty("links")
+    // The step now current does get its links.
+    const next = await waitingAt("/late", res.body.secret, taskId, "cfo_approval")
+    expect(next.data.links!.map((l) => l.actor)).toEqual(["ann@acme.example", "bob@acme.example", "carol@acme.example"])
+  })
+})
+
 describe("without SVC_PUBLIC_URL", () => {
   it("no link is made: task.waiting carries no links field", async () => {
     const bare = await startBuilt(env({ SVC_DATABASE_URL: `file:${join(dir, "without.db")}` }))
