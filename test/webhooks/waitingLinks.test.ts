@@ -15,6 +15,8 @@ import { type Received, type Receiver, startReceiver, until } from "./receiver.j
 
 const ACME = "6a1f0d0e-5b43-4b6e-9c1d-1f0a2b3c4d5e"
 const ENTITY = "8c3f2a2a-7d65-4d80-9e3f-3b2c4d5e6f70"
+const GLOBEX = "7b2e1f1f-6c54-4c7f-8d2e-2a1b3c4d5e6f"
+const GLOBEX_ENTITY = "9d4a3b3b-8e76-4e91-af4a-4c3d5e6f7081"
 const TOKEN = "waiting-links-admin-token-0123456789"
 /** Where people reach the gateway (a proxy in front): links are made under it. */
 const PUBLIC = "https://approvals.example.test/acme"
@@ -30,8 +32,11 @@ const approval = (id: string, title: string, extra: Record<string, unknown>) => 
 const writeWorld = (dir: string) => {
   const file = join(dir, "world.json")
   writeFileSync(file, JSON.stringify({
-    tenants: [{ id: ACME, slug: "acme", name: "Acme" }],
-    entities: [{ id: ENTITY, tenantId: ACME, slug: "acme-us", name: "Acme US Inc." }],
+    tenants: [{ id: ACME, slug: "acme", name: "Acme" }, { id: GLOBEX, slug: "globex", name: "Globex" }],
+    entities: [
+      { id: ENTITY, tenantId: ACME, slug: "acme-us", name: "Acme US Inc." },
+      { id: GLOBEX_ENTITY, tenantId: GLOBEX, slug: "globex-us", name: "Globex US" }
+    ],
     workflows: [{
       id: "payment-run",
       name: "Payment run",
@@ -70,8 +75,8 @@ const env = (extra: Record<string, string> = {}) => ({
   ...extra
 })
 
-const subscribe = async (on: RunningService, path: string) => {
-  const res = await http("POST", `${on.adminUrl}/workspace/webhooks`, { tenant: "acme", url: receiver.url(path), events: ["task.waiting"] }, {
+const subscribe = async (on: RunningService, path: string, tenant = "acme") => {
+  const res = await http("POST", `${on.adminUrl}/workspace/webhooks`, { tenant, url: receiver.url(path), events: ["task.waiting"] }, {
     authorization: `Bearer ${TOKEN}`
   })
   expect(res.status, res.text).toBe(201)
@@ -232,6 +237,37 @@ describe("links are made at the first attempt, for the step then current", () =>
     const next = await waitingAt("/late", res.body.secret, taskId, "cfo_approval")
     expect(next.data.links!.map((l) => l.actor)).toEqual(["ann@acme.example", "bob@acme.example", "carol@acme.example"])
   })
+})
+
+describe("several tenants' gateways on one database", () => {
+  it("another tenant's task.waiting carries links under its own gateway's public URL, even when this gateway wrote it", async () => {
+    const PUBLIC_GLOBEX = "https://approvals.example.test/globex"
+    const globex = await startBuilt(env({
+      SVC_TENANT_SLUG: "globex",
+      SVC_DATABASE_URL: `file:${join(dir, "with.db")}`,
+      SVC_PUBLIC_URL: PUBLIC_GLOBEX,
+      SVC_ADMIN_PORT: "0"
+    }))
+    try {
+      const sub = await subscribe(gw, "/globex", "globex")
+      // Written by the acme gateway's process (its admin listener), whose deliverer wakes first.
+      const created = await http("POST", `${gw.adminUrl}/workspace/tenants/${GLOBEX}/entities/${GLOBEX_ENTITY}/tasks`, {
+        workflowId: "payment-run",
+        context: {}
+      }, { authorization: `Bearer ${TOKEN}`, "x-svc-actor": "gina@globex.example" })
+      expect(created.status, created.text).toBe(201)
+      const waiting = await waitingAt("/globex", sub.secret, created.body.id, "controller_approval")
+      const links = waiting.data.links!
+      expect(links.map((l) => l.actor)).toEqual(["ann@acme.example", "Bob@Acme.example"])
+      for (const l of links) expect(l.approveUrl.startsWith(`${PUBLIC_GLOBEX}/links/`)).toBe(true)
+      // And they work there.
+      const url = globex.url + links[0]!.approveUrl.slice(PUBLIC_GLOBEX.length)
+      const decided = await http("POST", url, {}, { "sec-fetch-site": "same-origin", origin: globex.url })
+      expect(decided.status, decided.text).toBe(200)
+    } finally {
+      await globex.stop()
+    }
+  }, 60_000)
 })
 
 describe("without SVC_PUBLIC_URL", () => {

@@ -98,6 +98,12 @@ export interface DecisionLinkStore {
    * one pair per person however often the step spells them. Inserts rows: the caller runs it in
    * the transaction that records what the links were sent in, so a rollback leaves none.
    */
+  /**
+   * The tenant whose gateway this process is (SVC_TENANT_SLUG), by id: its link pages serve that
+   * tenant's links only, so it makes `task.waiting` links for that tenant alone. Undefined: bound
+   * to no tenant (the standalone workspace service), or to a slug no tenant has.
+   */
+  readonly boundTenantId: WsEffect<string | undefined>
   readonly mintWaitingLinks: (input: {
     readonly tenantId: string
     readonly taskId: string
@@ -147,6 +153,11 @@ export const makeDecisionLinkStore = (
     readonly signingKeys: Option.Option<ReadonlyArray<string>>
     /** Why no link is made here at all (a process that serves no link page); overrides `publicUrl`. */
     readonly unavailable?: string | undefined
+    /**
+     * The tenant whose gateway this process is (SVC_TENANT_SLUG): its link pages serve that
+     * tenant's links only, so `task.waiting` links are made for it alone. Unset: any tenant's.
+     */
+    readonly boundTenantSlug?: string | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -163,6 +174,17 @@ export const makeDecisionLinkStore = (
     const keys: Effect.Effect<ReadonlyArray<Uint8Array>, SqlError> = Option.isSome(options.signingKeys)
       ? Effect.succeed(options.signingKeys.value.map((k) => Buffer.from(k, "utf8")))
       : yield* Effect.cached(storedKey)
+
+    // The bound tenant's id, once known (a slug no tenant has yet is looked up again next time).
+    let boundTenantId: string | undefined
+    const boundTenant: Effect.Effect<string | undefined, SqlError> = options.boundTenantSlug === undefined
+      ? Effect.succeed(undefined)
+      : Effect.suspend(() =>
+        boundTenantId !== undefined ? Effect.succeed(boundTenantId) : Effect.map(
+          sql<{ readonly id: string }>`SELECT id FROM tenants WHERE slug = ${options.boundTenantSlug}`,
+          ([row]) => (boundTenantId = row?.id)
+        )
+      )
 
     const taskOfTenant = (tenantId: string, taskId: string) =>
       Effect.flatMap(service.getTask(taskId), (task) =>
@@ -196,6 +218,8 @@ export const makeDecisionLinkStore = (
     const mintWaitingLinks: DecisionLinkStore["mintWaitingLinks"] = (input) =>
       Effect.gen(function*() {
         if (Option.isNone(base)) return []
+        // Another tenant's links would open on this tenant's gateway, which serves only its own.
+        if (options.boundTenantSlug !== undefined && (yield* boundTenant) !== input.tenantId) return []
         // The step as the runbook names it (its assignees), while it is the task's current one.
         const [row] = yield* sql<{ readonly status: string; readonly current_step: string | null; readonly runbook: string | null }>`
           SELECT t.status, t.current_step, w.runbook FROM tasks t JOIN workflows w ON w.id = t.workflow_id
@@ -321,6 +345,7 @@ export const makeDecisionLinkStore = (
       linksEnabled: Option.isSome(base),
       createDecisionLinks,
       signingReady: Effect.asVoid(keys).pipe(guard("signingReady")),
+      boundTenantId: boundTenant.pipe(guard("boundTenantId")),
       mintWaitingLinks,
       openDecisionLink,
       claimDecisionLink,
