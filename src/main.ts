@@ -49,7 +49,7 @@ import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } f
 import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
 import { DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
-import { databaseLabel, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
+import { databaseLabel, DEMO_TENANT_SLUG, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
 import { Observability, observabilityConfig } from "./observability/Observability.js"
@@ -61,7 +61,7 @@ import { FiberCountLive } from "./observability/metrics.js"
 const EVENT_STREAM_PATH = /^\/v1\/tasks\/.+\/events\/stream$/
 
 /** The demo fixture's tenant, bound in embedded mode when SVC_TENANT_SLUG is unset. */
-const DEMO_TENANT = "acme"
+const DEMO_TENANT = DEMO_TENANT_SLUG
 
 const databaseFile = databaseLabel
 

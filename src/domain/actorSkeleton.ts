@@ -11,7 +11,10 @@
  *   3. NFD;
  *   4. every Default_Ignorable_Code_Point (zero-width characters, joiners, variation selectors,
  *      the combining grapheme joiner, Hangul fillers, soft hyphen), every other format (Cf),
- *      control (Cc) character, and the blank-looking U+2800 BRAILLE PATTERN BLANK removed;
+ *      control (Cc) character, and the blank-looking U+2800 BRAILLE PATTERN BLANK removed; a
+ *      combining dot above on a letter that has its dot already (Soft_Dotted: `i̇` is drawn as
+ *      `i`) removed; and the ideographic full stop `。` (what NFKC makes of `｡`), which e-mail
+ *      domains read as a dot (IDNA), made a `.`;
  *   5. every character of Unicode's confusables table (UTS #39, `confusables.txt`, through the
  *      `unhomoglyph` package's copy of it) replaced by its prototype (Cyrillic `а` → `a`, `rn` and
  *      `m` meet, `0`/`O`, `1`/`l`/`I`);
@@ -34,6 +37,10 @@ export const GROUP_PREFIX = "group:"
 // Step 4: default-ignorable, format and control characters, and the Braille blank.
 const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\u2800]/gu
 
+// Step 4: a dot above where the letter's own dot already is; the dot e-mail domains also read.
+const SOFT_DOTTED_DOT = /(\p{Soft_Dotted})\u0307/gu
+const IDEOGRAPHIC_FULL_STOP = /\u3002/g
+
 const fold = (name: string) => name.normalize("NFKC").toUpperCase().toLowerCase()
 
 /** The key a person is granted by (an assignee, a claim holder): same text up to compatibility form and case. */
@@ -41,7 +48,9 @@ export const actorKey = (name: string): string => fold(name)
 
 /** The key two people are told apart by for four-eyes (see the module comment): look-alikes meet. */
 export const actorSkeleton = (name: string): string =>
-  unhomoglyph(fold(name).normalize("NFD").replace(IGNORED, "")).normalize("NFD").toLowerCase()
+  unhomoglyph(
+    fold(name).normalize("NFD").replace(IGNORED, "").replace(SOFT_DOTTED_DOT, "$1").replace(IDEOGRAPHIC_FULL_STOP, ".")
+  ).normalize("NFD").toLowerCase()
 
 /** Whether `actor` names an agent of the tool server (`agent:<uuid>`), in any case or form. */
 export const isAgentActor = (actor: string): boolean => fold(actor).startsWith(AGENT_PREFIX)

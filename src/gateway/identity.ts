@@ -246,7 +246,13 @@ const headerVerdict = (name: string, required: boolean, method: string, raw: str
     return { _tag: "Actor", actor: undefined }
   }
   const text = headerText(raw)
-  const problem = text === undefined ? "is not UTF-8 text" : actorProblem(text)
+  // A comma is how a proxy that appends joins a client's copy of the header to its own: two
+  // people in one value would count as a third for four-eyes. Edges name one actor, without one.
+  const problem = text === undefined
+    ? "is not UTF-8 text"
+    : text.includes(",")
+    ? "holds a comma: a proxy joins two copies of the header so (the client's and its own), and the edge names one actor"
+    : actorProblem(text)
   if (problem !== undefined) return refused(noStoreError(400, "Bad Request", `Header ${name}: the actor ${problem}`))
   return { _tag: "Actor", actor: text }
 }

@@ -35,6 +35,14 @@ export const WEBHOOK_EVENT_TYPES = [
   "gl.disconnected"
 ] as const
 
+/** What a task.waiting event's `data` holds (the published description of createWebhook says it). */
+export const TASK_WAITING_DATA =
+  "task.waiting's data: `tenantId`, `taskId`, `entityId`, `stepId`, `title`, `component`, `assignees` (people and " +
+  "`group:<name>`), `dueAt?`, `agentId?`, `consoleUrl?` (with SVC_PUBLIC_URL) and `links?`: with SVC_PUBLIC_URL, " +
+  "for an APPROVAL step naming people, one `{actor, approveUrl, rejectUrl, expiresAt}` per named person (not a " +
+  "group, not an agent; at most 20): decision links that decide once, as that person, under the step's rules, for " +
+  "72 hours. Made at the message's first attempt and stored with it: every retry and resend carries the same links."
+
 /** A receiver URL's longest accepted form. */
 export const WEBHOOK_URL_MAX = 2048
 
@@ -84,8 +92,8 @@ export const CreatedWebhook = Schema.Struct({
     description: "The signing secret, `whsec_` + base64 of 32 random bytes: shown only here and by rotate-secret"
   }),
   consoleUrlBase: Schema.NullOr(Schema.String).annotate({
-    description: "The base of the `consoleUrl` task.waiting events carry (the server's SVC_PUBLIC_URL); null when " +
-      "that is not set, and then no console URL is sent"
+    description: "The base of the `consoleUrl` and of the decision links (`links`) task.waiting events carry (the " +
+      "server's SVC_PUBLIC_URL); null when that is not set, and then neither is sent"
   })
 }).annotate({ identifier: "CreatedWebhook" })
 export type CreatedWebhook = typeof CreatedWebhook.Type
@@ -137,7 +145,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .annotate(
         OpenApi.Description,
         "Creates an enabled subscription and its signing secret (returned once). Deliveries are Standard Webhooks " +
-          "1.0: headers webhook-id, webhook-timestamp, webhook-signature; body `{type, timestamp, data}`."
+          "1.0: headers webhook-id, webhook-timestamp, webhook-signature; body `{type, timestamp, data}`. " +
+          TASK_WAITING_DATA
       )
   )
   .add(

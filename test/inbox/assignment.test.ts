@@ -125,7 +125,7 @@ describe("assignment with an identity at the edge (SVC_ACTOR_HEADER, SVC_GROUPS_
     expect((await submitFile(gw, t, as("bob@acme.test"))).status).toBe(201)
     expect(await stepOf(gw, t)).toBe("review")
     // Cyrillic а and о, full-width letters, a capital: each is ann or bob again.
-    for (const lookalike of ["\u0430nn@acme.test", "ＡＮＮ@acme.test", "b\u043eb@acme.test", "Bob@acme.test"]) {
+    for (const lookalike of ["\u0430nn@acme.test", "ＡＮＮ@acme.test", "b\u043eb@acme.test", "Bob@acme.test", "ann@acme\uFF61test"]) {
       const refused = await approve(gw, t, as(lookalike, "reviewers"))
       expect(refused.status, lookalike).toBe(403)
       expect(refused.body.message).toContain("four-eyes")
@@ -143,6 +143,10 @@ describe("assignment with an identity at the edge (SVC_ACTOR_HEADER, SVC_GROUPS_
       expect(refused.status, JSON.stringify(hidden)).toBe(400)
       expect(refused.body.message).toContain("x-forwarded-email")
     }
+    // One value naming two people (how an appending proxy joins a client's copy to its own).
+    const joined = await approve(gw, t, as("carol@acme.test, ann@acme.test"))
+    expect(joined.status).toBe(400)
+    expect(joined.body.message).toMatch(/x-forwarded-email: the actor holds a comma/)
     const twice = await rawPost(`${gw.url}/v1/tasks/${t}/action`, [["x-forwarded-email", "carol@acme.test"], ["x-forwarded-email", "ann@acme.test"]], {
       type: "approved"
     })

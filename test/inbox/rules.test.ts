@@ -18,6 +18,12 @@ describe("actorSkeleton: one person however their name is written", () => {
       expect(actorSkeleton(v), JSON.stringify(v)).toBe(ann)
     }
     expect(actorSkeleton("arn@acme.test")).toBe(actorSkeleton("am@acme.test"))
+    // A dot above an i (drawn as the i's own dot), and the dots e-mail domains read as `.`.
+    const fin = actorSkeleton("fin@acme.test")
+    for (const v of ["fi\u0307n@acme.test", "fin@acme\u3002test", "fin@acme\uFF61test", "fin@acme\uFF0Etest", "FI\u0307N@acme.test"]) {
+      expect(actorSkeleton(v), JSON.stringify(v)).toBe(fin)
+    }
+    expect(actorSkeleton("f\u00ECn@acme.test")).not.toBe(fin)
     expect(actorSkeleton("bob@acme.test")).not.toBe(ann)
   })
 

@@ -120,6 +120,8 @@ export interface EmbeddedLayerOptions {
   readonly explicitPublicUrl?: Option.Option<string> | undefined
   /** SVC_LINK_SIGNING_KEYS: the first signs decision links, all verify; unset: a key generated into the database. */
   readonly linkSigningKeys?: Option.Option<ReadonlyArray<string>> | undefined
+  /** The tenant whose gateway this process is (SVC_TENANT_SLUG): task.waiting links are made for it only. */
+  readonly linkTenantSlug?: string | undefined
   /** Why this process makes no decision links at all (see ./store.ts). */
   readonly linksUnavailable?: string | undefined
   /** Pause between background delivery passes while no write wakes the relay; default 2 seconds. */
@@ -224,6 +226,7 @@ export const storeLayer = (
         explicitPublicUrl: options.explicitPublicUrl,
         linkSigningKeys: options.linkSigningKeys,
         linksUnavailable: options.linksUnavailable,
+        linkTenantSlug: options.linkTenantSlug,
         glSessionTtlMs: options.glSessionTtlMs,
         webhooks: options.webhooks,
         relay: {
@@ -282,6 +285,9 @@ export const linkSigningKeysSetting: Config.Config<Option.Option<ReadonlyArray<s
 )
 
 
+/** The demo fixture's tenant: the one a gateway in embedded mode binds when SVC_TENANT_SLUG is unset (src/main.ts). */
+export const DEMO_TENANT_SLUG = "acme"
+
 export const embeddedSettings = Config.all({
   url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
   seedFile: unsetWhenEmpty("SVC_SEED_FILE"),
@@ -300,10 +306,13 @@ export const embeddedSettings = Config.all({
   signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100),
   glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1),
   linkSigningKeys: linkSigningKeysSetting,
+  // Unset: the gateway binds the demo tenant (src/main.ts).
+  tenantSlug: unsetWhenEmpty("SVC_TENANT_SLUG"),
   webhooks: webhookSettings
 }).pipe(
-  Config.map(({ host, port, publicUrl, seedFile, url, webhooks, ...tuning }): EmbeddedLayerOptions => ({
+  Config.map(({ host, port, publicUrl, seedFile, tenantSlug, url, webhooks, ...tuning }): EmbeddedLayerOptions => ({
     url,
+    linkTenantSlug: Option.getOrElse(tenantSlug, () => DEMO_TENANT_SLUG),
     seedFile: Option.getOrUndefined(seedFile),
     publicUrl: Option.getOrElse(publicUrl, () => `http://${wildcard.has(host) ? "localhost" : host}:${port}`),
     explicitPublicUrl: publicUrl,

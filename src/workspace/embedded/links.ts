@@ -29,7 +29,7 @@ import {
 import { actorProblem } from "../../services/actorValue.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import type { DecisionLinks } from "../../upstream/links.js"
-import { guard, nowIso } from "./db.js"
+import { guard, nowIso, runbookFromJson } from "./db.js"
 
 /** The component a link decides: approval steps only. */
 export const LINK_COMPONENT = "APPROVAL"
@@ -55,6 +55,17 @@ export interface OpenedLink extends LinkBinding {
   readonly createdAt: string
 }
 
+/** One named person's pair in a `task.waiting` webhook event (`data.links`). */
+export interface WaitingLinks {
+  readonly actor: string
+  readonly approveUrl: string
+  readonly rejectUrl: string
+  readonly expiresAt: string
+}
+
+/** The most people a `task.waiting` event carries links for (a step names at most 50 assignees). */
+export const MAX_WAITING_LINKS = 20
+
 /** What a token names, as its page tells it. */
 export type LinkLookup =
   /** Malformed, unknown, altered, made with a key no longer held, or another tenant's: nothing. */
@@ -74,6 +85,30 @@ export interface DecisionLinkStore {
    * NotFound for another tenant's or an unknown task; Conflict when no step (or another) is current.
    */
   readonly createDecisionLinks: (input: MakeDecisionLinks) => WsEffect<DecisionLinks, BadRequest | NotFound | Conflict>
+  /**
+   * Resolves the signing keys (the database's key is made here, once, in its own statement): run
+   * it before `mintWaitingLinks`' transaction, so that a key made in a transaction that then rolls
+   * back is never the one kept in memory.
+   */
+  readonly signingReady: WsEffect<void>
+  /**
+   * A pair per named person (not a group, not an agent) among the assignees of `stepId`, while
+   * it is the task's current APPROVAL step; none otherwise (no explicit public URL, another step,
+   * another component, no person named). At most MAX_WAITING_LINKS people, in the step's order,
+   * one pair per person however often the step spells them. Inserts rows: the caller runs it in
+   * the transaction that records what the links were sent in, so a rollback leaves none.
+   */
+  /**
+   * The tenant whose gateway this process is (SVC_TENANT_SLUG), by id: its link pages serve that
+   * tenant's links only, so it makes `task.waiting` links for that tenant alone. Undefined: bound
+   * to no tenant (the standalone workspace service), or to a slug no tenant has.
+   */
+  readonly boundTenantId: WsEffect<string | undefined>
+  readonly mintWaitingLinks: (input: {
+    readonly tenantId: string
+    readonly taskId: string
+    readonly stepId: string
+  }) => WsEffect<ReadonlyArray<WaitingLinks>>
   /** What `token` names for `tenantId`'s gateway (any other tenant's pair is Unknown). */
   readonly openDecisionLink: (tenantId: string, token: string) => WsEffect<LinkLookup>
   /** Holds the pair for one decision; false when it is used, revoked or held by another request. */
@@ -118,6 +153,11 @@ export const makeDecisionLinkStore = (
     readonly signingKeys: Option.Option<ReadonlyArray<string>>
     /** Why no link is made here at all (a process that serves no link page); overrides `publicUrl`. */
     readonly unavailable?: string | undefined
+    /**
+     * The tenant whose gateway this process is (SVC_TENANT_SLUG): its link pages serve that
+     * tenant's links only, so `task.waiting` links are made for it alone. Unset: any tenant's.
+     */
+    readonly boundTenantSlug?: string | undefined
   }
 ) =>
   Effect.gen(function*() {
@@ -135,9 +175,74 @@ export const makeDecisionLinkStore = (
       ? Effect.succeed(options.signingKeys.value.map((k) => Buffer.from(k, "utf8")))
       : yield* Effect.cached(storedKey)
 
+    // The bound tenant's id, once known (a slug no tenant has yet is looked up again next time).
+    let boundTenantId: string | undefined
+    const boundTenant: Effect.Effect<string | undefined, SqlError> = options.boundTenantSlug === undefined
+      ? Effect.succeed(undefined)
+      : Effect.suspend(() =>
+        boundTenantId !== undefined ? Effect.succeed(boundTenantId) : Effect.map(
+          sql<{ readonly id: string }>`SELECT id FROM tenants WHERE slug = ${options.boundTenantSlug}`,
+          ([row]) => (boundTenantId = row?.id)
+        )
+      )
+
     const taskOfTenant = (tenantId: string, taskId: string) =>
       Effect.flatMap(service.getTask(taskId), (task) =>
         task.tenantId === tenantId ? Effect.succeed(task) : Effect.fail(new NotFound({ message: `Task ${taskId} not found` })))
+
+    /** Stores a pair and signs its two links (`base` is set: the callers checked). */
+    const mint = (tenantId: string, taskId: string, stepId: string, actor: string, ttl: number) =>
+      Effect.gen(function*() {
+        const createdAt = nowIso()
+        const expiresAt = new Date(Date.parse(createdAt) + ttl).toISOString()
+        const pairId = randomBytes(16).toString("base64url")
+        yield* sql`INSERT INTO decision_links ${
+          sql.insert({
+            id: pairId,
+            tenant_id: tenantId,
+            task_id: taskId,
+            step_id: stepId,
+            actor,
+            actor_key: personKey(actor),
+            expires_at: expiresAt,
+            created_at: createdAt
+          })
+        }`
+        const [key] = yield* keys
+        const binding = { pairId, tenantId, taskId, stepId, actor, expiresAt }
+        const url = (decision: LinkDecision) => `${Option.getOrThrow(base)}${LINK_PATH}/${signLink(key!, { ...binding, decision })}`
+        const made: WaitingLinks = { actor, approveUrl: url("approve"), rejectUrl: url("reject"), expiresAt }
+        return made
+      })
+
+    const mintWaitingLinks: DecisionLinkStore["mintWaitingLinks"] = (input) =>
+      Effect.gen(function*() {
+        if (Option.isNone(base)) return []
+        // Another tenant's links would open on this tenant's gateway, which serves only its own.
+        if (options.boundTenantSlug !== undefined && (yield* boundTenant) !== input.tenantId) return []
+        // The step as the runbook names it (its assignees), while it is the task's current one.
+        const [row] = yield* sql<{ readonly status: string; readonly current_step: string | null; readonly runbook: string | null }>`
+          SELECT t.status, t.current_step, w.runbook FROM tasks t JOIN workflows w ON w.id = t.workflow_id
+          WHERE t.id = ${input.taskId} AND t.tenant_id = ${input.tenantId}`
+        if (row === undefined || row.status !== "IN_PROGRESS" || row.current_step !== input.stepId) return []
+        const step = runbookFromJson(row.runbook)?.steps.find((s) => s.id === input.stepId)
+        if (step === undefined || step.displayHint.component !== LINK_COMPONENT) return []
+        // People only: groups (group:<name>) and agents are no actor a link can decide as, nor is a
+        // name the edge could never send (invisible characters and the like).
+        const seen = new Set<string>()
+        const people: Array<string> = []
+        for (const assignee of step.assignees ?? []) {
+          if (actorProblem(assignee) !== undefined) continue
+          const key = personKey(assignee)
+          if (seen.has(key)) continue
+          seen.add(key)
+          people.push(assignee)
+          if (people.length === MAX_WAITING_LINKS) break
+        }
+        const made: Array<WaitingLinks> = []
+        for (const actor of people) made.push(yield* mint(input.tenantId, input.taskId, step.id, actor, DEFAULT_LINK_TTL_MS))
+        return made
+      }).pipe(guard("mintWaitingLinks"))
 
     const createDecisionLinks: DecisionLinkStore["createDecisionLinks"] = (input) =>
       Effect.gen(function*() {
@@ -162,33 +267,16 @@ export const makeDecisionLinkStore = (
             `Current step "${step.id}" (${step.displayHint.component}) is not an ${LINK_COMPONENT} step: links decide approval steps only`
           )
         }
-        const createdAt = nowIso()
-        const expiresAt = new Date(Date.parse(createdAt) + ttl).toISOString()
-        const pairId = randomBytes(16).toString("base64url")
-        yield* sql`INSERT INTO decision_links ${
-          sql.insert({
-            id: pairId,
-            tenant_id: input.tenantId,
-            task_id: task.id,
-            step_id: step.id,
-            actor: input.actor,
-            actor_key: personKey(input.actor),
-            expires_at: expiresAt,
-            created_at: createdAt
-          })
-        }`
-        const [key] = yield* keys
-        const binding = { pairId, tenantId: input.tenantId, taskId: task.id, stepId: step.id, actor: input.actor, expiresAt }
-        const url = (decision: LinkDecision) => `${base.value}${LINK_PATH}/${signLink(key!, { ...binding, decision })}`
+        const made = yield* mint(input.tenantId, task.id, step.id, input.actor, ttl)
         const links: DecisionLinks = {
           tenantId: input.tenantId,
           taskId: task.id,
           stepId: step.id,
           stepTitle: step.title,
           actor: input.actor,
-          expiresAt,
-          approveUrl: url("approve"),
-          rejectUrl: url("reject")
+          expiresAt: made.expiresAt,
+          approveUrl: made.approveUrl,
+          rejectUrl: made.rejectUrl
         }
         return links
       }).pipe(guard("createDecisionLinks"))
@@ -256,6 +344,9 @@ export const makeDecisionLinkStore = (
     const store: DecisionLinkStore = {
       linksEnabled: Option.isSome(base),
       createDecisionLinks,
+      signingReady: Effect.asVoid(keys).pipe(guard("signingReady")),
+      boundTenantId: boundTenant.pipe(guard("boundTenantId")),
+      mintWaitingLinks,
       openDecisionLink,
       claimDecisionLink,
       releaseDecisionLink,

@@ -75,6 +75,8 @@ export interface EmbeddedOptions {
   readonly explicitPublicUrl?: Option.Option<string> | undefined
   /** SVC_LINK_SIGNING_KEYS (the first signs, all verify); unset: a key generated once into the database. */
   readonly linkSigningKeys?: Option.Option<ReadonlyArray<string>> | undefined
+  /** The tenant whose gateway this process is (SVC_TENANT_SLUG): task.waiting links are made for it only. */
+  readonly linkTenantSlug?: string | undefined
   /** Why this process makes no decision links (the standalone workspace service serves no link page). */
   readonly linksUnavailable?: string | undefined
   /** Retry schedule, timeout, allow-list, concurrency of webhook delivery (./webhookDelivery.ts). */
@@ -93,7 +95,8 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
     const links = yield* makeDecisionLinkStore(tasks, {
       publicUrl: options.explicitPublicUrl ?? Option.none(),
       signingKeys: options.linkSigningKeys ?? Option.none(),
-      unavailable: options.linksUnavailable
+      unavailable: options.linksUnavailable,
+      boundTenantSlug: options.linkTenantSlug
     })
     const tenantBySlug = (slug: string) =>
       tenants.resolveTenant(slug).pipe(
@@ -125,7 +128,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       deliverPending: tx.outbox.deliverPending,
       relay: tx.outbox.relay,
       webhooks: yield* makeWebhookSubscriptions(options.webhooks?.publicUrl ?? Option.none()),
-      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks)).run
+      webhookDeliverer: (yield* makeWebhookDeliverer(options.webhooks, links)).run
     }
     return service
   })

@@ -25,6 +25,7 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -38,6 +39,7 @@ import { webhookMetrics } from "../../observability/metrics.js"
 import { describeError, yieldToEventLoop } from "./db.js"
 import { chainLock, onWebhookEnqueued, WEBHOOKS_CHANNEL } from "./webhookOutbox.js"
 import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
+import type { DecisionLinkStore } from "./links.js"
 import { disableSubscription } from "./webhooks.js"
 import { signedHeaders } from "./webhookSigning.js"
 
@@ -108,9 +110,28 @@ interface SubscriptionForSend {
   readonly failing_since_ms: number | string | null
 }
 
+class LeaseLost extends Data.TaggedError("LeaseLost") {}
+
 type Outcome = "delivered" | "retrying" | "failed" | "disabled"
 
-export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
+/** What the deliverer needs of the decision links (./links.ts): task.waiting's links per named person. */
+export type WaitingLinkMaker = Pick<DecisionLinkStore, "linksEnabled" | "signingReady" | "mintWaitingLinks" | "boundTenantId">
+
+/**
+ * How long a new task.waiting of another tenant is left for that tenant's own gateway, which
+ * makes its links under its own public URL (several tenants' gateways on one database), before
+ * a gateway bound to another tenant sends it (without links).
+ */
+export const LINK_OWNER_GRACE_MS = 10_000
+
+/** Whether a task.waiting's data names a person (not only groups and an agent), or had its assignees left out. */
+const namesPeople = (data: Record<string, unknown>): boolean =>
+  (Array.isArray(data.omitted) && data.omitted.includes("assignees")) ||
+  (Array.isArray(data.assignees) && data.assignees.some((a) =>
+    typeof a === "string" && !/^(group|agent):/.test(a.normalize("NFKC").toLowerCase())
+  ))
+
+export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links?: WaitingLinkMaker) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pg = yield* Effect.serviceOption(PgClientTag)
@@ -137,16 +158,60 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
       return JSON.stringify(parsed)
     }
 
+    /**
+     * A task.waiting message of an APPROVAL step that names people gets, at its first attempt,
+     * an approve/reject pair per person (`data.links`), written into the stored body in the same
+     * transaction that stores the pairs: every later attempt (and a resend) sends these same
+     * links, and a change that rolled back queued no message, so no pair exists for a step that
+     * never became current. A step that has moved on by then gets none, and so does another
+     * tenant's message (left to its own gateway for LINK_OWNER_GRACE_MS first: see `claim`).
+     * Undefined: this process no longer holds the message's lease (no attempt now).
+     */
+    const withLinks = (m: Claimed): Effect.Effect<Claimed | undefined, unknown> =>
+      Effect.gen(function*() {
+        // Only the first attempt makes links: every later one sends the body as stored.
+        if (links === undefined || m.attempts > 0 || m.event_type !== "task.waiting" || m.chain === "") return m
+        const parsed = JSON.parse(m.body) as { data?: Record<string, unknown> }
+        const data = parsed.data ?? {}
+        const tenantId = data.tenantId
+        if (
+          "links" in data || data.component !== "APPROVAL" || typeof data.stepId !== "string" || typeof tenantId !== "string" ||
+          !namesPeople(data)
+        ) return m
+        // Another tenant's (its gateway did not take it within the grace): its links would not open here.
+        const bound = yield* links.boundTenantId
+        if (!links.linksEnabled || (bound !== undefined && bound !== tenantId)) return m
+        yield* links.signingReady
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const made = yield* links.mintWaitingLinks({ tenantId, taskId: m.chain, stepId: data.stepId as string })
+          if (made.length === 0) return m
+          const body = JSON.stringify({ ...parsed, data: { ...data, links: made } })
+          const kept = yield* sql<{ id: number | string }>`UPDATE webhook_messages SET body = ${body}
+            WHERE id = ${m.id} AND claimed_by = ${replicaId} AND state = 'pending' RETURNING id`
+          // The lease ran out meanwhile: undo the pairs (the transaction fails), make no attempt.
+          if (kept.length === 0) return yield* Effect.fail(new LeaseLost())
+          return { ...m, body }
+        })).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(undefined)))
+      })
+
     /** Due heads of chains, at most PER_SUBSCRIPTION per subscription counting those in flight, leased to this process. */
     const claim = (free: number) =>
       Effect.gen(function*() {
         const now = Date.now()
         const saturated = [...inFlight].filter(([, n]) => n >= perSubscription).map(([id]) => id)
+        // A gateway bound to a tenant leaves another tenant's new task.waiting to that tenant's gateway a while.
+        const bound = links === undefined ? undefined : yield* links.boundTenantId
         const candidates = yield* sql<{ id: number | string; subscription_id: string }>`
           SELECT m.id, m.subscription_id FROM webhook_messages m
           WHERE m.state = 'pending' AND m.next_attempt_ms IS NOT NULL AND m.next_attempt_ms <= ${now}
             AND (m.claimed_until_ms IS NULL OR m.claimed_until_ms < ${now})
             ${saturated.length > 0 ? sql`AND NOT (${sql.in("m.subscription_id", saturated)})` : sql``}
+            ${
+          bound !== undefined
+            ? sql`AND NOT (m.event_type = 'task.waiting' AND m.attempts = 0 AND m.tenant_id <> ${bound}
+                AND m.created_ms > ${now - LINK_OWNER_GRACE_MS})`
+            : sql``
+        }
             AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = m.subscription_id AND s.enabled = 1)
           ORDER BY m.next_attempt_ms, m.id LIMIT ${free * 4}`
         const room = new Map<string, number>()
@@ -270,7 +335,9 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}) =>
           yield* sql`UPDATE webhook_messages SET claimed_by = NULL, claimed_until_ms = NULL WHERE id = ${m.id} AND claimed_by = ${replicaId}`
           return
         }
-        const body = bodyOf(m)
+        const linked = yield* withLinks(m)
+        if (linked === undefined) return
+        const body = bodyOf(linked)
         const started = Date.now()
         const secrets = sub.previous_secret !== null && Number(sub.previous_until_ms ?? 0) > started
           ? [sub.secret, sub.previous_secret]

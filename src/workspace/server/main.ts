@@ -55,7 +55,9 @@ const main = Effect.gen(function*() {
     publicUrl: Option.getOrElse(explicitPublicUrl, () => base),
     // The link page is the gateway's (embedded mode); a gateway in front of this service serves none.
     linksUnavailable: "Decision links are made by a gateway with its embedded workspace (its admin listener): " +
-      "this workspace service serves no link page"
+      "this workspace service serves no link page",
+    // It serves every tenant: no tenant's webhooks wait for another process.
+    linkTenantSlug: undefined
   })
   return yield* launchDrained(
     serve.pipe(
