@@ -122,7 +122,8 @@ describe("the inbox's words", () => {
   it("says who a step waits for and how long it has waited", () => {
     expect(assigneesWord([])).toBe("anyone")
     expect(assigneesWord(["ann@acme.test", "group:controllers"])).toBe("ann@acme.test or the controllers group")
-    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("an agent")
+    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("the agent 5f0c8e7a")
+    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"], () => "Reconciler")).toBe("the agent Reconciler")
     const now = Date.parse("2026-12-05T00:00:00Z")
     expect(elapsed("2026-12-04T23:59:30Z", now)).toBe("less than a minute")
     expect(elapsed("2026-12-04T21:00:00Z", now)).toMatch(/3 hours/)
