@@ -453,7 +453,7 @@ const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCel
             class="secondary small"
             tabIndex={tab(lastCol)}
             data-pos={`${row.id}:${lastCol}`}
-            aria-label={`Mark row ${row.number} resolved`}
+            aria-label={`Resolve row ${row.number}`}
             onFocus={() => onFocusCell(row.id, lastCol)}
             onClick={() => onResolve(row)}
           >
