@@ -9,7 +9,7 @@
  * The step's assignment comes from the inbox (GET /v1/inbox, filtered to the task's entity and
  * workflow): the one answer that carries it.
  */
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import type { InboxItem, Me } from "../api/inbox.js"
 import { gw, messageOf } from "./api.js"
 import { ErrorText } from "./ui.js"
@@ -31,6 +31,52 @@ export const inboxItemOf = async (task: { id: string; entityId: string; workflow
     cursor = answer.nextCursor
   }
   return null
+}
+
+/**
+ * The current step's inbox item, reloaded every `everyMs` (and on `reload()`), kept for the step it
+ * was read for: `loaded` is false until it has been read for this step (the controls wait for it,
+ * so an agent's step never shows them first), and nothing is cleared while a reload is under way.
+ */
+export const useStepOwner = (
+  task: { readonly id: string; readonly entityId: string | undefined; readonly workflowId: string | undefined },
+  stepId: string | undefined,
+  running: boolean,
+  everyMs: number
+): { readonly loaded: boolean; readonly item: InboxItem | null | undefined; readonly reload: () => void } => {
+  const [state, setState] = useState<{ readonly key: string; readonly item: InboxItem | null } | undefined>()
+  const [kick, setKick] = useState(0)
+  const key = JSON.stringify([task.id, stepId ?? null, running, task.entityId ?? null, task.workflowId ?? null])
+  useEffect(() => {
+    let stopped = false
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const run = async () => {
+      if (document.hidden) {
+        timer = setTimeout(run, everyMs)
+        return
+      }
+      let item: InboxItem | null = null
+      try {
+        if (running && task.entityId !== undefined && task.workflowId !== undefined) {
+          item = await inboxItemOf({ id: task.id, entityId: task.entityId, workflowId: task.workflowId })
+        }
+      } catch {
+        // The inbox unavailable: the step is shown as before assignment was known (the gateway still refuses what is not allowed).
+        item = null
+      }
+      if (stopped) return
+      setState({ key, item: item !== null && item.step.id === stepId ? item : null })
+      if (running) timer = setTimeout(run, everyMs)
+    }
+    void run()
+    return () => {
+      stopped = true
+      if (timer !== undefined) clearTimeout(timer)
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key, kick])
+  const loaded = state?.key === key
+  return { loaded, item: loaded ? state!.item : undefined, reload: () => setKick((k) => k + 1) }
 }
 
 /** Whether the step's controls are open: any step but an agent's, or an agent's once taken over. */

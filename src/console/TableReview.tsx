@@ -174,8 +174,9 @@ const RowsTable = ({ rows, config, send, onNotice }: {
   const state = useRef({ visible, columns, editing, at })
   state.current = { visible, columns, editing, at }
 
-  const moveTo = useCallback((rowId: string, col: number) => {
-    wantFocus.current = true
+  /** `focus` false: the position follows a focus that is already where it should be (the actions cell's second button). */
+  const moveTo = useCallback((rowId: string, col: number, focus = true) => {
+    if (focus) wantFocus.current = true
     setPos((p) => (p?.rowId === rowId && p.col === col ? p : { rowId, col }))
   }, [])
 
@@ -388,7 +389,7 @@ interface RowProps {
   readonly currency: string | undefined
   readonly focusCol: number
   readonly editing: Editing | undefined
-  readonly onFocusCell: (rowId: string, col: number) => void
+  readonly onFocusCell: (rowId: string, col: number, focus?: boolean) => void
   readonly onEdit: (row: ReviewRow, field: string) => void
   readonly onDraft: (e: Editing) => void
   readonly onSave: (row: ReviewRow, column: Column, draft: string) => void
@@ -468,7 +469,7 @@ const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCel
               tabIndex={canResolve ? -1 : tab(lastCol)}
               data-pos={canResolve ? undefined : `${row.id}:${lastCol}`}
               aria-label={`Reject row ${row.number}`}
-              onFocus={() => onFocusCell(row.id, lastCol)}
+              onFocus={() => onFocusCell(row.id, lastCol, !canResolve)}
               onClick={() => onReject(row)}
             >
               Reject

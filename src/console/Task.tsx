@@ -19,7 +19,7 @@ import { usePoll } from "./poll.js"
 import { currencyOf, rowLabel, rowsOf } from "./reviewModel.js"
 import { href } from "./router.js"
 import { TableReview } from "./TableReview.js"
-import { controlsOpen, inboxItemOf, StepOwner } from "./StepOwner.js"
+import { controlsOpen, StepOwner, useStepOwner } from "./StepOwner.js"
 import { PieceView, Timeline } from "./Timeline.js"
 import { type ConsoleKnown, entriesOf, type KnownRow } from "./timelineWords.js"
 import { Badge, CopyId, ErrorText, Json, ScreenHeading, Time } from "./ui.js"
@@ -78,11 +78,7 @@ export const Task = ({ taskId }: { taskId: string }) => {
   const running = ui.data?.task.status === "IN_PROGRESS" && ui.data.step !== null
   const entityId = typeof ui.data?.task.entityId === "string" ? ui.data.task.entityId : undefined
   const workflowId = typeof ui.data?.task.workflowId === "string" ? ui.data.task.workflowId : undefined
-  const owner = usePoll(
-    () => (running && entityId !== undefined && workflowId !== undefined ? inboxItemOf({ id: taskId, entityId, workflowId }) : Promise.resolve(null)),
-    TASK_REFRESH_MS,
-    [taskId, running, entityId, workflowId, ui.data?.step?.id]
-  )
+  const owner = useStepOwner({ id: taskId, entityId, workflowId }, ui.data?.step?.id, running, TASK_REFRESH_MS)
   const [forced, setForced] = useState<string | undefined>()
   const changed = () => {
     setVersion((v) => v + 1)
@@ -102,7 +98,7 @@ export const Task = ({ taskId }: { taskId: string }) => {
   const { task, step, steps } = ui.data
   // A review table gets the page's full width; the timeline and files go below it.
   const wide = step?.displayHint.component === "TABLE_REVIEW"
-  const item: InboxItem | null | undefined = owner.data !== undefined && owner.data?.step.id === step?.id ? owner.data : undefined
+  const item: InboxItem | null | undefined = owner.item
   const isForced = forced !== undefined && forced === step?.id
   const current = (
     <section aria-labelledby="current-heading" class="current">
@@ -121,7 +117,7 @@ export const Task = ({ taskId }: { taskId: string }) => {
         ? task.status === "FAILED"
           ? <FailedBecause taskId={taskId} events={feed.events} known={known} index={index} />
           : <p>{task.status === "COMPLETED" ? "This task is complete." : "Nothing to act on."}</p>
-        : owner.data === undefined && owner.error === undefined
+        : !owner.loaded
         ? <p>Loading…</p>
         : controlsOpen(item, isForced) && <CurrentStep key={step.id} taskId={taskId} step={step} events={feed.events} onDone={changed} />}
     </section>
