@@ -163,7 +163,7 @@ export const Inbox = () => {
       {view === "groups" && me.data !== undefined && (
         <p class="hint" data-testid="my-groups">
           {me.data.groups.length > 0
-            ? `Your groups, as the gateway's edge names them: ${me.data.groups.join(", ")}.`
+            ? `Your groups, as the gateway's edge names them: ${[...new Map(me.data.groups.map((g) => [grantKey(g), g])).values()].join(", ")}.`
             : me.data.identity === "edge"
             ? "The gateway's edge names no groups for you, so no step waits for your groups."
             : "Nobody is named at the gateway's edge, so you have no groups here."}

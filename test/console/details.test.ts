@@ -168,6 +168,15 @@ describe("the console's details", { timeout: 120_000 }, () => {
       "1 row marked resolved, 1 row rejected; 2 flagged rows still open (1 of them edited, not marked resolved)."
     )
     await expectFit("review with a resolved row")
+    // On a phone the actions cell holds Resolve and Reject, both in view and 44 px tall.
+    await page.setViewportSize({ width: 390, height: 900 })
+    for (const b of await page.getByRole("grid").getByRole("button", { name: /^(Resolve|Reject) row/ }).all()) {
+      const box = (await b.boundingBox())!
+      expect(box.x + box.width).toBeLessThanOrEqual(390)
+      expect(box.height).toBeGreaterThanOrEqual(44)
+    }
+    await expectFit("review with a resolved row at 390 px")
+    await page.setViewportSize({ width: 1280, height: 900 })
 
     await page.getByRole("button", { name: "Approve", exact: true }).click()
     const dialog = page.getByRole("dialog")
