@@ -8,24 +8,17 @@
  * once: a task's title names its period).
  */
 import { useMemo, useState } from "preact/hooks"
-import type { StartParam, TaskSummary, WorkflowEntry } from "../api/resources.js"
+import type { StartParam, WorkflowEntry } from "../api/resources.js"
 import { fieldOfMessage, gw, messageOf } from "./api.js"
 import { usePoll } from "./poll.js"
 import { href, navigate } from "./router.js"
-import { type Draft, errorWords, hintOf, initialDraft, parseDraft } from "./startForm.js"
+import { type Draft, errorWords, hintOf, initialDraft, parseDraft, tasksForPeriod } from "./startForm.js"
 import { Badge, ErrorText, ScreenHeading, Time } from "./ui.js"
 import { humanize } from "./words.js"
 
 /** The start parameter that names a task's period. */
 const PERIOD_KEY = "period"
 
-/** Tasks of `workflowId` whose title names `period` as a whole word ("Expense review 2026-11", not 2026-110). */
-export const tasksForPeriod = (tasks: ReadonlyArray<TaskSummary>, workflowId: string, period: string): ReadonlyArray<TaskSummary> => {
-  const p = period.trim()
-  if (p === "") return []
-  const word = new RegExp(`(?:^|[^\\p{L}\\p{N}])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?:$|[^\\p{L}\\p{N}])`, "u")
-  return tasks.filter((t) => t.workflowId === workflowId && word.test(t.title))
-}
 
 const inputId = (key: string) => `param-${key}`
 const errorId = (key: string) => `param-${key}-error`

@@ -239,8 +239,8 @@ export const priorityMarks = (priorities: ReadonlyArray<string>): { readonly com
   let common: string | undefined
   for (const [p, n] of counts) if (common === undefined || n > counts.get(common)!) common = p
   return {
-    ...(common !== undefined && !ORDINARY_PRIORITIES.has(common.toLowerCase()) ? { common } : {}),
-    marked: (p) => p !== common
+    ...(common !== undefined && common.trim() !== "" && !ORDINARY_PRIORITIES.has(common.toLowerCase()) ? { common } : {}),
+    marked: (p) => p !== common && p.trim() !== ""
   }
 }
 
