@@ -67,7 +67,10 @@ export const TaskRowActionDto = Schema.Struct({
     description: "Allow-list; only `expenses` is accepted",
     message: `ledger must be one of: ${ROW_ACTION_LEDGERS.join(", ")}`
   }),
-  action: Schema.Literals(["edit_cell", "reject_row"]),
+  action: Schema.Literals(["edit_cell", "reject_row", "resolve_flag"]).annotate({
+    description: "edit_cell and reject_row as the specification says; resolve_flag (this gateway's extension) marks a " +
+      "row that needs attention as resolved (NEEDS_ATTENTION → RESOLVED), recorded in the timeline as row.resolved"
+  }),
   step: optional(StepId),
   rowId: Uuid,
   field: optional(NonEmpty(128).annotate({ description: "Column key; required for edit_cell" })),

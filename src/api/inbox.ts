@@ -91,7 +91,30 @@ export const ClaimDto = Schema.Struct({
 
 const TaskPath = Schema.Struct({ taskId: TaskId })
 
+/** Who the gateway takes the caller to be: what "Mine" and "My groups" of the inbox mean for them. */
+export const Me = Schema.Struct({
+  actor: Schema.NullOr(Schema.String).annotate({ description: "The actor the edge names for this request; null when none" }),
+  groups: Schema.Array(Schema.String).annotate({
+    description: "The caller's groups as the edge gives them (SVC_GROUPS_HEADER or SVC_JWT_GROUPS_CLAIM); a step " +
+      "assigned to group:<name> waits for them when <name> is one of these"
+  }),
+  identity: Schema.Literals(["edge", "none"]).annotate({
+    description: "edge: an identity is configured at the edge, so assignment holds; none: nobody is named and " +
+      "assignment is shown, not enforced"
+  })
+}).annotate({ identifier: "Me" })
+export type Me = typeof Me.Type
+
 export class InboxGroup extends HttpApiGroup.make("inbox")
+  .add(
+    HttpApiEndpoint.get("getMe", "/me", { success: Me, error: CommonErrors })
+      .annotate(OpenApi.Summary, "Who the gateway takes the caller to be")
+      .annotate(
+        OpenApi.Description,
+        "The actor and groups the edge names for this request and whether an identity is configured: what the " +
+          "inbox's `assignee=me` matches. Reads nothing else."
+      )
+  )
   .add(
     HttpApiEndpoint.get("getInbox", "/inbox", { query: InboxParams, success: InboxPage, error: CommonErrors })
       .annotate(OpenApi.Summary, "What waits, and for whom")

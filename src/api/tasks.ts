@@ -56,7 +56,9 @@ export class TasksGroup extends HttpApiGroup.make("tasks")
       .annotate(
         OpenApi.Description,
         "Forwarded as a user_action signal of kind row_action. Only the `expenses` ledger is accepted; " +
-          "edit_cell needs `field` and `value`. Bound to one step like an action (`step`, else the step current " +
+          "edit_cell needs `field` and `value`. Besides the specification's edit_cell and reject_row, `resolve_flag` " +
+          "marks a row that needs attention as resolved (NEEDS_ATTENTION → RESOLVED; another status is a 400 with " +
+          "`currentStatus`), recorded in the timeline as row.resolved. Bound to one step like an action (`step`, else the step current " +
           "when the request arrives): a step that is no longer current is a 409 naming the current step."
       )
   )

@@ -20,6 +20,7 @@ import type { TaskEvent } from "../api/resources.js"
 export const RECORD_SOURCE: Readonly<Record<string, "audit" | "workspace">> = {
   "task.created": "audit",
   "row.rejected": "audit",
+  "row.resolved": "audit",
   "row.edited": "audit",
   "file.stored": "audit",
   "data.ingested": "audit",
@@ -169,6 +170,8 @@ const describeWhat = (e: TaskEvent, known: Known, index: TimelineIndex | undefin
         ...via(p, known)
       ]
     }
+    case "row.resolved":
+      return ["marked ", ...row(p.rowId, known), ...ofLedger(p.ledger), " resolved", ...via(p, known)]
     case "row.edited":
       return [
         "changed ",

@@ -1,5 +1,7 @@
 /**
- * An entity's task board: each task's status and priority in words, what an open task waits
+ * An entity's task board: each task's status in words, its priority where it says something
+ * (words.ts priorityMarks: the usual level said once above the list, a task marked only where it
+ * differs), what an open task waits
  * for, when it started (the reader's locale); open tasks first, newest first. Reloaded every
  * few seconds. On a phone, three columns (the start time under the title), in a region that
  * scrolls sideways on its own should they still not fit.
@@ -8,7 +10,7 @@ import { gw } from "./api.js"
 import { usePoll } from "./poll.js"
 import { href } from "./router.js"
 import { Badge, ErrorText, ScreenHeading, ScrollRegion, Time } from "./ui.js"
-import { awaitingWord, humanize } from "./words.js"
+import { awaitingWord, humanize, priorityMarks } from "./words.js"
 
 export const BOARD_REFRESH_MS = 3000
 
@@ -20,6 +22,8 @@ export const Board = ({ entityId }: { entityId: string }) => {
   const entity = entities.data?.find((e) => e.id === entityId)
   const sorted = [...(tasks.data ?? [])].sort((a, b) =>
     (OPEN_FIRST[a.status] ?? 1) - (OPEN_FIRST[b.status] ?? 1) || b.createdAt.localeCompare(a.createdAt))
+  const marks = priorityMarks(sorted.map((t) => t.priority))
+  const mixed = sorted.some((t) => marks.marked(t.priority))
   return (
     <>
       <ScreenHeading>{entity?.name ?? "Entity"}: tasks</ScreenHeading>
@@ -30,6 +34,13 @@ export const Board = ({ entityId }: { entityId: string }) => {
       <ErrorText message={tasks.error} />
       {tasks.data === undefined && tasks.error === undefined && <p>Loading…</p>}
       {tasks.data !== undefined && tasks.data.length === 0 && <p>No tasks yet.</p>}
+      {tasks.data !== undefined && tasks.data.length > 0 && marks.common !== undefined && (
+        <p class="hint" data-testid="usual-priority">
+          {mixed
+            ? `Tasks are ${humanize(marks.common).toLowerCase()} priority unless marked.`
+            : `${sorted.length === 1 ? "The task is" : `All ${sorted.length} tasks are`} ${humanize(marks.common).toLowerCase()} priority.`}
+        </p>
+      )}
       {tasks.data !== undefined && tasks.data.length > 0 && (
         <ScrollRegion label="Tasks, scrollable">
           <table aria-label="Tasks" class="board">
@@ -49,7 +60,7 @@ export const Board = ({ entityId }: { entityId: string }) => {
                   </td>
                   <td>
                     <Badge value={t.status} />
-                    <span class={`priority ${t.priority}`}> {humanize(t.priority)} priority</span>
+                    {marks.marked(t.priority) && <span class={`priority ${t.priority}`}> {humanize(t.priority)} priority</span>}
                   </td>
                   <td>{t.awaiting !== undefined ? awaitingWord(t.awaiting) : <span class="hint">Nothing</span>}</td>
                   <td class="wide-only"><Time iso={t.createdAt} /></td>

@@ -1,7 +1,8 @@
 /**
  * Approve / Reject the current step, with comments (sent as the decision's reason). Bound to the
- * step shown. Rejecting asks first; approving a review step while rows still need attention
- * warns first (`attention`: how many).
+ * step shown. Rejecting asks first; approving a review step while flagged rows are still open
+ * warns first, counting what was really done (`review`: rows resolved, rejected, still open and
+ * of those the ones edited but not marked resolved).
  */
 import { useState } from "preact/hooks"
 import type { UiStep } from "../api/resources.js"
@@ -9,12 +10,32 @@ import { gw, messageOf } from "./api.js"
 import { ErrorText, useConfirm } from "./ui.js"
 import { plural } from "./words.js"
 
-export const Decision = ({ taskId, step, attention = 0, onDone }: {
+/** What a review step's rows say was done: flagged rows still open (and of those, edited), resolved, rejected. */
+export interface ReviewCounts {
+  readonly open: number
+  readonly openEdited: number
+  readonly resolved: number
+  readonly rejected: number
+}
+
+/** "1 row marked resolved, 2 rejected; 3 still open (1 of them edited, not marked resolved)". */
+export const reviewWords = (c: ReviewCounts): string => {
+  const done = [
+    ...(c.resolved > 0 ? [`${plural(c.resolved, "row")} marked resolved`] : []),
+    ...(c.rejected > 0 ? [`${plural(c.rejected, "row")} rejected`] : [])
+  ]
+  const open = `${plural(c.open, "flagged row")} still open` +
+    (c.openEdited > 0 ? ` (${c.openEdited === c.open ? (c.open === 1 ? "edited" : "all edited") : `${c.openEdited.toLocaleString()} of them edited`}, not marked resolved)` : "")
+  return done.length > 0 ? `${done.join(", ")}; ${open}` : `Nothing resolved or rejected yet; ${open}`
+}
+
+export const Decision = ({ taskId, step, review, onDone }: {
   taskId: string
   step: Pick<UiStep, "id" | "title">
-  attention?: number
+  review?: ReviewCounts | undefined
   onDone: () => void
 }) => {
+  const attention = review?.open ?? 0
   const [comments, setComments] = useState("")
   const [error, setError] = useState<string | undefined>()
   const [sending, setSending] = useState(false)
@@ -31,12 +52,13 @@ export const Decision = ({ taskId, step, attention = 0, onDone }: {
       })
       : attention > 0
       ? await ask({
-        title: `${plural(attention, "row")} still ${attention === 1 ? "needs" : "need"} attention`,
+        title: `${plural(attention, "flagged row")} ${attention === 1 ? "is" : "are"} still open`,
         body: (
           <>
+            <p>{reviewWords(review!)}.</p>
             <p>
-              Approving “{step.title}” now approves the review with {plural(attention, "row")} nobody has edited or
-              rejected. Approve anyway?
+              Approving “{step.title}” now approves the review with {attention === 1 ? "that row" : "those rows"} not
+              marked resolved. Approve anyway?
             </p>
             {said}
           </>
@@ -63,7 +85,7 @@ export const Decision = ({ taskId, step, attention = 0, onDone }: {
         <label for={`comments-${step.id}`}>Comments</label>
         <textarea id={`comments-${step.id}`} value={comments} onInput={(e) => setComments(e.currentTarget.value)} />
       </div>
-      {attention > 0 && <p class="warn">{plural(attention, "row")} still {attention === 1 ? "needs" : "need"} attention.</p>}
+      {review !== undefined && attention > 0 && <p class="warn" data-testid="review-counts">{reviewWords(review)}.</p>}
       <ErrorText message={error} />
       <div class="actions">
         <button type="button" disabled={sending} onClick={() => decide("approved")}>Approve</button>

@@ -1,7 +1,9 @@
 /**
  * The inbox, where the console opens: every waiting step of the tenant's running tasks across
  * entities, oldest waiting first (GET /v1/inbox), for me, my groups or everyone; counts of what
- * kind of work waits; who each step waits for and who holds it; Claim and Release. Pages with
+ * kind of work waits; who each step waits for and who holds it; Claim and Release. "My groups"
+ * is exact: the caller's groups come from the gateway (GET /v1/me, what `assignee=me` matches),
+ * and a step is kept when one of its `group:` assignees is one of them. Pages with
  * the answer's cursor ("Load more"); the loaded list refreshes itself. Cards, not a table, so a
  * phone never scrolls sideways.
  */
@@ -10,7 +12,8 @@ import type { InboxItem } from "../api/inbox.js"
 import { gw, messageOf, statusOf } from "./api.js"
 import { href } from "./router.js"
 import { Badge, ErrorText, ScreenHeading, Time } from "./ui.js"
-import { assigneesWord, awaitingPlural, awaitingWord, elapsed, plural } from "./words.js"
+import { usePoll } from "./poll.js"
+import { assigneesWord, awaitingPlural, awaitingWord, elapsed, grantKey, plural } from "./words.js"
 
 export const INBOX_REFRESH_MS = 10_000
 const PAGE = 50
@@ -26,8 +29,12 @@ const VIEWS: ReadonlyArray<{ readonly id: View; readonly label: string }> = [
 /** The query of a view: "Mine" and "My groups" both ask for `assignee=me` (the caller and their groups). */
 const queryOf = (view: View) => (view === "all" ? {} : { assignee: "me" })
 
-/** "My groups": of what waits for me, the steps assigned to a group. */
-const keep = (view: View) => (item: InboxItem) => view !== "groups" || item.assignees.some((a) => a.startsWith("group:"))
+/**
+ * "My groups": of what waits for me, the steps assigned to one of my groups (compared as the
+ * gateway compares them); a step assigned to me by name and to a group I am not in is not one.
+ */
+const keep = (view: View, groups: ReadonlySet<string>) => (item: InboxItem) =>
+  view !== "groups" || item.assignees.some((a) => a.startsWith("group:") && groups.has(grantKey(a.slice("group:".length))))
 
 const COMPONENTS = ["FILE_UPLOAD", "APPROVAL", "TABLE_REVIEW"]
 
@@ -56,6 +63,8 @@ export const Inbox = () => {
   const [busy, setBusy] = useState<ReadonlySet<string>>(new Set())
   const [said, setSaid] = useState<Readonly<Record<string, string>>>({})
   const generation = useRef(0)
+  const me = usePoll(() => gw.inbox.getMe(), 0, [])
+  const myGroups = new Set((me.data?.groups ?? []).map(grantKey))
 
   /** The first `count` items again (at least a page): the list refreshes without losing what was loaded. */
   const refresh = useCallback(async (v: View, count: number) => {
@@ -135,7 +144,8 @@ export const Inbox = () => {
     }
   }
 
-  const items = (loaded?.items ?? []).filter(keep(view))
+  // "My groups" waits for the caller's groups before it lists anything.
+  const items = view === "groups" && me.data === undefined ? [] : (loaded?.items ?? []).filter(keep(view, myGroups))
   const counts = COMPONENTS.map((c) => [c, items.filter((i) => i.step.component === c).length] as const)
   const others = items.filter((i) => !COMPONENTS.includes(i.step.component)).length
   const atLeast = loaded?.nextCursor !== undefined ? "at least " : ""
@@ -150,7 +160,16 @@ export const Inbox = () => {
           </button>
         ))}
       </div>
-      <ErrorText message={error} />
+      {view === "groups" && me.data !== undefined && (
+        <p class="hint" data-testid="my-groups">
+          {me.data.groups.length > 0
+            ? `Your groups, as the gateway's edge names them: ${[...new Map(me.data.groups.map((g) => [grantKey(g), g])).values()].join(", ")}.`
+            : me.data.identity === "edge"
+            ? "The gateway's edge names no groups for you, so no step waits for your groups."
+            : "Nobody is named at the gateway's edge, so you have no groups here."}
+        </p>
+      )}
+      <ErrorText message={error ?? (view === "groups" ? me.error : undefined)} />
       {loaded === undefined && error === undefined && <p>Loading…</p>}
       {loaded !== undefined && (
         <>

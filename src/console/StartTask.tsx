@@ -3,16 +3,22 @@
  * enums choices, defaults are filled in; required keys, types and patterns are checked before
  * sending, and a 400 naming `context.<key>` is shown at that key's input. Keys are labelled in
  * words, and a pattern is told as the format it asks for ("YYYY-MM"), never as a regular
- * expression; a parameter's own description wins as its hint.
+ * expression; a parameter's own description wins as its hint. While the period is typed, the form
+ * warns when the entity already has a task of this workflow for it (the entity's task list, read
+ * once: a task's title names its period).
  */
 import { useMemo, useState } from "preact/hooks"
 import type { StartParam, WorkflowEntry } from "../api/resources.js"
 import { fieldOfMessage, gw, messageOf } from "./api.js"
 import { usePoll } from "./poll.js"
 import { href, navigate } from "./router.js"
-import { type Draft, errorWords, hintOf, initialDraft, parseDraft } from "./startForm.js"
-import { ErrorText, ScreenHeading } from "./ui.js"
+import { type Draft, errorWords, hintOf, initialDraft, parseDraft, tasksForPeriod } from "./startForm.js"
+import { Badge, ErrorText, ScreenHeading, Time } from "./ui.js"
 import { humanize } from "./words.js"
+
+/** The start parameter that names a task's period. */
+const PERIOD_KEY = "period"
+
 
 const inputId = (key: string) => `param-${key}`
 const errorId = (key: string) => `param-${key}-error`
@@ -50,6 +56,10 @@ const StartForm = ({ entityId, workflow }: { entityId: string; workflow: Workflo
   const [formError, setFormError] = useState<string | undefined>()
   const [sending, setSending] = useState(false)
   const set = (key: string, value: string | boolean) => setDraft((d) => ({ ...d, [key]: value }))
+  const existing = usePoll(() => gw.entities.listTasks({ path: { entityId } }), 0, [entityId])
+  const periodParam = params.find((p) => p.key === PERIOD_KEY)
+  const period = periodParam === undefined ? undefined : parseDraft([periodParam], draft).context[PERIOD_KEY]
+  const same = typeof period === "string" && existing.data !== undefined ? tasksForPeriod(existing.data, workflow.id, period) : []
 
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -81,6 +91,22 @@ const StartForm = ({ entityId, workflow }: { entityId: string; workflow: Workflo
     <form onSubmit={submit} noValidate aria-label={`Start ${workflow.name}`}>
       {workflow.startParams === undefined && <p class="hint">This workflow's parameters are unknown; it starts with an empty context.</p>}
       {params.map((p) => <ParamInput key={p.key} param={p} value={draft[p.key]} error={errors[p.key]} onInput={(v) => set(p.key, v)} />)}
+      {same.length > 0 && (
+        <div class="panel warn" role="status" data-testid="same-period">
+          <p>
+            <strong>This entity already has {same.length === 1 ? "a task" : `${same.length} tasks`} of {workflow.name} for {String(period)}:</strong>
+          </p>
+          <ul>
+            {same.map((t) => (
+              <li key={t.id}>
+                <a href={href.task(t.id)}>{t.title}</a> <Badge value={t.status} />{" "}
+                <span class="hint">started <Time iso={t.createdAt} /></span>
+              </li>
+            ))}
+          </ul>
+          <p>Starting another makes a second task for the same period.</p>
+        </div>
+      )}
       <ErrorText message={formError} />
       <div class="actions">
         <button type="submit" disabled={sending}>Start task</button>

@@ -5,16 +5,17 @@
  * (keyboard: arrows move, Enter edits, Enter saves, Escape cancels; a tap or click edits), its
  * new value and validation error shown in place. The table is one Tab stop (a grid). Row
  * actions sit in a column pinned to the right edge of the table's own scrolling region, so
- * they are on screen whatever the width. A reject asks first.
+ * they are on screen whatever the width: Resolve marks a flagged row resolved (the gateway's
+ * `resolve_flag` row action), Reject rejects it and asks first.
  *
  * A step whose args carry no rows gets its config and args shown and a row-action form taking
  * the row id. Approve / Reject decide the step itself (./Decision.tsx).
  */
 import { memo } from "preact/compat"
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks"
-import type { UiStep } from "../api/resources.js"
+import type { TaskEvent, UiStep } from "../api/resources.js"
 import { fieldOfMessage, gw, messageOf } from "./api.js"
-import { Decision } from "./Decision.js"
+import { Decision, type ReviewCounts } from "./Decision.js"
 import {
   cellText,
   type Column,
@@ -38,10 +39,24 @@ export { typedValue }
 export const ROWS_PER_PAGE = 200
 
 type Send = (
-  body: { action: "edit_cell" | "reject_row"; rowId: string; field?: string; value?: Scalar; expected?: Scalar }
+  body: { action: "edit_cell" | "reject_row" | "resolve_flag"; rowId: string; field?: string; value?: Scalar; expected?: Scalar }
 ) => Promise<string | undefined>
 
-export const TableReview = ({ taskId, step, onDone }: { taskId: string; step: UiStep; onDone: () => void }) => {
+/** The rows of this step someone edited, by the timeline's record (`row.edited` at this step). */
+const editedAt = (events: ReadonlyArray<TaskEvent>, stepId: string): ReadonlySet<string> => {
+  const out = new Set<string>()
+  for (const e of events) {
+    if (e.type === "row.edited" && e.origin === "gateway" && e.payload.stepId === stepId && typeof e.payload.rowId === "string") out.add(e.payload.rowId)
+  }
+  return out
+}
+
+export const TableReview = ({ taskId, step, events = [], onDone }: {
+  taskId: string
+  step: UiStep
+  events?: ReadonlyArray<TaskEvent>
+  onDone: () => void
+}) => {
   // The same config object while its content is the same: the task reloads every few seconds.
   const configJson = JSON.stringify(step.displayHint.config)
   const config = useMemo(() => step.displayHint.config, [configJson])
@@ -60,7 +75,14 @@ export const TableReview = ({ taskId, step, onDone }: { taskId: string; step: Ui
     }
   }, [])
   const rows = useStableRows(rowsOf(step))
-  const attention = rows?.filter((r) => r.status === "NEEDS_ATTENTION").length ?? 0
+  const edited = editedAt(events, step.id)
+  const open = rows?.filter((r) => r.status === "NEEDS_ATTENTION") ?? []
+  const review: ReviewCounts = {
+    open: open.length,
+    openEdited: open.filter((r) => edited.has(r.id)).length,
+    resolved: rows?.filter((r) => r.status === "RESOLVED").length ?? 0,
+    rejected: rows?.filter((r) => r.status === "REJECTED").length ?? 0
+  }
   return (
     <div>
       {rows !== undefined
@@ -73,7 +95,7 @@ export const TableReview = ({ taskId, step, onDone }: { taskId: string; step: Ui
           </>
         )}
       <p class="ok" role="status">{notice}</p>
-      <Decision taskId={taskId} step={step} attention={attention} onDone={onDone} />
+      <Decision taskId={taskId} step={step} review={rows !== undefined ? review : undefined} onDone={onDone} />
     </div>
   )
 }
@@ -152,8 +174,9 @@ const RowsTable = ({ rows, config, send, onNotice }: {
   const state = useRef({ visible, columns, editing, at })
   state.current = { visible, columns, editing, at }
 
-  const moveTo = useCallback((rowId: string, col: number) => {
-    wantFocus.current = true
+  /** `focus` false: the position follows a focus that is already where it should be (the actions cell's second button). */
+  const moveTo = useCallback((rowId: string, col: number, focus = true) => {
+    if (focus) wantFocus.current = true
     setPos((p) => (p?.rowId === rowId && p.col === col ? p : { rowId, col }))
   }, [])
 
@@ -212,9 +235,28 @@ const RowsTable = ({ rows, config, send, onNotice }: {
     else onNotice(`Row ${row.number} rejected`)
   }, [ask, send, onNotice])
 
+  const resolve = useCallback(async (row: ReviewRow) => {
+    setRowError(undefined)
+    const error = await send({ action: "resolve_flag", rowId: row.id })
+    if (error !== undefined) setRowError(`Row ${row.number} was not marked resolved: ${error}`)
+    else onNotice(`Row ${row.number} marked resolved`)
+  }, [send, onNotice])
+
   const onKeyDown = (e: KeyboardEvent) => {
     const { visible: list, editing: ed, at: here } = state.current
     if (ed !== undefined || here === undefined) return
+    // The actions cell holds two buttons (Resolve, Reject): left and right move between them first.
+    const button = e.target instanceof HTMLButtonElement && e.target.closest(".pin-right") !== null ? e.target : undefined
+    if (button !== undefined && (e.key === "ArrowRight" || e.key === "ArrowLeft")) {
+      const sibling = e.key === "ArrowRight" ? button.nextElementSibling : button.previousElementSibling
+      if (sibling instanceof HTMLButtonElement) {
+        e.preventDefault()
+        button.tabIndex = -1
+        sibling.tabIndex = 0
+        sibling.focus()
+        return
+      }
+    }
     const r = list.findIndex((x) => x.id === here.rowId)
     const go = (ri: number, ci: number) => {
       e.preventDefault()
@@ -321,6 +363,7 @@ const RowsTable = ({ rows, config, send, onNotice }: {
                 onSave={save}
                 onCancel={cancelEdit}
                 onReject={reject}
+                onResolve={resolve}
               />
             ))}
           </tbody>
@@ -346,17 +389,20 @@ interface RowProps {
   readonly currency: string | undefined
   readonly focusCol: number
   readonly editing: Editing | undefined
-  readonly onFocusCell: (rowId: string, col: number) => void
+  readonly onFocusCell: (rowId: string, col: number, focus?: boolean) => void
   readonly onEdit: (row: ReviewRow, field: string) => void
   readonly onDraft: (e: Editing) => void
   readonly onSave: (row: ReviewRow, column: Column, draft: string) => void
   readonly onCancel: () => void
   readonly onReject: (row: ReviewRow) => void
+  readonly onResolve: (row: ReviewRow) => void
 }
 
-const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCell, onEdit, onDraft, onSave, onCancel, onReject }: RowProps) => {
+const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCell, onEdit, onDraft, onSave, onCancel, onReject, onResolve }: RowProps) => {
   const lastCol = columns.length + 1
-  const canReject = row.status !== "REJECTED" && row.status !== "APPROVED"
+  const canReject = row.status !== "REJECTED" && row.status !== "APPROVED" && row.status !== "RESOLVED"
+  // Only a flagged row can be marked resolved (the ledger refuses it from any other status).
+  const canResolve = row.status === "NEEDS_ATTENTION"
   const tab = (col: number) => (focusCol === col ? 0 : -1)
   return (
     <tr data-row-id={row.id} data-status={row.status} aria-rowindex={index}>
@@ -402,15 +448,28 @@ const Row = memo(({ row, index, columns, currency, focusCol, editing, onFocusCel
         )
       })}
       <td class="pin-right" tabIndex={canReject ? undefined : tab(lastCol)} data-pos={canReject ? undefined : `${row.id}:${lastCol}`}>
+        {canResolve && (
+          <button
+            type="button"
+            class="secondary small"
+            tabIndex={tab(lastCol)}
+            data-pos={`${row.id}:${lastCol}`}
+            aria-label={`Resolve row ${row.number}`}
+            onFocus={() => onFocusCell(row.id, lastCol)}
+            onClick={() => onResolve(row)}
+          >
+            Resolve
+          </button>
+        )}
         {canReject
           ? (
             <button
               type="button"
               class="secondary small"
-              tabIndex={tab(lastCol)}
-              data-pos={`${row.id}:${lastCol}`}
+              tabIndex={canResolve ? -1 : tab(lastCol)}
+              data-pos={canResolve ? undefined : `${row.id}:${lastCol}`}
               aria-label={`Reject row ${row.number}`}
-              onFocus={() => onFocusCell(row.id, lastCol)}
+              onFocus={() => onFocusCell(row.id, lastCol, !canResolve)}
               onClick={() => onReject(row)}
             >
               Reject
@@ -487,7 +546,7 @@ const RowActionForm = ({ send, onNotice }: { send: Send; onNotice: (text: string
   const [value, setValue] = useState("")
   const [errors, setErrors] = useState<{ rowId?: string; field?: string; value?: string; form?: string }>({})
   const { dialog, ask } = useConfirm()
-  const run = async (action: "edit_cell" | "reject_row") => {
+  const run = async (action: "edit_cell" | "reject_row" | "resolve_flag") => {
     const id = rowId.trim()
     if (action === "reject_row" && !(await ask({
       title: "Reject this row?",
@@ -499,7 +558,7 @@ const RowActionForm = ({ send, onNotice }: { send: Send; onNotice: (text: string
       ? { action, rowId: id, field: field.trim(), value: typedValue(value, /^-?\d+(\.\d+)?$/.test(value.trim()) ? 0 : "") }
       : { action, rowId: id })
     if (message === undefined) {
-      onNotice(action === "reject_row" ? "Row rejected" : `${field.trim()} of the row saved`)
+      onNotice(action === "reject_row" ? "Row rejected" : action === "resolve_flag" ? "Row marked resolved" : `${field.trim()} of the row saved`)
       return setErrors({})
     }
     const named = fieldOfMessage(message)
@@ -532,6 +591,7 @@ const RowActionForm = ({ send, onNotice }: { send: Send; onNotice: (text: string
       <ErrorText message={errors.form} />
       <div class="actions">
         <button type="button" class="secondary" onClick={() => run("edit_cell")}>Edit cell</button>
+        <button type="button" class="secondary" onClick={() => run("resolve_flag")}>Mark row resolved</button>
         <button type="button" class="secondary" onClick={() => run("reject_row")}>Reject row</button>
       </div>
       {dialog}

@@ -8,7 +8,7 @@
 import { useMemo } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
 import { makeTimelineIndex } from "../client/eventText.js"
-import { useTaskEvents } from "./events.js"
+import type { useTaskEvents } from "./events.js"
 import { type ConsoleKnown, entriesOf, type Entry, NOTHING_KNOWN, type Piece } from "./timelineWords.js"
 import { Time } from "./ui.js"
 import { formatDay, humanize } from "./words.js"
@@ -23,7 +23,7 @@ const summary = (e: TaskEvent) =>
     .map(([k, v]) => `${humanize(k)}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
     .join(", ")
 
-const PieceView = ({ piece }: { piece: Piece }) => {
+export const PieceView = ({ piece }: { piece: Piece }) => {
   if (typeof piece === "string") return <>{piece}</>
   switch (piece.kind) {
     case "name":
@@ -66,8 +66,11 @@ const OtherLine = ({ e }: { e: TaskEvent }) => (
   </li>
 )
 
-export const Timeline = ({ taskId, known = NOTHING_KNOWN }: { taskId: string; known?: ConsoleKnown }) => {
-  const { events, transport, error } = useTaskEvents(taskId)
+/** The task's events come from the screen (./events.ts useTaskEvents), which reads them for other parts too. */
+export const Timeline = ({ feed: { events, transport, error }, known = NOTHING_KNOWN }: {
+  feed: ReturnType<typeof useTaskEvents>
+  known?: ConsoleKnown
+}) => {
   // Agents' names and files' names, as the timeline itself tells them.
   const index = useMemo(() => {
     const ix = makeTimelineIndex()

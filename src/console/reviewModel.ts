@@ -60,7 +60,7 @@ const ownScalars = (fields: Record<string, unknown>): Record<string, Scalar> => 
 }
 
 /** Rows that need a person, first; then the undecided; then the decided. Stable by number within each. */
-const STATUS_ORDER: Readonly<Record<string, number>> = { NEEDS_ATTENTION: 0, PENDING: 1, APPROVED: 3, REJECTED: 4 }
+const STATUS_ORDER: Readonly<Record<string, number>> = { NEEDS_ATTENTION: 0, PENDING: 1, APPROVED: 3, RESOLVED: 3, REJECTED: 4 }
 const rank = (status: string) => STATUS_ORDER[status] ?? 2
 
 export const sortForReview = (rows: ReadonlyArray<ReviewRow>): ReadonlyArray<ReviewRow> =>

@@ -3,7 +3,7 @@
  * checked by the same rule the gateway applies (src/services/startParams.ts `problem`) before
  * anything is sent. Pure, so a test can drive it without a browser.
  */
-import type { StartParam } from "../api/resources.js"
+import type { StartParam, TaskSummary } from "../api/resources.js"
 import { problem } from "../services/startParams.js"
 import { patternFormat } from "./words.js"
 
@@ -78,4 +78,12 @@ export const errorWords = (param: StartParam, message: string): string => {
       : `is not in the expected format${param.description !== undefined ? ` (${param.description})` : ""}`
   }
   return message.replace(param.pattern, format ?? "the expected format")
+}
+
+/** Tasks of `workflowId` whose title names `period` as a whole word ("Expense review 2026-11", not 2026-110). */
+export const tasksForPeriod = (tasks: ReadonlyArray<TaskSummary>, workflowId: string, period: string): ReadonlyArray<TaskSummary> => {
+  const p = period.trim()
+  if (p === "") return []
+  const word = new RegExp(`(?:^|[^\\p{L}\\p{N}])${p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?:$|[^\\p{L}\\p{N}])`, "u")
+  return tasks.filter((t) => t.workflowId === workflowId && word.test(t.title))
 }

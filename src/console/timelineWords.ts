@@ -142,6 +142,14 @@ const describe = (e: TaskEvent, known: ConsoleKnown, index: TimelineIndex | unde
         what: ["rejected ", ...rowPieces(p.rowId, known), ...(was !== undefined && was !== "REJECTED" ? [`, previously ${statusWord(was).toLowerCase()}`] : []), ...direct(p)]
       }
     }
+    case "step.claimed":
+      return p.override === true
+        ? { ...by, what: ["took over ", ...stepPieces(p.stepId, known), " from its agent"] }
+        : { ...by, what: ["claimed ", ...stepPieces(p.stepId, known)] }
+    case "step.released":
+      return { ...by, what: ["released ", ...stepPieces(p.stepId, known)] }
+    case "row.resolved":
+      return { ...by, what: ["marked ", ...rowPieces(p.rowId, known), " resolved"] }
     case "file.stored":
       return {
         ...by,

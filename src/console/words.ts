@@ -29,6 +29,7 @@ const STATUS_WORDS: Readonly<Record<string, string>> = {
   NEEDS_ATTENTION: "Needs attention",
   APPROVED: "Approved",
   REJECTED: "Rejected",
+  RESOLVED: "Resolved",
   ACTIVE: "Active"
 }
 
@@ -198,14 +199,49 @@ const AWAITING_PLURALS: Readonly<Record<string, string>> = {
 /** A component as a heading for a count of them: `APPROVAL` -> "Approvals". */
 export const awaitingPlural = (component: string): string => AWAITING_PLURALS[component] ?? humanize(component)
 
+/** An agent as a person can tell it apart: its name when known, else "the agent" and the start of its id. */
+export const agentWord = (id: string, name?: string): string =>
+  name !== undefined && name !== "" ? `the agent ${name}` : `the agent ${id.slice(0, 8)}`
+
 /**
  * Who a step waits for, in words: `["ann@acme.example", "group:controllers"]` -> "ann@acme.example
- * or the controllers group"; an agent's `agent:<uuid>` is "an agent"; none: "anyone".
+ * or the controllers group"; an agent's `agent:<uuid>` is "the agent 5f0c8e7a" (its name when
+ * `agentName` knows it); none: "anyone".
  */
-export const assigneesWord = (assignees: ReadonlyArray<string>): string => {
+export const assigneesWord = (assignees: ReadonlyArray<string>, agentName: (id: string) => string | undefined = () => undefined): string => {
   const words = assignees.map((a) =>
-    a.startsWith("group:") ? `the ${a.slice("group:".length)} group` : a.startsWith("agent:") ? "an agent" : a)
+    a.startsWith("group:")
+      ? `the ${a.slice("group:".length)} group`
+      : a.startsWith("agent:")
+      ? agentWord(a.slice("agent:".length), agentName(a.slice("agent:".length)))
+      : a)
   return words.length === 0 ? "anyone" : orList([...new Set(words)])
+}
+
+/**
+ * The key a person or group is granted by, as the gateway compares assignees
+ * (src/domain/actorSkeleton.ts `actorKey`): the same text up to compatibility form and case.
+ */
+export const grantKey = (name: string): string => name.normalize("NFKC").toUpperCase().toLowerCase()
+
+/** Priorities that say nothing by themselves: the ordinary level. */
+const ORDINARY_PRIORITIES = new Set(["normal", "medium", "default", "standard"])
+
+/**
+ * Which priorities on a list are worth showing (README "The task console"): a priority says
+ * something only against the others. The most common one is the list's usual level and is said
+ * once (`common`, unless it is the ordinary level); a task is marked only where its priority
+ * differs from it. "High priority" on every task says nothing.
+ */
+export const priorityMarks = (priorities: ReadonlyArray<string>): { readonly common?: string; readonly marked: (p: string) => boolean } => {
+  const counts = new Map<string, number>()
+  for (const p of priorities) counts.set(p, (counts.get(p) ?? 0) + 1)
+  let common: string | undefined
+  for (const [p, n] of counts) if (common === undefined || n > counts.get(common)!) common = p
+  return {
+    ...(common !== undefined && common.trim() !== "" && !ORDINARY_PRIORITIES.has(common.toLowerCase()) ? { common } : {}),
+    marked: (p) => p !== common && p.trim() !== ""
+  }
 }
 
 const UNITS: ReadonlyArray<readonly [Intl.NumberFormatOptions["unit"] & string, number]> = [

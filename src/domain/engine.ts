@@ -8,7 +8,7 @@
  */
 import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
 import type { Scalar } from "../api/resources.js"
-import { decideEdit, decideReject } from "./ledgers.js"
+import { decideEdit, decideReject, decideResolve } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, TABLE_COMPONENT } from "./runbook.js"
 import { actRefusal, type Claim, claimOn, dueAtOf } from "./assignment.js"
@@ -372,8 +372,8 @@ export const applyToRow = (
   row: RowState,
   action: RowActionPayload
 ): { readonly _tag: "changed"; readonly row: RowState } | { readonly _tag: "ignored"; readonly reason: string } => {
-  if (action.action === "reject_row") {
-    const d = decideReject(action.ledger, row.status)
+  if (action.action === "reject_row" || action.action === "resolve_flag") {
+    const d = (action.action === "reject_row" ? decideReject : decideResolve)(action.ledger, row.status)
     return d._tag === "ok" ? { _tag: "changed", row: { ...row, status: d.value } } : { _tag: "ignored", reason: reasonOf(d) }
   }
   const field = action.field ?? ""
@@ -474,6 +474,18 @@ export const audit = {
     source: AUDIT_EVENT_SOURCE,
     payload: { ledger: row.ledger, rowId: row.id, previousStatus, newStatus, via, ...(stepId !== null ? { stepId } : {}), ...by(who) }
   }),
+  /** A flagged row marked resolved (the `resolve_flag` row action). */
+  rowResolved: (
+    row: { readonly ledger: string; readonly id: string },
+    previousStatus: string,
+    newStatus: string,
+    who: Attribution,
+    stepId: string | null = null
+  ): EngineEvent => ({
+    type: "row.resolved",
+    source: AUDIT_EVENT_SOURCE,
+    payload: { ledger: row.ledger, rowId: row.id, previousStatus, newStatus, via: "row_action", ...(stepId !== null ? { stepId } : {}), ...by(who) }
+  }),
   cellEdited: (
     row: { readonly ledger: string; readonly id: string },
     field: string,
@@ -536,6 +548,8 @@ export const rowActionEvent = (
 ): EngineEvent =>
   action.action === "reject_row"
     ? audit.rowRejected({ ledger: action.ledger, id: action.rowId }, before.status, after.status, "row_action", signal, signal.expectedStep)
+    : action.action === "resolve_flag"
+    ? audit.rowResolved({ ledger: action.ledger, id: action.rowId }, before.status, after.status, signal, signal.expectedStep)
     : audit.cellEdited(
       { ledger: action.ledger, id: action.rowId },
       action.field ?? "",

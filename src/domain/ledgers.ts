@@ -41,6 +41,9 @@ export interface LedgerRules {
   readonly rejectableFrom: ReadonlyArray<string>
   readonly editableIn: ReadonlyArray<string>
   readonly rejectedStatus: string
+  /** Where the `resolve_flag` row action (this gateway's extension) may start, and what it makes a row. */
+  readonly resolvableFrom: ReadonlyArray<string>
+  readonly resolvedStatus: string
 }
 
 export const LEDGERS: Readonly<Record<string, LedgerRules>> = {
@@ -58,7 +61,9 @@ export const LEDGERS: Readonly<Record<string, LedgerRules>> = {
     },
     rejectableFrom: ["NEEDS_ATTENTION"],
     editableIn: ["NEEDS_ATTENTION"],
-    rejectedStatus: "REJECTED"
+    rejectedStatus: "REJECTED",
+    resolvableFrom: ["NEEDS_ATTENTION"],
+    resolvedStatus: "RESOLVED"
   },
   journal_proposals: {
     editable: {
@@ -71,7 +76,9 @@ export const LEDGERS: Readonly<Record<string, LedgerRules>> = {
     },
     rejectableFrom: ["NEEDS_ATTENTION"],
     editableIn: ["NEEDS_ATTENTION"],
-    rejectedStatus: "REJECTED"
+    rejectedStatus: "REJECTED",
+    resolvableFrom: ["NEEDS_ATTENTION"],
+    resolvedStatus: "RESOLVED"
   }
 }
 
@@ -96,6 +103,15 @@ export const decideReject = (ledger: string, status: string): RowDecision<string
   return rules.rejectableFrom.includes(status)
     ? { _tag: "ok", value: rules.rejectedStatus }
     : { _tag: "badRequest", message: `Row cannot be rejected from status ${status}`, currentStatus: status }
+}
+
+/** Whether a flagged row (one that needs attention) of `ledger` may be marked resolved; the new status when it may. */
+export const decideResolve = (ledger: string, status: string): RowDecision<string> => {
+  const rules = ledgerRules(ledger)
+  if (rules === undefined) return { _tag: "notFound" }
+  return rules.resolvableFrom.includes(status)
+    ? { _tag: "ok", value: rules.resolvedStatus }
+    : { _tag: "badRequest", message: `Row cannot be marked resolved from status ${status}: only a row that needs attention can`, currentStatus: status }
 }
 
 /** Whether `field` may be set to `value` on a row in `status`; the coerced value when it may. */

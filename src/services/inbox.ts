@@ -8,10 +8,11 @@
 import * as Effect from "effect/Effect"
 import { createHash } from "node:crypto"
 import { BadRequest } from "../api/errors.js"
-import { INBOX_CURSOR_MESSAGE, INBOX_PAGE_DEFAULT, type InboxPage, type InboxQueryParams } from "../api/inbox.js"
+import { INBOX_CURSOR_MESSAGE, INBOX_PAGE_DEFAULT, type InboxPage, type InboxQueryParams, type Me } from "../api/inbox.js"
 import type { InboxQuery } from "../upstream/inbox.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
+import { actorNow, currentIdentity } from "./Actor.js"
 import { actorProblem } from "./actorValue.js"
 import { GROUP_PREFIX } from "../domain/actorSkeleton.js"
 import { Tenant } from "./Tenant.js"
@@ -38,6 +39,13 @@ const decodeCursor = (cursor: string, tag: string): { waitingSince: string; task
     return undefined
   }
 }
+
+/** The caller as the edge names them: actor, groups, and whether an identity is configured. */
+export const whoAmI: Effect.Effect<Me> = Effect.zipWith(actorNow, currentIdentity, (actor, identity) => ({
+  actor: actor ?? null,
+  groups: identity.groups,
+  identity: identity.enforced ? "edge" : "none"
+}))
 
 /** One page of the inbox for the caller of this request. */
 export const inboxPage = (params: InboxQueryParams) =>

@@ -18,7 +18,7 @@ import { type Fixture, fixtureOrigin } from "../domain/fixture.js"
 import { resolveExternalRef } from "../domain/agentRef.js"
 import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
 import type { Agent } from "../upstream/registry.js"
-import { decideEdit, decideReject, type RowDecision } from "../domain/ledgers.js"
+import { decideEdit, decideReject, decideResolve, type RowDecision } from "../domain/ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 import {
   acceptSignal,
@@ -301,6 +301,15 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
         return { status: "OK" as const, rowId, newStatus }
       }))
 
+  /** The `resolve_flag` row action: a flagged row marked resolved. */
+  const resolveRow = (tenantId: string, ledger: string, rowId: string, stepId: string | null) =>
+    Effect.flatMap(Effect.zip(rowOf(tenantId, ledger, rowId), attributionNow), ([row, who]) =>
+      Effect.map(fromDecision(decideResolve(ledger, row.status), `Row ${rowId} in ${ledger}`), (newStatus) => {
+        const previous = row.status
+        row.status = newStatus
+        auditRow(row, audit.rowResolved(row, previous, newStatus, who, stepId))
+      }))
+
   const updateRow = (
     tenantId: string,
     ledger: string,
@@ -490,6 +499,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
             if (rowAction) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, what)
               if (p.action === "reject_row") yield* rejectRow(tenantId, p.ledger, p.rowId, "row_action", bound.expectedStep)
+              else if (p.action === "resolve_flag") yield* resolveRow(tenantId, p.ledger, p.rowId, bound.expectedStep)
               else {
                 yield* updateRow(
                   tenantId,

@@ -129,7 +129,7 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
       await open(page)
       const polluted = await page.evaluate(`Object.getOwnPropertyNames(Object.prototype).filter((k) => /^__[a-z]?$/.test(k))`)
       expect(polluted).toEqual([])
-      expect(await page.locator("tr[data-row-id=r1] > td").allTextContents()).toEqual(["<img src=x onerror=alert(1)>", "—", "—", '{"a":1}', '["a","b"]', "Reject"])
+      expect(await page.locator("tr[data-row-id=r1] > td").allTextContents()).toEqual(["<img src=x onerror=alert(1)>", "—", "—", '{"a":1}', '["a","b"]', "ResolveReject"])
       expect(await page.locator("img[src=x]").count()).toBe(0)
       expect(await seriousViolations(page)).toEqual([])
     } finally {

@@ -172,9 +172,10 @@ describe("the review screen", { timeout: 120_000 }, () => {
     const count = (r: { method(): string; url(): string }) => void (r.method() === "POST" && r.url().endsWith("/action") && decisions++)
     page.on("request", count)
     await page.getByRole("button", { name: "Approve", exact: true }).click()
-    const warning = page.getByRole("dialog", { name: /rows still need attention/ })
+    // The warning counts what was done: flagged rows still open (none marked resolved yet).
+    const warning = page.getByRole("dialog", { name: /3 flagged rows are still open/ })
     await warning.waitFor()
-    expect(await warning.textContent()).toContain("3 rows")
+    expect(await warning.textContent()).toContain("3 flagged rows still open")
     await warning.getByRole("button", { name: "Cancel" }).click()
     await page.getByRole("button", { name: "Reject", exact: true }).click()
     const ask = page.getByRole("dialog", { name: "Reject “Review flagged expenses”?" })

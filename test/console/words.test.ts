@@ -4,7 +4,9 @@ import type { TaskEvent } from "../../src/api/resources.js"
 import { columnsOf, rowsOf, sortForReview, statusCounts } from "../../src/console/reviewModel.js"
 import { errorWords, hintOf } from "../../src/console/startForm.js"
 import { type ConsoleKnown, entriesOf, type Piece } from "../../src/console/timelineWords.js"
-import { assigneesWord, elapsed, humanize, patternFormat, providerName, statusWord, withProviderNames } from "../../src/console/words.js"
+import { failureOf, snapshotWords } from "../../src/console/decidedWords.js"
+import { tasksForPeriod } from "../../src/console/startForm.js"
+import { assigneesWord, elapsed, grantKey, humanize, patternFormat, priorityMarks, providerName, statusWord, withProviderNames } from "../../src/console/words.js"
 
 const usd = (n: number) => new Intl.NumberFormat(undefined, { style: "currency", currency: "USD" }).format(n)
 const text = (what: ReadonlyArray<Piece>) =>
@@ -122,11 +124,59 @@ describe("the inbox's words", () => {
   it("says who a step waits for and how long it has waited", () => {
     expect(assigneesWord([])).toBe("anyone")
     expect(assigneesWord(["ann@acme.test", "group:controllers"])).toBe("ann@acme.test or the controllers group")
-    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("an agent")
+    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("the agent 5f0c8e7a")
+    expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"], () => "Reconciler")).toBe("the agent Reconciler")
     const now = Date.parse("2026-12-05T00:00:00Z")
     expect(elapsed("2026-12-04T23:59:30Z", now)).toBe("less than a minute")
     expect(elapsed("2026-12-04T21:00:00Z", now)).toMatch(/3 hours/)
     expect(elapsed("2026-12-01T00:00:00Z", now)).toMatch(/4 days/)
     expect(elapsed("not a time", now)).toBe("not a time")
+  })
+})
+
+describe("the details' words", () => {
+  const known: ConsoleKnown = { stepTitle: (id) => (id === "review" ? "Review flagged expenses" : humanize(id)), row: () => undefined, fieldLabel: humanize }
+
+  it("shows a priority only where it differs from the list's usual one, and an ordinary usual one not at all", () => {
+    const all = priorityMarks(["HIGH", "HIGH", "HIGH"])
+    expect(all.common).toBe("HIGH")
+    expect(all.marked("HIGH")).toBe(false)
+    const mixed = priorityMarks(["HIGH", "LOW", "HIGH"])
+    expect([mixed.marked("LOW"), mixed.marked("HIGH")]).toEqual([true, false])
+    const normal = priorityMarks(["NORMAL", "URGENT"])
+    expect(normal.common).toBeUndefined()
+    expect(normal.marked("URGENT")).toBe(true)
+    expect(priorityMarks(["", ""]).common).toBeUndefined()
+    expect(priorityMarks([]).common).toBeUndefined()
+  })
+
+  it("compares groups as the gateway grants them: case and compatibility forms, not look-alikes", () => {
+    expect(grantKey("Controllers")).toBe(grantKey("ｃontrollers"))
+    expect(grantKey("contrоllers")).not.toBe(grantKey("controllers")) // Cyrillic о
+  })
+
+  it("tells a snapshot as a sentence with its facts, never as JSON", () => {
+    const decided = snapshotWords({ decision: "rejected", reason: "Wrong period", decidedAt: "2026-09-03T11:00:00Z", decidedBy: "bob@acme.test", extra: { a: [1, 2] } }, "review", known)
+    expect(decided.sentence.who).toBe("bob@acme.test")
+    expect(text(decided.sentence.what)).toBe("rejected Review flagged expenses, saying “Wrong period”")
+    expect(decided.facts).toEqual([["Extra", "A: 1, 2"]])
+    expect(text(snapshotWords({ files: 3, submittedAt: "2026-11-01T09:05:00Z" }, "upload", known).sentence.what)).toBe("Someone not named submitted 3 files to Upload")
+    expect(text(snapshotWords("x", "review", known).sentence.what)).toBe("Review flagged expenses was completed; nothing else was recorded")
+    expect(snapshotWords({ ["__proto__"]: 1, big: "y".repeat(2000) }, "s", known).facts.map(([l, t]) => [l, t.length])).toEqual([["Proto", 1], ["Big", 501]])
+  })
+
+  it("says why a FAILED task failed: the rejected step's snapshot, else the timeline, else nothing", () => {
+    expect(text(failureOf({ review: { decision: "rejected", reason: null } }, [], known)!.what)).toBe("Someone not named rejected Review flagged expenses, with no comment")
+    const event = { taskId: "t", type: "step.completed", source: "workspace", seq: 1, payload: { stepId: "review", decision: "reject", comments: "No", actor: "ann" }, createdAt: "2026-01-01T00:00:00Z", position: "1", origin: "gateway" } as TaskEvent
+    expect(failureOf({}, [event], known)).toMatchObject({ who: "ann", at: "2026-01-01T00:00:00Z" })
+    expect(failureOf({}, [{ ...event, origin: "producer" }], known)).toBeUndefined()
+  })
+
+  it("finds the entity's tasks of a workflow for a period by the whole period in the title", () => {
+    const t = (title: string, workflowId = "close") => ({ id: title, title, status: "IN_PROGRESS", priority: "HIGH", entityId: "e", workflowId, createdAt: "2026-01-01T00:00:00Z" })
+    const tasks = [t("Close 2026-10"), t("Close 2026-101"), t("Close 2026-1"), t("Other 2026-10", "other"), t("Close (2026-10) again")]
+    expect(tasksForPeriod(tasks, "close", "2026-10").map((x) => x.title)).toEqual(["Close 2026-10", "Close (2026-10) again"])
+    expect(tasksForPeriod(tasks, "close", "2026.10")).toEqual([])
+    expect(tasksForPeriod(tasks, "close", " ")).toEqual([])
   })
 })

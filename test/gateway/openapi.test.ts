@@ -29,12 +29,13 @@ const SPEC_OPERATIONS = [
   "DELETE /v1/gl",
   // The inbox and claims (README "Inbox and assignment").
   "GET /v1/inbox",
+  "GET /v1/me",
   "POST /v1/tasks/{taskId}/claim",
   "DELETE /v1/tasks/{taskId}/claim"
 ]
 
 describe("GET /openapi.json", () => {
-  it.effect("an OpenAPI 3.1 document with exactly the 25 operations, each with a summary and a description", () =>
+  it.effect("an OpenAPI 3.1 document with exactly the 26 operations, each with a summary and a description", () =>
     withGateway(() =>
       Effect.gen(function*() {
         const res = yield* raw("GET", "/openapi.json")

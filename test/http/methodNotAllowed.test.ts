@@ -158,12 +158,12 @@ describe("405 Method Not Allowed with Allow", () => {
 describe("methodNotAllowed: matching an HttpApi's path templates", () => {
   it("lists every endpoint of the API with the prefix applied", () => {
     const templates = templatesOf(GatewayApi)
-    // One template per (method, path) of the spec's tables, plus the live event stream, the inbox
-    // and the claim's POST and DELETE.
+    // One template per (method, path) of the spec's tables, plus the live event stream, the inbox,
+    // the caller (/v1/me) and the claim's POST and DELETE.
     const specEndpoints = SPEC_PATHS.flatMap(([, allow]) => allow.split(", ").filter((m) => m !== "HEAD"))
-    expect(templates).toHaveLength(specEndpoints.length + 4)
+    expect(templates).toHaveLength(specEndpoints.length + 5)
     expect(templates.map((t) => `${t.method} ${t.path}`)).toEqual(expect.arrayContaining([
-      "GET /v1/inbox", "POST /v1/tasks/:taskId/claim", "DELETE /v1/tasks/:taskId/claim"
+      "GET /v1/inbox", "GET /v1/me", "POST /v1/tasks/:taskId/claim", "DELETE /v1/tasks/:taskId/claim"
     ]))
     expect(templates.map((t) => `${t.method} ${t.path}`)).toContain("GET /v1/tasks/:taskId/events/stream")
     expect(templates.every((t) => t.path.startsWith("/v1/"))).toBe(true)

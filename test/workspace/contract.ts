@@ -283,6 +283,24 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
       }))
 
+      test("resolve_flag marks a flagged row resolved (the gateway's extension), once, and only from NEEDS_ATTENTION", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const rowAction = (payload: Record<string, unknown>) =>
+          ws.signal(ID.tenantA, { taskId: ID.taskReview, name: "user_action", payload: { kind: "row_action", ledger: "expenses", ...payload } })
+        yield* rowAction({ action: "resolve_flag", rowId: ID.rowNeeds2 })
+        expect(yield* failure(rowAction({ action: "resolve_flag", rowId: ID.rowNeeds2 })))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "RESOLVED" })
+        expect(yield* failure(rowAction({ action: "resolve_flag", rowId: ID.rowRejected })))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "REJECTED" })
+        // A resolved row is reviewed: no more edits or rejects.
+        expect(yield* failure(rowAction({ action: "reject_row", rowId: ID.rowNeeds2 })))
+          .toMatchObject({ _tag: "BadRequest", currentStatus: "RESOLVED" })
+        const events = yield* ws.listEvents(ID.tenantA, ID.taskReview, {})
+        expect(events.events.filter((e) => e.type === "row.resolved").map((e) => e.payload)).toEqual([
+          expect.objectContaining({ rowId: ID.rowNeeds2, previousStatus: "NEEDS_ATTENTION", newStatus: "RESOLVED", via: "row_action" })
+        ])
+      }))
+
       test("a row action needs a row of that task and a current table step", Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const rowAction = (taskId: string, rowId: string) =>

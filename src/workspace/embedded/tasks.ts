@@ -11,7 +11,7 @@ import type { CreatedTask } from "../../api/resources.js"
 import type * as Statement from "effect/sql/Statement"
 import type { TaskQuery, WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { unknownAfterId } from "../taskQuery.js"
-import { decideEdit, decideReject } from "../../domain/ledgers.js"
+import { decideEdit, decideReject, decideResolve } from "../../domain/ledgers.js"
 import type { Workspace } from "../../upstream/model.js"
 import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../../domain/runbook.js"
 import {
@@ -238,6 +238,7 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             if (row !== undefined) {
               if (allowed !== undefined && allowed._tag !== "ok") yield* fromDecision(allowed, `${what} of task ${task.id}`)
               if (p.action === "reject_row") yield* fromDecision(decideReject(p.ledger, row.status), what)
+              else if (p.action === "resolve_flag") yield* fromDecision(decideResolve(p.ledger, row.status), what)
               else {
                 yield* fromDecision(decideEdit(p.ledger, row.status, p.field ?? "", p.value ?? null), what)
                 if (p.expected !== undefined) yield* tx.checkExpected(row, p.field ?? "", p.expected)

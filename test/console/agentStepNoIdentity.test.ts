@@ -1,0 +1,52 @@
+/**
+ * An agent's step in the console without an identity at the edge: nobody is named, so the
+ * take-over cannot be claimed (the gateway refuses a claim by nobody); the controls then open with
+ * that said plainly, and the decision goes through as the API allows without an identity.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { type Browser, launch, seriousViolations } from "./browser.js"
+
+const FIXTURE = fileURLToPath(new URL("./details.fixture.json", import.meta.url))
+const AGENT_TASK = "11111111-1111-4111-8111-111111111111"
+
+let dir: string
+let gw: RunningService | undefined
+let browser: Browser | undefined
+let page: Page
+const errors: Array<string> = []
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "console-agent-"))
+  ;[gw, browser] = await Promise.all([
+    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
+    launch()
+  ])
+  page = await browser.context.newPage()
+  page.on("pageerror", (e) => errors.push(e.message))
+}, 90_000)
+afterAll(async () => {
+  await Promise.allSettled([browser?.close(), gw?.stop()])
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe("an agent's step without an identity at the edge", { timeout: 60_000 }, () => {
+  it("says whose it is; Take over opens the controls with a warning that it cannot be recorded (1280 px)", async () => {
+    expect((await http("GET", `${gw!.url}/v1/me`)).body).toEqual({ actor: null, groups: [], identity: "none" })
+    await page.goto(`${gw!.url}/#/tasks/${AGENT_TASK}`)
+    const owner = page.getByTestId("step-owner")
+    await expect.poll(() => owner.textContent()).toMatch(/This is the agent 5f0c8e7a's step/)
+    expect(await page.getByRole("button", { name: "Approve", exact: true }).count()).toBe(0)
+    await page.getByRole("button", { name: "Take over from the agent" }).click()
+    await expect.poll(() => owner.textContent()).toMatch(/Nobody is named at the gateway's edge, so the take-over cannot be recorded/)
+    expect(await seriousViolations(page)).toEqual([])
+    await page.getByRole("button", { name: "Approve", exact: true }).click()
+    await page.getByRole("heading", { name: "Current step: Review flagged expenses" }).waitFor()
+    expect(errors).toEqual([])
+  })
+})
