@@ -252,6 +252,20 @@ export const IngestFileDto = Schema.Struct({ ...FileMetaFields, fileRef: FileRef
 )
 export type IngestFileDto = typeof IngestFileDto.Type
 
+/**
+ * The raw upload's fields, in its query string (the body is the file, its Content-Type the
+ * file's type): the upload's fields but the type and the bytes.
+ */
+export const RawUploadQuery = Schema.Struct({
+  source: FileMetaFields.source,
+  fileName: FileMetaFields.fileName,
+  period: FileMetaFields.period,
+  schemaSlug: FileMetaFields.schemaSlug,
+  signalTaskId: FileMetaFields.signalTaskId,
+  signalName: FileMetaFields.signalName
+}).pipe(Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })))
+export type RawUploadQuery = typeof RawUploadQuery.Type
+
 /** Shared by both upload paths once the bytes are in hand. */
 export type FileMeta = Omit<UploadFileDto, "data">
 
