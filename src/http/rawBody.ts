@@ -32,7 +32,10 @@ export interface SpooledBody {
   readonly length: number
   /** Hex SHA-256 of the bytes. */
   readonly sha256: string
-  /** `length` bytes from `offset`, fewer only at the end. */
+  /**
+   * `length` bytes from `offset`, fewer only at the end. The returned view is valid until the
+   * next read (one buffer serves them all): use or copy it first.
+   */
   readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
 }
 
@@ -42,6 +45,25 @@ export const fileTooLarge = (maxBytes: number) =>
 
 /** Ends a request's fiber as a client abort (no answer, no error logged), as the JSON reader does. */
 const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
+
+/**
+ * Every socket chunk of a body is a fresh buffer outside V8's heap, dead once written; V8 frees
+ * them only when a collection runs, and a spooling request allocates almost nothing on the heap,
+ * so none ran until external memory had grown by V8's soft limit (a 30 MiB upload: +24 MB RSS).
+ * With `--expose-gc` (npm start), a young-generation collection after every RELEASE_EVERY bytes
+ * spooled frees them (as the download path does, src/workspace/embedded/chunkRelease.ts).
+ */
+const RELEASE_EVERY = 8 * 1024 * 1024
+let unreleased = 0
+const spooled = (bytes: number) => {
+  const gc = (globalThis as { gc?: (options: { readonly type: "minor" }) => void }).gc
+  if (gc === undefined) return
+  unreleased += bytes
+  if (unreleased >= RELEASE_EVERY) {
+    unreleased = 0
+    gc({ type: "minor" })
+  }
+}
 
 const openSpool = Effect.acquireRelease(
   Effect.promise(async () => {
@@ -78,6 +100,7 @@ const spoolIncoming = async (
         const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, length - chunk.byteLength + written)
         written += bytesWritten
       }
+      spooled(chunk.byteLength)
     }
   } catch {
     throw new Aborted()
@@ -121,10 +144,13 @@ export const spoolBody = (
     if (length === undefined) return yield* clientAbort
     if (typeof length !== "number") return yield* Effect.fail(length)
     const sha256 = hash.digest("hex")
+    // One buffer for every read: the store binds a chunk (copying it) before it reads the next.
+    let reused: Buffer | undefined
     const read = (offset: number, size: number) =>
       Effect.promise(async () => {
         const n = Math.max(0, Math.min(size, length - offset))
-        const buffer = Buffer.allocUnsafeSlow(n)
+        if (reused === undefined || reused.byteLength < n) reused = Buffer.allocUnsafeSlow(n)
+        const buffer = reused.subarray(0, n)
         let got = 0
         while (got < n) {
           const { bytesRead } = await handle.read(buffer, got, n - got, offset + got)

@@ -158,7 +158,7 @@ export interface SpooledBytes {
   readonly length: number
   /** Hex SHA-256 of the bytes (the idempotency fingerprint's stand-in for them). */
   readonly sha256: string
-  /** `length` bytes from `offset` (fewer only at the end). */
+  /** `length` bytes from `offset` (fewer only at the end); valid until the next read (use or copy it first). */
   readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
 }
 
@@ -166,7 +166,7 @@ export const isSpooled = (bytes: Uint8Array | SpooledBytes): bytes is SpooledByt
 
 /** All the bytes in memory: for the stores that keep or send a document whole (memory, HTTP). */
 export const wholeBytes = (bytes: Uint8Array | SpooledBytes): Effect.Effect<Uint8Array> =>
-  isSpooled(bytes) ? bytes.read(0, bytes.length) : Effect.succeed(bytes)
+  isSpooled(bytes) ? Effect.map(bytes.read(0, bytes.length), (view) => Uint8Array.from(view)) : Effect.succeed(bytes)
 
 export const DataBatch = Schema.Struct({
   taskId: Schema.String,
