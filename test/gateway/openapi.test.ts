@@ -20,6 +20,7 @@ const SPEC_OPERATIONS = [
   "GET /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files/ingest",
+  "POST /v1/tasks/{taskId}/files/raw",
   "GET /v1/tasks/{taskId}/files/{documentRef}/download",
   "POST /v1/tasks/{taskId}/data/ingest",
   "POST /v1/subledgers/{ledger}/{rowId}/reject",
@@ -34,7 +35,7 @@ const SPEC_OPERATIONS = [
 ]
 
 describe("GET /openapi.json", () => {
-  it.effect("an OpenAPI 3.1 document with exactly the 25 operations, each with a summary and a description", () =>
+  it.effect("an OpenAPI 3.1 document with exactly the 26 operations, each with a summary and a description", () =>
     withGateway(() =>
       Effect.gen(function*() {
         const res = yield* raw("GET", "/openapi.json")
