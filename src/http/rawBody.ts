@@ -25,7 +25,7 @@ import type { FileHandle } from "node:fs/promises"
 import { IncomingMessage } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PayloadTooLarge } from "../api/errors.js"
+import { PayloadTooLarge, ServiceUnavailable } from "../api/errors.js"
 import { bodyRefused } from "./nodeServer.js"
 
 export interface SpooledBody {
@@ -89,6 +89,8 @@ const spoolIncoming = async (
   maxBytes: number
 ): Promise<number | PayloadTooLarge> => {
   let length = 0
+  // A failing write (disk full) is the server's failure, not the client's: it stays an error.
+  let writeFailed: unknown
   try {
     for await (const chunk of message as AsyncIterable<Buffer>) {
       length += chunk.byteLength
@@ -96,13 +98,19 @@ const spoolIncoming = async (
       if (length > maxBytes) return fileTooLarge(maxBytes)
       hash.update(chunk)
       let written = 0
-      while (written < chunk.byteLength) {
-        const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, length - chunk.byteLength + written)
-        written += bytesWritten
+      try {
+        while (written < chunk.byteLength) {
+          const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, length - chunk.byteLength + written)
+          written += bytesWritten
+        }
+      } catch (e) {
+        writeFailed = e
+        throw e
       }
       spooled(chunk.byteLength)
     }
-  } catch {
+  } catch (e) {
+    if (writeFailed !== undefined) throw e
     throw new Aborted()
   }
   if (bodyRefused(message) || !message.complete) throw new Aborted()
@@ -116,7 +124,7 @@ const spoolIncoming = async (
 export const spoolBody = (
   request: HttpServerRequest.HttpServerRequest,
   maxBytes: number
-): Effect.Effect<SpooledBody, PayloadTooLarge, Scope.Scope> =>
+): Effect.Effect<SpooledBody, PayloadTooLarge | ServiceUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
     const handle = yield* openSpool
     const hash = createHash("sha256")
@@ -124,8 +132,15 @@ export const spoolBody = (
     const length: number | PayloadTooLarge | undefined = source instanceof IncomingMessage
       ? yield* Effect.tryPromise({
         try: () => spoolIncoming(source, handle, hash, maxBytes),
-        catch: () => undefined
-      }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+        catch: (e) => e
+      }).pipe(Effect.catch((e) =>
+        e instanceof Aborted
+          ? Effect.succeed(undefined)
+          : Effect.andThen(
+            Effect.logError(`raw upload: spooling the body to ${tmpdir()} failed: ${String(e)}`),
+            Effect.fail(new ServiceUnavailable({ message: "The upload could not be stored now; try again" }))
+          )
+      ))
       // Any other request (a web Request in tests) through its stream.
       : yield* Effect.orDie(Stream.runFoldEffect(
         request.stream,
