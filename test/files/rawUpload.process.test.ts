@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import { createHash, randomBytes } from "node:crypto"
-import { readFileSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -157,6 +157,9 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     const badPeriod = await post(rawUrl(taskId, { source: "s", period: "2026-13" }), "x", { ...RAW, "content-type": "application/pdf" })
     expect(badPeriod.status).toBe(400)
     expect(badPeriod.body.message).toMatch(/period/)
+    const nul = await post(rawUrl(taskId, { source: "a\u0000b" }), "x", { ...RAW, "content-type": "application/pdf" })
+    expect(nul.status).toBe(400)
+    expect(nul.body.message).toMatch(/source.*NUL/)
     const unknown = await post(rawUrl(taskId, { source: "s", data: "x" }), "x", { ...RAW, "content-type": "application/pdf" })
     expect(unknown.status).toBe(400)
     expect(unknown.body.message).toMatch(/data/)
@@ -206,6 +209,44 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     const completed = text.findIndex((t) => t.includes("step.completed"))
     expect(stored).toBeGreaterThanOrEqual(0)
     expect(completed).toBeGreaterThan(stored)
+  })
+
+  it("a retry with the same Idempotency-Key stores once; the same key with other bytes is a 409", async () => {
+    const taskId = await gw.newTask()
+    const headers = { ...RAW, "content-type": "application/pdf", "idempotency-key": `raw-${taskId}` }
+    const bytes = randomBytes(600 * 1024)
+    const first = await post(rawUrl(taskId, { source: "s", fileName: "a.pdf" }), bytes, headers)
+    const again = await post(rawUrl(taskId, { source: "s", fileName: "a.pdf" }), bytes, headers)
+    expect(first.status, first.text).toBe(201)
+    expect(again.body).toEqual(first.body)
+    const other = await post(rawUrl(taskId, { source: "s", fileName: "a.pdf" }), randomBytes(600 * 1024), headers)
+    expect(other.status, other.text).toBe(409)
+    expect((await files(taskId)).length).toBe(1)
+  })
+
+  it("a client that leaves mid-body stores nothing and leaves no spool file open", async () => {
+    const taskId = await gw.newTask()
+    const fds = () => readdirSync(`/proc/${gw.service.pid}/fd`).length
+    const before = fds()
+    for (let i = 0; i < 5; i++) {
+      await new Promise<void>((resolve) => {
+        const req = httpRequest(rawUrl(taskId, { source: "s" }), {
+          method: "POST",
+          headers: { ...RAW, "content-type": "application/pdf", "content-length": String(8 * 1024 * 1024) }
+        })
+        req.on("error", () => resolve())
+        req.write(randomBytes(1024 * 1024), () => setTimeout(() => req.destroy(), 50))
+        req.on("close", () => resolve())
+      })
+    }
+    const deadline = Date.now() + 10_000
+    while (fds() > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    expect(fds()).toBeLessThanOrEqual(before)
+    expect(await files(taskId)).toEqual([])
+    // And the next upload is taken whole.
+    const ok = await post(rawUrl(taskId, { source: "s" }), randomBytes(1024), { ...RAW, "content-type": "application/pdf" })
+    expect(ok.status, ok.text).toBe(201)
+    expect((await files(taskId)).map((f) => f.id)).toEqual([ok.body.documentRef])
   })
 
   it("the typed client's uploadFileRaw and uploadFileRawWithFetch send the file as its bytes", async () => {
