@@ -19,6 +19,7 @@
  */
 // First: `.env` fills the environment before anything reads a setting.
 import { describeDotEnv } from "./dotEnv.js"
+import { RAW_UPLOAD_ROUTE } from "./api/files.js"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -145,7 +146,8 @@ const main = Effect.gen(function*() {
   const limits: ServerLimits = {
     ...serverLimits,
     probePaths: ["/v1/health", "/readyz"],
-    streams: { path: EVENT_STREAM_PATH, perClient: streamsPerClient }
+    streams: { path: EVENT_STREAM_PATH, perClient: streamsPerClient },
+    streamedBodies: RAW_UPLOAD_ROUTE
   }
   const graceMs = yield* shutdownGraceConfig
   const observability = yield* observabilityConfig

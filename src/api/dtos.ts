@@ -5,6 +5,7 @@ import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
 import { jsonText } from "./jsonText.js"
+import { textProblem } from "./jsonValue.js"
 import { Scalar } from "./resources.js"
 
 /**
@@ -254,6 +255,30 @@ export const IngestFileDto = Schema.Struct({ ...FileMetaFields, fileRef: FileRef
   closed("IngestFileDto")
 )
 export type IngestFileDto = typeof IngestFileDto.Type
+
+/**
+ * The raw upload's fields, in its query string (the body is the file, its Content-Type the
+ * file's type): the upload's fields but the type and the bytes.
+ */
+export const RawUploadQuery = Schema.Struct({
+  source: FileMetaFields.source,
+  fileName: FileMetaFields.fileName,
+  period: FileMetaFields.period,
+  schemaSlug: FileMetaFields.schemaSlug,
+  signalTaskId: FileMetaFields.signalTaskId,
+  signalName: FileMetaFields.signalName
+}).pipe(
+  Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })),
+  // A body's strings are checked on input (src/http/jsonInput.ts); a query's are not: stored as sent, or refused.
+  Schema.check(Schema.makeFilter((q: Readonly<Record<string, string | undefined>>) => {
+    for (const [key, value] of Object.entries(q)) {
+      const problem = value === undefined ? undefined : textProblem(value)
+      if (problem !== undefined) return { path: [key], issue: problem }
+    }
+    return true
+  }, { toJsonSchema: () => ({}) }))
+)
+export type RawUploadQuery = typeof RawUploadQuery.Type
 
 /** Shared by both upload paths once the bytes are in hand. */
 export type FileMeta = Omit<UploadFileDto, "data">

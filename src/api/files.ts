@@ -4,14 +4,27 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { optional } from "./optional.js"
-import { IngestFileDto, UploadFileDto } from "./dtos.js"
-import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
+import { IngestFileDto, RawUploadQuery, UploadFileDto } from "./dtos.js"
+import { CommonErrors, ConflictWire, NotFoundWire, UnsupportedMediaTypeWire } from "./errors.js"
 import { TaskId, Uuid } from "./ids.js"
 import { FileDocument, UploadResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
 /** At most this many documents come back from the file list (spec §8). */
 export const FILE_LIST_LIMIT = 20
+
+/** The raw upload's route: the body is the file (`uploadRawFile`). */
+export const RAW_UPLOAD_PATH = "/tasks/:taskId/files/raw"
+
+/**
+ * The header a raw upload must carry, valued `raw`. Its body is not JSON, so the rule that keeps
+ * other sites' bodies out (a body must be JSON: a type no simple request can send) cannot hold;
+ * a header no simple request can send takes its place (src/http/crossSite.ts).
+ */
+export const RAW_UPLOAD_HEADER = "x-svc-upload"
+
+/** The raw upload's full path, as the router reads it (lower case, decoded, no repeated or trailing slashes). */
+export const RAW_UPLOAD_ROUTE = /^\/v1\/tasks\/.+\/files\/raw$/
 
 export class FilesGroup extends HttpApiGroup.make("files")
   .add(
@@ -39,6 +52,26 @@ export class FilesGroup extends HttpApiGroup.make("files")
         OpenApi.Description,
         "Persists the document, then signals `signalName` on `signalTaskId` when both are given. " +
           "Not advertised to agents: they use the ingest path."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("uploadRawFile", RAW_UPLOAD_PATH, {
+      params: TaskPath,
+      query: RawUploadQuery,
+      // Any media type: the file's own. Read as a stream by the handler, never decoded whole.
+      payload: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" })),
+      success: UploadResult.pipe(HttpApiSchema.status(201)),
+      error: [...CommonErrors, NotFoundWire, ConflictWire, UnsupportedMediaTypeWire]
+    })
+      .annotate(OpenApi.Summary, "Upload a file (raw bytes)")
+      .annotate(
+        OpenApi.Description,
+        "The body is the file itself, its `Content-Type` the file's type (`application/octet-stream`: guessed " +
+          "from the file name); the upload's other fields are in the query. The request must carry " +
+          `\`${RAW_UPLOAD_HEADER}: raw\` (403 otherwise): a page on another site cannot send it without a CORS ` +
+          "preflight, so a simple cross-site POST is never taken for an upload. The bytes stream to the store " +
+          "(no base64, no copy of the whole file in memory) under the same size cap as any body (413), accept " +
+          "rules, audit event and answer as the JSON upload; the signal follows the commit."
       )
   )
   .add(

@@ -8,6 +8,8 @@
  * - `createGatewayClient(baseUrl)`: the same methods returning Promises, over fetch.
  * - `makeRegistryClient(workspaceUrl)` / `createRegistryClient(workspaceUrl)`: the agent registry.
  * - `downloadFile(baseUrl, {taskId, documentRef})`: a download as a streaming response.
+ * - `uploadFileRaw(baseUrl, {taskId, fields, contentType, body})`: a file sent as its own bytes
+ *   (`uploadFileRawWithFetch`: the same as a Promise over fetch).
  * - Every schema and error of the contract, re-exported.
  */
 import * as Effect from "effect/Effect"
@@ -25,6 +27,7 @@ import { withOptionalTaskListParams } from "./taskList.js"
 export * from "../api/index.js"
 export { downloadFile, downloadPath, failOnErrorStatus } from "./download.js"
 export { type PromiseClient, runToPromise, toPromiseClient } from "./promise.js"
+export { type RawUploadRequest, rawUploadPath, uploadFileRaw, uploadFileRawWithFetch } from "./uploadRaw.js"
 export { isTerminalStatus, TERMINAL_STATUSES } from "./status.js"
 export { nextTaskCursor } from "./taskList.js"
 export {

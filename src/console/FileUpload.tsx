@@ -1,13 +1,13 @@
 /**
  * A FILE_UPLOAD step: a file picker and a drop zone that take only the step's accepted types
- * (`displayHint.config.accept`: media types or `.ext`), upload progress, and the file sent the
- * way the step's `submit_file` action names (the ingest path, its source and signal), which
- * completes the step.
+ * (`displayHint.config.accept`: media types or `.ext`), upload progress, and the file sent
+ * with the step's `submit_file` action's source and signal (as its own bytes, the raw upload),
+ * which completes the step.
  */
 import { useState } from "preact/hooks"
 import { acceptedTypes as acceptedOf, isAccepted } from "../api/fileAccept.js"
 import type { UiStep } from "../api/resources.js"
-import { messageOf, uploadingClient } from "./api.js"
+import { messageOf, uploadRaw } from "./api.js"
 import { ErrorText } from "./ui.js"
 import { fileTypeName, orList } from "./words.js"
 
@@ -28,14 +28,6 @@ const submitActionOf = (step: UiStep): SubmitFile | undefined => {
 export const acceptedTypes = (step: UiStep): ReadonlyArray<string> => acceptedOf(step.displayHint.config)
 
 export { isAccepted }
-
-const readBase64 = (file: File) =>
-  new Promise<string>((resolve, reject) => {
-    const reader = new FileReader()
-    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ""))
-    reader.onerror = () => reject(reader.error ?? new Error("could not read the file"))
-    reader.readAsDataURL(file)
-  })
 
 export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiStep; onDone: () => void }) => {
   const accepted = acceptedTypes(step)
@@ -76,17 +68,15 @@ export const FileUpload = ({ taskId, step, onDone }: { taskId: string; step: UiS
     setError(undefined)
     setProgress(0)
     try {
-      const data = await readBase64(file)
-      const client = uploadingClient((f) => setProgress(f))
-      const meta = {
+      const fields = {
         source: action?.source ?? (typeof step.args.source === "string" ? step.args.source : step.id),
         fileName: file.name,
-        ...(file.type !== "" ? { contentType: file.type } : {}),
         ...(action?.signalTaskId !== undefined && action.signalName !== undefined
           ? { signalTaskId: action.signalTaskId, signalName: action.signalName }
           : {})
       }
-      await client.files.ingestFile({ path: { taskId }, payload: { ...meta, fileRef: { provider: "inline_base64", data } } })
+      // The file as its own bytes, streamed by the browser from disk (no base64 copy in memory).
+      await uploadRaw({ taskId, fields, contentType: file.type !== "" ? file.type : "application/octet-stream", body: file }, (f) => setProgress(f))
       setFile(undefined)
       const picker = document.getElementById(inputId)
       if (picker instanceof HTMLInputElement) picker.value = ""

@@ -2,14 +2,14 @@
  * The console's only way to the gateway's /v1: the typed client derived from GatewayApi
  * (src/client). Same origin, so every call goes to this gateway and no other.
  */
-import { createGatewayClient, type PromiseClient, type GatewayClient } from "../client/index.js"
+import { createGatewayClient, type PromiseClient, type GatewayClient, type RawUploadRequest, type UploadResult, uploadFileRawWithFetch } from "../client/index.js"
 import { xhrFetch } from "./xhrFetch.js"
 
 export const gw: PromiseClient<GatewayClient> = createGatewayClient(location.origin)
 
-/** A client whose request bodies report upload progress (fetch cannot), for file uploads. */
-export const uploadingClient = (onProgress: (fraction: number) => void): PromiseClient<GatewayClient> =>
-  createGatewayClient(location.origin, { fetch: xhrFetch(onProgress) })
+/** A file sent as its own bytes (the raw upload), reporting upload progress. */
+export const uploadRaw = (request: RawUploadRequest, onProgress: (fraction: number) => void): Promise<UploadResult> =>
+  uploadFileRawWithFetch(location.origin, request, { fetch: xhrFetch(onProgress) })
 
 /** The message of a failure from the client: the error shape's `message`, else a transport description. */
 export const messageOf = (error: unknown): string => {

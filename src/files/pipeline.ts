@@ -13,6 +13,7 @@ import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "./FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
+import type { SpooledBytes } from "../upstream/model.js"
 import { FILE_SUBMITTED_SIGNAL } from "../domain/runbook.js"
 import { signalFrom } from "../services/signals.js"
 import { ringAfterSignal } from "../services/TaskEventBell.js"
@@ -36,12 +37,12 @@ const sourceFileName = (name: string | undefined): string | undefined => {
  * Override, else the source's own name, else `<source>-<timestamp>`. The override was checked
  * at decode; a name from the source is made valid here, so the stored name is the served one.
  */
-export const fileNameFor = (meta: FileMeta, fetched: FetchedFile, now: Date): string =>
+export const fileNameFor = (meta: FileMeta, fetched: Pick<FetchedFile, "fileName">, now: Date): string =>
   meta.fileName ?? sourceFileName(fetched.fileName) ??
     sourceFileName(`${meta.source}-${now.toISOString().replace(/[:.]/g, "-")}`) ?? "file"
 
 /** The DTO's type, else a guess from the name, else what the source claimed if servable. */
-export const contentTypeFor = (meta: FileMeta, fetched: FetchedFile, fileName: string): string =>
+export const contentTypeFor = (meta: FileMeta, fetched: Pick<FetchedFile, "contentType">, fileName: string): string =>
   meta.contentType ?? mime.getType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
@@ -83,7 +84,10 @@ const checkAccepted = (tenantId: string, signal: Workspace.Signal, filename: str
  * task. Only then is the task looked up on its own: if the cached tenant was stale
  * (requireTask refreshes it), the write runs once more for the refreshed tenant.
  */
-export const persistFile = (taskId: string, meta: FileMeta, fetched: FetchedFile, options: PersistOptions = {}) =>
+/** What is persisted: fetched bytes, or a raw upload's spooled to disk as they arrived. */
+export type PersistedFile = Omit<FetchedFile, "bytes"> & { readonly bytes: Uint8Array | SpooledBytes }
+
+export const persistFile = (taskId: string, meta: FileMeta, fetched: PersistedFile, options: PersistOptions = {}) =>
   Effect.gen(function*() {
     const tenants = yield* Tenant
     const tenant = yield* tenants.current

@@ -16,7 +16,25 @@ import { identityMiddleware } from "./identity.js"
 import { checkedJsonBodies } from "../http/jsonInput.js"
 import { requestScope } from "./requestScope.js"
 import { GatewayApi } from "../api/Api.js"
+import { RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
+import { isMediaType } from "../api/headerValues.js"
+import { routerPath } from "../http/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
+
+/** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
+const isRawUpload = (method: string, url: string): boolean => {
+  if (method !== "POST") return false
+  let path = url.split("?", 1)[0]!
+  // A web Request (in-process) carries its whole URL.
+  if (!path.startsWith("/")) {
+    try {
+      path = new URL(url).pathname
+    } catch {
+      return false
+    }
+  }
+  return RAW_UPLOAD_ROUTE.test(routerPath(path))
+}
 
 /**
  * Api-wide middleware: writes from other sites answer 403 and bodies that are not JSON 415
@@ -34,7 +52,7 @@ export const GatewayMiddleware = HttpRouter.middleware(
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const limit = limitDeclaredBody(config.maxBodyBytes)
-    const checked = checkedJsonBodies(config.maxJsonDepth)
+    const checked = checkedJsonBodies(config.maxJsonDepth, undefined, (request) => isRawUpload(request.method, request.url))
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.
     const identitySettings = Option.getOrUndefined(yield* Effect.serviceOption(IdentityConfig)) ?? (yield* identityConfigFromEnv)
@@ -48,7 +66,12 @@ export const GatewayMiddleware = HttpRouter.middleware(
     const corsSettings = observability?.settings.cors ?? CORS_OFF
     const withCors = cors(corsSettings)
     // Before any body is read: no writes from other sites, no body but JSON (crossSite.ts).
-    const sameSite = refuseCrossSite(originAllowed(corsSettings))
+    const sameSite = refuseCrossSite(originAllowed(corsSettings), {
+      matches: isRawUpload,
+      header: RAW_UPLOAD_HEADER,
+      value: "raw",
+      isType: isMediaType
+    })
     // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
     const knownQuery = refuseUnknownQueryParams(GatewayApi)
     // Every failure is answered here (shapeErrors), so nothing is left unhandled; the router's

@@ -7,6 +7,10 @@ import { decodeBase64 } from "../files/base64.js"
 import { attachment } from "../http/contentDisposition.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
+import { TenantConfig } from "../config/TenantConfig.js"
+import { spoolBody } from "../http/rawBody.js"
+import { currentDeadline } from "../services/Deadline.js"
+import * as Option from "effect/Option"
 
 /**
  * A document is someone's upload, served from the gateway's origin: the browser must not sniff
@@ -24,6 +28,19 @@ export const FilesLive = ParsedPayload.group(GatewayApi, "files", (handlers) =>
     .handle("listFiles", ({ params, query }) => listFiles(params.taskId, query.source))
     .handle("uploadFile", ({ params, payload: { data, ...meta } }) =>
       Effect.flatMap(decodeBase64("data", data), (bytes) => persistFile(params.taskId, meta, { bytes })))
+    .handleRaw("uploadRawFile", ({ params, query, request }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const { maxBodyBytes, requestDeadlineMs } = yield* TenantConfig
+        const bytes = yield* spoolBody(request, maxBodyBytes)
+        // The request's deadline counts from the body's end, as for bodies read before routing
+        // (src/gateway/requestScope.ts): a slow upload spends the server's request timeout.
+        const deadline = Option.some({ at: Date.now() + requestDeadlineMs, budgetMs: requestDeadlineMs })
+        // The type was checked before the body was read (src/http/crossSite.ts); octet-stream
+        // says nothing of the file, so its name decides, as for a JSON upload without a type.
+        const sent = request.headers["content-type"]!.split(";", 1)[0]!.trim().toLowerCase()
+        const contentType = sent === "application/octet-stream" ? undefined : request.headers["content-type"]!.trim()
+        return yield* Effect.provideService(persistFile(params.taskId, { ...query, contentType }, { bytes }), currentDeadline, deadline)
+      })))
     .handle("ingestFile", ({ params, payload }) => ingestFile(params.taskId, payload))
     .handle("downloadFile", ({ params }) =>
       Effect.map(openFile(params.documentRef), ({ body, document }) =>

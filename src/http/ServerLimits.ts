@@ -64,6 +64,12 @@ export interface ServerLimits {
   readonly probePaths: ReadonlyArray<string>
   /** Long-lived answers one client may hold at once (the event streams): 503 past `perClient`. */
   readonly streams: { readonly path: RegExp; readonly perClient: number } | undefined
+  /**
+   * POST paths (as the router reads them) whose body the application streams to disk as it
+   * arrives (the raw upload): capped like any body, but held in memory a chunk at a time, so it
+   * takes nothing of the body budget.
+   */
+  readonly streamedBodies?: RegExp | undefined
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {

@@ -23,7 +23,7 @@
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import type { UnsupportedMediaType } from "../api/errors.js"
+import { UnsupportedMediaType } from "../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
 import { errorResponse } from "./errorBody.js"
 
@@ -112,10 +112,38 @@ const forbidden = (message: string) =>
   errorResponse(403, "Forbidden", message, { "cache-control": "no-store" })
 
 /**
+ * Routes whose body is raw bytes of any type (a file): instead of the JSON rule, such a write
+ * must carry `header` with `value`, a header a simple request cannot send, so a page on another
+ * site cannot post one without a CORS preflight (403 otherwise); its Content-Type must be a media
+ * type (`isType`; 415 otherwise: what a Blob without a type sends).
+ */
+export interface RawBodies {
+  readonly matches: (method: string, path: string) => boolean
+  readonly header: string
+  readonly value: string
+  readonly isType: (contentType: string) => boolean
+}
+
+const rawBodyRefusal = (raw: RawBodies, headers: RequestHeaders): HttpServerResponse.HttpServerResponse | UnsupportedMediaType | undefined => {
+  if (headers[raw.header]?.trim().toLowerCase() !== raw.value) {
+    return forbidden(
+      `${raw.header}: required, "${raw.value}" (a raw upload must carry this header, which a page on another site ` +
+        "cannot send without a CORS preflight)"
+    )
+  }
+  const type = headers["content-type"]
+  if (type === undefined || !raw.isType(type)) {
+    const shown = type === undefined ? "no Content-Type" : quoted(type)
+    return new UnsupportedMediaType({ message: `Content-Type must be the file's media type (type/subtype); got ${shown}` })
+  }
+  return undefined
+}
+
+/**
  * The middleware: refuses cross-site writes (403) and bodies that are not JSON (415) before
  * the request reaches the body reader or any route. `allows`: cors.ts `originAllowed(settings)`.
  */
-export const refuseCrossSite = (allows: (origin: string | undefined) => boolean) =>
+export const refuseCrossSite = (allows: (origin: string | undefined) => boolean, raw?: RawBodies) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<
@@ -131,6 +159,11 @@ export const refuseCrossSite = (allows: (origin: string | undefined) => boolean)
     const headers = request.headers
     const refusal = crossSiteRefusal(request.method, headers, allows)
     if (refusal !== undefined) return Effect.succeed(forbidden(refusal))
+    if (raw !== undefined && raw.matches(request.method, request.url)) {
+      const refused = rawBodyRefusal(raw, headers)
+      if (refused === undefined) return app
+      return refused instanceof UnsupportedMediaType ? Effect.fail(refused) : Effect.succeed(refused)
+    }
     if (hasBody(headers)) {
       const type = headers["content-type"]
       if (type === undefined || !isJsonMediaType(type)) return Effect.fail(unsupportedMediaType(type))

@@ -225,7 +225,9 @@ const withJson = (request: HttpServerRequest.HttpServerRequest, value: unknown):
 export const checkedJsonBodies = (
   maxDepth: number,
   /** Requests whose body is raw bytes by contract (not JSON): read, not parsed. */
-  rawBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false
+  rawBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false,
+  /** Requests whose handler streams the body itself (a raw upload): not read here at all. */
+  streamedBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false
 ) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -235,7 +237,7 @@ export const checkedJsonBodies = (
   R | HttpServerRequest.HttpServerRequest
 > =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    if (!BODY_METHODS.has(request.method)) return app
+    if (!BODY_METHODS.has(request.method) || streamedBody(request)) return app
     const raw = rawBody(request)
     // A large body: decoding and parsing it, then the handler's work on it, each start on a
     // fresh turn of the event loop, so other requests are served in between (../lib/eventLoop.ts).

@@ -54,9 +54,14 @@ interface Refusal {
   readonly headers?: Record<string, string>
 }
 
-const tooLarge = (limit: number): Refusal => ({
+const tooLarge = (limit: number, streamed = false): Refusal => ({
   status: 413,
-  body: errorJson(413, "Payload Too Large", `Request body exceeds the ${limit}-byte limit`)
+  body: errorJson(
+    413,
+    "Payload Too Large",
+    // A streamed body is a file (the raw upload): named as such, like the application's own 413.
+    streamed ? `body: the file exceeds the ${limit}-byte limit (SVC_MAX_BODY_BYTES)` : `Request body exceeds the ${limit}-byte limit`
+  )
 })
 
 /** Every 503 of the server says the same Retry-After as the application's (README "Errors"). */
@@ -155,14 +160,15 @@ const capChunkedBody = (
   req: http.IncomingMessage,
   res: http.ServerResponse,
   limit: number,
-  budget: BodyBudget,
+  /** Undefined for a streamed body: only the limit and the pace hold. */
+  budget: BodyBudget | undefined,
   client: string,
   minRate: number
 ) => {
   let seen = 0
   let taken = 0
   let watched = false
-  res.once("close", () => budget.release(taken, client))
+  res.once("close", () => budget?.release(taken, client))
   const push = req.push.bind(req)
   const refuse = (refusal: Refusal, already: number) => {
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
@@ -181,9 +187,16 @@ const capChunkedBody = (
   req.push = (chunk: any, encoding?: BufferEncoding) => {
     if (chunk !== null && chunk !== undefined) {
       seen += chunk.length
-      if (seen > limit) return refuse(tooLarge(limit), seen - limit)
+      if (seen > limit) return refuse(tooLarge(limit, budget === undefined), seen - limit)
       // Chunks do not wait: a body already arriving is not held back for others. The first
       // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
+      if (budget === undefined) {
+        if (!watched && seen > SMALL_BODY_BYTES) {
+          watched = true
+          watchBodyPace(req, res, minRate)
+        }
+        return push(chunk, encoding)
+      }
       if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length, client)
       else if (!budget.tryTake(chunk.length, true, client)) return refuse(busy(), chunk.length)
       else if (!watched) {
@@ -545,16 +558,30 @@ export const createGatewayServer = (
       }
       const declared = req.headers["content-length"]
       const length = declared === undefined ? 0 : Number(declared)
+      const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
+        settings.streamedBodies.test(routerPath(path))
       if (length > maxBodyBytes) {
-        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes), maxBodyBytes)
+        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes)
         return true
+      }
+      if (length > 0 && streamed) {
+        // Written to disk as it arrives: no budget to hold, but a trickle is still cut.
+        if (length > SMALL_BODY_BYTES) watchBodyPace(req, res, settings.minBodyBytesPerSecond)
+        return proceed()
       }
       if (length > 0) {
         admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, proceed)
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-        capChunkedBody(req, res, maxBodyBytes, budget, requestClient(req, settings.clientAddress), settings.minBodyBytesPerSecond)
+        capChunkedBody(
+          req,
+          res,
+          maxBodyBytes,
+          streamed ? undefined : budget,
+          requestClient(req, settings.clientAddress),
+          settings.minBodyBytesPerSecond
+        )
       }
       return proceed()
     }

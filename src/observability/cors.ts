@@ -44,6 +44,8 @@ export const CORS_REQUEST_HEADERS = [
   "idempotency-key",
   "x-request-id",
   "x-svc-events-key",
+  // The raw upload's header (src/api/files.ts RAW_UPLOAD_HEADER): a listed origin may send one.
+  "x-svc-upload",
   "traceparent",
   "tracestate"
 ] as const

@@ -146,8 +146,27 @@ export interface NewDocument {
   readonly contentType: string
   readonly period?: string | undefined
   readonly schemaSlug?: string | undefined
-  readonly bytes: Uint8Array
+  /** In memory (the JSON upload, ingest), or spooled to disk as it arrived (the raw upload). */
+  readonly bytes: Uint8Array | SpooledBytes
 }
+
+/**
+ * A file's bytes spooled to a file as they arrived (src/http/rawBody.ts): its length and SHA-256
+ * known, read back a slice at a time, so a store holds a chunk of it, never the whole.
+ */
+export interface SpooledBytes {
+  readonly length: number
+  /** Hex SHA-256 of the bytes (the idempotency fingerprint's stand-in for them). */
+  readonly sha256: string
+  /** `length` bytes from `offset` (fewer only at the end); valid until the next read (use or copy it first). */
+  readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
+}
+
+export const isSpooled = (bytes: Uint8Array | SpooledBytes): bytes is SpooledBytes => !(bytes instanceof Uint8Array)
+
+/** All the bytes in memory: for the stores that keep or send a document whole (memory, HTTP). */
+export const wholeBytes = (bytes: Uint8Array | SpooledBytes): Effect.Effect<Uint8Array> =>
+  isSpooled(bytes) ? Effect.map(bytes.read(0, bytes.length), (view) => Uint8Array.from(view)) : Effect.succeed(bytes)
 
 export const DataBatch = Schema.Struct({
   taskId: Schema.String,

@@ -19,7 +19,7 @@ import { resolveExternalRef } from "../domain/agentRef.js"
 import { hashApiKey, sameKeyHash } from "../domain/apiKeys.js"
 import type { Agent } from "../upstream/registry.js"
 import { decideEdit, decideReject, decideResolve, type RowDecision } from "../domain/ledgers.js"
-import type { Workspace } from "../upstream/model.js"
+import { type Workspace, wholeBytes } from "../upstream/model.js"
 import {
   acceptSignal,
   advanceHistory,
@@ -557,6 +557,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
       call("putDocument", () =>
         idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), () => Effect.gen(function*() {
           yield* taskOf(tenantId, doc.taskId)
+          const bytes = yield* wholeBytes(doc.bytes)
           const bound = Option.isSome(signal) ? yield* accept(yield* taskOf(tenantId, signal.value.taskId), signal.value) : undefined
           const who = yield* attributionNow
           const stored = {
@@ -564,7 +565,7 @@ export const makeMemoryWorkspace = (fixture: Fixture, options: MemoryWorkspaceOp
             contentType: doc.contentType, sizeBytes: doc.bytes.length, uploadedAt: now(),
             ...(doc.period !== undefined ? { period: doc.period } : {}),
             ...(doc.schemaSlug !== undefined ? { schemaSlug: doc.schemaSlug } : {}),
-            bytes: doc.bytes
+            bytes
           }
           documents.set(stored.id, stored)
           const { bytes: _, ...meta } = stored

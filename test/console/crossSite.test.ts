@@ -2,7 +2,7 @@
  * Issue 21.3 in a real browser: a page on another site tries every write a page can send
  * without a CORS preflight (a `no-cors` fetch with a Blob body, `navigator.sendBeacon`, a form
  * post with the `text/plain` JSON trick, a body-less form post) against approve, upload, ingest,
- * create and a row reject, and a DELETE of the GL connection; the gateway (the built process,
+ * the raw upload, create and a row reject, and a DELETE of the GL connection; the gateway (the built process,
  * `npm start`) sees every one of them and refuses it, and nothing the API shows changes. Run
  * from another site (127.0.0.2, cross-site) and from this host on another port (same-site).
  * A page on an origin listed in SVC_CORS_ORIGINS then writes with a preflighted JSON fetch, and
@@ -50,9 +50,16 @@ const TARGETS = [
     json: JSON.stringify({ workflowId: "expense-review", context: { period: "2026-12" } }),
     form: ["{\"workflowId\":\"expense-review\",\"context\":{\"period\":\"2026-12\"},\"x\":\"", "\"}"]
   },
-  { path: `/v1/subledgers/expenses/${ROW}/reject`, json: undefined, form: undefined }
+  { path: `/v1/subledgers/expenses/${ROW}/reject`, json: undefined, form: undefined },
+  // The raw upload: its body is any type, so only its required header (x-svc-upload) keeps these out.
+  {
+    path: `/v1/tasks/${UPLOAD_TASK}/files/raw?${new URLSearchParams({ source: "receipts", fileName: "r.png", signalTaskId: UPLOAD_TASK, signalName: "file_submitted" })}`,
+    json: "\u0089PNG not really",
+    form: ["data", "\u0089PNG not really"]
+  }
 ] as const
-const TARGET_PATHS = new Set<string>([...TARGETS.map((t) => t.path), "/v1/gl"])
+/** As the request log shows them: without the query. */
+const TARGET_PATHS = new Set<string>([...TARGETS.map((t) => t.path.split("?", 1)[0]!), "/v1/gl"])
 
 /** The hostile page: every write it can send without a preflight; reports how many reached the server. */
 const attackPage = `<!doctype html><meta charset="utf-8"><title>cute cats</title><body><script>
@@ -108,6 +115,10 @@ const friendlyPage = `<!doctype html><meta charset="utf-8"><title>partner app</t
 const gw = new URLSearchParams(location.search).get("gw")
 window.write = async (path, json) => {
   const res = await fetch(gw + path, { method: "POST", headers: { "content-type": "application/json" }, body: json })
+  return { status: res.status, body: await res.json() }
+}
+window.raw = async (path, text) => {
+  const res = await fetch(gw + path, { method: "POST", headers: { "content-type": "image/png", "x-svc-upload": "raw" }, body: text })
   return { status: res.status, body: await res.json() }
 }
 window.blob = async (path, json) => {
@@ -223,10 +234,10 @@ describe("writes from a page on another site, in Chromium", { timeout: 120_000 }
     const before = await state()
     for (const [origin, site] of [[crossSite, "cross-site"], [sameSite, "same-site"]] as const) {
       const { report, expected, seen, fetchSites } = await attackFrom(origin)
-      // The page really sent them: 4 targets x 3 fetches and a form, the reject's fetch and form,
-      // the GL's POST fetch and form (its two DELETEs never leave the browser), and 9 beacons.
-      expect(report.beacons, JSON.stringify(report)).toBe(9)
-      expect(report.delivered, JSON.stringify(report)).toBe(20)
+      // The page really sent them: 5 targets x 3 fetches and a form, the reject's fetch and form,
+      // the GL's POST fetch and form (its two DELETEs never leave the browser), and 11 beacons.
+      expect(report.beacons, JSON.stringify(report)).toBe(11)
+      expect(report.delivered, JSON.stringify(report)).toBe(24)
       // The browser itself refused the DELETEs (no-cors forbids it; the preflight failed).
       expect(report.errors.filter((e) => e.startsWith("DELETE")).length, JSON.stringify(report.errors)).toBe(2)
       expect(seen.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(expected)
@@ -249,11 +260,24 @@ describe("writes from a page on another site, in Chromium", { timeout: 120_000 }
       expect(writesLogged().filter((l) => l.path === create.path).at(-1)?.status).toBe(415)
       expect(await state()).toEqual(before)
 
+      // The raw upload from a listed origin without its header (what a no-cors fetch is): 403.
+      const raw = TARGETS[5]
+      await page.evaluate(`window.blob(${JSON.stringify(raw.path)}, ${JSON.stringify(raw.json)})`)
+      const rawPath = raw.path.split("?", 1)[0]!
+      await until(() => writesLogged().some((l) => l.path === rawPath), 10_000)
+      expect(writesLogged().filter((l) => l.path === rawPath).at(-1)?.status).toBe(403)
+      expect(await state()).toEqual(before)
+
       const approve = TARGETS[0]
       const answer = await page.evaluate(`window.write(${JSON.stringify(approve.path)}, ${JSON.stringify(approve.json)})`)
       expect(answer).toEqual({ status: 200, body: { ok: true } })
       const after = await state()
       expect(after[`/v1/tasks/${REVIEW_TASK}/ui`].step.id).not.toBe(before[`/v1/tasks/${REVIEW_TASK}/ui`].step.id)
+
+      // With its header (the preflight allows it), the listed page's raw upload is stored.
+      const uploaded = await page.evaluate(`window.raw(${JSON.stringify(raw.path)}, ${JSON.stringify(raw.json)})`) as { status: number; body: { filename: string } }
+      expect(uploaded.status, JSON.stringify(uploaded)).toBe(201)
+      expect(uploaded.body.filename).toBe("r.png")
     } finally {
       await page.close()
     }

@@ -20,6 +20,7 @@ const SPEC_OPERATIONS = [
   "GET /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files",
   "POST /v1/tasks/{taskId}/files/ingest",
+  "POST /v1/tasks/{taskId}/files/raw",
   "GET /v1/tasks/{taskId}/files/{documentRef}/download",
   "POST /v1/tasks/{taskId}/data/ingest",
   "POST /v1/subledgers/{ledger}/{rowId}/reject",

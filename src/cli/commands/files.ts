@@ -3,15 +3,18 @@ import * as Argument from "effect/cli/Argument"
 import * as Flag from "effect/cli/Flag"
 import * as FileSystem from "effect/FileSystem"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Option from "effect/Option"
 import type * as PlatformError from "effect/PlatformError"
 import * as Stream from "effect/Stream"
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
-import { IngestFileDto, UploadFileDto } from "../../api/dtos.js"
+import { IngestFileDto, RawUploadQuery } from "../../api/dtos.js"
+import { isMediaType } from "../../api/headerValues.js"
 import type { UploadResult } from "../../api/resources.js"
 import { downloadFile } from "../../client/download.js"
 import { makeGatewayClient } from "../../client/index.js"
+import { uploadFileRaw } from "../../client/uploadRaw.js"
 import {
   booleanFlag,
   checkPayload,
@@ -153,18 +156,27 @@ const clientWithProgress = (ctx: Ctx, mode: ProgressMode, label: string, bytes: 
 
 const upload = gatewayCommand(
   "upload",
-  "Upload a local file to a task (sent inline as base64); --submit completes the current FILE_UPLOAD step",
+  "Upload a local file to a task (sent as its own bytes); --submit completes the current FILE_UPLOAD step",
   { taskId: taskIdArg, file: fileArg("path"), ...meta, progress },
   (args, ctx) =>
     Effect.gen(function*() {
       const bytes = yield* readLocal(args.file)
-      const m = yield* metaFields(ctx, args.taskId, args, path.basename(args.file))
-      const payload = yield* checkPayload(UploadFileDto, { ...m, data: bytes.toString("base64") }, "files upload")
-      const { client, end } = yield* clientWithProgress(ctx, args.progress, `uploading ${path.basename(args.file)}`, bytes.length)
-      const result = yield* client.files.uploadFile({ path: { taskId: args.taskId }, payload }).pipe(
-        Effect.ensuring(Effect.sync(end))
-      )
-      yield* ctx.output(result, renderUpload)
+      const { contentType, ...m } = yield* metaFields(ctx, args.taskId, args, path.basename(args.file))
+      const fields = yield* checkPayload(RawUploadQuery, m, "files upload")
+      if (contentType !== undefined && !isMediaType(contentType)) {
+        return yield* usage(`--content-type: "${contentType}" is not a media type (type/subtype)`)
+      }
+      const request = { taskId: args.taskId, fields, contentType: contentType ?? "application/octet-stream", body: bytes }
+      const upload = wantsProgress(args.progress, bytes.length)
+        ? Effect.suspend(() => {
+          const bar = makeBar(`uploading ${path.basename(args.file)}`, bytes.length)
+          return uploadFileRaw(ctx.baseUrl, request).pipe(
+            Effect.provideServiceEffect(HttpClient.HttpClient, Effect.map(HttpClient.HttpClient, withUploadProgress(bar.update))),
+            Effect.ensuring(Effect.sync(bar.end))
+          )
+        })
+        : uploadFileRaw(ctx.baseUrl, request)
+      yield* ctx.output(yield* upload, renderUpload)
     })
 )
 

@@ -13,7 +13,7 @@ import { ServiceUnavailable } from "../../api/errors.js"
 import { timeSlice } from "../../lib/eventLoop.js"
 import type { Scalar, TaskEvent } from "../../api/resources.js"
 import { positionOf } from "../../api/eventPaging.js"
-import { Runbook, type Workspace } from "../../upstream/model.js"
+import { isSpooled, Runbook, type SpooledBytes, type Workspace } from "../../upstream/model.js"
 import type { Claim } from "../../domain/assignment.js"
 
 export const nowIso = () => new Date().toISOString()
@@ -312,19 +312,26 @@ export const CHUNK_BYTES = 256 * 1024
  * Writes the bytes as CHUNK_BYTES-sized BLOB rows; call inside the document's transaction. Each
  * insert runs synchronously in the driver (about 1 ms), so the event loop gets a turn whenever
  * the inserts have run for a time slice: a large upload never holds it for much longer than that.
+ * Spooled bytes (a raw upload) are read from their file one chunk before its insert: the write
+ * holds one chunk in memory, whatever the document's size.
  */
-export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes: Uint8Array) =>
+export const insertChunks = (sql: SqlClient.SqlClient, documentId: string, bytes: Uint8Array | SpooledBytes) =>
   Effect.suspend(() => {
     const slice = timeSlice()
+    const chunk = (idx: number): Effect.Effect<Uint8Array> => {
+      const start = idx * CHUNK_BYTES
+      const length = Math.min(CHUNK_BYTES, bytes.length - start)
+      // A view, not a copy: the driver binds it as a BLOB.
+      return isSpooled(bytes)
+        ? bytes.read(start, length)
+        : Effect.succeed(Buffer.from(bytes.buffer, bytes.byteOffset + start, length))
+    }
     return Effect.forEach(
       Array.from({ length: Math.ceil(bytes.length / CHUNK_BYTES) }, (_, i) => i),
-      (idx) => {
-        // A view, not a copy: the driver binds it as a BLOB.
-        const start = idx * CHUNK_BYTES
-        const data = Buffer.from(bytes.buffer, bytes.byteOffset + start, Math.min(CHUNK_BYTES, bytes.length - start))
+      (idx) =>
         // The slice began with this loop: before the first insert it never takes a turn.
-        return Effect.andThen(slice, sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`)
-      },
+        Effect.andThen(slice, Effect.flatMap(chunk(idx), (data) =>
+          sql`INSERT INTO document_chunks (document_id, idx, data) VALUES (${documentId}, ${idx}, ${data})`)),
       { discard: true }
     )
   })

@@ -53,7 +53,7 @@ import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } f
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
-import { Document } from "../../upstream/model.js"
+import { Document, wholeBytes } from "../../upstream/model.js"
 
 export interface HttpWorkspaceClientOptions {
   /**
@@ -436,6 +436,8 @@ export const makeHttpWorkspaceClient = (
           NONE
         ),
       putDocument: (tenantId, doc, signal) =>
+        // Sent whole: the workspace API's body is one Uint8Array (a raw upload is read back from its spool).
+        Effect.flatMap(wholeBytes(doc.bytes), (bytes) =>
         write(
           (headers) =>
             api.documents.putDocument({
@@ -457,10 +459,10 @@ export const makeHttpWorkspaceClient = (
                 })
               })
             },
-            payload: doc.bytes
+            payload: bytes
           }),
           ["NotFound", "BadRequest", "Conflict", "Forbidden"]
-        ),
+        )),
       openDocument,
       ingestData: (tenantId, batch, signal) =>
         write(

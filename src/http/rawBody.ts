@@ -1,0 +1,178 @@
+/**
+ * A raw request body (a file sent as its own bytes) spooled to a temporary file as it arrives,
+ * hashed on the way: the process holds what the socket has buffered and the chunk being written,
+ * never the whole body. The store then reads it back a chunk at a time inside its one
+ * transaction (src/workspace/embedded/db.ts insertChunks).
+ *
+ * Why a spool and not chunks written to the store as they arrive: the embedded store has one
+ * writer (SQLite), and the document must appear whole or not at all, so its transaction would
+ * hold the write lock for as long as the client takes to send (up to SVC_REQUEST_TIMEOUT_MS):
+ * every other write of the cell would wait behind one slow upload. Spooled, the transaction
+ * starts once the last byte is in and takes the time of local reads and inserts.
+ *
+ * The file is unlinked as soon as it is opened: nothing is left behind by a crash, and no other
+ * process can open it. Its descriptor is closed with the scope.
+ */
+import * as HttpServerError from "effect/http/HttpServerError"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { createHash, randomUUID } from "node:crypto"
+import { open, unlink } from "node:fs/promises"
+import type { FileHandle } from "node:fs/promises"
+import { IncomingMessage } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { PayloadTooLarge, ServiceUnavailable } from "../api/errors.js"
+import { bodyRefused } from "./nodeServer.js"
+
+export interface SpooledBody {
+  readonly length: number
+  /** Hex SHA-256 of the bytes. */
+  readonly sha256: string
+  /**
+   * `length` bytes from `offset`, fewer only at the end. The returned view is valid until the
+   * next read (one buffer serves them all): use or copy it first.
+   */
+  readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
+}
+
+/** The 413 of a body past the cap, naming what is too large. */
+export const fileTooLarge = (maxBytes: number) =>
+  new PayloadTooLarge({ message: `body: the file exceeds the ${maxBytes}-byte limit (SVC_MAX_BODY_BYTES)` })
+
+/** Ends a request's fiber as a client abort (no answer, no error logged), as the JSON reader does. */
+const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
+
+/**
+ * Every socket chunk of a body is a fresh buffer outside V8's heap, dead once written; V8 frees
+ * them only when a collection runs, and a spooling request allocates almost nothing on the heap,
+ * so none ran until external memory had grown by V8's soft limit (a 30 MiB upload: +24 MB RSS).
+ * With `--expose-gc` (npm start), a young-generation collection after every RELEASE_EVERY bytes
+ * spooled frees them (as the download path does, src/workspace/embedded/chunkRelease.ts).
+ */
+const RELEASE_EVERY = 8 * 1024 * 1024
+let unreleased = 0
+const spooled = (bytes: number) => {
+  const gc = (globalThis as { gc?: (options: { readonly type: "minor" }) => void }).gc
+  if (gc === undefined) return
+  unreleased += bytes
+  if (unreleased >= RELEASE_EVERY) {
+    unreleased = 0
+    gc({ type: "minor" })
+  }
+}
+
+const openSpool = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const path = join(tmpdir(), `svc-upload-${randomUUID()}`)
+    const handle = await open(path, "wx+", 0o600)
+    await unlink(path).catch(() => {})
+    return handle
+  }),
+  (handle) => Effect.promise(() => handle.close().catch(() => {}))
+)
+
+class Aborted extends Error {}
+
+/**
+ * Node's request, chunk by chunk into the file (each write awaited: the request is paused
+ * meanwhile, so the socket's own buffer is the only other memory). Ends with the length, or
+ * fails with Aborted when the client left or the server refused the rest (413/503 sent).
+ */
+const spoolIncoming = async (
+  message: IncomingMessage,
+  handle: FileHandle,
+  hash: ReturnType<typeof createHash>,
+  maxBytes: number
+): Promise<number | PayloadTooLarge> => {
+  let length = 0
+  // A failing write (disk full) is the server's failure, not the client's: it stays an error.
+  let writeFailed: unknown
+  try {
+    for await (const chunk of message as AsyncIterable<Buffer>) {
+      length += chunk.byteLength
+      // Node caps bodies before the application sees them (./nodeServer.ts); this holds without it.
+      if (length > maxBytes) return fileTooLarge(maxBytes)
+      hash.update(chunk)
+      let written = 0
+      try {
+        while (written < chunk.byteLength) {
+          const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, length - chunk.byteLength + written)
+          written += bytesWritten
+        }
+      } catch (e) {
+        writeFailed = e
+        throw e
+      }
+      spooled(chunk.byteLength)
+    }
+  } catch (e) {
+    if (writeFailed !== undefined) throw e
+    throw new Aborted()
+  }
+  if (bodyRefused(message) || !message.complete) throw new Aborted()
+  return length
+}
+
+/**
+ * The request's body in a spool file (scoped: closed with the scope). A body past `maxBytes`
+ * fails 413; a client that leaves mid-body ends the fiber as a client abort.
+ */
+export const spoolBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number
+): Effect.Effect<SpooledBody, PayloadTooLarge | ServiceUnavailable, Scope.Scope> =>
+  Effect.gen(function*() {
+    const handle = yield* openSpool
+    const hash = createHash("sha256")
+    const source = request.source
+    const length: number | PayloadTooLarge | undefined = source instanceof IncomingMessage
+      ? yield* Effect.tryPromise({
+        try: () => spoolIncoming(source, handle, hash, maxBytes),
+        catch: (e) => e
+      }).pipe(Effect.catch((e) =>
+        e instanceof Aborted
+          ? Effect.succeed(undefined)
+          : Effect.andThen(
+            Effect.logError(`raw upload: spooling the body to ${tmpdir()} failed: ${String(e)}`),
+            Effect.fail(new ServiceUnavailable({ message: "The upload could not be stored now; try again" }))
+          )
+      ))
+      // Any other request (a web Request in tests) through its stream.
+      : yield* Effect.orDie(Stream.runFoldEffect(
+        request.stream,
+        () => 0 as number | PayloadTooLarge,
+        (n, chunk) =>
+          typeof n !== "number"
+            ? Effect.succeed(n)
+            : n + chunk.byteLength > maxBytes
+            ? Effect.succeed(fileTooLarge(maxBytes))
+            : Effect.promise(async () => {
+              hash.update(chunk)
+              await handle.write(chunk, 0, chunk.byteLength, n)
+              return n + chunk.byteLength
+            })
+      ))
+    if (length === undefined) return yield* clientAbort
+    if (typeof length !== "number") return yield* Effect.fail(length)
+    const sha256 = hash.digest("hex")
+    // One buffer for every read: the store binds a chunk (copying it) before it reads the next.
+    let reused: Buffer | undefined
+    const read = (offset: number, size: number) =>
+      Effect.promise(async () => {
+        const n = Math.max(0, Math.min(size, length - offset))
+        if (reused === undefined || reused.byteLength < n) reused = Buffer.allocUnsafeSlow(n)
+        const buffer = reused.subarray(0, n)
+        let got = 0
+        while (got < n) {
+          const { bytesRead } = await handle.read(buffer, got, n - got, offset + got)
+          if (bytesRead === 0) break
+          got += bytesRead
+        }
+        return got === n ? buffer : buffer.subarray(0, got)
+      })
+    return { length, sha256, read } satisfies SpooledBody
+  })
