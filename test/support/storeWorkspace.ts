@@ -9,6 +9,7 @@
  * in-memory double: 1-2 ms). `:memory:` is no option: the driver opens a fresh connection per
  * transaction, and a fresh in-memory connection is an empty database.
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -57,6 +58,24 @@ export interface StoreOptions {
 }
 
 const processBell = Effect.runSync(Effect.service(TaskEventBell))
+
+/**
+ * The store keeps real time whatever clock the test runs on (it.effect's TestClock would hold its
+ * relay, its busy retries and its bounded waits for good).
+ */
+const liveClock = Effect.runSync(Effect.service(Clock.Clock))
+
+/** `store` with every Effect it returns run on the live clock. */
+const onLiveClock = (store: EmbeddedWorkspace): EmbeddedWorkspace => {
+  const out: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(store)) {
+    out[name] = typeof value !== "function" ? value : (...args: Array<unknown>) => {
+      const result = (value as (...args: Array<unknown>) => unknown).apply(store, args)
+      return Effect.isEffect(result) ? Effect.provideService(result, Clock.Clock, liveClock) : result
+    }
+  }
+  return out as unknown as EmbeddedWorkspace
+}
 
 const quiet = Layer.succeed(References.MinimumLogLevel, "Warn")
 
@@ -138,7 +157,7 @@ const testWorkspaceOf = (store: EmbeddedWorkspace, sql: SqlClient.SqlClient): Te
     completeGl: (consumerId: string, service: string) =>
       Effect.match(store.completeGlSession(consumerId, service), { onFailure: () => false, onSuccess: () => true })
   }
-  return Object.assign(withFaults(store), helpers)
+  return Object.assign(withFaults(onLiveClock(store)), helpers)
 }
 
 /**
@@ -161,6 +180,7 @@ export const storeLayer = (fixture: Fixture, options: StoreOptions = {}): Layer.
     return world.pipe(
       Layer.provide(makeEmbeddedLayerWithSql({ url: pathToFileURL(file).href, checkpointIntervalMs: 0, glSessionTtlMs: options.glSessionTtlMs })),
       Layer.provide(quiet),
+      Layer.provide(Layer.succeed(Clock.Clock, liveClock)),
       // The process's bell, whatever bell a test gives the gateway (one standing for another process keeps its own).
       Layer.provide(Layer.succeed(TaskEventBell, processBell))
     )
