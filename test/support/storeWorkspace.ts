@@ -4,7 +4,7 @@
  * inspect (signals, tasks) and a few SQL edits for the states they set up.
  *
  * Why a copy of a template: measured on 2 shared cores (load ~16), per test, building the store
- * from nothing (11 migrations + the example fixture) took 150-215 ms; copying a database
+ * from nothing (11 migrations + the example fixture) took 150-215 ms; writing out a database
  * migrated and seeded once per fixture per test process, then opening it, 15-20 ms (the former
  * in-memory double: 1-2 ms). `:memory:` is no option: the driver opens a fresh connection per
  * transaction, and a fresh in-memory connection is an empty database.
@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -81,34 +81,37 @@ const quiet = Layer.succeed(References.MinimumLogLevel, "Warn")
 
 const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), prefix))
 
-/** Database files a closed store leaves (the log only when a checkpoint left anything in it). */
-const copyDatabase = (from: string, to: string) => {
-  copyFileSync(from, to)
-  const wal = `${from}-wal`
-  if (existsSync(wal) && statSync(wal).size > 0) copyFileSync(wal, `${to}-wal`)
+/** A migrated and seeded database, as the files a closed store leaves (the log only when not empty). */
+interface Template {
+  readonly db: Buffer
+  readonly wal: Buffer | undefined
 }
 
-/** One migrated and seeded database per fixture (by content) for this process, removed at its exit. */
-const templates = new Map<string, Promise<string>>()
-const templateDirs: Array<string> = []
-process.once("exit", () => {
-  for (const dir of templateDirs) rmSync(dir, { recursive: true, force: true })
-})
+/**
+ * One template per fixture (by content) for this process, kept in memory: its files are
+ * removed as soon as it is read (test workers can end without an exit hook running).
+ */
+const templates = new Map<string, Promise<Template>>()
 
-const templateOf = (fixture: Fixture): Promise<string> => {
+const templateOf = (fixture: Fixture): Promise<Template> => {
   const key = JSON.stringify(fixture)
   let template = templates.get(key)
   if (template === undefined) {
-    const dir = tempDir("store-template-")
-    templateDirs.push(dir)
-    const file = join(dir, "workspace.db")
-    template = Effect.runPromise(
-      Layer.build(makeEmbeddedLayer({ url: pathToFileURL(file).href, fixture, checkpointIntervalMs: 0 })).pipe(
-        Effect.scoped,
-        Effect.provide(quiet),
-        Effect.as(file)
-      )
-    )
+    template = Effect.runPromise(Effect.acquireUseRelease(
+      Effect.sync(() => tempDir("store-template-")),
+      (dir) => {
+        const file = join(dir, "workspace.db")
+        return Layer.build(makeEmbeddedLayer({ url: pathToFileURL(file).href, fixture, checkpointIntervalMs: 0 })).pipe(
+          Effect.scoped,
+          Effect.provide(quiet),
+          Effect.andThen(Effect.sync((): Template => {
+            const wal = `${file}-wal`
+            return { db: readFileSync(file), wal: existsSync(wal) && statSync(wal).size > 0 ? readFileSync(wal) : undefined }
+          }))
+        )
+      },
+      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+    ))
     templates.set(key, template)
   }
   return template
@@ -172,7 +175,8 @@ export const storeLayer = (fixture: Fixture, options: StoreOptions = {}): Layer.
       (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     )
     const file = join(dir, "workspace.db")
-    copyDatabase(template, file)
+    writeFileSync(file, template.db)
+    if (template.wal !== undefined) writeFileSync(`${file}-wal`, template.wal)
     const world = Layer.effectContext(Effect.gen(function*() {
       const workspace = testWorkspaceOf(yield* EmbeddedWorkspace, yield* SqlClient.SqlClient)
       return Context.make(TestStore, workspace).pipe(Context.add(WorkspaceClient, workspace))
