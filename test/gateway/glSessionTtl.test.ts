@@ -86,11 +86,13 @@ describe("SVC_GL_SESSION_TTL_MS", () => {
 describe("the in-process tests' store (test/support/storeWorkspace.ts)", () => {
   it("completes a session within its lifetime and not after", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const ws = yield* testStore(exampleFixture, { glSessionTtlMs: 50 })
+      const ws = yield* testStore(exampleFixture, { glSessionTtlMs: 60_000 })
       const fresh = yield* ws.createGlSession(ACME, "xero")
       expect(yield* ws.completeGl(fresh.consumerId, "xero")).toBe(true)
+      // Made two minutes ago: past this store's lifetime, well within the default 15 minutes.
       const old = yield* ws.createGlSession(ACME, "xero")
-      yield* Effect.sleep(200)
+      yield* Effect.orDie(ws.sql`UPDATE gl_sessions SET created_at = ${new Date(Date.now() - 120_000).toISOString()}
+        WHERE consumer_id = ${old.consumerId}`)
       expect(yield* ws.completeGl(old.consumerId, "xero")).toBe(false)
     })))
   })
