@@ -8,7 +8,7 @@
  * success, group handler; tracing off), httpapi-traced (the same with Effect's default
  * per-request span), httpapi-response (httpapi whose handler returns a prebuilt
  * HttpServerResponse: no schema encoding of the success), gateway-no-middleware (GatewayLive's
- * composition without GatewayMiddleware, in-memory workspace).
+ * composition without GatewayMiddleware, the fixture store of ../servers/fixtureStore.ts).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -24,7 +24,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { GatewayApi } from "../../src/api/Api.js"
 import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
@@ -43,9 +42,7 @@ import { EventStreams } from "../../src/services/EventStreams.js"
 import { FileFetcher } from "../../src/files/FileFetcher.js"
 import { Tenant } from "../../src/services/Tenant.js"
 import { TenantConfig } from "../../src/config/TenantConfig.js"
-import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
-import { parseFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { fixtureStore } from "../servers/fixtureStore.js"
 
 const port = Number(process.env.PORT)
 const server = NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })
@@ -71,7 +68,6 @@ const ApiLiveResponse = HttpApiBuilder.layer(Api).pipe(
 
 /** Gateway.ts's composition, minus GatewayMiddleware (and minus /docs, which costs nothing per request). */
 const gatewayNoMiddleware = () => {
-  const fixture = Effect.runSync(parseFixture("bench", JSON.parse(readFileSync(process.env.BENCH_FIXTURE!, "utf8"))))
   const api = HttpApiBuilder.layer(GatewayApi).pipe(
     Layer.provide([HealthLive, EntitiesLive, TasksLive, InboxLive, EventsLive, FilesLive, DataLive, SubledgersLive, GlLive]),
     Layer.provide(EventStreams.layer)
@@ -79,7 +75,7 @@ const gatewayNoMiddleware = () => {
   // Tenant outside the server: its handlers' requests need it as well as their layers.
   return noTracing(serve(api)).pipe(
     Layer.provide(Tenant.layer),
-    Layer.provide(Layer.succeed(WorkspaceClient, makeMemoryWorkspace(fixture))),
+    Layer.provide(fixtureStore(process.env.BENCH_FIXTURE!)),
     Layer.provide(FileFetcher.layer([inlineBase64])),
     Layer.provide(TenantConfig.make({
       tenantSlug: Option.some("acme"),

@@ -1,27 +1,24 @@
 /**
  * The gateway as the benchmark starts it (until then the real entry was not written): GatewayLive
- * on the gateway's Node server, over the in-memory workspace (S1, S2: BENCH_WORKSPACE=memory,
- * every next-step lookup delayed BENCH_LOOKUP_MS) or the embedded SQLite one (S3-S5:
- * BENCH_WORKSPACE=embedded, database BENCH_DB prepared by prepare.ts).
+ * on the gateway's Node server, over the embedded SQLite store either seeded from BENCH_FIXTURE
+ * into a temp file (S1, S2: BENCH_WORKSPACE=memory, every next-step lookup delayed
+ * BENCH_LOOKUP_MS; ./fixtureStore.ts) or on the database BENCH_DB prepared by prepare.ts (S3-S5:
+ * BENCH_WORKSPACE=embedded).
  *
  * Settings: PORT, BENCH_FIXTURE (JSON file), BENCH_WORKSPACE, BENCH_DB, BENCH_LOOKUP_MS,
  * BENCH_MAX_BODY (bytes), BENCH_NEXT_STEP_CONCURRENCY.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { readFileSync } from "node:fs"
 import { inlineBase64 } from "../../src/files/providers/inlineBase64.js"
 import { GatewayLive } from "../../src/gateway/Gateway.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
 import { FileFetcher } from "../../src/files/FileFetcher.js"
 import { TenantConfig } from "../../src/config/TenantConfig.js"
-import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
-import { parseFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { fixtureStore } from "./fixtureStore.js"
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback
@@ -34,17 +31,7 @@ const maxBodyBytes = Number(env("BENCH_MAX_BODY", String(32 * 1024 * 1024)))
 const mode = env("BENCH_WORKSPACE", "memory")
 
 const workspace = mode === "memory"
-  ? Layer.effect(
-    WorkspaceClient,
-    Effect.map(
-      parseFixture("bench fixture", JSON.parse(readFileSync(env("BENCH_FIXTURE"), "utf8"))),
-      (fixture) => {
-        const ws = makeMemoryWorkspace(fixture)
-        ws.faults.nextStepDelayMs = Number(env("BENCH_LOOKUP_MS", "5"))
-        return ws
-      }
-    )
-  )
+  ? fixtureStore(env("BENCH_FIXTURE"), Number(env("BENCH_LOOKUP_MS", "5")))
   : makeEmbeddedLayer({ url: env("BENCH_DB"), retryInterval: "1 hour" })
 
 const app = GatewayLive.pipe(

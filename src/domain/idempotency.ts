@@ -1,5 +1,5 @@
 /**
- * Idempotent writes, shared by both workspaces (memory.ts, embedded/store.ts): what identifies
+ * Idempotent writes of the embedded workspace (../workspace/embedded/store.ts): what identifies
  * a request (its fingerprint) and the answer to a key reused for another one.
  *
  * A key names one request: the first write with it stores its result under the key, in the

@@ -2,8 +2,8 @@
  * The workspace service (WorkspaceApi, every /workspace operation) served by WorkspaceApiLive
  * on a loopback port, held to the OpenAPI document it serves at /workspace/openapi.json (the
  * one published as docs/workspace-openapi.json):
- * - over the in-memory WorkspaceClient, which has no registry behind it: the registry and GL
- *   webhook answer 501 there, as the document declares (the one allowed 5xx);
+ * - over the embedded store given as a bare WorkspaceClient, with no registry behind it: the
+ *   registry and GL webhook answer 501 there, as the document declares (the one allowed 5xx);
  * - over the embedded SQLite store (a temp-file database), registry included: nothing >= 500.
  * Both start from test/fixtures/example.json.
  */
@@ -18,8 +18,8 @@ import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { exampleFixture } from "../support/gateway.js"
+import { overStore } from "../support/storeWorkspace.js"
 import { serverUrl, workspaceServer } from "../workspace/httpHarness.js"
 import { DOMAIN_HINTS, hintsFromFixture, mergeHints, stringsOf } from "./arbitraries.js"
 import { contractSuite, type Target } from "./suite.js"
@@ -52,14 +52,14 @@ const serve = async (server: Layer.Layer<HttpServer.HttpServer, unknown>, cleanu
 }
 
 contractSuite({
-  name: "workspace over the in-memory client (no registry: 501 there)",
+  name: "workspace over a bare WorkspaceClient (no registry: 501 there)",
   api: WorkspaceApi,
   maxBodyBytes: MAX_BODY_BYTES,
   arbitraries,
   // Documented: a server given no WorkspaceExtras answers 501 on the registry and webhook routes.
   allow5xx: (status, r, contract) =>
     status === 501 && contract.operation(r.method, r.operation.template)?.op.responses?.["501"] !== undefined,
-  start: () => serve(workspaceServer(makeMemoryWorkspace(exampleFixture), undefined, { maxBodyBytes: MAX_BODY_BYTES }))
+  start: () => serve(overStore(exampleFixture, (ws) => workspaceServer(ws, undefined, { maxBodyBytes: MAX_BODY_BYTES })))
 })
 
 contractSuite({

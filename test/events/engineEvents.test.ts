@@ -1,6 +1,6 @@
 /**
  * The engine fills the timeline (issue 14 item 3) and a table step's args carry its rows
- * (item 4), on both workspaces that run the engine: the in-memory one and the embedded store.
+ * (item 4), on the embedded store (the workspace that runs the engine).
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -13,9 +13,6 @@ import { join } from "node:path"
 import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
-import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
-import { readFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { FILE_SUBMITTED_SIGNAL } from "../../src/domain/runbook.js"
 
 // Ids from fixtures/demo.json.
@@ -34,9 +31,6 @@ const tempDirs: Array<string> = []
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
 type Run = <A, E>(f: (ws: WorkspaceClientService, sql: Option.Option<SqlClient.SqlClient>) => Effect.Effect<A, E>) => Effect.Effect<A, unknown>
-
-const memory: Run = (f) =>
-  Effect.flatMap(readFixture(DEMO_FIXTURE), (fixture) => f(makeMemoryWorkspace(fixture), Option.none()))
 
 const embedded: Run = (f) => {
   const dir = mkdtempSync(join(tmpdir(), "engine-events-"))
@@ -85,7 +79,7 @@ const waitingEvents = (ws: WorkspaceClientService, taskId: string) =>
       return [e.source, e.payload] as const
     }))
 
-for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
+for (const [name, run] of [["embedded store", embedded]] as const) {
   describe(`engine events: ${name}`, () => {
     it.live("an approval writes step.completed with the decision and reason, after what was there, as the gateway's record", () =>
       run((ws) =>

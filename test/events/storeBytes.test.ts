@@ -1,5 +1,5 @@
 /**
- * `maxBytes` paging in both workspaces that store events (issue 22 item 7): the same cut as
+ * `maxBytes` paging in the embedded store (issue 22 item 7): the same cut as
  * src/api/eventPaging.ts's eventsWithinBytes, measured without reading the payloads whole.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"
@@ -12,9 +12,6 @@ import { EVENT_SIZE_OVERHEAD, eventSize, eventsWithinBytes } from "../../src/api
 import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
-import { DEMO_FIXTURE } from "../../src/workspace/embedded/seed.js"
-import { readFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
 /** No events in the demo. */
@@ -24,7 +21,6 @@ const tempDirs: Array<string> = []
 afterAll(() => tempDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
 
 type Run = <A, E>(f: (ws: WorkspaceClientService) => Effect.Effect<A, E>) => Effect.Effect<A, unknown>
-const memory: Run = (f) => Effect.flatMap(readFixture(DEMO_FIXTURE), (fixture) => f(makeMemoryWorkspace(fixture)))
 const embedded: Run = (f) => {
   const dir = mkdtempSync(join(tmpdir(), "store-bytes-"))
   tempDirs.push(dir)
@@ -45,7 +41,7 @@ describe("eventsWithinBytes", () => {
   })
 })
 
-for (const [name, run] of [["in-memory workspace", memory], ["embedded store", embedded]] as const) {
+for (const [name, run] of [["embedded store", embedded]] as const) {
   describe(`listEvents maxBytes: ${name}`, () => {
     it.live("cuts where eventsWithinBytes says, after a position and within limit, and says whether more follows", () =>
       run((ws) =>

@@ -1,6 +1,6 @@
 /**
- * GET /v1/tasks/:taskId/events/stream (issue 14 item 2), in process over the in-memory
- * workspace: framing, resume, live delivery of API and engine events, 404, keep-alive, the
+ * GET /v1/tasks/:taskId/events/stream (issue 14 item 2), in process over the embedded
+ * store: framing, resume, live delivery of API and engine events, 404, keep-alive, the
  * stream limit and the release of everything a stream holds when its client goes away.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -10,19 +10,19 @@ import * as Layer from "effect/Layer"
 import { makeTaskEventBell, TaskEventBell } from "../../src/services/TaskEventBell.js"
 import { makeGateway, raw } from "../support/gateway.js"
 import { EXPENSE_TASK, GLOBEX_TASK, MISSING } from "../support/world.js"
-import type { MemoryWorkspace } from "../../src/workspace/memory.js"
+import { TestStore, type TestWorkspace } from "../support/storeWorkspace.js"
 import { envProvider, withEnv } from "../fixtures/config.js"
 import { baseUrl, openSse } from "./sse.js"
 
 /** A gateway with these stream settings (SVC_EVENT_STREAMS_MAX, SVC_EVENTS_POLL_MS, SVC_EVENTS_KEEPALIVE_MS). */
 const withStreams = <A, E>(
   settings: Record<string, string>,
-  body: (base: string, workspace: MemoryWorkspace) => Effect.Effect<A, E, any>
+  body: (base: string, workspace: TestWorkspace) => Effect.Effect<A, E, any>
 ) => {
-  const { layer, workspace } = makeGateway()
+  const { layer } = makeGateway()
   const provider = envProvider(settings).pipe(ConfigProvider.orElse(ConfigProvider.fromEnv()))
   return Effect.provideService(
-    Effect.provide(Effect.flatMap(baseUrl, (base) => body(base, workspace)), layer),
+    Effect.provide(Effect.flatMap(Effect.zip(baseUrl, Effect.service(TestStore)), ([base, workspace]) => body(base, workspace)), layer),
     ConfigProvider.ConfigProvider,
     provider
   ) as Effect.Effect<A, E, never>

@@ -21,7 +21,7 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
         const res = yield* raw("POST", url, { data: { amount: 12.5 }, kind: "expense", sourceRef: { file: "a.csv", line: 2 } })
         expect(res.status).toBe(201)
         expect(res.body).toEqual({ id: expect.any(String), status: "accepted", signaled: false })
-        expect(ws.signals).toEqual([])
+        expect(yield* ws.signals).toEqual([])
       })
     ))
 
@@ -37,7 +37,7 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
         expect(res.status).toBe(201)
         expect(res.body).toHaveLength(3)
         expect(res.body.every((r: any) => r.status === "accepted" && r.signaled)).toBe(true)
-        expect(ws.signals.map((s) => [s.name, s.rootTaskId, s.payload.rowId])).toEqual(
+        expect((yield* ws.signals).map((s) => [s.name, s.rootTaskId, s.payload.rowId])).toEqual(
           res.body.map((r: any) => ["records_ready", EXPENSE_TASK, r.id])
         )
       })
@@ -83,7 +83,7 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
           "events[1].data"
         )
         expect(ws.calls.get("ingestData")).toBe(before)
-        expect(ws.signals).toEqual([])
+        expect(yield* ws.signals).toEqual([])
       }), { config: { maxBodyBytes: 4 * 1024 * 1024 } }))
 
   it.effect("another tenant's task: 404; a signal target that does not exist: 400 and nothing stored", () =>
@@ -92,7 +92,7 @@ describe("POST /v1/tasks/:taskId/data/ingest", () => {
         expectError(yield* raw("POST", `/v1/tasks/${GLOBEX_TASK}/data/ingest`, { data: { a: 1 } }), 404, "Not Found")
         const res = yield* raw("POST", url, { data: { a: 1 }, signalTaskId: GLOBEX_TASK, signalName: "s" })
         expect([400, 404]).toContain(res.status)
-        expect(ws.signals).toEqual([])
+        expect(yield* ws.signals).toEqual([])
       })
     ))
 })

@@ -83,7 +83,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
       })
     ))
 
-  it.effect("filters and pages in the memory store as in SQL (status, awaiting, limit, cursor)", () =>
+  it.effect("filters and pages in the store (status, awaiting, limit, cursor)", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
         const first = yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS&limit=1`)
@@ -97,7 +97,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
         expect(awaiting.headers["x-next-cursor"]).toBeUndefined()
         expect((yield* raw("GET", `/v1/entities/${ACME_US}/tasks?awaiting=TABLE_REVIEW&status=COMPLETED`)).body).toEqual([])
         // Another entity's task is no cursor of this list.
-        const other = [...ws.tasks.values()].find((t) => t.entityId !== ACME_US)!
+        const other = (yield* ws.tasks).find((t) => t.entityId !== ACME_US)!
         const foreign = Buffer.from(`t:${other.id}`).toString("base64url")
         expectError(yield* raw("GET", `/v1/entities/${ACME_US}/tasks?cursor=${foreign}`), 400, "Bad Request", /^cursor: /)
       })
@@ -106,8 +106,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
   it.effect("skips the next-step lookup for COMPLETED and FAILED tasks", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
-        ws.tasks.get(EXPENSE_TASK)!.status = "FAILED"
-        ws.tasks.get(EXPENSE_TASK)!.currentStep = null
+        yield* ws.setTask(EXPENSE_TASK, { status: "FAILED", currentStep: null })
         const looked: Array<string> = []
         ws.faults.nextStep = (taskId) => void looked.push(taskId) as undefined
         const api = yield* client
@@ -121,8 +120,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
     withGateway((ws) =>
       Effect.gen(function*() {
         ws.faults.nextStep = (taskId) => taskId === EXPENSE_TASK ? new ServiceUnavailable({ message: "down" }) : undefined
-        ws.tasks.get(LEGACY_TASK)!.workflowId = "expense-review"
-        ws.tasks.get(LEGACY_TASK)!.currentStep = "upload_receipts"
+        yield* ws.setTask(LEGACY_TASK, { workflowId: "expense-review", currentStep: "upload_receipts" })
         const api = yield* client
         const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
         expect(tasks.find((t) => t.id === EXPENSE_TASK)).not.toHaveProperty("awaiting")
@@ -134,10 +132,7 @@ describe("GET /v1/entities/:entityId/tasks", () => {
     withGateway((ws) =>
       Effect.gen(function*() {
         for (let i = 0; i < 10; i++) {
-          ws.tasks.set(`00000000-0000-4000-8000-${String(i).padStart(12, "0")}`, {
-            ...ws.tasks.get(EXPENSE_TASK)!,
-            id: `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`
-          })
+          yield* ws.copyTask(EXPENSE_TASK, `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
         }
         const api = yield* client
         const tasks = yield* api.entities.listTasks({ params: { entityId: ACME_US }, query: {} })
@@ -219,7 +214,7 @@ describe("POST /v1/entities/:entityId/tasks", () => {
         })
         expect(res.status).toBe(201)
         expect(res.body).toMatchObject({ entityId: ACME_US, workflowId: "expense-review", status: "IN_PROGRESS" })
-        expect(ws.tasks.get(res.body.id)?.tenantId).toBe(ACME)
+        expect((yield* ws.task(res.body.id))?.tenantId).toBe(ACME)
       })
     ))
 

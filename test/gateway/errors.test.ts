@@ -75,12 +75,13 @@ describe("error shape for what Effect does not shape by default", () => {
       }), { config: { maxBodyBytes: 1024 } }))
 
   it("never answers a 500 with internals: a defect becomes a generic 500", async () => {
-    const { makeGateway } = await import("../support/gateway.js")
-    const { layer, workspace } = makeGateway()
-    workspace.faults.all = () => {
-      throw new Error("secret internal detail at /srv/app.ts:42")
-    }
-    const res = await Effect.runPromise(Effect.provide(raw("GET", "/v1/entities"), layer))
+    const res = await Effect.runPromise(withGateway((workspace) =>
+      Effect.suspend(() => {
+        workspace.faults.all = () => {
+          throw new Error("secret internal detail at /srv/app.ts:42")
+        }
+        return raw("GET", "/v1/entities")
+      })))
     expectError(res, 500, "Internal Server Error", "Internal server error")
     expect(res.text).not.toContain("secret")
   })

@@ -57,8 +57,7 @@ describe("POST /v1/tasks/:taskId/files (upload)", () => {
   it.effect("signals after persist when signalTaskId and signalName are given (submit_file completes the step)", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
-        const task = ws.tasks.get(EXPENSE_TASK)!
-        task.currentStep = "upload_receipts"
+        yield* ws.setTask(EXPENSE_TASK, { currentStep: "upload_receipts" })
         const ui = yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/ui`)
         const action = ui.body.step.args.actions[0]
         expect(action).toMatchObject({ type: "submit_file", path: `/v1/tasks/${EXPENSE_TASK}/files/ingest`, signalTaskId: EXPENSE_TASK })
@@ -71,8 +70,8 @@ describe("POST /v1/tasks/:taskId/files (upload)", () => {
         })
         expect(res.status).toBe(201)
         expect(res.body.signaled).toBe(true)
-        expect(ws.signals).toMatchObject([{ name: action.signalName, payload: { documentRef: res.body.documentRef } }])
-        expect(ws.tasks.get(EXPENSE_TASK)?.currentStep).toBe("review_expenses")
+        expect(yield* ws.signals).toMatchObject([{ name: action.signalName, payload: { documentRef: res.body.documentRef } }])
+        expect((yield* ws.task(EXPENSE_TASK))?.currentStep).toBe("review_expenses")
       })
     ))
 

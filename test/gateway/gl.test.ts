@@ -53,7 +53,7 @@ describe("GL", () => {
         expect(res.body).toEqual({ sessionUrl: expect.stringMatching(/^https?:\/\//), consumerId: expect.any(String) })
         expect((yield* raw("POST", "/v1/gl/connect/session", {})).status).toBe(200)
         expect((yield* raw("POST", "/v1/gl/connect/session", { serviceId: 3 })).status).toBe(400)
-        expect(ws.completeGlSession(res.body.consumerId, "xero")).toBe(true)
+        expect(yield* ws.completeGl(res.body.consumerId, "xero")).toBe(true)
         expect((yield* raw("GET", "/v1/gl/status")).body).toMatchObject({ connected: true, service: "xero", status: "ACTIVE" })
       })
     ))

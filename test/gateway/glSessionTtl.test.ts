@@ -8,8 +8,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Effect from "effect/Effect"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { exampleFixture } from "../support/gateway.js"
+import { testStore } from "../support/storeWorkspace.js"
 import { http, type JsonResponse, type RunningService, startBuilt } from "../support/process.js"
 import { ACME } from "../support/world.js"
 
@@ -83,13 +83,17 @@ describe("SVC_GL_SESSION_TTL_MS", () => {
   }, 60_000)
 })
 
-describe("the in-memory workspace (the test double)", () => {
+describe("the in-process tests' store (test/support/storeWorkspace.ts)", () => {
   it("completes a session within its lifetime and not after", async () => {
-    const ws = makeMemoryWorkspace(exampleFixture, { glSessionTtlMs: 50 })
-    const fresh = await Effect.runPromise(ws.createGlSession(ACME, "xero"))
-    expect(ws.completeGlSession(fresh.consumerId, "xero")).toBe(true)
-    const old = await Effect.runPromise(ws.createGlSession(ACME, "xero"))
-    await new Promise((r) => setTimeout(r, 200))
-    expect(ws.completeGlSession(old.consumerId, "xero")).toBe(false)
+    await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const ws = yield* testStore(exampleFixture, { glSessionTtlMs: 60_000 })
+      const fresh = yield* ws.createGlSession(ACME, "xero")
+      expect(yield* ws.completeGl(fresh.consumerId, "xero")).toBe(true)
+      // Made two minutes ago: past this store's lifetime, well within the default 15 minutes.
+      const old = yield* ws.createGlSession(ACME, "xero")
+      yield* Effect.orDie(ws.sql`UPDATE gl_sessions SET created_at = ${new Date(Date.now() - 120_000).toISOString()}
+        WHERE consumer_id = ${old.consumerId}`)
+      expect(yield* ws.completeGl(old.consumerId, "xero")).toBe(false)
+    })))
   })
 })

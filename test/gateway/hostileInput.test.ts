@@ -332,7 +332,7 @@ describe("state rules", () => {
       Effect.gen(function*() {
         const created = yield* raw("POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
         const other = created.body.id as string
-        ws.tasks.get(other)!.currentStep = "review_expenses"
+        yield* ws.setTask(other, { currentStep: "review_expenses" })
         expectError(yield* rowAction(other), 404, "Not Found", ROW_NEEDS_ATTENTION)
         expectError(yield* rowAction(COMPLETED_TASK), 404, "Not Found")
         // The row is untouched: its own task can still reject it.
@@ -343,11 +343,9 @@ describe("state rules", () => {
   it.effect("a row action only while the task's current step is a table step", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
-        const task = ws.tasks.get(T)!
-        task.currentStep = "upload_receipts"
+        yield* ws.setTask(T, { currentStep: "upload_receipts" })
         expectError(yield* rowAction(T), 400, "Bad Request", "FILE_UPLOAD", { currentStatus: "IN_PROGRESS" })
-        task.currentStep = null
-        task.status = "COMPLETED"
+        yield* ws.setTask(T, { currentStep: null, status: "COMPLETED" })
         expectError(yield* rowAction(T), 400, "Bad Request", "COMPLETED", { currentStatus: "COMPLETED" })
       })
     ))

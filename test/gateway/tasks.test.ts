@@ -107,8 +107,8 @@ describe("POST /v1/tasks/:taskId/action", () => {
         const api = yield* client
         expect(yield* api.tasks.action({ params: { taskId: EXPENSE_TASK }, payload: { type: "approved", comments: "looks right" } }))
           .toEqual({ ok: true })
-        expect(ws.signals).toMatchObject([{ taskId: EXPENSE_TASK, name: "approve", payload: { reason: "looks right" }, tenantId: ACME }])
-        expect(ws.tasks.get(EXPENSE_TASK)?.currentStep).toBe("sign_off")
+        expect(yield* ws.signals).toMatchObject([{ taskId: EXPENSE_TASK, name: "approve", payload: { reason: "looks right" }, tenantId: ACME }])
+        expect((yield* ws.task(EXPENSE_TASK))?.currentStep).toBe("sign_off")
       })
     ))
 
@@ -118,8 +118,8 @@ describe("POST /v1/tasks/:taskId/action", () => {
         const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "rejected" })
         expect(res.status).toBe(200)
         expect(res.body).toEqual({ ok: true })
-        expect(ws.signals).toMatchObject([{ name: "reject", payload: {} }])
-        expect(ws.tasks.get(EXPENSE_TASK)?.status).toBe("FAILED")
+        expect(yield* ws.signals).toMatchObject([{ name: "reject", payload: {} }])
+        expect((yield* ws.task(EXPENSE_TASK))?.status).toBe("FAILED")
       })
     ))
 
@@ -132,7 +132,7 @@ describe("POST /v1/tasks/:taskId/action", () => {
         expectError(yield* raw("POST", `/v1/tasks/${COMPLETED_TASK}/action`, { type: "approved" }), 400, "Bad Request", undefined, {
           currentStatus: "COMPLETED"
         })
-        expect(ws.signals).toEqual([])
+        expect(yield* ws.signals).toEqual([])
       })
     ))
 })
@@ -147,7 +147,7 @@ describe("POST /v1/tasks/:taskId/row-action", () => {
           rowId: ROW_NEEDS_ATTENTION
         })
         expect(res.body).toEqual({ ok: true })
-        expect(ws.signals).toMatchObject([{
+        expect(yield* ws.signals).toMatchObject([{
           name: "user_action",
           payload: { kind: "row_action", ledger: "expenses", action: "reject_row", rowId: ROW_NEEDS_ATTENTION }
         }])
@@ -166,7 +166,7 @@ describe("POST /v1/tasks/:taskId/row-action", () => {
           params: { taskId: EXPENSE_TASK },
           payload: { ledger: "expenses", action: "edit_cell", rowId: ROW_NEEDS_ATTENTION, field: "description", value: null }
         })
-        expect(ws.signals.map((s) => s.payload)).toMatchObject([
+        expect((yield* ws.signals).map((s) => s.payload)).toMatchObject([
           { kind: "row_action", action: "edit_cell", field: "amount_gross", value: "190.10" },
           { kind: "row_action", action: "edit_cell", field: "description", value: null }
         ])
@@ -184,7 +184,7 @@ describe("POST /v1/tasks/:taskId/row-action", () => {
         expectError(yield* post({ ...base, rowId: "row-1", field: "amount_gross", value: 1 }), 400, "Bad Request", "rowId")
         expectError(yield* post({ ...base, action: "delete_row" }), 400, "Bad Request", "action")
         expectError(yield* post({ ...base, field: "amount_gross", value: { nested: 1 } }), 400, "Bad Request", "value")
-        expect(ws.signals).toEqual([])
+        expect(yield* ws.signals).toEqual([])
       })
     ))
 

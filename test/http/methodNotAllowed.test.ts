@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import { GatewayApi } from "../../src/api/Api.js"
 import { allowOf, explainUnrouted, matchPath, templatesOf } from "../../src/http/methodNotAllowed.js"
 import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { overStore } from "../support/storeWorkspace.js"
 import { withGateway } from "../support/gateway.js"
 import { ACME_US, DOCUMENT, EXPENSE_TASK, ROW_NEEDS_ATTENTION } from "../support/world.js"
 import { workspaceServer } from "../workspace/httpHarness.js"
@@ -151,7 +151,7 @@ describe("405 Method Not Allowed with Allow", () => {
         // A gateway path is not a workspace path.
         expect((yield* send("PUT", "/v1/entities")).status).toBe(404)
       }),
-      workspaceServer(makeMemoryWorkspace(contractFixture()))
+      overStore(contractFixture(), (ws) => workspaceServer(ws))
     ))
 })
 

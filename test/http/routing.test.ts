@@ -15,7 +15,7 @@ import { TASK_ID_MAX_LENGTH, TaskId } from "../../src/api/ids.js"
 import { malformedPercentEncoding } from "../../src/http/methodNotAllowed.js"
 import { MAX_PATH_PARAM_LENGTH } from "../../src/http/ServerLimits.js"
 import { makeWorkspaceHttpApp } from "../../src/workspace/server/server.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { overStore } from "../support/storeWorkspace.js"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import { EXPENSE_TASK } from "../support/world.js"
 import { workspaceServer } from "../workspace/httpHarness.js"
@@ -97,18 +97,18 @@ describe("composite task ids route up to TASK_ID_MAX_LENGTH", () => {
       Effect.gen(function*() {
         const id = compositeOf(ID.taskUpload, 400)
         const res = yield* send("GET", `/workspace/tenants/${ID.tenantA}/tasks/${id}/events`)
-        // The memory workspace resolves a child id to its root task's timeline: routed and answered.
+        // The store resolves a child id to its root task's timeline: routed and answered.
         expect(res.status).toBe(200)
       }),
-      workspaceServer(makeMemoryWorkspace(contractFixture()))
+      overStore(contractFixture(), (ws) => workspaceServer(ws))
     ))
 
   it.effect("workspace API (makeWorkspaceHttpApp, mounted): task ids past 100 characters reach its handlers", () => {
-    const memory = makeMemoryWorkspace(contractFixture())
-    const server = Layer.unwrap(
-      Effect.map(makeWorkspaceHttpApp(memory), (app) =>
-        HttpRouter.serve(HttpRouter.add("*", "/workspace/*", app), { disableLogger: true, disableListenLog: true }))
-    ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+    const server = overStore(contractFixture(), (memory) =>
+      Layer.unwrap(
+        Effect.map(makeWorkspaceHttpApp(memory), (app) =>
+          HttpRouter.serve(HttpRouter.add("*", "/workspace/*", app), { disableLogger: true, disableListenLog: true }))
+      ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))))
     return Effect.provide(
       Effect.gen(function*() {
         const res = yield* send("GET", `/workspace/tasks/${compositeOf(ID.taskUpload, 400)}`)
@@ -185,6 +185,6 @@ describe("malformed percent-encoding in the path: 400 saying so", () => {
         expect(res.status).toBe(400)
         expect(res.body.message).toContain("percent-encoding")
       }),
-      workspaceServer(makeMemoryWorkspace(contractFixture()))
+      overStore(contractFixture(), (ws) => workspaceServer(ws))
     ))
 })

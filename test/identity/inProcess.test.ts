@@ -17,9 +17,9 @@ import { ACTOR_FORWARD_HEADER, withActor } from "../../src/services/Actor.js"
 import { IDENTITY_OFF, type IdentitySettings } from "../../src/config/IdentityConfig.js"
 import { WorkspaceApiLive } from "../../src/workspace/server/server.js"
 import { makeHttpWorkspaceClient } from "../../src/workspace/http/client.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { exampleFixture, raw } from "../support/gateway.js"
+import { testStore } from "../support/storeWorkspace.js"
 import { ACME } from "../support/world.js"
 import { portOf } from "../fixtures/http.js"
 import { type ActorCall, AUDIENCE, ISSUER, jwksOf, makeKey, recording, recordingGateway, sign } from "./support.js"
@@ -106,7 +106,7 @@ describe("the actor across an HTTP workspace (x-svc-actor)", () => {
     Effect.gen(function*() {
       const calls: Array<ActorCall> = []
       const context = yield* Layer.build(
-        WorkspaceApiLive(recording(makeMemoryWorkspace(exampleFixture), calls)).pipe(
+        WorkspaceApiLive(recording(yield* testStore(exampleFixture), calls)).pipe(
           Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
         )
       )
@@ -124,7 +124,7 @@ describe("the actor across an HTTP workspace (x-svc-actor)", () => {
     Effect.gen(function*() {
       const calls: Array<ActorCall> = []
       const context = yield* Layer.build(
-        WorkspaceApiLive(recording(makeMemoryWorkspace(exampleFixture), calls)).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+        WorkspaceApiLive(recording(yield* testStore(exampleFixture), calls)).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
       )
       const path = `/workspace/tenants/${ACME}/entities`
       for (const bad of ["%E0%A4%A", "a%00b", "x".repeat(300)]) {

@@ -19,8 +19,8 @@ import { IdentityConfig, type IdentitySettings } from "../../src/config/Identity
 import { TenantConfig } from "../../src/config/TenantConfig.js"
 import { WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import type { Fixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
+import { storeLayer } from "../support/storeWorkspace.js"
 
 export interface ActorCall {
   readonly method: string
@@ -42,16 +42,20 @@ export const recording = (service: WorkspaceClientService, calls: Array<ActorCal
     }
   })
 
-/** The gateway (in process, real HTTP stack) over a recording in-memory workspace, with `identity`. */
+/** `WorkspaceClient` in `layer`, recording into `calls`. */
+export const recordingLayer = (layer: Layer.Layer<WorkspaceClient>, calls: Array<ActorCall>): Layer.Layer<WorkspaceClient> =>
+  Layer.effect(WorkspaceClient, Effect.map(Effect.service(WorkspaceClient), (service) => recording(service, calls))).pipe(Layer.provide(layer))
+
+/** The gateway (in process, real HTTP stack) over the recording embedded store, with `identity`. */
 export const recordingGateway = (identity: IdentitySettings, fixture: Fixture = exampleFixture) => {
   const calls: Array<ActorCall> = []
-  const workspace = recording(makeMemoryWorkspace(fixture), calls)
+  const workspace = recordingLayer(storeLayer(fixture), calls)
   const server = HttpServer.layerTestClient.pipe(
     Layer.provide(NodeHttpClient.layerNodeHttpOptions({ keepAlive: false })),
     Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(defaultConfig.maxBodyBytes), { port: 0, host: "127.0.0.1" }))
   )
   const layer = GatewayLive.pipe(
-    Layer.provide(Layer.succeed(WorkspaceClient, workspace)),
+    Layer.provide(workspace),
     Layer.provide(FileFetcher.layer([inlineBase64])),
     Layer.provide(IdentityConfig.make(identity)),
     Layer.provide(TenantConfig.make(defaultConfig)),

@@ -1,6 +1,6 @@
 /**
  * Repeated authentication failures are slowed down: the limiter and the client address on their
- * own, and through the real HTTP stack in-process (the in-memory workspace behind it), where a
+ * own, and through the real HTTP stack in-process (the embedded store behind it), where a
  * limited address is answered 429 with Retry-After for bad keys but a valid key still gets in
  * (the built process: ./lockout.test.ts).
  */
@@ -79,7 +79,7 @@ describe("the client address failures are counted under", () => {
   })
 })
 
-describe("through the HTTP stack (in-process, in-memory workspace)", () => {
+describe("through the HTTP stack (in-process, embedded store)", () => {
   const fixture = Effect.runSync(parseFixture("mcp", mcpFixture()))
   const { layer } = makeGateway({ fixture })
   const runtime = ManagedRuntime.make(
@@ -98,7 +98,7 @@ describe("through the HTTP stack (in-process, in-memory workspace)", () => {
   })
   afterAll(() => runtime.dispose())
 
-  it("the in-memory workspace authenticates the same keys (the port's third implementation)", async () => {
+  it("the store behind the in-process gateway authenticates the same keys", async () => {
     const client = await connect(url, KEY_B)
     expect(ok(await call(client, "list_assigned_steps")).steps).toEqual([])
     await client.close()

@@ -1,7 +1,8 @@
 /**
  * The WorkspaceClient operation behind agent authentication, `findAgentByKeyHash`, on every
- * implementation of the port (in-memory, embedded store, the HTTP client over the workspace
- * server in front of either), plus the fixture's `agents` records and step assignments.
+ * implementation of the port (the embedded store, the HTTP client over the workspace server in
+ * front of it, with or without the store's extras), plus the fixture's `agents` records and step
+ * assignments.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -16,7 +17,7 @@ import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { hashApiKey, sameKeyHash } from "../../src/domain/apiKeys.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer } from "../../src/workspace/embedded/layer.js"
 import { type Fixture, parseFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { overStore } from "../support/storeWorkspace.js"
 import { ACME, GLOBEX } from "../support/world.js"
 import { clientOf, serverUrl, workspaceServer } from "../workspace/httpHarness.js"
 import { AGENT_A, AGENT_GLOBEX, KEY_A, KEY_B, KEY_GLOBEX, mcpFixture } from "./world.js"
@@ -40,9 +41,8 @@ const embedded = (f: Fixture | Record<string, unknown>) =>
   ).pipe(Layer.provide(quiet))
 
 const implementations: ReadonlyArray<readonly [string, () => Layer.Layer<WorkspaceClient, unknown>]> = [
-  ["in-memory", () => Layer.succeed(WorkspaceClient, makeMemoryWorkspace(fixture))],
   ["embedded store", () => embedded(mcpFixture())],
-  ["HTTP client over the workspace server (in-memory)", () => clientOf(workspaceServer(makeMemoryWorkspace(fixture)))],
+  ["HTTP client over the workspace server (store without extras)", () => clientOf(overStore(fixture, (ws) => workspaceServer(ws)))],
   [
     "HTTP client over the workspace server (embedded)",
     () =>
@@ -93,7 +93,7 @@ describe("findAgentByKeyHash", () => {
       })
       expect((yield* post({ keyHash: hashApiKey(KEY_A), apiKey: KEY_A })).status).toBe(400)
       expect((yield* post({ keyHash: hashApiKey(KEY_GLOBEX) })).status).toBe(404)
-    }).pipe(Effect.provide(workspaceServer(makeMemoryWorkspace(fixture)))))
+    }).pipe(Effect.provide(overStore(fixture, (ws) => workspaceServer(ws)))))
 })
 
 describe("key hashes", () => {

@@ -1,5 +1,5 @@
 /**
- * The gateway in this process on a real Node server (port 0), over the in-memory workspace, with
+ * The gateway in this process on a real Node server (port 0), over the embedded store, with
  * the Observability service main.ts provides (request lines captured, not printed). Started with
  * `startOps`, stopped with its `close`.
  */
@@ -21,9 +21,9 @@ import { Observability, type ObservabilitySettings } from "../../src/observabili
 import { instrumentWorkspaceClient } from "../../src/observability/workspace.js"
 import { FileFetcher } from "../../src/files/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/config/TenantConfig.js"
-import { WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
+import { storeLayer } from "../support/storeWorkspace.js"
 import { portOf } from "../fixtures/http.js"
 
 export interface OpsGateway {
@@ -36,7 +36,7 @@ export interface OpsGateway {
 export interface OpsOptions {
   readonly cors?: CorsSettings
   readonly config?: Partial<TenantConfigShape>
-  /** Another WorkspaceClient than the in-memory one (e.g. the HTTP client of a fake upstream). */
+  /** Another WorkspaceClient than the embedded store (e.g. the HTTP client of a fake upstream). */
   readonly workspace?: Layer.Layer<WorkspaceClient>
   readonly metricsToken?: string
   readonly logLevel?: LogLevel.LogLevel
@@ -51,8 +51,10 @@ export const opsSettings = (options: OpsOptions = {}): ObservabilitySettings => 
 
 export const startOps = async (options: OpsOptions = {}): Promise<OpsGateway> => {
   const written: Array<string> = []
-  const memory: WorkspaceClientService = makeMemoryWorkspace(exampleFixture)
-  const workspace = options.workspace ?? Layer.succeed(WorkspaceClient, instrumentWorkspaceClient(memory))
+  const workspace = options.workspace ??
+    Layer.effect(WorkspaceClient, Effect.map(Effect.service(WorkspaceClient), instrumentWorkspaceClient)).pipe(
+      Layer.provide(storeLayer(exampleFixture))
+    )
   const config = { ...defaultConfig, ...options.config }
   const layer = GatewayLive.pipe(
     Layer.provide(Observability.make(opsSettings(options), (line) => void written.push(line))),

@@ -124,7 +124,7 @@ describe("decisions bound to their step at the gateway", () => {
           raw("POST", `/v1/tasks/${EXPENSE_TASK}/row-action`, { ledger: "expenses", action: "reject_row", rowId: ROW_NEEDS_ATTENTION, step })
         yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })
         expectError(yield* rowAction("review_expenses"), 409, "Conflict", `the task is at step "sign_off"`)
-        expect(ws.signals.filter((s) => s.name === "user_action")).toEqual([])
+        expect((yield* ws.signals).filter((s) => s.name === "user_action")).toEqual([])
       })
     ))
 
@@ -133,7 +133,7 @@ describe("decisions bound to their step at the gateway", () => {
       Effect.gen(function*() {
         yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/row-action`, { ledger: "expenses", action: "reject_row", rowId: ROW_NEEDS_ATTENTION })
         yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved", comments: "ok" })
-        expect(ws.signals.map((s) => [s.name, s.expectedStep, s.payload])).toEqual([
+        expect((yield* ws.signals).map((s) => [s.name, s.expectedStep, s.payload])).toEqual([
           ["user_action", "review_expenses", { kind: "row_action", ledger: "expenses", action: "reject_row", rowId: ROW_NEEDS_ATTENTION }],
           ["approve", "review_expenses", { reason: "ok" }]
         ])

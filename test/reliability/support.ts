@@ -1,6 +1,6 @@
 /**
- * Real upstreams for the reliability tests: the workspace server (WorkspaceApi over an
- * in-memory workspace) on a loopback port, behind a small HTTP fault proxy that can delay,
+ * Real upstreams for the reliability tests: the workspace server (WorkspaceApi over the
+ * embedded store) on a loopback port, behind a small HTTP fault proxy that can delay,
  * stall or lose the answer of each request; and a gateway on the real HTTP stack whose
  * WorkspaceClient is the HTTP client pointed at that proxy (or at a port that refuses).
  */
@@ -19,8 +19,8 @@ import { FileFetcher } from "../../src/files/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/config/TenantConfig.js"
 import { WorkspaceApiLive } from "../../src/workspace/server/server.js"
 import { HttpWorkspaceClientLive, type HttpWorkspaceClientOptions } from "../../src/workspace/http/client.js"
-import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
+import { testStore, type TestWorkspace } from "../support/storeWorkspace.js"
 import { portOf } from "../fixtures/http.js"
 
 /** One request the proxy saw. */
@@ -101,9 +101,9 @@ export const refusingUrl = Effect.callback<string>((resume) => {
   })
 })
 
-/** The workspace server over a fresh in-memory world (the example fixture), on a loopback port. */
+/** The workspace server over a fresh store (the example fixture), on a loopback port. */
 export const workspaceUpstream = Effect.gen(function*() {
-  const memory = makeMemoryWorkspace(exampleFixture)
+  const memory = yield* testStore(exampleFixture)
   const context = yield* Layer.build(
     WorkspaceApiLive(memory).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => createGatewayServer(64 * 1024 * 1024), { port: 0, host: "127.0.0.1" }))
@@ -114,7 +114,7 @@ export const workspaceUpstream = Effect.gen(function*() {
 })
 
 export interface UpstreamSetup {
-  readonly memory: MemoryWorkspace
+  readonly memory: TestWorkspace
   readonly faults: HttpFaults
 }
 

@@ -1,6 +1,7 @@
 /**
- * A gateway on the real HTTP stack (NodeHttpServer.layerTest) over an in-memory workspace,
- * with the typed client and a raw request helper for status and body checks.
+ * A gateway on the real HTTP stack (NodeHttpServer.layerTest) over the embedded store on a
+ * temp-file copy of the fixture (./storeWorkspace.ts), with the typed client and a raw request
+ * helper for status and body checks.
  */
 import { expect } from "@effect/vitest"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -20,9 +21,8 @@ import { GatewayLive } from "../../src/gateway/Gateway.js"
 import { createGatewayServer } from "../../src/http/nodeServer.js"
 import { FileFetcher, type FileProvider } from "../../src/files/FileFetcher.js"
 import { TenantConfig, type TenantConfigShape } from "../../src/config/TenantConfig.js"
-import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { type Fixture, parseFixture } from "../../src/domain/fixture.js"
-import { makeMemoryWorkspace, type MemoryWorkspace } from "../../src/workspace/memory.js"
+import { storeLayer, TestStore, type TestWorkspace } from "./storeWorkspace.js"
 
 const exampleJson = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 export const exampleFixture: Fixture = Effect.runSync(parseFixture("example.json", exampleJson))
@@ -56,25 +56,22 @@ export interface GatewayOptions {
   readonly providers?: ReadonlyArray<FileProvider>
 }
 
+/** The gateway's layer, with the test server's client and TestStore (the workspace it runs on). */
 export const makeGateway = (options: GatewayOptions = {}) => {
-  const workspace = makeMemoryWorkspace(options.fixture ?? exampleFixture)
   const layer = GatewayLive.pipe(
-    Layer.provide(Layer.succeed(WorkspaceClient, workspace)),
+    Layer.provideMerge(storeLayer(options.fixture ?? exampleFixture)),
     Layer.provide(FileFetcher.layer(options.providers ?? [inlineBase64])),
     Layer.provide(TenantConfig.make({ ...defaultConfig, ...options.config })),
     Layer.provideMerge(testServer(options.config?.maxBodyBytes ?? defaultConfig.maxBodyBytes))
   )
-  return { workspace, layer }
+  return { layer }
 }
 
 /** Runs a test body against a fresh gateway and world. */
 export const withGateway = <A, E>(
-  body: (workspace: MemoryWorkspace) => Effect.Effect<A, E, HttpClient.HttpClient | HttpServer.HttpServer>,
+  body: (workspace: TestWorkspace) => Effect.Effect<A, E, HttpClient.HttpClient | HttpServer.HttpServer>,
   options: GatewayOptions = {}
-) => {
-  const { layer, workspace } = makeGateway(options)
-  return Effect.provide(body(workspace), layer)
-}
+) => Effect.provide(Effect.flatMap(Effect.service(TestStore), body), makeGateway(options).layer)
 
 export const client = HttpApiClient.make(GatewayApi)
 

@@ -1,7 +1,7 @@
 /**
- * The contract on the HTTP WorkspaceClient talking to WorkspaceApiLive over a memory workspace
- * (real sockets on loopback), plus what only the HTTP client does: timeouts, retries of
- * idempotent calls only, error mapping, connection reuse and streamed downloads.
+ * What only the HTTP WorkspaceClient does: timeouts, retries of idempotent calls only, error
+ * mapping, connection reuse and streamed downloads. (The contract itself runs on the HTTP client
+ * over the workspace server in ./contract.embedded.test.ts.)
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -15,12 +15,9 @@ import type { AddressInfo } from "node:net"
 import { withIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../src/upstream/documents.js"
 import { HttpWorkspaceClientLive } from "../../src/workspace/http/client.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
-import { runWorkspaceContract } from "./contract.js"
+import { testStore } from "../support/storeWorkspace.js"
 import { contractFixture, ID } from "./contractFixture.js"
 import { clientOf, workspaceServer } from "./httpHarness.js"
-
-runWorkspaceContract("HTTP client over the workspace server", (fixture) => clientOf(workspaceServer(makeMemoryWorkspace(fixture))))
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void
 
@@ -281,11 +278,11 @@ describe("HTTP WorkspaceClient", () => {
 
   it.live("a real server behind the client: upstream messages come through unchanged", () =>
     Effect.gen(function*() {
-      const memory = makeMemoryWorkspace(contractFixture())
+      const memory = yield* testStore(contractFixture())
       const local = yield* failureOf(memory.getNextStep(ID.tenantA, ID.taskLegacy))
       const remote = yield* failureOf(Effect.flatMap(WorkspaceClient, (ws) => ws.getNextStep(ID.tenantA, ID.taskLegacy)).pipe(
         Effect.provide(clientOf(workspaceServer(memory)))
       ))
       expect(remote).toEqual(local)
-    }))
+    }).pipe(Effect.scoped))
 })

@@ -19,7 +19,7 @@ import { DOCUMENT_HEADER } from "../../src/upstream/documents.js"
 import type { Agent, AgentVersion, WorkspaceExtras } from "../../src/upstream/extras.js"
 import { WORKSPACE_OPENAPI_FILE, workspaceOpenApi } from "../../src/upstream/openapi.js"
 import { makeWorkspaceHttpApp } from "../../src/workspace/server/server.js"
-import { makeMemoryWorkspace } from "../../src/workspace/memory.js"
+import { overStore, type TestWorkspace } from "../support/storeWorkspace.js"
 import { contractFixture, DOC_NEW_BYTES, ID } from "./contractFixture.js"
 import { serverUrl, workspaceServer } from "./httpHarness.js"
 
@@ -53,7 +53,7 @@ const withServer = <A, E>(
   body: Effect.Effect<A, E, HttpServer.HttpServer>
 ) => Effect.provide(body, server)
 
-const memoryServer = () => workspaceServer(makeMemoryWorkspace(contractFixture()))
+const storeServer = () => overStore(contractFixture(), (ws) => workspaceServer(ws))
 
 const operationsOf = (doc: any) =>
   Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
@@ -63,7 +63,7 @@ const operationsOf = (doc: any) =>
 describe("workspace OpenAPI document", () => {
   it.live("is served at /workspace/openapi.json: every operation summarized and described, valid OpenAPI", () =>
     withServer(
-      memoryServer(),
+      storeServer(),
       Effect.gen(function*() {
         const res = yield* raw("GET", "/workspace/openapi.json")
         expect(res.status).toBe(200)
@@ -103,7 +103,7 @@ describe("workspace OpenAPI document", () => {
 describe("workspace server", () => {
   it.live("stores a raw octet-stream body with metadata in the query, and streams it back with its headers", () =>
     withServer(
-      memoryServer(),
+      storeServer(),
       Effect.gen(function*() {
         const bytes = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256)
         const query = new URLSearchParams({
@@ -134,7 +134,7 @@ describe("workspace server", () => {
 
   it.live("every failure answers in the spec's error shape", () =>
     withServer(
-      memoryServer(),
+      storeServer(),
       Effect.gen(function*() {
         const missing = yield* raw("GET", `/workspace/tasks/${ID.missing}`)
         expect(missing.status).toBe(404)
@@ -183,7 +183,7 @@ describe("workspace server", () => {
 
   it.live("a body over the limit answers 413 before it is read", () =>
     withServer(
-      workspaceServer(makeMemoryWorkspace(contractFixture()), undefined, { maxBodyBytes: 1024 }),
+      overStore(contractFixture(), (ws) => workspaceServer(ws, undefined, { maxBodyBytes: 1024 })),
       Effect.gen(function*() {
         const res = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/documents?source=s&filename=f&contentType=text/plain`, {
           body: new Uint8Array(4096), headers: { "content-type": "application/octet-stream" }
@@ -195,7 +195,7 @@ describe("workspace server", () => {
 
   it.live("without extras the registry and the GL webhook answer 501 in the spec's shape", () =>
     withServer(
-      memoryServer(),
+      storeServer(),
       Effect.gen(function*() {
         const id = randomUUID()
         const answers = [
@@ -214,15 +214,14 @@ describe("workspace server", () => {
     ))
 })
 
-/** A registry held in a Map, plus the memory workspace's GL sessions: what the server delegates to. */
-const fakeExtras = (memory: ReturnType<typeof makeMemoryWorkspace>): WorkspaceExtras => {
+/** A registry held in a Map, plus the store's GL sessions: what the server delegates to. */
+const fakeExtras = (memory: TestWorkspace): WorkspaceExtras => {
   const agents = new Map<string, Agent>()
   const tenants: Record<string, string> = { alpha: ID.tenantA, beta: ID.tenantB }
   return {
     completeGlSession: (consumerId, service) =>
-      memory.completeGlSession(consumerId, service)
-        ? Effect.void
-        : Effect.fail(new NotFound({ message: `GL session ${consumerId} not found` })),
+      Effect.flatMap(memory.completeGl(consumerId, service), (completed) =>
+        completed ? Effect.void : Effect.fail(new NotFound({ message: `GL session ${consumerId} not found` }))),
     createAgent: (input) => {
       const tenantId = input.tenantId ?? tenants[input.tenantSlug ?? ""]
       if (tenantId === undefined) return Effect.fail(new BadRequest({ message: "tenant: unknown tenant" }))
@@ -258,9 +257,8 @@ const fakeExtras = (memory: ReturnType<typeof makeMemoryWorkspace>): WorkspaceEx
 
 describe("workspace server with extras", () => {
   it.live("the GL webhook completes a connect session: the connection becomes ACTIVE", () => {
-    const memory = makeMemoryWorkspace(contractFixture())
     return withServer(
-      workspaceServer(memory, fakeExtras(memory)),
+      overStore(contractFixture(), (memory) => workspaceServer(memory, fakeExtras(memory))),
       Effect.gen(function*() {
         const session = yield* json("POST", `/workspace/tenants/${ID.tenantB}/gl/sessions`, { serviceId: "xero" })
         expect(session.status).toBe(201)
@@ -277,9 +275,8 @@ describe("workspace server with extras", () => {
   })
 
   it.live("registry routes delegate: create returns the key once, list/get never show it, versions, delete", () => {
-    const memory = makeMemoryWorkspace(contractFixture())
     return withServer(
-      workspaceServer(memory, fakeExtras(memory)),
+      overStore(contractFixture(), (memory) => workspaceServer(memory, fakeExtras(memory))),
       Effect.gen(function*() {
         const created = yield* json("POST", "/workspace/registry/agents", {
           kind: "claude", externalRef: "agent_1", tenantSlug: "alpha", name: "Reconciler"
@@ -310,18 +307,18 @@ describe("workspace server with extras", () => {
 
 describe("makeWorkspaceHttpApp", () => {
   it.live("mounts under /workspace beside another app's routes", () => {
-    const memory = makeMemoryWorkspace(contractFixture())
     // The app answers the whole /workspace path (its routes include the prefix).
-    const server = Layer.unwrap(
-      Effect.map(makeWorkspaceHttpApp(memory, fakeExtras(memory)), (app) =>
-        HttpRouter.serve(
-          Layer.mergeAll(
-            HttpRouter.add("GET", "/v1/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
-            HttpRouter.add("*", "/workspace/*", app)
-          ),
-          { disableLogger: true, disableListenLog: true }
-        ))
-    ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+    const server = overStore(contractFixture(), (memory) =>
+      Layer.unwrap(
+        Effect.map(makeWorkspaceHttpApp(memory, fakeExtras(memory)), (app) =>
+          HttpRouter.serve(
+            Layer.mergeAll(
+              HttpRouter.add("GET", "/v1/health", HttpServerResponse.jsonUnsafe({ status: "ok" })),
+              HttpRouter.add("*", "/workspace/*", app)
+            ),
+            { disableLogger: true, disableListenLog: true }
+          ))
+      ).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))))
     return withServer(
       server,
       Effect.gen(function*() {

@@ -1,6 +1,6 @@
 /**
  * The embedded workspace: the WorkspaceClient port on SQLite (@effect/sql-libsql) or PostgreSQL,
- * with the semantics of the reference implementation in ../memory.ts. One module per kind of
+ * the one implementation that holds the port's rules (the tests run on it too). One module per kind of
  * record (./tenants.ts, ./tasks.ts, ./events.ts, ./documents.ts, ./data.ts, ./subledgers.ts,
  * ./gl.ts, ./agents.ts) over the helpers they share (./transaction.ts); here they are put together.
  *
