@@ -92,18 +92,18 @@ export interface DecisionLinkStore {
    */
   readonly signingReady: WsEffect<void>
   /**
+   * The tenant whose gateway this process is (SVC_TENANT_SLUG), by id: its link pages serve that
+   * tenant's links only, so it makes `task.waiting` links for that tenant alone. Undefined: bound
+   * to no tenant (the standalone workspace service), or to a slug no tenant has.
+   */
+  readonly boundTenantId: WsEffect<string | undefined>
+  /**
    * A pair per named person (not a group, not an agent) among the assignees of `stepId`, while
    * it is the task's current APPROVAL step; none otherwise (no explicit public URL, another step,
    * another component, no person named). At most MAX_WAITING_LINKS people, in the step's order,
    * one pair per person however often the step spells them. Inserts rows: the caller runs it in
    * the transaction that records what the links were sent in, so a rollback leaves none.
    */
-  /**
-   * The tenant whose gateway this process is (SVC_TENANT_SLUG), by id: its link pages serve that
-   * tenant's links only, so it makes `task.waiting` links for that tenant alone. Undefined: bound
-   * to no tenant (the standalone workspace service), or to a slug no tenant has.
-   */
-  readonly boundTenantId: WsEffect<string | undefined>
   readonly mintWaitingLinks: (input: {
     readonly tenantId: string
     readonly taskId: string
@@ -171,9 +171,11 @@ export const makeDecisionLinkStore = (
       const [row] = yield* sql<{ readonly secret: string }>`SELECT secret FROM decision_link_keys WHERE id = 1`
       return [Buffer.from(row!.secret, "base64url")] as ReadonlyArray<Uint8Array>
     })
+    // Kept once read; a failed read (a busy database) is tried again next time, never kept.
+    let readKeys: ReadonlyArray<Uint8Array> | undefined
     const keys: Effect.Effect<ReadonlyArray<Uint8Array>, SqlError> = Option.isSome(options.signingKeys)
       ? Effect.succeed(options.signingKeys.value.map((k) => Buffer.from(k, "utf8")))
-      : yield* Effect.cached(storedKey)
+      : Effect.suspend(() => readKeys !== undefined ? Effect.succeed(readKeys) : Effect.map(storedKey, (k) => (readKeys = k)))
 
     // The bound tenant's id, once known (a slug no tenant has yet is looked up again next time).
     let boundTenantId: string | undefined
