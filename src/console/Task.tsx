@@ -78,7 +78,12 @@ export const Task = ({ taskId }: { taskId: string }) => {
   const running = ui.data?.task.status === "IN_PROGRESS" && ui.data.step !== null
   const entityId = typeof ui.data?.task.entityId === "string" ? ui.data.task.entityId : undefined
   const workflowId = typeof ui.data?.task.workflowId === "string" ? ui.data.task.workflowId : undefined
-  const owner = useStepOwner({ id: taskId, entityId, workflowId }, ui.data?.step?.id, running, TASK_REFRESH_MS)
+  const owner = useStepOwner(
+    { id: taskId, entityId, workflowId },
+    ui.data?.step != null ? { id: ui.data.step.id, component: ui.data.step.displayHint.component } : undefined,
+    running,
+    TASK_REFRESH_MS
+  )
   const [forced, setForced] = useState<string | undefined>()
   const changed = () => {
     setVersion((v) => v + 1)
