@@ -136,7 +136,7 @@ export const StepOwner = ({ item, me, agentName, forced, onForce, onChanged }: {
               <p>
                 <strong>This is {agent}'s step</strong>
                 <span class="hint"> (agent id <code class="mono">{item.agentId}</code>)</span>: the agent does this work,
-                not you{people.length > 0 ? `, unless ${assigneesWord(people)} take it over` : ""}.
+                not you{people.length > 0 ? ` (${assigneesWord(people)} may take it over)` : ""}.
               </p>
               {forced
                 ? (

@@ -180,10 +180,10 @@ export const SentenceView = ({ sentence }: { sentence: Sentence }) => (
 )
 
 /** Why a FAILED task failed, from its snapshots (fetched once) and its timeline. */
-const FailedBecause = ({ taskId, events, known }: { taskId: string; events: ReadonlyArray<TaskEvent>; known: ConsoleKnown; index: TimelineIndex }) => {
+const FailedBecause = ({ taskId, events, known, index }: { taskId: string; events: ReadonlyArray<TaskEvent>; known: ConsoleKnown; index: TimelineIndex }) => {
   const snapshots = usePoll(() => gw.tasks.getSnapshots({ path: { taskId } }), 0, [taskId])
   if (snapshots.data === undefined && snapshots.error === undefined) return <p>This task failed. Loading why…</p>
-  const why = failureOf(snapshots.data, events, known)
+  const why = failureOf(snapshots.data, events, known, index)
   return (
     <div class="panel failed" data-testid="failure">
       <p><strong>This task failed.</strong></p>
