@@ -19,11 +19,18 @@ import { agentWord, assigneesWord } from "./words.js"
 const MAX_PAGES = 10
 
 /** The inbox item of a running task's current step, or null when the inbox does not list it. */
-export const inboxItemOf = async (task: { id: string; entityId: string; workflowId: string }): Promise<InboxItem | null> => {
+export const inboxItemOf = async (task: { id: string; entityId: string; workflowId: string; component: string }): Promise<InboxItem | null> => {
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {
     const answer = await gw.inbox.getInbox({
-      urlParams: { entityId: task.entityId, workflowId: task.workflowId, limit: 200, ...(cursor !== undefined ? { cursor } : {}) }
+      urlParams: {
+        entityId: task.entityId,
+        workflowId: task.workflowId,
+        // The inbox takes component names of letters, digits, _ . - only; any other is not narrowed by.
+        ...(/^[A-Za-z0-9_.-]{1,128}$/.test(task.component) ? { awaiting: task.component } : {}),
+        limit: 200,
+        ...(cursor !== undefined ? { cursor } : {})
+      }
     })
     const found = answer.items.find((i) => i.task.id === task.id)
     if (found !== undefined) return found
@@ -40,13 +47,14 @@ export const inboxItemOf = async (task: { id: string; entityId: string; workflow
  */
 export const useStepOwner = (
   task: { readonly id: string; readonly entityId: string | undefined; readonly workflowId: string | undefined },
-  stepId: string | undefined,
+  step: { readonly id: string; readonly component: string } | undefined,
   running: boolean,
   everyMs: number
 ): { readonly loaded: boolean; readonly item: InboxItem | null | undefined; readonly reload: () => void } => {
   const [state, setState] = useState<{ readonly key: string; readonly item: InboxItem | null } | undefined>()
   const [kick, setKick] = useState(0)
-  const key = JSON.stringify([task.id, stepId ?? null, running, task.entityId ?? null, task.workflowId ?? null])
+  const stepId = step?.id
+  const key = JSON.stringify([task.id, stepId ?? null, step?.component ?? null, running, task.entityId ?? null, task.workflowId ?? null])
   useEffect(() => {
     let stopped = false
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -57,8 +65,8 @@ export const useStepOwner = (
       }
       let item: InboxItem | null = null
       try {
-        if (running && task.entityId !== undefined && task.workflowId !== undefined) {
-          item = await inboxItemOf({ id: task.id, entityId: task.entityId, workflowId: task.workflowId })
+        if (running && step !== undefined && task.entityId !== undefined && task.workflowId !== undefined) {
+          item = await inboxItemOf({ id: task.id, entityId: task.entityId, workflowId: task.workflowId, component: step.component })
         }
       } catch {
         // The inbox unavailable: the step is shown as before assignment was known (the gateway still refuses what is not allowed).
@@ -128,7 +136,7 @@ export const StepOwner = ({ item, me, agentName, forced, onForce, onChanged }: {
               <p>
                 <strong>This is {agent}'s step</strong>
                 <span class="hint"> (agent id <code class="mono">{item.agentId}</code>)</span>: the agent does this work,
-                not you{people.length > 0 ? `, unless ${assigneesWord(people)} take it over` : ""}.
+                not you{people.length > 0 ? ` (${assigneesWord(people)} may take it over)` : ""}.
               </p>
               {forced
                 ? (

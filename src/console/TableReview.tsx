@@ -251,8 +251,7 @@ const RowsTable = ({ rows, config, send, onNotice }: {
       const sibling = e.key === "ArrowRight" ? button.nextElementSibling : button.previousElementSibling
       if (sibling instanceof HTMLButtonElement) {
         e.preventDefault()
-        button.tabIndex = -1
-        sibling.tabIndex = 0
+        // Focus only: the cell keeps one Tab stop (its first button), as the grid's roving focus has it.
         sibling.focus()
         return
       }

@@ -78,7 +78,12 @@ export const Task = ({ taskId }: { taskId: string }) => {
   const running = ui.data?.task.status === "IN_PROGRESS" && ui.data.step !== null
   const entityId = typeof ui.data?.task.entityId === "string" ? ui.data.task.entityId : undefined
   const workflowId = typeof ui.data?.task.workflowId === "string" ? ui.data.task.workflowId : undefined
-  const owner = useStepOwner({ id: taskId, entityId, workflowId }, ui.data?.step?.id, running, TASK_REFRESH_MS)
+  const owner = useStepOwner(
+    { id: taskId, entityId, workflowId },
+    ui.data?.step != null ? { id: ui.data.step.id, component: ui.data.step.displayHint.component } : undefined,
+    running,
+    TASK_REFRESH_MS
+  )
   const [forced, setForced] = useState<string | undefined>()
   const changed = () => {
     setVersion((v) => v + 1)
@@ -175,10 +180,10 @@ export const SentenceView = ({ sentence }: { sentence: Sentence }) => (
 )
 
 /** Why a FAILED task failed, from its snapshots (fetched once) and its timeline. */
-const FailedBecause = ({ taskId, events, known }: { taskId: string; events: ReadonlyArray<TaskEvent>; known: ConsoleKnown; index: TimelineIndex }) => {
+const FailedBecause = ({ taskId, events, known, index }: { taskId: string; events: ReadonlyArray<TaskEvent>; known: ConsoleKnown; index: TimelineIndex }) => {
   const snapshots = usePoll(() => gw.tasks.getSnapshots({ path: { taskId } }), 0, [taskId])
   if (snapshots.data === undefined && snapshots.error === undefined) return <p>This task failed. Loading why…</p>
-  const why = failureOf(snapshots.data, events, known)
+  const why = failureOf(snapshots.data, events, known, index)
   return (
     <div class="panel failed" data-testid="failure">
       <p><strong>This task failed.</strong></p>

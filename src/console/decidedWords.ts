@@ -7,7 +7,7 @@
 import type { TaskEvent } from "../api/resources.js"
 import type { TimelineIndex } from "../client/eventText.js"
 import type { ConsoleKnown, Piece } from "./timelineWords.js"
-import { humanize, plural } from "./words.js"
+import { agentWord, humanize, plural } from "./words.js"
 
 /** One sentence: who (when known), what, and when (an ISO time, when known). */
 export interface Sentence {
@@ -23,6 +23,15 @@ export interface SnapshotWords {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() !== "" ? v : undefined)
+
+/** Who acted, as people read it: an agent's `agent:<uuid>` as the agent (by name when the timeline names it). */
+const whoOf = (actor: unknown, index: TimelineIndex | undefined): string | undefined => {
+  const a = str(actor)
+  if (a === undefined || !a.startsWith("agent:")) return a
+  const id = a.slice("agent:".length)
+  const w = agentWord(id, index?.agentName(id))
+  return w[0]!.toUpperCase() + w.slice(1)
+}
 
 /** Keys the sentence itself tells. */
 const TOLD = new Set(["decision", "reason", "comments", "decidedAt", "decidedBy", "via", "submittedAt", "submittedBy", "documentRef", "fileName", "filename", "files"])
@@ -73,7 +82,7 @@ export const snapshotWords = (
     .filter(([k]) => !TOLD.has(k))
     .map(([k, v]) => [humanize(k), clip(factText(v))] as const)
   if (s.decision === "approved" || s.decision === "rejected") {
-    const who = str(s.decidedBy)
+    const who = whoOf(s.decidedBy, index)
     return {
       sentence: {
         ...(who !== undefined ? { who } : {}),
@@ -89,7 +98,7 @@ export const snapshotWords = (
     }
   }
   if (str(s.submittedAt) !== undefined || str(s.documentRef) !== undefined) {
-    const who = str(s.submittedBy)
+    const who = whoOf(s.submittedBy, index)
     const ref = str(s.documentRef)
     const name = str(s.fileName) ?? str(s.filename) ?? (ref !== undefined ? index?.fileName(ref) : undefined)
     const what: Piece = name !== undefined
@@ -115,12 +124,13 @@ export const snapshotWords = (
 export const failureOf = (
   snapshots: Readonly<Record<string, unknown>> | undefined,
   events: ReadonlyArray<TaskEvent>,
-  known: ConsoleKnown
+  known: ConsoleKnown,
+  index?: TimelineIndex
 ): Sentence | undefined => {
   for (const [stepId, v] of Object.entries(snapshots ?? {})) {
     const s = v as Record<string, unknown> | null
     if (typeof s === "object" && s !== null && s.decision === "rejected") {
-      const who = str(s.decidedBy)
+      const who = whoOf(s.decidedBy, index)
       return {
         ...(who !== undefined ? { who } : {}),
         what: [who === undefined ? "Someone not named " : "", "rejected ", { kind: "name", text: known.stepTitle(stepId) }, ...remark(s)],
@@ -131,7 +141,7 @@ export const failureOf = (
   const gateway = events.filter((e) => e.origin === "gateway")
   const rejected = lastOf(gateway, (e) => e.type === "step.completed" && e.payload.decision === "reject")
   if (rejected !== undefined) {
-    const who = str(rejected.payload.actor)
+    const who = whoOf(rejected.payload.actor, index)
     return {
       ...(who !== undefined ? { who } : {}),
       what: [

@@ -130,6 +130,10 @@ describe("the console's details", { timeout: 120_000 }, () => {
     await expect.poll(() => approve.textContent()).toMatch(
       /carol@acme\.test approved Approve the close through a decision link, saying Ready to file/
     )
+    await page.getByRole("button", { name: "Show what was decided at Reconcile the bank" }).click()
+    await expect.poll(() => page.getByRole("group", { name: "What was decided at Reconcile the bank" }).textContent()).toMatch(
+      /^The agent 5f0c8e7a approved Reconcile the bank, with no comment/
+    )
     await page.getByRole("button", { name: "Show what was decided at Review flagged expenses" }).click()
     const review = page.getByRole("group", { name: "What was decided at Review flagged expenses" })
     await expect.poll(() => review.textContent()).toMatch(/ann@acme\.test approved Review flagged expenses, with no comment/)
