@@ -8,6 +8,7 @@ import { attachment } from "../http/contentDisposition.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 import { TenantConfig } from "../config/TenantConfig.js"
+import { UnsupportedMediaType } from "../api/errors.js"
 import { spoolBody } from "../http/rawBody.js"
 import { currentDeadline } from "../services/Deadline.js"
 import * as Option from "effect/Option"
@@ -30,15 +31,19 @@ export const FilesLive = ParsedPayload.group(GatewayApi, "files", (handlers) =>
       Effect.flatMap(decodeBase64("data", data), (bytes) => persistFile(params.taskId, meta, { bytes })))
     .handleRaw("uploadRawFile", ({ params, query, request }) =>
       Effect.scoped(Effect.gen(function*() {
+        // Checked before the body was read (src/http/crossSite.ts); again here, for an app without that middleware.
+        const type = request.headers["content-type"]?.trim()
+        if (type === undefined || !isMediaType(type)) {
+          return yield* new UnsupportedMediaType({ message: "Content-Type must be the file's media type (type/subtype)" })
+        }
         const { maxBodyBytes, requestDeadlineMs } = yield* TenantConfig
         const bytes = yield* spoolBody(request, maxBodyBytes)
         // The request's deadline counts from the body's end, as for bodies read before routing
         // (src/gateway/requestScope.ts): a slow upload spends the server's request timeout.
         const deadline = Option.some({ at: Date.now() + requestDeadlineMs, budgetMs: requestDeadlineMs })
-        // The type was checked before the body was read (src/http/crossSite.ts); octet-stream
-        // says nothing of the file, so its name decides, as for a JSON upload without a type.
-        const sent = request.headers["content-type"]!.split(";", 1)[0]!.trim().toLowerCase()
-        const contentType = sent === "application/octet-stream" ? undefined : request.headers["content-type"]!.trim()
+        // octet-stream says nothing of the file, so its name decides, as for a JSON upload without a type.
+        const essence = type.split(";", 1)[0]!.trim().toLowerCase()
+        const contentType = essence === "application/octet-stream" ? undefined : type
         return yield* Effect.provideService(persistFile(params.taskId, { ...query, contentType }, { bytes }), currentDeadline, deadline)
       })))
     .handle("ingestFile", ({ params, payload }) => ingestFile(params.taskId, payload))

@@ -53,7 +53,7 @@ const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServe
  * With `--expose-gc` (npm start), a young-generation collection after every RELEASE_EVERY bytes
  * spooled frees them (as the download path does, src/workspace/embedded/chunkRelease.ts).
  */
-const RELEASE_EVERY = 8 * 1024 * 1024
+const RELEASE_EVERY = 4 * 1024 * 1024
 let unreleased = 0
 const spooled = (bytes: number) => {
   const gc = (globalThis as { gc?: (options: { readonly type: "minor" }) => void }).gc
@@ -78,44 +78,60 @@ const openSpool = Effect.acquireRelease(
 class Aborted extends Error {}
 
 /**
- * Node's request, chunk by chunk into the file (each write awaited: the request is paused
- * meanwhile, so the socket's own buffer is the only other memory). Ends with the length, or
- * fails with Aborted when the client left or the server refused the rest (413/503 sent).
+ * Node's request, chunk by chunk into the file: the request is paused while a chunk is written,
+ * so the socket's own buffer is the only other memory. Flowing mode, not an async iterator: the
+ * body's minimum rate is judged only while the request is not paused (./nodeServer.ts
+ * watchBodyPace), and an iterated request reads as paused throughout, so a trickle was never cut.
+ * Ends with the length; fails with Aborted when the client left or the server refused the rest
+ * (413/503 sent), with the write's error when the disk failed.
  */
-const spoolIncoming = async (
+const spoolIncoming = (
   message: IncomingMessage,
   handle: FileHandle,
   hash: ReturnType<typeof createHash>,
   maxBytes: number
-): Promise<number | PayloadTooLarge> => {
-  let length = 0
-  // A failing write (disk full) is the server's failure, not the client's: it stays an error.
-  let writeFailed: unknown
-  try {
-    for await (const chunk of message as AsyncIterable<Buffer>) {
+): Promise<number | PayloadTooLarge> =>
+  new Promise((resolve, reject) => {
+    let length = 0
+    let settled = false
+    const settle = (done: () => void) => {
+      if (settled) return
+      settled = true
+      message.off("data", onData)
+      message.off("end", onEnd)
+      message.off("error", onAbort)
+      message.off("close", onAbort)
+      done()
+    }
+    const writeAll = async (chunk: Buffer, at: number) => {
+      let written = 0
+      while (written < chunk.byteLength) {
+        const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, at + written)
+        written += bytesWritten
+      }
+    }
+    const onData = (chunk: Buffer) => {
+      const at = length
       length += chunk.byteLength
       // Node caps bodies before the application sees them (./nodeServer.ts); this holds without it.
-      if (length > maxBytes) return fileTooLarge(maxBytes)
+      if (length > maxBytes) return settle(() => resolve(fileTooLarge(maxBytes)))
       hash.update(chunk)
-      let written = 0
-      try {
-        while (written < chunk.byteLength) {
-          const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written, length - chunk.byteLength + written)
-          written += bytesWritten
-        }
-      } catch (e) {
-        writeFailed = e
-        throw e
-      }
-      spooled(chunk.byteLength)
+      message.pause()
+      writeAll(chunk, at).then(
+        () => {
+          spooled(chunk.byteLength)
+          if (!settled) message.resume()
+        },
+        (e) => settle(() => reject(e))
+      )
     }
-  } catch (e) {
-    if (writeFailed !== undefined) throw e
-    throw new Aborted()
-  }
-  if (bodyRefused(message) || !message.complete) throw new Aborted()
-  return length
-}
+    const onEnd = () => settle(() => (bodyRefused(message) || !message.complete ? reject(new Aborted()) : resolve(length)))
+    const onAbort = () => settle(() => reject(new Aborted()))
+    message.on("data", onData)
+    message.on("end", onEnd)
+    message.on("error", onAbort)
+    message.on("close", onAbort)
+  })
 
 /**
  * The request's body in a spool file (scoped: closed with the scope). A body past `maxBytes`

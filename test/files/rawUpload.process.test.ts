@@ -88,13 +88,9 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     const taskId = await gw.newTask()
     const size = 30 * 1024 * 1024
     const block = randomBytes(1024 * 1024)
-    const before = rss(gw.service.pid)
-    let peak = before
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, rss(gw.service.pid))
-    }, 5)
-    try {
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    /** Sends `size` bytes in 1 MiB writes (never the whole file in this process either). */
+    const send = () =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = httpRequest(rawUrl(taskId, { source: "s", fileName: "big.bin" }), {
           method: "POST",
           headers: { ...RAW, "content-type": "application/octet-stream", "content-length": String(size) }
@@ -114,13 +110,29 @@ describe("raw uploads", { timeout: 120_000 }, () => {
         }
         more()
       })
-      expect(answer.status, answer.body.slice(0, 300)).toBe(201)
-      expect(JSON.parse(answer.body).sizeBytes).toBe(size)
-    } finally {
-      clearInterval(sampler)
+    // The first large upload grows the process once (measured: about +27 MB, kept for the next
+    // ones: the store's working set, the heap's room); what matters is that each upload after it
+    // adds no copy of its file (measured: +14-16 MB while one ran: socket chunks until collected).
+    const first = await send()
+    expect(first.status, first.body.slice(0, 300)).toBe(201)
+    const peaks: Array<number> = []
+    for (let i = 0; i < 2; i++) {
+      const before = rss(gw.service.pid)
+      let peak = before
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, rss(gw.service.pid))
+      }, 5)
+      try {
+        const answer = await send()
+        expect(answer.status, answer.body.slice(0, 300)).toBe(201)
+        expect(JSON.parse(answer.body).sizeBytes).toBe(size)
+      } finally {
+        clearInterval(sampler)
+      }
+      peaks.push(peak - before)
     }
-    // The JSON path held the whole body at least once (and its decoded bytes): +30 MiB or more.
-    expect(peak - before).toBeLessThan(16 * 1024 * 1024)
+    // The JSON path holds the whole body at least once, and its decoded bytes: +30 MiB or more.
+    expect(Math.max(...peaks), `RSS growth per upload: ${peaks.join(", ")}`).toBeLessThan(20 * 1024 * 1024)
   })
 
   it("a file over the size cap is a 413 naming the body, declared or chunked, and nothing is stored", async () => {
@@ -247,6 +259,28 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     const ok = await post(rawUrl(taskId, { source: "s" }), randomBytes(1024), { ...RAW, "content-type": "application/pdf" })
     expect(ok.status, ok.text).toBe(201)
     expect((await files(taskId)).map((f) => f.id)).toEqual([ok.body.documentRef])
+  })
+
+  it("a trickle is cut at the minimum rate (408), as a body read before routing is", async () => {
+    const taskId = await gw.newTask()
+    const started = Date.now()
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(rawUrl(taskId, { source: "slow" }), {
+        method: "POST",
+        headers: { ...RAW, "content-type": "application/pdf", "content-length": String(1024 * 1024) }
+      }, (res) => {
+        let body = ""
+        res.on("data", (c) => (body += c))
+        res.on("end", () => resolve({ status: res.statusCode!, body }))
+      })
+      // 4 KiB a second, a quarter of the 16 KiB/s accepted.
+      const timer = setInterval(() => req.write(randomBytes(4096)), 1000)
+      req.on("close", () => clearInterval(timer))
+      req.on("error", (e) => (clearInterval(timer), reject(e)))
+    })
+    expect(answer.status, answer.body).toBe(408)
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect(await files(taskId)).toEqual([])
   })
 
   it("the typed client's uploadFileRaw and uploadFileRawWithFetch send the file as its bytes", async () => {
