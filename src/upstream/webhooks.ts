@@ -28,6 +28,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "task.status_changed",
   "row.edited",
   "row.rejected",
+  "row.resolved",
   "file.stored",
   "data.ingested",
   "source.submitted",
