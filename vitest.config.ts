@@ -6,6 +6,9 @@ export default defineConfig({
     // One PostgreSQL server for the run (*.pg.test.ts files use it); the task console built
     // (dist/console) when stale: test/console serves it from real processes.
     globalSetup: ["test/support/pgGlobalSetup.ts", "test/console/globalSetup.ts"],
+    // Two files at a time on 2 cores (vitest's default is cores - 1: one file at a time). Most
+    // files wait on real processes, sockets and clocks, so a second file fills that wait.
+    maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
