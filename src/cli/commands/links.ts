@@ -24,7 +24,7 @@ const create = registryCommand(
       const missing = [["--actor", args.actor], ["--tenant", args.tenant]] as const
       if (Option.isNone(args.actor) || Option.isNone(args.tenant)) {
         return yield* usage(
-          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `Expected to find option: '${flag}'`).join("; ")
+          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `missing flag ${flag}`).join("; ")
         )
       }
       // Checked here too, so a typo is a usage error before anything is sent.
