@@ -42,8 +42,8 @@ export const svc = root.pipe(
   Command.withGlobalFlags([actor, actorHeader])
 )
 
-/** effect/cli's built-in flags the CLI keeps: no wizard (prompts) and no --log-level (it logs nothing). */
-const cliConfig = CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.Completions] })
+/** effect/cli's built-in flags the CLI keeps: help and version (no wizard, completions or log level). */
+const cliConfig = CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version] })
 
 /** Help asked for and the version on stdout, plain; usage errors are left to reportFailure. */
 const presenter: CliOutput.Presenter = {
@@ -135,7 +135,7 @@ const commandAt = (path: ReadonlyArray<string>): Command.Command.Any => {
 const childNames = (command: Command.Command.Any) => command.subcommands.flatMap((g) => g.commands).map((c) => c.name)
 
 /** Every flag a command takes: its own, the shared ones and the built-in ones. */
-const SHARED_FLAGS = ["--url", "--admin-url", "--json", "--actor", "--actor-header", "--help", "-h", "--version", "--completions"]
+const SHARED_FLAGS = ["--url", "--admin-url", "--json", "--actor", "--actor-header", "--help", "-h", "--version", "-v"]
 
 const commandName = (path: ReadonlyArray<string>) => `'${path.join(" ")}'`
 

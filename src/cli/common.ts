@@ -342,7 +342,8 @@ export const fileArg = (name: string) =>
     Argument.filterMap(
       (s) => fileProblem(s) === undefined ? Option.some(s) : Option.none(),
       (s) => `<${name}>: ${quoted(s)} ${fileProblem(s) ?? "cannot be read"}`
-    )
+    ),
+    Argument.withDescription("A local file")
   )
 
 const oneOf = <const Choices extends ReadonlyArray<string>>(choices: Choices) => (s: string): Option.Option<Choices[number]> =>
@@ -353,7 +354,10 @@ const notOneOf = (name: string, choices: ReadonlyArray<string>) => (s: string) =
 
 /** An argument taking one of `choices`. */
 export const choiceArg = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>
-  Argument.String(name).pipe(Argument.filterMap(oneOf(choices), notOneOf(`<${name}>`, choices)))
+  Argument.String(name).pipe(
+    Argument.filterMap(oneOf(choices), notOneOf(`<${name}>`, choices)),
+    Argument.withDescription(`One of ${choices.join(", ")}`)
+  )
 
 /** A flag taking one of `choices`. */
 export const choiceFlag = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>

@@ -35,7 +35,10 @@ const add = registryCommand(
   {
     url: Argument.String("url").pipe(Argument.withDescription("The receiver, an http(s) URL")),
     tenant: tenantFlag,
-    events: Flag.String("events").pipe(Flag.optional, Flag.withDescription("Comma list of event types (default: all)")),
+    events: Flag.String("events").pipe(Flag.optional, Flag.withDescription(
+      "Comma list of event types (default: all): task.created, task.waiting, step.completed, task.status_changed, " +
+        "row.edited, row.rejected, file.stored, data.ingested, source.submitted, gl.connected, gl.disconnected"
+    )),
     description: Flag.String("description").pipe(Flag.optional, Flag.withDescription("What the receiver is"))
   },
   (args, ctx) =>
