@@ -63,7 +63,7 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   [["tasks", "start", ENTITY, "w", "--param", "novalue"], "svc tasks start", /--param/]
 ]
 
-const expectUsageError = (run: { code: number; stdout: string; stderr: string }, [args, command, message]: (typeof CASES)[number]) => {
+const expectUsageError = (run: { code: number | null; stdout: string; stderr: string }, [args, command, message]: (typeof CASES)[number]) => {
   const what = `svc ${args.join(" ")}: ${run.stderr}`
   expect(run.code, what).toBe(2)
   expect(run.stdout, what).toBe("")
