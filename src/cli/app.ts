@@ -25,7 +25,7 @@ import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
 import { webhooks } from "./commands/webhooks.js"
-import { actor, actorHeader, CliFailure, commandFlags, quoted, root, UsageError } from "./common.js"
+import { actor, actorHeader, CliFailure, commandFlags, quoted, root, terminalSafe, UsageError } from "./common.js"
 import { helpFormatter } from "./help.js"
 import { API_VERSION } from "../api/version.js"
 
@@ -63,7 +63,7 @@ export const cli = (args: ReadonlyArray<string>) =>
 
 export const EXIT = { ok: 0, apiError: 1, usage: 2 } as const
 
-const printError = (message: string) => Effect.sync(() => void process.stderr.write(`svc: ${message}\n`))
+const printError = (message: string) => Effect.sync(() => void process.stderr.write(`svc: ${terminalSafe(message)}\n`))
 
 /** The hint under every usage error: the help of the command named (as far as it goes). */
 export const usageHint = (path: ReadonlyArray<string>) => `Run 'svc ${[...path, "--help"].join(" ")}'`
@@ -75,7 +75,7 @@ export const usageHint = (path: ReadonlyArray<string>) => `Run 'svc ${[...path, 
  */
 export const printUsageError = (message: string, path: ReadonlyArray<string>) =>
   Effect.as(
-    Effect.sync(() => void process.stderr.write(`svc: ${message}\n${usageHint(path)}\n`)),
+    Effect.sync(() => void process.stderr.write(`svc: ${terminalSafe(message)}\n${usageHint(path)}\n`)),
     EXIT.usage
   )
 

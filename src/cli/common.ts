@@ -166,7 +166,7 @@ const checkUrl = (flag: string, value: string) => {
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http")
     return Effect.succeed(value.replace(/\/+$/, ""))
   } catch {
-    return usage(`${flag}: "${value}" is not an http(s) URL`)
+    return usage(`${flag}: ${quoted(value)} is not an http(s) URL`)
   }
 }
 
@@ -281,7 +281,7 @@ const checkedArg = (name: string, is: (s: string) => boolean, problem: (s: strin
   Argument.String(name).pipe(Argument.filter(is, problem))
 
 const uuidArg = (name: string) =>
-  checkedArg(name, Schema.is(Uuid), (s) => `<${name}>: "${s}" is not a UUID`).pipe(
+  checkedArg(name, Schema.is(Uuid), (s) => `<${name}>: ${quoted(s)} is not a UUID`).pipe(
     Argument.withDescription(`${name} (a UUID)`)
   )
 
@@ -293,13 +293,23 @@ export const agentIdArg = uuidArg("agentId")
 export const taskIdArg = checkedArg(
   "taskId",
   Schema.is(TaskId),
-  (s) => `<taskId>: "${s}" is not a task id (a UUID, or <uuid>:<step>:<slug>)`
+  (s) => `<taskId>: ${quoted(s)} is not a task id (a UUID, or <uuid>:<step>:<slug>)`
 ).pipe(Argument.withDescription("Task id: a UUID, or a child workflow's <uuid>:<step>:<slug>"))
 
-/** A value as the user gave it, quoted, control characters escaped, clipped to 64 characters. */
+/**
+ * Characters a terminal acts on or that reorder or hide text (C0 but the line break, DEL, C1,
+ * the bidirectional and other invisible format characters, line and paragraph separators).
+ */
+const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/gu
+
+/** `text` with the characters a terminal would act on written as `\u....` escapes. */
+export const terminalSafe = (text: string) =>
+  text.replace(UNSAFE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`)
+
+/** A value as the user gave it: quoted, clipped to 64 characters, what a terminal acts on escaped. */
 export const quoted = (value: string) => {
   const chars = Array.from(value)
-  return JSON.stringify(chars.length > 64 ? `${chars.slice(0, 63).join("")}…` : value)
+  return terminalSafe(JSON.stringify(chars.length > 64 ? `${chars.slice(0, 63).join("")}…` : value))
 }
 
 /** What is wrong with a local file to read, in words; undefined when it is a regular file. */

@@ -50,6 +50,10 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   // A value is quoted with its control characters escaped and clipped: the message stays one line.
   [["tasks", "list", ENTITY, "--status", "a\nb\u001b[31m"], "svc tasks list", /^--status: "a\\nb\\u001b\[31m" is not one of/],
   [["tasks", "list", ENTITY, "--status", "x".repeat(500)], "svc tasks list", /^--status: "x{63}…" is not one of/],
+  // What a terminal would act on or reorder (escape sequences, bidirectional overrides) is escaped.
+  [["subledger", "reject", "expenses", "\u001b]0;pwned\u0007\u202egpj.exe"], "svc subledger reject", /^<rowId>: "\\u001b\]0;pwned\\u0007\\u202egpj\.exe" is not a UUID$/],
+  [["--url", "http://h\u202e:1/", "health"], "svc health", /^--url: "http:\/\/h\\u202e:1\/" is not an http\(s\) URL$|cannot reach/],
+  [["tasks", "list", ENTITY, "--status", "\u0130N_PROGRESS"], "svc tasks list", /^--status: "\u0130N_PROGRESS" is not one of/],
   // Local files: named by the argument or flag, in words.
   [["files", "upload", TASK, "/nonexistent.pdf", "--source", "r"], "svc files upload", /^<path>: "\/nonexistent.pdf" does not exist$/],
   [["files", "upload", TASK, dir, "--source", "r"], "svc files upload", /^<path>: ".*" is a directory, not a file$/],

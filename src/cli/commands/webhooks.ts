@@ -9,12 +9,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isUuid } from "../../api/ids.js"
 import { CreateWebhookDto, type Webhook, type WebhookAttempt } from "../../client/registry.js"
-import { checkPayload, fields, group, integerFlag, line, note, registryCommand, table, usage } from "../common.js"
+import { checkPayload, fields, group, integerFlag, line, note, quoted, registryCommand, table, usage } from "../common.js"
 
 const tenantFlag = Flag.String("tenant").pipe(Flag.withDescription("The tenant's slug"))
 
 const subscriptionArg = Argument.String("subscriptionId").pipe(
-  Argument.filter(isUuid, (s) => `<subscriptionId>: "${s}" is not a UUID`),
+  Argument.filter(isUuid, (s) => `<subscriptionId>: ${quoted(s)} is not a UUID`),
   Argument.withDescription("Subscription id (a UUID, from `svc webhooks list`)")
 )
 
