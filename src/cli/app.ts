@@ -106,7 +106,10 @@ const levenshtein = (a: string, b: string): number => {
  */
 export const closest = (input: string, candidates: Iterable<string>): Array<string> => {
   const given = input.toLowerCase()
-  const limit = given.replace(/^-+/, "").length <= 3 ? 1 : 2
+  const core = given.replace(/^-+/, "").length
+  // A one-letter flag is near every other; a long input is near nothing (and costly to compare).
+  if (core <= 1 || core > 64) return []
+  const limit = core <= 3 ? 1 : 2
   let best: Array<string> = []
   let bestDistance = Infinity
   for (const candidate of new Set(candidates)) {
@@ -178,7 +181,8 @@ const cliErrorMessage = (error: CliError.CliError): string => {
       if (error.expected === "at most 1 value") return `${name}: given more than once`
       // A choice effect/cli checks itself (--completions): `"a" | "b"` or `a | b`.
       if (error.expected.includes(" | ")) {
-        return `${name}: ${quoted(error.value)} is not one of ${error.expected.replace(/"/g, "").split(" | ").join(", ")}`
+        const choices = error.expected.replace(/^Expected /, "").replace(/"/g, "").split(" | ")
+        return `${name}: ${quoted(error.value)} is not one of ${choices.join(", ")}`
       }
       // The CLI's own checks say it all, naming the flag or argument first.
       const message = oneLine(error.expected)
@@ -199,7 +203,7 @@ export const commandPathOf = (argv: ReadonlyArray<string>): Array<string> => {
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!
     if (token === "--") break
-    if (token.startsWith("-")) {
+    if (token.startsWith("-") && token !== "-") {
       if (/^--(url|admin-url|actor|actor-header)$/.test(token)) i++
       continue
     }
