@@ -1,9 +1,9 @@
 /**
- * What every command shares: the connection options (`--url` / SVC_URL for the gateway;
- * `--admin-url` / SVC_ADMIN_URL and the SVC_ADMIN_TOKEN bearer token for the agent registry on
- * the admin listener; `--json`; who acts: `--actor` / SVC_ACTOR in the `--actor-header` /
- * SVC_ACTOR_HEADER header, and SVC_TOKEN as a bearer token), the clients built from them, output helpers and the two
- * failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
+ * What every command shares: the root command with the flags shared by all (`--url` / SVC_URL,
+ * `--admin-url` / SVC_ADMIN_URL, `--json`) and the global `--actor` / `--actor-header`; the
+ * secrets from the environment (SVC_TOKEN, SVC_ADMIN_TOKEN); the clients built from them; the
+ * typed flags and arguments whose usage errors name the flag and the value; output helpers; the
+ * two failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
  */
 import * as Argument from "effect/cli/Argument"
 import * as CliError from "effect/cli/CliError"

@@ -53,8 +53,8 @@ const register = registryCommand(
   {
     uri: Argument.String("kind://native-id").pipe(Argument.withDescription("The agent's platform and native id, e.g. claude://agent_123")),
     // Required, checked together below: a usage error names every one missing.
-    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Owning tenant's slug")),
-    name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Display name"))
+    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Required: the owning tenant's slug")),
+    name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Required: a display name"))
   },
   (args, ctx) =>
     Effect.gen(function*() {
