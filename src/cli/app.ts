@@ -25,7 +25,7 @@ import { mcp } from "./commands/mcp.js"
 import { subledger } from "./commands/subledger.js"
 import { task } from "./commands/task.js"
 import { webhooks } from "./commands/webhooks.js"
-import { actor, actorHeader, CliFailure, commandFlags, quoted, root, terminalSafe, UsageError } from "./common.js"
+import { actor, actorHeader, CliFailure, commandFlags, quoted, root, sharedFlagNames, sharedValueFlags, terminalSafe, UsageError } from "./common.js"
 import { helpFormatter } from "./help.js"
 import { API_VERSION } from "../api/version.js"
 
@@ -137,8 +137,9 @@ const commandAt = (path: ReadonlyArray<string>): Command.Command.Any => {
 
 const childNames = (command: Command.Command.Any) => command.subcommands.flatMap((g) => g.commands).map((c) => c.name)
 
-/** Every flag a command takes: its own, the shared ones and the built-in ones. */
-const SHARED_FLAGS = ["--url", "--admin-url", "--json", "--actor", "--actor-header", "--help", "-h", "--version", "-v"]
+/** The flags every command takes: the root's and effect/cli's built-in ones. */
+const SHARED_FLAGS = [...sharedFlagNames(), "--help", "-h", "--version", "-v"]
+const VALUE_FLAGS = new Set(sharedValueFlags())
 
 const commandName = (path: ReadonlyArray<string>) => `'${path.join(" ")}'`
 
@@ -204,7 +205,7 @@ export const commandPathOf = (argv: ReadonlyArray<string>): Array<string> => {
     const token = argv[i]!
     if (token === "--") break
     if (token.startsWith("-") && token !== "-") {
-      if (/^--(url|admin-url|actor|actor-header)$/.test(token)) i++
+      if (VALUE_FLAGS.has(token)) i++
       continue
     }
     const next = command.subcommands.flatMap((g) => g.commands).find((c) => c.name === token)

@@ -197,12 +197,22 @@ export const commandFlags = (command: Command.Command.Any): ReadonlyArray<string
 const singleOf = (param: Param.Any): Param.Single<Param.ParamKind, unknown> =>
   Param.isSingle(param) ? param : singleOf((param as Param.Optional<Param.ParamKind, unknown>).param)
 
-const flagNames = (config: Command.Command.Config): Array<string> =>
+const flagNames = (config: Command.Command.Config | Record<string, Param.Any>): Array<string> =>
   Object.values(config).flatMap((value): Array<string> => {
     if (!Param.isParam(value)) return flagNames(value as Command.Command.Config)
     const single = singleOf(value)
     return single.kind === "flag" ? [single.name, ...single.aliases].map((n) => (n.length === 1 ? `-${n}` : `--${n}`)) : []
   })
+
+/** Every flag the root shares or declares global, with its aliases. */
+export const sharedFlagNames = () => flagNames({ ...sharedConfig, actor: actor.flag, actorHeader: actorHeader.flag })
+
+/** Those of them that take a value (`--url <url>`), unlike `--json`. */
+export const sharedValueFlags = () =>
+  Object.values({ ...sharedConfig, actor: actor.flag, actorHeader: actorHeader.flag })
+    .map(singleOf)
+    .filter((single) => single.primitiveType._tag !== "Boolean")
+    .map((single) => `--${single.name}`)
 
 /** A leaf command: its own `config`, its handler given the parsed `config` and the root's shared flags. */
 const leaf = <const Name extends string, const C extends Command.Command.Config, E, R>(
