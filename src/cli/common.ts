@@ -1,13 +1,15 @@
 /**
- * What every command shares: the connection options (`--url` / SVC_URL for the gateway;
- * `--admin-url` / SVC_ADMIN_URL and the SVC_ADMIN_TOKEN bearer token for the agent registry on
- * the admin listener; `--json`; who acts: `--actor` / SVC_ACTOR in the `--actor-header` /
- * SVC_ACTOR_HEADER header, and SVC_TOKEN as a bearer token), the clients built from them, output helpers and the two
- * failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
+ * What every command shares: the root command with the flags shared by all (`--url` / SVC_URL,
+ * `--admin-url` / SVC_ADMIN_URL, `--json`) and the global `--actor` / `--actor-header`; the
+ * secrets from the environment (SVC_TOKEN, SVC_ADMIN_TOKEN); the clients built from them; the
+ * typed flags and arguments whose usage errors name the flag and the value; output helpers; the
+ * two failures the CLI raises itself (a usage error: exit 2; a local failure: exit 1).
  */
 import * as Argument from "effect/cli/Argument"
+import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import * as GlobalFlag from "effect/cli/GlobalFlag"
 import * as Param from "effect/cli/Param"
 import * as Config from "effect/Config"
 import * as Data from "effect/Data"
@@ -70,22 +72,38 @@ export const booleanFlag = (name: string) => Flag.Boolean(name).pipe(Flag.withDe
 const json = booleanFlag("json").pipe(Flag.withDescription("Print JSON (for scripts) instead of tables"))
 
 // Who acts, for a gateway behind an edge that names the actor (README "Identity: who acts").
-const actor = Flag.String("actor").pipe(
-  Flag.withFallbackConfig(Config.String("SVC_ACTOR")),
-  Flag.optional,
-  Flag.withDescription("The actor to name to the gateway, sent in the --actor-header header (default: SVC_ACTOR)")
-)
+// Global flags rather than shared ones: a command's own flag of the same name wins where it
+// stands after that command (`svc links create <task> --actor <email>` names the link's person).
+export const actor = GlobalFlag.Setting("actor")({
+  flag: Flag.String("actor").pipe(
+    Flag.withFallbackConfig(Config.String("SVC_ACTOR")),
+    Flag.optional,
+    Flag.withDescription("Gateway commands: who acts, sent in the --actor-header header (default: SVC_ACTOR)")
+  )
+})
 
-const actorHeader = Flag.String("actor-header").pipe(
-  Flag.withFallbackConfig(Config.String("SVC_ACTOR_HEADER")),
-  Flag.optional,
-  Flag.withDescription("The header the gateway reads the actor from (default: SVC_ACTOR_HEADER, the gateway's setting)")
-)
+export const actorHeader = GlobalFlag.Setting("actor-header")({
+  flag: Flag.String("actor-header").pipe(
+    Flag.withFallbackConfig(Config.String("SVC_ACTOR_HEADER")),
+    Flag.optional,
+    Flag.withDescription("The header the gateway reads the actor from (default: SVC_ACTOR_HEADER, the gateway's setting)")
+  )
+})
 
 /** A bearer token for a gateway that verifies JWTs (SVC_JWT_JWKS); environment only, like SVC_ADMIN_TOKEN. */
 const bearerToken = secretEnv("SVC_TOKEN")
 
-const gatewayOptions = { url, json, actor, actorHeader }
+/**
+ * The flags every command shares, declared once on the root command: effect/cli takes them
+ * before or after the command's words (`svc --json tasks list <id>`, `svc tasks list <id> --json`).
+ */
+const sharedConfig = { url, adminUrl, json }
+
+export const root = Command.make("svc", {}, () =>
+  // The root run alone: app.ts names its commands in the usage error.
+  Effect.fail(new CliError.ShowHelp({ commandPath: ["svc"], errors: [] }))).pipe(
+    Command.withSharedFlags(sharedConfig)
+  )
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -117,7 +135,6 @@ const withHeaders = (headers: Record<string, string>) => <A, E, R>(effect: Effec
       HttpClient.HttpClient,
       Effect.map(HttpClient.HttpClient, HttpClient.mapRequest(HttpClientRequest.setHeaders(headers)))
     )
-const registryOptions = { adminUrl, json }
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -149,7 +166,7 @@ const checkUrl = (flag: string, value: string) => {
     if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error("not http")
     return Effect.succeed(value.replace(/\/+$/, ""))
   } catch {
-    return usage(`${flag}: "${value}" is not an http(s) URL`)
+    return usage(`${flag}: ${quoted(value)} is not an http(s) URL`)
   }
 }
 
@@ -171,40 +188,43 @@ type Handler<C extends Command.Command.Config, X, E, R> = (
   ctx: X
 ) => Effect.Effect<void, E, R>
 
-/** The flags (`--name`) each leaf command takes, common ones included: help.ts must name them all. */
+/** The flags each leaf command takes itself (`--field`, `-m`): what a mistyped flag is matched against. */
 const leafFlags = new WeakMap<object, ReadonlyArray<string>>()
 
 export const commandFlags = (command: Command.Command.Any): ReadonlyArray<string> => leafFlags.get(command) ?? []
 
-/** The name of the flag a param parses: a Single, or a wrapper (Map, Transform, Optional, Variadic) of one. */
-const singleName = (param: Param.Any): string =>
-  Param.isSingle(param) ? param.name : singleName((param as Param.Optional<Param.ParamKind, unknown>).param)
+/** The flag a param parses: a Single, or a wrapper (Map, Transform, Optional, Variadic) of one. */
+const singleOf = (param: Param.Any): Param.Single<Param.ParamKind, unknown> =>
+  Param.isSingle(param) ? param : singleOf((param as Param.Optional<Param.ParamKind, unknown>).param)
 
-const flagNames = (config: Command.Command.Config | ReadonlyArray<unknown>): Array<string> =>
-  Object.values(config).flatMap((value): Array<string> =>
-    Param.isParam(value)
-      ? value.kind === "flag" ? [`--${singleName(value)}`] : []
-      : flagNames(value as Command.Command.Config)
-  )
+const flagNames = (config: Command.Command.Config | Record<string, Param.Any>): Array<string> =>
+  Object.values(config).flatMap((value): Array<string> => {
+    if (!Param.isParam(value)) return flagNames(value as Command.Command.Config)
+    const single = singleOf(value)
+    return single.kind === "flag" ? [single.name, ...single.aliases].map((n) => (n.length === 1 ? `-${n}` : `--${n}`)) : []
+  })
 
-/**
- * A leaf command: `common` flags and the command's own `config`, its handler given the parsed
- * `config` alone.
- */
-const leaf = <const Name extends string, const Common extends Command.Command.Config, const C extends Command.Command.Config, E, R>(
+/** Every flag the root shares or declares global, with its aliases. */
+export const sharedFlagNames = () => flagNames({ ...sharedConfig, actor: actor.flag, actorHeader: actorHeader.flag })
+
+/** Those of them that take a value (`--url <url>`), unlike `--json`. */
+export const sharedValueFlags = () =>
+  Object.values({ ...sharedConfig, actor: actor.flag, actorHeader: actorHeader.flag })
+    .map(singleOf)
+    .filter((single) => single.primitiveType._tag !== "Boolean")
+    .map((single) => `--${single.name}`)
+
+/** A leaf command: its own `config`, its handler given the parsed `config` and the root's shared flags. */
+const leaf = <const Name extends string, const C extends Command.Command.Config, E, R>(
   name: Name,
   description: string,
-  common: Common,
   config: C,
-  handler: (common: Command.Command.Config.Infer<Common>, args: Command.Command.Config.Infer<C>) => Effect.Effect<void, E, R>
+  handler: (common: Command.Command.Config.Infer<typeof sharedConfig>, args: Command.Command.Config.Infer<C>) => Effect.Effect<void, E, R>
 ) => {
-  const command = Command.make(name, { common, args: config }, (parsed) =>
-    // Config.Infer of a nested generic config stays unresolved: it is Config.Infer<C>.
-    handler(
-      parsed.common as Command.Command.Config.Infer<Common>,
-      parsed.args as Command.Command.Config.Infer<C>
-    )).pipe(Command.withDescription(description))
-  leafFlags.set(command, flagNames({ common, args: config }))
+  const command = Command.make(name, config, (args) => Effect.flatMap(root, (common) => handler(common, args))).pipe(
+    Command.withDescription(description)
+  )
+  leafFlags.set(command, flagNames(config))
   return command
 }
 
@@ -215,8 +235,8 @@ export const gatewayCommand = <const Name extends string, const C extends Comman
   config: C,
   handler: Handler<C, Ctx, E, R>
 ) =>
-  leaf(name, description, gatewayOptions, config, (common, args) =>
-    Effect.flatMap(edgeHeaders(common), (headers) =>
+  leaf(name, description, config, (common, args) =>
+    Effect.flatMap(Effect.flatMap(Effect.all({ actor, actorHeader }), edgeHeaders), (headers) =>
       withHeaders(headers)(Effect.flatMap(makeCtx(common), (ctx) => handler(args, ctx)))))
 
 /** A leaf command talking to the agent registry on the admin listener: --admin-url and --json. */
@@ -226,7 +246,7 @@ export const registryCommand = <const Name extends string, const C extends Comma
   config: C,
   handler: Handler<C, RegistryCtx, E, R>
 ) =>
-  leaf(name, description, registryOptions, config, (common, args) =>
+  leaf(name, description, config, (common, args) =>
     Effect.gen(function*() {
       const adminUrl = yield* checkUrl("--admin-url", common.adminUrl)
       const token = yield* adminToken.pipe(Effect.catch((e) => usage(`SVC_ADMIN_TOKEN: ${e.message}`)))
@@ -271,7 +291,7 @@ const checkedArg = (name: string, is: (s: string) => boolean, problem: (s: strin
   Argument.String(name).pipe(Argument.filter(is, problem))
 
 const uuidArg = (name: string) =>
-  checkedArg(name, Schema.is(Uuid), (s) => `<${name}>: "${s}" is not a UUID`).pipe(
+  checkedArg(name, Schema.is(Uuid), (s) => `<${name}>: ${quoted(s)} is not a UUID`).pipe(
     Argument.withDescription(`${name} (a UUID)`)
   )
 
@@ -283,32 +303,92 @@ export const agentIdArg = uuidArg("agentId")
 export const taskIdArg = checkedArg(
   "taskId",
   Schema.is(TaskId),
-  (s) => `<taskId>: "${s}" is not a task id (a UUID, or <uuid>:<step>:<slug>)`
+  (s) => `<taskId>: ${quoted(s)} is not a task id (a UUID, or <uuid>:<step>:<slug>)`
 ).pipe(Argument.withDescription("Task id: a UUID, or a child workflow's <uuid>:<step>:<slug>"))
 
-/** A local file path, as given; a path that exists must be a regular file. */
+/**
+ * Characters a terminal acts on or that reorder or hide text (C0 but the line break, DEL, C1,
+ * the bidirectional and other invisible format characters, line and paragraph separators).
+ */
+const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\p{Cf}\u2028\u2029]/gu
+
+/** `text` with the characters a terminal would act on written as `\u....` escapes. */
+export const terminalSafe = (text: string) =>
+  text.replace(UNSAFE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`)
+
+/** A value as the user gave it: quoted, clipped to 64 characters, what a terminal acts on escaped. */
+export const quoted = (value: string) => {
+  const chars = Array.from(value)
+  return terminalSafe(JSON.stringify(chars.length > 64 ? `${chars.slice(0, 63).join("")}…` : value))
+}
+
+/** What is wrong with a local file to read, in words; undefined when it is a regular file. */
+export const fileProblem = (path: string): string | undefined => {
+  try {
+    const stat = statSync(path)
+    return stat.isFile() ? undefined : stat.isDirectory() ? "is a directory, not a file" : "is not a regular file"
+  } catch (e) {
+    return fileErrorWords(e)
+  }
+}
+
+/** Node's file error in words (`ENOENT` -> "does not exist"). */
+export const fileErrorWords = (e: unknown): string => {
+  const code = (e as NodeJS.ErrnoException).code
+  switch (code) {
+    case "ENOENT":
+      return "does not exist"
+    case "ENOTDIR":
+      return "does not exist (a part of its path is not a directory)"
+    case "EACCES":
+    case "EPERM":
+      return "cannot be read (permission denied)"
+    case "EISDIR":
+      return "is a directory, not a file"
+    case "ENAMETOOLONG":
+      return "is too long a path"
+    default:
+      return `cannot be read (${code ?? (e as Error).message})`
+  }
+}
+
+/** The usage error of a local file `what` names (`<path>`, `--config-file`) that could not be read. */
+export const unreadable = (what: string, path: string, e: unknown) =>
+  new UsageError({ message: `${what}: ${quoted(path)} ${fileErrorWords(e)}` })
+
+/** A local file path, as given, that must name a regular file one can read. */
 export const fileArg = (name: string) =>
-  checkedArg(name, (s) => statSync(s, { throwIfNoEntry: false })?.isFile() ?? true, (s) => `Expected path '${s}' to be a regular file`)
+  Argument.String(name).pipe(
+    Argument.filterMap(
+      (s) => fileProblem(s) === undefined ? Option.some(s) : Option.none(),
+      (s) => `<${name}>: ${quoted(s)} ${fileProblem(s) ?? "cannot be read"}`
+    ),
+    Argument.withDescription("A local file")
+  )
 
 const oneOf = <const Choices extends ReadonlyArray<string>>(choices: Choices) => (s: string): Option.Option<Choices[number]> =>
   choices.includes(s) ? Option.some(s as Choices[number]) : Option.none()
 
-const notOneOf = (choices: ReadonlyArray<string>) => () => `Expected one of the following cases: ${choices.join(", ")}`
+const notOneOf = (name: string, choices: ReadonlyArray<string>) => (s: string) =>
+  `${name}: ${quoted(s)} is not one of ${choices.join(", ")}`
 
 /** An argument taking one of `choices`. */
 export const choiceArg = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>
-  Argument.String(name).pipe(Argument.filterMap(oneOf(choices), notOneOf(choices)))
+  Argument.String(name).pipe(
+    Argument.filterMap(oneOf(choices), notOneOf(`<${name}>`, choices)),
+    Argument.withDescription(`One of ${choices.join(", ")}`)
+  )
 
 /** A flag taking one of `choices`. */
 export const choiceFlag = <const Choices extends ReadonlyArray<string>>(name: string, choices: Choices) =>
-  Flag.String(name).pipe(Flag.filterMap(oneOf(choices), notOneOf(choices)))
+  Flag.String(name).pipe(Flag.filterMap(oneOf(choices), notOneOf(`--${name}`, choices)))
 
 /** A flag taking an integer. */
 export const integerFlag = (name: string) =>
   Flag.String(name).pipe(
     Flag.filterMap(
       (s) => /^\s*[+-]?\d+\s*$/.test(s) ? Option.some(Number(s)) : Option.none(),
-      (s) => `'${s}' is not a integer`
+      (s) => `--${name}: ${quoted(s)} is not an integer`
     )
   )
 
@@ -317,7 +397,7 @@ export const floatFlag = (name: string) =>
   Flag.String(name).pipe(
     Flag.filterMap(
       (s) => s.trim() !== "" && Number.isFinite(Number(s)) ? Option.some(Number(s)) : Option.none(),
-      (s) => `'${s}' is not a float`
+      (s) => `--${name}: ${quoted(s)} is not a number`
     )
   )
 

@@ -2,10 +2,6 @@
  * `tenant-svc` (alias `svc`): the command-line client of the tenant gateway. Built into
  * dist/cli.js (scripts/build.mjs) and run by the bin src/cli/bin.mjs; `tsx src/cli/main.ts ...`
  * from a checkout. Exit codes: 0 success, 1 an API error (message on stderr), 2 a usage error.
- *
- * Before effect/cli parses the arguments: the global options (--url, --admin-url, --json) may
- * stand before the command (`svc --json health`) and are moved after it; `--help` anywhere
- * prints this tool's own help (./help.ts) for the command named so far.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -15,9 +11,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import { cli, incompleteCommandMessage, reportFailure, usageHint, VERSION } from "./app.js"
-import { normalizeArgs } from "./args.js"
-import { helpFor } from "./help.js"
+import { runCli } from "./app.js"
 
 // `svc ... | head`: a reader that goes away early ends the output, not with a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -27,41 +21,22 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-const args = normalizeArgs(process.argv.slice(2))
+const program = runCli(process.argv.slice(2)).pipe(
+  // An empty SVC_URL (or SVC_ACTOR...) is a value, as it always was: `SVC_URL= svc health` is a
+  // usage error, not the default URL. The secrets treat empty as unset themselves (common.ts).
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true })),
+  // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
+  // tens of milliseconds of a command's start.
+  Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp))
+)
 
-if (args.help) {
-  const page = helpFor(args.path, VERSION)
-  if (page === undefined) {
-    process.stderr.write(`svc: unknown command "${args.path.join(" ")}"\n${usageHint([])}\n`)
-    process.exitCode = 2
-  } else {
-    process.stdout.write(`${page}\n`)
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => {
+    // Teardown is generic in the value: this program's is the exit code.
+    if (Exit.isSuccess(exit)) return onExit(exit.value as number)
+    if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
+    process.stderr.write(`svc: internal error\n${Cause.pretty(exit.cause)}\n`)
+    onExit(1)
   }
-} else if (args.version) {
-  process.stdout.write(`tenant-svc ${VERSION}\n`)
-} else if (args.incomplete !== undefined) {
-  process.stderr.write(`svc: ${incompleteCommandMessage(args.path, args.incomplete.stray, args.incomplete.choices)}\n${usageHint(args.path)}\n`)
-  process.exitCode = 2
-} else {
-  const program = Effect.suspend(() => cli(args.argv)).pipe(
-    Effect.as(0),
-    Effect.catch((error) => reportFailure(error, args.path)),
-    // An empty SVC_URL (or SVC_ACTOR...) is a value, as it always was: `SVC_URL= svc health` is a
-    // usage error, not the default URL. The secrets treat empty as unset themselves (common.ts).
-    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ preserveEmptyStrings: true })),
-    // node:http rather than fetch: Node loads its fetch implementation (undici) on first use,
-    // tens of milliseconds of a command's start.
-    Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp))
-  )
-
-  NodeRuntime.runMain(program, {
-    disableErrorReporting: true,
-    teardown: (exit, onExit) => {
-      // Teardown is generic in the value: this program's is the exit code.
-      if (Exit.isSuccess(exit)) return onExit(exit.value as number)
-      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
-      process.stderr.write(`svc: internal error\n${Cause.pretty(exit.cause)}\n`)
-      onExit(1)
-    }
-  })
-}
+})

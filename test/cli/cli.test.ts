@@ -94,7 +94,7 @@ describe("exit codes", () => {
     expect(badParams!.stderr).toContain(`unknown parameter "colour"`)
     expect(badParams!.stderr).toContain(`missing required parameter "period": pass --param period=<string>`)
     expect(badParams!.stderr).toMatch(/It takes:\n\s+--param period \(string, required, pattern .*\): Accounting period/)
-    expect(missingFile!.stderr).toContain("ENOENT")
+    expect(missingFile!.stderr).toContain(`"${path.join(work, "missing.pdf")}" does not exist`)
     expect(badUri!.stderr).toContain("is not <kind>://<native-id>")
   }, 60_000)
 

@@ -18,7 +18,7 @@ import {
   registryCommand,
   table,
   usage,
-  UsageError
+  unreadable
 } from "../common.js"
 
 /** `<kind>://<native-id>`: kind a URI scheme (lowercased), native id non-empty. */
@@ -53,15 +53,15 @@ const register = registryCommand(
   {
     uri: Argument.String("kind://native-id").pipe(Argument.withDescription("The agent's platform and native id, e.g. claude://agent_123")),
     // Required, checked together below: a usage error names every one missing.
-    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Owning tenant's slug")),
-    name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Display name"))
+    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Required: the owning tenant's slug")),
+    name: Flag.String("name").pipe(Flag.optional, Flag.withDescription("Required: a display name"))
   },
   (args, ctx) =>
     Effect.gen(function*() {
       const missing = [["--tenant", args.tenant], ["--name", args.name]] as const
       if (Option.isNone(args.tenant) || Option.isNone(args.name)) {
         return yield* usage(
-          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `Expected to find option: '${flag}'`).join("; ")
+          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `missing flag ${flag}`).join("; ")
         )
       }
       const { uri } = args
@@ -137,8 +137,7 @@ const addVersion = registryCommand(
       if (Option.isSome(configFile)) {
         text = yield* Effect.tryPromise({
           try: () => readFile(configFile.value, "utf8"),
-          catch: (e) =>
-            new UsageError({ message: `cannot read ${configFile.value}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` })
+          catch: (e) => unreadable("--config-file", configFile.value, e)
         })
       }
       const body: Record<string, unknown> = { version }

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
 import { DataIngestDto } from "../../api/dtos.js"
-import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, usage, UsageError } from "../common.js"
+import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, unreadable, usage } from "../common.js"
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
@@ -53,7 +53,7 @@ const ingest = gatewayCommand(
     Effect.gen(function*() {
       const text = yield* Effect.tryPromise({
         try: () => readFile(args.file, "utf8"),
-        catch: (e) => new UsageError({ message: `cannot read ${args.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` })
+        catch: (e) => unreadable("<file>", args.file, e)
       })
       const parsed = parseRecords(args.file, text)
       if (!parsed.ok) return yield* usage(parsed.message)

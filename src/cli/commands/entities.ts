@@ -43,7 +43,7 @@ const tasksList = gatewayCommand("list", "List an entity's tasks (board data)", 
     Flag.optional,
     Flag.withDescription("Only running tasks whose current step awaits this component (e.g. TABLE_REVIEW)")
   ),
-  limit: integerFlag("limit").pipe(Flag.optional, Flag.withDescription(`At most this many tasks (1..${TASK_PAGE_MAX})`)),
+  limit: integerFlag("limit").pipe(Flag.optional, Flag.withDescription(`At most this many tasks (1..${TASK_PAGE_MAX}); the command for the next page is printed on stderr`)),
   cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("The page after an earlier --limit answer"))
 }, ({ awaiting, cursor, entityId, limit, status }, ctx) =>
   Effect.gen(function*() {

@@ -33,7 +33,7 @@ import {
   table,
   taskIdArg,
   usage,
-  UsageError
+  unreadable
 } from "../common.js"
 import { makeBar, type ProgressMode, wantsProgress, withUploadProgress } from "../progress.js"
 
@@ -125,11 +125,8 @@ const metaFields = (ctx: Ctx, taskId: string, m: Meta, defaultFileName: string |
     return out
   })
 
-const readLocal = (file: string) =>
-  Effect.tryPromise({
-    try: () => readFile(file),
-    catch: (e) => new UsageError({ message: `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` })
-  })
+const readLocal = (file: string, what: string) =>
+  Effect.tryPromise({ try: () => readFile(file), catch: (e) => unreadable(what, file, e) })
 
 const renderUpload = (r: UploadResult) =>
   fields([
@@ -160,7 +157,7 @@ const upload = gatewayCommand(
   { taskId: taskIdArg, file: fileArg("path"), ...meta, progress },
   (args, ctx) =>
     Effect.gen(function*() {
-      const bytes = yield* readLocal(args.file)
+      const bytes = yield* readLocal(args.file, "<path>")
       const { contentType, ...m } = yield* metaFields(ctx, args.taskId, args, path.basename(args.file))
       const fields = yield* checkPayload(RawUploadQuery, m, "files upload")
       if (contentType !== undefined && !isMediaType(contentType)) {
@@ -222,7 +219,7 @@ const ingest = gatewayCommand(
           fileRef = { provider: "local", path: path.resolve(args.ref) }
           break
         case "inline": {
-          const bytes = yield* readLocal(args.ref)
+          const bytes = yield* readLocal(args.ref, "<ref>")
           size = bytes.length
           defaultName = path.basename(args.ref)
           fileRef = { provider: "inline_base64", data: bytes.toString("base64") }

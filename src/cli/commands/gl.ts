@@ -25,7 +25,7 @@ const connect = gatewayCommand(
   "Start a GL connect session: prints the URL to open, then waits until the connection is active",
   {
     service: Flag.String("service").pipe(Flag.optional, Flag.withDescription("Preselect a provider service")),
-    timeout: floatFlag("timeout").pipe(Flag.withDefault(300), Flag.withDescription("Seconds to wait (default 300)")),
+    timeout: floatFlag("timeout").pipe(Flag.withDefault(300), Flag.withDescription("Seconds to wait (default 300); exit 1 when they pass first")),
     interval: floatFlag("interval").pipe(Flag.withDefault(2), Flag.withDescription("Seconds between status polls (default 2)")),
     noWait: booleanFlag("no-wait").pipe(Flag.withDescription("Print the session URL and return"))
   },

@@ -15,8 +15,8 @@ const create = registryCommand(
   "Make an approve and a reject link for one person on a task's current approval step; prints both URLs and the expiry",
   {
     taskId: taskIdArg,
-    actor: Flag.String("actor").pipe(Flag.optional, Flag.withDescription("The person the links decide as (their e-mail)")),
-    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("The task's tenant, by slug")),
+    actor: Flag.String("actor").pipe(Flag.optional, Flag.withDescription("Required: the person the links decide as (their e-mail; before the command, --actor is the gateway's)")),
+    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Required: the task's tenant, by slug")),
     expiresIn: Flag.String("expires-in").pipe(Flag.optional, Flag.withDescription("ISO 8601 duration, default PT72H, at most P30D"))
   },
   (args, ctx) =>
@@ -24,7 +24,7 @@ const create = registryCommand(
       const missing = [["--actor", args.actor], ["--tenant", args.tenant]] as const
       if (Option.isNone(args.actor) || Option.isNone(args.tenant)) {
         return yield* usage(
-          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `Expected to find option: '${flag}'`).join("; ")
+          missing.filter(([, value]) => Option.isNone(value)).map(([flag]) => `missing flag ${flag}`).join("; ")
         )
       }
       // Checked here too, so a typo is a usage error before anything is sent.
@@ -61,7 +61,7 @@ const revoke = registryCommand(
   {
     taskId: Argument.String("taskId").pipe(Argument.optional, Argument.withDescription("Only this task's links")),
     actor: Flag.String("actor").pipe(Flag.optional, Flag.withDescription("Only this person's links")),
-    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("The tenant, by slug"))
+    tenant: Flag.String("tenant").pipe(Flag.optional, Flag.withDescription("Required: the tenant, by slug"))
   },
   (args, ctx) =>
     Effect.gen(function*() {

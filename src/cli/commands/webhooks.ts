@@ -9,12 +9,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isUuid } from "../../api/ids.js"
 import { CreateWebhookDto, type Webhook, type WebhookAttempt } from "../../client/registry.js"
-import { checkPayload, fields, group, integerFlag, line, note, registryCommand, table, usage } from "../common.js"
+import { checkPayload, fields, group, integerFlag, line, note, quoted, registryCommand, table, usage } from "../common.js"
 
 const tenantFlag = Flag.String("tenant").pipe(Flag.withDescription("The tenant's slug"))
 
 const subscriptionArg = Argument.String("subscriptionId").pipe(
-  Argument.filter(isUuid, (s) => `<subscriptionId>: "${s}" is not a UUID`),
+  Argument.filter(isUuid, (s) => `<subscriptionId>: ${quoted(s)} is not a UUID`),
   Argument.withDescription("Subscription id (a UUID, from `svc webhooks list`)")
 )
 
@@ -35,7 +35,10 @@ const add = registryCommand(
   {
     url: Argument.String("url").pipe(Argument.withDescription("The receiver, an http(s) URL")),
     tenant: tenantFlag,
-    events: Flag.String("events").pipe(Flag.optional, Flag.withDescription("Comma list of event types (default: all)")),
+    events: Flag.String("events").pipe(Flag.optional, Flag.withDescription(
+      "Comma list of event types (default: all): task.created, task.waiting, step.completed, task.status_changed, " +
+        "row.edited, row.rejected, file.stored, data.ingested, source.submitted, gl.connected, gl.disconnected"
+    )),
     description: Flag.String("description").pipe(Flag.optional, Flag.withDescription("What the receiver is"))
   },
   (args, ctx) =>
