@@ -126,10 +126,10 @@ const reject = gatewayCommand("reject", "Reject the task's current step", { task
 
 const rowAction = gatewayCommand(
   "row-action",
-  "Act on a row of the task's table step: reject_row, or edit_cell with --field and --value",
+  "Act on a row of the task's table step: reject_row, resolve_flag (a flagged row marked resolved), or edit_cell with --field and --value",
   {
     taskId: taskIdArg,
-    action: choiceArg("action", ["reject_row", "edit_cell"]),
+    action: choiceArg("action", ["reject_row", "resolve_flag", "edit_cell"]),
     rowId: rowIdArg,
     ledger: Flag.String("ledger").pipe(Flag.withDefault("expenses"), Flag.withDescription("Subledger (only expenses is accepted)")),
     field: Flag.String("field").pipe(Flag.optional, Flag.withDescription("Column key (edit_cell)")),

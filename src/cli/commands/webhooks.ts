@@ -8,7 +8,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { isUuid } from "../../api/ids.js"
-import { CreateWebhookDto, type Webhook, type WebhookAttempt } from "../../client/registry.js"
+import { CreateWebhookDto, type Webhook, type WebhookAttempt, WEBHOOK_EVENT_TYPES } from "../../client/registry.js"
 import { checkPayload, fields, group, integerFlag, line, note, quoted, registryCommand, table, usage } from "../common.js"
 
 const tenantFlag = Flag.String("tenant").pipe(Flag.withDescription("The tenant's slug"))
@@ -36,8 +36,7 @@ const add = registryCommand(
     url: Argument.String("url").pipe(Argument.withDescription("The receiver, an http(s) URL")),
     tenant: tenantFlag,
     events: Flag.String("events").pipe(Flag.optional, Flag.withDescription(
-      "Comma list of event types (default: all): task.created, task.waiting, step.completed, task.status_changed, " +
-        "row.edited, row.rejected, file.stored, data.ingested, source.submitted, gl.connected, gl.disconnected"
+      `Comma list of event types (default: all): ${WEBHOOK_EVENT_TYPES.join(", ")}`
     )),
     description: Flag.String("description").pipe(Flag.optional, Flag.withDescription("What the receiver is"))
   },
