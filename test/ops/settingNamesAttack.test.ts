@@ -4,7 +4,7 @@
  * case-sensitive (svc_tenant_slug is not SVC_TENANT_SLUG).
  */
 import { describe, expect, it } from "vitest"
-import { unknownSettingWarnings } from "../../src/settingNames.js"
+import { unknownSettingWarnings } from "../../src/config/unknownSettings.js"
 
 describe("unknown settings, likely mistakes", () => {
   it("SVC_PORT and SVC_HOST point at PORT and HOST", () => {
