@@ -24,7 +24,8 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { isAbsolute, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { allSettings } from "./allSettings.js"
-import { intSetting } from "./TenantConfig.js"
+import { intSetting } from "./read.js"
+import { defaultOf } from "./settings.js"
 
 export interface ActorHeaderSettings {
   /** The header's name, lower case. */
@@ -64,7 +65,7 @@ export interface JwtSettings {
 }
 
 /** SVC_JWT_MAX_AGE's default: a day (access tokens are typically minutes to an hour). */
-export const DEFAULT_JWT_MAX_AGE_SECONDS = 86_400
+export const DEFAULT_JWT_MAX_AGE_SECONDS = defaultOf("SVC_JWT_MAX_AGE")
 
 export interface IdentitySettings {
   /** The actor header (ignored when `jwt` is set: the token wins). */
@@ -137,9 +138,9 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
   tenantClaim: text("SVC_JWT_TENANT_CLAIM"),
   groupsClaim: text("SVC_JWT_GROUPS_CLAIM"),
   groupsHeader: text("SVC_GROUPS_HEADER"),
-  fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
-  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0),
-  maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE", DEFAULT_JWT_MAX_AGE_SECONDS)
+  fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS"),
+  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS"),
+  maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE")
 }).pipe(
   Config.mapEffect((raw): Effect.Effect<IdentitySettings, Config.ConfigError> => {
     const problems: Array<SchemaIssue.Issue> = []

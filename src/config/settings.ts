@@ -77,7 +77,7 @@ export const SECTIONS = {
   streams: "Live event streams (GET /v1/tasks/:taskId/events/stream)",
 }
 
-export const SETTINGS = [
+const DECLARATIONS = [
   {
     name: "SVC_TENANT_SLUG",
     type: "text",
@@ -285,7 +285,7 @@ export const SETTINGS = [
   {
     name: "PORT",
     type: "port",
-    default: "3000",
+    default: 3000,
     readBy: ["gateway"],
     section: "server",
     envShared: true,
@@ -577,7 +577,7 @@ export const SETTINGS = [
   {
     name: "SVC_WORKSPACE_PORT",
     type: "port",
-    default: "4000",
+    default: 4000,
     readBy: ["workspace"],
     section: "upstream",
     description:
@@ -1186,7 +1186,10 @@ export const SETTINGS = [
   },
 ] as const satisfies ReadonlyArray<SettingDeclaration>
 
-export type SettingName = (typeof SETTINGS)[number]["name"]
+export type SettingName = (typeof DECLARATIONS)[number]["name"]
+
+/** Every setting, in the order `.env.example` lists them. */
+export const SETTINGS: ReadonlyArray<SettingDeclaration & { readonly name: SettingName }> = DECLARATIONS
 
 const byName: ReadonlyMap<string, SettingDeclaration> = new Map(SETTINGS.map((s) => [s.name, s]))
 
@@ -1200,5 +1203,12 @@ export const isSetting = (name: string): boolean => byName.has(name)
 export const defaultOf = (name: SettingName): number => {
   const value = setting(name).default
   if (typeof value !== "number") throw new Error(`${name} has no integer default`)
+  return value
+}
+
+/** A text setting's default. */
+export const defaultTextOf = (name: SettingName): string => {
+  const value = setting(name).default
+  if (typeof value !== "string") throw new Error(`${name} has no text default`)
   return value
 }

@@ -31,6 +31,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientAddressSettings } from "./clientAddress.js"
 import { invalidSetting } from "./failStart.js"
+import { defaultOf, setting, type SettingName } from "../config/settings.js"
 
 export interface ServerLimits {
   /** Time to receive the complete request headers; past it Node answers 408 and closes. */
@@ -67,17 +68,18 @@ export interface ServerLimits {
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 5_000,
-  maxHeaders: 100,
-  maxConnections: 1024,
-  maxConnectionsPerClient: 256,
-  maxBodyBytesInFlight: 128 * 1024 * 1024,
-  bodyBudgetWaitMs: 2_000,
-  maxBodyBytesPerClient: 32 * 1024 * 1024,
-  minBodyBytesPerSecond: 16 * 1024,
-  firstByteTimeoutMs: 2_000,
+  headersTimeoutMs: defaultOf("SVC_HEADERS_TIMEOUT_MS"),
+  requestTimeoutMs: defaultOf("SVC_REQUEST_TIMEOUT_MS"),
+  keepAliveTimeoutMs: defaultOf("SVC_KEEP_ALIVE_TIMEOUT_MS"),
+  maxHeaders: defaultOf("SVC_MAX_HEADERS"),
+  maxConnections: defaultOf("SVC_MAX_CONNECTIONS"),
+  maxConnectionsPerClient: defaultOf("SVC_MAX_CONNECTIONS_PER_CLIENT"),
+  maxBodyBytesInFlight: defaultOf("SVC_MAX_BODY_BYTES_IN_FLIGHT"),
+  bodyBudgetWaitMs: defaultOf("SVC_BODY_BUDGET_WAIT_MS"),
+  // Unset, a quarter of the budget (serverLimitsConfig); as a value, that of the default budget.
+  maxBodyBytesPerClient: Math.floor(defaultOf("SVC_MAX_BODY_BYTES_IN_FLIGHT") / 4),
+  minBodyBytesPerSecond: defaultOf("SVC_MIN_BODY_BYTES_PER_SECOND"),
+  firstByteTimeoutMs: defaultOf("SVC_FIRST_BYTE_TIMEOUT_MS"),
   clientAddress: { header: undefined, hops: 1 },
   probePaths: [],
   streams: undefined
@@ -106,12 +108,10 @@ export const clientAddressConfig: Config.Config<ClientAddressSettings> = Config.
   })
 )
 
-/** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647
-
-/** A whole number setting as the operator gave it: None when unset. */
-const setWholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
-  Config.option(Config.String(name)).pipe(
+/** A whole number setting as the operator gave it, within its declared bounds: None when unset. */
+const setWholeNumber = (name: SettingName, unit: string, fallback: number = defaultOf(name)) => {
+  const { max = Number.MAX_SAFE_INTEGER, min = 0 } = setting(name)
+  return Config.option(Config.String(name)).pipe(
     Config.mapEffect((raw) => {
       if (Option.isNone(raw)) return Effect.succeed(Option.none<number>())
       const text = raw.value.trim()
@@ -126,65 +126,24 @@ const setWholeNumber = (name: string, fallback: number, min: number, max: number
         )
     })
   )
+}
 
-const wholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
-  setWholeNumber(name, fallback, min, max, unit).pipe(Config.map(Option.getOrElse(() => fallback)))
+const wholeNumber = (name: SettingName, unit: string) =>
+  setWholeNumber(name, unit).pipe(Config.map(Option.getOrElse(() => defaultOf(name))))
 
 /** The server limits from the environment (SVC_HEADERS_TIMEOUT_MS, ...), defaults where unset. */
 export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
-  headersTimeoutMs: setWholeNumber(
-    "SVC_HEADERS_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.headersTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  requestTimeoutMs: setWholeNumber(
-    "SVC_REQUEST_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.requestTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  keepAliveTimeoutMs: wholeNumber(
-    "SVC_KEEP_ALIVE_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  maxHeaders: wholeNumber("SVC_MAX_HEADERS", DEFAULT_SERVER_LIMITS.maxHeaders, 1, 10_000, "headers"),
-  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", DEFAULT_SERVER_LIMITS.maxConnections, 1, 1_000_000, "connections"),
-  maxConnectionsPerClient: wholeNumber(
-    "SVC_MAX_CONNECTIONS_PER_CLIENT",
-    DEFAULT_SERVER_LIMITS.maxConnectionsPerClient,
-    1,
-    1_000_000,
-    "connections"
-  ),
-  maxBodyBytesInFlight: wholeNumber(
-    "SVC_MAX_BODY_BYTES_IN_FLIGHT",
-    DEFAULT_SERVER_LIMITS.maxBodyBytesInFlight,
-    1,
-    Number.MAX_SAFE_INTEGER,
-    "bytes"
-  ),
-  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds"),
-  maxBodyBytesPerClient: setWholeNumber(
-    "SVC_MAX_BODY_BYTES_PER_CLIENT",
-    DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient,
-    1,
-    Number.MAX_SAFE_INTEGER,
-    "bytes"
-  ),
-  minBodyBytesPerSecond: wholeNumber(
-    "SVC_MIN_BODY_BYTES_PER_SECOND",
-    DEFAULT_SERVER_LIMITS.minBodyBytesPerSecond,
-    0,
-    Number.MAX_SAFE_INTEGER,
-    "bytes per second"
-  ),
-  firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", DEFAULT_SERVER_LIMITS.firstByteTimeoutMs, 1, MAX_TIMER_MS, "milliseconds"),
+  headersTimeoutMs: setWholeNumber("SVC_HEADERS_TIMEOUT_MS", "milliseconds"),
+  requestTimeoutMs: setWholeNumber("SVC_REQUEST_TIMEOUT_MS", "milliseconds"),
+  keepAliveTimeoutMs: wholeNumber("SVC_KEEP_ALIVE_TIMEOUT_MS", "milliseconds"),
+  maxHeaders: wholeNumber("SVC_MAX_HEADERS", "headers"),
+  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", "connections"),
+  maxConnectionsPerClient: wholeNumber("SVC_MAX_CONNECTIONS_PER_CLIENT", "connections"),
+  maxBodyBytesInFlight: wholeNumber("SVC_MAX_BODY_BYTES_IN_FLIGHT", "bytes"),
+  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", "milliseconds"),
+  maxBodyBytesPerClient: setWholeNumber("SVC_MAX_BODY_BYTES_PER_CLIENT", "bytes", DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient),
+  minBodyBytesPerSecond: wholeNumber("SVC_MIN_BODY_BYTES_PER_SECOND", "bytes per second"),
+  firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", "milliseconds"),
   clientAddress: clientAddressConfig
 }).pipe(
   Config.mapEffect(({ firstByteTimeoutMs, headersTimeoutMs, maxBodyBytesPerClient, requestTimeoutMs, ...rest }) => {
@@ -228,19 +187,13 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
 )
 
 /** The drain's grace period by default (SVC_SHUTDOWN_GRACE_MS). */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
+export const DEFAULT_SHUTDOWN_GRACE_MS = defaultOf("SVC_SHUTDOWN_GRACE_MS")
 
 /**
  * SVC_SHUTDOWN_GRACE_MS: the bound of the drain on SIGTERM/SIGINT, from the signal (0 cuts
  * what is open at once). Apart from ServerLimits: it bounds the process's shutdown, not a server.
  */
-export const shutdownGraceConfig: Config.Config<number> = wholeNumber(
-  "SVC_SHUTDOWN_GRACE_MS",
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  0,
-  MAX_TIMER_MS,
-  "milliseconds"
-)
+export const shutdownGraceConfig: Config.Config<number> = wholeNumber("SVC_SHUTDOWN_GRACE_MS", "milliseconds")
 
 /**
  * The longest path parameter the router matches. find-my-way answers a longer one as if no

@@ -87,6 +87,7 @@ import {
 } from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline, asTimelineWriter } from "./timeline.js"
+import { defaultOf } from "../../config/settings.js"
 
 /**
  * @effect/sql-pg's PgClient service by its key (the library's own), so that a SQLite process
@@ -141,11 +142,11 @@ export interface RelayOptions {
   readonly leaseMs?: number | undefined
 }
 
-export const DEFAULT_SIGNAL_BATCH_SIZE = 200
-export const DEFAULT_SIGNAL_CONCURRENCY = 4
+export const DEFAULT_SIGNAL_BATCH_SIZE = defaultOf("SVC_SIGNAL_BATCH_SIZE")
+export const DEFAULT_SIGNAL_CONCURRENCY = defaultOf("SVC_SIGNAL_CONCURRENCY")
 export const DEFAULT_SIGNAL_AWAIT_MAX = 100
-export const DEFAULT_SIGNAL_AWAIT_MS = 2000
-export const DEFAULT_SIGNAL_LEASE_MS = 30_000
+export const DEFAULT_SIGNAL_AWAIT_MS = defaultOf("SVC_SIGNAL_AWAIT_MS")
+export const DEFAULT_SIGNAL_LEASE_MS = defaultOf("SVC_SIGNAL_LEASE_MS")
 
 /** The channel a write's NOTIFY wakes every replica's relay on (PostgreSQL). */
 export const SIGNALS_CHANNEL = "workspace_signals"
