@@ -77,6 +77,22 @@ export interface IdentitySettings {
 
 export const IDENTITY_OFF: IdentitySettings = { header: undefined, jwt: undefined }
 
+/** Which identity mode is on, in the words of the start-up banner. */
+export const describeIdentity = (identity: IdentitySettings): string => {
+  const { header, jwt } = identity
+  if (jwt !== undefined) {
+    const keys = jwt.jwks._tag === "Url" ? jwt.jwks.url.href : jwt.jwks.path
+    return `bearer JWTs (SVC_JWT_JWKS ${keys}, issuer ${jwt.issuer}); the actor is claim ${jwt.actorClaim}` +
+      (jwt.tenantClaim === undefined ? "" : `, the tenant claim ${jwt.tenantClaim}`)
+  }
+  if (header !== undefined) {
+    return `the actor header ${header.name} (SVC_ACTOR_HEADER), set by the proxy in front; ` +
+      (header.required ? "writes without it answer 401" : "optional (SVC_ACTOR_REQUIRED=false)") +
+      (identity.groupsHeader === undefined ? "" : `; groups in ${identity.groupsHeader}`)
+  }
+  return "off: nobody is named and claims are refused (set SVC_ACTOR_HEADER or SVC_JWT_JWKS)"
+}
+
 /** RFC 9110 token: the characters a header name may have. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 /** Headers that carry credentials or framing, never a name. */
