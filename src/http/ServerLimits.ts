@@ -1,28 +1,20 @@
 /**
- * Limits of the HTTP server itself: how long a client may take to send a request, how long an
- * idle keep-alive connection stays open, how many headers and connections it may use, and how
- * long a path parameter the router matches. Node's defaults (60 s for headers, 300 s for a
- * whole request, 2,000 headers, no connection cap) let a handful of slow or stalled clients
- * hold connections for minutes; these are settings with safe defaults instead.
- *
- * | Setting                     | Default | Why                                                           |
- * |-----------------------------|---------|---------------------------------------------------------------|
- * | SVC_HEADERS_TIMEOUT_MS      | 10000 (at most SVC_REQUEST_TIMEOUT_MS) | a real client sends its headers in milliseconds; 10 s leaves room for slow mobile links and cuts a slowloris client 6x sooner than Node's 60 s |
- * | SVC_REQUEST_TIMEOUT_MS      | 60000 (at least SVC_HEADERS_TIMEOUT_MS) | receiving the whole request, body included (not the response); a stalled body is cut after 1 min instead of 5. Raise it for large uploads over slow links (32 MiB in 60 s needs about 0.55 MB/s) |
- * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
- * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
- * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
- * | SVC_MAX_CONNECTIONS_PER_CLIENT | 256  | one client address (an IPv6 /64) may not take every connection: past it, its new connections are closed at once, while other clients are still served (clientAddress.ts) |
- * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After; a body up to 64 KiB never waits |
- * | SVC_BODY_BUDGET_WAIT_MS     | 2000    | how long a request waits for room in that budget before its 503 |
- * | SVC_MAX_BODY_BYTES_PER_CLIENT | a quarter of SVC_MAX_BODY_BYTES_IN_FLIGHT | what one client (clientAddress.ts, the trusted proxy header's address behind a proxy) may hold of that budget: a few slow senders cannot take it all. Its own first body is always let in (one as large as SVC_MAX_BODY_BYTES) |
- * | SVC_MIN_BODY_BYTES_PER_SECOND | 16384 | a body over 64 KiB that arrives slower than this (over any 5 s, once it has had 5 s) is cut (408, the connection closed) and gives back its share at once instead of at SVC_REQUEST_TIMEOUT_MS; 0 turns it off |
- * | SVC_FIRST_BYTE_TIMEOUT_MS   | 2000 (at most SVC_HEADERS_TIMEOUT_MS) | a connection that sends nothing for this long after it opened is closed: idle sockets cannot fill SVC_MAX_CONNECTIONS for the whole header timeout |
- * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
- *
- * Every value must be a whole number in its range; anything else stops the start with a
- * message naming the variable, the value and what was expected. Of the two timeouts, one left
- * unset follows the one set (a 4 s request timeout alone makes the header timeout 4 s too).
+ * Limits of the HTTP server itself, settings with safe defaults (declared in
+ * src/config/settings.ts) instead of Node's, which (60 s for headers, 300 s for a whole request,
+ * 2,000 headers, no connection cap) let a handful of slow or stalled clients hold connections
+ * for minutes. Why each default:
+ * - header timeout 10 s: real clients send headers in milliseconds; cuts a slowloris client 6x
+ *   sooner than Node's 60 s. Request timeout 60 s: a stalled body cut after 1 min, not 5 (32 MiB
+ *   in 60 s needs about 0.55 MB/s). First byte 2 s: silent sockets cannot fill the connection cap.
+ * - 100 headers: browsers and proxies send 10-30 (Node silently drops past 2,000). 1,024
+ *   connections, 256 per client address: one process serves one tenant; the caps bound sockets,
+ *   buffers and file descriptors, and one client cannot take them all.
+ * - 128 MiB of bodies in flight: a body costs about 3x its size while held (buffer, text, parsed
+ *   value); a quarter per client; bodies slower than 16 KiB/s over 5 s give back their share.
+ * - 10 s shutdown grace: below Kubernetes' default terminationGracePeriodSeconds (30 s), with
+ *   room for a preStop delay.
+ * A bad value stops the start naming the variable, the value and what was expected; of the two
+ * timeouts, one left unset follows the one set.
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"

@@ -1,30 +1,11 @@
 /**
- * The embedded workspace as layers. Start-up order: open the database file (creating its
- * directory), run migrations, seed (SVC_SEED_FILE, or the demo fixture into an empty
- * database), then start the outbox relay in the background: signals left pending by a
- * previous run are delivered while the process already serves (the port does not wait for a
- * backlog). Closing the layer stops the relay (pending signals stay recorded), then checkpoints
- * and closes the database.
- *
- * Settings (Effect Config):
- * - SVC_DATABASE_URL: a `file:` URL, default `file:./data/workspace.db` (relative to the cwd); or
- *   a `postgres://` URL: PostgreSQL, shared by several gateway replicas (./pg.ts).
- * - SVC_DB_POOL_SIZE (10), SVC_DB_STATEMENT_TIMEOUT_MS (30000; 0 = none), SVC_DB_CONNECT_TIMEOUT_MS
- *   (5000): PostgreSQL only. SVC_SIGNAL_LEASE_MS (30000): how long a replica's claim on signals
- *   holds before another replica may take them over (./outbox.ts).
- * - SVC_SEED_FILE: optional fixture to load at every start (idempotent upserts).
- * - SVC_PUBLIC_URL: optional base URL of this process for GL connect-session links;
- *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard). Only when set does a
- *   task.waiting webhook carry its task's console URL.
- * - SVC_WEBHOOK_*: outbound webhook delivery (./webhookSettings.ts).
- * - SVC_DB_BUSY_TIMEOUT_MS (5000): how long an operation waits for another process's write
- *   lock (asynchronously) before answering 503 with Retry-After.
- * - SVC_DB_CHECKPOINT_INTERVAL_MS (60000; 0 = only at exit): TRUNCATE checkpoint schedule.
- * - SVC_DB_WAL_LIMIT_BYTES (64 MiB): journal_size_limit, what a reset write-ahead log keeps.
- * - SVC_SIGNAL_BATCH_SIZE (200), SVC_SIGNAL_CONCURRENCY (4): signals per delivery transaction,
- *   tasks delivered to at once.
- * - SVC_SIGNAL_AWAIT_MS (2000; 0 = never wait): how long a write with a few signals (an
- *   approval, a file submission) waits for their delivery before answering.
+ * The embedded workspace as layers. Start-up order: open the database (creating its directory),
+ * run migrations, seed (SVC_SEED_FILE, or the demo fixture into an empty database), then start
+ * the outbox relay in the background: signals left pending by a previous run are delivered
+ * while the process already serves. Closing the layer stops the relay (pending signals stay
+ * recorded), then checkpoints and closes the database. Its settings (`embeddedSettings`: the
+ * database, its pool and timeouts, the outbox, webhooks, links) are declared in
+ * src/config/settings.ts.
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Config from "effect/Config"
