@@ -77,13 +77,16 @@ export interface IdentitySettings {
 
 export const IDENTITY_OFF: IdentitySettings = { header: undefined, jwt: undefined }
 
+/** A value in the banner: bare when plain visible ASCII, else quoted (a line break cannot fake a line). */
+const plain = (value: string) => /^[\x21-\x7e]{1,200}$/.test(value) ? value : show(value)
+
 /** Which identity mode is on, in the words of the start-up banner. */
 export const describeIdentity = (identity: IdentitySettings): string => {
   const { header, jwt } = identity
   if (jwt !== undefined) {
     const keys = jwt.jwks._tag === "Url" ? jwt.jwks.url.href : jwt.jwks.path
-    return `bearer JWTs (SVC_JWT_JWKS ${keys}, issuer ${jwt.issuer}); the actor is claim ${jwt.actorClaim}` +
-      (jwt.tenantClaim === undefined ? "" : `, the tenant claim ${jwt.tenantClaim}`)
+    return `bearer JWTs (SVC_JWT_JWKS ${plain(keys)}, issuer ${plain(jwt.issuer)}); the actor is claim ${plain(jwt.actorClaim)}` +
+      (jwt.tenantClaim === undefined ? "" : `, the tenant claim ${plain(jwt.tenantClaim)}`)
   }
   if (header !== undefined) {
     return `the actor header ${header.name} (SVC_ACTOR_HEADER), set by the proxy in front; ` +

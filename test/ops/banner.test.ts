@@ -2,7 +2,8 @@
  * The start-up banner names where the console is and which identity mode is on, so an operator
  * knows from the first lines whether the gateway names who acts.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { generateKeyPairSync } from "node:crypto"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -58,5 +59,24 @@ describe("start-up banner", { timeout: 90_000 }, () => {
       "\n  identity:  the actor header x-forwarded-email (SVC_ACTOR_HEADER), set by the proxy in front; " +
         "writes without it answer 401; groups in x-forwarded-groups\n"
     )
+  })
+
+  it("names the key set, issuer and claim of bearer JWTs, a value with a line break quoted", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "banner-jwks-"))
+    dirs.push(dir)
+    const jwks = join(dir, "jwks.json")
+    const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
+    writeFileSync(jwks, JSON.stringify({ keys: [{ ...publicKey.export({ format: "jwk" }), kid: "k1", alg: "ES256", use: "sig" }] }))
+    const text = await banner({
+      SVC_JWT_JWKS: jwks,
+      SVC_JWT_ISSUER: "https://issuer.test\n  admin:     fake",
+      SVC_JWT_AUDIENCE: "gateway",
+      SVC_JWT_TENANT_CLAIM: "tenant"
+    })
+    expect(text).toContain(
+      `\n  identity:  bearer JWTs (SVC_JWT_JWKS ${jwks}, issuer "https://issuer.test\\n  admin:     fake"); ` +
+        "the actor is claim sub, the tenant claim tenant\n"
+    )
+    expect(text.split("\n").filter((l) => l.startsWith("  admin:"))).toEqual(["  admin:     off (SVC_ADMIN_PORT=off)"])
   })
 })

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { TaskActionDto, TaskRowActionDto } from "../../api/dtos.js"
 import type { UiState } from "../../api/resources.js"
+import { terminalSafe } from "../events.js"
 import {
   checkPayload,
   choiceArg,
@@ -122,7 +123,7 @@ const decide = (type: "approved" | "rejected", verb: string) =>
       const { step, task } = yield* ctx.gateway.tasks.getUi({ path: { taskId: args.taskId } })
       const bound = step === null ? dto : { ...dto, step: step.id }
       const result = yield* ctx.gateway.tasks.action({ path: { taskId: args.taskId }, payload: bound })
-      const named = step === null ? "" : `: step "${step.title}" (${step.id}) of "${task.title}"`
+      const named = step === null ? "" : terminalSafe(`: step "${step.title}" (${step.id}) of "${task.title}"`)
       yield* ctx.output(result, () => line(`${verb === "approve" ? "Approved" : "Rejected"} the current step of task ${args.taskId}${named}`))
     })
 
