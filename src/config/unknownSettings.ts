@@ -35,6 +35,13 @@ export const closestSetting = (name: string): { readonly name: string; readonly 
   return best
 }
 
+/**
+ * A name as the warning shows it: bare when it is letters, digits and underscores of a sane
+ * length, else quoted and clipped (an environment name may hold escapes, line breaks, anything).
+ */
+const shownName = (name: string): string =>
+  /^[A-Za-z0-9_]{1,64}$/.test(name) ? name : JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+
 /** Settings of the gateway without the SVC_ prefix, which SVC_PORT / SVC_HOST most likely mean. */
 const UNPREFIXED = new Set(["PORT", "HOST"])
 
@@ -59,5 +66,5 @@ export const unknownSettingWarnings = (env: Record<string, string | undefined> =
           ? `did you mean ${closest.name}?`
           : `the closest is ${closest.name}; every setting is in .env.example`
       }
-      return `${name} is not a setting of this gateway and is ignored: ${hint}`
+      return `${shownName(name)} is not a setting of this gateway and is ignored: ${hint}`
     })

@@ -21,6 +21,16 @@ describe("unknown settings, likely mistakes", () => {
     ])
   })
 
+  it("a name with escapes or line breaks, or a very long one, is quoted and clipped", () => {
+    const long = `SVC_${"A".repeat(3000)}`
+    const [escaped, clipped] = unknownSettingWarnings({ "SVC_\u001b[31mRED\nX": "1", [long]: "1" })
+    expect(escaped).toBe(
+      `"SVC_\\u001b[31mRED\\nX" is not a setting of this gateway and is ignored: the closest is SVC_ACTOR; every setting is in .env.example`
+    )
+    expect(clipped).toMatch(/^"SVC_A{60}…" is not a setting of this gateway and is ignored: /)
+    expect(clipped!.length).toBeLessThan(200)
+  })
+
   it("SVC_ alone is reported, and a known name in its own case is not", () => {
     expect(unknownSettingWarnings({ SVC_: "1", SVC_TENANT_SLUG: "acme", PORT: "1" })).toHaveLength(1)
   })
