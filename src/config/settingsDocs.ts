@@ -70,9 +70,12 @@ export const renderTable = (table: DocsTable, settings: ReadonlyArray<SettingDec
   return [
     "| Setting | Default | Meaning |",
     "|---|---|---|",
-    ...rows.map((r) => `| ${r.names.map((n) => `\`${n}\``).join(", ")} | ${r.defaults.join(", ")} | ${r.meaning} |`)
+    ...rows.map((r) => `| ${r.names.map((n) => `\`${n}\``).join(", ")} | ${cell(r.defaults.join(", "))} | ${cell(r.meaning)} |`)
   ].join("\n")
 }
+
+/** Text as one table cell: on one line, a bare `|` escaped. */
+const cell = (text: string): string => text.replace(/\s+/g, " ").trim().replace(/(?<!\\)\|/g, "\\|")
 
 const OPEN = (table: string) => `<!-- settings table ${table}: written by npm run settings:gen from src/config/settings.ts -->`
 const CLOSE = "<!-- end of settings table -->"
