@@ -5,11 +5,13 @@
  * them, naming the setting.
  */
 import * as Config from "effect/Config"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
 import { DEFAULT_EVENT_PAGE_BYTES } from "../../src/api/eventPaging.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../src/api/jsonValue.js"
 import { identityConfigFromEnv } from "../../src/config/IdentityConfig.js"
+import { otlpConfig } from "../../src/config/otlp.js"
 import { defaultOf, SETTINGS, type SettingName } from "../../src/config/settings.js"
 import { tenantConfigFromEnv } from "../../src/config/TenantConfig.js"
 import { ingestConfigFromEnv } from "../../src/files/IngestConfig.js"
@@ -22,6 +24,7 @@ import { readEnv } from "../fixtures/config.js"
 
 type Reader = readonly [config: Config.Config<any>, pick: (value: any) => unknown, env?: Record<string, string>]
 
+const otlp = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" }
 const jwt = { SVC_JWT_JWKS: "/dev/null", SVC_JWT_ISSUER: "https://issuer.test", SVC_JWT_AUDIENCE: "gateway" }
 
 /** Each integer setting of the gateway's process, and the reader and field that hold it. */
@@ -80,7 +83,9 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   SVC_EVENTS_POLL_MS: [eventStreamSettingsFromEnv, (c) => c.pollMs],
   SVC_EVENTS_KEEPALIVE_MS: [eventStreamSettingsFromEnv, (c) => c.keepAliveMs],
   SVC_EVENTS_PAGE_BYTES: [eventPageBytesSetting, (c) => c],
-  SVC_EVENTS_STREAM_STALL_MS: [eventStreamSettingsFromEnv, (c) => c.stallMs]
+  SVC_EVENTS_STREAM_STALL_MS: [eventStreamSettingsFromEnv, (c) => c.stallMs],
+  OTEL_BSP_SCHEDULE_DELAY: [otlpConfig, (c) => Option.getOrThrow(c as Option.Option<{ exportIntervalMs: number }>).exportIntervalMs, otlp],
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: [otlpConfig, (c) => Option.getOrThrow(c as Option.Option<{ maxBatchSize: number }>).maxBatchSize, otlp]
 }
 
 /** Integer settings read elsewhere, each with the reason. */

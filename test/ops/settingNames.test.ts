@@ -54,6 +54,11 @@ describe("unknown SVC_* settings", () => {
     const known = sorted(KNOWN_SETTINGS)
     expect({ missingFromDeclarations: inSource.filter((n) => !known.includes(n)), notInSource: known.filter((n) => !inSource.includes(n)) })
       .toEqual({ missingFromDeclarations: [], notInSource: [] })
+    // The OpenTelemetry settings the export reads are declared too (they are no SVC_* setting).
+    const otel = sorted(
+      sourceFiles(join(ROOT, "src")).filter((f) => !own.includes(f)).flatMap((f) => readFileSync(f, "utf8").match(/\bOTEL_[A-Z0-9_]*[A-Z0-9]\b/g) ?? [])
+    )
+    expect(otel.filter((n) => !names.includes(n as never))).toEqual([])
   })
 
   it(".env.example and the README's settings tables are as npm run settings:gen writes them", () => {
