@@ -1,5 +1,5 @@
 /**
- * Opt-in filtering and paging of an entity's task list (issue 24): `status`, `awaiting`,
+ * Opt-in filtering and paging of an entity's task list: `status`, `awaiting`,
  * `limit` and `cursor` as query parameters. Without them the answer is the spec's TaskSummary[]
  * of every task, unchanged. The body stays that array when paging too (a field cannot be added
  * to an array), so the cursor of the next page travels in a response header, NEXT_CURSOR_HEADER,

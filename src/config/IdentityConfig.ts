@@ -24,7 +24,8 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import { isAbsolute, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { allSettings } from "./allSettings.js"
-import { intSetting } from "./TenantConfig.js"
+import { intSetting } from "./read.js"
+import { defaultOf } from "./settings.js"
 
 export interface ActorHeaderSettings {
   /** The header's name, lower case. */
@@ -64,7 +65,7 @@ export interface JwtSettings {
 }
 
 /** SVC_JWT_MAX_AGE's default: a day (access tokens are typically minutes to an hour). */
-export const DEFAULT_JWT_MAX_AGE_SECONDS = 86_400
+export const DEFAULT_JWT_MAX_AGE_SECONDS = defaultOf("SVC_JWT_MAX_AGE")
 
 export interface IdentitySettings {
   /** The actor header (ignored when `jwt` is set: the token wins). */
@@ -75,6 +76,25 @@ export interface IdentitySettings {
 }
 
 export const IDENTITY_OFF: IdentitySettings = { header: undefined, jwt: undefined }
+
+/** A value in the banner: bare when plain visible ASCII, else quoted (a line break cannot fake a line). */
+const plain = (value: string) => /^[\x21-\x7e]{1,200}$/.test(value) ? value : show(value)
+
+/** Which identity mode is on, in the words of the start-up banner. */
+export const describeIdentity = (identity: IdentitySettings): string => {
+  const { header, jwt } = identity
+  if (jwt !== undefined) {
+    const keys = jwt.jwks._tag === "Url" ? jwt.jwks.url.href : jwt.jwks.path
+    return `bearer JWTs (SVC_JWT_JWKS ${plain(keys)}, issuer ${plain(jwt.issuer)}); the actor is claim ${plain(jwt.actorClaim)}` +
+      (jwt.tenantClaim === undefined ? "" : `, the tenant claim ${plain(jwt.tenantClaim)}`)
+  }
+  if (header !== undefined) {
+    return `the actor header ${header.name} (SVC_ACTOR_HEADER), set by the proxy in front; ` +
+      (header.required ? "writes without it answer 401" : "optional (SVC_ACTOR_REQUIRED=false)") +
+      (identity.groupsHeader === undefined ? "" : `; groups in ${identity.groupsHeader}`)
+  }
+  return "off: nobody is named and claims are refused (set SVC_ACTOR_HEADER or SVC_JWT_JWKS)"
+}
 
 /** RFC 9110 token: the characters a header name may have. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -137,9 +157,9 @@ export const identityConfigFromEnv: Config.Config<IdentitySettings> = allSetting
   tenantClaim: text("SVC_JWT_TENANT_CLAIM"),
   groupsClaim: text("SVC_JWT_GROUPS_CLAIM"),
   groupsHeader: text("SVC_GROUPS_HEADER"),
-  fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS", 5_000),
-  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS", 30_000, 0),
-  maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE", DEFAULT_JWT_MAX_AGE_SECONDS)
+  fetchTimeoutMs: intSetting("SVC_JWT_JWKS_TIMEOUT_MS"),
+  cooldownMs: intSetting("SVC_JWT_JWKS_COOLDOWN_MS"),
+  maxAgeSeconds: intSetting("SVC_JWT_MAX_AGE")
 }).pipe(
   Config.mapEffect((raw): Effect.Effect<IdentitySettings, Config.ConfigError> => {
     const problems: Array<SchemaIssue.Issue> = []

@@ -7,9 +7,9 @@ import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
 import { allSettings } from "./allSettings.js"
+import { intSetting } from "./read.js"
+import { defaultOf, defaultTextOf } from "./settings.js"
 import { otlpConfig } from "./otlp.js"
 import { unsetWhenEmpty } from "./unsetWhenEmpty.js"
 
@@ -50,45 +50,23 @@ export interface TenantConfigShape {
   readonly requestDeadlineMs: number
 }
 
-/**
- * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
- * what it takes (src/http/failStart.ts prints it): `SVC_MAX_BODY_BYTES="abc": expected a
- * positive integer`, not a bare "Expected an integer value".
- */
-const expectedInt = (min: number) =>
-  min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
-
-/** Decimal digits (blanks around allowed) naming a safe integer of at least `min`, as a number. */
-export const intText = (min: number) =>
-  Schema.String.check(
-    Schema.makeFilter((text) => {
-      const n = Number(text)
-      return (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min) || expectedInt(min)
-    })
-  ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
-
-export const intSetting = (name: string, fallback: number, min = 1) =>
-  Config.schema(intText(min), name).pipe(Config.withDefault(fallback))
-
-const positiveInt = (name: string, fallback: number) => intSetting(name, fallback)
-
 export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings({
   tenantSlug: unsetWhenEmpty("SVC_TENANT_SLUG"),
   eventsKey: unsetWhenEmpty("SVC_INTERNAL_EVENTS_KEY").pipe(Config.map(Option.map((key) => Redacted.make(key)))),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
-  maxBodyBytes: positiveInt("SVC_MAX_BODY_BYTES", 32 * 1024 * 1024),
-  maxJsonDepth: positiveInt("SVC_MAX_JSON_DEPTH", 64),
-  nextStepConcurrency: positiveInt("SVC_NEXT_STEP_CONCURRENCY", 50),
-  runbookConcurrency: positiveInt("SVC_RUNBOOK_CONCURRENCY", 8),
+  host: Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST"))),
+  port: Config.Port("PORT").pipe(Config.withDefault(defaultOf("PORT"))),
+  maxBodyBytes: intSetting("SVC_MAX_BODY_BYTES"),
+  maxJsonDepth: intSetting("SVC_MAX_JSON_DEPTH"),
+  nextStepConcurrency: intSetting("SVC_NEXT_STEP_CONCURRENCY"),
+  runbookConcurrency: intSetting("SVC_RUNBOOK_CONCURRENCY"),
   // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/config/otlp.ts).
   tracing: Config.all([Config.option(Config.Boolean("SVC_TRACING")), otlpConfig]).pipe(
     Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
   ),
   workspaceUrl: Config.option(Config.URL("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
-  workspaceTimeoutMs: positiveInt("SVC_WORKSPACE_TIMEOUT_MS", 10_000),
-  workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES", 2, 0),
-  requestDeadlineMs: positiveInt("SVC_REQUEST_DEADLINE_MS", 15_000)
+  workspaceTimeoutMs: intSetting("SVC_WORKSPACE_TIMEOUT_MS"),
+  workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES"),
+  requestDeadlineMs: intSetting("SVC_REQUEST_DEADLINE_MS")
 })
 
 export class TenantConfig extends Context.Service<TenantConfig, TenantConfigShape>()("config/TenantConfig") {

@@ -5,6 +5,7 @@
  */
 import * as Config from "effect/Config"
 import { allSettings } from "./allSettings.js"
+import { defaultOf, defaultTextOf, setting } from "./settings.js"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
@@ -48,15 +49,15 @@ const firstOf = (names: ReadonlyArray<string>) =>
 
 /** The OTLP trace export settings; None when no endpoint is set or export is disabled. */
 export const otlpConfig: Config.Config<Option.Option<OtlpSettings>> = allSettings({
-  disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
-  exporter: Config.String("OTEL_TRACES_EXPORTER").pipe(Config.withDefault("otlp")),
+  disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(setting("OTEL_SDK_DISABLED").default === true)),
+  exporter: Config.String("OTEL_TRACES_EXPORTER").pipe(Config.withDefault(defaultTextOf("OTEL_TRACES_EXPORTER"))),
   tracesEndpoint: firstOf(["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]),
   endpoint: firstOf(["OTEL_EXPORTER_OTLP_ENDPOINT"]),
   protocol: firstOf(["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"]),
   headers: firstOf(["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS"]),
   serviceName: optionalString("OTEL_SERVICE_NAME"),
-  delay: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000)),
-  batch: Config.Int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(512))
+  delay: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(defaultOf("OTEL_BSP_SCHEDULE_DELAY"))),
+  batch: Config.Int("OTEL_BSP_MAX_EXPORT_BATCH_SIZE").pipe(Config.withDefault(defaultOf("OTEL_BSP_MAX_EXPORT_BATCH_SIZE")))
 }).pipe(
   Config.mapEffect((s): Effect.Effect<Option.Option<OtlpSettings>, Config.ConfigError> => {
     if (s.disabled || s.exporter.trim().toLowerCase() === "none") return Effect.succeed(Option.none())

@@ -1,30 +1,8 @@
 /**
- * When two actor names are one person: the one normalization the gateway compares people by.
- * Pure, no I/O; any module may reuse it.
- *
- * Two keys, for the two directions a comparison can err in:
- *
- * - `actorSkeleton(name)`, for refusals (four-eyes: "is the decider the same person as an
- *   earlier one?"). It errs towards "the same person". Exactly, in this order:
- *   1. NFKC (compatibility forms: full-width `ａ`, ligatures, a decomposed `ä` composed);
- *   2. case folding: `toUpperCase()` then `toLowerCase()` (so `ẞ`, `ß` and `SS` meet as `ss`);
- *   3. NFD;
- *   4. every Default_Ignorable_Code_Point (zero-width characters, joiners, variation selectors,
- *      the combining grapheme joiner, Hangul fillers, soft hyphen), every other format (Cf),
- *      control (Cc) character, and the blank-looking U+2800 BRAILLE PATTERN BLANK removed; a
- *      combining dot above on a letter that has its dot already (Soft_Dotted: `i̇` is drawn as
- *      `i`) removed; and the ideographic full stop `。` (what NFKC makes of `｡`), which e-mail
- *      domains read as a dot (IDNA), made a `.`;
- *   5. every character of Unicode's confusables table (UTS #39, `confusables.txt`, through the
- *      `unhomoglyph` package's copy of it) replaced by its prototype (Cyrillic `а` → `a`, `rn` and
- *      `m` meet, `0`/`O`, `1`/`l`/`I`);
- *   6. NFD again, then lower case again (a prototype may be a capital).
- *   This is UTS #39's skeleton (steps 3 to 6) after case and compatibility folding.
- *
- * - `actorKey(name)`, for grants (assignment: "is this caller the named assignee?"). It must not
- *   let a look-alike through, so it only folds what is the same text: NFKC and case folding
- *   (steps 1 and 2). Actors with invisible or format characters never get this far: the edge's
- *   values are refused (src/services/actorValue.ts).
+ * When two actor names are one person: the one normalization the gateway compares people by,
+ * pure. Two keys, for the two directions a comparison can err in: `actorSkeleton` for refusals
+ * (four-eyes: look-alikes meet, erring towards "the same person"), `actorKey` for grants
+ * (assignment: only the same text meets, so no look-alike gets through).
  */
 import unhomoglyph from "unhomoglyph"
 
@@ -43,10 +21,30 @@ const IDEOGRAPHIC_FULL_STOP = /\u3002/g
 
 const fold = (name: string) => name.normalize("NFKC").toUpperCase().toLowerCase()
 
-/** The key a person is granted by (an assignee, a claim holder): same text up to compatibility form and case. */
+/**
+ * The key a person is granted by (an assignee, a claim holder): NFKC and case folding only (steps
+ * 1 and 2 of `actorSkeleton`). Actors with invisible or format characters never get this far:
+ * the edge's values are refused (src/services/actorValue.ts).
+ */
 export const actorKey = (name: string): string => fold(name)
 
-/** The key two people are told apart by for four-eyes (see the module comment): look-alikes meet. */
+/**
+ * The key two people are told apart by for four-eyes. Exactly, in this order:
+ *   1. NFKC (compatibility forms: full-width `ａ`, ligatures, a decomposed `ä` composed);
+ *   2. case folding: `toUpperCase()` then `toLowerCase()` (so `ẞ`, `ß` and `SS` meet as `ss`);
+ *   3. NFD;
+ *   4. every Default_Ignorable_Code_Point (zero-width characters, joiners, variation selectors,
+ *      the combining grapheme joiner, Hangul fillers, soft hyphen), every other format (Cf),
+ *      control (Cc) character, and the blank-looking U+2800 BRAILLE PATTERN BLANK removed; a
+ *      combining dot above on a letter that has its dot already (Soft_Dotted: `i̇` is drawn as
+ *      `i`) removed; and the ideographic full stop `。` (what NFKC makes of `｡`), which e-mail
+ *      domains read as a dot (IDNA), made a `.`;
+ *   5. every character of Unicode's confusables table (UTS #39, `confusables.txt`, through the
+ *      `unhomoglyph` package's copy of it) replaced by its prototype (Cyrillic `а` → `a`, `rn` and
+ *      `m` meet, `0`/`O`, `1`/`l`/`I`);
+ *   6. NFD again, then lower case again (a prototype may be a capital).
+ *   This is UTS #39's skeleton (steps 3 to 6) after case and compatibility folding.
+ */
 export const actorSkeleton = (name: string): string =>
   unhomoglyph(
     fold(name).normalize("NFD").replace(IGNORED, "").replace(SOFT_DOTTED_DOT, "$1").replace(IDEOGRAPHIC_FULL_STOP, ".")

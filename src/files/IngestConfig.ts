@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as path from "node:path"
+import { defaultOf, type SettingName } from "../config/settings.js"
 import { unsetWhenEmpty } from "../config/unsetWhenEmpty.js"
 
 export interface IngestConfigShape {
@@ -47,12 +48,12 @@ export const MiB = 1024 * 1024
 
 export const ingestDefaults: IngestConfigShape = {
   localRoot: Option.none(),
-  maxBytes: 50 * MiB,
+  maxBytes: defaultOf("SVC_INGEST_MAX_BYTES"),
   urlAllow: [],
-  connectTimeoutMs: 5_000,
-  timeoutMs: 30_000,
-  maxRedirects: 3,
-  fetchesAtOnce: 4
+  connectTimeoutMs: defaultOf("SVC_INGEST_CONNECT_TIMEOUT_MS"),
+  timeoutMs: defaultOf("SVC_INGEST_TIMEOUT_MS"),
+  maxRedirects: defaultOf("SVC_INGEST_MAX_REDIRECTS"),
+  fetchesAtOnce: defaultOf("SVC_INGEST_FETCHES_AT_ONCE")
 }
 
 /** Allow-list entries are parsed by the shared outbound guard (one normalization for every list). */
@@ -66,8 +67,8 @@ export const invalidSetting = (message: string): Config.Config<never> =>
 export const checkedSetting = <A>(self: Config.Config<A>, message: string, valid: (a: A) => boolean): Config.Config<A> =>
   Config.flatMap(self, (a) => (valid(a) ? Config.succeed(a) : invalidSetting(message)))
 
-const positiveInt = (name: string, fallback: number) =>
-  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
+const positiveInt = (name: SettingName) =>
+  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(defaultOf(name)))
 
 const urlAllowConfig: Config.Config<ReadonlyArray<string>> = Config.String("SVC_INGEST_URL_ALLOW").pipe(
   Config.withDefault(""),
@@ -91,11 +92,11 @@ export const ingestConfigFromEnv: Config.Config<IngestConfigShape> = Config.all(
         : Config.succeed(root)
     )
   ),
-  maxBytes: positiveInt("SVC_INGEST_MAX_BYTES", ingestDefaults.maxBytes),
-  fetchesAtOnce: positiveInt("SVC_INGEST_FETCHES_AT_ONCE", ingestDefaults.fetchesAtOnce),
+  maxBytes: positiveInt("SVC_INGEST_MAX_BYTES"),
+  fetchesAtOnce: positiveInt("SVC_INGEST_FETCHES_AT_ONCE"),
   urlAllow: urlAllowConfig,
-  connectTimeoutMs: positiveInt("SVC_INGEST_CONNECT_TIMEOUT_MS", ingestDefaults.connectTimeoutMs),
-  timeoutMs: positiveInt("SVC_INGEST_TIMEOUT_MS", ingestDefaults.timeoutMs),
+  connectTimeoutMs: positiveInt("SVC_INGEST_CONNECT_TIMEOUT_MS"),
+  timeoutMs: positiveInt("SVC_INGEST_TIMEOUT_MS"),
   maxRedirects: checkedSetting(
     Config.Int("SVC_INGEST_MAX_REDIRECTS"),
     "SVC_INGEST_MAX_REDIRECTS must be an integer >= 0",

@@ -1,5 +1,5 @@
 /**
- * Unknown query parameters are refused like unknown body keys (issue 24): a /v1 request whose
+ * Unknown query parameters are refused like unknown body keys: a /v1 request whose
  * query names a parameter its endpoint does not declare answers 400 naming it, in the message
  * form of an unknown body key (`x: is unexpected, expected: "a" | "b"`). Silently ignoring them
  * hid typos (`?lmit=10` answered everything) and made cache busters look supported.

@@ -1,28 +1,20 @@
 /**
- * Limits of the HTTP server itself: how long a client may take to send a request, how long an
- * idle keep-alive connection stays open, how many headers and connections it may use, and how
- * long a path parameter the router matches. Node's defaults (60 s for headers, 300 s for a
- * whole request, 2,000 headers, no connection cap) let a handful of slow or stalled clients
- * hold connections for minutes; these are settings with safe defaults instead.
- *
- * | Setting                     | Default | Why                                                           |
- * |-----------------------------|---------|---------------------------------------------------------------|
- * | SVC_HEADERS_TIMEOUT_MS      | 10000 (at most SVC_REQUEST_TIMEOUT_MS) | a real client sends its headers in milliseconds; 10 s leaves room for slow mobile links and cuts a slowloris client 6x sooner than Node's 60 s |
- * | SVC_REQUEST_TIMEOUT_MS      | 60000 (at least SVC_HEADERS_TIMEOUT_MS) | receiving the whole request, body included (not the response); a stalled body is cut after 1 min instead of 5. Raise it for large uploads over slow links (32 MiB in 60 s needs about 0.55 MB/s) |
- * | SVC_KEEP_ALIVE_TIMEOUT_MS   | 5000    | an idle keep-alive connection counts against the connection cap; behind a proxy that pools connections, set it above the proxy's idle timeout |
- * | SVC_MAX_HEADERS             | 100     | browsers and proxies send 10-30; more is 431 (Node's default silently drops past 2,000) |
- * | SVC_MAX_CONNECTIONS         | 1024    | one process serves one tenant; the cap bounds sockets, buffers and file descriptors; connections past it are closed at once |
- * | SVC_MAX_CONNECTIONS_PER_CLIENT | 256  | one client address (an IPv6 /64) may not take every connection: past it, its new connections are closed at once, while other clients are still served (clientAddress.ts) |
- * | SVC_MAX_BODY_BYTES_IN_FLIGHT | 134217728 (128 MiB) | request body bytes held at once across all requests (bodyBudget.ts); a body is held until its response closes and costs about 3x its size meanwhile (buffer, text, parsed value). A request that does not fit waits, then answers 503 with Retry-After; a body up to 64 KiB never waits |
- * | SVC_BODY_BUDGET_WAIT_MS     | 2000    | how long a request waits for room in that budget before its 503 |
- * | SVC_MAX_BODY_BYTES_PER_CLIENT | a quarter of SVC_MAX_BODY_BYTES_IN_FLIGHT | what one client (clientAddress.ts, the trusted proxy header's address behind a proxy) may hold of that budget: a few slow senders cannot take it all. Its own first body is always let in (one as large as SVC_MAX_BODY_BYTES) |
- * | SVC_MIN_BODY_BYTES_PER_SECOND | 16384 | a body over 64 KiB that arrives slower than this (over any 5 s, once it has had 5 s) is cut (408, the connection closed) and gives back its share at once instead of at SVC_REQUEST_TIMEOUT_MS; 0 turns it off |
- * | SVC_FIRST_BYTE_TIMEOUT_MS   | 2000 (at most SVC_HEADERS_TIMEOUT_MS) | a connection that sends nothing for this long after it opened is closed: idle sockets cannot fill SVC_MAX_CONNECTIONS for the whole header timeout |
- * | SVC_SHUTDOWN_GRACE_MS       | 10000   | on SIGTERM/SIGINT, how long the drain may take (drain.ts): requests in progress are answered, then what is still open is cut and the exit code is 1. Below Kubernetes' default terminationGracePeriodSeconds (30 s) with room for a preStop delay |
- *
- * Every value must be a whole number in its range; anything else stops the start with a
- * message naming the variable, the value and what was expected. Of the two timeouts, one left
- * unset follows the one set (a 4 s request timeout alone makes the header timeout 4 s too).
+ * Limits of the HTTP server itself, settings with safe defaults (declared in
+ * src/config/settings.ts) instead of Node's, which (60 s for headers, 300 s for a whole request,
+ * 2,000 headers, no connection cap) let a handful of slow or stalled clients hold connections
+ * for minutes. Why each default:
+ * - header timeout 10 s: real clients send headers in milliseconds; cuts a slowloris client 6x
+ *   sooner than Node's 60 s. Request timeout 60 s: a stalled body cut after 1 min, not 5 (32 MiB
+ *   in 60 s needs about 0.55 MB/s). First byte 2 s: silent sockets cannot fill the connection cap.
+ * - 100 headers: browsers and proxies send 10-30 (Node silently drops past 2,000). 1,024
+ *   connections, 256 per client address: one process serves one tenant; the caps bound sockets,
+ *   buffers and file descriptors, and one client cannot take them all.
+ * - 128 MiB of bodies in flight: a body costs about 3x its size while held (buffer, text, parsed
+ *   value); a quarter per client; bodies slower than 16 KiB/s over 5 s give back their share.
+ * - 10 s shutdown grace: below Kubernetes' default terminationGracePeriodSeconds (30 s), with
+ *   room for a preStop delay.
+ * A bad value stops the start naming the variable, the value and what was expected; of the two
+ * timeouts, one left unset follows the one set.
  */
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -31,6 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientAddressSettings } from "./clientAddress.js"
 import { invalidSetting } from "./failStart.js"
+import { defaultOf, setting, type SettingName } from "../config/settings.js"
 
 export interface ServerLimits {
   /** Time to receive the complete request headers; past it Node answers 408 and closes. */
@@ -73,17 +66,18 @@ export interface ServerLimits {
 }
 
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 60_000,
-  keepAliveTimeoutMs: 5_000,
-  maxHeaders: 100,
-  maxConnections: 1024,
-  maxConnectionsPerClient: 256,
-  maxBodyBytesInFlight: 128 * 1024 * 1024,
-  bodyBudgetWaitMs: 2_000,
-  maxBodyBytesPerClient: 32 * 1024 * 1024,
-  minBodyBytesPerSecond: 16 * 1024,
-  firstByteTimeoutMs: 2_000,
+  headersTimeoutMs: defaultOf("SVC_HEADERS_TIMEOUT_MS"),
+  requestTimeoutMs: defaultOf("SVC_REQUEST_TIMEOUT_MS"),
+  keepAliveTimeoutMs: defaultOf("SVC_KEEP_ALIVE_TIMEOUT_MS"),
+  maxHeaders: defaultOf("SVC_MAX_HEADERS"),
+  maxConnections: defaultOf("SVC_MAX_CONNECTIONS"),
+  maxConnectionsPerClient: defaultOf("SVC_MAX_CONNECTIONS_PER_CLIENT"),
+  maxBodyBytesInFlight: defaultOf("SVC_MAX_BODY_BYTES_IN_FLIGHT"),
+  bodyBudgetWaitMs: defaultOf("SVC_BODY_BUDGET_WAIT_MS"),
+  // Unset, a quarter of the budget (serverLimitsConfig); as a value, that of the default budget.
+  maxBodyBytesPerClient: Math.floor(defaultOf("SVC_MAX_BODY_BYTES_IN_FLIGHT") / 4),
+  minBodyBytesPerSecond: defaultOf("SVC_MIN_BODY_BYTES_PER_SECOND"),
+  firstByteTimeoutMs: defaultOf("SVC_FIRST_BYTE_TIMEOUT_MS"),
   clientAddress: { header: undefined, hops: 1 },
   probePaths: [],
   streams: undefined
@@ -112,12 +106,10 @@ export const clientAddressConfig: Config.Config<ClientAddressSettings> = Config.
   })
 )
 
-/** The largest delay a Node timer takes (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647
-
-/** A whole number setting as the operator gave it: None when unset. */
-const setWholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
-  Config.option(Config.String(name)).pipe(
+/** A whole number setting as the operator gave it, within its declared bounds: None when unset. */
+const setWholeNumber = (name: SettingName, unit: string, fallback: number = defaultOf(name)) => {
+  const { max = Number.MAX_SAFE_INTEGER, min = 0 } = setting(name)
+  return Config.option(Config.String(name)).pipe(
     Config.mapEffect((raw) => {
       if (Option.isNone(raw)) return Effect.succeed(Option.none<number>())
       const text = raw.value.trim()
@@ -132,65 +124,24 @@ const setWholeNumber = (name: string, fallback: number, min: number, max: number
         )
     })
   )
+}
 
-const wholeNumber = (name: string, fallback: number, min: number, max: number, unit: string) =>
-  setWholeNumber(name, fallback, min, max, unit).pipe(Config.map(Option.getOrElse(() => fallback)))
+const wholeNumber = (name: SettingName, unit: string) =>
+  setWholeNumber(name, unit).pipe(Config.map(Option.getOrElse(() => defaultOf(name))))
 
 /** The server limits from the environment (SVC_HEADERS_TIMEOUT_MS, ...), defaults where unset. */
 export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
-  headersTimeoutMs: setWholeNumber(
-    "SVC_HEADERS_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.headersTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  requestTimeoutMs: setWholeNumber(
-    "SVC_REQUEST_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.requestTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  keepAliveTimeoutMs: wholeNumber(
-    "SVC_KEEP_ALIVE_TIMEOUT_MS",
-    DEFAULT_SERVER_LIMITS.keepAliveTimeoutMs,
-    1,
-    MAX_TIMER_MS,
-    "milliseconds"
-  ),
-  maxHeaders: wholeNumber("SVC_MAX_HEADERS", DEFAULT_SERVER_LIMITS.maxHeaders, 1, 10_000, "headers"),
-  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", DEFAULT_SERVER_LIMITS.maxConnections, 1, 1_000_000, "connections"),
-  maxConnectionsPerClient: wholeNumber(
-    "SVC_MAX_CONNECTIONS_PER_CLIENT",
-    DEFAULT_SERVER_LIMITS.maxConnectionsPerClient,
-    1,
-    1_000_000,
-    "connections"
-  ),
-  maxBodyBytesInFlight: wholeNumber(
-    "SVC_MAX_BODY_BYTES_IN_FLIGHT",
-    DEFAULT_SERVER_LIMITS.maxBodyBytesInFlight,
-    1,
-    Number.MAX_SAFE_INTEGER,
-    "bytes"
-  ),
-  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", DEFAULT_SERVER_LIMITS.bodyBudgetWaitMs, 0, 60_000, "milliseconds"),
-  maxBodyBytesPerClient: setWholeNumber(
-    "SVC_MAX_BODY_BYTES_PER_CLIENT",
-    DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient,
-    1,
-    Number.MAX_SAFE_INTEGER,
-    "bytes"
-  ),
-  minBodyBytesPerSecond: wholeNumber(
-    "SVC_MIN_BODY_BYTES_PER_SECOND",
-    DEFAULT_SERVER_LIMITS.minBodyBytesPerSecond,
-    0,
-    Number.MAX_SAFE_INTEGER,
-    "bytes per second"
-  ),
-  firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", DEFAULT_SERVER_LIMITS.firstByteTimeoutMs, 1, MAX_TIMER_MS, "milliseconds"),
+  headersTimeoutMs: setWholeNumber("SVC_HEADERS_TIMEOUT_MS", "milliseconds"),
+  requestTimeoutMs: setWholeNumber("SVC_REQUEST_TIMEOUT_MS", "milliseconds"),
+  keepAliveTimeoutMs: wholeNumber("SVC_KEEP_ALIVE_TIMEOUT_MS", "milliseconds"),
+  maxHeaders: wholeNumber("SVC_MAX_HEADERS", "headers"),
+  maxConnections: wholeNumber("SVC_MAX_CONNECTIONS", "connections"),
+  maxConnectionsPerClient: wholeNumber("SVC_MAX_CONNECTIONS_PER_CLIENT", "connections"),
+  maxBodyBytesInFlight: wholeNumber("SVC_MAX_BODY_BYTES_IN_FLIGHT", "bytes"),
+  bodyBudgetWaitMs: wholeNumber("SVC_BODY_BUDGET_WAIT_MS", "milliseconds"),
+  maxBodyBytesPerClient: setWholeNumber("SVC_MAX_BODY_BYTES_PER_CLIENT", "bytes", DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient),
+  minBodyBytesPerSecond: wholeNumber("SVC_MIN_BODY_BYTES_PER_SECOND", "bytes per second"),
+  firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", "milliseconds"),
   clientAddress: clientAddressConfig
 }).pipe(
   Config.mapEffect(({ firstByteTimeoutMs, headersTimeoutMs, maxBodyBytesPerClient, requestTimeoutMs, ...rest }) => {
@@ -234,19 +185,13 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
 )
 
 /** The drain's grace period by default (SVC_SHUTDOWN_GRACE_MS). */
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000
+export const DEFAULT_SHUTDOWN_GRACE_MS = defaultOf("SVC_SHUTDOWN_GRACE_MS")
 
 /**
  * SVC_SHUTDOWN_GRACE_MS: the bound of the drain on SIGTERM/SIGINT, from the signal (0 cuts
  * what is open at once). Apart from ServerLimits: it bounds the process's shutdown, not a server.
  */
-export const shutdownGraceConfig: Config.Config<number> = wholeNumber(
-  "SVC_SHUTDOWN_GRACE_MS",
-  DEFAULT_SHUTDOWN_GRACE_MS,
-  0,
-  MAX_TIMER_MS,
-  "milliseconds"
-)
+export const shutdownGraceConfig: Config.Config<number> = wholeNumber("SVC_SHUTDOWN_GRACE_MS", "milliseconds")
 
 /**
  * The longest path parameter the router matches. find-my-way answers a longer one as if no

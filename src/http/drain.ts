@@ -1,32 +1,9 @@
 /**
  * Graceful shutdown of a process's HTTP servers (the gateway's port, its admin listener, the
- * server of `npm run workspace`): a drain, started by SIGTERM or SIGINT.
- *
- * 1. The signal is logged and `draining` turns true: readiness (/readyz) answers 503 from then on.
- * 2. Every answer not yet started goes out with `Connection: close`, and so does the answer to
- *    any request still arriving on a connection that is open.
- * 3. Every listener stops accepting as soon as the accept queue is empty (Node accepts one
- *    queued connection per turn of the event loop, so it closes after a turn that accepted
- *    none; at the latest after ACCEPT_PHASE_MAX_TURNS turns or half the grace period): a
- *    client whose connection was established before the signal is served, not reset. Then the
- *    idle connections are closed (those between requests, and those that never sent a byte),
- *    each once it has been idle for IDLE_LINGER_MS: an answer that went out keep-alive just
- *    before the signal was handled invites the client to write its next request on the same
- *    connection at once, and closing it then would reset that request (seen: requests written
- *    26 ms after such an answer, reset). Such a request is answered, with `Connection: close`. Node's own `server.close()` closes idle connections at once, so the
- *    listeners are closed as plain net servers (which also keeps the header and request
- *    timeouts checked during the drain).
- * 4. Each connection closes after its last answer (a download whose headers had gone out
- *    keep-alive is closed once it is complete).
- * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
- *    workspace closes its database, ...) and the process exits 0.
- * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
- *    whatever is still open then (a slow download, a request waiting on a stalled upstream) is
- *    cut, the cut is logged, and the process exits 1. A second signal cuts at once.
- *
- * The application keeps serving while it drains: the Effect scope that holds the servers, the
- * handlers and the workspace is closed only after the drain (`drainOnSignals`), so a request
- * received during the drain is answered like any other, never with "starting up".
+ * server of `npm run workspace`), started by SIGTERM or SIGINT: every request received is
+ * answered, the last on each connection with `Connection: close`, within SVC_SHUTDOWN_GRACE_MS.
+ * The application keeps serving while it drains: the scope that holds the servers, handlers and
+ * workspace closes only after the drain (`drainOnSignals`). The steps are on `Drain`.
  */
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
@@ -80,7 +57,31 @@ interface ConnectionState {
 export const SHUTDOWN_BACKSTOP_MS = 5_000
 
 /**
- * The drain of one process. `createGatewayServer` registers each server (`track`) and each
+ * How a drain goes:
+ * 1. The signal is logged and `draining` turns true: readiness (/readyz) answers 503 from then on.
+ * 2. Every answer not yet started goes out with `Connection: close`, and so does the answer to
+ *    any request still arriving on a connection that is open.
+ * 3. Every listener stops accepting as soon as the accept queue is empty (Node accepts one
+ *    queued connection per turn of the event loop, so it closes after a turn that accepted
+ *    none; at the latest after ACCEPT_PHASE_MAX_TURNS turns or half the grace period): a
+ *    client whose connection was established before the signal is served, not reset. Then the
+ *    idle connections are closed (those between requests, and those that never sent a byte),
+ *    each once it has been idle for IDLE_LINGER_MS: an answer that went out keep-alive just
+ *    before the signal was handled invites the client to write its next request on the same
+ *    connection at once, and closing it then would reset that request (seen: requests written
+ *    26 ms after such an answer, reset). Such a request is answered, with `Connection: close`.
+ *    Node's own `server.close()` closes idle connections at once, so the listeners are closed
+ *    as plain net servers (which also keeps the header and request
+ *    timeouts checked during the drain).
+ * 4. Each connection closes after its last answer (a download whose headers had gone out
+ *    keep-alive is closed once it is complete).
+ * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
+ *    workspace closes its database, ...) and the process exits 0.
+ * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
+ *    whatever is still open then (a slow download, a request waiting on a stalled upstream) is
+ *    cut, the cut is logged, and the process exits 1. A second signal cuts at once.
+ *
+ * The drain of one process: `createGatewayServer` registers each server (`track`) and each
  * request (`admit`); `start` drains them all; `draining` is what readiness reads.
  */
 export class Drain {

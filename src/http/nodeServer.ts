@@ -1,39 +1,10 @@
 /**
- * The Node http.Server the gateway listens on. It enforces the body limit before Effect sees
- * the request: Effect's MaxBodySize fails the read without an answer in our shape, and
- * a 413 sent on a connection that is then closed with body bytes unread is often lost to the
- * reset that follows (bench/PROFILE.md, S3).
- * - A declared Content-Length over the limit: 413 at once, then the rest of the body is read
- *   and discarded (memory stays flat) so the client can read the answer; past a bounded amount
- *   the connection is dropped instead.
- * - A chunked body: counted as it arrives, 413 once it passes the limit, then discarded the
- *   same way.
- * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, bodyBudget.ts): a declared body
- *   is reserved before the application sees it, waiting briefly for room (SVC_BODY_BUDGET_WAIT_MS),
- *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
- *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
- *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
- *   One client (clientAddress.ts) holds at most its share (SVC_MAX_BODY_BYTES_PER_CLIENT), and a
- *   large body arriving below SVC_MIN_BODY_BYTES_PER_SECOND is cut with 408.
- *
- * Floods (each 503 with `Retry-After: 1`): past SVC_MAX_CONNECTIONS, PROBE_RESERVE connections
- * serve only the probe paths (liveness and readiness stay answerable while the cap is full); a
- * connection silent for SVC_FIRST_BYTE_TIMEOUT_MS is closed; one client holds at most its share
- * of the event streams (SVC_EVENT_STREAMS_PER_CLIENT).
- *
- * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
- * headers and the whole request (408 and close past them), idle keep-alive time, the number of
- * headers (431 past it) and of open connections, in all and per client address (a connection
- * past either cap is closed at once).
- * A request target with malformed percent-encoding (path or query) is a 400 here: the router
- * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
- * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
- * spec's error shape too.
- *
- * Start and stop: a request that arrives after the port opened but before the application is
- * served answers 503 "Starting up" (only then). Given a Drain (drain.ts), the server's
- * connections and requests are registered with it, so a SIGTERM drains them: every request
- * received is answered, the last answer on each connection with `Connection: close`.
+ * The Node http.Server the gateway (and the workspace service) listens on: the request body's
+ * limits, the server limits (ServerLimits.ts) and flood defences are enforced here, before Effect
+ * sees a request, answering in the spec's error shape. Effect's MaxBodySize fails the read
+ * without an answer in our shape, and a 413 sent on a connection then closed with body bytes
+ * unread is often lost to the reset that follows (bench/PROFILE.md, S3). What it does, on
+ * `createGatewayServer`.
  */
 import * as http from "node:http"
 import type { Socket } from "node:net"
@@ -438,6 +409,38 @@ const unavailable = (message: string) => errorJson(503, "Service Unavailable", m
 /**
  * The gateway's Node server. `limits` defaults to DEFAULT_SERVER_LIMITS field by field; main.ts
  * passes the settings read with `serverLimitsConfig`, and the process's `drain`.
+ *
+ * - A declared Content-Length over the limit: 413 at once, then the rest of the body is read
+ *   and discarded (memory stays flat) so the client can read the answer; past a bounded amount
+ *   the connection is dropped instead.
+ * - A chunked body: counted as it arrives, 413 once it passes the limit, then discarded the
+ *   same way.
+ * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, bodyBudget.ts): a declared body
+ *   is reserved before the application sees it, waiting briefly for room (SVC_BODY_BUDGET_WAIT_MS),
+ *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
+ *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
+ *   small body (up to 64 KiB) never waits, so ordinary API calls pass whatever uploads hold.
+ *   One client (clientAddress.ts) holds at most its share (SVC_MAX_BODY_BYTES_PER_CLIENT), and a
+ *   large body arriving below SVC_MIN_BODY_BYTES_PER_SECOND is cut with 408.
+ *
+ * Floods (each 503 with `Retry-After: 1`): past SVC_MAX_CONNECTIONS, PROBE_RESERVE connections
+ * serve only the probe paths (liveness and readiness stay answerable while the cap is full); a
+ * connection silent for SVC_FIRST_BYTE_TIMEOUT_MS is closed; one client holds at most its share
+ * of the event streams (SVC_EVENT_STREAMS_PER_CLIENT).
+ *
+ * It also holds the server limits (ServerLimits.ts) instead of Node's defaults: time to send the
+ * headers and the whole request (408 and close past them), idle keep-alive time, the number of
+ * headers (431 past it) and of open connections, in all and per client address (a connection
+ * past either cap is closed at once).
+ * A request target with malformed percent-encoding (path or query) is a 400 here: the router
+ * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
+ * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
+ * spec's error shape too.
+ *
+ * Start and stop: a request that arrives after the port opened but before the application is
+ * served answers 503 "Starting up" (only then). Given a Drain (drain.ts), the server's
+ * connections and requests are registered with it, so a SIGTERM drains them: every request
+ * received is answered, the last answer on each connection with `Connection: close`.
  */
 export const createGatewayServer = (
   maxBodyBytes: number,

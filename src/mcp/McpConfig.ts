@@ -5,6 +5,7 @@
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
+import { defaultOf, type SettingName } from "../config/settings.js"
 import { checkedSetting } from "../files/IngestConfig.js"
 
 /** Where the tool server listens on the gateway's router (./route.ts mounts it, ./server.ts names it). */
@@ -29,12 +30,12 @@ export interface McpConfigShape {
 export const SDK_MAX_BATCH = 100
 
 export const DEFAULT_MCP_CONFIG: McpConfigShape = {
-  readMaxBytes: 1024 * 1024,
-  authFailureBurst: 10,
-  authFailureRefillMs: 6_000,
+  readMaxBytes: defaultOf("SVC_MCP_READ_MAX_BYTES"),
+  authFailureBurst: defaultOf("SVC_MCP_AUTH_FAILURE_BURST"),
+  authFailureRefillMs: defaultOf("SVC_MCP_AUTH_FAILURE_REFILL_MS"),
   clientAddressHeader: undefined,
-  trustedProxyHops: 1,
-  maxBatch: 20
+  trustedProxyHops: defaultOf("SVC_TRUSTED_PROXY_HOPS"),
+  maxBatch: defaultOf("SVC_MCP_MAX_BATCH")
 }
 
 /** RFC 9110 token: a header name. Empty means off. */
@@ -48,15 +49,15 @@ const headerName = (name: string) =>
     Config.withDefault(undefined)
   )
 
-const positiveInt = (name: string, fallback: number) =>
-  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(fallback))
+const positiveInt = (name: SettingName) =>
+  checkedSetting(Config.Int(name), `${name} must be a positive integer`, (n) => n > 0).pipe(Config.withDefault(defaultOf(name)))
 
 export const mcpConfigFromEnv: Config.Config<McpConfigShape> = Config.all({
-  readMaxBytes: positiveInt("SVC_MCP_READ_MAX_BYTES", DEFAULT_MCP_CONFIG.readMaxBytes),
-  authFailureBurst: positiveInt("SVC_MCP_AUTH_FAILURE_BURST", DEFAULT_MCP_CONFIG.authFailureBurst),
-  authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS", DEFAULT_MCP_CONFIG.authFailureRefillMs),
+  readMaxBytes: positiveInt("SVC_MCP_READ_MAX_BYTES"),
+  authFailureBurst: positiveInt("SVC_MCP_AUTH_FAILURE_BURST"),
+  authFailureRefillMs: positiveInt("SVC_MCP_AUTH_FAILURE_REFILL_MS"),
   clientAddressHeader: headerName("SVC_CLIENT_ADDRESS_HEADER"),
-  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS", DEFAULT_MCP_CONFIG.trustedProxyHops),
+  trustedProxyHops: positiveInt("SVC_TRUSTED_PROXY_HOPS"),
   maxBatch: checkedSetting(
     Config.Int("SVC_MCP_MAX_BATCH"),
     `SVC_MCP_MAX_BATCH must be an integer from 1 to ${SDK_MAX_BATCH}`,

@@ -18,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
+import { defaultTextOf, setting } from "../config/settings.js"
 import { invalidSetting, quoteSetting } from "../http/failStart.js"
 import { CurrentRequest } from "./requestContext.js"
 
@@ -62,22 +63,22 @@ const parseFormat = (text: string, isTty: boolean): LogFormat | undefined => {
 export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config.Config<LogSettings> =>
   Config.all({
     level: Config.String("SVC_LOG_LEVEL").pipe(
+      Config.withDefault(defaultTextOf("SVC_LOG_LEVEL")),
       Config.mapEffect((t) => {
         const level = parseLevel(t)
         return level !== undefined ? Effect.succeed(level) : Effect.fail(invalidSetting(
-          `SVC_LOG_LEVEL=${quoteSetting("SVC_LOG_LEVEL", t)}: expected one of trace, debug, info, warning, error, fatal, none`
+          `SVC_LOG_LEVEL=${quoteSetting("SVC_LOG_LEVEL", t)}: expected one of ${setting("SVC_LOG_LEVEL").choices!.join(", ")}`
         ))
-      }),
-      Config.withDefault<LogLevel.LogLevel>("Info")
+      })
     ),
     format: Config.String("SVC_LOG_FORMAT").pipe(
+      Config.withDefault(defaultTextOf("SVC_LOG_FORMAT")),
       Config.mapEffect((t) => {
         const format = parseFormat(t, isTty)
         return format !== undefined ? Effect.succeed(format) : Effect.fail(invalidSetting(
           `SVC_LOG_FORMAT=${quoteSetting("SVC_LOG_FORMAT", t)}: expected auto, json or pretty`
         ))
-      }),
-      Config.withDefault<LogFormat>(isTty ? "pretty" : "json")
+      })
     )
   })
 

@@ -21,8 +21,9 @@ import * as Layer from "effect/Layer"
 import type * as OtlpExporter from "effect/observability/OtlpExporter"
 import * as Option from "effect/Option"
 import type { OtlpSettings } from "../config/otlp.js"
+import { defaultTextOf } from "../config/settings.js"
 
-const DEFAULT_SERVICE_NAME = "tenant-gateway"
+const DEFAULT_SERVICE_NAME = defaultTextOf("OTEL_SERVICE_NAME")
 
 /**
  * The tracer exporting to the collector, or nothing (Layer.empty) without settings. The export

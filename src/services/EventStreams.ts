@@ -41,7 +41,8 @@ import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { Tenant } from "./Tenant.js"
 import { eventPageBytesSetting } from "./taskEvents.js"
 import { TaskEventBell } from "./TaskEventBell.js"
-import { intSetting } from "../config/TenantConfig.js"
+import { intSetting } from "../config/read.js"
+import { defaultOf } from "../config/settings.js"
 import { WorkspaceClient, type WorkspaceClientService } from "../upstream/WorkspaceClient.js"
 
 export interface EventStreamSettings {
@@ -58,19 +59,19 @@ export interface EventStreamSettings {
 }
 
 export const DEFAULT_EVENT_STREAM_SETTINGS: EventStreamSettings = {
-  maxStreams: 100,
-  pollMs: 1000,
-  keepAliveMs: 15_000,
+  maxStreams: defaultOf("SVC_EVENT_STREAMS_MAX"),
+  pollMs: defaultOf("SVC_EVENTS_POLL_MS"),
+  keepAliveMs: defaultOf("SVC_EVENTS_KEEPALIVE_MS"),
   pageBytes: DEFAULT_EVENT_PAGE_BYTES,
-  stallMs: 30_000
+  stallMs: defaultOf("SVC_EVENTS_STREAM_STALL_MS")
 }
 
 export const eventStreamSettingsFromEnv: Config.Config<EventStreamSettings> = Config.all({
-  maxStreams: intSetting("SVC_EVENT_STREAMS_MAX", DEFAULT_EVENT_STREAM_SETTINGS.maxStreams),
-  pollMs: intSetting("SVC_EVENTS_POLL_MS", DEFAULT_EVENT_STREAM_SETTINGS.pollMs),
-  keepAliveMs: intSetting("SVC_EVENTS_KEEPALIVE_MS", DEFAULT_EVENT_STREAM_SETTINGS.keepAliveMs),
+  maxStreams: intSetting("SVC_EVENT_STREAMS_MAX"),
+  pollMs: intSetting("SVC_EVENTS_POLL_MS"),
+  keepAliveMs: intSetting("SVC_EVENTS_KEEPALIVE_MS"),
   pageBytes: eventPageBytesSetting,
-  stallMs: intSetting("SVC_EVENTS_STREAM_STALL_MS", DEFAULT_EVENT_STREAM_SETTINGS.stallMs)
+  stallMs: intSetting("SVC_EVENTS_STREAM_STALL_MS")
 })
 
 /** The response's socket as a stream watches it: bytes written but not yet taken by the client. */

@@ -6,15 +6,15 @@
  */
 import * as Effect from "effect/Effect"
 import type { TaskEventDto, TimelineRecord } from "../api/dtos.js"
-import { ANSWER_EVENTS_MAX, DEFAULT_EVENT_PAGE_BYTES, type TimelinePage } from "../api/eventPaging.js"
+import { ANSWER_EVENTS_MAX, type TimelinePage } from "../api/eventPaging.js"
 import type { NotFound, UpstreamError } from "../api/errors.js"
 import { Tenant } from "./Tenant.js"
 import { TaskEventBell } from "./TaskEventBell.js"
-import { intSetting } from "../config/TenantConfig.js"
+import { intSetting } from "../config/read.js"
 import { type EventPage, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 /** The bytes of one timeline answer and of one stream page (SVC_EVENTS_PAGE_BYTES, default 1 MiB; a stream's at most 256 KiB). */
-export const eventPageBytesSetting = intSetting("SVC_EVENTS_PAGE_BYTES", DEFAULT_EVENT_PAGE_BYTES)
+export const eventPageBytesSetting = intSetting("SVC_EVENTS_PAGE_BYTES")
 
 export const appendTaskEvent = (taskId: string, dto: TaskEventDto) =>
   Effect.gen(function*() {

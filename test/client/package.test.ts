@@ -16,7 +16,7 @@
  * And `tenant-gateway/client` (the checkout itself as a dependency, as after `npm link`) imports
  * under plain Node too.
  */
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, relative } from "node:path"
@@ -34,6 +34,14 @@ const ROOT_PACKAGE = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")
 const PEERS = ["effect"]
 /** The Node the README's examples run on: the pinned Node 24 (engines >=24.11 <25). */
 const NODE = join(ROOT, "node_modules", ".bin", "node")
+/** The machine's own Node when it is of the 20 line (the client's engines: >=20.3). */
+const OLD_NODE = ["/usr/bin/node", "/usr/local/bin/node"].find((bin) => {
+  try {
+    return /^v20\.([3-9]|\d{2,})\./.test(execFileSync(bin, ["--version"], { encoding: "utf8" }))
+  } catch {
+    return false
+  }
+})
 
 /** The fenced code block that follows the README's marker comment naming `file`. */
 const readmeBlock = (file: string): string => {
@@ -83,6 +91,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
   let installed = ""
   let packed: { filename: string; name: string; version: string; files: Array<{ path: string }> }
   let entities: Array<{ id: string; slug: string; name: string }>
+  let devDependencies: Array<string> = []
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "svc-client-package-"))
@@ -94,10 +103,13 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     app = join(dir, "app")
     installed = join(app, "node_modules", ...NAME.split("/"))
     mkdirSync(installed, { recursive: true })
-    writeFileSync(join(app, "package.json"), JSON.stringify({ name: "integration", private: true, type: "module" }))
+    // The integrating project as the README sets it up; its dev dependencies linked from here.
+    const manifest = JSON.parse(readmeBlock("package.json")) as { type?: string; devDependencies?: Record<string, string> }
+    writeFileSync(join(app, "package.json"), JSON.stringify(manifest))
+    devDependencies = Object.keys(manifest.devDependencies ?? {}).filter((name) => name !== "typescript")
     const untar = await run("tar", ["-xzf", join(dir, packed.filename), "-C", installed, "--strip-components=1"], dir)
     expect(untar.status, untar.stderr).toBe(0)
-    for (const peer of [...PEERS, "@types/node"]) linkDependency(app, peer)
+    for (const name of [...PEERS, ...devDependencies]) linkDependency(app, name)
   }, 120_000)
 
   afterAll(async () => {
@@ -114,6 +126,7 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     expect(openapi.info.version).toBe(ROOT_PACKAGE.version)
     expect(manifest.private).toBeUndefined()
     expect(manifest.type).toBe("module")
+    expect(manifest.engines).toEqual({ node: ">=20.3" })
     expect(manifest.exports["."]).toEqual({ types: "./index.d.ts", import: "./index.js", default: "./index.js" })
     expect(manifest.dependencies ?? {}).toEqual({})
     expect(manifest.peerDependencies).toEqual(Object.fromEntries(PEERS.map((p) => [p, `^${ROOT_PACKAGE.dependencies[p]}`])))
@@ -139,8 +152,8 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
   })
 
   it("runs the README's plain-Node example with node", async () => {
-    const file = join(app, "list.mjs")
-    writeFileSync(file, readmeBlock("list.mjs"))
+    const file = join(app, "list.js")
+    writeFileSync(file, readmeBlock("list.js"))
     const version = await run(NODE, ["-p", "process.versions.node"], app)
     expect(version.stdout.trim()).toMatch(/^24\.(1[1-9]|[2-9]\d)\.\d+$/)
     const result = await run(NODE, [file], app, { GATEWAY_URL: gw.url })
@@ -152,6 +165,15 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     expect(lines[entities.length + 1]).toMatch(/^task ".+" is IN_PROGRESS, step: .+$/)
     expect(lines[entities.length + 2]).toMatch(/^404 Not Found: .+/)
     expect(lines).toHaveLength(entities.length + 3)
+  })
+
+  it.skipIf(!OLD_NODE)("runs the README's plain-Node example on the oldest Node line its engines allow (20)", async () => {
+    const file = join(app, "list.js")
+    writeFileSync(file, readmeBlock("list.js"))
+    const result = await run(OLD_NODE!, [file], app, { GATEWAY_URL: gw.url })
+    expect(result.stderr).toBe("")
+    expect(result.status).toBe(0)
+    expect(result.stdout.trimEnd().split("\n")).toHaveLength(entities.length + 3)
   })
 
   it("type-checks the README's Effect example and a consumer with tsc (nodenext), and runs the example", async () => {
@@ -204,6 +226,12 @@ describe("the typed client package, installed by an integrator", { timeout: 180_
     const tasks = (await http("GET", `${gw.url}/v1/entities/${entities[0]!.id}/tasks`)).body as Array<{ id: string; status: string }>
     const lines = result.stdout.trimEnd().split("\n")
     expect(lines.map((l) => l.split(" ").slice(0, 2).join(" "))).toEqual(tasks.map((t) => `${t.id} ${t.status}`))
+    // The compiled example on the oldest Node line the engines allow, where the machine has one.
+    if (OLD_NODE !== undefined) {
+      const old = await run(OLD_NODE, [join(app, "out", "tasks.js")], app, { GATEWAY_URL: gw.url })
+      expect(old.stderr).toBe("")
+      expect(old.stdout).toBe(result.stdout)
+    }
   })
 })
 

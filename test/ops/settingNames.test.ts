@@ -1,13 +1,15 @@
 /**
- * A misspelt SVC_* setting is reported at start with the closest known name (issue 24: it was
- * ignored without a word), and the list of known names (src/settingNames.ts) agrees with what
- * declares and documents the settings: the SVC_* names in src/, `.env.example` and the README.
+ * A misspelt SVC_* setting is reported at start with the closest known name; the declarations
+ * (src/config/settings.ts) name every setting the sources read, and `.env.example` and the
+ * README's settings tables are what `npm run settings:gen` writes from them.
  */
 import { readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
-import { KNOWN_SETTINGS, unknownSettingWarnings } from "../../src/settingNames.js"
+import { SETTINGS } from "../../src/config/settings.js"
+import { renderEnvExample, renderReadme } from "../../src/config/settingsDocs.js"
+import { KNOWN_SETTINGS, unknownSettingWarnings } from "../../src/config/unknownSettings.js"
 import { freePort } from "../support/process.js"
 import { killAllBuilt, spawnBuilt } from "./builtRun.js"
 
@@ -42,22 +44,28 @@ describe("unknown SVC_* settings", () => {
     expect(unknownSettingWarnings(Object.fromEntries(KNOWN_SETTINGS.map((n) => [n, "x"])))).toEqual([])
   })
 
-  it("the known names are exactly the SVC_* names of src/, of .env.example and of the README", () => {
-    const own = join(ROOT, "src", "settingNames.ts")
+  it("the declarations name exactly the SVC_* settings the sources read, once each", () => {
+    const own = [join(ROOT, "src", "config", "settings.ts"), join(ROOT, "src", "config", "unknownSettings.ts")]
     const inSource = sorted(
-      sourceFiles(join(ROOT, "src")).filter((f) => f !== own).flatMap((f) => readFileSync(f, "utf8").match(NAME) ?? [])
+      sourceFiles(join(ROOT, "src")).filter((f) => !own.includes(f)).flatMap((f) => readFileSync(f, "utf8").match(NAME) ?? [])
     )
-    const example = readFileSync(join(ROOT, ".env.example"), "utf8")
-    const inExample = sorted([...example.matchAll(/^# ?(SVC_[A-Z0-9_]+)=/gm)].map((m) => m[1]!))
-    const inReadme = sorted([...readFileSync(join(ROOT, "README.md"), "utf8").matchAll(/`(SVC_[A-Z0-9_]+)`/g)].map((m) => m[1]!))
+    const names = SETTINGS.map((s) => s.name)
+    expect(sorted(names)).toHaveLength(names.length)
     const known = sorted(KNOWN_SETTINGS)
-    expect(known).toEqual(KNOWN_SETTINGS)
-    expect({ missingFromList: inSource.filter((n) => !known.includes(n)), notInSource: known.filter((n) => !inSource.includes(n)) })
-      .toEqual({ missingFromList: [], notInSource: [] })
-    expect({ missingFromEnvExample: known.filter((n) => !inExample.includes(n)), unknownInEnvExample: inExample.filter((n) => !known.includes(n)) })
-      .toEqual({ missingFromEnvExample: [], unknownInEnvExample: [] })
-    expect({ missingFromReadme: known.filter((n) => !inReadme.includes(n)), unknownInReadme: inReadme.filter((n) => !known.includes(n)) })
-      .toEqual({ missingFromReadme: [], unknownInReadme: [] })
+    expect({ missingFromDeclarations: inSource.filter((n) => !known.includes(n)), notInSource: known.filter((n) => !inSource.includes(n)) })
+      .toEqual({ missingFromDeclarations: [], notInSource: [] })
+    // The OpenTelemetry settings the export reads are declared too (they are no SVC_* setting).
+    const otel = sorted(
+      sourceFiles(join(ROOT, "src")).filter((f) => !own.includes(f)).flatMap((f) => readFileSync(f, "utf8").match(/\bOTEL_[A-Z0-9_]*[A-Z0-9]\b/g) ?? [])
+    )
+    expect(otel.filter((n) => !names.includes(n as never))).toEqual([])
+  })
+
+  it(".env.example and the README's settings tables are as npm run settings:gen writes them", () => {
+    const hint = "run npm run settings:gen after changing src/config/settings.ts"
+    expect(readFileSync(join(ROOT, ".env.example"), "utf8"), hint).toBe(renderEnvExample())
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8")
+    expect(readme, hint).toBe(renderReadme(readme))
   })
 
   it("the built process warns at start and serves", { timeout: 60_000 }, async () => {

@@ -4,7 +4,7 @@
  * case-sensitive (svc_tenant_slug is not SVC_TENANT_SLUG).
  */
 import { describe, expect, it } from "vitest"
-import { unknownSettingWarnings } from "../../src/settingNames.js"
+import { unknownSettingWarnings } from "../../src/config/unknownSettings.js"
 
 describe("unknown settings, likely mistakes", () => {
   it("SVC_PORT and SVC_HOST point at PORT and HOST", () => {
@@ -19,6 +19,16 @@ describe("unknown settings, likely mistakes", () => {
       "Svc_Admin_Port is not a setting of this gateway and is ignored: did you mean SVC_ADMIN_PORT? (names are case-sensitive)",
       "svc_tenant_slug is not a setting of this gateway and is ignored: did you mean SVC_TENANT_SLUG? (names are case-sensitive)"
     ])
+  })
+
+  it("a name with escapes or line breaks, or a very long one, is quoted and clipped", () => {
+    const long = `SVC_${"A".repeat(3000)}`
+    const [escaped, clipped] = unknownSettingWarnings({ "SVC_\u001b[31mRED\nX": "1", [long]: "1" })
+    expect(escaped).toBe(
+      `"SVC_\\u001b[31mRED\\nX" is not a setting of this gateway and is ignored: the closest is SVC_ACTOR; every setting is in .env.example`
+    )
+    expect(clipped).toMatch(/^"SVC_A{60}…" is not a setting of this gateway and is ignored: /)
+    expect(clipped!.length).toBeLessThan(200)
   })
 
   it("SVC_ alone is reported, and a known name in its own case is not", () => {

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { TaskActionDto, TaskRowActionDto } from "../../api/dtos.js"
 import type { UiState } from "../../api/resources.js"
+import { terminalSafe } from "../events.js"
 import {
   checkPayload,
   choiceArg,
@@ -117,8 +118,13 @@ const decide = (type: "approved" | "rejected", verb: string) =>
         onSome: (c) => ({ type, comments: c })
       })
       const dto = yield* checkPayload(TaskActionDto, payload, `task ${verb}`)
-      const result = yield* ctx.gateway.tasks.action({ path: { taskId: args.taskId }, payload: dto })
-      yield* ctx.output(result, () => line(`${verb === "approve" ? "Approved" : "Rejected"} the current step of task ${args.taskId}`))
+      // The decision is bound to the step read here, so the step the output names is the one decided
+      // (a task that moved on in between answers 409 naming where it is).
+      const { step, task } = yield* ctx.gateway.tasks.getUi({ path: { taskId: args.taskId } })
+      const bound = step === null ? dto : { ...dto, step: step.id }
+      const result = yield* ctx.gateway.tasks.action({ path: { taskId: args.taskId }, payload: bound })
+      const named = step === null ? "" : terminalSafe(`: step "${step.title}" (${step.id}) of "${task.title}"`)
+      yield* ctx.output(result, () => line(`${verb === "approve" ? "Approved" : "Rejected"} the current step of task ${args.taskId}${named}`))
     })
 
 const approve = gatewayCommand("approve", "Approve the task's current step", { taskId: taskIdArg, comments }, decide("approved", "approve"))

@@ -12,18 +12,6 @@
  * platform's NodeHttpClient binds one Agent per layer and follows redirects with its own policy,
  * so the request is issued with node:http(s) inside `Effect.callback`, whose finalizer destroys the
  * request when the effect is interrupted (total timeout, caller gone).
- *
- * Failure → status (all answer the spec's `{statusCode, message, error}` body):
- * - bad URL, scheme other than http/https, credentials in the URL: 400
- * - refused address (SSRF protection), also after a redirect: 400 "refused to connect to ..."
- * - DNS failure, connection refused/reset, TLS failure: 400 naming the reason
- * - connect timeout (SVC_INGEST_CONNECT_TIMEOUT_MS) and total timeout (SVC_INGEST_TIMEOUT_MS): 400.
- *   A source the caller named that does not answer in time is a bad reference, like one that
- *   answers 404; 400 keeps one rule for every failing source (no 502/504 from this provider).
- * - remote non-2xx: 400 "source answered <status>"
- * - a redirect to another origin forwards only CROSS_ORIGIN_SAFE caller headers (below)
- * - more than SVC_INGEST_MAX_REDIRECTS redirects: 400
- * - body over SVC_INGEST_MAX_BYTES (declared Content-Length or counted while streaming): 413
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -159,6 +147,19 @@ export const contentTypeOf = (header: string | undefined): string | undefined =>
 
 // ---- the provider ---------------------------------------------------------------------------
 
+/**
+ * Failure → status (all answer the spec's `{statusCode, message, error}` body):
+ * - bad URL, scheme other than http/https, credentials in the URL: 400
+ * - refused address (SSRF protection), also after a redirect: 400 "refused to connect to ..."
+ * - DNS failure, connection refused/reset, TLS failure: 400 naming the reason
+ * - connect timeout (SVC_INGEST_CONNECT_TIMEOUT_MS) and total timeout (SVC_INGEST_TIMEOUT_MS): 400.
+ *   A source the caller named that does not answer in time is a bad reference, like one that
+ *   answers 404; 400 keeps one rule for every failing source (no 502/504 from this provider).
+ * - remote non-2xx: 400 "source answered <status>"
+ * - a redirect to another origin forwards only CROSS_ORIGIN_SAFE caller headers (below)
+ * - more than SVC_INGEST_MAX_REDIRECTS redirects: 400
+ * - body over SVC_INGEST_MAX_BYTES (declared Content-Length or counted while streaming): 413
+ */
 export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptions = {}) => {
   const agentFor = makeOutboundAgents()
   const allow = new Set(config.urlAllow)

@@ -15,6 +15,7 @@ import type { Scalar, TaskEvent } from "../../api/resources.js"
 import { positionOf } from "../../api/eventPaging.js"
 import { isSpooled, Runbook, type SpooledBytes, type Workspace } from "../../upstream/model.js"
 import type { Claim } from "../../domain/assignment.js"
+import { defaultOf } from "../../config/settings.js"
 
 export const nowIso = () => new Date().toISOString()
 
@@ -98,7 +99,7 @@ const IDEMPOTENT_READS = new Set([
 const reconnectSchedule = Schedule.max([Schedule.exponential("50 millis"), Schedule.recurs(3)])
 
 /** How long a store operation waits for another process's lock before answering 503 (SVC_DB_BUSY_TIMEOUT_MS). */
-export const DEFAULT_BUSY_TIMEOUT_MS = 5000
+export const DEFAULT_BUSY_TIMEOUT_MS = defaultOf("SVC_DB_BUSY_TIMEOUT_MS")
 
 /**
  * The busy bound of the store in context. The embedded layer provides the configured one where

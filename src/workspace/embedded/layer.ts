@@ -1,30 +1,11 @@
 /**
- * The embedded workspace as layers. Start-up order: open the database file (creating its
- * directory), run migrations, seed (SVC_SEED_FILE, or the demo fixture into an empty
- * database), then start the outbox relay in the background: signals left pending by a
- * previous run are delivered while the process already serves (the port does not wait for a
- * backlog). Closing the layer stops the relay (pending signals stay recorded), then checkpoints
- * and closes the database.
- *
- * Settings (Effect Config):
- * - SVC_DATABASE_URL: a `file:` URL, default `file:./data/workspace.db` (relative to the cwd); or
- *   a `postgres://` URL: PostgreSQL, shared by several gateway replicas (./pg.ts).
- * - SVC_DB_POOL_SIZE (10), SVC_DB_STATEMENT_TIMEOUT_MS (30000; 0 = none), SVC_DB_CONNECT_TIMEOUT_MS
- *   (5000): PostgreSQL only. SVC_SIGNAL_LEASE_MS (30000): how long a replica's claim on signals
- *   holds before another replica may take them over (./outbox.ts).
- * - SVC_SEED_FILE: optional fixture to load at every start (idempotent upserts).
- * - SVC_PUBLIC_URL: optional base URL of this process for GL connect-session links;
- *   default `http://<HOST>:<PORT>` (localhost when HOST is a wildcard). Only when set does a
- *   task.waiting webhook carry its task's console URL.
- * - SVC_WEBHOOK_*: outbound webhook delivery (./webhookSettings.ts).
- * - SVC_DB_BUSY_TIMEOUT_MS (5000): how long an operation waits for another process's write
- *   lock (asynchronously) before answering 503 with Retry-After.
- * - SVC_DB_CHECKPOINT_INTERVAL_MS (60000; 0 = only at exit): TRUNCATE checkpoint schedule.
- * - SVC_DB_WAL_LIMIT_BYTES (64 MiB): journal_size_limit, what a reset write-ahead log keeps.
- * - SVC_SIGNAL_BATCH_SIZE (200), SVC_SIGNAL_CONCURRENCY (4): signals per delivery transaction,
- *   tasks delivered to at once.
- * - SVC_SIGNAL_AWAIT_MS (2000; 0 = never wait): how long a write with a few signals (an
- *   approval, a file submission) waits for their delivery before answering.
+ * The embedded workspace as layers. Start-up order: open the database (creating its directory),
+ * run migrations, seed (SVC_SEED_FILE, or the demo fixture into an empty database), then start
+ * the outbox relay in the background: signals left pending by a previous run are delivered
+ * while the process already serves. Closing the layer stops the relay (pending signals stay
+ * recorded), then checkpoints and closes the database. Its settings (`embeddedSettings`: the
+ * database, its pool and timeouts, the outbox, webhooks, links) are declared in
+ * src/config/settings.ts.
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Config from "effect/Config"
@@ -38,34 +19,22 @@ import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
-import { intSetting } from "../../config/TenantConfig.js"
+import { intSetting } from "../../config/read.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
 import { invalidSetting } from "../../http/failStart.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
-import { DEFAULT_GL_SESSION_TTL_MS } from "../../domain/glServices.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
-import { DEFAULT_CHECKPOINT_INTERVAL_MS, DEFAULT_WAL_LIMIT_BYTES, libsqlLayer } from "./libsql.js"
+import { libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
-import {
-  DEFAULT_CONNECT_TIMEOUT_MS,
-  DEFAULT_POOL_SIZE,
-  DEFAULT_STATEMENT_TIMEOUT_MS,
-  isPostgresUrl,
-  redactUrl
-} from "./pgUrl.js"
-import {
-  DEFAULT_SIGNAL_AWAIT_MAX,
-  DEFAULT_SIGNAL_AWAIT_MS,
-  DEFAULT_SIGNAL_BATCH_SIZE,
-  DEFAULT_SIGNAL_CONCURRENCY,
-  DEFAULT_SIGNAL_LEASE_MS
-} from "./outbox.js"
+import { DEFAULT_CONNECT_TIMEOUT_MS, isPostgresUrl, redactUrl } from "./pgUrl.js"
+import { DEFAULT_SIGNAL_AWAIT_MAX, DEFAULT_SIGNAL_AWAIT_MS } from "./outbox.js"
 import { describePgOpenFailure, describeSqliteOpenFailure } from "./openFailure.js"
 import { loadFixture, seedOnStart } from "./seed.js"
 import type { WebhookDeliveryOptions } from "./webhookDelivery.js"
 import { webhookSettings } from "./webhookSettings.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
+import { defaultOf, defaultTextOf } from "../../config/settings.js"
 
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
 
@@ -76,7 +45,7 @@ export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()
   message: Schema.String
 }) {}
 
-export const DEFAULT_DATABASE_URL = "file:./data/workspace.db"
+export const DEFAULT_DATABASE_URL = defaultTextOf("SVC_DATABASE_URL")
 
 /**
  * The file path of a `file:` URL (`file:rel/path`, `file:/abs`, `file:///abs`). In-memory URLs
@@ -292,19 +261,19 @@ export const embeddedSettings = Config.all({
   url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
   seedFile: unsetWhenEmpty("SVC_SEED_FILE"),
   publicUrl: Config.option(Config.URL("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
-  host: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
-  busyTimeoutMs: intSetting("SVC_DB_BUSY_TIMEOUT_MS", DEFAULT_BUSY_TIMEOUT_MS, 0),
-  checkpointIntervalMs: intSetting("SVC_DB_CHECKPOINT_INTERVAL_MS", DEFAULT_CHECKPOINT_INTERVAL_MS, 0),
-  walLimitBytes: intSetting("SVC_DB_WAL_LIMIT_BYTES", DEFAULT_WAL_LIMIT_BYTES, 0),
-  signalBatchSize: intSetting("SVC_SIGNAL_BATCH_SIZE", DEFAULT_SIGNAL_BATCH_SIZE, 1),
-  signalConcurrency: intSetting("SVC_SIGNAL_CONCURRENCY", DEFAULT_SIGNAL_CONCURRENCY, 1),
-  signalAwaitMs: intSetting("SVC_SIGNAL_AWAIT_MS", DEFAULT_SIGNAL_AWAIT_MS, 0),
-  poolSize: intSetting("SVC_DB_POOL_SIZE", DEFAULT_POOL_SIZE, 1),
-  statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS, 0),
-  connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS", DEFAULT_CONNECT_TIMEOUT_MS, 1),
-  signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS", DEFAULT_SIGNAL_LEASE_MS, 100),
-  glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS", DEFAULT_GL_SESSION_TTL_MS, 1),
+  host: Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST"))),
+  port: Config.Port("PORT").pipe(Config.withDefault(defaultOf("PORT"))),
+  busyTimeoutMs: intSetting("SVC_DB_BUSY_TIMEOUT_MS"),
+  checkpointIntervalMs: intSetting("SVC_DB_CHECKPOINT_INTERVAL_MS"),
+  walLimitBytes: intSetting("SVC_DB_WAL_LIMIT_BYTES"),
+  signalBatchSize: intSetting("SVC_SIGNAL_BATCH_SIZE"),
+  signalConcurrency: intSetting("SVC_SIGNAL_CONCURRENCY"),
+  signalAwaitMs: intSetting("SVC_SIGNAL_AWAIT_MS"),
+  poolSize: intSetting("SVC_DB_POOL_SIZE"),
+  statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS"),
+  connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS"),
+  signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS"),
+  glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS"),
   linkSigningKeys: linkSigningKeysSetting,
   // Unset: the gateway binds the demo tenant (src/main.ts).
   tenantSlug: unsetWhenEmpty("SVC_TENANT_SLUG"),

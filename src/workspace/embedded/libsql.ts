@@ -36,6 +36,7 @@ import * as Stream from "effect/Stream"
 import * as Libsql from "@libsql/client/sqlite3"
 import { startCheckpointer } from "./checkpointer.js"
 import { chunkReaderLayer } from "./ChunkReader.js"
+import { defaultOf } from "../../config/settings.js"
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
@@ -46,10 +47,10 @@ import { chunkReaderLayer } from "./ChunkReader.js"
 const SQLITE_BUSY_TIMEOUT_MS = 0
 
 /** Largest size the write-ahead log is truncated to after a checkpoint resets it (SVC_DB_WAL_LIMIT_BYTES). */
-export const DEFAULT_WAL_LIMIT_BYTES = 64 * 1024 * 1024
+export const DEFAULT_WAL_LIMIT_BYTES = defaultOf("SVC_DB_WAL_LIMIT_BYTES")
 
 /** Pause between scheduled `wal_checkpoint(TRUNCATE)` runs (SVC_DB_CHECKPOINT_INTERVAL_MS). */
-export const DEFAULT_CHECKPOINT_INTERVAL_MS = 60_000
+export const DEFAULT_CHECKPOINT_INTERVAL_MS = defaultOf("SVC_DB_CHECKPOINT_INTERVAL_MS")
 
 /** SQLITE_BUSY / SQLITE_LOCKED, including extended codes such as SQLITE_BUSY_SNAPSHOT. */
 const isBusy = (error: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((error as { code?: unknown } | null)?.code ?? ""))

@@ -1,44 +1,8 @@
 /**
- * The transactional outbox and its relay: writes insert their signals in their own transaction
- * (`record`), and the runbook engine applies them afterwards, off the request path.
- *
- * Delivery takes a task's oldest pending signals (up to `batchSize`), applies them in id order
- * and marks them delivered, in one transaction that selects them itself. So a signal takes
- * effect exactly once even when two processes share the database (BEGIN IMMEDIATE: one
- * delivers, the other then finds them delivered), and a task sees its signals in order: a
- * signal is never applied while an earlier one of its task is pending. A batch the database
- * refuses is retried one signal at a time; a signal that fails alone stays pending with
- * attempts, last_error and a backoff, and holds back its task's later signals until it goes
- * through.
- *
- * Who delivers:
- * - the relay, a background fiber of the store's scope: one pass over every task with pending
- *   signals, `concurrency` tasks at a time, batch by batch, giving the event loop a turn after
- *   every batch; a write wakes it after its commit, and it looks again every `pollInterval` (signals
- *   in backoff, signals another process recorded). A pass the database refused (busy past the
- *   bound, unavailable) is followed by a growing pause (backoff) instead. The first pass after
- *   start ignores backoff: a restart may well be what fixed the failure.
- * - the write itself, for a few signals (`awaitMaxSignals`; an approval, a file submission):
- *   after its commit it delivers its tasks' pending signals before answering, for at most
- *   `awaitTimeout`, so an approve answered is an approve applied (GET /ui shows the next step).
- *   A bulk data ingest answers at its commit and leaves its signals to the relay.
- *
- * Interrupting a delivery (shutdown) rolls its transaction back: pending signals stay recorded
- * and the next start delivers them.
- *
- * On PostgreSQL several replicas share the outbox; the database keeps each rule:
- * - a delivery transaction first locks its task's row (`SELECT ... FOR UPDATE`), so deliveries
- *   to one task run one at a time across replicas, each reading the signals the previous one
- *   left pending; marking is a compare-and-set on `delivered_at IS NULL`. A replica that dies
- *   mid-delivery loses its connection, PostgreSQL rolls its transaction back and the signals
- *   are still pending: applied exactly once, in order.
- * - the relay claims a task's signals before delivering (`FOR UPDATE SKIP LOCKED`, setting
- *   claimed_by and claimed_until_ms, a lease of `leaseMs`): other replicas' relays leave a task
- *   alone while a live claim covers all its pending signals, and take the signals over once the
- *   lease of a replica that died has run out. The claim spreads the work; correctness does not
- *   rest on it (a write's own delivery after its commit does not claim).
- * - a write that records signals also sends `NOTIFY workspace_signals` (sent at its commit):
- *   every replica's relay listens and wakes up; polling every `pollInterval` stays the fallback.
+ * The transactional outbox and its relay: a write inserts its signals in its own transaction
+ * (`record`), and the runbook engine applies them afterwards, off the request path, each exactly
+ * once and in order per task, also across processes and PostgreSQL replicas sharing the
+ * database. How, on `makeOutbox`.
  */
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Arr from "effect/Array"
@@ -87,6 +51,7 @@ import {
 } from "../../domain/engine.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline, asTimelineWriter } from "./timeline.js"
+import { defaultOf } from "../../config/settings.js"
 
 /**
  * @effect/sql-pg's PgClient service by its key (the library's own), so that a SQLite process
@@ -141,11 +106,11 @@ export interface RelayOptions {
   readonly leaseMs?: number | undefined
 }
 
-export const DEFAULT_SIGNAL_BATCH_SIZE = 200
-export const DEFAULT_SIGNAL_CONCURRENCY = 4
+export const DEFAULT_SIGNAL_BATCH_SIZE = defaultOf("SVC_SIGNAL_BATCH_SIZE")
+export const DEFAULT_SIGNAL_CONCURRENCY = defaultOf("SVC_SIGNAL_CONCURRENCY")
 export const DEFAULT_SIGNAL_AWAIT_MAX = 100
-export const DEFAULT_SIGNAL_AWAIT_MS = 2000
-export const DEFAULT_SIGNAL_LEASE_MS = 30_000
+export const DEFAULT_SIGNAL_AWAIT_MS = defaultOf("SVC_SIGNAL_AWAIT_MS")
+export const DEFAULT_SIGNAL_LEASE_MS = defaultOf("SVC_SIGNAL_LEASE_MS")
 
 /** The channel a write's NOTIFY wakes every replica's relay on (PostgreSQL). */
 export const SIGNALS_CHANNEL = "workspace_signals"
@@ -183,6 +148,45 @@ const BATCHES_PER_PASS = 10
 const SIGNAL_COLUMNS =
   "id, tenant_id, root_task_id, task_id, name, payload, expected_step, actor, request_id, attempts, next_attempt_ms"
 
+/**
+ * Delivery takes a task's oldest pending signals (up to `batchSize`), applies them in id order
+ * and marks them delivered, in one transaction that selects them itself. So a signal takes
+ * effect exactly once even when two processes share the database (BEGIN IMMEDIATE: one
+ * delivers, the other then finds them delivered), and a task sees its signals in order: a
+ * signal is never applied while an earlier one of its task is pending. A batch the database
+ * refuses is retried one signal at a time; a signal that fails alone stays pending with
+ * attempts, last_error and a backoff, and holds back its task's later signals until it goes
+ * through.
+ *
+ * Who delivers:
+ * - the relay, a background fiber of the store's scope: one pass over every task with pending
+ *   signals, `concurrency` tasks at a time, batch by batch, giving the event loop a turn after
+ *   every batch; a write wakes it after its commit, and it looks again every `pollInterval` (signals
+ *   in backoff, signals another process recorded). A pass the database refused (busy past the
+ *   bound, unavailable) is followed by a growing pause (backoff) instead. The first pass after
+ *   start ignores backoff: a restart may well be what fixed the failure.
+ * - the write itself, for a few signals (`awaitMaxSignals`; an approval, a file submission):
+ *   after its commit it delivers its tasks' pending signals before answering, for at most
+ *   `awaitTimeout`, so an approve answered is an approve applied (GET /ui shows the next step).
+ *   A bulk data ingest answers at its commit and leaves its signals to the relay.
+ *
+ * Interrupting a delivery (shutdown) rolls its transaction back: pending signals stay recorded
+ * and the next start delivers them.
+ *
+ * On PostgreSQL several replicas share the outbox; the database keeps each rule:
+ * - a delivery transaction first locks its task's row (`SELECT ... FOR UPDATE`), so deliveries
+ *   to one task run one at a time across replicas, each reading the signals the previous one
+ *   left pending; marking is a compare-and-set on `delivered_at IS NULL`. A replica that dies
+ *   mid-delivery loses its connection, PostgreSQL rolls its transaction back and the signals
+ *   are still pending: applied exactly once, in order.
+ * - the relay claims a task's signals before delivering (`FOR UPDATE SKIP LOCKED`, setting
+ *   claimed_by and claimed_until_ms, a lease of `leaseMs`): other replicas' relays leave a task
+ *   alone while a live claim covers all its pending signals, and take the signals over once the
+ *   lease of a replica that died has run out. The claim spreads the work; correctness does not
+ *   rest on it (a write's own delivery after its commit does not claim).
+ * - a write that records signals also sends `NOTIFY workspace_signals` (sent at its commit):
+ *   every replica's relay listens and wakes up; polling every `pollInterval` stays the fallback.
+ */
 export const makeOutbox = (options: RelayOptions = {}) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -3,9 +3,11 @@
  * one, how to print it, and the pool's defaults. The driver and its layer (./pg.ts) are imported
  * only when SVC_DATABASE_URL is a postgres:// URL: a SQLite process never loads node-postgres.
  */
-export const DEFAULT_POOL_SIZE = 10
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000
+import { defaultOf } from "../../config/settings.js"
+
+export const DEFAULT_POOL_SIZE = defaultOf("SVC_DB_POOL_SIZE")
+export const DEFAULT_STATEMENT_TIMEOUT_MS = defaultOf("SVC_DB_STATEMENT_TIMEOUT_MS")
+export const DEFAULT_CONNECT_TIMEOUT_MS = defaultOf("SVC_DB_CONNECT_TIMEOUT_MS")
 
 export interface PgOptions {
   /** Connections this process opens at most (SVC_DB_POOL_SIZE). */

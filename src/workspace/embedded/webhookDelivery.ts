@@ -42,14 +42,15 @@ import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
 import type { DecisionLinkStore } from "./links.js"
 import { disableSubscription } from "./webhooks.js"
 import { signedHeaders } from "./webhookSigning.js"
+import { defaultOf, defaultTextOf } from "../../config/settings.js"
 
 const PgClientTag = Context.Service<PgClient.PgClient>("@effect/sql-pg/PgClient")
 
 /** Svix's schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
-export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = "0,5s,5m,30m,2h,5h,10h,10h"
-export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000
-export const DEFAULT_WEBHOOK_CONCURRENCY = 32
-export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = defaultTextOf("SVC_WEBHOOK_RETRY_SCHEDULE")
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = defaultOf("SVC_WEBHOOK_TIMEOUT_MS")
+export const DEFAULT_WEBHOOK_CONCURRENCY = defaultOf("SVC_WEBHOOK_CONCURRENCY")
+export const DEFAULT_WEBHOOK_DISABLE_AFTER_MS = defaultOf("SVC_WEBHOOK_DISABLE_AFTER_MS")
 /** Attempts one subscription may have in flight at once. */
 export const PER_SUBSCRIPTION = 4
 /** How long delivered and failed messages (and their attempts, the deliveries log) are kept. */

@@ -13,13 +13,10 @@ import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { intSetting } from "../../config/TenantConfig.js"
+import { intSetting } from "../../config/read.js"
 import { parseAllowList } from "../../http/outboundGuard.js"
 import {
-  DEFAULT_WEBHOOK_CONCURRENCY,
-  DEFAULT_WEBHOOK_DISABLE_AFTER_MS,
   DEFAULT_WEBHOOK_RETRY_SCHEDULE,
-  DEFAULT_WEBHOOK_TIMEOUT_MS,
   parseRetrySchedule,
   type WebhookDeliveryOptions
 } from "./webhookDelivery.js"
@@ -34,7 +31,7 @@ export const webhookSettings: Config.Config<Omit<WebhookDeliveryOptions, "public
       return parsed.ok ? Effect.succeed(parsed.value) : refused(`SVC_WEBHOOK_RETRY_SCHEDULE: ${parsed.message}`)
     })
   ),
-  timeoutMs: intSetting("SVC_WEBHOOK_TIMEOUT_MS", DEFAULT_WEBHOOK_TIMEOUT_MS, 1),
+  timeoutMs: intSetting("SVC_WEBHOOK_TIMEOUT_MS"),
   urlAllow: Config.String("SVC_WEBHOOK_URL_ALLOW").pipe(
     Config.withDefault(""),
     Config.mapEffect((text) => {
@@ -42,6 +39,6 @@ export const webhookSettings: Config.Config<Omit<WebhookDeliveryOptions, "public
       return Result.isSuccess(parsed) ? Effect.succeed(parsed.success) : refused(`SVC_WEBHOOK_URL_ALLOW: ${parsed.failure}`)
     })
   ),
-  concurrency: intSetting("SVC_WEBHOOK_CONCURRENCY", DEFAULT_WEBHOOK_CONCURRENCY, 1),
-  disableAfterMs: intSetting("SVC_WEBHOOK_DISABLE_AFTER_MS", DEFAULT_WEBHOOK_DISABLE_AFTER_MS, 1)
+  concurrency: intSetting("SVC_WEBHOOK_CONCURRENCY"),
+  disableAfterMs: intSetting("SVC_WEBHOOK_DISABLE_AFTER_MS")
 })

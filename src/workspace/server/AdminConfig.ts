@@ -25,8 +25,9 @@ import * as Result from "effect/Result"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { isIPv4, isIPv6 } from "node:net"
 import { errorResponse } from "../../http/errorBody.js"
+import { defaultTextOf } from "../../config/settings.js"
 
-export const DEFAULT_ADMIN_HOST = "127.0.0.1"
+export const DEFAULT_ADMIN_HOST = defaultTextOf("SVC_ADMIN_HOST")
 export const DEFAULT_ADMIN_PORT = 3001
 export const MIN_TOKEN_LENGTH = 16
 
@@ -156,7 +157,7 @@ export const adminSettings: Config.Config<AdminSettings> = Config.all({
   host: adminHost,
   port: adminPort,
   token: tokenSetting("SVC_ADMIN_TOKEN"),
-  gatewayHost: Config.String("HOST").pipe(Config.withDefault("127.0.0.1")),
+  gatewayHost: Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST"))),
   gatewayPort: Config.option(Config.Port("PORT"))
 }).pipe(
   Config.mapEffect(({ gatewayHost, gatewayPort, host, port, token }) => {

@@ -24,6 +24,7 @@ import { Drain, drainTeardown, launchDrained } from "../../http/drain.js"
 import { describeListenError, failStart, startFailureTeardown } from "../../http/failStart.js"
 import { createGatewayServer } from "../../http/nodeServer.js"
 import { serverLimitsConfig, shutdownGraceConfig } from "../../http/ServerLimits.js"
+import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -35,8 +36,8 @@ const drain = new Drain()
 class WorkspaceListenError extends Data.TaggedError("WorkspaceListenError")<{ readonly message: string }> {}
 
 const main = Effect.gen(function*() {
-  const port = yield* Config.Port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(4000))
-  const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+  const port = yield* Config.Port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(defaultOf("SVC_WORKSPACE_PORT")))
+  const host = yield* Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST")))
   const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
   yield* Effect.fromResult(checkExposure("HOST", host, token))
   const maxBodyBytes = DEFAULT_MAX_BODY_BYTES

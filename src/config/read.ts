@@ -1,0 +1,33 @@
+/**
+ * Readers of declared settings (./settings.ts): the default and bounds come from the declaration,
+ * and a bad value fails naming the setting, its value and what it takes.
+ */
+import * as Config from "effect/Config"
+import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import { defaultOf, setting, type SettingName } from "./settings.js"
+
+/**
+ * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
+ * what it takes (src/http/failStart.ts prints it): `SVC_MAX_BODY_BYTES="abc": expected a
+ * positive integer`, not a bare "Expected an integer value".
+ */
+const expectedInt = (min: number) =>
+  min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
+
+/** Decimal digits (blanks around allowed) naming a safe integer of at least `min`, as a number. */
+export const intText = (min: number) =>
+  Schema.String.check(
+    Schema.makeFilter((text) => {
+      const n = Number(text)
+      return (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min) || expectedInt(min)
+    })
+  ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
+
+/**
+ * The integer setting `name` with its declared default and lower bound; `fallback` only where
+ * the default follows another setting (the declaration has none).
+ */
+export const intSetting = (name: SettingName, fallback: number = defaultOf(name), min: number = setting(name).min ?? 1) =>
+  Config.schema(intText(min), name).pipe(Config.withDefault(fallback))
+
