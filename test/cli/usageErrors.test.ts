@@ -50,7 +50,7 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   [["tasks", "list", ENTITY, "--limit"], "svc tasks list", /^--limit: needs a value$/],
   [["events", "follow", TASK, "--interval", "soon"], "svc events follow", /^--interval: "soon" is not a number$/],
   [["tasks", "list", ENTITY, "--status", "done"], "svc tasks list", /^--status: "done" is not one of IN_PROGRESS, COMPLETED, FAILED$/],
-  [["task", "row-action", TASK, "approve_row", ENTITY], "svc task row-action", /^<action>: "approve_row" is not one of reject_row, edit_cell$/],
+  [["task", "row-action", TASK, "approve_row", ENTITY], "svc task row-action", /^<action>: "approve_row" is not one of reject_row, resolve_flag, edit_cell$/],
   // A value is quoted with its control characters escaped and clipped: the message stays one line.
   [["tasks", "list", ENTITY, "--status", "a\nb\u001b[31m"], "svc tasks list", /^--status: "a\\nb\\u001b\[31m" is not one of/],
   [["tasks", "list", ENTITY, "--status", "x".repeat(500)], "svc tasks list", /^--status: "x{63}…" is not one of/],

@@ -159,11 +159,12 @@ describe("methodNotAllowed: matching an HttpApi's path templates", () => {
   it("lists every endpoint of the API with the prefix applied", () => {
     const templates = templatesOf(GatewayApi)
     // One template per (method, path) of the spec's tables, plus the live event stream, the inbox,
-    // the caller (/v1/me) and the claim's POST and DELETE.
+    // the caller (/v1/me), the claim's POST and DELETE, and the raw upload.
     const specEndpoints = SPEC_PATHS.flatMap(([, allow]) => allow.split(", ").filter((m) => m !== "HEAD"))
-    expect(templates).toHaveLength(specEndpoints.length + 5)
+    expect(templates).toHaveLength(specEndpoints.length + 6)
     expect(templates.map((t) => `${t.method} ${t.path}`)).toEqual(expect.arrayContaining([
-      "GET /v1/inbox", "GET /v1/me", "POST /v1/tasks/:taskId/claim", "DELETE /v1/tasks/:taskId/claim"
+      "GET /v1/inbox", "GET /v1/me", "POST /v1/tasks/:taskId/claim", "DELETE /v1/tasks/:taskId/claim",
+      "POST /v1/tasks/:taskId/files/raw"
     ]))
     expect(templates.map((t) => `${t.method} ${t.path}`)).toContain("GET /v1/tasks/:taskId/events/stream")
     expect(templates.every((t) => t.path.startsWith("/v1/"))).toBe(true)
