@@ -42,8 +42,9 @@ describe("lazy parts of the gateway process", () => {
     expect(sdkLoaded()).toBe(false)
     // A SQLite process never loads the PostgreSQL driver (src/workspace/embedded/pgUrl.ts).
     expect(loads().some((url) => /node_modules\/(pg|@effect\/sql-pg)\//.test(url))).toBe(false)
-    // Nor, until its first use, the confusables table or the linear regular-expression engine.
-    expect(loads().some((url) => /node_modules\/(unhomoglyph|re2js)\//.test(url))).toBe(false)
+    // Nor, until their first use, the confusables table, the linear regular-expression engine
+    // or the media-type tables.
+    expect(loads().filter((url) => /node_modules\/(unhomoglyph|re2js|mime)\//.test(url))).toEqual([])
 
     const res = await fetch(`${service.url}/mcp`, {
       method: "POST",
