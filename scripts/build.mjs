@@ -98,6 +98,28 @@ const lazyWsPlugin = {
   }
 }
 
+/**
+ * `node:http` through `require`, not as an ES module: Node builds an ES module's namespace from
+ * every export of the builtin, and reading http's lazy `WebSocket`, `CloseEvent` and
+ * `MessageEvent` loads Node's bundled undici (a 745 KB script compiled in every process) and
+ * http2. Named imports become property reads on the CommonJS module, as for any CommonJS
+ * dependency of the bundle.
+ */
+const httpAsCommonJsPlugin = {
+  name: "http-as-commonjs",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === "import-statement" || args.kind === "dynamic-import"
+        ? { path: "node:http", namespace: "http-as-commonjs" }
+        : undefined)
+    b.onLoad({ filter: /.*/, namespace: "http-as-commonjs" }, () => ({
+      contents: "module.exports = require(\"node:http\")",
+      loader: "js",
+      resolveDir: ROOT
+    }))
+  }
+}
+
 /** Moves every file under `from` to the same place under `to` (rename: atomic per file); entries last. */
 const moveInto = (from, to, last) => {
   const files = []
@@ -164,7 +186,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), lazyWsPlugin, packageVersionPlugin],
+    plugins: [assetsPlugin(staging), lazyWsPlugin, httpAsCommonJsPlugin, packageVersionPlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })

@@ -10,6 +10,7 @@
  *   npx tsx bench/experiments/cells.ts [cells=10]
  *   CELL_FLAGS="--optimize-for-size" ...   node flags added to the gateway's (trials)
  *   CELL_KIND=gateway ...                   skip the bare servers
+ *   CELL_DIST=/tmp/before/dist ...          another build of the gateway (A/B of a change)
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
@@ -23,6 +24,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const NODE = join(ROOT, "node_modules/.bin/node")
 const CELLS = Number(process.argv[2] ?? 10)
 const SETTLE_MS = 5000
+const DIST = process.env.CELL_DIST ?? "dist"
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -46,7 +48,7 @@ const start = async (kind: "gateway" | "bare", dir: string): Promise<Started> =>
   const port = await freePort()
   const env = { ...process.env, PORT: String(port), HOST: "127.0.0.1" }
   const child = kind === "gateway"
-    ? spawn(NODE, [...startFlags(ROOT), ...(process.env.CELL_FLAGS ?? "").split(" ").filter(Boolean), "dist/main.js"], {
+    ? spawn(NODE, [...startFlags(ROOT), ...(process.env.CELL_FLAGS ?? "").split(" ").filter(Boolean), join(DIST, "main.js")], {
       cwd: ROOT,
       // Default settings but the database (one per cell) and the admin port (one per cell).
       env: { ...env, SVC_DATABASE_URL: `file:${join(dir, `cell-${port}.db`)}`, SVC_ADMIN_PORT: String(await freePort()) },

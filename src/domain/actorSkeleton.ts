@@ -4,7 +4,16 @@
  * (four-eyes: look-alikes meet, erring towards "the same person"), `actorKey` for grants
  * (assignment: only the same text meets, so no look-alike gets through).
  */
-import unhomoglyph from "unhomoglyph"
+import { createRequire } from "node:module"
+
+// The confusables table (a 6,000-key object and one regular expression of all its keys) is
+// loaded by the first skeleton, not at start: a gateway that never compares two people keeps
+// it out of memory (bench/RESULTS.md, memory per cell). `require` stays a call at run time in
+// the bundle, resolved from node_modules like the native driver.
+const requireLazily = createRequire(import.meta.url)
+let confusables: ((s: string) => string) | undefined
+const unhomoglyph = (s: string): string =>
+  (confusables ??= requireLazily("unhomoglyph") as (s: string) => string)(s)
 
 /** The prefix of the actors the agent tool server names (`agent:<uuid>`). */
 export const AGENT_PREFIX = "agent:"

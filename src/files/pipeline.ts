@@ -4,13 +4,13 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import mime from "mime"
 import type { FileMeta } from "../api/dtos.js"
 import { BadRequest } from "../api/errors.js"
 import { acceptedTypes, isAccepted } from "../api/fileAccept.js"
 import { fileNameProblem, isMediaType, MAX_FILE_NAME_LENGTH, neutraliseInvisible } from "../api/headerValues.js"
 import type { UploadResult } from "../api/resources.js"
 import type { FetchedFile } from "./FileFetcher.js"
+import { guessType } from "./mimeType.js"
 import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import type { SpooledBytes } from "../upstream/model.js"
@@ -43,7 +43,7 @@ export const fileNameFor = (meta: FileMeta, fetched: Pick<FetchedFile, "fileName
 
 /** The DTO's type, else a guess from the name, else what the source claimed if servable. */
 export const contentTypeFor = (meta: FileMeta, fetched: Pick<FetchedFile, "contentType">, fileName: string): string =>
-  meta.contentType ?? mime.getType(fileName) ??
+  meta.contentType ?? guessType(fileName) ??
     (fetched.contentType !== undefined && isMediaType(fetched.contentType) ? fetched.contentType : FALLBACK_TYPE)
 
 /** Internal options of a write, never part of a /v1 DTO. */

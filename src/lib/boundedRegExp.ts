@@ -11,8 +11,15 @@
  *
  * Node only (the console checks its own user's input in the browser, where only that user waits).
  */
+import { createRequire } from "node:module"
 import * as vm from "node:vm"
-import { RE2JS } from "re2js"
+import type { RE2JS } from "re2js"
+
+// re2js (180 KB of code) is loaded by the first foreign pattern, not at start: most cells never
+// see one (bench/RESULTS.md, memory per cell). A call at run time in the bundle too.
+const requireLazily = createRequire(import.meta.url)
+let engine: typeof RE2JS | undefined
+const re2 = (): typeof RE2JS => (engine ??= (requireLazily("re2js") as typeof import("re2js")).RE2JS)
 
 /** What one run of a foreign pattern on V8 may cost the event loop. */
 export const PATTERN_BUDGET_MS = 25
@@ -55,6 +62,7 @@ const linear = (re: RegExp): RE2JS | undefined => {
 }
 
 const compile = (re: RegExp): RE2JS | null => {
+  const RE2JS = re2()
   let flags = 0
   for (const f of re.flags) {
     if (f === "i") flags |= RE2JS.CASE_INSENSITIVE

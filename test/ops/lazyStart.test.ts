@@ -4,7 +4,7 @@
  * start (src/mcp/route.ts); the PostgreSQL driver is never loaded by a SQLite process. Checked
  * on the real process with a module-load recorder.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -42,6 +42,9 @@ describe("lazy parts of the gateway process", () => {
     expect(sdkLoaded()).toBe(false)
     // A SQLite process never loads the PostgreSQL driver (src/workspace/embedded/pgUrl.ts).
     expect(loads().some((url) => /node_modules\/(pg|@effect\/sql-pg)\//.test(url))).toBe(false)
+    // Nor, until their first use, the confusables table, the linear regular-expression engine
+    // or the media-type tables.
+    expect(loads().filter((url) => /node_modules\/(unhomoglyph|re2js|mime)\//.test(url))).toEqual([])
 
     const res = await fetch(`${service.url}/mcp`, {
       method: "POST",
@@ -52,5 +55,38 @@ describe("lazy parts of the gateway process", () => {
     expect(res.status).toBe(401)
     expect(res.headers.get("www-authenticate")).toContain("Bearer")
     expect(sdkLoaded()).toBe(true)
+  })
+})
+
+describe("the built gateway's Node builtins", () => {
+  let dir: string
+  let service: RunningService
+  const out = () => path.join(dir, "builtins.txt")
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "svc-builtins-"))
+    service = await startService(
+      { SVC_DATABASE_URL: `file:${path.join(dir, "workspace.db")}`, RECORD_BUILTINS_FILE: out() },
+      undefined,
+      "PORT",
+      ["--import", pathToFileURL(path.join(ROOT, "test/ops/recordBuiltins.mjs")).href]
+    )
+  }, 60_000)
+
+  afterAll(async () => {
+    await service?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it("an idle process has not loaded Node's bundled undici or http2", async () => {
+    // An ES module import of node:http reads its lazy WebSocket getter, which loads undici
+    // (scripts/build.mjs hands http to the bundle through require).
+    expect((await fetch(`${service.url}/v1/health`)).status).toBe(200)
+    service.kill("SIGUSR2")
+    await expect.poll(() => existsSync(out()), { timeout: 10_000 }).toBe(true)
+    const builtins = readFileSync(out(), "utf8")
+    expect(builtins).toContain("NativeModule http\n")
+    expect(builtins).not.toContain("internal/deps/undici/undici")
+    expect(builtins).not.toContain("NativeModule http2")
   })
 })
