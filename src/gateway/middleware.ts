@@ -20,6 +20,7 @@ import { RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
+import { matchPath } from "../http/methodNotAllowed.js"
 
 /** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
 const isRawUpload = (method: string, url: string): boolean => {
@@ -52,7 +53,19 @@ export const GatewayMiddleware = HttpRouter.middleware(
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const limit = limitDeclaredBody(config.maxBodyBytes)
-    const checked = checkedJsonBodies(config.maxJsonDepth, undefined, (request) => isRawUpload(request.method, request.url))
+    // A method the API does not have on an API path: the router's 405 answers, whatever the body
+    // (a file sent with the wrong method is not a 415). Paths outside the API (/mcp, the connect
+    // and link pages) keep the JSON rule.
+    const routed = (method: string, url: string) => {
+      const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
+      const matches = matchPath(GatewayApi, url)
+      return matches.length === 0 || matches.some((m) => m.method.toUpperCase() === wanted)
+    }
+    const checked = checkedJsonBodies(
+      config.maxJsonDepth,
+      undefined,
+      (request) => isRawUpload(request.method, request.url) || !routed(request.method, request.url)
+    )
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.
     const identitySettings = Option.getOrUndefined(yield* Effect.serviceOption(IdentityConfig)) ?? (yield* identityConfigFromEnv)
@@ -71,7 +84,7 @@ export const GatewayMiddleware = HttpRouter.middleware(
       header: RAW_UPLOAD_HEADER,
       value: "raw",
       isType: isMediaType
-    })
+    }, routed)
     // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
     const knownQuery = refuseUnknownQueryParams(GatewayApi)
     // Every failure is answered here (shapeErrors), so nothing is left unhandled; the router's

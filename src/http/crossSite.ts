@@ -143,7 +143,12 @@ const rawBodyRefusal = (raw: RawBodies, headers: RequestHeaders): HttpServerResp
  * The middleware: refuses cross-site writes (403) and bodies that are not JSON (415) before
  * the request reaches the body reader or any route. `allows`: cors.ts `originAllowed(settings)`.
  */
-export const refuseCrossSite = (allows: (origin: string | undefined) => boolean, raw?: RawBodies) =>
+export const refuseCrossSite = (
+  allows: (origin: string | undefined) => boolean,
+  raw?: RawBodies,
+  /** Whether the API has this method on this path: when not, the router's 404 or 405 says so, not a 415. */
+  routed?: (method: string, url: string) => boolean
+) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<
@@ -166,7 +171,9 @@ export const refuseCrossSite = (allows: (origin: string | undefined) => boolean,
     }
     if (hasBody(headers)) {
       const type = headers["content-type"]
-      if (type === undefined || !isJsonMediaType(type)) return Effect.fail(unsupportedMediaType(type))
+      if ((type === undefined || !isJsonMediaType(type)) && (routed?.(request.method, request.url) ?? true)) {
+        return Effect.fail(unsupportedMediaType(type))
+      }
     }
     return app
   })
