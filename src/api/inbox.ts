@@ -101,6 +101,9 @@ export const Me = Schema.Struct({
   identity: Schema.Literals(["edge", "none"]).annotate({
     description: "edge: an identity is configured at the edge, so assignment holds; none: nobody is named and " +
       "assignment is shown, not enforced"
+  }),
+  tenant: Schema.Struct({ id: Uuid, slug: Schema.String, name: Schema.String }).annotate({
+    description: "The tenant this gateway is bound to (SVC_TENANT_SLUG): every answer of this gateway is about it"
   })
 }).annotate({ identifier: "Me" })
 export type Me = typeof Me.Type
@@ -112,7 +115,7 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       .annotate(
         OpenApi.Description,
         "The actor and groups the edge names for this request and whether an identity is configured: what the " +
-          "inbox's `assignee=me` matches. Reads nothing else."
+          "inbox's `assignee=me` matches; and the tenant this gateway is bound to (id, slug, name)."
       )
   )
   .add(

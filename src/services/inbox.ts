@@ -40,12 +40,19 @@ const decodeCursor = (cursor: string, tag: string): { waitingSince: string; task
   }
 }
 
-/** The caller as the edge names them: actor, groups, and whether an identity is configured. */
-export const whoAmI: Effect.Effect<Me> = Effect.zipWith(actorNow, currentIdentity, (actor, identity) => ({
-  actor: actor ?? null,
-  groups: identity.groups,
-  identity: identity.enforced ? "edge" : "none"
-}))
+/** The caller as the edge names them (actor, groups, whether an identity is configured), and the bound tenant. */
+export const whoAmI = Effect.gen(function*() {
+  const actor = yield* actorNow
+  const identity = yield* currentIdentity
+  const tenant = yield* (yield* Tenant).current
+  const me: Me = {
+    actor: actor ?? null,
+    groups: identity.groups,
+    identity: identity.enforced ? "edge" : "none",
+    tenant: { id: tenant.id, slug: tenant.slug, name: tenant.name }
+  }
+  return me
+})
 
 /** One page of the inbox for the caller of this request. */
 export const inboxPage = (params: InboxQueryParams) =>

@@ -25,13 +25,13 @@ describe("svc task approve / reject", () => {
     const first = await svc("task", "approve", REVIEW_TASK, "-m", "Checked")
     expect(first.code, first.stderr).toBe(0)
     expect(first.stdout).toBe(
-      `Approved the current step of task ${REVIEW_TASK}: step "Review flagged expenses" (review_expenses) of "Expense review 2026-10"\n`
+      `Approved the current step of task ${REVIEW_TASK}: step "Review flagged expenses" (review_expenses) of "Expense review 2026-10" (tenant acme)\n`
     )
     const ui = await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/ui`).then((r) => r.json()) as { step: { id: string; title: string } }
     const second = await svc("task", "reject", REVIEW_TASK)
     expect(second.code, second.stderr).toBe(0)
     expect(second.stdout).toBe(
-      `Rejected the current step of task ${REVIEW_TASK}: step "${ui.step.title}" (${ui.step.id}) of "Expense review 2026-10"\n`
+      `Rejected the current step of task ${REVIEW_TASK}: step "${ui.step.title}" (${ui.step.id}) of "Expense review 2026-10" (tenant acme)\n`
     )
     // The task is FAILED now: nothing to decide, said as the gateway says it.
     const third = await svc("task", "approve", REVIEW_TASK)

@@ -217,8 +217,9 @@ describe("the console's details", { timeout: 120_000 }, () => {
 
   it("My groups keeps the steps of the caller's groups, as GET /v1/me names them (1280 px)", async () => {
     const me = await api("GET", "/v1/me")
-    expect(me.body).toEqual({ actor: "ann@acme.test", groups: ["controllers"], identity: "edge" })
-    expect((await api("GET", "/v1/me", undefined, {})).body).toEqual({ actor: null, groups: [], identity: "edge" })
+    const tenant = { id: expect.any(String), slug: "acme", name: expect.any(String) }
+    expect(me.body).toEqual({ actor: "ann@acme.test", groups: ["controllers"], identity: "edge", tenant })
+    expect((await api("GET", "/v1/me", undefined, {})).body).toEqual({ actor: null, groups: [], identity: "edge", tenant })
 
     await open("", 1280)
     await page.getByRole("heading", { name: "Inbox" }).waitFor()

@@ -120,10 +120,15 @@ const decide = (type: "approved" | "rejected", verb: string) =>
       const dto = yield* checkPayload(TaskActionDto, payload, `task ${verb}`)
       // The decision is bound to the step read here, so the step the output names is the one decided
       // (a task that moved on in between answers 409 naming where it is).
-      const { step, task } = yield* ctx.gateway.tasks.getUi({ path: { taskId: args.taskId } })
+      const [{ step, task }, me] = yield* Effect.all([
+        ctx.gateway.tasks.getUi({ path: { taskId: args.taskId } }),
+        ctx.gateway.inbox.getMe()
+      ], { concurrency: 2 })
       const bound = step === null ? dto : { ...dto, step: step.id }
       const result = yield* ctx.gateway.tasks.action({ path: { taskId: args.taskId }, payload: bound })
-      const named = step === null ? "" : terminalSafe(`: step "${step.title}" (${step.id}) of "${task.title}"`)
+      const named = terminalSafe(
+        `${step === null ? "" : `: step "${step.title}" (${step.id}) of "${task.title}"`} (tenant ${me.tenant.slug})`
+      )
       yield* ctx.output(result, () => line(`${verb === "approve" ? "Approved" : "Rejected"} the current step of task ${args.taskId}${named}`))
     })
 
