@@ -296,7 +296,8 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "30000" })
     // A request that never completes its body holds the drain.
     const stuck = new Promise<string>((resolve) => {
-      const req = http.request(`${gw.url}/v1/entities`, { method: "POST", headers: { "content-type": "application/json", "content-length": "1000" } })
+      // A write the API has (a method it lacks is answered 405 without reading the body).
+      const req = http.request(`${gw.url}/v1/entities/${ACME_US}/tasks`, { method: "POST", headers: { "content-type": "application/json", "content-length": "1000" } })
       req.on("response", (res) => resolve(String(res.statusCode)))
       req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message))
       req.write("{")
