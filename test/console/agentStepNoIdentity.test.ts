@@ -37,7 +37,9 @@ afterAll(async () => {
 
 describe("an agent's step without an identity at the edge", { timeout: 60_000 }, () => {
   it("says whose it is; Take over opens the controls with a warning that it cannot be recorded (1280 px)", async () => {
-    expect((await http("GET", `${gw!.url}/v1/me`)).body).toEqual({ actor: null, groups: [], identity: "none" })
+    expect((await http("GET", `${gw!.url}/v1/me`)).body).toEqual({
+      actor: null, groups: [], identity: "none", tenant: { id: expect.any(String), slug: "acme", name: expect.any(String) }
+    })
     await page.goto(`${gw!.url}/#/tasks/${AGENT_TASK}`)
     const owner = page.getByTestId("step-owner")
     await expect.poll(() => owner.textContent()).toMatch(/This is the agent 5f0c8e7a's step/)
