@@ -28,9 +28,9 @@ import { isLinkPath } from "../api/linkPath.js"
 import { withActor, withIdentity } from "../services/Actor.js"
 import { actorProblem, groupProblem, headerText, MAX_GROUPS } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
-import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
+import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
-import { errorResponse } from "../http/errorBody.js"
+import { errorResponse } from "../http/errors/errorBody.js"
 
 /** Paths open without naming anyone (exact), and open prefixes. */
 const PUBLIC_PATHS = new Set(["/v1/health", "/mcp", "/readyz", "/metrics", "/docs", "/openapi.json", "/"])

@@ -1,4 +1,4 @@
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"

@@ -16,7 +16,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { sampleProcessMetrics } from "./metrics.js"
-import { errorResponse } from "../http/errorBody.js"
+import { errorResponse } from "../http/errors/errorBody.js"
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -88,7 +88,7 @@ export class CurrentRequest extends Context.Service<CurrentRequest, RequestConte
 /** The request context for incoming headers: the edge's id when acceptable, else a new one. */
 export const requestContextOf = (
   headers: Readonly<Record<string, string | undefined>>,
-  /** When the server stamped its arrival (src/http/arrival.ts); now when it did not. */
+  /** When the server stamped its arrival (src/http/server/arrival.ts); now when it did not. */
   arrivedAt: number = preciseNowMs()
 ): RequestContext => {
   const edgeId = headers[REQUEST_ID_HEADER]

@@ -18,7 +18,7 @@ import {
   MAX_MESSAGE_CHARS,
   MAX_QUOTED_CHARS,
   toResponse
-} from "../../src/http/errorResponse.js"
+} from "../../src/http/errors/errorResponse.js"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import { ACME_US, EXPENSE_TASK } from "../support/world.js"
 

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Conflict } from "../../api/errors.js"
-import { clip, MAX_QUOTED_CHARS } from "../../http/errorResponse.js"
+import { clip, MAX_QUOTED_CHARS } from "../../http/errors/errorResponse.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { EVENT_COLUMNS, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"

@@ -24,7 +24,7 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import { createHash, timingSafeEqual } from "node:crypto"
 import { isIPv4, isIPv6 } from "node:net"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
 import { defaultTextOf } from "../../config/settings.js"
 
 export const DEFAULT_ADMIN_HOST = defaultTextOf("SVC_ADMIN_HOST")

@@ -26,25 +26,25 @@ import type * as Scope from "effect/Scope"
 import type * as Types from "effect/Types"
 import type * as http from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
-import { arrivalOf } from "../../http/arrival.js"
+import { arrivalOf } from "../../http/server/arrival.js"
 import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
 import { requireBearer } from "./AdminConfig.js"
-import { attachment } from "../../http/contentDisposition.js"
-import { limitDeclaredBody } from "../../http/bodyLimit.js"
-import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
+import { attachment } from "../../http/output/contentDisposition.js"
+import { limitDeclaredBody } from "../../http/input/bodyLimit.js"
+import { refuseAllCrossSiteWrites } from "../../http/input/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
-import { shapeErrors } from "../../http/errorResponse.js"
-import { checkedJsonBodies } from "../../http/jsonInput.js"
-import { lazyRoutes, withoutRequest } from "../../http/lazyRoutes.js"
-import { withPageSecurity } from "../../http/pageSecurity.js"
-import { withRouterConfig } from "../../http/ServerLimits.js"
+import { shapeErrors } from "../../http/errors/errorResponse.js"
+import { checkedJsonBodies } from "../../http/input/jsonInput.js"
+import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
+import { withPageSecurity } from "../../http/output/pageSecurity.js"
+import { withRouterConfig } from "../../http/server/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
 import type { WebhookSubscriptions, WorkspaceExtras } from "../../upstream/extras.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
 
 export interface WorkspaceServerOptions {
   /** Request bodies above this many bytes answer 413 (default 64 MiB). */
@@ -276,7 +276,7 @@ const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpSe
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     let stamped: number | undefined
     try {
-      // Our Node server (src/http/nodeServer.ts) is HTTP/1: its requests are IncomingMessages.
+      // Our Node server (src/http/server/nodeServer.ts) is HTTP/1: its requests are IncomingMessages.
       stamped = arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
     } catch {
       stamped = undefined

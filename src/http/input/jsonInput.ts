@@ -23,13 +23,13 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { isAscii } from "node:buffer"
 import { IncomingMessage } from "node:http"
-import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
-import { jsonValueProblem } from "../api/jsonValue.js"
-import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../lib/eventLoop.js"
+import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
+import { jsonValueProblem } from "../../api/jsonValue.js"
+import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
-import { bodyRefused } from "./nodeServer.js"
+import { bodyRefused } from "../server/nodeServer.js"
 
-export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
+export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -70,7 +70,7 @@ export const parseJsonBody = (
   if (bytes.byteLength === 0) return { ok: true, value: {} }
   // A body without a type is refused too: it is what a page on another site can send with no
   // CORS preflight (a Blob in a no-cors fetch, sendBeacon), so reading it as JSON let any site
-  // write (src/http/crossSite.ts).
+  // write (src/http/input/crossSite.ts).
   if (contentType === undefined || !isJsonMediaType(contentType)) {
     return { ok: false, error: unsupportedMediaType(contentType) }
   }

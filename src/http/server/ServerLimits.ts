@@ -23,7 +23,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientAddressSettings } from "./clientAddress.js"
 import { invalidSetting } from "./failStart.js"
-import { defaultOf, setting, type SettingName } from "../config/settings.js"
+import { defaultOf, setting, type SettingName } from "../../config/settings.js"
 
 export interface ServerLimits {
   /** Time to receive the complete request headers; past it Node answers 408 and closes. */

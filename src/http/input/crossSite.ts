@@ -16,16 +16,16 @@
  *      header passes: curl, the CLI, the typed client and MCP SDK clients send none, and a
  *      browser always sends one of them on a cross-site write.
  * 2. A request with a body (Content-Length > 0, or Transfer-Encoding) must say
- *    `application/json` (src/http/jsonInput.ts decides which values are): 415 otherwise. A page
+ *    `application/json` (src/http/input/jsonInput.ts decides which values are): 415 otherwise. A page
  *    can send no other type without a preflight, so no body from another site is ever read.
  *    (jsonInput.ts checks the type again for the bytes it actually reads.)
  */
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { UnsupportedMediaType } from "../api/errors.js"
+import { UnsupportedMediaType } from "../../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
-import { errorResponse } from "./errorBody.js"
+import { errorResponse } from "../errors/errorBody.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 

@@ -25,10 +25,10 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge
-} from "../api/errors.js"
-import { issueProblems } from "../api/issues.js"
-import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./methodNotAllowed.js"
-import { MAX_PATH_PARAM_LENGTH } from "./ServerLimits.js"
+} from "../../api/errors.js"
+import { issueProblems } from "../../api/issues.js"
+import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./unrouted.js"
+import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
 import { errorBody } from "./errorBody.js"
 
 /** Characters of one client-sent value quoted in a message. */
