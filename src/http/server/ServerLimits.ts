@@ -22,7 +22,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientAddressSettings } from "./clientAddress.js"
-import { invalidSetting } from "./failStart.js"
+import { invalidSetting } from "../../config/settingErrors.js"
 import { defaultOf, setting, type SettingName } from "../../config/settings.js"
 
 export interface ServerLimits {
