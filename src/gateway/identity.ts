@@ -31,6 +31,7 @@ import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
 import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
 import { errorResponse } from "../http/errors/errorBody.js"
+import { bearerCredential } from "../http/input/bearerCredential.js"
 
 /** Paths open without naming anyone (exact), and open prefixes. */
 const PUBLIC_PATHS = new Set(["/v1/health", "/mcp", "/readyz", "/metrics", "/docs", "/openapi.json", "/"])
@@ -194,9 +195,8 @@ const makeJwtVerifier = async (
   return {
     verify: async (authorization) => {
       if (authorization === undefined) return missingToken
-      const m = /^Bearer +(\S*) *$/i.exec(authorization)
-      if (m === null) return missingToken // another scheme: no bearer credential was sent
-      const token = m[1]!
+      const token = bearerCredential(authorization)
+      if (token === undefined) return missingToken // another scheme: no bearer credential was sent
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
         return invalidToken(token.length > MAX_TOKEN_LENGTH ? `the token is longer than ${MAX_TOKEN_LENGTH} characters` : "not a well-formed signed JWT")
       }
