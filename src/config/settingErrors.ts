@@ -5,19 +5,17 @@
  */
 import * as Config from "effect/Config"
 import * as Schema from "effect/Schema"
+import { quoted } from "../lib/quoted.js"
 import * as SchemaIssue from "effect/SchemaIssue"
 
 /** Settings whose values are never printed, only their length. */
 const SECRET = /TOKEN|KEY|SECRET|PASSWORD|HEADERS/i
 
-const MAX_VALUE_CHARS = 64
-
 /** How a setting's value is quoted in a message. */
 export const quoteSetting = (name: string, value: string | undefined): string => {
   if (value === undefined) return "is not set"
   if (SECRET.test(name)) return `(${value.length} characters, not shown)`
-  const clipped = value.length > MAX_VALUE_CHARS ? `${value.slice(0, MAX_VALUE_CHARS)}…` : value
-  return JSON.stringify(clipped)
+  return quoted(value)
 }
 
 /**

@@ -28,7 +28,8 @@ import { isLinkPath } from "../api/linkPath.js"
 import { withActor, withIdentity } from "../services/Actor.js"
 import { actorProblem, groupProblem, headerText, MAX_GROUPS } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
-import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
+import { RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
+import { quoted } from "../lib/quoted.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
 import { errorResponse } from "../http/errors/errorBody.js"
 import { bearerCredential } from "../http/input/bearerCredential.js"
@@ -67,7 +68,7 @@ const NO_STORE = { "cache-control": "no-store" }
 const noStoreError = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
   errorResponse(statusCode, error, message, { ...NO_STORE, ...headers })
 
-const quote = (value: string) => JSON.stringify(clip(value, MAX_QUOTED_CHARS))
+const quote = (value: string) => quoted(value)
 
 /** RFC 6750 b64token. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/

@@ -29,10 +29,9 @@ import {
 import { issueProblems } from "../../api/issues.js"
 import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./unrouted.js"
 import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
+import { clip, MAX_QUOTED_CHARS } from "../../lib/quoted.js"
 import { errorBody } from "./errorBody.js"
 
-/** Characters of one client-sent value quoted in a message. */
-export const MAX_QUOTED_CHARS = 64
 /** Characters of the request path quoted in a routing message (404, 405). */
 export const MAX_QUOTED_PATH_CHARS = 128
 /** Problems listed in one decode-error message; the rest are counted. */
@@ -41,15 +40,6 @@ export const MAX_LISTED_ISSUES = 10
 export const MAX_ISSUE_CHARS = 300
 /** Characters of any error message. */
 export const MAX_MESSAGE_CHARS = 4096
-
-/** `s` cut to `max` characters plus `…`, never inside a surrogate pair. */
-export const clip = (s: string, max: number): string => {
-  if (s.length <= max) return s
-  let end = max
-  const last = s.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1
-  return `${s.slice(0, end)}…`
-}
 
 /** The inside of a JSON string literal cut to `max` characters, never inside an escape sequence. */
 const clipJsonInner = (inner: string, max: number): string => {

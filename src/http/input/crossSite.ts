@@ -25,6 +25,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { UnsupportedMediaType } from "../../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
+import { quoted } from "../../lib/quoted.js"
 import { errorResponse } from "../errors/errorBody.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -32,7 +33,6 @@ const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 /** The headers the decision reads (names lower-case, as Node gives them). */
 export type RequestHeaders = Readonly<Record<string, string | undefined>>
 
-const quoted = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s)
 
 /** The origin (scheme://host[:port]) of a URL, or undefined when it is not an http(s) URL. */
 const originOf = (url: string): string | undefined => {

@@ -27,6 +27,7 @@ import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
 import { jsonValueProblem } from "../../api/jsonValue.js"
 import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
+import { quoted } from "../../lib/quoted.js"
 import { bodyRefused } from "../server/nodeServer.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
@@ -47,13 +48,17 @@ export const isJsonMediaType = (header: string): boolean => {
   })
 }
 
-/** The 415 for a body whose Content-Type (or its absence) is not JSON, naming what was sent. */
-export const unsupportedMediaType = (contentType: string | undefined): UnsupportedMediaType => {
-  const shown = contentType === undefined
-    ? "no Content-Type"
-    : JSON.stringify(contentType.length > 64 ? `${contentType.slice(0, 64)}…` : contentType)
-  return new UnsupportedMediaType({ message: `Content-Type must be application/json (UTF-8); got ${shown}` })
-}
+/**
+ * The 415 for a body whose Content-Type (or its absence) is not the one `expected` (JSON unless
+ * given), naming what was sent.
+ */
+export const unsupportedMediaType = (
+  contentType: string | undefined,
+  expected = "application/json (UTF-8)"
+): UnsupportedMediaType =>
+  new UnsupportedMediaType({
+    message: `Content-Type must be ${expected}; got ${contentType === undefined ? "no Content-Type" : quoted(contentType)}`
+  })
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 

@@ -34,7 +34,7 @@ import { limitDeclaredBody } from "../../http/input/bodyLimit.js"
 import { refuseAllCrossSiteWrites } from "../../http/input/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errors/errorResponse.js"
-import { checkedJsonBodies } from "../../http/input/jsonInput.js"
+import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonInput.js"
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
@@ -307,8 +307,7 @@ const octetDocuments = <E, R>(
   > => {
     if (!isDocumentPost(request) || isOctetStream(request)) return app
     const type = request.headers["content-type"]
-    const shown = type === undefined ? "no Content-Type" : JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type)
-    return Effect.fail(new UnsupportedMediaType({ message: `Content-Type must be application/octet-stream; got ${shown}` }))
+    return Effect.fail(unsupportedMediaType(type, "application/octet-stream"))
   })
 
 /** WorkspaceApi's routes with their handlers, registered on the router being built. */
