@@ -27,7 +27,8 @@ import type * as Types from "effect/Types"
 import type * as http from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
 import { arrivalOf } from "../../http/server/arrival.js"
-import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
+import { CurrentRequest } from "../../observability/requestContext.js"
+import { forwardedRequestContextOf } from "../../services/arrival.js"
 import { requireBearer } from "./AdminConfig.js"
 import { attachment } from "../../http/output/contentDisposition.js"
 import { limitDeclaredBody } from "../../http/input/bodyLimit.js"
@@ -269,7 +270,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
 const noBrowserWrites = refuseAllCrossSiteWrites("the workspace API takes no writes from web pages on other sites")
 
 /**
- * The caller's request id and arrival time (src/observability/requestContext.ts) in the
+ * The caller's request id and arrival time (src/services/arrival.ts) in the
  * handlers' context: the store binds a decision to the step current when the gateway received it.
  */
 const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
