@@ -21,7 +21,8 @@ import {
   NotFound,
   PayloadTooLarge
 } from "../../api/errors.js"
-import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./unrouted.js"
+import { type ApiRoutes, explainUnrouted, matchPath } from "./unrouted.js"
+import { malformedPercentEncoding } from "./percentEncoding.js"
 import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
 import { clip } from "../../lib/quoted.js"
 import { errorBody } from "./errorBody.js"
