@@ -133,8 +133,7 @@ const rawBodyRefusal = (raw: RawBodies, headers: RequestHeaders): HttpServerResp
   }
   const type = headers["content-type"]
   if (type === undefined || !raw.isType(type)) {
-    const shown = type === undefined ? "no Content-Type" : quoted(type)
-    return new UnsupportedMediaType({ message: `Content-Type must be the file's media type (type/subtype); got ${shown}` })
+    return unsupportedMediaType(type, "the file's media type (type/subtype)")
   }
   return undefined
 }
