@@ -13,7 +13,7 @@
  * Settings come from the environment, and from `.env` in the working directory for what the
  * environment does not set (src/dotEnv.ts).
  *
- * Stop: SIGTERM or SIGINT drains both listeners (src/http/drain.ts), bounded by
+ * Stop: SIGTERM or SIGINT drains both listeners (src/http/server/Drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
  * (GET /readyz, src/gateway/Readiness.ts) turns 503 as the drain starts.
  */
@@ -34,15 +34,16 @@ import * as Scope from "effect/Scope"
 import type * as Redacted from "effect/Redacted"
 import { IngestConfig } from "./files/IngestConfig.js"
 import { FileFetcherLive } from "./files/providers/index.js"
-import { Drain, drainTeardown, launchDrained } from "./http/drain.js"
+import { Drain, drainTeardown, launchDrained } from "./http/server/Drain.js"
 import { ProcessDrain } from "./lib/ProcessDrain.js"
 import { GatewayLive, gatewayLive } from "./gateway/Gateway.js"
-import { describeListenError, failStart, invalidSetting, startFailureTeardown } from "./http/failStart.js"
+import { invalidSetting } from "./config/settingErrors.js"
+import { describeListenError, failStart, startFailureTeardown } from "./http/server/failStart.js"
 import { describeIdentity, IdentityConfig, identityConfigFromEnv } from "./config/IdentityConfig.js"
 import { makeKeySet } from "./gateway/jwtKeys.js"
-import { createGatewayServer } from "./http/nodeServer.js"
+import { createGatewayServer } from "./http/server/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
-import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/ServerLimits.js"
+import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/server/ServerLimits.js"
 import { intSetting } from "./config/read.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
 import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
@@ -139,7 +140,7 @@ const main = Effect.gen(function*() {
   const serverLimits = yield* serverLimitsConfig
   const streamSettings = yield* eventStreamSettingsFromEnv
   // The gateway's port: the probes keep a reserve past the connection cap, and one client may
-  // hold at most its share of the event streams (src/http/nodeServer.ts).
+  // hold at most its share of the event streams (src/http/server/nodeServer.ts).
   const streamsPerClient = yield* intSetting(
     "SVC_EVENT_STREAMS_PER_CLIENT",
     Math.max(1, Math.floor(streamSettings.maxStreams / 4))
@@ -279,7 +280,7 @@ const main = Effect.gen(function*() {
 
 // Bad settings, a bad fixture or a port in use end the process with the reason, not a stack.
 // Exit 1 then, even with a connection of the failed start still open (failStart.ts). After a
-// signal, the exit code is the drain's: 0, or 1 when it had to cut (drain.ts).
+// signal, the exit code is the drain's: 0, or 1 when it had to cut (http/server/Drain.ts).
 // FiberCountLive: every fiber counted for /metrics' effect_fiber_active (observability/metrics.ts).
 // An empty variable (`NAME=`) is a value, refused by name where a setting cannot be empty, as it
 // always was: Effect 4's environment provider would otherwise drop it as unset.

@@ -269,7 +269,7 @@ export const RawUploadQuery = Schema.Struct({
   signalName: FileMetaFields.signalName
 }).pipe(
   Schema.check(Schema.makeFilter(signalPair, { toJsonSchema: () => signalPairSchema })),
-  // A body's strings are checked on input (src/http/jsonInput.ts); a query's are not: stored as sent, or refused.
+  // A body's strings are checked on input (src/http/input/jsonInput.ts); a query's are not: stored as sent, or refused.
   Schema.check(Schema.makeFilter((q: Readonly<Record<string, string | undefined>>) => {
     for (const [key, value] of Object.entries(q)) {
       const problem = value === undefined ? undefined : textProblem(value)

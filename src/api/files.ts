@@ -19,7 +19,7 @@ export const RAW_UPLOAD_PATH = "/tasks/:taskId/files/raw"
 /**
  * The header a raw upload must carry, valued `raw`. Its body is not JSON, so the rule that keeps
  * other sites' bodies out (a body must be JSON: a type no simple request can send) cannot hold;
- * a header no simple request can send takes its place (src/http/crossSite.ts).
+ * a header no simple request can send takes its place (src/http/input/crossSite.ts).
  */
 export const RAW_UPLOAD_HEADER = "x-svc-upload"
 

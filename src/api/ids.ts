@@ -13,7 +13,7 @@ export const isUuid = (s: string): boolean => UUID_RE.test(s)
 
 /**
  * The longest task id accepted, composite ids included (they nest, so they grow). The router
- * routes path parameters up to MAX_PATH_PARAM_LENGTH (src/http/ServerLimits.ts), above this, so
+ * routes path parameters up to MAX_PATH_PARAM_LENGTH (src/http/server/ServerLimits.ts), above this, so
  * a longer id reaches this schema and answers 400 naming `taskId` instead of a routing 404.
  */
 export const TASK_ID_MAX_LENGTH = 2048

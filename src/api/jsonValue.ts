@@ -1,6 +1,6 @@
 /**
  * What a JSON value must satisfy before anything decodes or stores it (the rules are listed in
- * src/http/jsonInput.ts, which applies them to every request body; schemas that parse JSON out
+ * src/http/input/jsonInput.ts, which applies them to every request body; schemas that parse JSON out
  * of a string apply them too). Pure, so that the contract can use it.
  */
 import * as Effect from "effect/Effect"

@@ -1,17 +1,17 @@
 /**
  * What the generated OpenAPI documents must say that HttpApi cannot express by itself, so that
  * each document describes exactly what our servers do (both APIs use it):
- * - decode failures are answered as BadRequest (http/errorResponse.ts), not HttpApiDecodeError;
- * - every request body goes through the JSON input check (http/jsonInput.ts): another media
+ * - decode failures are answered as BadRequest (http/errors/errorResponse.ts), not HttpApiDecodeError;
+ * - every request body goes through the JSON input check (http/input/jsonInput.ts): another media
  *   type is a 415 (on any method), and a body whose fields are all optional may be omitted;
- * - a write may be refused 403 (another site's, src/http/crossSite.ts);
+ * - a write may be refused 403 (another site's, src/http/input/crossSite.ts);
  * - the Node server answers 408 and 431 (in the error shape) before any route is chosen;
  * - a parameter carries its schema's description;
  * - free-form values carry no `$id` (Effect marks `unknown` with "/schemas/unknown", which
  *   resolvers take for a reference to fetch).
  */
 
-/** Answers the Node server gives any request before routing (src/http/nodeServer.ts). */
+/** Answers the Node server gives any request before routing (src/http/server/nodeServer.ts). */
 const SERVER_ERRORS = {
   408: ["Request Timeout", "The request (headers or body) was not received in time"],
   431: ["Request Header Fields Too Large", "The request line and headers exceed the size or count limit"]
@@ -77,7 +77,7 @@ export function advertiseOwnDecodeErrors(spec: Record<string, any>): Record<stri
         content: { "application/json": { schema: { $ref: "#/components/schemas/UnsupportedMediaType" } } }
       }
       if (!BODY_METHODS.has(method)) continue
-      // Writes from another site are refused (src/http/crossSite.ts); four-eyes refuses too.
+      // Writes from another site are refused (src/http/input/crossSite.ts); four-eyes refuses too.
       out.components.schemas.Forbidden ??= errorSchema(403, "Forbidden")
       op.responses["403"] ??= {
         description: "A write from another site (Sec-Fetch-Site / Origin), or a rule that refuses this caller",

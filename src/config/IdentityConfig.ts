@@ -25,6 +25,7 @@ import { isAbsolute, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { allSettings } from "./allSettings.js"
 import { intSetting } from "./read.js"
+import { quoted } from "../lib/quoted.js"
 import { defaultOf } from "./settings.js"
 
 export interface ActorHeaderSettings {
@@ -107,7 +108,7 @@ const CLAIM = /^[\x21-\x7e]{1,64}$/
 const invalid = (name: string, message: string): SchemaIssue.Issue =>
   new SchemaIssue.InvalidValue({ message: `${name}${message.startsWith("=") ? "" : " "}${message}` })
 
-const show = (value: string) => JSON.stringify(value.length > 64 ? `${value.slice(0, 64)}…` : value)
+const show = (value: string) => quoted(value)
 
 /** A loopback host name of a URL (`URL.hostname`: IPv6 in brackets). */
 const isLoopbackHost = (hostname: string): boolean => {

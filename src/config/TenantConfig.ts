@@ -22,7 +22,7 @@ export interface TenantConfigShape {
   readonly port: number
   /** Request bodies above this many bytes answer 413 before they are read. */
   readonly maxBodyBytes: number
-  /** JSON bodies nested deeper than this answer 400 (src/http/jsonInput.ts). */
+  /** JSON bodies nested deeper than this answer 400 (src/http/input/jsonInput.ts). */
   readonly maxJsonDepth: number
   /** How many next-step lookups one task list runs at once. */
   readonly nextStepConcurrency: number

@@ -1,7 +1,7 @@
 /**
  * `Config.all` for a record of settings, but reporting every bad one: Effect 4's `Config.all`
  * stops at the first failure, and a start that fails should list all that need fixing
- * (src/http/failStart.ts prints one line per problem). Each setting is read with the fiber's
+ * (src/config/settingErrors.ts words one line per problem). Each setting is read with the fiber's
  * ConfigProvider, as yielding a Config does.
  */
 import * as Arr from "effect/Array"

@@ -9,7 +9,7 @@ import { defaultOf, setting, type SettingName } from "./settings.js"
 
 /**
  * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
- * what it takes (src/http/failStart.ts prints it): `SVC_MAX_BODY_BYTES="abc": expected a
+ * what it takes (src/config/settingErrors.ts): `SVC_MAX_BODY_BYTES="abc": expected a
  * positive integer`, not a bare "Expected an integer value".
  */
 const expectedInt = (min: number) =>

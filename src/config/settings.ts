@@ -973,7 +973,7 @@ const DECLARATIONS = [
     description:
       "Header a trusted reverse proxy writes the client address into (e.g. x-forwarded-for); unset: the socket's peer address. Only set it when every request passes that proxy.",
     docs: { table: "mcp", default: "unset (off)", meaning:
-        "header your trusted reverse proxy writes the client address into (e.g. `x-forwarded-for`, `x-real-ip`); unset, the socket's peer is the client. Set it only when every request comes through that proxy and it overwrites or appends the header: otherwise callers choose their address. The same address counts a client's failed authentications here, its share of the request-body budget and its share of the event streams (`src/http/clientAddress.ts`)" },
+        "header your trusted reverse proxy writes the client address into (e.g. `x-forwarded-for`, `x-real-ip`); unset, the socket's peer is the client. Set it only when every request comes through that proxy and it overwrites or appends the header: otherwise callers choose their address. The same address counts a client's failed authentications here, its share of the request-body budget and its share of the event streams (`src/http/server/clientAddress.ts`)" },
   },
   {
     name: "SVC_TRUSTED_PROXY_HOPS",

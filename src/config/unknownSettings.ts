@@ -3,6 +3,7 @@
  * `.env`) that is none of the declared settings (./settings.ts) is reported with the closest
  * known name, and otherwise ignored.
  */
+import { quoted } from "../lib/quoted.js"
 import { SETTINGS } from "./settings.js"
 
 /** Every SVC_* setting of this package (the gateway, `npm run workspace`, `svc`, `svc mcp`), sorted. */
@@ -40,7 +41,7 @@ export const closestSetting = (name: string): { readonly name: string; readonly 
  * length, else quoted and clipped (an environment name may hold escapes, line breaks, anything).
  */
 const shownName = (name: string): string =>
-  /^[A-Za-z0-9_]{1,64}$/.test(name) ? name : JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+  /^[A-Za-z0-9_]{1,64}$/.test(name) ? name : quoted(name)
 
 /** Settings of the gateway without the SVC_ prefix, which SVC_PORT / SVC_HOST most likely mean. */
 const UNPREFIXED = new Set(["PORT", "HOST"])

@@ -12,7 +12,7 @@
  * | SVC_INGEST_MAX_REDIRECTS       | 3                  | redirects followed; one more is refused (0 follows none)  |
  */
 import * as Config from "effect/Config"
-import { parseAllowEntry } from "../http/outboundGuard.js"
+import { parseAllowEntry } from "../http/outbound/outboundGuard.js"
 import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"

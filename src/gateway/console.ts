@@ -22,8 +22,8 @@ import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { errorResponse } from "../http/errorBody.js"
-import { RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
+import { errorResponse } from "../http/errors/errorBody.js"
+import { RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
 
 export const CONSOLE_CSP = [
   "default-src 'none'",

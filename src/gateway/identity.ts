@@ -28,9 +28,11 @@ import { isLinkPath } from "../api/linkPath.js"
 import { withActor, withIdentity } from "../services/Actor.js"
 import { actorProblem, groupProblem, headerText, MAX_GROUPS } from "../services/actorValue.js"
 import type { IdentitySettings, JwtSettings } from "../config/IdentityConfig.js"
-import { clip, MAX_QUOTED_CHARS, RETRY_AFTER_SECONDS } from "../http/errorResponse.js"
+import { RETRY_AFTER_SECONDS } from "../http/errors/errorResponse.js"
+import { quoted } from "../lib/quoted.js"
 import { KeysUnavailable, makeKeySet } from "./jwtKeys.js"
-import { errorResponse } from "../http/errorBody.js"
+import { errorResponse } from "../http/errors/errorBody.js"
+import { bearerCredential } from "../http/input/bearerCredential.js"
 
 /** Paths open without naming anyone (exact), and open prefixes. */
 const PUBLIC_PATHS = new Set(["/v1/health", "/mcp", "/readyz", "/metrics", "/docs", "/openapi.json", "/"])
@@ -66,7 +68,7 @@ const NO_STORE = { "cache-control": "no-store" }
 const noStoreError = (statusCode: number, error: string, message: string, headers: Record<string, string> = {}) =>
   errorResponse(statusCode, error, message, { ...NO_STORE, ...headers })
 
-const quote = (value: string) => JSON.stringify(clip(value, MAX_QUOTED_CHARS))
+const quote = (value: string) => quoted(value)
 
 /** RFC 6750 b64token. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
@@ -194,9 +196,8 @@ const makeJwtVerifier = async (
   return {
     verify: async (authorization) => {
       if (authorization === undefined) return missingToken
-      const m = /^Bearer +(\S*) *$/i.exec(authorization)
-      if (m === null) return missingToken // another scheme: no bearer credential was sent
-      const token = m[1]!
+      const token = bearerCredential(authorization)
+      if (token === undefined) return missingToken // another scheme: no bearer credential was sent
       if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
         return invalidToken(token.length > MAX_TOKEN_LENGTH ? `the token is longer than ${MAX_TOKEN_LENGTH} characters` : "not a well-formed signed JWT")
       }

@@ -2,7 +2,7 @@
  * What every gateway request carries to the upstream calls made while serving it:
  *
  * - its deadline (SVC_REQUEST_DEADLINE_MS), counted from here: after the body has been read
- *   (the JSON input check reads it first, src/http/jsonInput.ts), so a slow upload spends the
+ *   (the JSON input check reads it first, src/http/input/jsonInput.ts), so a slow upload spends the
  *   request timeout of the Node server, not the upstream budget;
  * - for a write (POST, PUT, PATCH, DELETE), the client's `Idempotency-Key` header (400 when it
  *   is not 1-255 visible ASCII characters). The WorkspaceClient port passes it on with the write

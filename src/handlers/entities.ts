@@ -1,4 +1,4 @@
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"

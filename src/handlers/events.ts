@@ -1,11 +1,11 @@
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { createHash, timingSafeEqual } from "node:crypto"
+import { secretMatcher } from "../lib/secretMatcher.js"
 import { GatewayApi } from "../api/Api.js"
 import { Unauthorized } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
@@ -13,8 +13,6 @@ import { EventStreams, type StreamOutput } from "../services/EventStreams.js"
 import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 
-// Fixed-length digests: timingSafeEqual throws on different lengths, which would leak the key's length.
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
 
 /**
  * Completes when the client of `request` has gone: its socket ended (the client's FIN; Node keeps
@@ -50,13 +48,13 @@ export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const streams = yield* EventStreams
-    const expected = Option.map(config.eventsKey, (key) => digest(Redacted.value(key)))
+    const expected = Option.map(config.eventsKey, (key) => secretMatcher(Redacted.value(key)))
 
     const authorize = (given: string | undefined): Effect.Effect<void, Unauthorized> =>
       Option.match(expected, {
         onNone: () => Effect.void,
         onSome: (want) =>
-          given !== undefined && given !== "" && timingSafeEqual(digest(given), want)
+          given !== undefined && given !== "" && want(given)
             ? Effect.void
             : Effect.fail(new Unauthorized({ message: `Missing or invalid ${EVENTS_KEY_HEADER} header` }))
       })

@@ -1,15 +1,15 @@
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { isMediaType } from "../api/headerValues.js"
 import { decodeBase64 } from "../files/base64.js"
-import { attachment } from "../http/contentDisposition.js"
+import { attachment } from "../http/output/contentDisposition.js"
 import { ingestFile, listFiles, openFile } from "../files/operations.js"
 import { persistFile } from "../files/pipeline.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { UnsupportedMediaType } from "../api/errors.js"
-import { spoolBody } from "../http/rawBody.js"
+import { spoolBody } from "../http/input/rawBody.js"
 import { currentDeadline } from "../services/Deadline.js"
 import * as Option from "effect/Option"
 
@@ -31,7 +31,7 @@ export const FilesLive = ParsedPayload.group(GatewayApi, "files", (handlers) =>
       Effect.flatMap(decodeBase64("data", data), (bytes) => persistFile(params.taskId, meta, { bytes })))
     .handleRaw("uploadRawFile", ({ params, query, request }) =>
       Effect.scoped(Effect.gen(function*() {
-        // Checked before the body was read (src/http/crossSite.ts); again here, for an app without that middleware.
+        // Checked before the body was read (src/http/input/crossSite.ts); again here, for an app without that middleware.
         const type = request.headers["content-type"]?.trim()
         if (type === undefined || !isMediaType(type)) {
           return yield* new UnsupportedMediaType({ message: "Content-Type must be the file's media type (type/subtype)" })

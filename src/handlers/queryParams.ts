@@ -13,11 +13,11 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as SchemaAST from "effect/SchemaAST"
 import { BadRequest } from "../api/errors.js"
-import { matchPath } from "../http/methodNotAllowed.js"
+import { matchPath } from "../http/errors/unrouted.js"
 
 /**
  * The part of an HttpApi read here, structurally: Effect 4's `HttpApi.Top` is not a supertype of a
- * concrete API (see ApiRoutes in ../http/methodNotAllowed.ts).
+ * concrete API (see ApiRoutes in ../http/errors/unrouted.ts).
  */
 export interface QueryRoutes {
   readonly groups: {

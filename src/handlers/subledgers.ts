@@ -1,5 +1,5 @@
 import * as Option from "effect/Option"
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { rejectRow, updateCell } from "../services/subledgers.js"

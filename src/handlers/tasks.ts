@@ -1,4 +1,4 @@
-import * as ParsedPayload from "../http/parsedPayload.js"
+import * as ParsedPayload from "../http/input/parsedPayload.js"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
 import { decideTask, stepOf, uiStateOf } from "../services/tasks.js"

@@ -1,6 +1,6 @@
 /**
  * The process's drain as its readers see it (readiness, event streams): whether it has begun,
- * and a call when it does. The drain itself (src/http/drain.ts) is the HTTP server kit's; this
+ * and a call when it does. The drain itself (src/http/server/Drain.ts) is the HTTP server kit's; this
  * tag lets what only reads it stay clear of HTTP. Optional: without it nothing drains.
  */
 import * as Context from "effect/Context"

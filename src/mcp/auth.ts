@@ -12,6 +12,7 @@ import { type UpstreamError } from "../api/errors.js"
 import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { hashApiKey } from "../domain/apiKeys.js"
+import { bearerCredential } from "../http/input/bearerCredential.js"
 import type { Agent } from "../upstream/registry.js"
 
 /** Longest key accepted (registry keys are 46 characters); longer ones are not even hashed. */
@@ -22,9 +23,7 @@ const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
 /** The bearer credential of an Authorization header, if it is one. */
 export const bearerToken = (header: string | undefined): Option.Option<string> => {
-  if (header === undefined) return Option.none()
-  const m = /^Bearer +(\S+) *$/i.exec(header)
-  const token = m?.[1]
+  const token = bearerCredential(header)
   return token !== undefined && token.length <= MAX_KEY_LENGTH && TOKEN.test(token) ? Option.some(token) : Option.none()
 }
 

@@ -4,13 +4,13 @@
  *
  * Every request, whatever its method, is authenticated first (./auth.ts): without a valid API
  * key of an agent of this tenant it is answered 401 with `WWW-Authenticate: Bearer` and no MCP
- * message is looked at. Failures are counted per client address (src/http/clientAddress.ts) and per
+ * message is looked at. Failures are counted per client address (src/http/server/clientAddress.ts) and per
  * presented key (its hash), see `guard` below: a valid key is never refused because of other
  * callers' failures. Then each POST gets its own SDK server and
  * transport (stateless mode), whose tool handlers know the calling agent and run the tools
  * (./tools.ts) on this request's fiber context (its deadline, its log annotations).
  *
- * The JSON body has already passed the gateway's one input check (src/http/jsonInput.ts); it
+ * The JSON body has already passed the gateway's one input check (src/http/input/jsonInput.ts); it
  * is handed to the transport parsed, unless it is a batch over SVC_MCP_MAX_BATCH (or empty). The request the SDK sees carries no Authorization header:
  * the key goes no further than ./auth.ts.
  */
@@ -29,13 +29,13 @@ import { withActor } from "../services/Actor.js"
 import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { hashApiKey } from "../domain/apiKeys.js"
 import { type AuthFailure, type Authenticated, authenticate, bearerToken } from "./auth.js"
-import { addressBucket, clientAddress } from "../http/clientAddress.js"
+import { addressBucket, clientAddress } from "../http/server/clientAddress.js"
 import { MCP_PATH, McpConfig } from "./McpConfig.js"
 import { makeFailureLimiter } from "./limiter.js"
 import { callTool, listing, type ToolContext, type ToolServices } from "./toolkit.js"
 import { agentSource } from "./AgentTimeline.js"
 import { TOOLS } from "./tools.js"
-import { errorResponse } from "../http/errorBody.js"
+import { errorResponse } from "../http/errors/errorBody.js"
 import { API_VERSION } from "../api/version.js"
 
 export const SERVER_INFO = { name: "tenant-gateway", version: API_VERSION } as const

@@ -2,7 +2,7 @@
  * How a tool is declared and called. A tool names its input and output once, as Effect
  * Schemas: the same schemas give the JSON Schemas `tools/list` advertises (./jsonSchema.ts),
  * decode the arguments of `tools/call` (with the HTTP API's rules and messages: closed objects,
- * the DTOs' own filters, the decode-error formatter of src/http/errorResponse.ts) and encode the
+ * the DTOs' own filters, the decode-error formatter of src/http/errors/errorResponse.ts) and encode the
  * structured result. Every failure becomes an MCP tool error (`isError: true`) carrying the
  * message the HTTP API would answer; nothing is a protocol crash.
  */
@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { PAYLOAD_PARSE_OPTIONS } from "../api/dtos.js"
 import { BadRequest } from "../api/errors.js"
-import { boundMessage, describeIssues } from "../http/errorResponse.js"
+import { boundMessage, describeIssues } from "../http/errors/errorMessages.js"
 import type { FileFetcher } from "../files/FileFetcher.js"
 import type { Tenant } from "../services/Tenant.js"
 import type { TenantConfig } from "../config/TenantConfig.js"

@@ -19,7 +19,7 @@ import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
 import { defaultTextOf, setting } from "../config/settings.js"
-import { invalidSetting, quoteSetting } from "../http/failStart.js"
+import { invalidSetting, quoteSetting } from "../config/settingErrors.js"
 import { CurrentRequest } from "./requestContext.js"
 
 export type LogFormat = "json" | "pretty"
@@ -59,7 +59,7 @@ const parseFormat = (text: string, isTty: boolean): LogFormat | undefined => {
   }
 }
 
-/** SVC_LOG_LEVEL and SVC_LOG_FORMAT, failing with the setting named (src/http/failStart.ts prints it). */
+/** SVC_LOG_LEVEL and SVC_LOG_FORMAT, failing with the setting named (src/config/settingErrors.ts). */
 export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config.Config<LogSettings> =>
   Config.all({
     level: Config.String("SVC_LOG_LEVEL").pipe(

@@ -14,9 +14,10 @@ import * as Metric from "effect/Metric"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { createHash, timingSafeEqual } from "node:crypto"
 import { sampleProcessMetrics } from "./metrics.js"
-import { errorResponse } from "../http/errorBody.js"
+import { errorResponse } from "../http/errors/errorBody.js"
+import { bearerCredential } from "../http/input/bearerCredential.js"
+import { secretMatcher } from "../lib/secretMatcher.js"
 
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -39,7 +40,6 @@ export const renderPrometheus = (): string => {
 // ---------------------------------------------------------------------------------------------
 // GET /metrics
 
-const digest = (s: string) => createHash("sha256").update(s).digest()
 
 /**
  * The /metrics handler: process metrics sampled, then the registry rendered. With `token`, a
@@ -47,13 +47,12 @@ const digest = (s: string) => createHash("sha256").update(s).digest()
  * (compared in constant time).
  */
 export const metricsHandler = (token: Option.Option<Redacted.Redacted<string>>) => {
-  const expected = Option.map(token, (t) => digest(Redacted.value(t)))
+  const matches = Option.map(token, (t) => secretMatcher(Redacted.value(t)))
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.sync(() => {
-      if (Option.isSome(expected)) {
-        const auth = request.headers["authorization"] ?? ""
-        const given = /^Bearer (.+)$/i.exec(auth)?.[1]
-        if (given === undefined || !timingSafeEqual(digest(given), expected.value)) {
+      if (Option.isSome(matches)) {
+        const given = bearerCredential(request.headers["authorization"])
+        if (given === undefined || given === "" || !matches.value(given)) {
           return errorResponse(401, "Unauthorized", "GET /metrics needs Authorization: Bearer <SVC_METRICS_TOKEN>", {
             "www-authenticate": "Bearer",
             "cache-control": "no-store"

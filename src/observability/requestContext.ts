@@ -67,19 +67,6 @@ export class RequestContext {
 }
 
 /**
- * The header carrying a request's arrival time to the workspace API (the gateway's HTTP
- * workspace client sends it; only the workspace listener, behind its admin token, reads it).
- */
-export const ARRIVED_AT_HEADER = "x-svc-arrived-at"
-
-/** An arrival time header's value, when it is a finite non-negative number of ms. */
-export const parseArrivedAt = (value: string | undefined): number | undefined => {
-  if (value === undefined || value.length > 32) return undefined
-  const n = Number(value)
-  return Number.isFinite(n) && n >= 0 ? n : undefined
-}
-
-/**
  * The request being served, in the context of its fiber (and of the fibers it forks): one
  * context change per request, together with the route capture (./requests.ts).
  */
@@ -88,7 +75,7 @@ export class CurrentRequest extends Context.Service<CurrentRequest, RequestConte
 /** The request context for incoming headers: the edge's id when acceptable, else a new one. */
 export const requestContextOf = (
   headers: Readonly<Record<string, string | undefined>>,
-  /** When the server stamped its arrival (src/http/arrival.ts); now when it did not. */
+  /** When the server stamped its arrival (src/http/server/arrival.ts); now when it did not. */
   arrivedAt: number = preciseNowMs()
 ): RequestContext => {
   const edgeId = headers[REQUEST_ID_HEADER]
@@ -117,21 +104,11 @@ export const upstreamHeaders = (tracing: boolean): Effect.Effect<Readonly<Record
   Effect.map(Effect.serviceOption(CurrentRequest), (current) => {
     if (current._tag === "None") return NO_HEADERS
     const request = current.value
-    const own = { [REQUEST_ID_HEADER]: request.requestId, [ARRIVED_AT_HEADER]: String(request.arrivedAt) }
+    const own = { [REQUEST_ID_HEADER]: request.requestId }
     if (tracing || request.traceparent === undefined) return own
     return request.tracestate === undefined
       ? { ...own, traceparent: request.traceparent }
       : { ...own, traceparent: request.traceparent, tracestate: request.tracestate }
   })
-
-/**
- * The request context of a call to the workspace API, from the headers its caller (a gateway's
- * HTTP workspace client, behind the admin token) forwards: its request id, and its arrival time
- * when given (else this server's own stamp), so a decision binds to what the gateway's client saw.
- */
-export const forwardedRequestContextOf = (
-  headers: Readonly<Record<string, string | undefined>>,
-  stamped: number | undefined
-): RequestContext => requestContextOf(headers, parseArrivedAt(headers[ARRIVED_AT_HEADER]) ?? stamped ?? preciseNowMs())
 
 const NO_HEADERS: Readonly<Record<string, string>> = {}

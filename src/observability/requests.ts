@@ -22,7 +22,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
 import type * as http from "node:http"
-import { arrivalOf } from "../http/arrival.js"
+import { arrivalOf } from "../http/server/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
 import { CurrentRequest, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
@@ -176,6 +176,20 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       const method = request.method
       const path = pathOf(request.url)
       const traceId = rc.traceId ?? realSpan?.traceId
+      /** The request's line and metrics, once its outcome is known. */
+      const finished = (status: number, bytes: number, aborted: boolean, shed: boolean) =>
+        emit({
+          requestId: rc.requestId,
+          traceId,
+          method,
+          route: routeOf(),
+          path,
+          status,
+          durationMs: round1(performance.now() - started),
+          bytes,
+          aborted,
+          shed
+        })
 
       const inner = Effect.provideService(app, CurrentRequest, rc)
       /** Body bytes as the response declares them; undefined for a body of unknown length. */
@@ -190,36 +204,24 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
         // Not a Node server: the line when the response is ready, without the body's time.
         return Effect.onExit(withId, (exit) =>
           Effect.sync(() =>
-            emit({
-              requestId: rc.requestId,
-              traceId,
-              method,
-              route: routeOf(),
-              path,
-              status: Exit.isSuccess(exit) ? exit.value.status : Exit.hasInterrupts(exit) ? 499 : 500,
-              durationMs: round1(performance.now() - started),
-              bytes: Exit.isSuccess(exit) ? declaredBytes(exit.value) ?? 0 : 0,
-              aborted: Exit.isFailure(exit) && Exit.hasInterrupts(exit),
-              shed: Exit.isSuccess(exit) && exit.value.status === 503 && exit.value.headers["retry-after"] !== undefined
-            })
+            finished(
+              Exit.isSuccess(exit) ? exit.value.status : Exit.hasInterrupts(exit) ? 499 : 500,
+              Exit.isSuccess(exit) ? declaredBytes(exit.value) ?? 0 : 0,
+              Exit.isFailure(exit) && Exit.hasInterrupts(exit),
+              Exit.isSuccess(exit) && exit.value.status === 503 && exit.value.headers["retry-after"] !== undefined
+            )
           ))
       }
       const socket = res.socket
       const wireBefore = socket?.bytesWritten ?? 0
       res.once("close", () => {
         const sent = res.headersSent
-        emit({
-          requestId: rc.requestId,
-          traceId,
-          method,
-          route: routeOf(),
-          path,
-          status: sent ? res.statusCode : 499,
-          durationMs: round1(performance.now() - started),
-          bytes: sent ? bodyBytes(method, res, declared, (socket?.bytesWritten ?? wireBefore) - wireBefore) : 0,
-          aborted: !res.writableFinished,
-          shed: sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
-        })
+        finished(
+          sent ? res.statusCode : 499,
+          sent ? bodyBytes(method, res, declared, (socket?.bytesWritten ?? wireBefore) - wireBefore) : 0,
+          !res.writableFinished,
+          sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
+        )
       })
       return withId
     })

@@ -13,7 +13,7 @@
  *
  * Streams are capped (SVC_EVENT_STREAMS_MAX: 503 past it), send a `: keep-alive` comment after
  * SVC_EVENTS_KEEPALIVE_MS of silence, end when the client goes away (the server interrupts the
- * response), when the process drains (src/http/drain.ts) and when this layer closes; a client
+ * response), when the process drains (src/http/server/Drain.ts) and when this layer closes; a client
  * resumes with Last-Event-ID.
  *
  * Memory: a page is at most SVC_EVENTS_PAGE_BYTES (plus the one event that

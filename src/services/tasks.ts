@@ -28,7 +28,7 @@ export const uiStateOf = (taskId: string) =>
 /**
  * The step a signal names: the client's, when it names one. Otherwise none: the store binds the
  * signal to the step that was current when the request ARRIVED (its arrival time travels with
- * the request, src/http/arrival.ts), inside the transaction that records it. Reading the task
+ * the request, src/http/server/arrival.ts), inside the transaction that records it. Reading the task
  * here and naming its step would not do: a second request read after the first moved the task
  * on would name (and decide) the next step.
  */

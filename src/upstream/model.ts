@@ -151,7 +151,7 @@ export interface NewDocument {
 }
 
 /**
- * A file's bytes spooled to a file as they arrived (src/http/rawBody.ts): its length and SHA-256
+ * A file's bytes spooled to a file as they arrived (src/http/input/rawBody.ts): its length and SHA-256
  * known, read back a slice at a time, so a store holds a chunk of it, never the whole.
  */
 export interface SpooledBytes {

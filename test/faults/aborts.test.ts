@@ -3,13 +3,13 @@
  * must end its request's fiber and be logged once, at info (status 499, no stack), on every path
  * and method that carries a body. On the built process, over raw sockets: thousands of aborts,
  * then `effect_fiber_active` and the heap after a full collection (the idle collection npm start's
- * `--expose-gc` enables, src/http/nodeServer.ts) are back at their baseline.
+ * `--expose-gc` enables, src/http/server/nodeServer.ts) are back at their baseline.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { IDLE_COLLECT_MS } from "../../src/http/nodeServer.js"
+import { IDLE_COLLECT_MS } from "../../src/http/server/nodeServer.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { abortFlood, type AbortTarget } from "./abortFlood.js"
 

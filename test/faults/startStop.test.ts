@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { createGatewayServer } from "../../src/http/server/nodeServer.js"
 
 const get = (port: number) =>
   new Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }>((resolve, reject) => {

@@ -19,7 +19,7 @@ import {
   fileNameFromContentDisposition,
   fileNameFromUrl
 } from "../../src/files/providers/url.js"
-import { malformedPercentEncoding } from "../../src/http/methodNotAllowed.js"
+import { malformedPercentEncoding } from "../../src/http/errors/percentEncoding.js"
 import { PATTERN_BUDGET_MS, testWithin } from "../../src/lib/boundedRegExp.js"
 import { isValidRequestId, parseTraceparent } from "../../src/observability/requestContext.js"
 import { checkContext } from "../../src/services/startParams.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { attachment } from "../../src/http/contentDisposition.js"
+import { attachment } from "../../src/http/output/contentDisposition.js"
 import { exampleFixture, expectError, raw, withGateway } from "../support/gateway.js"
 import { DOCUMENT, EXPENSE_TASK, GLOBEX, GLOBEX_TASK, MISSING } from "../support/world.js"
 

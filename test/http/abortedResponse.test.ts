@@ -2,7 +2,7 @@
  * An answer produced after its client left (issue 22, finding 2). The platform's response writer
  * waits, uninterruptibly, for the callback of Node's `res.end`, which Node calls on 'finish' only:
  * on a closed connection it never came, so the request's fiber and its scope stayed open for
- * good. The gateway's Node server (src/http/nodeServer.ts) settles that callback on 'close'.
+ * good. The gateway's Node server (src/http/server/nodeServer.ts) settles that callback on 'close'.
  * Checked by the request scope's finalizer: it runs only once the answer is written.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -15,7 +15,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as http from "node:http"
 import * as net from "node:net"
-import { createGatewayServer } from "../../src/http/nodeServer.js"
+import { createGatewayServer } from "../../src/http/server/nodeServer.js"
 import { serverPort } from "./support.js"
 
 const ServerLive = NodeHttpServer.layer(() => createGatewayServer(1024 * 1024), { port: 0, host: "127.0.0.1" })

@@ -1,10 +1,10 @@
 /**
- * The accounting behind SVC_MAX_BODY_BYTES_IN_FLIGHT (src/http/bodyBudget.ts): first come, first
+ * The accounting behind SVC_MAX_BODY_BYTES_IN_FLIGHT (src/http/server/BodyBudget.ts): first come, first
  * served; a waiter is admitted when room is given back, or times out; one that leaves gives up
  * its place; a body larger than the whole budget is admitted alone.
  */
 import { describe, expect, it } from "vitest"
-import { BodyBudget } from "../../src/http/bodyBudget.js"
+import { BodyBudget } from "../../src/http/server/BodyBudget.js"
 
 const track = () => {
   const events: Array<string> = []

@@ -1,5 +1,5 @@
 /**
- * How the gateway reads a request body on Node (src/http/jsonInput.ts collects the
+ * How the gateway reads a request body on Node (src/http/input/jsonInput.ts collects the
  * IncomingMessage's chunks itself): whatever the framing and however the bytes are split over
  * time, the handler sees the whole body once; a client that leaves mid-body leaves nothing
  * behind, and the server goes on serving.

@@ -1,6 +1,6 @@
-/** The key connections are counted under per client (src/http/clientAddress.ts). */
+/** The key connections are counted under per client (src/http/server/clientAddress.ts). */
 import { describe, expect, it } from "vitest"
-import { clientKey } from "../../src/http/clientAddress.js"
+import { clientKey } from "../../src/http/server/clientAddress.js"
 
 describe("clientKey", () => {
   it("an IPv4 address, written plain or IPv4-mapped, is one client", () => {

@@ -10,15 +10,9 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { PAYLOAD_PARSE_OPTIONS } from "../../src/api/dtos.js"
 import { NotFound } from "../../src/api/errors.js"
-import {
-  boundMessage,
-  clip,
-  describeIssues,
-  MAX_LISTED_ISSUES,
-  MAX_MESSAGE_CHARS,
-  MAX_QUOTED_CHARS,
-  toResponse
-} from "../../src/http/errorResponse.js"
+import { boundMessage, describeIssues, MAX_LISTED_ISSUES, MAX_MESSAGE_CHARS } from "../../src/http/errors/errorMessages.js"
+import { toResponse } from "../../src/http/errors/errorResponse.js"
+import { clip, MAX_QUOTED_CHARS } from "../../src/lib/quoted.js"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import { ACME_US, EXPENSE_TASK } from "../support/world.js"
 

@@ -1,12 +1,12 @@
 /**
- * One full collection after the server has gone idle (src/http/nodeServer.ts collectWhenIdle),
+ * One full collection after the server has gone idle (src/http/server/nodeServer.ts collectWhenIdle),
  * which npm start relies on instead of V8's memory reducer.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
-import { collectWhenIdle } from "../../src/http/nodeServer.js"
+import { collectWhenIdle } from "../../src/http/server/nodeServer.js"
 
 const get = (port: number) =>
   new Promise<number>((resolve, reject) => {

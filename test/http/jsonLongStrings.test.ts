@@ -1,7 +1,7 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { parseJsonBody } from "../../src/http/jsonInput.js"
-import { parseWithLongStrings } from "../../src/http/jsonLongStrings.js"
+import { parseJsonBody } from "../../src/http/input/jsonInput.js"
+import { parseWithLongStrings } from "../../src/http/input/jsonLongStrings.js"
 
 /** JSON.parse's answer: the value as JSON (key order kept), or that it throws. */
 const reference = (text: string): string | undefined => {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../../src/api/Api.js"
-import { allowOf, explainUnrouted, matchPath, templatesOf } from "../../src/http/methodNotAllowed.js"
+import { allowOf, explainUnrouted, matchPath, templatesOf } from "../../src/http/errors/unrouted.js"
 import { WorkspaceApi } from "../../src/upstream/WorkspaceApi.js"
 import { overStore } from "../support/storeWorkspace.js"
 import { withGateway } from "../support/gateway.js"

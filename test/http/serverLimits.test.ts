@@ -1,5 +1,5 @@
 /**
- * The Node server's own limits (src/http/ServerLimits.ts, src/http/nodeServer.ts), over real
+ * The Node server's own limits (src/http/server/ServerLimits.ts, src/http/server/nodeServer.ts), over real
  * sockets with short settings: slow headers and stalled bodies are cut, connections past the
  * cap are closed, too many headers answer 431, idle keep-alive connections are closed. And the
  * settings: defaults, and every invalid value refused naming the variable, value and range.
@@ -9,8 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as http from "node:http"
 import * as net from "node:net"
-import { checkingIntervalMs, createGatewayServer } from "../../src/http/nodeServer.js"
-import { DEFAULT_SERVER_LIMITS, type ServerLimits, serverLimitsConfig } from "../../src/http/ServerLimits.js"
+import { checkingIntervalMs, createGatewayServer } from "../../src/http/server/nodeServer.js"
+import { DEFAULT_SERVER_LIMITS, type ServerLimits, serverLimitsConfig } from "../../src/http/server/ServerLimits.js"
 import { envProvider } from "../fixtures/config.js"
 import { requestTo } from "./support.js"
 

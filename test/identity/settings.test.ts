@@ -1,6 +1,6 @@
 /**
  * The identity settings: off by default, and a set-up that is half there refuses to start with
- * one line per problem (src/http/failStart.ts prints them), on the built process too.
+ * one line per problem (src/http/server/failStart.ts prints them), on the built process too.
  */
 import { describe, expect, it } from "vitest"
 import * as Result from "effect/Result"
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { describeStartFailure } from "../../src/http/failStart.js"
+import { describeStartFailure } from "../../src/http/server/failStart.js"
 import { identityConfigFromEnv } from "../../src/config/IdentityConfig.js"
 import { startBuilt } from "../support/process.js"
 import { readEnv } from "../fixtures/config.js"

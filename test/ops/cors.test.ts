@@ -5,8 +5,8 @@
  */
 import * as Result from "effect/Result"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { corsConfig } from "../../src/observability/cors.js"
-import { describeStartFailure } from "../../src/http/failStart.js"
+import { corsConfig } from "../../src/http/input/cors.js"
+import { describeStartFailure } from "../../src/http/server/failStart.js"
 import { readEnv } from "../fixtures/config.js"
 import { type OpsGateway, startOps } from "./support.js"
 

@@ -5,7 +5,7 @@
  */
 import * as Result from "effect/Result"
 import { describe, expect, it } from "vitest"
-import { DEFAULT_SERVER_LIMITS, serverLimitsConfig } from "../../src/http/ServerLimits.js"
+import { DEFAULT_SERVER_LIMITS, serverLimitsConfig } from "../../src/http/server/ServerLimits.js"
 import { readEnv } from "../fixtures/config.js"
 
 const read = (env: Record<string, string>) => readEnv(serverLimitsConfig, env)

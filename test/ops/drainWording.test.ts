@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { describeInProgress } from "../../src/http/drain.js"
+import { describeInProgress } from "../../src/http/server/Drain.js"
 import { freePort } from "../support/process.js"
 import { killAllBuilt, spawnBuilt } from "./builtRun.js"
 

@@ -97,6 +97,10 @@ describe("GET /metrics", () => {
       expect(JSON.parse(denied.text)).toMatchObject({ statusCode: 401, error: "Unauthorized" })
       expect((await scrape(locked.url, { authorization: "Bearer wrong" })).res.status).toBe(401)
       expect((await scrape(locked.url, { authorization: "Bearer s3cret-token-value" })).res.status).toBe(200)
+      // The bearer form of RFC 6750 as the other listeners read it: any case, spaces around the token.
+      expect((await scrape(locked.url, { authorization: "bearer  s3cret-token-value " })).res.status).toBe(200)
+      expect((await scrape(locked.url, { authorization: "Bearer " })).res.status).toBe(401)
+      expect((await scrape(locked.url, { authorization: "Bearer s3cret-token-value x" })).res.status).toBe(401)
     } finally {
       await locked.close()
     }

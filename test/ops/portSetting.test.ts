@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { describeStartFailure } from "../../src/http/failStart.js"
+import { describeStartFailure } from "../../src/http/server/failStart.js"
 
 const failureOf = async <A>(config: Config.Config<A>, env: Record<string, string>) => {
   const parsed = await Effect.runPromise(Effect.result(config.parse(ConfigProvider.fromEnv({ env }))))

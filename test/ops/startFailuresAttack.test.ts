@@ -146,7 +146,7 @@ describe("start failures an operator meets", { timeout: 60_000 }, () => {
       const stoppedAfter = performance.now() - signalled
       // @effect/sql-pg 4's connect is interrupted by the signal: the start stops at once and the
       // (empty) drain is clean, exit 0. (node-postgres's connect ignored the interruption; the
-      // grace period's backstop then ended the process with exit 1, drain.ts.)
+      // grace period's backstop then ended the process with exit 1, src/http/server/Drain.ts.)
       expect({ code, output: run.output() }).toMatchObject({ code: 0 })
       // The grace is 1 s; the connect timeout 60 s. Generous: the point is that it ends.
       expect(stoppedAfter).toBeLessThan(15_000)

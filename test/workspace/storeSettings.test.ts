@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import { describeStartFailure } from "../../src/http/failStart.js"
+import { describeStartFailure } from "../../src/http/server/failStart.js"
 import { databaseLabel, databasePathOf, embeddedSettings } from "../../src/workspace/embedded/layer.js"
 import { isPostgresUrl, redactUrl } from "../../src/workspace/embedded/pg.js"
 

@@ -1,7 +1,7 @@
 /**
  * `{provider: "url", url, headers?}`: the gateway GETs the bytes from an http(s) URL the caller names.
  *
- * SSRF protection is the shared outbound guard (src/http/outboundGuard.ts): every hop goes
+ * SSRF protection is the shared outbound guard (src/http/outbound/outboundGuard.ts): every hop goes
  * through a `request-filtering-agent` Agent that refuses non-public addresses at connect time;
  * `SVC_INGEST_URL_ALLOW` lists `host:port` pairs that may be reached although private (matched
  * per hop, so a redirect is checked again).
@@ -22,7 +22,7 @@ import type { LookupFunction } from "node:net"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
 import { type FetchedFile, provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
-import { bareHost, defaultPort, describeRequestError, errorMessage, hostPortKey, makeOutboundAgents } from "../../http/outboundGuard.js"
+import { bareHost, defaultPort, describeRequestError, errorMessage, hostPortKey, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
 
 export { describeRequestError }
 

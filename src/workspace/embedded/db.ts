@@ -295,6 +295,23 @@ export const glOfRow = (r: GlRow): Workspace.GlConnection => ({
   metadata: fromJson<Workspace.GlConnection["metadata"]>(r.metadata)
 })
 
+/** A tenant's GL connection written (one per tenant, replaced whole): the store's writes and the seed alike. */
+export const upsertGlConnection = (
+  sql: SqlClient.SqlClient,
+  c: Pick<Workspace.GlConnection, "tenantId" | "provider" | "service" | "status" | "connectedAt" | "metadata">
+) =>
+  sql`INSERT INTO gl_connections ${
+      sql.insert({
+        tenant_id: c.tenantId,
+        provider: c.provider,
+        service: c.service,
+        status: c.status,
+        connected_at: c.connectedAt,
+        metadata: toJson(c.metadata)
+      })
+    } ON CONFLICT (tenant_id) DO UPDATE SET provider = excluded.provider, service = excluded.service,
+      status = excluded.status, connected_at = excluded.connected_at, metadata = excluded.metadata`
+
 export interface SubledgerRow {
   readonly ledger: string
   readonly id: string

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Conflict } from "../../api/errors.js"
-import { clip, MAX_QUOTED_CHARS } from "../../http/errorResponse.js"
+import { quoted } from "../../lib/quoted.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { EVENT_COLUMNS, type EventRow, eventOfRow, nowIso, toJson } from "./db.js"
@@ -22,7 +22,6 @@ interface Fields {
   readonly groupKey?: string | undefined
 }
 
-const quoted = (s: string) => JSON.stringify(clip(s, MAX_QUOTED_CHARS))
 
 export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "appendEvent" | "recordEvent" | "listEvents"> => {
   const { sql, guard, bell, taskOf, write, idempotent } = tx

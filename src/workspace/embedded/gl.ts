@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { BadRequest, NotFound } from "../../api/errors.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import type { Workspace } from "../../upstream/model.js"
-import { type GlRow, glOfRow, nowIso, toJson } from "./db.js"
+import { type GlRow, glOfRow, nowIso, upsertGlConnection } from "./db.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { glSessionCutoff, unknownGlService } from "../../domain/glServices.js"
 import { type Transactions, notFound } from "./transaction.js"
@@ -32,18 +32,7 @@ export interface GlSessions {
 
 export const glRecords = (tx: Transactions, publicUrl: string, glSessionTtlMs: number): Pick<WorkspaceClientService & GlSessions, "getGlConnection" | "createGlSession" | "deleteGlConnection" | "openGlSession" | "completeGlSession"> => {
   const { sql, guard, write, idempotent } = tx
-  const upsertGl = (c: Workspace.GlConnection) =>
-    sql`INSERT INTO gl_connections ${
-      sql.insert({
-        tenant_id: c.tenantId,
-        provider: c.provider,
-        service: c.service,
-        status: c.status,
-        connected_at: c.connectedAt,
-        metadata: toJson(c.metadata)
-      })
-    } ON CONFLICT (tenant_id) DO UPDATE SET provider = excluded.provider, service = excluded.service,
-      status = excluded.status, connected_at = excluded.connected_at, metadata = excluded.metadata`
+  const upsertGl = (c: Workspace.GlConnection) => upsertGlConnection(sql, c)
 
   return {
     getGlConnection: (tenantId) =>

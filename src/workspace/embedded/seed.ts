@@ -14,7 +14,7 @@ import { rootTaskId } from "../../api/ids.js"
 import { resolveExternalRef } from "../../domain/agentRef.js"
 import { hashApiKey } from "../../domain/apiKeys.js"
 import { type Fixture, FixtureError, fixtureOrigin, readFixture } from "../../domain/fixture.js"
-import { describeError, insertChunks, nowIso, retryBusy, toJson } from "./db.js"
+import { describeError, insertChunks, nowIso, retryBusy, toJson, upsertGlConnection } from "./db.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */
 export const DEMO_FIXTURE = fileURLToPath(new URL("../../../fixtures/demo.json", import.meta.url))
@@ -130,17 +130,7 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
           tenant_id = excluded.tenant_id, name = excluded.name, api_key_hash = excluded.api_key_hash`
       }
       for (const g of fixture.glConnections) {
-        yield* sql`INSERT INTO gl_connections ${
-          sql.insert({
-            tenant_id: g.tenantId,
-            provider: g.provider,
-            service: g.service,
-            status: g.status,
-            connected_at: g.connectedAt,
-            metadata: toJson(g.metadata)
-          })
-        } ON CONFLICT (tenant_id) DO UPDATE SET provider = excluded.provider, service = excluded.service,
-          status = excluded.status, connected_at = excluded.connected_at, metadata = excluded.metadata`
+        yield* upsertGlConnection(sql, g)
       }
     })
 

@@ -101,7 +101,7 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
      * request arrived. Fails with what the caller must hear; succeeds with the signal to record
      * (bound and attributed), or undefined for a duplicate (a no-op that succeeds).
      *
-     * A request's arrival is stamped as Node reads it (src/http/arrival.ts), but the SQLite driver
+     * A request's arrival is stamped as Node reads it (src/http/server/arrival.ts), but the SQLite driver
      * is synchronous and fibers resume on microtasks: without a break, one request can be read,
      * decided and applied before the event loop even reads a second one written at the same moment
      * on another connection, which is then stamped after the task moved (`letArrivalsIn`).

@@ -1,6 +1,6 @@
 /**
  * One webhook attempt on the wire: a POST through the shared outbound guard
- * (../../http/outboundGuard.ts: non-public addresses refused when the socket connects unless
+ * (../../http/outbound/outboundGuard.ts: non-public addresses refused when the socket connects unless
  * host:port is in SVC_WEBHOOK_URL_ALLOW), redirects not followed, the whole attempt bounded by
  * the timeout (connect, send, and the receiver's status line). The receiver's body is read up to
  * 64 KiB or 1 s and dropped: nothing it says is kept but its status and, on 429/503, Retry-After.
@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
 import * as https from "node:https"
-import { bareHost, defaultPort, describeRequestError, errorMessage, makeOutboundAgents } from "../../http/outboundGuard.js"
+import { bareHost, defaultPort, describeRequestError, errorMessage, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
 
 export interface PostResult {
   /** The receiver's status; undefined when none came (refused, unreachable, timed out). */

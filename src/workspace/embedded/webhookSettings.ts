@@ -14,7 +14,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { intSetting } from "../../config/read.js"
-import { parseAllowList } from "../../http/outboundGuard.js"
+import { parseAllowList } from "../../http/outbound/outboundGuard.js"
 import {
   DEFAULT_WEBHOOK_RETRY_SCHEDULE,
   parseRetrySchedule,

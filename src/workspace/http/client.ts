@@ -46,6 +46,7 @@ import { randomUUID } from "node:crypto"
 import { IDEMPOTENCY_KEY_HEADER } from "../../api/idempotency.js"
 import { encodePathSegment } from "../../client/pathParams.js"
 import { upstreamHeaders } from "../../observability/requestContext.js"
+import { arrivalHeaders } from "../../services/arrival.js"
 import { ACTOR_FORWARD_HEADER, actorNow, currentIdentity, IDENTITY_FORWARD_HEADER } from "../../services/Actor.js"
 import { encodeActorHeader, encodeIdentityHeader } from "../../services/actorValue.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
@@ -219,19 +220,21 @@ export const makeHttpWorkspaceClient = (
         ? (c) => c
         : HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)),
       token === undefined ? (c) => c : HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(token))),
-      // The request's x-request-id (and the caller's traceparent when not tracing) on every call,
+      // The request's x-request-id and arrival time (and the caller's traceparent when not tracing) on every call,
       // and who acts (x-svc-actor, src/services/Actor.ts) when someone is named.
       // The edge's groups and whether assignment holds travel in x-svc-identity when they say anything.
       HttpClient.mapRequestEffect((request) =>
-        Effect.zipWith(upstreamHeaders(options.tracing === true), Effect.zip(actorNow, currentIdentity), (headers, [actor, identity]) =>
-          HttpClientRequest.setHeaders(
-            request,
-            {
+        Effect.zipWith(
+          Effect.zip(upstreamHeaders(options.tracing === true), arrivalHeaders),
+          Effect.zip(actorNow, currentIdentity),
+          ([headers, arrival], [actor, identity]) =>
+            HttpClientRequest.setHeaders(request, {
               ...headers,
+              ...arrival,
               ...(actor === undefined ? {} : { [ACTOR_FORWARD_HEADER]: encodeActorHeader(actor) }),
               ...(identity.enforced || identity.groups.length > 0 ? { [IDENTITY_FORWARD_HEADER]: encodeIdentityHeader(identity) } : {})
-            }
-          )))
+            })
+        ))
     )
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http.pipe(HttpClient.transform(Effect.flatMap(rejectUnreadableErrorBody))),

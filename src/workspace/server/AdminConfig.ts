@@ -22,9 +22,10 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import { createHash, timingSafeEqual } from "node:crypto"
 import { isIPv4, isIPv6 } from "node:net"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
+import { bearerCredential } from "../../http/input/bearerCredential.js"
+import { secretMatcher } from "../../lib/secretMatcher.js"
 import { defaultTextOf } from "../../config/settings.js"
 
 export const DEFAULT_ADMIN_HOST = defaultTextOf("SVC_ADMIN_HOST")
@@ -181,23 +182,16 @@ export const workspaceToken = tokenSetting("SVC_WORKSPACE_TOKEN")
 // ---------------------------------------------------------------------------------------------
 // The bearer check
 
-const digest = (text: string) => createHash("sha256").update(text, "utf8").digest()
+/** A constant-time comparison with the expected token (src/lib/secretMatcher.ts). */
+export const tokenMatcher = (expected: Redacted.Redacted<string>) => secretMatcher(Redacted.value(expected))
 
-/**
- * A constant-time comparison with the expected token: both sides are hashed first, so the
- * compared buffers always have the same length (`timingSafeEqual` throws otherwise) and the
- * time taken says nothing about the token's length or content.
- */
-export const tokenMatcher = (expected: Redacted.Redacted<string>) => {
-  const want = digest(Redacted.value(expected))
-  return (given: string): boolean => timingSafeEqual(want, digest(given))
-}
+/** An admin token is visible ASCII. */
+const VISIBLE_ASCII_TOKEN = /^[\x21-\x7e]+$/
 
 /** The token of an `Authorization: Bearer <token>` header; undefined when absent or another scheme. */
 export const bearerTokenOf = (authorization: string | undefined): string | undefined => {
-  if (authorization === undefined) return undefined
-  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization)
-  return match === null ? undefined : match[1]
+  const credential = bearerCredential(authorization)
+  return credential !== undefined && VISIBLE_ASCII_TOKEN.test(credential) ? credential : undefined
 }
 
 const REALM = "svc-admin"

@@ -10,7 +10,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import { ACTOR_FORWARD_HEADER, IDENTITY_FORWARD_HEADER, withActor, withIdentity } from "../../services/Actor.js"
 import { actorProblem, decodeActorHeader, decodeIdentityHeader } from "../../services/actorValue.js"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
 
 export const forwardedActor = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>

@@ -8,7 +8,7 @@
  * holding the session link.
  * Settings: SVC_WORKSPACE_PORT (default 4000), HOST, SVC_ADMIN_TOKEN, SVC_DATABASE_URL,
  * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS.
- * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/drain.ts): exit 0, or 1 when
+ * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/server/Drain.ts): exit 0, or 1 when
  * the grace period ran out.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -20,10 +20,10 @@ import * as Effect from "effect/Effect"
 import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { Drain, drainTeardown, launchDrained } from "../../http/drain.js"
-import { describeListenError, failStart, startFailureTeardown } from "../../http/failStart.js"
-import { createGatewayServer } from "../../http/nodeServer.js"
-import { serverLimitsConfig, shutdownGraceConfig } from "../../http/ServerLimits.js"
+import { Drain, drainTeardown, launchDrained } from "../../http/server/Drain.js"
+import { describeListenError, failStart, startFailureTeardown } from "../../http/server/failStart.js"
+import { createGatewayServer } from "../../http/server/nodeServer.js"
+import { serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"

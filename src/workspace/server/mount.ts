@@ -24,7 +24,7 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { isUuid } from "../../api/ids.js"
-import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
+import { refuseAllCrossSiteWrites } from "../../http/input/crossSite.js"
 import { EmbeddedWorkspace } from "../embedded/layer.js"
 import type { GlSession } from "../embedded/store.js"
 import { glConnectPage } from "./glConnectPage.js"
@@ -32,7 +32,7 @@ import { GL_SERVICE_IDS } from "../../domain/glServices.js"
 import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions, WorkspaceServices } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
 

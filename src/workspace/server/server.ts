@@ -26,25 +26,26 @@ import type * as Scope from "effect/Scope"
 import type * as Types from "effect/Types"
 import type * as http from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
-import { arrivalOf } from "../../http/arrival.js"
-import { CurrentRequest, forwardedRequestContextOf } from "../../observability/requestContext.js"
+import { arrivalOf } from "../../http/server/arrival.js"
+import { CurrentRequest } from "../../observability/requestContext.js"
+import { forwardedRequestContextOf } from "../../services/arrival.js"
 import { requireBearer } from "./AdminConfig.js"
-import { attachment } from "../../http/contentDisposition.js"
-import { limitDeclaredBody } from "../../http/bodyLimit.js"
-import { refuseAllCrossSiteWrites } from "../../http/crossSite.js"
+import { attachment } from "../../http/output/contentDisposition.js"
+import { limitDeclaredBody } from "../../http/input/bodyLimit.js"
+import { refuseAllCrossSiteWrites } from "../../http/input/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
-import { shapeErrors } from "../../http/errorResponse.js"
-import { checkedJsonBodies } from "../../http/jsonInput.js"
-import { lazyRoutes, withoutRequest } from "../../http/lazyRoutes.js"
-import { withPageSecurity } from "../../http/pageSecurity.js"
-import { withRouterConfig } from "../../http/ServerLimits.js"
+import { shapeErrors } from "../../http/errors/errorResponse.js"
+import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonInput.js"
+import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
+import { withPageSecurity } from "../../http/output/pageSecurity.js"
+import { withRouterConfig } from "../../http/server/ServerLimits.js"
 import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
 import type { WebhookSubscriptions, WorkspaceExtras } from "../../upstream/extras.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
-import { errorResponse } from "../../http/errorBody.js"
+import { errorResponse } from "../../http/errors/errorBody.js"
 
 export interface WorkspaceServerOptions {
   /** Request bodies above this many bytes answer 413 (default 64 MiB). */
@@ -269,14 +270,14 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
 const noBrowserWrites = refuseAllCrossSiteWrites("the workspace API takes no writes from web pages on other sites")
 
 /**
- * The caller's request id and arrival time (src/observability/requestContext.ts) in the
+ * The caller's request id and arrival time (src/services/arrival.ts) in the
  * handlers' context: the store binds a decision to the step current when the gateway received it.
  */
 const withForwardedRequest = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     let stamped: number | undefined
     try {
-      // Our Node server (src/http/nodeServer.ts) is HTTP/1: its requests are IncomingMessages.
+      // Our Node server (src/http/server/nodeServer.ts) is HTTP/1: its requests are IncomingMessages.
       stamped = arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
     } catch {
       stamped = undefined
@@ -307,8 +308,7 @@ const octetDocuments = <E, R>(
   > => {
     if (!isDocumentPost(request) || isOctetStream(request)) return app
     const type = request.headers["content-type"]
-    const shown = type === undefined ? "no Content-Type" : JSON.stringify(type.length > 64 ? `${type.slice(0, 64)}…` : type)
-    return Effect.fail(new UnsupportedMediaType({ message: `Content-Type must be application/octet-stream; got ${shown}` }))
+    return Effect.fail(unsupportedMediaType(type, "application/octet-stream"))
   })
 
 /** WorkspaceApi's routes with their handlers, registered on the router being built. */

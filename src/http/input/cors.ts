@@ -24,7 +24,7 @@ import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { invalidSetting, invalidSettingAt, quoteSetting } from "../http/failStart.js"
+import { invalidSetting, invalidSettingAt, quoteSetting } from "../../config/settingErrors.js"
 
 /** An HTTP application: the response effect for the request in context. */
 type App<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -71,7 +71,7 @@ export const parseOrigin = (text: string): Result.Result<string, string> => {
   return Result.succeed(url.origin)
 }
 
-/** SVC_CORS_ORIGINS and SVC_CORS_CREDENTIALS, failing with the setting named (src/http/failStart.ts). */
+/** SVC_CORS_ORIGINS and SVC_CORS_CREDENTIALS, failing with the setting named (src/config/settingErrors.ts). */
 export const corsConfig: Config.Config<CorsSettings> = Config.all({
   origins: Config.String("SVC_CORS_ORIGINS").pipe(
     Config.mapEffect((text) => {
@@ -114,7 +114,7 @@ const preflightHeaders = (origin: string, settings: CorsSettings): Record<string
 
 /**
  * Whether a request's Origin is one SVC_CORS_ORIGINS allows (any but `null` with `*`). Also
- * what lets a page on another site write (src/http/crossSite.ts).
+ * what lets a page on another site write (src/http/input/crossSite.ts).
  */
 export const originAllowed = (settings: CorsSettings): (origin: string | undefined) => boolean => {
   const any = settings.origins.includes("*")

@@ -1,8 +1,8 @@
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { PayloadTooLarge } from "../api/errors.js"
-import { toResponse } from "./errorResponse.js"
+import { PayloadTooLarge } from "../../api/errors.js"
+import { toResponse } from "../errors/errorResponse.js"
 
 /**
  * A declared Content-Length over the limit answers 413 before a byte is read, and closes the

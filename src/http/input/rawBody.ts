@@ -25,8 +25,8 @@ import type { FileHandle } from "node:fs/promises"
 import { IncomingMessage } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { PayloadTooLarge, ServiceUnavailable } from "../api/errors.js"
-import { bodyRefused } from "./nodeServer.js"
+import { PayloadTooLarge, ServiceUnavailable } from "../../api/errors.js"
+import { bodyRefused } from "../server/nodeServer.js"
 
 export interface SpooledBody {
   readonly length: number

@@ -10,13 +10,13 @@ import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { stampArrival } from "./arrival.js"
-import { BodyBudget, SMALL_BODY_BYTES } from "./bodyBudget.js"
+import { BodyBudget, SMALL_BODY_BYTES } from "./BodyBudget.js"
 import { addressBucket, clientAddress, type ClientAddressSettings, clientKey } from "./clientAddress.js"
-import type { Drain } from "./drain.js"
-import { malformedPercentEncoding } from "./methodNotAllowed.js"
+import type { Drain } from "./Drain.js"
+import { malformedPercentEncoding } from "../errors/percentEncoding.js"
 import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./ServerLimits.js"
-import { errorJson } from "./errorBody.js"
-import { RETRY_AFTER_SECONDS } from "./errorResponse.js"
+import { errorJson } from "../errors/errorBody.js"
+import { RETRY_AFTER_SECONDS } from "../errors/errorResponse.js"
 
 /** An answer the server gives before the application sees the request. */
 interface Refusal {
@@ -91,7 +91,7 @@ const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minR
 
 /**
  * Requests whose body the server refused (413 or 503 sent) after the application started reading
- * it: the reader stops there instead of handing a cut body to a handler (src/http/jsonInput.ts).
+ * it: the reader stops there instead of handing a cut body to a handler (src/http/input/jsonInput.ts).
  */
 const refusedBodies = new WeakSet<http.IncomingMessage>()
 export const bodyRefused = (req: http.IncomingMessage): boolean => refusedBodies.has(req)
@@ -415,7 +415,7 @@ const unavailable = (message: string) => errorJson(503, "Service Unavailable", m
  *   the connection is dropped instead.
  * - A chunked body: counted as it arrives, 413 once it passes the limit, then discarded the
  *   same way.
- * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, bodyBudget.ts): a declared body
+ * - Bytes of bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT, BodyBudget.ts): a declared body
  *   is reserved before the application sees it, waiting briefly for room (SVC_BODY_BUDGET_WAIT_MS),
  *   else 503 with Retry-After; a chunked body takes its bytes as they arrive (503 when a chunk
  *   does not fit). Held until the response closes. Refused bodies are discarded as above. A
@@ -438,7 +438,7 @@ const unavailable = (message: string) => errorJson(503, "Service Unavailable", m
  * spec's error shape too.
  *
  * Start and stop: a request that arrives after the port opened but before the application is
- * served answers 503 "Starting up" (only then). Given a Drain (drain.ts), the server's
+ * served answers 503 "Starting up" (only then). Given a Drain (Drain.ts), the server's
  * connections and requests are registered with it, so a SIGTERM drains them: every request
  * received is answered, the last answer on each connection with `Connection: close`.
  */

@@ -16,23 +16,23 @@
  *      header passes: curl, the CLI, the typed client and MCP SDK clients send none, and a
  *      browser always sends one of them on a cross-site write.
  * 2. A request with a body (Content-Length > 0, or Transfer-Encoding) must say
- *    `application/json` (src/http/jsonInput.ts decides which values are): 415 otherwise. A page
+ *    `application/json` (src/http/input/jsonInput.ts decides which values are): 415 otherwise. A page
  *    can send no other type without a preflight, so no body from another site is ever read.
  *    (jsonInput.ts checks the type again for the bytes it actually reads.)
  */
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { UnsupportedMediaType } from "../api/errors.js"
+import { UnsupportedMediaType } from "../../api/errors.js"
 import { isJsonMediaType, unsupportedMediaType } from "./jsonInput.js"
-import { errorResponse } from "./errorBody.js"
+import { quoted } from "../../lib/quoted.js"
+import { errorResponse } from "../errors/errorBody.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /** The headers the decision reads (names lower-case, as Node gives them). */
 export type RequestHeaders = Readonly<Record<string, string | undefined>>
 
-const quoted = (s: string) => JSON.stringify(s.length > 64 ? `${s.slice(0, 64)}…` : s)
 
 /** The origin (scheme://host[:port]) of a URL, or undefined when it is not an http(s) URL. */
 const originOf = (url: string): string | undefined => {
@@ -133,8 +133,7 @@ const rawBodyRefusal = (raw: RawBodies, headers: RequestHeaders): HttpServerResp
   }
   const type = headers["content-type"]
   if (type === undefined || !raw.isType(type)) {
-    const shown = type === undefined ? "no Content-Type" : quoted(type)
-    return new UnsupportedMediaType({ message: `Content-Type must be the file's media type (type/subtype); got ${shown}` })
+    return unsupportedMediaType(type, "the file's media type (type/subtype)")
   }
   return undefined
 }

@@ -22,8 +22,9 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type { ClientAddressSettings } from "./clientAddress.js"
-import { invalidSetting } from "./failStart.js"
-import { defaultOf, setting, type SettingName } from "../config/settings.js"
+import { invalidSetting } from "../../config/settingErrors.js"
+import { quoted } from "../../lib/quoted.js"
+import { defaultOf, setting, type SettingName } from "../../config/settings.js"
 
 export interface ServerLimits {
   /** Time to receive the complete request headers; past it Node answers 408 and closes. */
@@ -118,7 +119,7 @@ const setWholeNumber = (name: SettingName, unit: string, fallback: number = defa
         ? Effect.succeed(Option.some(n))
         : Effect.fail(
           invalidSetting(
-            `${name}=${JSON.stringify(raw.value.length > 64 ? `${raw.value.slice(0, 64)}…` : raw.value)} is not valid: ` +
+            `${name}=${quoted(raw.value)} is not valid: ` +
               `expected a whole number of ${unit} from ${min} to ${max} (default ${fallback})`
           )
         )

@@ -6,7 +6,7 @@
  * the event loop are both stamped before either is handled.
  */
 import type * as http from "node:http"
-import { preciseNowMs } from "../lib/preciseClock.js"
+import { preciseNowMs } from "../../lib/preciseClock.js"
 
 const arrivals = new WeakMap<http.IncomingMessage, number>()
 

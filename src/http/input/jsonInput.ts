@@ -23,13 +23,14 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { isAscii } from "node:buffer"
 import { IncomingMessage } from "node:http"
-import { BadRequest, UnsupportedMediaType } from "../api/errors.js"
-import { jsonValueProblem } from "../api/jsonValue.js"
-import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../lib/eventLoop.js"
+import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
+import { jsonValueProblem } from "../../api/jsonValue.js"
+import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
-import { bodyRefused } from "./nodeServer.js"
+import { quoted } from "../../lib/quoted.js"
+import { bodyRefused } from "../server/nodeServer.js"
 
-export { DEFAULT_MAX_JSON_DEPTH } from "../api/jsonValue.js"
+export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -47,13 +48,17 @@ export const isJsonMediaType = (header: string): boolean => {
   })
 }
 
-/** The 415 for a body whose Content-Type (or its absence) is not JSON, naming what was sent. */
-export const unsupportedMediaType = (contentType: string | undefined): UnsupportedMediaType => {
-  const shown = contentType === undefined
-    ? "no Content-Type"
-    : JSON.stringify(contentType.length > 64 ? `${contentType.slice(0, 64)}…` : contentType)
-  return new UnsupportedMediaType({ message: `Content-Type must be application/json (UTF-8); got ${shown}` })
-}
+/**
+ * The 415 for a body whose Content-Type (or its absence) is not the one `expected` (JSON unless
+ * given), naming what was sent.
+ */
+export const unsupportedMediaType = (
+  contentType: string | undefined,
+  expected = "application/json (UTF-8)"
+): UnsupportedMediaType =>
+  new UnsupportedMediaType({
+    message: `Content-Type must be ${expected}; got ${contentType === undefined ? "no Content-Type" : quoted(contentType)}`
+  })
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 
@@ -70,7 +75,7 @@ export const parseJsonBody = (
   if (bytes.byteLength === 0) return { ok: true, value: {} }
   // A body without a type is refused too: it is what a page on another site can send with no
   // CORS preflight (a Blob in a no-cors fetch, sendBeacon), so reading it as JSON let any site
-  // write (src/http/crossSite.ts).
+  // write (src/http/input/crossSite.ts).
   if (contentType === undefined || !isJsonMediaType(contentType)) {
     return { ok: false, error: unsupportedMediaType(contentType) }
   }

@@ -2,7 +2,7 @@
  * `Content-Disposition: attachment` per RFC 6266: a quoted ASCII `filename` for every client,
  * plus `filename*` (RFC 8187, UTF-8) when the name is not plain ASCII.
  */
-import { neutraliseInvisible } from "../api/headerValues.js"
+import { neutraliseInvisible } from "../../api/headerValues.js"
 
 const ATTR_CHAR = /[A-Za-z0-9!#$&+\-.^_`|~]/
 

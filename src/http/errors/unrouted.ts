@@ -10,9 +10,8 @@
  *
  * Paths are matched the way the router (find-my-way) matches them: query (`?`, `;`, `#`)
  * cut off, duplicate and trailing slashes ignored, static segments case-insensitive.
- * `malformedPercentEncoding` finds the escapes the router cannot decode (used by the Node
- * server for path and query, and by the error path for servers without it).
  */
+import { safeDecode } from "./percentEncoding.js"
 
 /**
  * What is read of an HttpApi: its endpoints' methods and paths. Structural, so any concrete
@@ -73,32 +72,6 @@ export const templatesOf = (api: ApiRoutes): ReadonlyArray<Template> => {
   return result
 }
 
-/**
- * The first malformed percent-escape in a path or query (`%` not followed by two hex digits, or
- * escaped bytes that are not UTF-8, e.g. an encoded surrogate), or undefined. The router cannot
- * decode such a path and finds no route; a query would be decoded leniently (bytes replaced).
- */
-export const malformedPercentEncoding = (path: string): string | undefined => {
-  const bare = /%(?![0-9a-fA-F]{2})/.exec(path)
-  const runs = path.matchAll(/(?:%[0-9a-fA-F]{2})+/g)
-  for (const run of runs) {
-    if (bare !== null && bare.index < run.index) break
-    try {
-      decodeURIComponent(run[0])
-    } catch {
-      return run[0].length > 24 ? `${run[0].slice(0, 24)}…` : run[0]
-    }
-  }
-  return bare === null ? undefined : path.slice(bare.index, bare.index + 3)
-}
-
-const safeDecode = (s: string): string | undefined => {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return undefined
-  }
-}
 
 /** The path of a request URL as the router sees it, split into its (still encoded) segments. */
 const splitPath = (url: string): Array<string> => {

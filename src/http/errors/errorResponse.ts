@@ -3,10 +3,7 @@
  * through unchanged; what Effect would answer in its own shape (decode errors, malformed JSON,
  * unknown routes) or as an empty 500 (defects) is reshaped here.
  *
- * Messages are bounded: an error body never grows with the input. A value the client sent is
- * quoted at most once per problem and at most MAX_QUOTED_CHARS characters long (then `…`); a
- * decode error lists at most MAX_LISTED_ISSUES problems ("and K more"); and any message is cut
- * at MAX_MESSAGE_CHARS.
+ * Messages are bounded (./errorMessages.ts): an error body never grows with the input.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -15,8 +12,6 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
 import {
   type ApiError,
   BadRequest,
@@ -25,76 +20,16 @@ import {
   MethodNotAllowed,
   NotFound,
   PayloadTooLarge
-} from "../api/errors.js"
-import { issueProblems } from "../api/issues.js"
-import { type ApiRoutes, explainUnrouted, malformedPercentEncoding, matchPath } from "./methodNotAllowed.js"
-import { MAX_PATH_PARAM_LENGTH } from "./ServerLimits.js"
+} from "../../api/errors.js"
+import { type ApiRoutes, explainUnrouted, matchPath } from "./unrouted.js"
+import { malformedPercentEncoding } from "./percentEncoding.js"
+import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
+import { clip } from "../../lib/quoted.js"
 import { errorBody } from "./errorBody.js"
+import { boundMessage, describeIssues } from "./errorMessages.js"
 
-/** Characters of one client-sent value quoted in a message. */
-export const MAX_QUOTED_CHARS = 64
 /** Characters of the request path quoted in a routing message (404, 405). */
 export const MAX_QUOTED_PATH_CHARS = 128
-/** Problems listed in one decode-error message; the rest are counted. */
-export const MAX_LISTED_ISSUES = 10
-/** Characters of one listed problem (its field path and what was wrong). */
-export const MAX_ISSUE_CHARS = 300
-/** Characters of any error message. */
-export const MAX_MESSAGE_CHARS = 4096
-
-/** `s` cut to `max` characters plus `…`, never inside a surrogate pair. */
-export const clip = (s: string, max: number): string => {
-  if (s.length <= max) return s
-  let end = max
-  const last = s.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1
-  return `${s.slice(0, end)}…`
-}
-
-/** The inside of a JSON string literal cut to `max` characters, never inside an escape sequence. */
-const clipJsonInner = (inner: string, max: number): string => {
-  if (inner.length <= max) return inner
-  let cut = inner.slice(0, max)
-  // A trailing backslash run of odd length starts an escape that the cut broke.
-  const run = /\\+$/.exec(cut)?.[0].length ?? 0
-  if (run % 2 === 1) cut = cut.slice(0, -1)
-  else {
-    const unicode = /\\u[0-9a-fA-F]{0,3}$/.exec(cut)
-    if (unicode !== null && ((/\\*$/.exec(cut.slice(0, unicode.index))?.[0].length ?? 0) % 2 === 0)) {
-      cut = cut.slice(0, unicode.index)
-    }
-  }
-  const last = cut.charCodeAt(cut.length - 1)
-  if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1)
-  return `${cut}…`
-}
-
-/**
- * Every double-quoted string in `message` (how the schema formatter and our own messages quote
- * values) cut to MAX_QUOTED_CHARS. One linear scan: a quote left open (a message that was cut)
- * runs to the end and is cut the same way.
- */
-const clipQuotedStrings = (message: string): string => {
-  let out = ""
-  let from = 0
-  for (;;) {
-    const open = message.indexOf("\"", from)
-    if (open === -1) return out + message.slice(from)
-    out += message.slice(from, open + 1)
-    let close = open + 1
-    while (close < message.length && message.charCodeAt(close) !== 34) close += message.charCodeAt(close) === 92 ? 2 : 1
-    const inner = message.slice(open + 1, Math.min(close, message.length))
-    const clipped = inner.length > MAX_QUOTED_CHARS ? clipJsonInner(inner, MAX_QUOTED_CHARS) : inner
-    if (close >= message.length) return out + clipped
-    out += `${clipped}"`
-    from = close + 1
-  }
-}
-
-/** Any message as it may leave: quoted values cut, the whole bounded. */
-export const boundMessage = (message: string): string =>
-  clip(clipQuotedStrings(message), MAX_MESSAGE_CHARS)
-
 export const toResponse = (e: ApiError): HttpServerResponse.HttpServerResponse => {
   const body: Record<string, unknown> = { ...errorBody(e.statusCode, e.error, boundMessage(e.message)) }
   if ("currentStatus" in e && e.currentStatus !== undefined) body.currentStatus = e.currentStatus
@@ -107,87 +42,6 @@ export const toResponse = (e: ApiError): HttpServerResponse.HttpServerResponse =
 
 /** Retry-After (seconds) on every 503 answer. */
 export const RETRY_AFTER_SECONDS = "1"
-
-/** A value as the schema formatter printed it (`"text"`, `123`, `{"a":1}`), cut to MAX_QUOTED_CHARS. */
-const clipActual = (actual: string): string =>
-  actual.startsWith("\"") && actual.endsWith("\"") && actual.length >= 2
-    ? `"${clipJsonInner(actual.slice(1, -1), MAX_QUOTED_CHARS)}"`
-    : clip(actual, MAX_QUOTED_CHARS)
-
-interface Problem {
-  readonly path: string
-  /** What was expected, when the formatter said `Expected <x>, actual <v>`. */
-  readonly expected: Array<string>
-  readonly actual: string | undefined
-  /** Any other message (`is missing`, a refinement's own message, ...). */
-  readonly other: string | undefined
-}
-
-/** One issue as Schema's formatter gives it: where, and what is wrong. */
-interface IssueLine {
-  readonly path: ReadonlyArray<PropertyKey>
-  readonly message: string
-}
-
-/** Schema's problems in the words the API has always used (see `issueProblems`). */
-const issueLines = (issue: SchemaIssue.Issue): ReadonlyArray<IssueLine> => issueProblems(issue)
-
-/**
- * One line per field path (and value): the formatter reports a union once per member (a
- * literal union, or `T | undefined` for every optional field), each with the whole value; they
- * become one `Expected A | B, actual <value>` with the value quoted once, cut short. `undefined`
- * is dropped from the alternatives: JSON cannot send it.
- */
-const problemsOf = (issues: ReadonlyArray<IssueLine>): Array<Problem> => {
-  const problems: Array<Problem> = []
-  const byKey = new Map<string, Problem>()
-  for (const issue of issues) {
-    const path = issue.path.length === 0
-      ? "request"
-      : issue.path.map((segment) => clip(String(segment), MAX_QUOTED_CHARS)).join(".")
-    const message = issue.message
-    const at = message.startsWith("Expected ") ? message.indexOf(", actual ") : -1
-    if (at === -1) {
-      const other = clipQuotedStrings(message)
-      const key = `${path}\u0000\u0001${other}`
-      if (!byKey.has(key)) {
-        const problem = { path, expected: [], actual: undefined, other }
-        byKey.set(key, problem)
-        problems.push(problem)
-      }
-      continue
-    }
-    const expected = clip(message.slice("Expected ".length, at), MAX_ISSUE_CHARS)
-    const actual = clipActual(message.slice(at + ", actual ".length))
-    const key = `${path}\u0000${actual}`
-    const known = byKey.get(key)
-    if (known !== undefined) {
-      if (!known.expected.includes(expected)) known.expected.push(expected)
-      continue
-    }
-    const problem = { path, expected: [expected], actual, other: undefined }
-    byKey.set(key, problem)
-    problems.push(problem)
-  }
-  return problems
-}
-
-const describeProblem = (p: Problem): string => {
-  if (p.other !== undefined) return clip(`${p.path}: ${p.other}`, MAX_ISSUE_CHARS)
-  const named = p.expected.flatMap((e) => e.split(" | "))
-  const alternatives = named.length > 1 ? named.filter((e) => e !== "undefined") : named
-  return clip(`${p.path}: Expected ${alternatives.join(" | ")}, actual ${p.actual}`, MAX_ISSUE_CHARS)
-}
-
-/** A decode error (or its issue) as one bounded message naming each field path once. */
-export const describeIssues = (e: Schema.SchemaError | SchemaIssue.Issue): string => {
-  const issues = issueLines(Schema.isSchemaError(e) ? e.issue : e)
-  if (issues.length === 0) return boundMessage(String(e))
-  const lines = problemsOf(issues).map(describeProblem)
-  const listed = lines.slice(0, MAX_LISTED_ISSUES).join("; ")
-  const rest = lines.length - MAX_LISTED_ISSUES
-  return boundMessage(rest > 0 ? `${listed}; and ${rest} more` : listed)
-}
 
 
 /** A request the router found no route for, judged against the API being served (when known). */
