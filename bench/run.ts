@@ -62,6 +62,7 @@ import {
 } from "./lib/proc.js"
 import { medianRow, renderResults, type Row, type ServerMedians } from "./lib/report.js"
 import { renderS8, runS8, S8, sectionS8, spliceS8 } from "./lib/wholeLoad.js"
+import { handSections, withHandSections } from "./lib/handSections.js"
 import { countWholeTimeline } from "./lib/timeline.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
@@ -895,15 +896,20 @@ const main = async () => {
     settings: `Warm-up ${settings.warmupS} s, ${settings.rounds} rounds of ${settings.roundS} s per server and scenario`,
     durationS: (performance.now() - started) / 1000
   }, rows, medians, checks)
-  // S8's section: this run's, else the one the file had.
+  // S8's section: this run's, else the one the file had; the sections written by hand kept too.
   let previousS8: string | undefined
+  let byHand: Array<string> = []
   try {
-    previousS8 = sectionS8(readFileSync(settings.results, "utf8"))
+    const previous = readFileSync(settings.results, "utf8")
+    previousS8 = sectionS8(previous)
+    byHand = handSections(previous)
   } catch {
     // no results yet
   }
   const withS8 = s8Section ?? previousS8
-  if (settings.results !== "-") writeFileSync(settings.results, withS8 === undefined ? markdown : spliceS8(markdown, withS8))
+  if (settings.results !== "-") {
+    writeFileSync(settings.results, withHandSections(withS8 === undefined ? markdown : spliceS8(markdown, withS8), byHand))
+  }
   console.log(`\n${markdown}`)
   if (failures.length > 0) process.exitCode = 1
 }
