@@ -338,7 +338,9 @@ describe("links that do not work", () => {
       // The same bytes in a non-canonical spelling of the last character.
       `${pairId}.${letter}.${signature.slice(0, -1)}${String.fromCharCode(signature.charCodeAt(signature.length - 1) + 1)}`,
       `${pairId}.${letter.toUpperCase()}.${signature}`,
-      `${pairId}.${letter}.${signature.replace(/-/g, "+").replace(/_/g, "/")}`,
+      // The same bytes in standard base64's alphabet ('+' and '/' for '-' and '_'). A signature
+      // with neither (a quarter of them) has no such spelling: then a '+' in its first place.
+      /[-_]/.test(signature) ? `${pairId}.${letter}.${signature.replace(/-/g, "+").replace(/_/g, "/")}` : `${pairId}.${letter}.+${signature.slice(1)}`,
       forged.replace(/^[^.]+/, pairId),
       "%00",
       "a".repeat(5000)
