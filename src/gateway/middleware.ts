@@ -13,14 +13,15 @@ import { limitDeclaredBody } from "../http/input/bodyLimit.js"
 import { refuseCrossSite } from "../http/input/crossSite.js"
 import { shapeErrors } from "../http/errors/errorResponse.js"
 import { identityMiddleware } from "./identity.js"
-import { checkedJsonBodies } from "../http/input/jsonInput.js"
+import { checkedJsonBodies, isJsonMediaType } from "../http/input/jsonInput.js"
 import { requestScope } from "./requestScope.js"
 import { GatewayApi } from "../api/Api.js"
 import { RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
-import { matchPath } from "../http/errors/unrouted.js"
+import { explainUnrouted } from "../http/errors/unrouted.js"
+import { MAX_PATH_PARAM_LENGTH } from "../http/server/ServerLimits.js"
 
 /** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
 const isRawUpload = (method: string, url: string): boolean => {
@@ -56,15 +57,16 @@ export const GatewayMiddleware = HttpRouter.middleware(
     // A method the API does not have on an API path: the router's 405 answers, whatever the body
     // (a file sent with the wrong method is not a 415). Paths outside the API (/mcp, the connect
     // and link pages) keep the JSON rule.
-    const routed = (method: string, url: string) => {
-      const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
-      const matches = matchPath(GatewayApi, url)
-      return matches.length === 0 || matches.some((m) => m.method.toUpperCase() === wanted)
-    }
+    const routed = (method: string, url: string) =>
+      explainUnrouted(GatewayApi, method, url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed"
+    // Only a body that is not JSON can be one the cross-site rule let through for a 405 (it
+    // refuses the others first): JSON writes, the hot path, never match paths here.
     const checked = checkedJsonBodies(
       config.maxJsonDepth,
       undefined,
-      (request) => isRawUpload(request.method, request.url) || !routed(request.method, request.url)
+      (request) =>
+        isRawUpload(request.method, request.url) ||
+        !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url)
     )
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.
