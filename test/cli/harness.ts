@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { BUILT_ENTRY, NPM_START_NODE_FLAGS } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 export const FIXTURE = fileURLToPath(new URL("./fixture.json", import.meta.url))
@@ -194,10 +195,6 @@ export const spawnSvc = (args: ReadonlyArray<string>, options: SvcOptions = {}):
 export const svc = (args: ReadonlyArray<string>, options: SvcOptions = {}): Promise<Run> => spawnSvc(args, options).done
 
 /** Waits until `check` holds, polling. */
-export const eventually = async (check: () => boolean, timeoutMs = 10_000, what = "condition") => {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+export const eventually = async (check: () => boolean, timeoutMs = 10_000, what?: string): Promise<void> => {
+  await waitFor(what ?? check, check, { timeoutMs, everyMs: 50 })
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createGatewayClient, Unauthorized } from "../../src/client/index.js"
 import { http, type RunningService, startBuilt } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -57,10 +58,10 @@ describe("the README's gateway behind oauth2-proxy", { timeout: 60_000 }, () => 
 
     const through = createGatewayClient(gw.url, { headers: { [header]: "jane@example.com" } })
     await through.gl.glConnectSession({ payload: {} })
-    const until = Date.now() + 5_000
-    while (!/"audit".*jane@example\.com|jane@example\.com.*"audit"/.test(gw.output()) && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await waitFor("the audit line naming jane@example.com", () => /"audit".*jane@example\.com|jane@example\.com.*"audit"/.test(gw.output()), {
+      timeoutMs: 5_000,
+      everyMs: 50
+    })
     expect(gw.output()).toMatch(/"audit".*jane@example\.com|jane@example\.com.*"audit"/)
   })
 

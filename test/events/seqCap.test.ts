@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { http, type RunningService, startBuilt } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 /** The demo's expense review at upload_receipts (FILE_UPLOAD), then review_expenses, then sign_off. */
 const TASK = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20"
@@ -68,10 +69,10 @@ describe("a client-chosen seq cannot stop a task (built process)", () => {
     })
     expect(ingest.status).toBe(201)
     for (const step of ["review_expenses", "sign_off"]) {
-      const until = Date.now() + 5000
-      while ((await http("GET", `${gw.url}/v1/tasks/${TASK}/ui`)).body.step?.id !== step && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50))
-      }
+      await waitFor(`task ${TASK} to reach ${step}`, async () => (await http("GET", `${gw.url}/v1/tasks/${TASK}/ui`)).body.step?.id === step, {
+        timeoutMs: 5000,
+        everyMs: 50
+      })
       expect((await http("GET", `${gw.url}/v1/tasks/${TASK}/ui`)).body.step?.id, "the task moved on").toBe(step)
       const approved = await http("POST", `${gw.url}/v1/tasks/${TASK}/action`, { type: "approved" })
       expect(approved.status).toBe(200)
@@ -122,11 +123,13 @@ describe("a client-chosen seq cannot stop a task (built process)", () => {
     const racers = await Promise.all(raced.map((seq) => http("POST", events, note(seq))))
     expect((await approve).status).toBe(200)
     for (const r of racers) expect(r.status).toBe(200)
-    const until = Date.now() + 5000
     let step: string | undefined
-    while ((step = (await http("GET", `${gw.url}/v1/tasks/${OTHER_TASK}/ui`)).body.step?.id) !== "sign_off" && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await waitFor(`task ${OTHER_TASK} to reach sign_off`, async () =>
+      (step = (await http("GET", `${gw.url}/v1/tasks/${OTHER_TASK}/ui`)).body.step?.id) === "sign_off", {
+      timeoutMs: 5000,
+      everyMs: 50,
+      seen: () => `current step: ${step}`
+    })
     expect(step).toBe("sign_off")
     const timeline = (await http("GET", events)).body.events as Array<{ seq: number; source: string; origin: string; position: string }>
     // Every event once; each racer's event stored as the producer's, at its seq.

@@ -20,6 +20,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { http as json, type RunningService, startService } from "../support/process.js"
 import { type Exchange, exchange, keepAliveLoad } from "./load.js"
+import { waitFor } from "../support/waitFor.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -117,7 +118,7 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     const taskId = await createTask(gw.url)
     const load = keepAliveLoad(24, (client, n) => ({ method: "POST", url: `${gw.url}/v1/tasks/${taskId}/events`, body: event(client, n) }))
     // Let the load run until every client has had a few answers, then signal mid-stream.
-    await until(() => load.exchanges.length >= 150, 10_000)
+    await waitFor("150 answers to the load before the signal", () => load.exchanges.length >= 150, { timeoutMs: 10_000, everyMs: 10 })
     const signalAt = performance.now()
     gw.kill("SIGTERM")
     const exit = await exitWithin(gw, graceMs + 2_000).finally(() => load.stop())
@@ -232,7 +233,7 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
 
     const signalAt = performance.now()
     gw.kill("SIGTERM")
-    await until(() => idleClosedAt !== undefined, 2_000)
+    await waitFor("the idle connection to be closed", () => idleClosedAt !== undefined, { timeoutMs: 2_000, everyMs: 10 })
     expect(idleClosedAt, "the idle connection was closed at once").toBeDefined()
     expect(idleClosedAt! - signalAt).toBeLessThan(1_000)
     // New connections are refused while the download is still held.
@@ -328,7 +329,7 @@ describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
     expect(created.status).toBe(201)
     const eventsUrl = `${ws.url}/workspace/tenants/${tenantId}/tasks/${created.body.id}/events`
     const load = keepAliveLoad(24, (client, n) => ({ method: "POST", url: eventsUrl, body: event(client, n) }))
-    await until(() => load.exchanges.length >= 150, 10_000)
+    await waitFor("150 answers to the load before the signal", () => load.exchanges.length >= 150, { timeoutMs: 10_000, everyMs: 10 })
     // Stopped mid-load: the clients' next requests, and 4 new connections with one each, wait
     // unread in its buffers and accept queue when SIGTERM comes.
     ws.kill("SIGSTOP")

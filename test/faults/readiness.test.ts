@@ -17,6 +17,7 @@ import { READINESS_CACHE_MS } from "../../src/gateway/Readiness.js"
 import { makeGateway, raw } from "../support/gateway.js"
 import { http, type RunningService, startService } from "../support/process.js"
 import { type FaultProxy, startFaultProxy } from "./proxy.js"
+import { waitFor } from "../support/waitFor.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 
@@ -62,8 +63,7 @@ describe("GET /readyz on a real process", { timeout: 60_000 }, () => {
     const res = await http("GET", `${gw.url}/readyz`)
     notReady(res, /^Not ready: tenant "nobody" \(SVC_TENANT_SLUG\) is not known/)
     expect(res.headers.get("cache-control")).toBe("no-store")
-    const until = Date.now() + 5_000
-    while (!/not ready:/.test(gw.output()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    await waitFor("the not-ready warning in the log", () => /not ready:/.test(gw.output()), { timeoutMs: 5_000, seen: gw.output })
     // A warning, in the readable or the JSON log format.
     expect(gw.output()).toMatch(/(WARN|"level":"warn").*not ready: tenant \\?"nobody\\?" \(SVC_TENANT_SLUG\)/)
   })

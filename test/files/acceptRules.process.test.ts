@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
 import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { waitFor } from "../support/waitFor.js"
 
 let gw: BuiltGateway
 
@@ -83,8 +84,10 @@ describe("upload type rules of a FILE_UPLOAD step", { timeout: 60_000 }, () => {
 })
 
 const waitForStep = async (taskId: string, step: string) => {
-  const until = Date.now() + 10_000
   let now: string | undefined
-  while ((now = await currentStep(taskId)) !== step && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
-  expect(now).toBe(step)
+  await waitFor(`task ${taskId} to reach step ${step}`, async () => (now = await currentStep(taskId)) === step, {
+    timeoutMs: 10_000,
+    everyMs: 50,
+    seen: () => `current step: ${now}`
+  })
 }

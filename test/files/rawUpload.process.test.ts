@@ -16,6 +16,7 @@ import { uploadFileRaw, uploadFileRawWithFetch } from "../../src/client/uploadRa
 import { svc } from "../cli/harness.js"
 import { http } from "../support/process.js"
 import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { waitFor } from "../support/waitFor.js"
 
 let gw: BuiltGateway
 
@@ -251,8 +252,11 @@ describe("raw uploads", { timeout: 120_000 }, () => {
         req.on("close", () => resolve())
       })
     }
-    const deadline = Date.now() + 10_000
-    while (fds() > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    await waitFor(`the gateway's open files to fall back to ${before}`, () => fds() <= before, {
+      timeoutMs: 10_000,
+      everyMs: 100,
+      seen: () => `open files: ${fds()}`
+    })
     expect(fds()).toBeLessThanOrEqual(before)
     expect(await files(taskId)).toEqual([])
     // And the next upload is taken whole.

@@ -12,6 +12,7 @@ import { fileProviders } from "../../src/files/providers/index.js"
 import { FileFetcher, type FileFetcherService } from "../../src/files/FileFetcher.js"
 import { closedPort, startServer, testLookup, type TestServer } from "./servers.js"
 import { HUGE_TOTAL, hugeProgress, PAYLOAD, slowProgress, sourceHandler } from "./sources.js"
+import { until } from "../support/waitFor.js"
 
 const CAP = 256 * 1024
 
@@ -299,9 +300,5 @@ describe("url provider: limits and failing sources", () => {
 })
 
 const waitFor = async (cond: () => boolean, ms = 2_000): Promise<void> => {
-  const until = Date.now() + ms
-  while (!cond()) {
-    if (Date.now() > until) throw new Error("condition not met in time")
-    await new Promise((r) => setTimeout(r, 10))
-  }
+  await until(cond, { timeoutMs: ms, everyMs: 10 })
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { runBuild } from "../../scripts/build.mjs"
 import { freePort } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "gateway-ops-"))
@@ -83,8 +84,7 @@ describe("npm start", { timeout: 120_000 }, () => {
     expect(npm.output()).toMatch(/\{"time":"[^"]+","level":"info","msg":"request","requestId":"npm-start-check"/)
 
     process.kill(npm.child.pid!, "SIGTERM")
-    const deadline = Date.now() + 15_000
-    while (alive(serverPid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    await waitFor(`the server (pid ${serverPid}) to exit after npm's SIGTERM`, () => !alive(serverPid), { timeoutMs: 15_000, everyMs: 50 })
     expect(alive(serverPid)).toBe(false)
     await npm.exited
   })

@@ -25,6 +25,7 @@ import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import { defaultConfig, exampleFixture } from "../support/gateway.js"
 import { storeLayer } from "../support/storeWorkspace.js"
 import { portOf } from "../fixtures/http.js"
+import { until } from "../support/waitFor.js"
 
 export interface OpsGateway {
   readonly url: string
@@ -74,12 +75,5 @@ export const startOps = async (options: OpsOptions = {}): Promise<OpsGateway> =>
 }
 
 /** Waits until `check` holds (request lines are written when Node closes the response). */
-export const eventually = async <A>(check: () => A | undefined, timeoutMs = 5000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = check()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error("timed out")
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+export const eventually = <A>(check: () => A | undefined, timeoutMs = 5000): Promise<A> =>
+  until(check, { timeoutMs, everyMs: 10 })

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { startCheckpointer } from "../../src/workspace/embedded/checkpointer.js"
+import { waitFor } from "../support/waitFor.js"
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const walSize = (file: string) => {
@@ -60,8 +61,7 @@ describe("the lazy checkpoint worker", () => {
     const t = await setup({ intervalMs: 300, passiveBytes: 4 * 1024 * 1024, inlineBytes: 1024 * 1024 })
     await t.write(64 * 1024)
     expect(walSize(t.file)).toBeGreaterThan(0)
-    const until = Date.now() + 5000
-    while (walSize(t.file) > 0 && Date.now() < until) await sleep(50)
+    await waitFor("the write-ahead log to be truncated", () => walSize(t.file) === 0, { timeoutMs: 5000, everyMs: 50 })
     expect(walSize(t.file)).toBe(0)
     expect(t.inlineRuns()).toBeGreaterThan(0)
     expect(t.checkpointer.workerStarted()).toBe(false)
@@ -73,8 +73,7 @@ describe("the lazy checkpoint worker", () => {
     await sleep(1200)
     expect(t.checkpointer.workerStarted()).toBe(false)
     await t.write(1024 * 1024)
-    const until = Date.now() + 5000
-    while (!t.checkpointer.workerStarted() && Date.now() < until) await sleep(50)
+    await waitFor("the checkpoint worker to start", () => t.checkpointer.workerStarted(), { timeoutMs: 5000, everyMs: 50 })
     expect(t.checkpointer.workerStarted()).toBe(true)
     // The worker checkpoints: a TRUNCATE through it empties the log.
     const result = await t.checkpointer.checkpoint("TRUNCATE")
@@ -86,8 +85,7 @@ describe("the lazy checkpoint worker", () => {
   it("hands a scheduled TRUNCATE of a log past the inline size to the worker", async () => {
     const t = await setup({ intervalMs: 300, passiveBytes: 8 * 1024 * 1024, inlineBytes: 128 * 1024 })
     await t.write(512 * 1024)
-    const until = Date.now() + 5000
-    while (walSize(t.file) > 0 && Date.now() < until) await sleep(50)
+    await waitFor("the write-ahead log to be truncated", () => walSize(t.file) === 0, { timeoutMs: 5000, everyMs: 50 })
     expect(walSize(t.file)).toBe(0)
     expect(t.checkpointer.workerStarted()).toBe(true)
     expect(t.inlineRuns()).toBe(0)

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest"
 import { join } from "node:path"
 import { database, EXPENSE_TASK, LOCK_HOLDER, pollHealth, request, runCleanups, sizeOf, sleep, spawnScript, startGateway, tempDir, waitForLine, HEALTH_BOUND_MS } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(() => runCleanups(cleanups))
@@ -71,7 +72,11 @@ describe("SQLite locking", { timeout: 120_000 }, () => {
     const gw = await startGateway(file, cleanups, {
       SVC_DB_CHECKPOINT_INTERVAL_MS: "1000",
       SVC_DB_WAL_LIMIT_BYTES: String(4 * 1024 * 1024),
-      SVC_MAX_BODY_BYTES: String(32 * 1024 * 1024)
+      SVC_MAX_BODY_BYTES: String(32 * 1024 * 1024),
+      // Three 11.2 MB bodies at once from this one client are 33.55 MB, just over its default
+      // share (a quarter of 128 MiB): the third waited for room, and on a loaded machine the
+      // first two took longer than the 2 s wait, so it got a 503 mid-body (EPIPE here).
+      SVC_MAX_BODY_BYTES_PER_CLIENT: String(64 * 1024 * 1024)
     })
     const upload = JSON.stringify({ source: "exports", fileName: "big.bin", data: Buffer.alloc(8 * 1024 * 1024, 7).toString("base64") })
     // Three writers at once, three 8 MB uploads each, the log's size sampled all along.
@@ -88,8 +93,7 @@ describe("SQLite locking", { timeout: 120_000 }, () => {
     // About the limit plus a transaction or two: the log is checkpointed and restarted as it goes.
     expect(largest).toBeLessThan(30 * 1024 * 1024)
     // The scheduled TRUNCATE empties it while the process runs.
-    const until = Date.now() + 10_000
-    while (sizeOf(wal) > 0 && Date.now() < until) await sleep(100)
+    await waitFor("the scheduled TRUNCATE to empty the log", () => sizeOf(wal) === 0, { timeoutMs: 10_000, everyMs: 100 })
     expect(sizeOf(wal)).toBe(0)
     // More writes, then a clean exit: nothing is left in the log, everything is in the database.
     expect((await request("POST", `${gw.url}/v1/tasks/${EXPENSE_TASK}/files`, upload)).status).toBe(201)

@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http, type RunningService, startService } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -62,8 +63,11 @@ describe("the standalone workspace service with SVC_ADMIN_TOKEN", { timeout: 120
       startGateway({ SVC_WORKSPACE_TOKEN: `${TOKEN.slice(0, -1)}_` })
     ])
     // The start-up line follows the port's opening: on a busy machine, after the first probe.
-    const until = Date.now() + 10_000
-    while (!good.output().includes("workspace service at") && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+    await waitFor("the start-up line naming the workspace service", () => good.output().includes("workspace service at"), {
+      timeoutMs: 10_000,
+      everyMs: 50,
+      seen: good.output
+    })
     expect(good.output()).toContain(`workspace service at ${workspace.url}`)
     const entities = await http("GET", `${good.url}/v1/entities`)
     expect(entities.status).toBe(200)
