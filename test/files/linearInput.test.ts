@@ -43,10 +43,23 @@ const adversarial = fc.tuple(
   fc.constantFrom(...FRAGMENTS, "")
 ).pipe(fc.map(([p, unit, n, end]) => p + unit.repeat(n) + end))
 
+/** Wall-clock time: for the budget, which is itself wall-clock. */
 const timed = (f: () => unknown): number => {
   const t = performance.now()
   f()
   return performance.now() - t
+}
+
+/**
+ * CPU time of the call: what a linear check is about is the work it does, and on a loaded
+ * machine wall-clock time also counts the time this process waited for a core (a clean-clone
+ * run with both cores busy took 244 ms for a check that needs a few).
+ */
+const cpuTimed = (f: () => unknown): number => {
+  const before = process.cpuUsage()
+  f()
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / 1000
 }
 
 const docPattern = new RegExp(MEDIA_TYPE_DOC_PATTERN)
@@ -76,7 +89,7 @@ const CHECKS: ReadonlyArray<readonly [string, (s: string) => unknown]> = [
 describe("every pattern that sees input is linear", () => {
   it.each(CHECKS)("%s finishes quickly on repeated separators and whitespace", (_name, check) => {
     fc.assertProperty(adversarial, (s) => {
-      const ms = timed(() => check(s))
+      const ms = cpuTimed(() => check(s))
       expect(ms, JSON.stringify(s.slice(0, 80))).toBeLessThan(BOUND_MS)
     }, { numRuns: 300 })
   })
@@ -84,9 +97,9 @@ describe("every pattern that sees input is linear", () => {
   it("the issue's 59-byte content type and far longer ones are refused at once", () => {
     for (const reps of [18, 60, 2000]) {
       const evil = `a/b${";  ".repeat(reps)};x`
-      expect(timed(() => expect(isMediaType(evil)).toBe(false))).toBeLessThan(BOUND_MS)
-      expect(timed(() => expect(docPattern.test(evil)).toBe(false))).toBeLessThan(BOUND_MS)
-      expect(timed(() => expect(Result.isFailure(decodeMediaType(evil))).toBe(true))).toBeLessThan(BOUND_MS)
+      expect(cpuTimed(() => expect(isMediaType(evil)).toBe(false))).toBeLessThan(BOUND_MS)
+      expect(cpuTimed(() => expect(docPattern.test(evil)).toBe(false))).toBeLessThan(BOUND_MS)
+      expect(cpuTimed(() => expect(Result.isFailure(decodeMediaType(evil))).toBe(true))).toBeLessThan(BOUND_MS)
     }
   })
 })
@@ -140,8 +153,10 @@ describe("a runbook's start-parameter pattern runs with a time budget on the ser
   it("a nested quantifier RE2 can express is decided in linear time, not cut off", async () => {
     const nested = { ...param, pattern: "^(a+)+$" }
     const evil = `${"a".repeat(100_000)}!`
+    // The linear engine is loaded and the pattern compiled on first use: not what is timed here.
+    expect(testWithin(new RegExp(nested.pattern, "u"), "aa!")).toBe(false)
     let outcome: boolean | "timeout" = true
-    const ms = timed(() => (outcome = testWithin(new RegExp(nested.pattern, "u"), evil)))
+    const ms = cpuTimed(() => (outcome = testWithin(new RegExp(nested.pattern, "u"), evil)))
     expect(outcome).toBe(false)
     expect(ms).toBeLessThan(BOUND_MS)
     const refused = await Effect.runPromise(Effect.flip(checkContext([nested], { code: evil }, testWithin)))
