@@ -17,6 +17,7 @@ import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { http as json, type RunningService, startBuilt } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
 
 const MiB = 1024 * 1024
 let dir: string
@@ -174,13 +175,17 @@ describe("connections per client address", () => {
           socket.on("error", () => resolve())
           sockets.push(socket)
         })))
-      await new Promise((r) => setTimeout(r, 500))
+      // The server closes what is past the address's cap as it accepts them: wait on that, not on a timer.
+      await waitFor("the server to close the connections past the address's cap of 256", () => closedByServer >= 1_100 - 256, {
+        seen: () => `closed by the server: ${closedByServer}`
+      })
       expect(await healthFrom(port, "127.0.0.1")).toBe(200)
-      expect(closedByServer).toBeGreaterThanOrEqual(1_100 - 256)
-      // Once that address is below its cap again, a new connection of its own is served too.
+      // Once that address is below its cap again (the server has seen the closes), a new
+      // connection of its own is served too.
       for (const s of sockets.splice(0)) s.destroy()
-      await new Promise((r) => setTimeout(r, 300))
-      expect(await healthFrom(port, "127.0.0.2")).toBe(200)
+      let status = 0
+      await waitFor("a connection from 127.0.0.2 to be served once it is below its cap", async () =>
+        (status = await healthFrom(port, "127.0.0.2")) === 200, { everyMs: 100, seen: () => `last status: ${status}` })
     } finally {
       for (const s of sockets) s.destroy()
     }

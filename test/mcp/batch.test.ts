@@ -47,6 +47,23 @@ describe("JSON-RPC batches", () => {
   it("health stays responsive while maximal batches are sent", async () => {
     // Warm: the tool server is loaded on the first request to /mcp.
     expect((await postMcp(gw.url, auth, batchOf(MAX))).status).toBe(200)
+    const healthLatencies = async (ms: number) => {
+      const seen: Array<number> = []
+      for (const end = Date.now() + ms; Date.now() < end;) {
+        const t = performance.now()
+        const res = await fetch(`${gw.url}/v1/health`)
+        await res.arrayBuffer()
+        expect(res.status).toBe(200)
+        seen.push(performance.now() - t)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+      return seen.sort((a, b) => a - b)
+    }
+    const quantile = (sorted: Array<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!
+    // Health's own tail on this machine right now, without batches: the bound on the tail below
+    // stands on it, since on a machine whose cores are busy with other work a few answers wait
+    // for a core whatever the gateway does (a clean-clone run with both cores loaded: p99 486 ms).
+    const quiet = quantile(await healthLatencies(2000), 0.99)
     const latencies: Array<number> = []
     let sending = true
     const senders = Array.from({ length: 2 }, async () => {
@@ -59,26 +76,17 @@ describe("JSON-RPC batches", () => {
       }
       return sent
     })
-    const until = Date.now() + 5000
-    while (Date.now() < until) {
-      const t = performance.now()
-      const res = await fetch(`${gw.url}/v1/health`)
-      await res.arrayBuffer()
-      expect(res.status).toBe(200)
-      latencies.push(performance.now() - t)
-      await new Promise((r) => setTimeout(r, 10))
-    }
+    latencies.push(...await healthLatencies(5000))
     sending = false
     const sent = (await Promise.all(senders)).reduce((a, b) => a + b, 0)
-    latencies.sort((a, b) => a - b)
-    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))]!
-    if (process.env.SHOW_LATENCY) console.log(`health p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} n ${latencies.length}; batches ${sent}`)
+    const at = (q: number) => quantile(latencies, q)
+    if (process.env.SHOW_LATENCY) console.log(`health p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} n ${latencies.length}; batches ${sent}; quiet p99 ${quiet}`)
     expect(sent).toBeGreaterThan(1)
     // Before the fix the calls of a batch ran together and health waited for most of a batch
     // (measured here, 2 cores at load 10: p50 127-342 ms, p99 480-590 ms; after: p50 ~10 ms,
     // p99 53-93 ms).
     expect(at(0.5)).toBeLessThan(100)
     expect(at(0.9)).toBeLessThan(250)
-    expect(at(0.99)).toBeLessThan(250)
+    expect(at(0.99)).toBeLessThan(Math.max(250, 2 * quiet + 100))
   }, 60_000)
 })
