@@ -98,6 +98,9 @@ describe("large documents as files beside the database", { timeout: 180_000 }, (
       expect(sha(got.bytes)).toBe(sha(bytes))
       kept.push({ url: res.downloadUrl, sha: sha(bytes), ref: res.documentRef })
     }
+    // The transactions wrote records, not bytes: database and write-ahead log stay small.
+    const wal = existsSync(`${dbFile}-wal`) ? statSync(`${dbFile}-wal`).size : 0
+    expect(statSync(dbFile).size + wal).toBeLessThan(4 * MiB)
     // The directory is the gateway's alone.
     expect(statSync(docsDir).mode & 0o777).toBe(0o700)
     expect(stored().filter((n) => n.endsWith(".part"))).toEqual([])
