@@ -93,19 +93,21 @@ export const makeDocumentRecords = (tx: Transactions) =>
           }))
         )))
         if (!toFile) return stored
-        // The file is durable before the transaction starts; it is removed again unless its row
-        // was committed (a refusal, a rollback, an idempotent replay answering an earlier
-        // document). When the outcome is unknown (interrupted, or the check fails) it stays: the
-        // start-up sweep removes it later if no row names it.
-        return Effect.andThen(
-          files.value.write(id, doc.bytes),
-          Effect.onExit(stored, (exit) =>
+        // The file is durable before the transaction starts (its write is not cut short by an
+        // interruption: a half-written file would be removed under a running write). It is
+        // removed again unless its row was committed (a refusal, a rollback, an interruption
+        // before the commit, an idempotent replay answering an earlier document). When the
+        // outcome is unknown (the check fails) it stays: the start-up sweep removes it later if
+        // no row names it.
+        return Effect.onExit(
+          Effect.andThen(Effect.uninterruptible(files.value.write(id, doc.bytes)), stored),
+          (exit) =>
             exit._tag === "Success" && exit.value.id === id
               ? Effect.void
               : sql<{ id: string }>`SELECT id FROM documents WHERE id = ${id}`.pipe(
                 Effect.flatMap((rows) => rows.length === 0 ? files.value.remove(id) : Effect.void),
                 Effect.catchCause(() => Effect.void)
-              ))
+              )
         )
       }),
 
