@@ -6,7 +6,7 @@
  */
 import { createClient } from "@libsql/client"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -175,6 +175,26 @@ describe("large documents as files beside the database", { timeout: 180_000 }, (
       expect(res.status, res.text).toBe(503)
       expect(res.body.message).toBe("The workspace store is unavailable; try again")
       await until(`the log names ${ref}`, () => service.output().includes(`reading document ${ref}`))
+    }
+  })
+
+  it("a file that cannot be written is a logged 503 and stores nothing; small files are still stored", async () => {
+    const taskId = await newTask()
+    const saved = `${docsDir}.saved`
+    renameSync(docsDir, saved)
+    writeFileSync(docsDir, "not a directory")
+    try {
+      const big = await raw(taskId, randomBytes(2 * MiB))
+      expect(big.status, big.text).toBe(503)
+      expect(big.body.message).toBe("The upload could not be stored now; try again")
+      await until("the log names the failed write", () => /writing document \S+ to \S+ failed: EEXIST/.test(service.output()))
+      const small = await raw(taskId, randomBytes(1000))
+      expect(small.status, small.text).toBe(201)
+      const list = (await http("GET", `${service.url}/v1/tasks/${taskId}/files`)).body as Array<{ id: string }>
+      expect(list.map((d) => d.id)).toEqual([small.body.documentRef])
+    } finally {
+      unlinkSync(docsDir)
+      renameSync(saved, docsDir)
     }
   })
 

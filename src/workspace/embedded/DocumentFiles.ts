@@ -12,6 +12,7 @@
  * files and the common small upload cost about 10 ms of inserts at most, less than the two
  * fsyncs a file costs, and keep a backup of the database file alone complete for them.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -73,6 +74,12 @@ const unavailable = (message: string) => new ServiceUnavailable({ message })
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
+/** The driver's or the file system's own words: Effect.tryPromise keeps them as the cause. */
+const reasonOf = (e: unknown): string => {
+  const inner = (e as { cause?: unknown } | undefined)?.cause
+  return messageOf(inner instanceof Error ? inner : e)
+}
+
 const isMissing = (e: unknown) => (e as { code?: unknown } | undefined)?.code === "ENOENT"
 
 const writeAll = async (handle: FileHandle, bytes: Uint8Array, at: number) => {
@@ -126,7 +133,7 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
     }).pipe(
       Effect.catchCause((cause) =>
         Effect.promise(() => unlink(`${join(dir, id)}.part`).catch(() => {})).pipe(
-          Effect.andThen(Effect.logError(`workspace store: writing document ${id} to ${dir} failed`, cause)),
+          Effect.andThen(Effect.logError(`workspace store: writing document ${id} to ${dir} failed: ${reasonOf(Cause.squash(cause))}`)),
           Effect.andThen(Effect.fail(unavailable("The upload could not be stored now; try again")))
         )
       )
@@ -156,7 +163,7 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
         const handle = yield* Effect.acquireRelease(
           Effect.tryPromise(() => open(path, "r")),
           (h) => Effect.promise(() => h.close().catch(() => {}))
-        ).pipe(Effect.catch((e) => readFailed(id, messageOf(e.cause ?? e))))
+        ).pipe(Effect.catch((e) => readFailed(id, reasonOf(e))))
         return Stream.paginate(0, (at: number) =>
           at >= size
             ? Effect.succeed([[], Option.none<number>()] as const)
@@ -176,7 +183,7 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
                 const next = at + buffer.byteLength
                 return [[buffer as Uint8Array], Option.some(next)] as const
               }),
-              Effect.catch((e) => readFailed(id, messageOf(e.cause ?? e)))
+              Effect.catch((e) => readFailed(id, reasonOf(e)))
             ))
       }))
     }).pipe(Effect.catchDefect((e) => readFailed(id, messageOf(e))))
