@@ -7,6 +7,7 @@
 import { createClient } from "@libsql/client"
 import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, unlinkSync, utimesSync, writeFileSync } from "node:fs"
+import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -162,6 +163,44 @@ describe("large documents as files beside the database", { timeout: 180_000 }, (
       expect(sha(got.bytes)).toBe(sha(files[i]!))
     }
     expect(names.filter((n) => n.endsWith(".part"))).toEqual([])
+  })
+
+  it("a raw upload spools into the documents directory: its file is the spool renamed; a client that leaves takes its spool with it", async () => {
+    const taskId = await newTask()
+    const spools = () => stored().filter((n) => n.endsWith(".spool"))
+    const send = (size: number) => {
+      const req = httpRequest(`${service.url}/v1/tasks/${taskId}/files/raw?source=s&fileName=s.pdf`, {
+        method: "POST",
+        headers: { "x-svc-upload": "raw", "content-type": "application/pdf", "content-length": String(size) }
+      })
+      const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+        req.on("response", (res) => {
+          let text = ""
+          res.on("data", (d) => (text += d))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text === "" ? undefined : JSON.parse(text) }))
+        })
+        req.on("error", reject)
+      })
+      return { req, answer }
+    }
+    const bytes = randomBytes(3 * MiB)
+    const { req, answer } = send(bytes.length)
+    req.write(bytes.subarray(0, MiB))
+    await until("a spool in the documents directory", () => spools().length === 1)
+    const inode = statSync(join(docsDir, spools()[0]!)).ino
+    req.end(bytes.subarray(MiB))
+    const res = await answer
+    expect(res.status).toBe(201)
+    expect(statSync(join(docsDir, res.body.documentRef)).ino).toBe(inode)
+    expect(spools()).toEqual([])
+    expect(sha((await download(res.body.downloadUrl)).bytes)).toBe(sha(bytes))
+    // Mid-body, the client leaves: the spool goes with the request.
+    const left = send(bytes.length)
+    left.answer.catch(() => {})
+    left.req.write(bytes.subarray(0, MiB))
+    await until("a spool in the documents directory", () => spools().length === 1)
+    left.req.destroy()
+    await until("the spool removed", () => spools().length === 0)
   })
 
   it("a document whose file is gone or cut short is a logged 503, never a 500 or a short body", async () => {

@@ -6,7 +6,8 @@
  * (about 10 ms per MiB) and committed in one call (50-90 ms for 30 MiB): 16 concurrent 30 MiB
  * uploads took health p99 past 100 ms. Here the bytes are written, fsync'd and renamed into
  * place with node:fs/promises (the thread pool) before the document's transaction, which then
- * inserts a small row. The file is durable before COMMIT: nothing acknowledged is lost.
+ * inserts a small row. The file is durable before COMMIT: nothing acknowledged is lost. A raw
+ * upload spools into this directory (UploadSpoolDirectory), so its file is the spool renamed.
  *
  * Documents below FILE_BACKED_MIN_BYTES (4 chunks) stay in the database. Measured here: a file
  * (write, fsync, rename, directory fsync) takes 5.4 ms for 256 KiB, 6.6 ms for 1 MiB, 13.9 ms
@@ -22,7 +23,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import type { FileHandle } from "node:fs/promises"
 import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { isSpooled, type SpooledBytes } from "../../upstream/model.js"
 import { chunkRead } from "./chunkRelease.js"
@@ -61,7 +62,8 @@ export interface DocumentFilesService {
    */
   readonly open: (id: string, size: number) => Effect.Effect<Stream.Stream<Uint8Array, ServiceUnavailable>, ServiceUnavailable>
   /**
-   * Removes what a crash left: `.part` files, and files whose id `isStored` denies, both only
+   * Removes what a crash left: `.part` and `.spool` files (a raw upload's, ../../http/input/rawBody.ts),
+   * and files whose id `isStored` denies, all only
    * when older than SWEEP_MIN_AGE_MS. Never fails (a failure is logged).
    */
   readonly sweep: (isStored: (id: string) => Effect.Effect<boolean, unknown>) => Effect.Effect<void>
@@ -124,6 +126,14 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
             }
           })
         : (handle: FileHandle) => Effect.promise(() => writeAll(handle, bytes, 0))
+      // Spooled into this directory (UploadSpoolDirectory): flushed and renamed into place, no copy.
+      if (isSpooled(bytes) && bytes.file !== undefined && dirname(bytes.file.path) === dir) {
+        const spool = bytes.file
+        const moved = yield* Effect.promise(() =>
+          spool.sync().then(() => rename(spool.path, target)).then(() => true, () => false)
+        )
+        if (moved) return yield* Effect.tryPromise(syncDir)
+      }
       yield* Effect.tryPromise(() => mkdir(dir, { recursive: true, mode: 0o700 }))
       const handle = yield* Effect.tryPromise(() => open(part, "wx", 0o600))
       yield* copy(handle).pipe(
@@ -196,7 +206,8 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
       const cutoff = Date.now() - SWEEP_MIN_AGE_MS
       let removed = 0
       for (const name of names) {
-        const id = name.endsWith(".part") ? name.slice(0, -".part".length) : name
+        const leftover = /\.(part|spool)$/.exec(name)
+        const id = leftover === null ? name : name.slice(0, leftover.index)
         if (!ID.test(id)) continue
         const mtime = yield* Effect.promise(() => stat(join(dir, name)).then((s) => s.mtimeMs, () => undefined))
         if (mtime === undefined || mtime > cutoff) continue
