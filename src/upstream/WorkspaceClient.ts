@@ -188,6 +188,15 @@ export const currentIdempotencyKey: Context.Reference<Option.Option<string>> = C
 })
 
 /**
+ * Where a raw upload spools its body: the directory a store keeps large documents in as files
+ * (the embedded store on a SQLite file provides it), so that storing the document is a rename of
+ * the spool, not a copy. Unset (the default, and every other store): the OS temporary directory.
+ */
+export const UploadSpoolDirectory: Context.Reference<string | undefined> = Context.Reference("upstream/UploadSpoolDirectory", {
+  defaultValue: (): string | undefined => undefined
+})
+
+/**
  * Runs `self` with `key` as its idempotency key (unchanged when undefined). A key that is not
  * 1-255 visible ASCII characters fails with a BadRequest before anything runs.
  */

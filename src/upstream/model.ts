@@ -160,6 +160,12 @@ export interface SpooledBytes {
   readonly sha256: string
   /** `length` bytes from `offset` (fewer only at the end); valid until the next read (use or copy it first). */
   readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
+  /**
+   * The spool file, when it is one a store may keep (spooled into UploadSpoolDirectory, see
+   * ./WorkspaceClient.ts): its path, and a flush of its bytes to disk. A store that renames it
+   * away owns it from then on; otherwise it is removed with the request.
+   */
+  readonly file?: { readonly path: string; readonly sync: () => Promise<void> } | undefined
 }
 
 export const isSpooled = (bytes: Uint8Array | SpooledBytes): bytes is SpooledBytes => !(bytes instanceof Uint8Array)

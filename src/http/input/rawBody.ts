@@ -1,8 +1,9 @@
 /**
  * A raw request body (a file sent as its own bytes) spooled to a temporary file as it arrives,
  * hashed on the way: the process holds what the socket has buffered and the chunk being written,
- * never the whole body. The store then reads it back a chunk at a time inside its one
- * transaction (src/workspace/embedded/db.ts insertChunks).
+ * never the whole body. The store then reads it back a slice at a time: into a file beside its
+ * database before its one transaction (src/workspace/embedded/DocumentFiles.ts), or as chunks
+ * inside it (src/workspace/embedded/db.ts insertChunks).
  *
  * Why a spool and not chunks written to the store as they arrive: the embedded store has one
  * writer (SQLite), and the document must appear whole or not at all, so its transaction would
@@ -20,7 +21,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createHash, randomUUID } from "node:crypto"
-import { open, unlink } from "node:fs/promises"
+import { mkdir, open, unlink } from "node:fs/promises"
 import type { FileHandle } from "node:fs/promises"
 import { IncomingMessage } from "node:http"
 import { tmpdir } from "node:os"
@@ -37,6 +38,8 @@ export interface SpooledBody {
    * next read (one buffer serves them all): use or copy it first.
    */
   readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
+  /** Spooled into a store's directory: the file's path and a flush to disk (see `spoolBody`). */
+  readonly file?: { readonly path: string; readonly sync: () => Promise<void> } | undefined
 }
 
 /** The 413 of a body past the cap, naming what is too large. */
@@ -65,15 +68,31 @@ const spooled = (bytes: number) => {
   }
 }
 
-const openSpool = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const path = join(tmpdir(), `svc-upload-${randomUUID()}`)
-    const handle = await open(path, "wx+", 0o600)
-    await unlink(path).catch(() => {})
-    return handle
-  }),
-  (handle) => Effect.promise(() => handle.close().catch(() => {}))
-)
+/**
+ * In the OS temporary directory: unlinked at once. In a store's directory (`dir`): kept under its
+ * path, `<uuid>.spool`, so the store can rename it into place; removed with the scope unless the
+ * store did (a crash leaves it to the store's start-up sweep).
+ */
+const openSpool = (dir: string | undefined) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      // A store's directory that cannot be used now: the temporary one (the store copies from it).
+      const path = dir === undefined ? undefined : join(dir, `${randomUUID()}.spool`)
+      const inDir = path === undefined ? undefined : await mkdir(dir!, { recursive: true, mode: 0o700 })
+        .then(() => open(path, "wx+", 0o600))
+        .catch(() => undefined)
+      if (inDir !== undefined) return { handle: inDir, kept: path }
+      const temporary = join(tmpdir(), `svc-upload-${randomUUID()}`)
+      const handle = await open(temporary, "wx+", 0o600)
+      await unlink(temporary).catch(() => {})
+      return { handle, kept: undefined }
+    }),
+    ({ handle, kept }) =>
+      Effect.promise(async () => {
+        await handle.close().catch(() => {})
+        if (kept !== undefined) await unlink(kept).catch(() => {})
+      })
+  )
 
 class Aborted extends Error {}
 
@@ -139,10 +158,12 @@ const spoolIncoming = (
  */
 export const spoolBody = (
   request: HttpServerRequest.HttpServerRequest,
-  maxBytes: number
+  maxBytes: number,
+  /** A store's directory to spool into (UploadSpoolDirectory); unset: the OS temporary directory. */
+  dir?: string | undefined
 ): Effect.Effect<SpooledBody, PayloadTooLarge | ServiceUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
-    const handle = yield* openSpool
+    const { handle, kept } = yield* openSpool(dir)
     const hash = createHash("sha256")
     const source = request.source
     const length: number | PayloadTooLarge | undefined = source instanceof IncomingMessage
@@ -153,7 +174,7 @@ export const spoolBody = (
         e instanceof Aborted
           ? Effect.succeed(undefined)
           : Effect.andThen(
-            Effect.logError(`raw upload: spooling the body to ${tmpdir()} failed: ${String(e)}`),
+            Effect.logError(`raw upload: spooling the body to ${dir ?? tmpdir()} failed: ${String(e)}`),
             Effect.fail(new ServiceUnavailable({ message: "The upload could not be stored now; try again" }))
           )
       ))
@@ -190,5 +211,6 @@ export const spoolBody = (
         }
         return got === n ? buffer : buffer.subarray(0, got)
       })
-    return { length, sha256, read } satisfies SpooledBody
+    const file = kept === undefined ? undefined : { path: kept, sync: () => handle.sync() }
+    return { length, sha256, read, file } satisfies SpooledBody
   })

@@ -224,6 +224,8 @@ export interface DocumentRow {
   readonly uploaded_at: string
   readonly period: string | null
   readonly schema_slug: string | null
+  /** 1: the bytes are a file beside the database (./DocumentFiles.ts); 0 or absent: document_chunks. */
+  readonly file_backed?: number | string | null
 }
 
 export const documentOfRow = (r: DocumentRow): Workspace.Document => ({

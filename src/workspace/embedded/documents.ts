@@ -1,4 +1,7 @@
-/** The embedded store's documents: stored in chunks with their file signal, read back a chunk at a time. */
+/**
+ * The embedded store's documents: stored with their file signal, in chunks or (large ones, on a
+ * SQLite file) as a file beside the database (./DocumentFiles.ts), read back a chunk at a time.
+ */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
@@ -11,6 +14,8 @@ import { attributionNow } from "../../services/Actor.js"
 import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { ChunkReader, readChunks } from "./ChunkReader.js"
+import { DocumentFiles, FILE_BACKED_MIN_BYTES } from "./DocumentFiles.js"
+import { ServiceUnavailable } from "../../api/errors.js"
 import { type Transactions, notFound } from "./transaction.js"
 
 export const makeDocumentRecords = (tx: Transactions) =>
@@ -29,6 +34,16 @@ export const makeDocumentRecords = (tx: Transactions) =>
           guard("readDocument")
         ))
 
+    /** Large documents' bytes: a file beside the database (./DocumentFiles.ts), on a SQLite file only. */
+    const files = yield* Effect.serviceOption(DocumentFiles)
+    const fileOf = (row: DocumentRow) =>
+      Option.isNone(files)
+        ? Effect.andThen(
+          Effect.logError(`workspace store: document ${row.id} is kept as a file, and this store has no documents directory`),
+          Effect.fail(new ServiceUnavailable({ message: "The workspace store is unavailable; try again" }))
+        )
+        : Effect.map(files.value.open(row.id, Number(row.size_bytes)), (body) => ({ document: documentOfRow(row), body }))
+
     const records: Pick<WorkspaceClientService, "listDocuments" | "putDocument" | "openDocument"> = {
       listDocuments: (tenantId, taskId, query) =>
         sql<DocumentRow>`
@@ -39,8 +54,10 @@ export const makeDocumentRecords = (tx: Transactions) =>
           guard("listDocuments")
         ),
 
-      putDocument: (tenantId, doc, signal) =>
-        Effect.flatMap(attributionNow, (who) =>
+      putDocument: (tenantId, doc, signal) => Effect.suspend(() => {
+        const id = randomUUID()
+        const toFile = Option.isSome(files) && doc.bytes.length >= FILE_BACKED_MIN_BYTES
+        const stored = Effect.flatMap(attributionNow, (who) =>
         Effect.andThen(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
           "putDocument",
           idempotent(tenantId, writeFingerprint.putDocument(doc, Option.getOrNull(signal)), Effect.gen(function*() {
@@ -48,8 +65,8 @@ export const makeDocumentRecords = (tx: Transactions) =>
             // Bound to the step its request saw; a duplicate file signal stores the file and signals nothing.
             const bound = Option.isSome(signal) ? yield* accept(tenantId, signal.value, who) : undefined
             const uploadedAt = new Date()
-            const row: DocumentRow & { uploaded_ms: number } = {
-              id: randomUUID(),
+            const row: DocumentRow & { uploaded_ms: number; file_backed: number } = {
+              id,
               tenant_id: tenantId,
               task_id: task.id,
               source: doc.source,
@@ -59,10 +76,11 @@ export const makeDocumentRecords = (tx: Transactions) =>
               uploaded_at: uploadedAt.toISOString(),
               uploaded_ms: uploadedAt.getTime(),
               period: doc.period ?? null,
-              schema_slug: doc.schemaSlug ?? null
+              schema_slug: doc.schemaSlug ?? null,
+              file_backed: toFile ? 1 : 0
             }
             yield* sql`INSERT INTO documents ${sql.insert({ ...row })}`
-            yield* insertChunks(sql, row.id, doc.bytes)
+            if (!toFile) yield* insertChunks(sql, row.id, doc.bytes)
             const stored = documentOfRow(row)
             yield* appendToTimeline(sql, tenantId, task.id, [
               audit.fileStored(stored, Option.isSome(signal) ? signal.value.name : null, who)
@@ -73,16 +91,35 @@ export const makeDocumentRecords = (tx: Transactions) =>
             }
             return stored
           }))
-        ))),
+        )))
+        if (!toFile) return stored
+        // The file is durable before the transaction starts (its write is not cut short by an
+        // interruption: a half-written file would be removed under a running write). It is
+        // removed again unless its row was committed (a refusal, a rollback, an interruption
+        // before the commit, an idempotent replay answering an earlier document). When the
+        // outcome is unknown (the check fails) it stays: the start-up sweep removes it later if
+        // no row names it.
+        return Effect.onExit(
+          Effect.andThen(Effect.uninterruptible(files.value.write(id, doc.bytes)), stored),
+          (exit) =>
+            exit._tag === "Success" && exit.value.id === id
+              ? Effect.void
+              : sql<{ id: string }>`SELECT id FROM documents WHERE id = ${id}`.pipe(
+                Effect.flatMap((rows) => rows.length === 0 ? files.value.remove(id) : Effect.void),
+                Effect.catchCause(() => Effect.void)
+              )
+        )
+      }),
 
       openDocument: (tenantId, documentId) =>
         sql<DocumentRow>`SELECT * FROM documents WHERE id = ${documentId} AND tenant_id = ${tenantId}`.pipe(
-          Effect.flatMap(([row]) =>
-            row === undefined
-              ? notFound(`Document ${documentId}`)
+          Effect.flatMap(([row]) => row === undefined ? notFound(`Document ${documentId}`) : Effect.succeed(row)),
+          guard("openDocument"),
+          Effect.flatMap((row) =>
+            Number(row.file_backed ?? 0) === 1
+              ? fileOf(row)
               : Effect.succeed({ document: documentOfRow(row), body: chunksOf(documentId) })
-          ),
-          guard("openDocument")
+          )
         )
     }
     return records

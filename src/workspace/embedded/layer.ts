@@ -22,9 +22,10 @@ import { dirname, resolve } from "node:path"
 import { intSetting } from "../../config/read.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
 import { invalidSetting } from "../../config/settingErrors.js"
-import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
+import { UploadSpoolDirectory, WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
+import { DocumentFiles } from "./DocumentFiles.js"
 import { libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
 import { DEFAULT_CONNECT_TIMEOUT_MS, isPostgresUrl, redactUrl } from "./pgUrl.js"
@@ -207,23 +208,40 @@ export const storeLayer = (
           leaseMs: options.signalLeaseMs
         }
       }).pipe(Effect.provideService(BusyTimeout, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
+      // What a crash left in the documents directory (./DocumentFiles.ts), in the background.
+      const files = yield* Effect.serviceOption(DocumentFiles)
+      if (Option.isSome(files)) {
+        const sql = yield* SqlClient.SqlClient
+        yield* Effect.forkScoped(files.value.sweep((id) =>
+          Effect.map(sql<{ id: string }>`SELECT id FROM documents WHERE id = ${id} AND file_backed = 1`, (rows) => rows.length > 0)
+        ))
+      }
       yield* Effect.forkScoped(workspace.relay)
       yield* Effect.forkScoped(workspace.webhookDeliverer)
       return workspace
     })
   )
 
+/**
+ * Raw uploads spool into the documents directory where the store keeps large documents as files
+ * (./DocumentFiles.ts): storing one is then a rename. Elsewhere (PostgreSQL, in memory) unset.
+ */
+const spoolDirectoryLayer = Layer.effect(
+  UploadSpoolDirectory,
+  Effect.map(Effect.serviceOption(DocumentFiles), Option.match({ onNone: () => undefined, onSome: (files) => files.dir }))
+)
+
 /** WorkspaceClient and EmbeddedWorkspace, plus the SqlClient (tests inspect tables with it). */
 export const makeEmbeddedLayerWithSql = (options: EmbeddedLayerOptions) => {
-  const store = Layer.provideMerge(storeLayer(options), sqlLayer(options.url, options))
+  const store = Layer.provideMerge(Layer.merge(storeLayer(options), spoolDirectoryLayer), sqlLayer(options.url, options))
   return Layer.provideMerge(Layer.effect(WorkspaceClient, EmbeddedWorkspace), store)
 }
 
-/** WorkspaceClient and EmbeddedWorkspace on the given database. */
+/** WorkspaceClient and EmbeddedWorkspace on the given database (and where raw uploads spool). */
 export const makeEmbeddedLayer = (
   options: EmbeddedLayerOptions
 ): Layer.Layer<WorkspaceClient | EmbeddedWorkspace, EmbeddedStartError | FixtureError> => {
-  const store = Layer.provide(storeLayer(options), sqlLayer(options.url, options))
+  const store = Layer.provide(Layer.merge(storeLayer(options), spoolDirectoryLayer), sqlLayer(options.url, options))
   return Layer.provideMerge(Layer.effect(WorkspaceClient, EmbeddedWorkspace), store)
 }
 

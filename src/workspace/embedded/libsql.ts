@@ -36,6 +36,7 @@ import * as Stream from "effect/Stream"
 import * as Libsql from "@libsql/client/sqlite3"
 import { startCheckpointer } from "./checkpointer.js"
 import { chunkReaderLayer } from "./ChunkReader.js"
+import { documentFilesLayer } from "./DocumentFiles.js"
 import { defaultOf } from "../../config/settings.js"
 
 /**
@@ -311,5 +312,9 @@ export const libsqlLayer = (
     const context = Context.make(SqlClient.SqlClient, client)
     if (options.path === undefined) return context
     // Downloads read the file directly (./ChunkReader.ts); without a path they go through SQL.
-    return Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path)))
+    // Large documents are files beside it (./DocumentFiles.ts); without a path, chunks as ever.
+    return Context.merge(
+      Context.merge(context, yield* Layer.build(chunkReaderLayer(options.path))),
+      yield* Layer.build(documentFilesLayer(options.path))
+    )
   })).pipe(Layer.provide(Reactivity.layer))

@@ -389,6 +389,15 @@ const inboxClaims = statements(
   `CREATE INDEX tasks_waiting ON tasks (tenant_id, status, waiting_since, id)`
 )
 
+/**
+ * A document at or above ./DocumentFiles.ts FILE_BACKED_MIN_BYTES, stored by a gateway on a
+ * SQLite file, keeps its bytes in `<db file>.documents/<id>` instead of document_chunks
+ * (file_backed = 1). Rows stored before are chunk-backed.
+ */
+const documentFiles = statements(
+  `ALTER TABLE documents ADD COLUMN file_backed INTEGER NOT NULL DEFAULT 0`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -399,7 +408,8 @@ export const migrations = Migrator.fromRecord({
   "0007_timeline_positions": timelinePositions,
   "0008_inbox_claims": inboxClaims,
   "0009_webhooks": webhooks,
-  "0010_decision_links": decisionLinks
+  "0010_decision_links": decisionLinks,
+  "0011_document_files": documentFiles
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

@@ -97,7 +97,8 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
           })
         } ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, task_id = excluded.task_id,
           source = excluded.source, filename = excluded.filename, content_type = excluded.content_type,
-          size_bytes = excluded.size_bytes, uploaded_at = excluded.uploaded_at, uploaded_ms = excluded.uploaded_ms`
+          size_bytes = excluded.size_bytes, uploaded_at = excluded.uploaded_at, uploaded_ms = excluded.uploaded_ms,
+          file_backed = 0`
         yield* sql`DELETE FROM document_chunks WHERE document_id = ${d.id}`
         yield* insertChunks(sql, d.id, bytes)
       }
