@@ -188,6 +188,11 @@ const peerEnv = (db: string | undefined, docId: string): Record<string, string> 
  * S2's gateway reads its workspace over HTTP (SVC_WORKSPACE_URL): the workspace service (`npm run
  * workspace`) behind bench/servers/slowUpstream.ts, which holds every next-step lookup LOOKUP_MS.
  */
+/**
+ * BENCH_BEFORE_DIST: a second build (e.g. of the commit before a change) measured beside the
+ * gateway in S1's rounds, for a before/after in one session.
+ */
+const beforeDist = process.env.BENCH_BEFORE_DIST || undefined
 const gatewayEnv = (extra: Record<string, string>): Record<string, string> => ({
   HOST: "127.0.0.1",
   SVC_ADMIN_PORT: "0",
@@ -202,6 +207,12 @@ const defineServers = (docId: string, gatewayNode: ReadonlyArray<string>, upstre
     env: gatewayEnv({ SVC_DATABASE_URL: dbUrl("gateway") }),
     db: "gateway"
   },
+  ...(beforeDist === undefined ? [] : [{
+    key: "gateway-before",
+    label: `gateway (npm start, build ${beforeDist})`,
+    nodeArgs: [...startFlags(ROOT), join(ROOT, beforeDist, "main.js")],
+    env: gatewayEnv({ SVC_DATABASE_URL: dbUrl("gateway") })
+  }]),
   {
     key: "gateway-s2",
     label: `gateway (npm start, SVC_WORKSPACE_URL: workspace service, ${LOOKUP_MS} ms lookups)`,
@@ -396,7 +407,7 @@ const get = (path: string, connections: number): Load => ({
 })
 
 const s1 = async () => {
-  const keys = ["gateway", ...PEERS]
+  const keys = ["gateway", ...(beforeDist === undefined ? [] : ["gateway-before"]), ...PEERS]
   const bodies = await probe("S1", keys, "/v1/health", {}, (status, body) =>
     status === 200 && JSON.stringify(body) === "{\"status\":\"ok\"}" ? undefined : `${status} ${JSON.stringify(body)}`)
   if (new Set(bodies).size !== 1) failures.push(`S1: bodies differ: ${bodies.join(" / ")}`)
@@ -408,6 +419,12 @@ const s1 = async () => {
   compare("S1 GET /v1/health", "p99 latency", rounds, "gateway", "raw", (m) => m.p99, { op: "<=", x: 3 })
   compareCpu("S1 GET /v1/health", rounds, "gateway", "raw")
   compareCpu("S1 GET /v1/health", rounds, "gateway", "nest")
+  if (beforeDist !== undefined) {
+    compare("S1 GET /v1/health", "requests/s", rounds, "gateway-before", "nest", rps)
+    compareCpu("S1 GET /v1/health", rounds, "gateway-before", "nest")
+    compare("S1 GET /v1/health", "requests/s", rounds, "gateway", "gateway-before", rps)
+    compareCpu("S1 GET /v1/health", rounds, "gateway", "gateway-before")
+  }
   addMedians("S1 (10 connections)", rounds, (m) => `${m.rps.toFixed(0)} req/s`)
 }
 
@@ -883,7 +900,7 @@ const main = async () => {
   const upstreamUrl = settings.only.has("S2") ? await startUpstream() : "http://127.0.0.1:9"
   for (const spec of defineServers(docId, [...startFlags(ROOT), join(distDir, "main.js")], upstreamUrl)) specs.set(spec.key, spec)
   const wanted = new Set<string>()
-  if (settings.only.has("S1")) ["gateway", ...PEERS].forEach((k) => wanted.add(k))
+  if (settings.only.has("S1")) ["gateway", ...(beforeDist === undefined ? [] : ["gateway-before"]), ...PEERS].forEach((k) => wanted.add(k))
   if (settings.only.has("S2")) ["gateway-s2", ...PEERS].forEach((k) => wanted.add(k))
   if (settings.only.has("S7")) wanted.add("gateway-sweep")
   if (needsDb) DB_KEYS.forEach((k) => wanted.add(k))
