@@ -282,7 +282,8 @@ const failures: Array<string> = []
 
 const interleave = async (scenario: string, keys: ReadonlyArray<string>, load: Load, roundS = settings.roundS): Promise<Rounds> => {
   const out: Rounds = new Map(keys.map((k) => [k, []]))
-  for (const key of keys) {
+  // BENCH_WARMUP_S=0: no warm-up (a zero-second load completes nothing, e.g. no 256 MiB download).
+  for (const key of settings.warmupS > 0 ? keys : []) {
     const m = await load.run(key, settings.warmupS)
     assertAlive(scenario, [key])
     if (m.failures.length > 0) failures.push(`${scenario} warm-up ${key}: ${m.failures.join("; ")}`)
@@ -640,7 +641,7 @@ const s7 = async () => {
       const got = res.status === 200 ? await c.count(JSON.parse(text), c.path(n)) : -1
       if (got !== c.expected(n)) failures.push(`S7 probe ${c.what} at ${n}: ${res.status}, ${got} items instead of ${c.expected(n)}`)
       const load = get(c.path(n), 1)
-      await load.run(key, settings.warmupS)
+      if (settings.warmupS > 0) await load.run(key, settings.warmupS)
       const ms: Array<Measurement> = []
       for (let r = 0; r < settings.rounds; r++) {
         const m = await load.run(key, durationS)
@@ -751,6 +752,8 @@ const s6 = async () => {
   const rawEnv = { BENCH_FIXTURE: fixtureFile }
   candidates.push({ key: "raw-tsx", label: "raw node:http: tsx", nodeArgs: ["--import", "tsx", "bench/peers/raw.ts"], env: rawEnv })
   candidates.push({ key: "raw-bundle", label: "raw node:http: bundle", nodeArgs: [rawBundle], env: rawEnv })
+  // NestJS under tsx (its decorators and optional requires are not bundled): a reference, not a target.
+  candidates.push({ key: "nest-tsx", label: "NestJS (Express): tsx", nodeArgs: ["--import", "tsx", "bench/peers/nest.ts"], env: rawEnv })
 
   const results = new Map<string, Array<{ startMs: number; rss: number }>>(candidates.map((c) => [c.key, []]))
   for (let round = 0; round < 4; round++) {
@@ -802,6 +805,18 @@ const s6 = async () => {
       met: rss <= rawRss + 25,
       note: `+${(rss - rawRss).toFixed(1)} MB (${rss.toFixed(1)} MB; raw node:http ${rawRss.toFixed(1)} MB)`
     })
+    if (key === "main-dist" && results.has("nest-tsx")) {
+      const nestRss = m("nest-tsx", (x) => x.rss) / MiB
+      rows.push({
+        scenario: "S6 idle process",
+        metric: `RSS after start: ${label}`,
+        peer: "NestJS (Express): tsx",
+        ratio: rss / nestRss,
+        target: "",
+        met: undefined,
+        note: `${rss.toFixed(1)} MB; NestJS ${nestRss.toFixed(1)} MB, ${m("nest-tsx", (x) => x.startMs).toFixed(0)} ms to healthy`
+      })
+    }
     rows.push({
       scenario: "S6 idle process",
       metric: `start to first healthy answer: ${label}`,
