@@ -71,14 +71,27 @@ const num = (name: string, fallback: number) => {
   const v = process.env[name]
   return v === undefined || v === "" ? fallback : Number(v)
 }
+const ALL_SCENARIOS = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"]
 const settings = {
   warmupS: num("BENCH_WARMUP_S", 3),
   roundS: num("BENCH_ROUND_S", 5),
   rounds: num("BENCH_ROUNDS", 3),
-  only: new Set((process.env.BENCH_ONLY ?? "S1,S2,S3,S4,S5,S6,S7,S8").split(",").map((s) => s.trim().toUpperCase())),
+  only: new Set((process.env.BENCH_ONLY || ALL_SCENARIOS.join(",")).split(",").map((s) => s.trim().toUpperCase()).filter((s) => s !== "")),
   results: process.env.BENCH_RESULTS ?? join(ROOT, "bench/RESULTS.md"),
   deadlineS: num("BENCH_DEADLINE_S", 900)
 }
+
+const unknownScenarios = [...settings.only].filter((s) => !ALL_SCENARIOS.includes(s))
+if (unknownScenarios.length > 0 || settings.only.size === 0) {
+  console.error(`BENCH_ONLY: unknown scenario(s) ${unknownScenarios.join(", ") || "(none given)"}; expected some of ${ALL_SCENARIOS.join(",")}`)
+  process.exit(2)
+}
+/**
+ * A partial run (some scenarios, S8 alone aside) would replace RESULTS.md's tables with its few
+ * rows: it writes the file only when BENCH_RESULTS names one.
+ */
+const partial = ALL_SCENARIOS.some((s) => !settings.only.has(s)) && !(settings.only.size === 1 && settings.only.has("S8"))
+if (partial && process.env.BENCH_RESULTS === undefined) settings.results = "-"
 
 const DOC_BYTES = 256 * MiB
 /** Request bodies above this answer 413 (the gateway and the peers); S3 and S5 bodies are below it. */
