@@ -1,6 +1,7 @@
 /**
- * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway under
- * the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
+ * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway as
+ * `npm start` runs it (dist/main.js, rebuilt when stale, on a prepared database; S2: the stripped
+ * bench/servers/gateway.ts, which needs no upstream) under the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
  * gateway for S6. Profiles are written to bench/.profiles/ and summarized on stdout.
  *
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]

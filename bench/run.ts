@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: the gateway against raw node:http, Fastify and NestJS (bench/peers) on this
- * machine, in one run, scenarios S1-S6 of issue 5, and bench/RESULTS.md from it.
+ * machine, in one run, scenarios S1-S6 of issue 5, and bench/RESULTS.md from it. The gateway is
+ * the product as shipped: dist/main.js under npm start's node flags, default settings (defineServers).
  *
  * Every server is a child process pinned to core 1 (`taskset -c 1`); this process, the load
  * generator, pins itself to core 0. Per scenario each server is warmed up, then measured in
