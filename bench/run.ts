@@ -79,7 +79,9 @@ const settings = {
   rounds: num("BENCH_ROUNDS", 3),
   only: new Set((process.env.BENCH_ONLY || ALL_SCENARIOS.join(",")).split(",").map((s) => s.trim().toUpperCase()).filter((s) => s !== "")),
   results: process.env.BENCH_RESULTS ?? join(ROOT, "bench/RESULTS.md"),
-  deadlineS: num("BENCH_DEADLINE_S", 900)
+  deadlineS: num("BENCH_DEADLINE_S", 900),
+  /** Idle time on the server core before each measurement (the previous server's leftovers). */
+  settleMs: num("BENCH_SETTLE_MS", 500)
 }
 
 const unknownScenarios = [...settings.only].filter((s) => !ALL_SCENARIOS.includes(s))
@@ -305,9 +307,13 @@ const interleave = async (scenario: string, keys: ReadonlyArray<string>, load: L
   }
   for (let r = 0; r < settings.rounds; r++) {
     assertAlive(scenario, keys)
-    // Rotate the order each round so that no server always runs first or last.
-    const order = keys.map((_, i) => keys[(i + r) % keys.length]!)
+    // Rotate the order each round so that no server always runs first or last, and reverse it
+    // every other round so that no server always follows the same one: whatever the previous
+    // server leaves running on the core (its GC, closing 10 connections) lands on the next one.
+    const rotated = keys.map((_, i) => keys[(i + r) % keys.length]!)
+    const order = r % 2 === 1 ? rotated.reverse() : rotated
     for (const key of order) {
+      await sleep(settings.settleMs)
       const m = await load.run(key, roundS)
       assertAlive(scenario, [key])
       if (m.failures.length > 0) failures.push(`${scenario} round ${r + 1} ${key}: ${m.failures.join("; ")}`)
