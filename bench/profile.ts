@@ -1,6 +1,7 @@
 /**
- * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway under
- * the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
+ * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway as
+ * `npm start` runs it (dist/main.js, rebuilt when stale, on a prepared database; S2: the stripped
+ * bench/servers/gateway.ts, which needs no upstream) under the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
  * gateway for S6. Profiles are written to bench/.profiles/ and summarized on stdout.
  *
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
@@ -20,6 +21,7 @@ import { formatSummary, summarize } from "./lib/cpuprofile.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "./lib/fixture.js"
 import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
 import { runAutocannon, runDownloads } from "./lib/load.js"
+import { startFlags } from "./lib/startFlags.js"
 import { killAllSync, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
@@ -53,7 +55,9 @@ const profileUnderLoad = async (
   const server = await startServer({
     name,
     port: port++,
-    nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", floor ? "bench/experiments/s1-floor.ts" : peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"],
+    nodeArgs: floor || peer !== undefined || env.BENCH_WORKSPACE !== undefined
+      ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", floor ? "bench/experiments/s1-floor.ts" : peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"]
+      : ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...startFlags(ROOT), "dist/main.js"],
     env: floor ? { VARIANT: "effect" } : peer !== undefined
       ? { ...env, BENCH_FIXTURE: fixture, ...(existsSync(join(tmp, "doc.bin")) ? { BENCH_DOC_FILE: join(tmp, "doc.bin"), BENCH_DOC_ID: documentId } : {}) }
       : env,
@@ -79,12 +83,26 @@ const memoryEnv = { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixture, BENCH_LOO
 
 const prepare = (name: string, document?: string): string | null =>
   prepareBenchDb(ROOT, `file:${join(tmp, `${name}.db`)}`, fixture, document)
-const embeddedEnv = (name: string) => ({ BENCH_WORKSPACE: "embedded", BENCH_DB: `file:${join(tmp, `${name}.db`)}`, BENCH_MAX_BODY: String(4 * MiB) })
+/**
+ * The gateway as `npm start` runs it (dist/main.js, its node flags, default settings; built when
+ * stale) on a prepared database, with the bench's 4 MiB body cap (bench/run.ts).
+ */
+const shippedEnv = (name: string) => ({
+  HOST: "127.0.0.1",
+  SVC_ADMIN_PORT: "0",
+  SVC_MAX_BODY_BYTES: String(4 * MiB),
+  SVC_DATABASE_URL: `file:${join(tmp, `${name}.db`)}`,
+  // The peers read these (PROFILE_PEER).
+  BENCH_DB: `file:${join(tmp, `${name}.db`)}`,
+  BENCH_MAX_BODY: String(4 * MiB)
+})
 
 const main = async () => {
   pinSelf()
+  execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: ROOT, stdio: "inherit" })
   if (only.has("S1")) {
-    await profileUnderLoad("S1", memoryEnv, (s, d) => runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: d, pid: s.pid }))
+    prepare("s1")
+    await profileUnderLoad("S1", shippedEnv("s1"), (s, d) => runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: d, pid: s.pid }))
   }
   if (only.has("S2")) {
     await profileUnderLoad("S2", { ...memoryEnv, BENCH_NEXT_STEP_CONCURRENCY: "50" }, (s, d) =>
@@ -93,7 +111,7 @@ const main = async () => {
   if (only.has("S3")) {
     prepare("s3")
     const body = uploadBody()
-    await profileUnderLoad("S3", embeddedEnv("s3"), (s, d) =>
+    await profileUnderLoad("S3", shippedEnv("s3"), (s, d) =>
       runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/files`, method: "POST", body, headers: { "content-type": "application/json" }, connections: 4, durationS: d, pid: s.pid }))
   }
   if (only.has("S4")) {
@@ -101,13 +119,13 @@ const main = async () => {
     execFileSync("sh", ["-c", `head -c ${256 * MiB} /dev/urandom > ${doc}`])
     const id = prepare("s4", doc)!
     documentId = id
-    await profileUnderLoad("S4", embeddedEnv("s4"), (s, d) =>
+    await profileUnderLoad("S4", shippedEnv("s4"), (s, d) =>
       runDownloads({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/files/${id}/download`, connections: 2, durationS: d, expectedBytes: 256 * MiB, pid: s.pid }))
   }
   if (only.has("S5")) {
     prepare("s5")
     const body = ingestBody()
-    await profileUnderLoad("S5", embeddedEnv("s5"), (s, d) =>
+    await profileUnderLoad("S5", shippedEnv("s5"), (s, d) =>
       runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/tasks/${BENCH_TASK_ID}/data/ingest`, method: "POST", body, headers: { "content-type": "application/json" }, connections: 2, durationS: d, pid: s.pid }))
   }
   if (only.has("S6")) {

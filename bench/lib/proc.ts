@@ -47,6 +47,10 @@ export interface StartOptions {
   readonly cwd?: string
   readonly timeoutMs?: number
   readonly pin?: boolean
+  /** The core to pin to (SERVER_CORE; LOAD_CORE for helpers that are not measured). */
+  readonly core?: number
+  /** Ready when this path answers 200 (servers without /v1/health: the workspace service). */
+  readonly readyPath?: string
 }
 
 /** One GET; resolves with the status (0 when the connection fails). */
@@ -65,7 +69,7 @@ export const startServer = async (options: StartOptions): Promise<Server> => {
   const pinned = (options.pin ?? true) && hasTaskset
   const started = performance.now()
   const child = pinned
-    ? spawn("taskset", ["-c", String(SERVER_CORE), process.execPath, ...args], {
+    ? spawn("taskset", ["-c", String(options.core ?? SERVER_CORE), process.execPath, ...args], {
       cwd: options.cwd ?? process.cwd(),
       env: { ...process.env, ...options.env, PORT: String(options.port) },
       stdio: ["ignore", "pipe", "pipe"]
@@ -90,13 +94,13 @@ export const startServer = async (options: StartOptions): Promise<Server> => {
       running.delete(server)
       throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before answering:\n${log}`)
     }
-    if ((await getStatus(options.port, "/v1/health", 500)) === 200) {
+    if ((await getStatus(options.port, options.readyPath ?? "/v1/health", 500)) === 200) {
       return { ...server, startMs: performance.now() - started }
     }
     await sleep(5)
   }
   await stopServer(server)
-  throw new Error(`${options.name} did not answer /v1/health within ${options.timeoutMs ?? 60_000} ms:\n${log}`)
+  throw new Error(`${options.name} did not answer ${options.readyPath ?? "/v1/health"} within ${options.timeoutMs ?? 60_000} ms:\n${log}`)
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
