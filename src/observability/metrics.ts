@@ -100,45 +100,11 @@ const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIO
 export const UNMATCHED_ROUTE = "unmatched"
 
 /** One answered HTTP request. `route` is the route template, or undefined when none matched. */
-/** One method and route's series: its duration histogram and its counter by status. */
-interface HttpSeries {
-  readonly duration: Metric.Metric<number, unknown>
-  readonly byStatus: Map<number, Metric.Metric<number, unknown>>
-}
-/** By route, then method: found without building a key string per request. */
-const httpSeries = new Map<string, Map<string, HttpSeries>>()
-let httpSeriesCount = 0
-
-const httpSeriesOf = (m: string, r: string): HttpSeries => {
-  let byMethod = httpSeries.get(r)
-  if (byMethod === undefined) {
-    if (httpSeries.size >= MAX_LABEL_SETS) httpSeries.clear()
-    byMethod = new Map()
-    httpSeries.set(r, byMethod)
-  }
-  let series = byMethod.get(m)
-  if (series === undefined) {
-    series = { duration: labelled(httpRequestDuration, `d ${m} ${r}`, () => [["method", m], ["route", r]]), byStatus: new Map() }
-    byMethod.set(m, series)
-  }
-  return series
-}
-
 export const recordHttpRequest = (method: string, route: string | undefined, status: number, seconds: number): void => {
   const m = METHODS.has(method) ? method : "OTHER"
   const r = route ?? UNMATCHED_ROUTE
-  const series = httpSeriesOf(m, r)
-  let counter = series.byStatus.get(status)
-  if (counter === undefined) {
-    if (++httpSeriesCount > MAX_LABEL_SETS) {
-      httpSeries.clear()
-      httpSeriesCount = 0
-    }
-    counter = labelled(httpRequests, `r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]])
-    series.byStatus.set(status, counter)
-  }
-  update(counter, 1)
-  update(series.duration, seconds)
+  update(labelled(httpRequests, `r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]]), 1)
+  update(labelled(httpRequestDuration, `d ${m} ${r}`, () => [["method", m], ["route", r]]), seconds)
 }
 
 /** One call to the upstream workspace; `failure` is the failure kind, undefined when it succeeded. */

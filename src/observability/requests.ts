@@ -74,36 +74,26 @@ const pathOf = (url: string) => {
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10
 
-/**
- * A JSON string literal: the string itself between quotes when nothing in it needs escaping (the
- * usual id, method, route and path), else JSON.stringify's.
- */
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
-const jsonString = (s: string): string => (NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`)
-const jsonNumber = (n: number): string => (Number.isFinite(n) ? String(n) : "null")
-
-/** The time of the last line, formatted once per millisecond (a line per request under load). */
-let lastMs = NaN
-let lastIso = ""
-const isoNow = (): string => {
-  const now = Date.now()
-  if (now !== lastMs) {
-    lastMs = now
-    lastIso = new Date(now).toISOString()
-  }
-  return lastIso
-}
-
-/**
- * The request line for `record` in the configured format (`date`: now). The JSON line is written
- * field by field, the same text JSON.stringify makes of the record, without the object and
- * Date made per request for it (bench/PROFILE.md, S1 as shipped).
- */
-export const formatRequestLine = (format: LogSettings["format"], record: RequestRecord, date?: Date): string => {
-  if (format !== "json") {
-    return formatLine(
+/** The request line for `record` in the configured format. */
+export const formatRequestLine = (format: LogSettings["format"], record: RequestRecord, date = new Date()): string =>
+  format === "json"
+    ? JSON.stringify({
+      time: date.toISOString(),
+      level: levelOf(record),
+      msg: "request",
+      requestId: record.requestId,
+      method: record.method,
+      route: record.route ?? null,
+      path: record.path,
+      status: record.status,
+      durationMs: record.durationMs,
+      bytes: record.bytes,
+      traceId: record.traceId,
+      aborted: record.aborted ? true : undefined
+    })
+    : formatLine(
       format,
-      date ?? new Date(),
+      date,
       levelOf(record),
       `${record.method} ${record.path} ${record.status} ${record.durationMs}ms ${record.bytes}B`,
       [
@@ -113,15 +103,6 @@ export const formatRequestLine = (format: LogSettings["format"], record: Request
         ["aborted", record.aborted ? true : undefined]
       ]
     )
-  }
-  let out = `{"time":"${date === undefined ? isoNow() : date.toISOString()}","level":"${levelOf(record)}","msg":"request","requestId":${
-    jsonString(record.requestId)
-  },"method":${jsonString(record.method)},"route":${record.route === undefined ? "null" : jsonString(record.route)},"path":${
-    jsonString(record.path)
-  },"status":${jsonNumber(record.status)},"durationMs":${jsonNumber(record.durationMs)},"bytes":${jsonNumber(record.bytes)}`
-  if (record.traceId !== undefined) out += `,"traceId":${jsonString(record.traceId)}`
-  return record.aborted ? `${out},"aborted":true}` : `${out}}`
-}
 
 const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): http.ServerResponse | undefined => {
   try {

@@ -10,8 +10,6 @@
  * decode such a path and finds no route; a query would be decoded leniently (bytes replaced).
  */
 export const malformedPercentEncoding = (path: string): string | undefined => {
-  // Most paths hold no escape at all (every request's path and query are checked).
-  if (path.indexOf("%") === -1) return undefined
   const bare = /%(?![0-9a-fA-F]{2})/.exec(path)
   const runs = path.matchAll(/(?:%[0-9a-fA-F]{2})+/g)
   for (const run of runs) {

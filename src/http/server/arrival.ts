@@ -8,14 +8,11 @@
 import type * as http from "node:http"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 
-/** A property of the request (a WeakMap entry per request cost more under load). */
-const ARRIVAL = Symbol("arrivedAt")
-type Stamped = http.IncomingMessage & { [ARRIVAL]?: number }
+const arrivals = new WeakMap<http.IncomingMessage, number>()
 
 export const stampArrival = (req: http.IncomingMessage): void => {
-  ;(req as Stamped)[ARRIVAL] = preciseNowMs()
+  arrivals.set(req, preciseNowMs())
 }
 
 /** The stamp, or undefined for a request that did not come through the stamping server. */
-export const arrivalOf = (req: http.IncomingMessage | undefined): number | undefined =>
-  req == null ? undefined : (req as Stamped)[ARRIVAL]
+export const arrivalOf = (req: http.IncomingMessage): number | undefined => arrivals.get(req)

@@ -305,12 +305,7 @@ const closeSilent = (server: http.Server, ms: number) => {
  * and ignores repeated and trailing slashes (`//V1/tasks/x/events/%73tream/` reaches the same
  * handler), so a share counted by path must read it the same way or be walked around.
  */
-/** What routerPath would change: an escape, an upper-case letter, a doubled or trailing slash, anything not visible ASCII. */
-const NOT_ROUTER_PATH = /[^\x21-\x7e]|[%A-Z]|\/\/|.\/$/
-
 export const routerPath = (path: string): string => {
-  // Every request's path is read here: most are already as the router reads them.
-  if (!NOT_ROUTER_PATH.test(path)) return path
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
