@@ -37,19 +37,27 @@ afterAll(async () => {
 describe("an event's payload is capped at 1 MiB of UTF-8 JSON", () => {
   it("POST /v1/tasks/:taskId/events: over the cap is a 400 naming payload; at the cap it is stored", async () => {
     const events = `${gw.url}/v1/tasks/${EXPENSE_TASK}/events`
+    // Every body is made before the first request: making them between requests kept this
+    // process's event loop busy for seconds on a loaded machine (a 25 MiB string, built and
+    // measured), and fetch then wrote on a kept-alive connection the gateway had closed after
+    // its announced idle time (Keep-Alive: timeout=5): write EPIPE. A client whose loop is
+    // blocked past that time gets the same against any server (seen with a 6 s block).
+    const cases = ([[1001, "x"], [1002, "é"], [1003, "€"], [1004, "😀"]] as const).map(([seq, unit]) =>
+      ({ seq, unit, over: payloadOf(CAP + 1, unit), at: payloadOf(CAP, unit) }))
+    const hugePayload = payloadOf(25 * CAP)
     let lastStored = ""
-    for (const [seq, unit] of [[1001, "x"], [1002, "é"], [1003, "€"], [1004, "😀"]] as const) {
-      const over = await http("POST", events, { type: "note", source: "worker", seq, payload: payloadOf(CAP + 1, unit) })
+    for (const { seq, unit, over: overPayload, at: atPayload } of cases) {
+      const over = await http("POST", events, { type: "note", source: "worker", seq, payload: overPayload })
       expect(over.status, `unit ${unit}`).toBe(400)
       expect(over.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
       expect(over.body.message).toMatch(/payload/)
       expect(over.body.message).toContain(String(CAP))
-      const at = await http("POST", events, { type: "note", source: "worker", seq, payload: payloadOf(CAP, unit) })
+      const at = await http("POST", events, { type: "note", source: "worker", seq, payload: atPayload })
       expect(at.status, `unit ${unit}`).toBe(200)
       lastStored = at.body.event.position
     }
     // A 25 MiB event, the case that pinned memory, never reaches the timeline.
-    const huge = await http("POST", events, { type: "note", source: "worker", seq: 1005, payload: payloadOf(25 * CAP) })
+    const huge = await http("POST", events, { type: "note", source: "worker", seq: 1005, payload: hugePayload })
     expect(huge.status).toBe(400)
     const page = await http("GET", `${events}?after=${lastStored}`)
     expect(page.status).toBe(200)
