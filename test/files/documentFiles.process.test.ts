@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { ACME_US } from "./builtGateway.js"
+import { waitFor } from "../support/waitFor.js"
 
 const MiB = 1024 * 1024
 const dir = mkdtempSync(join(tmpdir(), "docfiles-"))
@@ -71,12 +72,8 @@ const download = async (downloadUrl: string) => {
 /** The documents directory's entries (none when it does not exist yet). */
 const stored = () => (existsSync(docsDir) ? readdirSync(docsDir).sort() : [])
 
-const until = async (what: string, check: () => boolean, ms = 10_000) => {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
+const until = async (what: string, check: () => boolean, ms = 10_000): Promise<void> => {
+  await waitFor(what, check, { timeoutMs: ms, everyMs: 50 })
 }
 
 describe("large documents as files beside the database", { timeout: 180_000 }, () => {
