@@ -1,7 +1,7 @@
 /**
  * Where the gateway's time and memory go: CPU profiles (`node --cpu-prof`) of the gateway as
- * `npm start` runs it (dist/main.js, rebuilt when stale, on a prepared database; S2: the stripped
- * bench/servers/gateway.ts, which needs no upstream) under the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
+ * `npm start` runs it (dist/main.js, rebuilt when stale, on a prepared database; S2 with
+ * SVC_WORKSPACE_URL: the workspace service behind bench/servers/slowUpstream.ts, as bench/run.ts) under the load of each scenario, and a heap snapshot (plus a start-up CPU profile) of an idle
  * gateway for S6. Profiles are written to bench/.profiles/ and summarized on stdout.
  *
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
@@ -22,7 +22,7 @@ import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, Mi
 import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
 import { runAutocannon, runDownloads } from "./lib/load.js"
 import { startFlags } from "./lib/startFlags.js"
-import { killAllSync, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
+import { killAllSync, LOAD_CORE, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const only = new Set((process.argv[2] ?? "S1,S2,S3,S4,S5,S6").split(","))
@@ -79,8 +79,6 @@ const profileUnderLoad = async (
 /** The peers serve the S4 document from the file itself, under any id. */
 let documentId = "00000000-0000-4000-8000-000000000000"
 
-const memoryEnv = { BENCH_WORKSPACE: "memory", BENCH_FIXTURE: fixture, BENCH_LOOKUP_MS: String(LOOKUP_MS) }
-
 const prepare = (name: string, document?: string): string | null =>
   prepareBenchDb(ROOT, `file:${join(tmp, `${name}.db`)}`, fixture, document)
 /**
@@ -105,8 +103,34 @@ const main = async () => {
     await profileUnderLoad("S1", shippedEnv("s1"), (s, d) => runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: d, pid: s.pid }))
   }
   if (only.has("S2")) {
-    await profileUnderLoad("S2", { ...memoryEnv, BENCH_NEXT_STEP_CONCURRENCY: "50" }, (s, d) =>
+    // As bench/run.ts measures S2: the shipped build reading the workspace service over HTTP,
+    // through the proxy that holds each next-step lookup LOOKUP_MS (both on the load core).
+    prepare("upstream")
+    const entry = await bundle(join(ROOT, "src/workspace/server/main.ts"), join(ROOT, "bench/.build/workspace"), "workspace")
+    const wsPort = port++
+    const workspace = await startServer({
+      name: "workspace",
+      port: wsPort,
+      nodeArgs: [...startFlags(ROOT), entry],
+      env: { HOST: "127.0.0.1", SVC_WORKSPACE_PORT: String(wsPort), SVC_DATABASE_URL: `file:${join(tmp, "upstream.db")}` },
+      cwd: ROOT,
+      core: LOAD_CORE,
+      readyPath: "/workspace/openapi.json"
+    })
+    const proxy = await startServer({
+      name: "slow-upstream",
+      port: port++,
+      nodeArgs: ["--import", "tsx", "bench/servers/slowUpstream.ts"],
+      env: { BENCH_UPSTREAM_URL: `http://127.0.0.1:${wsPort}`, BENCH_LOOKUP_MS: String(LOOKUP_MS) },
+      cwd: ROOT,
+      core: LOAD_CORE,
+      readyPath: "/workspace/openapi.json"
+    })
+    const env = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: `http://127.0.0.1:${proxy.port}`, SVC_TENANT_SLUG: "acme" }
+    await profileUnderLoad("S2", env, (s, d) =>
       runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: 10, durationS: d, pid: s.pid }))
+    await stopServer(proxy)
+    await stopServer(workspace)
   }
   if (only.has("S3")) {
     prepare("s3")

@@ -206,7 +206,7 @@ const peerEnv = (db: string | undefined, docId: string): Record<string, string> 
  */
 /**
  * BENCH_BEFORE_DIST: a second build (e.g. of the commit before a change) measured beside the
- * gateway in S1's rounds, for a before/after in one session.
+ * gateway in S1's and S2's rounds, for a before/after in one session.
  */
 const beforeDist = process.env.BENCH_BEFORE_DIST || undefined
 const gatewayEnv = (extra: Record<string, string>): Record<string, string> => ({
@@ -235,6 +235,12 @@ const defineServers = (docId: string, gatewayNode: ReadonlyArray<string>, upstre
     nodeArgs: gatewayNode,
     env: gatewayEnv({ SVC_WORKSPACE_URL: upstreamUrl, SVC_TENANT_SLUG: "acme" })
   },
+  ...(beforeDist === undefined ? [] : [{
+    key: "gateway-s2-before",
+    label: `gateway (npm start, build ${beforeDist}, SVC_WORKSPACE_URL: workspace service, ${LOOKUP_MS} ms lookups)`,
+    nodeArgs: [...startFlags(ROOT), join(ROOT, beforeDist, "main.js")],
+    env: gatewayEnv({ SVC_WORKSPACE_URL: upstreamUrl, SVC_TENANT_SLUG: "acme" })
+  }]),
   {
     key: "gateway-sweep",
     label: "gateway (npm start, sweep data)",
@@ -450,7 +456,7 @@ const s1 = async () => {
 }
 
 const s2 = async () => {
-  const keys = ["gateway-s2", ...PEERS]
+  const keys = ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS]
   const path = `/v1/entities/${BENCH_ENTITY_ID}/tasks`
   const bodies = await probe("S2", keys, path, {}, (status, body) =>
     status === 200 && Array.isArray(body) && body.length === 50 && body.every((t: any) => typeof t.awaiting === "string")
@@ -487,6 +493,13 @@ const s2 = async () => {
   compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2", "nest", rps)
   compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "raw")
   compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "nest")
+  if (beforeDist !== undefined) {
+    compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2-before", "raw", rps)
+    compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2-before", "raw")
+    compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2", "gateway-s2-before", rps)
+    compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "gateway-s2-before")
+    compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "p50 latency, 1 connection", latency, "gateway-s2", "gateway-s2-before", (m) => m.p50)
+  }
   addMedians("S2 (10 connections)", rounds, (m) => `${m.rps.toFixed(0)} req/s`)
 }
 
@@ -936,7 +949,7 @@ const main = async () => {
   for (const spec of defineServers(docId, [...startFlags(ROOT), join(distDir, "main.js")], upstreamUrl)) specs.set(spec.key, spec)
   const wanted = new Set<string>()
   if (settings.only.has("S1")) ["gateway", ...(beforeDist === undefined ? [] : ["gateway-before"]), ...PEERS].forEach((k) => wanted.add(k))
-  if (settings.only.has("S2")) ["gateway-s2", ...PEERS].forEach((k) => wanted.add(k))
+  if (settings.only.has("S2")) ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS].forEach((k) => wanted.add(k))
   if (settings.only.has("S7")) wanted.add("gateway-sweep")
   if (needsDb) DB_KEYS.forEach((k) => wanted.add(k))
   log(`starting ${[...wanted].join(", ")}`)

@@ -1,7 +1,8 @@
 /**
  * S2's upstream delay: a pass-through proxy in front of the workspace service (`npm run
  * workspace`, bench/run.ts starts it on a prepared database) that holds every next-step lookup
- * (`.../next-step`, `.../next-steps`) BENCH_LOOKUP_MS before forwarding it. A gateway started with
+ * (`.../next-step`, `.../next-steps`, and the task board `.../board`, which makes them)
+ * BENCH_LOOKUP_MS before forwarding it. A gateway started with
  * SVC_WORKSPACE_URL pointing here waits on what a shipped gateway waits on: real HTTP calls to a
  * workspace service whose lookups take that long. Everything else passes through at once.
  *
@@ -13,7 +14,7 @@ const port = Number(process.env.PORT)
 const upstream = new URL(process.env.BENCH_UPSTREAM_URL ?? "")
 const lookupMs = Number(process.env.BENCH_LOOKUP_MS ?? "5")
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 })
-const LOOKUP = /\/next-steps?(\?|$)/
+const LOOKUP = /\/(next-steps?|board)(\?|$)/
 
 const forward = (req: http.IncomingMessage, res: http.ServerResponse) => {
   const out = http.request(

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { CreateTaskDto } from "../api/dtos.js"
-import { BadRequest, NotFound } from "../api/errors.js"
+import { BadRequest, NotFound, type UpstreamError } from "../api/errors.js"
 import type { TaskSummary, WorkflowEntry } from "../api/resources.js"
 import { CURSOR_MESSAGE, encodeTaskCursor, type TaskListQuery, taskIdOfCursor } from "../api/taskListing.js"
 import { taskView } from "./taskView.js"
@@ -13,9 +13,8 @@ import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
+import { isTerminal, taskBoard } from "../upstream/taskBoard.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
-
-const TERMINAL = new Set(["COMPLETED", "FAILED"])
 
 /** The entity, if it belongs to this tenant (its tenant returned); 404 exactly like a missing one otherwise. */
 export const requireEntity = (entityId: string) =>
@@ -80,24 +79,11 @@ export interface SelectedStep {
 export const stepRefs = (steps: ReadonlyArray<SelectedStep>): ReadonlyArray<Workspace.StepRef> =>
   steps.map(({ stepId, workflowId }) => ({ workflowId, stepId }))
 
-/** Each task's summary, `awaiting` from its next step (all fetched in one upstream call; terminal tasks not asked about). */
-const summarize = (tenantId: string, tasks: ReadonlyArray<Workspace.Task>) =>
-  Effect.gen(function*() {
-    const workspace = yield* WorkspaceClient
-    const open = tasks.filter((task) => !TERMINAL.has(task.status)).map((task) => task.id)
-    const answers = open.length === 0
-      ? []
-      : yield* workspace.getNextSteps(tenantId, open).pipe(Effect.orElseSucceed(() => []))
-    const awaiting = new Map<string, string>()
-    for (const { nextStep, taskId } of answers) {
-      if (nextStep?.step != null) awaiting.set(taskId, nextStep.step.displayHint.component)
-    }
-    return tasks.map((task): TaskSummary => {
-      const summary: TaskSummary = taskView(task)
-      const component = TERMINAL.has(task.status) ? undefined : awaiting.get(task.id)
-      return component === undefined ? summary : { ...summary, awaiting: component }
-    })
-  })
+/** A board task as the list shows it: the TaskSummary fields, `awaiting` when it has one. */
+const summaryOf = (task: Workspace.BoardTask): TaskSummary => {
+  const summary: TaskSummary = taskView(task)
+  return task.awaiting === undefined || isTerminal(task.status) ? summary : { ...summary, awaiting: task.awaiting }
+}
 
 /** One page of the task list: its tasks, and the cursor of the next page when `limit` cut it short. */
 export interface TaskPage {
@@ -107,7 +93,10 @@ export interface TaskPage {
 
 /**
  * Board data: each non-terminal task's `awaiting` from its next step. A task whose lookup fails
- * has no `awaiting`; when the whole call fails no task has one, and the list still answers.
+ * has no `awaiting`; when the whole lookup fails no task has one, and the list still answers.
+ * The entity's check, the list and the lookups are one upstream round trip where the workspace
+ * answers the board itself (src/upstream/taskBoard.ts), else the entity and the list at once,
+ * then the lookups.
  *
  * With `query` (src/api/taskListing.ts): `status`, `cursor` and `limit` go to the store as they
  * are; `awaiting` goes as the steps that await that component (stepsWhere), since `awaiting` is
@@ -118,29 +107,35 @@ export interface TaskPage {
 export const listTaskPage = (entityId: string, query: TaskListQuery = {}) =>
   Effect.gen(function*() {
     const workspace = yield* WorkspaceClient
-    const tenant = yield* requireEntity(entityId)
+    const tenant = yield* (yield* Tenant).current
+    const board = taskBoard(workspace)
+    const notFound = (e: NotFound | BadRequest | UpstreamError) =>
+      e._tag === "NotFound" ? new NotFound({ message: `Entity ${entityId} not found` }) : e
     const { awaiting, cursor, limit, status } = query
     if (status === undefined && awaiting === undefined && limit === undefined && cursor === undefined) {
-      return { tasks: yield* summarize(tenant.id, yield* workspace.listTasks(tenant.id, entityId)) } satisfies TaskPage
+      const tasks = yield* Effect.mapError(board(tenant.id, entityId), notFound)
+      return { tasks: tasks.map(summaryOf) } satisfies TaskPage
     }
     const afterId = cursor === undefined ? undefined : taskIdOfCursor(cursor)
-    if (cursor !== undefined && afterId === undefined) return yield* Effect.fail(new BadRequest({ message: CURSOR_MESSAGE }))
+    if (cursor !== undefined && afterId === undefined) {
+      // A missing entity answers 404 whatever the cursor.
+      yield* requireEntity(entityId)
+      return yield* Effect.fail(new BadRequest({ message: CURSOR_MESSAGE }))
+    }
     let currentSteps: ReadonlyArray<Workspace.StepRef> | undefined
     if (awaiting !== undefined) {
-      // Only a running task awaits anything.
-      if (status !== undefined && TERMINAL.has(status)) return { tasks: [] } satisfies TaskPage
+      // Only a running task awaits anything; the entity is checked all the same.
+      if (status !== undefined && isTerminal(status)) return yield* Effect.as(requireEntity(entityId), { tasks: [] } satisfies TaskPage)
       currentSteps = stepRefs(yield* stepsWhere(tenant.id, (step) => step.displayHint.component === awaiting))
-      if (currentSteps.length === 0) return { tasks: [] } satisfies TaskPage
+      if (currentSteps.length === 0) return yield* Effect.as(requireEntity(entityId), { tasks: [] } satisfies TaskPage)
     }
-    const found = yield* workspace.listTasks(tenant.id, entityId, {
-      status,
-      currentSteps,
-      afterId,
-      limit: limit === undefined ? undefined : limit + 1
-    })
+    const found = yield* Effect.mapError(
+      board(tenant.id, entityId, { status, currentSteps, afterId, limit: limit === undefined ? undefined : limit + 1 }),
+      notFound
+    )
     const more = limit !== undefined && found.length > limit
     const page = more ? found.slice(0, limit) : found
-    const summaries = yield* summarize(tenant.id, page)
+    const summaries = page.map(summaryOf)
     return {
       tasks: awaiting === undefined ? summaries : summaries.filter((t) => t.awaiting === awaiting),
       nextCursor: more ? encodeTaskCursor(page[page.length - 1]!.id) : undefined

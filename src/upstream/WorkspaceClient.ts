@@ -56,6 +56,17 @@ export interface WorkspaceClientService {
     entityId: string,
     query?: TaskQuery
   ) => WsEffect<ReadonlyArray<Workspace.Task>, BadRequest>
+  /**
+   * The task list with each task's `awaiting` (src/upstream/taskBoard.ts says what it answers):
+   * listTasks and getNextSteps in one step, NotFound when the entity is not the tenant's.
+   * Optional: an implementation that can answer it in one round trip provides it (the HTTP
+   * client); without it, `taskBoard` composes it from getEntity, listTasks and getNextSteps.
+   */
+  readonly listTaskBoard?: (
+    tenantId: string,
+    entityId: string,
+    query?: TaskQuery
+  ) => WsEffect<ReadonlyArray<Workspace.BoardTask>, NotFound | BadRequest>
   /** Unscoped by design: the gateway compares the task's tenantId with its own (and refreshes once). */
   readonly getTask: (taskId: string) => WsEffect<Workspace.Task, NotFound>
   /** The task's current step and every step's status; NotFound when the task has no runbook. */

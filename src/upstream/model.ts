@@ -27,6 +27,17 @@ export const Task = Schema.Struct({
   currentStep: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "Task" })
 
+/**
+ * A task as a board lists it: its record, and what it waits for (`awaiting`: the display
+ * component of its current step, absent for a terminal task or where its next-step lookup
+ * fails). What the task list needs of a next step, without the step itself (its args, a table
+ * step's rows): a few bytes a task instead of hundreds.
+ */
+export const BoardTask = Schema.Struct({
+  ...Task.fields,
+  awaiting: optional(Schema.String.annotate({ description: "The current step's displayHint.component; absent for a terminal task or a failed lookup" }))
+}).annotate({ identifier: "BoardTask" })
+
 export const StepStatus = Schema.Struct({
   id: Schema.String,
   // Optional: a workspace service of an older version sends id and status only.
@@ -198,6 +209,7 @@ export const RowCell = Scalar
 export declare namespace Workspace {
   export type Tenant = typeof Tenant.Type
   export type Task = typeof Task.Type
+  export type BoardTask = typeof BoardTask.Type
   export type NextStep = typeof NextStep.Type
   export type NextStepOf = typeof NextStepOf.Type
   export type Workflow = typeof Workflow.Type

@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 import { ConflictWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../api/resources.js"
-import { Runbook, StepRef, Task, Tenant, Workflow } from "./model.js"
+import { BoardTask, Runbook, StepRef, Task, Tenant, Workflow } from "./model.js"
 import { closed } from "../api/dtos.js"
 import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath, WorkspaceErrors } from "./paths.js"
 
@@ -72,6 +72,23 @@ export class TenantsGroup extends HttpApiGroup.make("tenants")
         OpenApi.Description,
         "The full task records of the entity in creation order, scoped to the tenant (board data). The query " +
           "parameters narrow it (all must hold): `status`, `steps` (current step one of these), `after`, `limit`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listTaskBoard", "/tenants/:tenantId/entities/:entityId/board", {
+      params: EntityPath,
+      query: TaskQueryParams,
+      success: Schema.Array(BoardTask),
+      error: [...WorkspaceErrors, NotFoundWire]
+    })
+      .annotate(OpenApi.Summary, "List an entity's tasks with what each awaits")
+      .annotate(
+        OpenApi.Description,
+        "The gateway's task list in one round trip: what listTasks answers (same query parameters), each task " +
+          "with `awaiting`, its current step's displayHint.component as getNextSteps would give it (absent for a " +
+          "terminal task or where that lookup fails). 404 when the entity does not exist or belongs to another " +
+          "tenant. Optional: against a service without it (404), the gateway falls back to getEntity, listTasks " +
+          "and getNextSteps."
       )
   )
   .add(

@@ -50,7 +50,8 @@ import { arrivalHeaders } from "../../services/arrival.js"
 import { ACTOR_FORWARD_HEADER, actorNow, currentIdentity, IDENTITY_FORWARD_HEADER } from "../../services/Actor.js"
 import { encodeActorHeader, encodeIdentityHeader } from "../../services/actorValue.js"
 import { currentDeadline, type Deadline } from "../../services/Deadline.js"
-import { currentIdempotencyKey, WorkspaceClient, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { currentIdempotencyKey, type TaskQuery, WorkspaceClient, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { composeTaskBoard } from "../../upstream/taskBoard.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
@@ -201,6 +202,15 @@ const enc = <P extends Record<string, string>>(params: P): P => params
 
 const fillPath = (path: string, params: Record<string, string>): string =>
   path.replace(/:(\w+)/g, (_, name: string) => encodePathSegment(params[name]!))
+
+/** A TaskQuery as the list's query parameters (none: every task). */
+const taskQueryParams = (query: TaskQuery | undefined) =>
+  query === undefined ? {} : {
+    ...(query.status !== undefined ? { status: query.status } : {}),
+    ...(query.currentSteps !== undefined ? { steps: query.currentSteps } : {}),
+    ...(query.afterId !== undefined ? { after: query.afterId } : {}),
+    ...(query.limit !== undefined ? { limit: query.limit } : {})
+  }
 
 const openDocumentPath = WorkspaceApi.groups.documents.endpoints.openDocument.path
 
@@ -364,24 +374,45 @@ export const makeHttpWorkspaceClient = (
         ["NotFound"]
       )
 
+    /**
+     * The board in one round trip. A service without the endpoint (an older version) answers 404
+     * as for a missing entity: the board is then composed from the separate calls (which tell a
+     * missing entity by its own 404), and once a composed board was found, so that the 404 was
+     * the endpoint's, every later board is composed directly. Once the endpoint has answered, its
+     * 404 is the entity's.
+     */
+    let boardMissing = false
+    let boardSeen = false
+    const composed = (tenantId: string, entityId: string, query: TaskQuery | undefined) =>
+      composeTaskBoard(service)(tenantId, entityId, query)
+    const listTaskBoard: NonNullable<WorkspaceClientService["listTaskBoard"]> = (tenantId, entityId, query) =>
+      boardMissing
+        ? composed(tenantId, entityId, query)
+        : call(
+          api.tenants.listTaskBoard({ params: enc({ tenantId, entityId }), query: taskQueryParams(query) }),
+          READ,
+          ["NotFound", "BadRequest"]
+        ).pipe(
+          Effect.tap(() =>
+            Effect.sync(() => {
+              boardSeen = true
+            })
+          ),
+          Effect.catchTag("NotFound", (notFound) =>
+            boardSeen ? Effect.fail(notFound) : Effect.tap(composed(tenantId, entityId, query), () => {
+              if (boardMissing) return Effect.void
+              boardMissing = true
+              return Effect.logWarning("the workspace service has no task board endpoint (404): composing the board from its separate calls")
+            }))
+        )
+
     const service: WorkspaceClientService = {
       resolveTenant: (slug) => call(api.tenants.resolveTenant({ params: enc({ slug }) }), READ, ["NotFound"]),
       listEntities: (tenantId) => call(api.tenants.listEntities({ params: enc({ tenantId }) }), READ, NONE),
       getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ params: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
       listTasks: (tenantId, entityId, query) =>
-        call(
-          api.tenants.listTasks({
-            params: enc({ tenantId, entityId }),
-            query: query === undefined ? {} : {
-              ...(query.status !== undefined ? { status: query.status } : {}),
-              ...(query.currentSteps !== undefined ? { steps: query.currentSteps } : {}),
-              ...(query.afterId !== undefined ? { after: query.afterId } : {}),
-              ...(query.limit !== undefined ? { limit: query.limit } : {})
-            }
-          }),
-          READ,
-          ["BadRequest"]
-        ),
+        call(api.tenants.listTasks({ params: enc({ tenantId, entityId }), query: taskQueryParams(query) }), READ, ["BadRequest"]),
+      listTaskBoard,
       getTask: (taskId) => call(api.tasks.getTask({ params: enc({ taskId }) }), READ, ["NotFound"]),
       getNextStep: (tenantId, taskId) =>
         call(api.tasks.getNextStep({ params: enc({ tenantId, taskId }) }), READ, ["NotFound"]),

@@ -39,7 +39,9 @@ import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonIn
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
-import { withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { type TaskQuery, withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
+import { taskBoard } from "../../upstream/taskBoard.js"
+import type { TaskQueryParams } from "../../upstream/tenants.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
 import { isNotImplemented, NotImplemented } from "../../upstream/errors.js"
@@ -65,23 +67,21 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 const keyed = <A, E>(headers: { readonly "idempotency-key"?: string | undefined }, write: Effect.Effect<A, E>) =>
   withIdempotencyKey(headers["idempotency-key"])(write)
 
+/** A TaskQuery from the list's query parameters; none given: every task. */
+const taskQueryOf = (query: typeof TaskQueryParams.Type): TaskQuery | undefined =>
+  Object.keys(query).length === 0
+    ? undefined
+    : { status: query.status, currentSteps: query.steps, afterId: query.after, limit: query.limit }
+
 const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undefined) => {
+  const board = taskBoard(service)
   const Tenants = HttpApiBuilder.group(WorkspaceApi, "tenants", (handlers) =>
     handlers
       .handle("resolveTenant", ({ params }) => service.resolveTenant(params.slug))
       .handle("listEntities", ({ params }) => service.listEntities(params.tenantId))
       .handle("getEntity", ({ params }) => service.getEntity(params.tenantId, params.entityId))
-      .handle("listTasks", ({ params, query }) =>
-        service.listTasks(
-          params.tenantId,
-          params.entityId,
-          Object.keys(query).length === 0 ? undefined : {
-            status: query.status,
-            currentSteps: query.steps,
-            afterId: query.after,
-            limit: query.limit
-          }
-        ))
+      .handle("listTasks", ({ params, query }) => service.listTasks(params.tenantId, params.entityId, taskQueryOf(query)))
+      .handle("listTaskBoard", ({ params, query }) => board(params.tenantId, params.entityId, taskQueryOf(query)))
       .handle("createTask", ({ headers, params, payload }) =>
         keyed(headers, service.createTask(params.tenantId, params.entityId, payload)))
       .handle("listWorkflows", ({ params }) => service.listWorkflows(params.tenantId))
