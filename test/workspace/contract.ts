@@ -10,6 +10,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { withIdempotencyKey, WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
+import { isTerminal, taskBoard } from "../../src/upstream/taskBoard.js"
 import { withActor, withIdentity } from "../../src/services/Actor.js"
 import type { Fixture } from "../../src/domain/fixture.js"
 import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
@@ -164,6 +165,28 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(answers.map((a) => a.nextStep?.step?.id ?? null)).toEqual(
           asked.map((id) => id === ID.taskReview ? "review" : id === ID.taskUpload ? "upload" : null)
         )
+      }))
+
+      test("the task board is listTasks with each running task's awaiting from getNextSteps; another tenant's entity is NotFound", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const board = taskBoard(ws)
+        for (const query of [undefined, { status: "IN_PROGRESS" }, { limit: 1 }]) {
+          const tasks = yield* ws.listTasks(ID.tenantA, ID.entityA1, query)
+          const steps = yield* ws.getNextSteps(ID.tenantA, tasks.filter((t) => !isTerminal(t.status)).map((t) => t.id))
+          const expected = tasks.map((task) => {
+            const component = steps.find((s) => s.taskId === task.id)?.nextStep?.step?.displayHint.component
+            return component === undefined ? task : { ...task, awaiting: component }
+          })
+          expect(yield* board(ID.tenantA, ID.entityA1, query)).toEqual(expected)
+        }
+        const all = yield* board(ID.tenantA, ID.entityA1)
+        expect(all.find((t) => t.id === ID.taskUpload)?.awaiting).toBe("FILE_UPLOAD")
+        // The completed task and the one without runbook (its lookup fails) await nothing.
+        expect(all.find((t) => t.id === ID.taskCompleted)).toEqual(yield* ws.getTask(ID.taskCompleted))
+        expect((yield* board(ID.tenantA, ID.entityA2)).find((t) => t.id === ID.taskLegacy)).toEqual(yield* ws.getTask(ID.taskLegacy))
+        expect(yield* tagOf(board(ID.tenantA, ID.entityB1))).toBe("NotFound")
+        expect(yield* tagOf(board(ID.tenantB, ID.entityA1))).toBe("NotFound")
+        expect(yield* tagOf(board(ID.tenantA, ID.missing))).toBe("NotFound")
       }))
 
       test("getSnapshots returns the task's snapshots, scoped to the tenant", Effect.gen(function*() {
