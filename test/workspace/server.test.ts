@@ -69,7 +69,7 @@ describe("workspace OpenAPI document", () => {
         expect(res.status).toBe(200)
         expect(res.body).toEqual(JSON.parse(JSON.stringify(workspaceOpenApi())))
         const operations = operationsOf(res.body)
-        expect(operations).toHaveLength(45) // 42, and the inbox with its two claim operations
+        expect(operations).toHaveLength(46) // 42, the inbox with its two claim operations, and the task board
         for (const { key, op } of operations) {
           expect(key.split(" ")[1]!.startsWith("/workspace/"), key).toBe(true)
           expect(op.summary, key).toEqual(expect.any(String))
