@@ -31,6 +31,9 @@ import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { type Transactions, fromDecision, notFound } from "./transaction.js"
 
+/** A task in one of these statuses awaits nothing. */
+const TERMINAL = new Set(["COMPLETED", "FAILED"])
+
 /** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
 const NEXT_STEP_GROUP = 500
 
@@ -39,7 +42,7 @@ const withRowsOf = (next: Workspace.NextStep, ledger: string, rows: ReadonlyArra
   withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
 
 
-export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "listTasks" | "getTask" | "getNextStep" | "getNextSteps" | "createTask" | "getSnapshots" | "signal"> => {
+export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "listTasks" | "listTaskBoard" | "getTask" | "getNextStep" | "getNextSteps" | "createTask" | "getSnapshots" | "signal"> => {
   const { sql, outbox, guard, taskOf, workflowOf, runbookOf, rowOf, lockTask, accept, signalFor, letArrivalsIn, write, writeThenDeliver, idempotent } = tx
 
   /**
@@ -69,16 +72,56 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
       return sql.and(clauses)
     })
 
+  const listTaskRows = (tenantId: string, entityId: string, query: TaskQuery | undefined) =>
+    query === undefined
+      ? sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+      : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
+        where === undefined
+          ? Effect.succeed<ReadonlyArray<TaskRow>>([])
+          : sql<TaskRow>`SELECT * FROM tasks WHERE ${where} ORDER BY rowid${
+            query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
+          }`)
+
   return {
+    // The list, each running task's `awaiting` as getNextSteps would give it, in three short
+    // queries: the entity, the tasks, and each of their workflows' runbook once (decoded once);
+    // no table rows, which do not change what a step awaits.
+    listTaskBoard: (tenantId, entityId, query) =>
+      Effect.gen(function*() {
+        const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
+        if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
+        const rows = yield* listTaskRows(tenantId, entityId, query)
+        const workflows = [...new Set(rows.filter((r) => !TERMINAL.has(r.status)).map((r) => r.workflow_id))]
+        const runbooks = new Map<string, Workspace.Runbook | null>()
+        for (let i = 0; i < workflows.length; i += NEXT_STEP_GROUP) {
+          const found = yield* sql<{ readonly id: string; readonly runbook: string | null }>`
+            SELECT id, runbook FROM workflows WHERE ${sql.in("id", workflows.slice(i, i + NEXT_STEP_GROUP))}`
+          for (const w of found) {
+            // A runbook that does not decode fails its tasks' lookups only.
+            let runbook: Workspace.Runbook | null = null
+            try {
+              runbook = runbookFromJson(w.runbook)
+            } catch {
+              runbook = null
+            }
+            runbooks.set(w.id, runbook)
+          }
+        }
+        return rows.map((row): Workspace.BoardTask => {
+          const task = taskOfRow(row)
+          const runbook = TERMINAL.has(row.status) ? null : runbooks.get(row.workflow_id) ?? null
+          if (runbook === null) return task
+          try {
+            const component = nextStepOf(task, runbook, fromJson(row.snapshots)).step?.displayHint.component
+            return component === undefined ? task : { ...task, awaiting: component }
+          } catch {
+            return task
+          }
+        })
+      }).pipe(guard("listTaskBoard")),
+
     listTasks: (tenantId, entityId, query) =>
-      (query === undefined
-        ? sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
-        : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
-          where === undefined
-            ? Effect.succeed<ReadonlyArray<TaskRow>>([])
-            : sql<TaskRow>`SELECT * FROM tasks WHERE ${where} ORDER BY rowid${
-              query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
-            }`)).pipe(
+      listTaskRows(tenantId, entityId, query).pipe(
         Effect.map((rows) => rows.map(taskOfRow)),
         guard("listTasks")
       ),
