@@ -107,10 +107,11 @@ beforeAll(async () => {
   upstream = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_ADMIN_TOKEN: TOKEN })
   proxy = await startRecordingProxy(upstream.adminUrl)
   oldProxy = await startRecordingProxy(upstream.adminUrl)
-  // A workspace service of an older version: no board endpoint, so its router answers 404.
+  // A workspace service of an older version: no board endpoint, so its router answers 404, here
+  // as a web framework's page (not the error shape its declared endpoints use).
   oldProxy.rule = (_, path) =>
     /\/board(\?|$)/.test(path)
-      ? { status: 404, body: JSON.stringify({ statusCode: 404, message: `Route not found: GET ${path}`, error: "Not Found" }) }
+      ? { status: 404, body: `<!DOCTYPE html><pre>Cannot GET ${path}</pre>`, contentType: "text/html" }
       : undefined
   const remote = { SVC_WORKSPACE_TOKEN: TOKEN, SVC_TENANT_SLUG: "acme", SVC_ADMIN_PORT: "off" }
   ;[gateway, oldGateway] = await Promise.all([

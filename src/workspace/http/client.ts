@@ -376,7 +376,7 @@ export const makeHttpWorkspaceClient = (
 
     /**
      * The board in one round trip. A service without the endpoint (an older version) answers 404
-     * as for a missing entity: the board is then composed from the separate calls (which tell a
+     * as for a missing entity (in whatever body): the board is then composed from the separate calls (which tell a
      * missing entity by its own 404), and once a composed board was found, so that the 404 was
      * the endpoint's, every later board is composed directly. Once the endpoint has answered, its
      * 404 is the entity's.
@@ -389,7 +389,15 @@ export const makeHttpWorkspaceClient = (
       boardMissing
         ? composed(tenantId, entityId, query)
         : call(
-          api.tenants.listTaskBoard({ params: enc({ tenantId, entityId }), query: taskQueryParams(query) }),
+          api.tenants.listTaskBoard({ params: enc({ tenantId, entityId }), query: taskQueryParams(query) }).pipe(
+            // A service without the endpoint may answer its 404 in any body (an HTML page, say).
+            Effect.catch((e) => {
+              const raw = e instanceof ResponseFailure ? e.cause : e
+              return HttpClientError.isHttpClientError(raw) && raw.response?.status === 404
+                ? Effect.fail(new NotFound({ message: `Entity ${entityId} not found` }))
+                : Effect.fail(e)
+            })
+          ),
           READ,
           ["NotFound", "BadRequest"]
         ).pipe(
