@@ -9,6 +9,9 @@
  * steady measure of what a change saves the garbage collector (GC was 35% of S1's CPU).
  *
  * Usage: tsx bench/experiments/s1-alloc.ts [dir=.] [requests=20000] [top=40]
+ * ALLOC_LIVE=1: only the objects still in the heap at the end; ALLOC_LIVE=promoted: those and the
+ * ones a full collection freed (what lived through young collections).
+ * ALLOC_STACKS=1 (ALLOC_DEPTH=4): also where the native allocations (Map copies...) are called from.
  */
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping"
 import autocannon from "autocannon"
@@ -69,8 +72,11 @@ const main = async () => {
   await load(5000) // warm-up
   await call("HeapProfiler.startSampling", {
     samplingInterval: 256,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true
+    // ALLOC_LIVE=1: only what is still in the heap when sampling stops (what survived scavenges,
+    // promoted garbage included until a full collection): the sites of objects that live long.
+    // ALLOC_LIVE=promoted: what young collections did not free (promoted, then freed by a full one).
+    includeObjectsCollectedByMajorGC: process.env.ALLOC_LIVE !== "1",
+    includeObjectsCollectedByMinorGC: process.env.ALLOC_LIVE === undefined
   })
   await load(requests)
   const { profile } = await call("HeapProfiler.stopSampling") as { profile: { head: SamplingNode } }
