@@ -27,7 +27,7 @@ const extraEnv = Object.fromEntries((process.env.S1_ENV ?? "").split(" ").filter
 
 const load = (port: number, n: number) =>
   new Promise<void>((done, fail) =>
-    autocannon({ url: `http://127.0.0.1:${port}/v1/health`, connections: 10, amount: n }, (e) => (e ? fail(e) : done()))
+    autocannon({ url: `http://127.0.0.1:${port}/v1/health`, connections: Number(process.env.S1_CONNECTIONS ?? 10), amount: n }, (e) => (e ? fail(e) : done()))
   )
 
 const measure = async (dirArg: string) => {
