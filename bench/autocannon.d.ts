@@ -10,6 +10,8 @@ declare module "autocannon" {
     readonly connections?: number
     readonly pipelining?: number
     readonly duration?: number
+    /** A number of requests instead of a duration. */
+    readonly amount?: number
     readonly timeout?: number
     readonly bailout?: number
   }
