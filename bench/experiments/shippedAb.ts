@@ -3,14 +3,15 @@
  * node flags, default settings, each on its own copy of the bench's embedded database), for a
  * change that bench/servers/gateway.ts does not hold (main.ts, scripts/build.mjs). Rounds are
  * interleaved A B, B A, ... so neither build always runs first. /v1/health and the 50-task list
- * (BENCH_ENTITY_ID), CPU from /proc.
+ * (BENCH_ENTITY_ID), CPU from /proc. Each build runs under the start flags of the package.json
+ * beside its dist directory (a `git archive` tree's own), else this tree's.
  *
  *   npx tsx bench/experiments/shippedAb.ts <before-dist> [after-dist=dist] [rounds=4] [seconds=3]
  *   AB_AFTER_FLAGS="--flag ..."   node flags added to the after build's (a trial of a flag)
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { prepareBenchDb } from "../lib/benchDb.js"
 import { BENCH_ENTITY_ID, benchFixture } from "../lib/fixture.js"
@@ -43,7 +44,7 @@ const main = async () => {
     servers.push(await startServer({
       name,
       port: port++,
-      nodeArgs: [...startFlags(ROOT), ...extra, join(dist, "main.js")],
+      nodeArgs: [...startFlags(existsSync(join(dirname(dist), "package.json")) ? dirname(dist) : ROOT), ...extra, join(dist, "main.js")],
       env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_DATABASE_URL: db },
       cwd: ROOT
     }))
