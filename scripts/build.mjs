@@ -98,6 +98,74 @@ const lazyWsPlugin = {
   }
 }
 
+/** What the lazy `node:tls` below stands in for: NodeSocket's uses of its `Tls` namespace. */
+const LAZY_TLS_EXPORTS = ["createSecureContext", "connect", "TLSSocket"]
+
+/**
+ * `node:tls` for @effect/platform-node-shared's NodeSocket (reached through platform-node's
+ * server for connection upgrades, which the gateway serves none of) loaded on first use: loading
+ * `node:tls` makes Node read every CA certificate it trusts (about 2.5 MB of native memory, more
+ * with NODE_EXTRA_CA_CERTS) in every process (bench/RESULTS.md, memory per cell). The build
+ * fails if NodeSocket uses a part of `Tls` the stand-in lacks.
+ */
+const lazyTlsPlugin = {
+  name: "lazy-tls",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?tls$/ }, (args) =>
+      args.importer.includes("@effect/platform-node-shared") && /NodeSocket\.[cm]?js$/.test(args.importer)
+        ? { path: "lazy-tls", namespace: "lazy-tls", pluginData: { importer: args.importer } }
+        : undefined)
+    b.onLoad({ filter: /.*/, namespace: "lazy-tls" }, (args) => {
+      const source = readFileSync(args.pluginData.importer, "utf8")
+      const names = /import \* as (\w+) from "node:tls"/.exec(source)
+      if (names === null) return { errors: [{ text: `lazy-tls: ${args.pluginData.importer} no longer imports node:tls as a namespace` }] }
+      const used = new Set([...source.matchAll(new RegExp(`\\b${names[1]}\\.(\\w+)`, "g"))].map((m) => m[1]))
+      const missing = [...used].filter((name) => !LAZY_TLS_EXPORTS.includes(name))
+      if (missing.length > 0) return { errors: [{ text: `lazy-tls: ${args.pluginData.importer} uses node:tls ${missing.join(", ")}, which the lazy stand-in lacks` }] }
+      return {
+        contents: [
+          "const tls = () => process.getBuiltinModule(\"node:tls\")",
+          "export const createSecureContext = (...args) => tls().createSecureContext(...args)",
+          "export const connect = (...args) => tls().connect(...args)",
+          "export class TLSSocket { constructor(...args) { return new (tls().TLSSocket)(...args) } }"
+        ].join("\n"),
+        loader: "js",
+        resolveDir: ROOT
+      }
+    })
+  }
+}
+
+/**
+ * @effect/platform-node's internal/http.js requires `node:https` (and so `node:tls`, see above)
+ * beside `node:http` for every importer, the server included; only its HTTP client uses https.
+ * Here `https` is an object whose members load `node:https` when first read. The build fails if
+ * an importer reads a member the stand-in lacks.
+ */
+const LAZY_HTTPS_MEMBERS = ["Agent", "request", "get"]
+const lazyPlatformHttpsPlugin = {
+  name: "lazy-platform-https",
+  setup(b) {
+    b.onLoad({ filter: /@effect[\\/]platform-node[\\/]dist[\\/]internal[\\/]http\.js$/ }, (args) => {
+      const dist = dirname(dirname(args.path))
+      const importers = readdirSync(dist).filter((f) => f.endsWith(".js"))
+        .map((f) => readFileSync(join(dist, f), "utf8"))
+        .filter((source) => /from "\.\/internal\/http\.js"/.test(source))
+      const used = new Set(importers.flatMap((source) => [...source.matchAll(/\bhttps\.(\w+)/g)].map((m) => m[1])))
+      const missing = [...used].filter((name) => !LAZY_HTTPS_MEMBERS.includes(name))
+      if (missing.length > 0) return { errors: [{ text: `lazy-platform-https: @effect/platform-node reads https.${missing.join(", https.")}, which the lazy stand-in lacks` }] }
+      return {
+        contents: [
+          "export const http = require(\"node:http\")",
+          "const load = () => process.getBuiltinModule(\"node:https\")",
+          `export const https = { ${LAZY_HTTPS_MEMBERS.map((name) => `get ${name}() { return load().${name} }`).join(", ")} }`
+        ].join("\n"),
+        loader: "js"
+      }
+    })
+  }
+}
+
 /**
  * `node:http` through `require`, not as an ES module: Node builds an ES module's namespace from
  * every export of the builtin, and reading http's lazy `WebSocket`, `CloseEvent` and
@@ -186,7 +254,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), lazyWsPlugin, httpAsCommonJsPlugin, packageVersionPlugin],
+    plugins: [assetsPlugin(staging), lazyWsPlugin, lazyTlsPlugin, lazyPlatformHttpsPlugin, httpAsCommonJsPlugin, packageVersionPlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })

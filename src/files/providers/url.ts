@@ -17,12 +17,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as http from "node:http"
-import * as https from "node:https"
+import type * as https from "node:https"
 import type { LookupFunction } from "node:net"
 import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
 import { type FetchedFile, provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
-import { bareHost, defaultPort, describeRequestError, errorMessage, hostPortKey, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
+import { bareHost, defaultPort, describeRequestError, errorMessage, httpsModule, hostPortKey, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
 
 export { describeRequestError }
 
@@ -222,7 +222,7 @@ export const urlProvider = (config: IngestConfigShape, options: UrlProviderOptio
         ...(lookup !== undefined ? { lookup } : {})
       }
       try {
-        req = isHttps ? https.request(requestOptions) : http.request(requestOptions)
+        req = isHttps ? httpsModule().request(requestOptions) : http.request(requestOptions)
       } catch (e) {
         fail(`request could not be built: ${errorMessage(e)}`)
         return

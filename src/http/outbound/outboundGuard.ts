@@ -18,8 +18,22 @@
  */
 import * as Result from "effect/Result"
 import type * as http from "node:http"
+import type * as Https from "node:https"
+import { createRequire } from "node:module"
 import { BlockList, isIPv6 } from "node:net"
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from "request-filtering-agent"
+import type * as FilteringAgents from "request-filtering-agent"
+
+/**
+ * `node:https` and the filtering agents (an https.Agent subclass) are loaded by the first
+ * outbound request, not at start: loading `node:tls` makes Node read every CA certificate it
+ * trusts (about 2.5 MB of native memory, more with NODE_EXTRA_CA_CERTS), which a cell that never
+ * fetches a URL or posts a webhook does not need (bench/RESULTS.md, memory per cell). `require`
+ * stays a call at run time in the bundle, resolved from node_modules like the native driver.
+ */
+const requireLazily = createRequire(import.meta.url)
+
+/** `node:https`, loaded on first use. */
+export const httpsModule = (): typeof Https => process.getBuiltinModule("node:https")
 
 export const defaultPort = (u: URL): string => u.port !== "" ? u.port : u.protocol === "https:" ? "443" : "80"
 /** Same normalization as the allow-list entries (parseAllowEntry below). */
@@ -118,18 +132,23 @@ export const describeRequestError = (e: unknown, target: URL, allowSetting = "SV
   return `request to ${hostPort} failed (${code ?? "error"}): ${message}`
 }
 
-/** The guarded agents, strict and allow-listed, for http and https. */
+/** The guarded agents, strict and allow-listed, for http and https; made by the first request. */
 export const makeOutboundAgents = (options: { readonly keepAlive?: boolean } = {}) => {
   const strict = { allowPrivateIPAddress: false, allowMetaIPAddress: false, keepAlive: options.keepAlive ?? false }
   const allowListed = { ...strict, allowPrivateIPAddress: true }
-  const agents = {
-    http: new RequestFilteringHttpAgent(strict),
-    https: new RequestFilteringHttpsAgent(strict),
-    httpAllowed: new RequestFilteringHttpAgent(allowListed),
-    httpsAllowed: new RequestFilteringHttpsAgent(allowListed)
+  let made: Record<"http" | "https" | "httpAllowed" | "httpsAllowed", http.Agent> | undefined
+  const make = () => {
+    const { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } = requireLazily("request-filtering-agent") as typeof FilteringAgents
+    return {
+      http: new RequestFilteringHttpAgent(strict),
+      https: new RequestFilteringHttpsAgent(strict),
+      httpAllowed: new RequestFilteringHttpAgent(allowListed),
+      httpsAllowed: new RequestFilteringHttpsAgent(allowListed)
+    }
   }
   /** The agent a request to `target` goes through: the allow-listed one only for a listed host:port. */
   return (target: URL, allow: ReadonlySet<string>): http.Agent => {
+    const agents = made ??= make()
     const allowed = allow.has(hostPortKey(target))
     return target.protocol === "https:"
       ? (allowed ? agents.httpsAllowed : agents.https)

@@ -7,8 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as http from "node:http"
-import * as https from "node:https"
-import { bareHost, defaultPort, describeRequestError, errorMessage, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
+import { bareHost, defaultPort, describeRequestError, errorMessage, httpsModule, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
 
 export interface PostResult {
   /** The receiver's status; undefined when none came (refused, unreachable, timed out). */
@@ -63,7 +62,7 @@ export const makeWebhookPoster = (urlAllow: ReadonlyArray<string>, timeoutMs: nu
       const isHttps = target.protocol === "https:"
       const bytes = Buffer.from(body, "utf8")
       try {
-        req = (isHttps ? https : http).request({
+        req = (isHttps ? httpsModule() : http).request({
           protocol: target.protocol,
           hostname: bareHost(target.hostname),
           port: defaultPort(target),
