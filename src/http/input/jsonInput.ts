@@ -21,7 +21,7 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { isAscii } from "node:buffer"
+import { isAscii, isUtf8 } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
 import { jsonValueProblem } from "../../api/jsonValue.js"
@@ -70,7 +70,13 @@ export type ParsedBody =
    * placeholders and is not checked yet (a raw control character in a literal, found by its
    * decode, fails the body as JSON first, as it would have).
    */
-  | { readonly ok: "base64"; readonly value: unknown; readonly bytes: Buffer; readonly literals: ReadonlyArray<KeptLiteral> }
+  | {
+    readonly ok: "base64"
+    readonly value: unknown
+    readonly bytes: Buffer
+    readonly encoding: "latin1" | "utf8"
+    readonly literals: ReadonlyArray<KeptLiteral>
+  }
   | { readonly ok: false; readonly error: BadRequest | UnsupportedMediaType }
 
 /** The JSON paths (object keys from the root) of a request body's base64 file content. */
@@ -82,13 +88,13 @@ const malformed = (e: unknown): BadRequest => {
 }
 
 /**
- * The parser's own error for an ASCII body whose first error is a raw control character at
- * `at`: every character before it lexes (the rest of the body parsed), so the parser meets it
- * first in the body's first `at + 1` characters too, at the same position, line and column.
+ * The parser's own error for a body whose first error is a raw control character at byte `at`:
+ * every character before it lexes (the rest of the body parsed), so the parser meets it first
+ * in the body's text up to it too, at the same position, line and column.
  */
-export const controlCharacterError = (bytes: Buffer, at: number): BadRequest => {
+export const controlCharacterError = (bytes: Buffer, at: number, encoding: "latin1" | "utf8"): BadRequest => {
   try {
-    JSON.parse(bytes.toString("latin1", 0, at + 1))
+    JSON.parse(bytes.toString(encoding, 0, at + 1))
   } catch (e) {
     return malformed(e)
   }
@@ -111,14 +117,20 @@ export const parseJsonBody = (
     return { ok: false, error: unsupportedMediaType(contentType) }
   }
   const ascii = isAscii(bytes)
-  if (ascii && bytes.byteLength >= LARGE_INPUT) {
-    // A large upload: its long string literals are not copied twice (./jsonLongStrings.ts).
+  // A large body: its long string literals are not copied twice (./jsonLongStrings.ts). Besides
+  // ASCII, valid UTF-8 (a file name in another script) without a byte order mark (which the
+  // decoder below drops and JSON.parse would refuse); anything else takes the whole way below.
+  const encoding = bytes.byteLength < LARGE_INPUT ? undefined
+    : ascii ? "latin1"
+    : isUtf8(bytes) && !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) ? "utf8"
+    : undefined
+  if (encoding !== undefined) {
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    const parsed = parseWithLongStrings(buffer, LONG_STRING, base64Fields)
+    const parsed = parseWithLongStrings(buffer, LONG_STRING, base64Fields, encoding)
     if (parsed !== undefined) {
       return parsed.kept.length === 0
         ? checkedValue(parsed.value, maxDepth)
-        : { ok: "base64", value: parsed.value, bytes: buffer, literals: parsed.kept }
+        : { ok: "base64", value: parsed.value, bytes: buffer, encoding, literals: parsed.kept }
     }
   }
   let text: string
@@ -311,13 +323,13 @@ export const checkedJsonBodies = (
         if (parsed.ok === true) return run(parsed.value)
         // Base64 file content kept as bytes: decoded now, a slice at a time, before the value's
         // checks (a control character in it makes the body malformed JSON, the first error).
-        const { bytes, literals, value } = parsed
+        const { bytes, encoding, literals, value } = parsed
         return Effect.flatMap(oneLargeAtATime(size, decodeLiterals(bytes, literals)), (outcome): Effect.Effect<
           HttpServerResponse.HttpServerResponse,
           E | BadRequest | UnsupportedMediaType,
           R | HttpServerRequest.HttpServerRequest
         > => {
-          if (outcome._tag === "NotJson") return Effect.fail(controlCharacterError(bytes, outcome.at))
+          if (outcome._tag === "NotJson") return Effect.fail(controlCharacterError(bytes, outcome.at, encoding))
           const checked = checkedValue(value, maxDepth)
           return checked.ok === true
             ? Effect.provideService(run(checked.value), Base64Literals, outcome.decoded)

@@ -83,7 +83,7 @@ const at = (value: unknown, path: ReadonlyArray<string>): unknown => {
 }
 
 /**
- * `JSON.parse` of `bytes` (ASCII) with its string values of at least `minLength` characters made
+ * `JSON.parse` of `bytes` (ASCII, or UTF-8: `encoding`) with its string values of at least `minLength` characters made
  * from the bytes directly; undefined when it has none, or when the whole body must be parsed.
  *
  * A long literal that is the whole value at one of the `keep` paths (object keys from the root)
@@ -94,7 +94,12 @@ const at = (value: unknown, path: ReadonlyArray<string>): unknown => {
 export const parseWithLongStrings = (
   bytes: Buffer,
   minLength: number,
-  keep: ReadonlyArray<ReadonlyArray<string>> = []
+  keep: ReadonlyArray<ReadonlyArray<string>> = [],
+  /**
+   * How the bytes are text: ASCII (`latin1`, each byte a character) or valid UTF-8 (`utf8`;
+   * quotes and backslashes are single bytes there too, never inside another character).
+   */
+  encoding: "latin1" | "utf8" = "latin1"
 ): { readonly value: unknown; readonly kept: ReadonlyArray<KeptLiteral> } | undefined => {
   const cuts = longLiterals(bytes, minLength)
   if (cuts.length === 0) return undefined
@@ -102,10 +107,10 @@ export const parseWithLongStrings = (
   let text = ""
   let from = 0
   cuts.forEach(([start, end], i) => {
-    text += bytes.toString("latin1", from, start) + marker + i
+    text += bytes.toString(encoding, from, start) + marker + i
     from = end
   })
-  text += bytes.toString("latin1", from, bytes.length)
+  text += bytes.toString(encoding, from, bytes.length)
   const indexOf = (value: unknown): number | undefined => {
     if (typeof value !== "string" || !value.startsWith(marker) || value.length > marker.length + 3) return undefined
     const i = Number(value.slice(marker.length))
@@ -130,7 +135,7 @@ export const parseWithLongStrings = (
   const strings: Array<string | undefined> = []
   for (let i = 0; i < cuts.length; i++) {
     if (kept.has(i)) continue
-    const s = onHeapLatin1(bytes, cuts[i]![0], cuts[i]![1])
+    const s = encoding === "latin1" ? onHeapLatin1(bytes, cuts[i]![0], cuts[i]![1]) : bytes.toString("utf8", cuts[i]![0], cuts[i]![1])
     if (CONTROL.test(s)) return undefined
     strings[i] = s
   }
