@@ -56,17 +56,24 @@ describe("long string values made from the bytes: JSON.parse's value, or none", 
         return s.slice(0, i) + edit + s.slice(i)
       })
     let kept = 0
-    fc.assert(fc.property(bodies, (text) => {
-      const bytes = Buffer.from(text, "utf8")
+    fc.assert(fc.property(bodies, (generated) => {
+      const bytes = Buffer.from(generated, "utf8")
+      const text = bytes.toString("utf8") // lone surrogates became U+FFFD
       const got = parseWithLongStrings(bytes, MIN, [["data"]], "utf8")
       if (got === undefined) return true
       // Each kept literal is the value at data, made of the bytes it names.
+      // A raw control character in it is left for the decode to find (../../src/http/input/base64Literals.ts):
+      // the body is then not JSON.
       let value = got.value as Record<string, unknown>
+      let control = false
       for (const k of got.kept) {
         if (value.data !== k.placeholder) return false
-        value = { ...value, data: bytes.toString("utf8", k.start, k.end) }
+        const literal = bytes.toString("utf8", k.start, k.end)
+        control ||= /[\u0000-\u001f]/.test(literal)
+        value = { ...value, data: literal }
         kept++
       }
+      if (control) return reference(text) === undefined
       return got.kept.length <= 1 && JSON.stringify(value) === reference(text)
     }), { numRuns: 5_000, seed: 36 })
     expect(kept).toBeGreaterThan(200)
