@@ -58,7 +58,8 @@ const call = (method: string, path: string, body?: Buffer | string) =>
       })
       res.on("error", reject)
     })
-    req.on("error", reject)
+    // What the gateway said is in the error: a connection it cut tells why only there.
+    req.on("error", (e) => reject(new Error(`${method} ${path}: ${e.message}; gateway output: ${gw.service.output().slice(-1500)}`)))
     req.end(body)
   })
 
