@@ -39,9 +39,12 @@ interface Answer {
  * which the gateway may close just as a request starts on one when either loop is busy). A
  * string or Buffer body is sent as it is (JSON, not re-serialized).
  */
-const call = (method: string, path: string, body?: Buffer | string) =>
+const call = (method: string, path: string, text?: Buffer | string) =>
   new Promise<Answer>((resolve, reject) => {
-    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+    // Encoded before connecting: the gateway closes a connection that sends nothing for 2 s
+    // (SVC_FIRST_BYTE_TIMEOUT_MS), and encoding 40 MiB on a starved core can take that long.
+    const body = typeof text === "string" ? Buffer.from(text, "utf8") : text
+    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }
     const req = request(`${gw.url}${path}`, { method, agent: false, headers }, (res) => {
       const chunks: Array<Buffer> = []
       res.on("data", (c: Buffer) => chunks.push(c))
