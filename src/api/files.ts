@@ -26,6 +26,17 @@ export const RAW_UPLOAD_HEADER = "x-svc-upload"
 /** The raw upload's full path, as the router reads it (lower case, decoded, no repeated or trailing slashes). */
 export const RAW_UPLOAD_ROUTE = /^\/v1\/tasks\/.+\/files\/raw$/
 
+/**
+ * The JSON body fields that carry a file's content as base64, by endpoint (object keys from the
+ * body's root). A large one is decoded from the body's bytes, never made a string
+ * (src/http/input/base64Literals.ts); its schema, documentation and errors are the field's own.
+ */
+export const BASE64_FILE_FIELDS: Readonly<Record<"uploadFile" | "ingestFile", ReadonlyArray<ReadonlyArray<string>>>> = {
+  uploadFile: [["data"]],
+  // The inline_base64 provider's field (src/files/providers/inlineBase64.ts).
+  ingestFile: [["fileRef", "data"]]
+}
+
 export class FilesGroup extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.get("listFiles", "/tasks/:taskId/files", {

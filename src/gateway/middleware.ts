@@ -16,11 +16,12 @@ import { identityMiddleware } from "./identity.js"
 import { checkedJsonBodies, isJsonMediaType } from "../http/input/jsonInput.js"
 import { requestScope } from "./requestScope.js"
 import { GatewayApi } from "../api/Api.js"
-import { RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
+import { BASE64_FILE_FIELDS, RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
-import { explainUnrouted } from "../http/errors/unrouted.js"
+import { type ApiRoutes, explainUnrouted, matchPath } from "../http/errors/unrouted.js"
+import type { Base64Fields } from "../http/input/jsonInput.js"
 import { MAX_PATH_PARAM_LENGTH } from "../http/server/ServerLimits.js"
 
 /** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
@@ -36,6 +37,20 @@ const isRawUpload = (method: string, url: string): boolean => {
     }
   }
   return RAW_UPLOAD_ROUTE.test(routerPath(path))
+}
+
+/** The files endpoints with base64 file content in their JSON body: path template to its fields. */
+const base64Endpoints = new Map(
+  Object.entries(BASE64_FILE_FIELDS).map(([name, fields]) =>
+    [(GatewayApi as unknown as ApiRoutes).groups["files"]!.endpoints[name]!.path, fields] as const
+  )
+)
+
+/** The base64 file fields of the body of `method url`: those of the one POST endpoint it routes to. */
+const base64FieldsOf = (method: string, url: string): Base64Fields => {
+  if (method !== "POST") return []
+  const posts = matchPath(GatewayApi, url).filter((m) => m.method.toUpperCase() === "POST")
+  return posts.length === 1 ? base64Endpoints.get(posts[0]!.path) ?? [] : []
 }
 
 /**
@@ -66,7 +81,8 @@ export const GatewayMiddleware = HttpRouter.middleware(
       undefined,
       (request) =>
         isRawUpload(request.method, request.url) ||
-        !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url)
+        !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url),
+      (request) => base64FieldsOf(request.method, request.url)
     )
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.

@@ -21,12 +21,13 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { isAscii } from "node:buffer"
+import { isAscii, isUtf8 } from "node:buffer"
 import { IncomingMessage } from "node:http"
 import { BadRequest, UnsupportedMediaType } from "../../api/errors.js"
 import { jsonValueProblem } from "../../api/jsonValue.js"
 import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventLoop.js"
 import { parseWithLongStrings } from "./jsonLongStrings.js"
+import { Base64Literals, decodeLiterals, type KeptLiteral } from "./base64Literals.js"
 import { quoted } from "../../lib/quoted.js"
 import { bodyRefused } from "../server/nodeServer.js"
 
@@ -64,13 +65,49 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
 
 export type ParsedBody =
   | { readonly ok: true; readonly value: unknown }
+  /**
+   * Parsed but for base64 fields kept as bytes (./base64Literals.ts): the value holds their
+   * placeholders and is not checked yet (a raw control character in a literal, found by its
+   * decode, fails the body as JSON first, as it would have).
+   */
+  | {
+    readonly ok: "base64"
+    readonly value: unknown
+    readonly bytes: Buffer
+    readonly encoding: "latin1" | "utf8"
+    readonly literals: ReadonlyArray<KeptLiteral>
+  }
   | { readonly ok: false; readonly error: BadRequest | UnsupportedMediaType }
+
+/** The JSON paths (object keys from the root) of a request body's base64 file content. */
+export type Base64Fields = ReadonlyArray<ReadonlyArray<string>>
+
+const malformed = (e: unknown): BadRequest => {
+  const reason = e instanceof Error ? e.message.slice(0, 120) : "invalid JSON"
+  return new BadRequest({ message: `Malformed request body: expected valid JSON (${reason})` })
+}
+
+/**
+ * The parser's own error for a body whose first error is a raw control character at byte `at`:
+ * every character before it lexes (the rest of the body parsed), so the parser meets it first
+ * in the body's text up to it too, at the same position, line and column.
+ */
+export const controlCharacterError = (bytes: Buffer, at: number, encoding: "latin1" | "utf8"): BadRequest => {
+  try {
+    JSON.parse(bytes.toString(encoding, 0, at + 1))
+  } catch (e) {
+    return malformed(e)
+  }
+  return malformed(undefined)
+}
 
 /** Checks and parses one body (its bytes and Content-Type header). */
 export const parseJsonBody = (
   bytes: Uint8Array,
   contentType: string | undefined,
-  maxDepth: number
+  maxDepth: number,
+  /** Where the body's base64 file content is, kept as bytes when long (./base64Literals.ts). */
+  base64Fields: Base64Fields = []
 ): ParsedBody => {
   if (bytes.byteLength === 0) return { ok: true, value: {} }
   // A body without a type is refused too: it is what a page on another site can send with no
@@ -80,10 +117,21 @@ export const parseJsonBody = (
     return { ok: false, error: unsupportedMediaType(contentType) }
   }
   const ascii = isAscii(bytes)
-  if (ascii && bytes.byteLength >= LARGE_INPUT) {
-    // A large upload: its long string literals are not copied twice (./jsonLongStrings.ts).
-    const parsed = parseWithLongStrings(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), LONG_STRING)
-    if (parsed !== undefined) return checkedValue(parsed.value, maxDepth)
+  // A large body: its long string literals are not copied twice (./jsonLongStrings.ts). Besides
+  // ASCII, valid UTF-8 (a file name in another script) without a byte order mark (which the
+  // decoder below drops and JSON.parse would refuse); anything else takes the whole way below.
+  const encoding = bytes.byteLength < LARGE_INPUT ? undefined
+    : ascii ? "latin1"
+    : isUtf8(bytes) && !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) ? "utf8"
+    : undefined
+  if (encoding !== undefined) {
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    const parsed = parseWithLongStrings(buffer, LONG_STRING, base64Fields, encoding)
+    if (parsed !== undefined) {
+      return parsed.kept.length === 0
+        ? checkedValue(parsed.value, maxDepth)
+        : { ok: "base64", value: parsed.value, bytes: buffer, encoding, literals: parsed.kept }
+    }
   }
   let text: string
   if (ascii) {
@@ -101,8 +149,7 @@ export const parseJsonBody = (
   try {
     value = JSON.parse(text)
   } catch (e) {
-    const reason = e instanceof Error ? e.message.slice(0, 120) : "invalid JSON"
-    return { ok: false, error: new BadRequest({ message: `Malformed request body: expected valid JSON (${reason})` }) }
+    return { ok: false, error: malformed(e) }
   }
   return checkedValue(value, maxDepth)
 }
@@ -110,7 +157,7 @@ export const parseJsonBody = (
 /** String values at least this long in a large body are made from its bytes (./jsonLongStrings.ts). */
 const LONG_STRING = 64 * 1024
 
-const checkedValue = (value: unknown, maxDepth: number): ParsedBody => {
+const checkedValue = (value: unknown, maxDepth: number): Exclude<ParsedBody, { readonly ok: "base64" }> => {
   const problem = jsonValueProblem(value, maxDepth)
   return problem === undefined
     ? { ok: true, value }
@@ -232,7 +279,9 @@ export const checkedJsonBodies = (
   /** Requests whose body is raw bytes by contract (not JSON): read, not parsed. */
   rawBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false,
   /** Requests whose handler streams the body itself (a raw upload): not read here at all. */
-  streamedBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false
+  streamedBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false,
+  /** Where a request's body carries base64 file content (none unless said: ./base64Literals.ts). */
+  base64Fields: (request: HttpServerRequest.HttpServerRequest) => Base64Fields = () => []
 ) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -257,18 +306,35 @@ export const checkedJsonBodies = (
         return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBytes)
       }
       const size = buffer.byteLength
-      const parse = Effect.sync(() => parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth))
+      const fields = size >= LARGE_INPUT ? base64Fields(request) : []
+      const parse = Effect.sync(() => parseJsonBody(new Uint8Array(buffer), request.headers["content-type"], maxDepth, fields))
+      const run = (value: unknown) =>
+        Effect.provideService(
+          Effect.andThen(yieldBeforeLarge(size), app),
+          HttpServerRequest.HttpServerRequest,
+          withJson(request, value)
+        )
       return Effect.flatMap(oneLargeAtATime(size, parse), (parsed): Effect.Effect<
         HttpServerResponse.HttpServerResponse,
         E | BadRequest | UnsupportedMediaType,
         R | HttpServerRequest.HttpServerRequest
-      > =>
-        parsed.ok
-          ? Effect.provideService(
-            Effect.andThen(yieldBeforeLarge(size), app),
-            HttpServerRequest.HttpServerRequest,
-            withJson(request, parsed.value)
-          )
-          : Effect.fail(parsed.error))
+      > => {
+        if (parsed.ok === false) return Effect.fail(parsed.error)
+        if (parsed.ok === true) return run(parsed.value)
+        // Base64 file content kept as bytes: decoded now, a slice at a time, before the value's
+        // checks (a control character in it makes the body malformed JSON, the first error).
+        const { bytes, encoding, literals, value } = parsed
+        return Effect.flatMap(oneLargeAtATime(size, decodeLiterals(bytes, literals)), (outcome): Effect.Effect<
+          HttpServerResponse.HttpServerResponse,
+          E | BadRequest | UnsupportedMediaType,
+          R | HttpServerRequest.HttpServerRequest
+        > => {
+          if (outcome._tag === "NotJson") return Effect.fail(controlCharacterError(bytes, outcome.at, encoding))
+          const checked = checkedValue(value, maxDepth)
+          return checked.ok === true
+            ? Effect.provideService(run(checked.value), Base64Literals, outcome.decoded)
+            : Effect.fail(checked.error)
+        })
+      })
     })
   })

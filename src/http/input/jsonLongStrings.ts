@@ -14,6 +14,7 @@
  * what is cut holds no quote, so the text around the cuts lexes as it did in the whole body.
  */
 import { randomUUID } from "node:crypto"
+import type { KeptLiteral } from "./base64Literals.js"
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -71,33 +72,80 @@ const onHeapLatin1 = (bytes: Buffer, start: number, end: number): string => {
   return s
 }
 
+/** The value at `path` of a parsed JSON value (through objects only), or undefined. */
+const at = (value: unknown, path: ReadonlyArray<string>): unknown => {
+  let here = value
+  for (const key of path) {
+    if (typeof here !== "object" || here === null || Array.isArray(here) || !Object.hasOwn(here, key)) return undefined
+    here = (here as Record<string, unknown>)[key]
+  }
+  return here
+}
+
 /**
- * `JSON.parse` of `bytes` (ASCII) with its string values of at least `minLength` characters made
+ * `JSON.parse` of `bytes` (ASCII, or UTF-8: `encoding`) with its string values of at least `minLength` characters made
  * from the bytes directly; undefined when it has none, or when the whole body must be parsed.
+ *
+ * A long literal that is the whole value at one of the `keep` paths (object keys from the root)
+ * is not made a string at all: its placeholder stays in the value and the literal comes back in
+ * `kept` ([start, end) of `bytes`), to be decoded from the bytes (./base64Literals.ts). Its bytes
+ * hold no quote and no backslash; a raw control character in them is for the caller to find.
  */
-export const parseWithLongStrings = (bytes: Buffer, minLength: number): { readonly value: unknown } | undefined => {
+export const parseWithLongStrings = (
+  bytes: Buffer,
+  minLength: number,
+  keep: ReadonlyArray<ReadonlyArray<string>> = [],
+  /**
+   * How the bytes are text: ASCII (`latin1`, each byte a character) or valid UTF-8 (`utf8`;
+   * quotes and backslashes are single bytes there too, never inside another character).
+   */
+  encoding: "latin1" | "utf8" = "latin1"
+): { readonly value: unknown; readonly kept: ReadonlyArray<KeptLiteral> } | undefined => {
   const cuts = longLiterals(bytes, minLength)
   if (cuts.length === 0) return undefined
-  const strings: Array<string> = []
-  for (const [start, end] of cuts) {
-    const s = onHeapLatin1(bytes, start, end)
-    if (CONTROL.test(s)) return undefined
-    strings.push(s)
-  }
   const marker = randomUUID()
   let text = ""
   let from = 0
   cuts.forEach(([start, end], i) => {
-    text += bytes.toString("latin1", from, start) + marker + i
+    text += bytes.toString(encoding, from, start) + marker + i
     from = end
   })
-  text += bytes.toString("latin1", from, bytes.length)
+  text += bytes.toString(encoding, from, bytes.length)
+  const indexOf = (value: unknown): number | undefined => {
+    if (typeof value !== "string" || !value.startsWith(marker) || value.length > marker.length + 3) return undefined
+    const i = Number(value.slice(marker.length))
+    return Number.isInteger(i) && i < cuts.length && marker + i === value ? i : undefined
+  }
+  // Which literals stay bytes: read off the value parsed with every placeholder in place.
+  const kept = new Map<number, KeptLiteral>()
+  if (keep.length > 0) {
+    let value: unknown
+    try {
+      value = JSON.parse(text)
+    } catch {
+      return undefined
+    }
+    for (const path of keep) {
+      const placeholder = at(value, path)
+      const i = indexOf(placeholder)
+      if (i !== undefined) kept.set(i, { placeholder: placeholder as string, start: cuts[i]![0], end: cuts[i]![1] })
+    }
+    if (kept.size === cuts.length) return { value, kept: [...kept.values()].sort((a, b) => a.start - b.start) }
+  }
+  const strings: Array<string | undefined> = []
+  for (let i = 0; i < cuts.length; i++) {
+    if (kept.has(i)) continue
+    const s = encoding === "latin1" ? onHeapLatin1(bytes, cuts[i]![0], cuts[i]![1]) : bytes.toString("utf8", cuts[i]![0], cuts[i]![1])
+    if (CONTROL.test(s)) return undefined
+    strings[i] = s
+  }
   try {
     return {
-      value: JSON.parse(text, (_key, value) =>
-        typeof value === "string" && value.startsWith(marker) && value.length <= marker.length + 3
-          ? strings[Number(value.slice(marker.length))] ?? value
-          : value)
+      value: JSON.parse(text, (_key, value) => {
+        const i = indexOf(value)
+        return i === undefined ? value : strings[i] ?? value
+      }),
+      kept: [...kept.values()].sort((a, b) => a.start - b.start)
     }
   } catch {
     return undefined
