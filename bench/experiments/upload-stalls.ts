@@ -8,7 +8,7 @@
  * Usage: npm run build && tsx bench/experiments/upload-stalls.ts [--dist <dir>] [--no-strace]
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import * as http from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -126,6 +126,15 @@ const PROBE = `
 const http = require("node:http"), fs = require("node:fs")
 const [port, pid] = process.argv.slice(1).map(Number)
 const sched = () => fs.readFileSync("/proc/" + pid + "/task/" + pid + "/schedstat", "utf8").split(" ").map(Number)
+// CPU time of the process's other threads (thread pool, GC helpers, the checkpoint worker), ns.
+const others = () => {
+  let ns = 0
+  for (const tid of fs.readdirSync("/proc/" + pid + "/task")) {
+    if (tid === String(pid)) continue
+    try { ns += Number(fs.readFileSync("/proc/" + pid + "/task/" + tid + "/schedstat", "utf8").split(" ")[0]) } catch {}
+  }
+  return ns
+}
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 const probes = []
 let stopped = false
@@ -133,12 +142,12 @@ process.stdin.on("data", () => {}).on("end", () => (stopped = true))
 process.stdout.write("ready\\n")
 const once = () => {
   if (stopped) return void (process.stdout.write(JSON.stringify(probes)), agent.destroy())
-  const at = Date.now() / 1000, before = sched(), t = performance.now()
+  const at = Date.now() / 1000, before = sched(), otherBefore = others(), t = performance.now()
   http.get({ host: "127.0.0.1", port, path: "/v1/health", agent }, (res) => {
     res.resume()
     res.on("end", () => {
       const ms = performance.now() - t, after = sched()
-      probes.push({ at, ms, ran: (after[0] - before[0]) / 1e6, queued: (after[1] - before[1]) / 1e6 })
+      probes.push({ at, ms, ran: (after[0] - before[0]) / 1e6, queued: (after[1] - before[1]) / 1e6, others: (others() - otherBefore) / 1e6 })
       setTimeout(once, 20)
     })
   }).on("error", () => setTimeout(once, 20))
@@ -211,11 +220,19 @@ const main = async () => {
     const probeDone = new Promise((r) => probe.once("exit", r))
     probe.stdin!.end()
     await probeDone
-    const probes: Array<{ at: number; ms: number; ran: number; queued: number }> = JSON.parse(probeOut.slice(probeOut.indexOf("\n") + 1))
+    const probes: Array<{ at: number; ms: number; ran: number; queued: number; others: number }> = JSON.parse(probeOut.slice(probeOut.indexOf("\n") + 1))
     const ms = probes.map((p) => p.ms)
     console.log(`16 x 30 MiB: ${(wall / 1000).toFixed(2)} s, server cpu ${((cpuMs(gateway.pid) - cpu) / 1000).toFixed(1)} s, statuses ${[...new Set(statuses)].join(",")}`)
     console.log(`health p50/p99/max ${pct(ms, 50).toFixed(1)}/${pct(ms, 99).toFixed(1)}/${pct(ms, 100).toFixed(1)} ms (${ms.length})`)
     if (TRACE) {
+      const fds = new Map<string, string>()
+      for (const fd of readdirSync(`/proc/${gateway.pid}/fd`)) {
+        try {
+          fds.set(fd, readlinkSync(`/proc/${gateway.pid}/fd/${fd}`).replace(tmp, ""))
+        } catch {
+          // closed meanwhile
+        }
+      }
       await stopServer(gateway)
       const calls = readFileSync(traceFile, "utf8").split("\n").flatMap((line) => {
         const m = /^(\d+) +(\d+\.\d+) (\w+)\((.*)\) += (.*?) <(\d+\.\d+)>$/.exec(line)
@@ -226,6 +243,10 @@ const main = async () => {
       calls.splice(0, calls.length, ...calls.filter((c) => c.tid === gateway.pid))
       console.log(`traced calls: ${all}, on other threads ${elsewhere.length} (fsync/fdatasync there: ${elsewhere.filter((c) => c.name.includes("sync")).length}, max ${(Math.max(0, ...elsewhere.map((c) => c.dur)) * 1000).toFixed(0)} ms)`)
       const syncs = calls.filter((c) => c.name === "fsync" || c.name === "fdatasync")
+      const t0 = calls[0]?.start ?? 0
+      const uploadsFrom = probes[0]?.at ?? 0
+      console.log("main thread syncs (s from the first traced call; * during the uploads): " +
+        syncs.map((c) => `${(c.start - t0).toFixed(2)}${c.start >= uploadsFrom ? "*" : ""} ${c.name}(${c.args} ${fds.get(c.args) ?? "?"}) ${(c.dur * 1000).toFixed(1)} ms`).join(", "))
       console.log(`main thread: ${calls.length} syscalls; ${syncs.length} fsync/fdatasync, total ${(syncs.reduce((a, c) => a + c.dur, 0) * 1000).toFixed(0)} ms, max ${(Math.max(0, ...syncs.map((c) => c.dur)) * 1000).toFixed(1)} ms`)
       const byName = new Map<string, { n: number; total: number; max: number }>()
       for (const c of calls) {
@@ -242,7 +263,7 @@ const main = async () => {
         const inside = calls.filter((c) => c.start + c.dur > p.at && c.start < end && c.dur >= 0.005 && !c.name.startsWith("epoll"))
         const syncMs = calls.filter((c) => c.start + c.dur > p.at && c.start < end && c.name.includes("sync"))
           .reduce((a, c) => a + (Math.min(end, c.start + c.dur) - Math.max(p.at, c.start)), 0) * 1000
-        console.log(`stall ${p.ms.toFixed(0)} ms at ${p.at.toFixed(3)}: loop thread on CPU ${p.ran.toFixed(0)} ms, waiting for a CPU ${p.queued.toFixed(0)} ms, in fsync ${syncMs.toFixed(0)} ms, off CPU otherwise ${(p.ms - p.ran - p.queued).toFixed(0)} ms; ` +
+        console.log(`stall ${p.ms.toFixed(0)} ms at ${p.at.toFixed(3)}: loop thread on CPU ${p.ran.toFixed(0)} ms, waiting for a CPU ${p.queued.toFixed(0)} ms, in fsync ${syncMs.toFixed(0)} ms, off CPU otherwise ${(p.ms - p.ran - p.queued).toFixed(0)} ms; the process's other threads on CPU ${p.others.toFixed(0)} ms; ` +
           (inside.map((c) => `${c.name}(${c.args}) ${(c.dur * 1000).toFixed(0)} ms`).join(", ") || "no syscall >= 5 ms"))
       }
     } else if (PROF) {
@@ -251,12 +272,13 @@ const main = async () => {
       for (const f of readdirSync(dir)) for (const line of busyStretches(join(dir, f), 20)) console.log(line)
     } else {
       for (const p of probes.filter((p) => p.ms >= STALL_MS)) {
-        console.log(`stall ${p.ms.toFixed(0)} ms at ${p.at.toFixed(3)}: loop thread on CPU ${p.ran.toFixed(0)} ms, waiting for a CPU ${p.queued.toFixed(0)} ms, off CPU ${(p.ms - p.ran - p.queued).toFixed(0)} ms`)
+        console.log(`stall ${p.ms.toFixed(0)} ms at ${p.at.toFixed(3)}: loop thread on CPU ${p.ran.toFixed(0)} ms, waiting for a CPU ${p.queued.toFixed(0)} ms, off CPU ${(p.ms - p.ran - p.queued).toFixed(0)} ms, the process's other threads on CPU ${p.others.toFixed(0)} ms`)
       }
     }
   } finally {
     await stopServer(gateway)
-    rmSync(tmp, { recursive: true, force: true })
+    if (args.includes("--keep")) console.log(`kept ${tmp}`)
+    else rmSync(tmp, { recursive: true, force: true })
   }
 }
 
