@@ -16,8 +16,9 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { randomBytes } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { cpuMs, getStatus, LOAD_CORE, pinSelf, SERVER_CORE } from "../lib/proc.js"
+import { cpuMs, getStatus, pinSelf, SERVER_CORE } from "../lib/proc.js"
 import { packageOf } from "../lib/cpuprofile.js"
+import { startHealthProbe } from "../lib/healthProbe.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -118,44 +119,6 @@ const stopServer = async (g: { pid: number; child: ChildProcess }) => {
 }
 
 /**
- * GET /v1/health every 20 ms on one keep-alive connection until stdin closes, then prints the
- * probes as JSON: start (epoch s), latency, and the gateway's loop thread's time on a CPU and
- * waiting for one during it (ms, from the kernel's schedstat).
- */
-const PROBE = `
-const http = require("node:http"), fs = require("node:fs")
-const [port, pid] = process.argv.slice(1).map(Number)
-const sched = () => fs.readFileSync("/proc/" + pid + "/task/" + pid + "/schedstat", "utf8").split(" ").map(Number)
-// CPU time of the process's other threads (thread pool, GC helpers, the checkpoint worker), ns.
-const others = () => {
-  let ns = 0
-  for (const tid of fs.readdirSync("/proc/" + pid + "/task")) {
-    if (tid === String(pid)) continue
-    try { ns += Number(fs.readFileSync("/proc/" + pid + "/task/" + tid + "/schedstat", "utf8").split(" ")[0]) } catch {}
-  }
-  return ns
-}
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-const probes = []
-let stopped = false
-process.stdin.on("data", () => {}).on("end", () => (stopped = true))
-process.stdout.write("ready\\n")
-const once = () => {
-  if (stopped) return void (process.stdout.write(JSON.stringify(probes)), agent.destroy())
-  const at = Date.now() / 1000, before = sched(), otherBefore = others(), t = performance.now()
-  http.get({ host: "127.0.0.1", port, path: "/v1/health", agent }, (res) => {
-    res.resume()
-    res.on("end", () => {
-      const ms = performance.now() - t, after = sched()
-      probes.push({ at, ms, ran: (after[0] - before[0]) / 1e6, queued: (after[1] - before[1]) / 1e6, others: (others() - otherBefore) / 1e6 })
-      setTimeout(once, 20)
-    })
-  }).on("error", () => setTimeout(once, 20))
-}
-once()
-`
-
-/**
  * The profile's stretches of at least `minMs` without an idle sample (the loop never waited in
  * epoll), each with its top self-time functions and the outermost frames below the root.
  */
@@ -206,21 +169,13 @@ const main = async () => {
     const task = await json(gateway.port, "POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "bank-reconciliation", context: { accountId: "1000" } })
     const path = `/v1/tasks/${task.id}/files/raw?source=bench&fileName=bench.pdf`
     await upload(gateway.port, path) // warm-up
-    // The probe runs in its own process: this one's loop is busy sending the uploads.
-    const probe = spawn("taskset", ["-c", String(LOAD_CORE), process.execPath, "-e", PROBE, String(gateway.port), String(gateway.pid)], {
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-    let probeOut = ""
-    probe.stdout!.on("data", (c) => (probeOut += c))
-    await new Promise((r) => probe.stdout!.once("data", r))
+    // In a process of its own: this one's loop is busy sending the uploads.
+    const probe = await startHealthProbe(gateway.port, gateway.pid)
     const cpu = cpuMs(gateway.pid)
     const t = performance.now()
     const statuses = await Promise.all(Array.from({ length: CONCURRENT }, () => upload(gateway.port, path)))
     const wall = performance.now() - t
-    const probeDone = new Promise((r) => probe.once("exit", r))
-    probe.stdin!.end()
-    await probeDone
-    const probes: Array<{ at: number; ms: number; ran: number; queued: number; others: number }> = JSON.parse(probeOut.slice(probeOut.indexOf("\n") + 1))
+    const probes = await probe.stop()
     const ms = probes.map((p) => p.ms)
     console.log(`16 x 30 MiB: ${(wall / 1000).toFixed(2)} s, server cpu ${((cpuMs(gateway.pid) - cpu) / 1000).toFixed(1)} s, statuses ${[...new Set(statuses)].join(",")}`)
     console.log(`health p50/p99/max ${pct(ms, 50).toFixed(1)}/${pct(ms, 99).toFixed(1)}/${pct(ms, 100).toFixed(1)} ms (${ms.length})`)

@@ -92,21 +92,20 @@ export const makeWalSync = (databasePath: string, syncFile?: SyncFile): WalSync 
   const syncer = syncFile === undefined ? fileSyncer(walPath) : { sync: syncFile, close: async () => {} }
   let commits = 0
   let synced = 0
-  let running = false
+  let running: Promise<void> | undefined
   const waiting: Array<Waiter> = []
 
   const round = () => {
-    running = true
     // Everything committed by now: the sync starts after these commits wrote the log.
     const upTo = commits
-    syncer.sync(walPath).then(
+    running = syncer.sync(walPath).then(
       () => {
         synced = Math.max(synced, upTo)
         settle(upTo, undefined)
       },
       (e: unknown) => settle(upTo, e)
     ).finally(() => {
-      running = false
+      running = undefined
       if (waiting.length > 0) round()
     })
   }
@@ -130,9 +129,13 @@ export const makeWalSync = (databasePath: string, syncFile?: SyncFile): WalSync 
       if (synced >= upTo) return undefined
       return new Promise<void>((resolve, reject) => {
         waiting.push({ upTo, resolve, reject })
-        if (!running) round()
+        if (running === undefined) round()
       })
     },
-    close: () => syncer.close()
+    // After the running sync (its handle is not closed under it).
+    close: async () => {
+      while (running !== undefined) await running
+      await syncer.close()
+    }
   }
 }
