@@ -98,7 +98,9 @@ const TRACED = "fsync,fdatasync,rename,pwrite64,fcntl"
 const startGateway = async (tmp: string, traceFile: string) => {
   const port = await freePort()
   const prof = PROF ? ["--cpu-prof", `--cpu-prof-dir=${join(tmp, "prof")}`, "--cpu-prof-interval", "250"] : []
-  const node = [process.execPath, ...startFlags(ROOT), ...prof, join(DIST, "main.js")]
+  // STALLS_DROP_FLAG: one of npm start's node flags left out (e.g. --expose-gc), to see what it costs.
+  const flags = startFlags(ROOT).filter((f) => f !== process.env.STALLS_DROP_FLAG)
+  const node = [process.execPath, ...flags, ...prof, join(DIST, "main.js")]
   const command = TRACE ? ["strace", "-f", "--seccomp-bpf", "-ttt", "-T", "-e", `trace=${TRACED}`, "-o", traceFile, ...node] : node
   const child = spawn("taskset", ["-c", String(SERVER_CORE), ...command], {
     cwd: ROOT,
@@ -198,6 +200,11 @@ const main = async () => {
       calls.splice(0, calls.length, ...calls.filter((c) => c.tid === gateway.pid))
       console.log(`traced calls: ${all}, on other threads ${elsewhere.length} (fsync/fdatasync there: ${elsewhere.filter((c) => c.name.includes("sync")).length}, max ${(Math.max(0, ...elsewhere.map((c) => c.dur)) * 1000).toFixed(0)} ms)`)
       const syncs = calls.filter((c) => c.name === "fsync" || c.name === "fdatasync")
+      const from = probes[0]?.at ?? 0
+      const until = Math.max(...probes.map((p) => p.at + p.ms / 1000))
+      const loopSyncs = syncs.filter((c) => c.start >= from && c.start <= until)
+      const poolSyncs = elsewhere.filter((c) => c.name.includes("sync") && c.start >= from && c.start <= until)
+      console.log(`during the uploads: ${loopSyncs.length} fsync/fdatasync on the loop thread (total ${(loopSyncs.reduce((a, c) => a + c.dur, 0) * 1000).toFixed(0)} ms, max ${(Math.max(0, ...loopSyncs.map((c) => c.dur)) * 1000).toFixed(1)} ms), ${poolSyncs.length} on other threads (max ${(Math.max(0, ...poolSyncs.map((c) => c.dur)) * 1000).toFixed(1)} ms)`)
       const t0 = calls[0]?.start ?? 0
       const uploadsFrom = probes[0]?.at ?? 0
       console.log("main thread syncs (s from the first traced call; * during the uploads): " +
