@@ -12,7 +12,10 @@
  *   while it ran wait for the next one, which covers them all.
  *
  * So nothing is acknowledged before it is on disk, as with FULL; a crash between a COMMIT and its
- * sync loses only what nobody was told about. SQLite's checkpoints still sync the log and the
+ * sync loses only what nobody was told about. A failed sync fails its waiters and every result
+ * after it (503 until a restart): unlike FULL, whose failed sync also undoes the COMMIT, the
+ * commit is in the log by then, so a write answered 503 this way may be there after the restart
+ * (a retry with its Idempotency-Key finds it). SQLite's checkpoints still sync the log and the
  * database themselves (NORMAL does so in WAL mode; they run in the checkpoint worker or at exit),
  * so frames a checkpoint copied, or a TRUNCATE removed, are durable in the database file.
  *
@@ -30,7 +33,9 @@ export interface WalSync {
   readonly committed: () => void
   /**
    * Settles once everything committed before this call is on disk; undefined when it already is
-   * (nothing to wait for). Rejects when the sync failed: the caller must not acknowledge.
+   * (nothing to wait for). Rejects when the sync failed, and from then on for good: the caller
+   * must not acknowledge (the store answers 503 until the process restarts and SQLite recovers
+   * what the disk holds).
    */
   readonly durable: () => Promise<void> | undefined
   /** Closes the kept file handle (after the connections' last checkpoint). */
@@ -93,6 +98,12 @@ export const makeWalSync = (databasePath: string, syncFile?: SyncFile): WalSync 
   let commits = 0
   let synced = 0
   let running: Promise<void> | undefined
+  /**
+   * The first failed sync. After it nothing is acknowledged any more: Linux may have dropped the
+   * dirty pages that failed, so a later sync can succeed with an earlier commit lost, and the
+   * log's recovery stops at the first missing frame, losing every commit after it too.
+   */
+  let broken: { readonly error: unknown } | undefined
   const waiting: Array<Waiter> = []
 
   const round = () => {
@@ -103,7 +114,10 @@ export const makeWalSync = (databasePath: string, syncFile?: SyncFile): WalSync 
         synced = Math.max(synced, upTo)
         settle(upTo, undefined)
       },
-      (e: unknown) => settle(upTo, e)
+      (e: unknown) => {
+        broken ??= { error: e }
+        settle(Number.POSITIVE_INFINITY, e)
+      }
     ).finally(() => {
       running = undefined
       if (waiting.length > 0) round()
@@ -125,6 +139,7 @@ export const makeWalSync = (databasePath: string, syncFile?: SyncFile): WalSync 
       commits++
     },
     durable: () => {
+      if (broken !== undefined) return Promise.reject(broken.error)
       const upTo = commits
       if (synced >= upTo) return undefined
       return new Promise<void>((resolve, reject) => {
