@@ -18,6 +18,10 @@
  * - After a failed statement nothing more runs in the transaction: a caller that caught the
  *   error cannot commit half of it.
  *
+ * Commits are durable before anything is answered, without the event loop waiting on the disk: on
+ * a WAL file the connections run synchronous=NORMAL and every result waits for the log's sync in
+ * the thread pool (./walSync.ts, `durableTransactions`).
+ *
  * One transaction at a time per process (a one-permit semaphore held for the whole
  * transaction), so one writer connection suffices; autocommit statements run on the other
  * connection, so they never join an open transaction, and wait for the permit first, so none
@@ -193,16 +197,17 @@ const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefi
         await abort(isBusy(error))
         throw error
       }
-      let result: Libsql.ResultSet
+      // The driver runs the COMMIT within this call: it is counted before any other fiber can
+      // read what it wrote (counting a COMMIT that failed costs one sync more, nothing else). In
+      // the log, not yet on disk: the transaction's caller waits for it (durableTransactions).
+      const committing = writer.exec(sql)
+      wal?.committed()
       try {
-        result = await writer.exec(sql)
+        return await committing
       } catch (error) {
         await abort(true)
         throw error
       }
-      // In the log, not yet on disk: the transaction's caller waits for it (durableTransactions).
-      wal?.committed()
-      return result
     }
     if (sql === "ROLLBACK") {
       // Never fails: SQLite may have ended the transaction itself (e.g. on SQLITE_FULL).
@@ -282,9 +287,13 @@ const makeClient = (
     const permit = yield* Semaphore.make(1)
     const autocommit = sqlConnection(
       wal === undefined ? (stmt) => reader.run(stmt) : async (stmt) => {
-        const result = await reader.run(stmt)
+        // The statement runs within this call (the driver is synchronous): what it may have
+        // written is counted, and what it may have seen is waited for, before anything else runs.
+        const running = reader.run(stmt)
         if (!READ_ONLY.test(typeof stmt === "string" ? stmt : stmt.sql)) wal.committed()
         const pending = wal.durable()
+        pending?.catch(() => {}) // awaited below unless the statement failed
+        const result = await running
         // A failed sync rejects with the file system's error: a SqlError as any failed statement.
         if (pending !== undefined) await pending
         return result
