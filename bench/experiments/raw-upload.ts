@@ -4,11 +4,13 @@
  * 1. one 30 MiB upload at a time, the servers taking turns: seconds per upload, and the ratio
  *    (bare time / gateway time; target at least 0.9);
  * 2. 16 concurrent 30 MiB uploads to each: wall time, and, on the gateway, GET /v1/health every
- *    20 ms on one keep-alive connection meanwhile (p99 target under 100 ms).
+ *    20 ms on one keep-alive connection meanwhile, from a process of its own (p99 target under
+ *    100 ms; bench/lib/healthProbe.ts).
  * The gateway runs as `npm start` runs it (dist/main.js and its flags, embedded SQLite, default
  * settings but SVC_MAX_BODY_BYTES=64 MiB so a 30 MiB file fits either way).
  *
- * Usage: npm run build && tsx bench/experiments/raw-upload.ts [--rounds N]
+ * Usage: npm run build && tsx bench/experiments/raw-upload.ts [--rounds N] [--dist <build dir>]
+ * (--dist: another build of the gateway, e.g. of the commit before a change, for a before/after.)
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import * as http from "node:http"
@@ -18,6 +20,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { randomBytes } from "node:crypto"
 import { cpuMs, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
+import { startHealthProbe } from "../lib/healthProbe.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -27,6 +30,7 @@ const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const args = process.argv.slice(2)
 const rounds = args.includes("--rounds") ? Number(args[args.indexOf("--rounds") + 1]) : 3
 const CONCURRENT = 16
+const DIST = args.includes("--dist") ? args[args.indexOf("--dist") + 1]! : join(ROOT, "dist")
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -86,32 +90,6 @@ const percentile = (xs: ReadonlyArray<number>, p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 }
 
-/** GET /v1/health every 20 ms on one keep-alive connection until `stop`; the latencies. */
-const probeHealth = (port: number) => {
-  const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 })
-  const latencies: Array<number> = []
-  let stopped = false
-  const loop = (async () => {
-    while (!stopped) {
-      const t = performance.now()
-      await new Promise<void>((resolve) => {
-        http.get({ host: "127.0.0.1", port, path: "/v1/health", agent: keepAlive }, (res) => {
-          res.resume()
-          res.on("end", () => resolve())
-        }).on("error", () => resolve())
-      })
-      latencies.push(performance.now() - t)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  })()
-  return async () => {
-    stopped = true
-    await loop
-    keepAlive.destroy()
-    return latencies
-  }
-}
-
 const main = async () => {
   pinSelf()
   const tmp = mkdtempSync(join(tmpdir(), "raw-bench-"))
@@ -119,7 +97,7 @@ const main = async () => {
     const gateway = await startServer({
       name: "gateway",
       port: await freePort(),
-      nodeArgs: [...startFlags(ROOT), join(ROOT, "dist/main.js")],
+      nodeArgs: [...startFlags(ROOT), join(DIST, "main.js")],
       cwd: ROOT,
       env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(tmp, "workspace.db")}`, SVC_MAX_BODY_BYTES: String(64 * MiB) }
     })
@@ -143,7 +121,8 @@ const main = async () => {
     console.log(`one at a time (median of ${rounds}): gateway ${g1.toFixed(0)} ms (${(SIZE / MiB / (g1 / 1000)).toFixed(0)} MiB/s), bare ${b1.toFixed(0)} ms (${(SIZE / MiB / (b1 / 1000)).toFixed(0)} MiB/s), ratio ${(b1 / g1).toFixed(2)}x`)
     // 16 at once.
     const concurrent = async (s: Server, probe: boolean) => {
-      const stop = probe ? probeHealth(s.port) : undefined
+      // In a process of its own: this one's loop is busy sending the uploads.
+      const prober = probe ? await startHealthProbe(s.port, s.pid) : undefined
       const cpu = cpuMs(s.pid)
       const t = performance.now()
       let peak = memory(s.pid).rss
@@ -151,7 +130,7 @@ const main = async () => {
       const rs = await Promise.all(Array.from({ length: CONCURRENT }, () => upload(s.port, paths.get(s)!, file)))
       const wall = performance.now() - t
       clearInterval(sampler)
-      const health = stop === undefined ? undefined : await stop()
+      const health = prober === undefined ? undefined : (await prober.stop()).map((p) => p.ms)
       const failed = rs.filter((r) => r.status !== 201).map((r) => r.status)
       return { wall, cpu: (cpuMs(s.pid) - cpu) / 1000, peak, failed, health }
     }

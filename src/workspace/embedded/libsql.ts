@@ -18,6 +18,10 @@
  * - After a failed statement nothing more runs in the transaction: a caller that caught the
  *   error cannot commit half of it.
  *
+ * Commits are durable before anything is answered, without the event loop waiting on the disk: on
+ * a WAL file the connections run synchronous=NORMAL and every result waits for the log's sync in
+ * the thread pool (./walSync.ts, `durableTransactions`).
+ *
  * One transaction at a time per process (a one-permit semaphore held for the whole
  * transaction), so one writer connection suffices; autocommit statements run on the other
  * connection, so they never join an open transaction, and wait for the permit first, so none
@@ -37,6 +41,7 @@ import * as Libsql from "@libsql/client/sqlite3"
 import { startCheckpointer } from "./checkpointer.js"
 import { chunkReaderLayer } from "./ChunkReader.js"
 import { documentFilesLayer } from "./DocumentFiles.js"
+import { makeWalSync, type SyncFile, type WalSync } from "./walSync.js"
 import { defaultOf } from "../../config/settings.js"
 
 /**
@@ -61,6 +66,8 @@ class Connection {
   private client: Libsql.Client | undefined
   /** SQLite's automatic checkpoints, on until a checkpoint worker takes them over (./checkpointer.ts). */
   private autoCheckpoint = true
+  /** `synchronous=NORMAL`: commits write the log without syncing it; ./walSync.ts syncs it off the loop. */
+  private relaxed = false
   constructor(private readonly url: string, private readonly walLimitBytes: number) {}
 
   get sdk(): Libsql.Client {
@@ -70,8 +77,15 @@ class Connection {
       this.client.execute(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).catch(() => {})
       this.client.execute(`PRAGMA journal_size_limit = ${Math.max(0, Math.floor(this.walLimitBytes))}`).catch(() => {})
       if (!this.autoCheckpoint) this.client.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
+      if (this.relaxed) this.client.execute("PRAGMA synchronous = NORMAL").catch(() => {})
     }
     return this.client
+  }
+
+  /** Commits no longer sync the log here (the database is in WAL mode and a WalSync syncs it). */
+  relaxSync() {
+    this.relaxed = true
+    this.client?.execute("PRAGMA synchronous = NORMAL").catch(() => {})
   }
 
   /** SQLite's own checkpoints again (the worker could not start). */
@@ -155,7 +169,7 @@ const sqlConnection = (run: (stmt: Libsql.InStatement) => Promise<Libsql.ResultS
  * failed statement leaves the connection usable and a broken transaction never commits.
  * `beforeWrite` may hold BEGIN back (a checkpoint that must run first, ./checkpointer.ts).
  */
-const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefined) => {
+const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefined, wal: WalSync | undefined) => {
   // The failure of a statement of the open transaction: nothing more runs in it.
   let broken: { readonly error: unknown } | undefined
   const abort = async (reset: boolean) => {
@@ -183,8 +197,13 @@ const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefi
         await abort(isBusy(error))
         throw error
       }
+      // The driver runs the COMMIT within this call: it is counted before any other fiber can
+      // read what it wrote (counting a COMMIT that failed costs one sync more, nothing else). In
+      // the log, not yet on disk: the transaction's caller waits for it (durableTransactions).
+      const committing = writer.exec(sql)
+      wal?.committed()
       try {
-        return await writer.exec(sql)
+        return await committing
       } catch (error) {
         await abort(true)
         throw error
@@ -220,13 +239,68 @@ const EMPTY_RESULT: Libsql.ResultSet = {
   toJSON: () => ({ columns: [], columnTypes: [], rows: [], rowsAffected: 0, lastInsertRowid: null })
 }
 
-/** The SqlClient over the two connections (SQLite dialect, one transaction at a time). */
-const makeClient = (reader: Connection, writer: Connection, beforeWrite: () => Promise<void> | undefined) =>
+/** An autocommit statement that only reads; any other may have written (and waits for its sync). */
+const READ_ONLY = /^\s*SELECT\b/i
+
+/** A failed sync of the log: what was committed may not be on disk, so nothing is acknowledged (503). */
+const syncFailed = (cause: unknown) =>
+  new SqlError({ reason: classifySqliteError(cause, { message: "Failed to sync the write-ahead log", operation: "sync" }) })
+
+/** Settles once everything committed so far is on disk (nothing to wait for without a WalSync). */
+const durableNow = (wal: WalSync | undefined): Effect.Effect<void, SqlError> =>
+  Effect.suspend(() => {
+    const pending = wal?.durable()
+    return pending === undefined ? Effect.void : Effect.tryPromise({ try: () => pending, catch: syncFailed })
+  })
+
+/**
+ * A transaction's outcome leaves the client only once its commit is on disk (./walSync.ts): the
+ * wait follows the COMMIT and the release of the writer, so the next transaction runs meanwhile
+ * and shares the sync. A failed or rolled-back transaction waits too: what it read (an error may
+ * carry a value) was committed by others and may not be on disk yet. Nested transactions
+ * (savepoints) leave it to the outermost.
+ */
+const durableTransactions = (client: SqlClient.SqlClient, wal: WalSync): SqlClient.SqlClient => {
+  const withTransaction = client.withTransaction
+  const durable: SqlClient.SqlClient["withTransaction"] = (effect) =>
+    Effect.withFiber((fiber) =>
+      Context.getOption(fiber.context, client.transactionService)._tag === "Some"
+        ? withTransaction(effect)
+        : Effect.flatMap(Effect.exit(withTransaction(effect)), (exit) => Effect.andThen(durableNow(wal), exit))
+    )
+  // The same object (its `safe` and `withoutTransforms` refer to it), with the waiting transaction.
+  return Object.assign(client, { withTransaction: durable })
+}
+
+/**
+ * The SqlClient over the two connections (SQLite dialect, one transaction at a time). With a
+ * WalSync, every result (an autocommit statement's, read or write, and a transaction's) waits
+ * until everything committed before it is on disk: a read may see a commit whose sync is running.
+ */
+const makeClient = (
+  reader: Connection,
+  writer: Connection,
+  beforeWrite: () => Promise<void> | undefined,
+  wal: WalSync | undefined
+) =>
   Effect.gen(function*() {
     const permit = yield* Semaphore.make(1)
-    const autocommit = sqlConnection((stmt) => reader.run(stmt))
-    const transactional = sqlConnection(writerRun(writer, beforeWrite))
-    return yield* SqlClient.make({
+    const autocommit = sqlConnection(
+      wal === undefined ? (stmt) => reader.run(stmt) : async (stmt) => {
+        // The statement runs within this call (the driver is synchronous): what it may have
+        // written is counted, and what it may have seen is waited for, before anything else runs.
+        const running = reader.run(stmt)
+        if (!READ_ONLY.test(typeof stmt === "string" ? stmt : stmt.sql)) wal.committed()
+        const pending = wal.durable()
+        pending?.catch(() => {}) // awaited below unless the statement failed
+        const result = await running
+        // A failed sync rejects with the file system's error: a SqlError as any failed statement.
+        if (pending !== undefined) await pending
+        return result
+      }
+    )
+    const transactional = sqlConnection(writerRun(writer, beforeWrite, wal))
+    const client = yield* SqlClient.make({
       driver: "libsql",
       compiler: Statement.makeCompilerSqlite(),
       spanAttributes: [["db.system.name", "sqlite"]],
@@ -236,6 +310,7 @@ const makeClient = (reader: Connection, writer: Connection, beforeWrite: () => P
       // Held until the transaction's scope closes (after COMMIT or ROLLBACK, or a failed BEGIN).
       transactionAcquirer: Effect.as(permit.takeScoped(1), transactional)
     })
+    return wal === undefined ? client : durableTransactions(client, wal)
   })
 
 export interface LibsqlOptions {
@@ -248,6 +323,22 @@ export interface LibsqlOptions {
   readonly walLimitBytes?: number | undefined
   /** Pause between scheduled TRUNCATE checkpoints; 0 turns the schedule off (the exit one stays). */
   readonly checkpointIntervalMs?: number | undefined
+  /** Replaces the log's fdatasync (./walSync.ts): tests hold it back to see who waits for it. */
+  readonly syncFile?: SyncFile | undefined
+}
+
+/**
+ * With a database file: WAL mode (the migrations ask for it too; set here so a new file gets it
+ * before its first write), and if the file is in WAL mode, commits that write the log without
+ * syncing it and a WalSync that syncs it off the event loop. A file that cannot be in WAL mode
+ * (or is locked by another process switching it) keeps SQLite's FULL syncs in the COMMIT.
+ */
+const walSyncFor = async (reader: Connection, path: string, syncFile: SyncFile | undefined): Promise<WalSync | undefined> => {
+  const mode = await reader.run("PRAGMA journal_mode = WAL").then(
+    (r) => String(r.rows[0]?.[0] ?? "").toLowerCase(),
+    () => ""
+  )
+  return mode === "wal" ? makeWalSync(path, syncFile) : undefined
 }
 
 /**
@@ -287,6 +378,13 @@ export const libsqlLayer = (
           Effect.andThen(Effect.sync(() => connections.forEach((c) => c.reset())))
         )
     )
+    const wal = options.path === undefined ? undefined : yield* Effect.promise(() => walSyncFor(reader, options.path!, options.syncFile))
+    if (wal !== undefined) {
+      reader.relaxSync()
+      writer.relaxSync()
+      // Its kept handle of the log closes with the layer.
+      yield* Effect.addFinalizer(() => Effect.promise(() => wal.close()))
+    }
     let beforeWrite: () => Promise<void> | undefined = () => undefined
     if (options.path !== undefined) {
       // Released before the connections: the worker's connection closes first.
@@ -308,7 +406,7 @@ export const libsqlLayer = (
       })
       beforeWrite = checkpointer.beforeWrite
     }
-    const client = yield* makeClient(reader, writer, beforeWrite)
+    const client = yield* makeClient(reader, writer, beforeWrite, wal)
     const context = Context.make(SqlClient.SqlClient, client)
     if (options.path === undefined) return context
     // Downloads read the file directly (./ChunkReader.ts); without a path they go through SQL.
