@@ -31,7 +31,7 @@ const uploads = option("--uploads", 4)
 const rounds = option("--rounds", 2)
 const roots = args
 const PRELOAD = fileURLToPath(new URL("./longCallbacks.cjs", import.meta.url))
-const FLAGS = ["--max-semi-space-size=2", "--no-memory-reducer", "--no-concurrent-array-buffer-sweeping", "--expose-gc"]
+const FLAGS = ["--max-semi-space-size=8", "--no-memory-reducer", "--no-concurrent-array-buffer-sweeping", "--expose-gc"]
 
 const freePort = () =>
   new Promise<number>((resolve) => {
