@@ -12,6 +12,10 @@ export default defineConfig({
     maxWorkers: 2,
     // Longest files first, also on a clean clone (no results cache): see the sequencer.
     sequence: { sequencer: LongestFirst },
+    // expect.poll waits for a state (a page showing its answer); its default of 1 s ran out on
+    // a loaded machine (a Chromium page's first render). A claim about time says its own bound
+    // ({ timeout: 1000 } where "within a second" is what a test proves).
+    expect: { poll: { timeout: 10_000 } },
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
