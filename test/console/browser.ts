@@ -56,12 +56,22 @@ export const launch = async (options: { readonly locale?: string } = {}): Promis
   const endpoint = await sharedEndpoint()
   if (endpoint !== "") {
     connected ??= chromium.connect(endpoint)
-    const context = await (await connected).newContext({
-      viewport: { width: 1280, height: 900 },
-      ...(options.locale !== undefined ? { locale: options.locale } : {})
-    })
-    return { context, close: () => context.close() }
+    const context = await connected
+      .then((shared) =>
+        shared.newContext({
+          viewport: { width: 1280, height: 900 },
+          ...(options.locale !== undefined ? { locale: options.locale } : {})
+        })
+      )
+      // The run's Chromium gone (it crashed, say): this file starts its own, as without one.
+      .catch(() => undefined)
+    if (context !== undefined) return { context, close: () => context.close() }
+    connected = undefined
   }
+  return launchOwn(options)
+}
+
+const launchOwn = async (options: { readonly locale?: string }): Promise<Browser> => {
   checkInstalled()
   const profile = mkdtempSync(join(tmpdir(), "console-chromium-"))
   try {
