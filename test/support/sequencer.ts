@@ -14,9 +14,16 @@ import { readFileSync } from "node:fs"
 import { relative } from "node:path"
 import { BaseSequencer, type TestSpecification } from "vitest/node"
 
-const committed: Readonly<Record<string, number>> = JSON.parse(
-  readFileSync(new URL("./durations.json", import.meta.url), "utf8")
-) as Record<string, number>
+/** The committed durations; none (every file then unknown, so by the cache alone) if the list is unreadable. */
+const readCommitted = (): Readonly<Record<string, number>> => {
+  try {
+    return JSON.parse(readFileSync(new URL("./durations.json", import.meta.url), "utf8")) as Record<string, number>
+  } catch {
+    return {}
+  }
+}
+
+export const committed = readCommitted()
 
 export class LongestFirst extends BaseSequencer {
   override async sort(files: Array<TestSpecification>): Promise<Array<TestSpecification>> {
