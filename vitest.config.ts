@@ -1,14 +1,22 @@
 import { defineConfig } from "vitest/config"
+import { LongestFirst } from "./test/support/sequencer.js"
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // One PostgreSQL server for the run (*.pg.test.ts files use it); the task console built
-    // (dist/console) when stale: test/console serves it from real processes.
-    globalSetup: ["test/support/pgGlobalSetup.ts", "test/console/globalSetup.ts"],
+    // Together: one PostgreSQL server for the run (*.pg.test.ts files use it); the gateway and
+    // the task console built when stale (the built-process tests run them); one Chromium for
+    // the browser tests.
+    globalSetup: ["test/support/globalSetup.ts"],
     // Two files at a time on 2 cores (vitest's default is cores - 1: one file at a time). Most
     // files wait on real processes, sockets and clocks, so a second file fills that wait.
     maxWorkers: 2,
+    // Longest files first, also on a clean clone (no results cache): see the sequencer.
+    sequence: { sequencer: LongestFirst },
+    // expect.poll waits for a state (a page showing its answer); its default of 1 s ran out on
+    // a loaded machine (a Chromium page's first render). A claim about time says its own bound
+    // ({ timeout: 1000 } where "within a second" is what a test proves).
+    expect: { poll: { timeout: 10_000 } },
     testTimeout: 30_000,
     hookTimeout: 30_000
   }

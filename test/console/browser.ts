@@ -1,13 +1,17 @@
 /**
- * A headless Debian chromium driven by playwright-core, for the console's browser tests: one
- * per test file, on an empty temporary profile that is removed with it. Plus the axe-core
- * check and keyboard helpers the tests share.
+ * A headless Debian chromium driven by playwright-core, for the console's browser tests. In a
+ * vitest run that selects browser tests, one Chromium serves the whole run (started by
+ * test/console/globalSetup.ts, given as `inject("chromiumEndpoint")`) and each `launch()` is a
+ * fresh browser context of it (its own cookies, storage and pages, closed with it): a Chromium
+ * start is 1-2 s of two cores per file otherwise. Elsewhere (a run naming only files that need
+ * no browser, `npm run console:screenshot`) each `launch()` starts its own, on an empty
+ * temporary profile removed with it. Plus the axe-core check and keyboard helpers the tests share.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { type Browser as Chromium, type BrowserContext, type BrowserServer, chromium, type Page } from "playwright-core"
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
@@ -25,11 +29,50 @@ export interface Browser {
   readonly close: () => Promise<void>
 }
 
-/** `locale`: the reader's language for Intl and navigator.language (e.g. "de-DE"); the system's otherwise. */
-export const launch = async (options: { readonly locale?: string } = {}): Promise<Browser> => {
+const checkInstalled = () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No chromium at ${CHROMIUM}: install Debian's \`chromium\` package (apt-get install chromium) or set CHROMIUM_PATH`)
   }
+}
+
+/** The run's Chromium (globalSetup): files connect to it over its WebSocket endpoint. */
+export const launchShared = async (): Promise<BrowserServer> => {
+  checkInstalled()
+  return chromium.launchServer({ executablePath: CHROMIUM, headless: true, args: ARGS, host: "127.0.0.1" })
+}
+
+/** The run's Chromium's endpoint when the global set-up started one ("" otherwise, or outside vitest). */
+const sharedEndpoint = async (): Promise<string> => {
+  if (process.env.VITEST === undefined) return ""
+  const { inject } = await import("vitest")
+  return inject("chromiumEndpoint") ?? ""
+}
+
+/** This worker's connection to the run's Chromium, made on the first launch() of the file. */
+let connected: Promise<Chromium> | undefined
+
+/** `locale`: the reader's language for Intl and navigator.language (e.g. "de-DE"); the system's otherwise. */
+export const launch = async (options: { readonly locale?: string } = {}): Promise<Browser> => {
+  const endpoint = await sharedEndpoint()
+  if (endpoint !== "") {
+    connected ??= chromium.connect(endpoint)
+    const context = await connected
+      .then((shared) =>
+        shared.newContext({
+          viewport: { width: 1280, height: 900 },
+          ...(options.locale !== undefined ? { locale: options.locale } : {})
+        })
+      )
+      // The run's Chromium gone (it crashed, say): this file starts its own, as without one.
+      .catch(() => undefined)
+    if (context !== undefined) return { context, close: () => context.close() }
+    connected = undefined
+  }
+  return launchOwn(options)
+}
+
+const launchOwn = async (options: { readonly locale?: string }): Promise<Browser> => {
+  checkInstalled()
   const profile = mkdtempSync(join(tmpdir(), "console-chromium-"))
   try {
     const context = await chromium.launchPersistentContext(profile, {

@@ -156,7 +156,10 @@ describe("timeline budgets (built process)", () => {
   it("clients that never read: memory stays bounded, health answers, stalled streams are disconnected and their slots freed", async () => {
     const STREAMS = 30
     // One client fills every slot here: its share is the whole (SVC_EVENT_STREAMS_PER_CLIENT).
-    const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENT_STREAMS_PER_CLIENT: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "20000" })
+    // The stall bound outlasts what is checked while the streams are held (about 5 s of
+    // sampling, then the refusal: each health answer is held under 1 s) with room to spare; a
+    // stream stalls from the last byte it took, never before it opened.
+    const gw = await start({ SVC_EVENT_STREAMS_MAX: String(STREAMS), SVC_EVENT_STREAMS_PER_CLIENT: String(STREAMS), SVC_EVENTS_STREAM_STALL_MS: "12000" })
     // A 12 MiB timeline of 256 KiB events.
     const positions: Array<string> = []
     for (let seq = 1; seq <= 48; seq++) positions.push(await post(gw.url, BIG_TASK, seq, 256 * 1024))
@@ -192,7 +195,8 @@ describe("timeline budgets (built process)", () => {
     expect(refused.status).toBe(503)
     // ...until they are disconnected for stalling, SVC_EVENTS_STREAM_STALL_MS after the last byte
     // they took. Waited on as a state: with both cores busy the kernel went on taking bytes of the
-    // 12 MiB timeline for about 20 s after the streams opened, and they closed 43 s after.
+    // 12 MiB timeline for about 20 s after the streams opened, and they closed 43 s after (a
+    // 20 s stall bound then).
     const closed = () => (gw.output().match(/event stream closed: the client took none of/g) ?? []).length
     await waitFor(`the ${STREAMS} stalled streams to be disconnected`, () => closed() >= STREAMS, {
       timeoutMs: 100_000,

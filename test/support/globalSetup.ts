@@ -1,0 +1,25 @@
+/**
+ * The run's global set-up (vitest.config.ts): the PostgreSQL server (./pgGlobalSetup.ts) and the
+ * build with the run's Chromium (../console/globalSetup.ts) at the same time. Vitest runs the
+ * files of `globalSetup` one after another, so a PostgreSQL start (initdb and a server, 2-5 s)
+ * waited for the build before. Either failing stops what the other started.
+ */
+import type { TestProject } from "vitest/node"
+import builtAndChromium from "../console/globalSetup.js"
+import postgres from "./pgGlobalSetup.js"
+
+type Teardown = (() => Promise<void>) | undefined
+
+export default async function setup(project: TestProject) {
+  const started = await Promise.allSettled<Teardown>([postgres(project), builtAndChromium(project)])
+  const teardowns = started.flatMap((s) => (s.status === "fulfilled" && s.value !== undefined ? [s.value] : []))
+  const teardown = async () => {
+    await Promise.allSettled(teardowns.map((t) => t()))
+  }
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected")
+  if (failed !== undefined) {
+    await teardown()
+    throw failed.reason
+  }
+  return teardown
+}
