@@ -278,7 +278,18 @@ export const acceptSignal = (
     return { _tag: "duplicate" }
   }
   if (taken !== undefined) {
-    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(task)}` }
+    // Decided on the step the task is still at: by a decision still in the outbox, which its
+    // sender's write delivers before it answers. Named is where that decision takes the task, not
+    // the step it leaves (a commit's sync off the event loop lets a competing decision be judged
+    // in between).
+    const after = named !== task.currentStep
+      ? task
+      : taken === "rejected"
+      ? { status: "FAILED", currentStep: null }
+      : arrival.runbook != null
+      ? completeCurrentStep(task, arrival.runbook)
+      : task
+    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(after)}` }
   }
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }

@@ -60,7 +60,7 @@ export const nextStepOf = (
 
 /** The task after its current step completes with this snapshot: the next step, or COMPLETED. */
 export const completeCurrentStep = (
-  task: Workspace.Task,
+  task: Pick<Workspace.Task, "currentStep">,
   runbook: Workspace.Runbook
 ): Pick<Workspace.Task, "status" | "currentStep"> => {
   const i = runbook.steps.findIndex((s) => s.id === task.currentStep)

@@ -1,0 +1,53 @@
+/**
+ * A decision judged while a competing one is still in the outbox (recorded, not yet applied: its
+ * sender's write delivers it before answering, and a commit's log sync off the event loop lets
+ * another request be judged in between). The 409 names where the pending decision takes the
+ * task, not the step it leaves: "already approved; the task is at step <the step it leaves>" read
+ * as a contradiction.
+ */
+import { describe, expect, it } from "vitest"
+import { acceptSignal } from "../../src/domain/engine.js"
+import type { Workspace } from "../../src/upstream/model.js"
+
+const step = (id: string) => ({ id, title: id, displayHint: { component: "APPROVAL" } }) as unknown as Workspace.Runbook["steps"][number]
+const runbook = { steps: [step("controller_approval"), step("cfo_approval")] } as unknown as Workspace.Runbook
+const task = { status: "IN_PROGRESS", currentStep: "controller_approval" }
+const signal = (name: "approve" | "reject") =>
+  ({ taskId: "t1", name, payload: {}, expectedStep: "controller_approval" }) as unknown as Workspace.Signal
+
+describe("a decision against one still in the outbox", () => {
+  it("a rejection after a pending approval names the step the approval moves the task to", () => {
+    const accepted = acceptSignal(task, {}, signal("reject"), [{ name: "approve", expectedStep: "controller_approval" }], { runbook })
+    expect(accepted).toEqual({
+      _tag: "conflict",
+      message: 'Step "controller_approval" was already approved; the task is at step "cfo_approval"'
+    })
+  })
+
+  it("an approval after a pending rejection says the task failed", () => {
+    const accepted = acceptSignal(task, {}, signal("approve"), [{ name: "reject", expectedStep: "controller_approval" }], { runbook })
+    expect(accepted).toEqual({
+      _tag: "conflict",
+      message: 'Step "controller_approval" was already rejected; the task is FAILED with no current step'
+    })
+  })
+
+  it("an approval on the last step, pending, completes the task", () => {
+    const last = { status: "IN_PROGRESS", currentStep: "cfo_approval" }
+    const s = { taskId: "t1", name: "reject", payload: {}, expectedStep: "cfo_approval" } as unknown as Workspace.Signal
+    const accepted = acceptSignal(last, {}, s, [{ name: "approve", expectedStep: "cfo_approval" }], { runbook })
+    expect(accepted).toEqual({
+      _tag: "conflict",
+      message: 'Step "cfo_approval" was already approved; the task is COMPLETED with no current step'
+    })
+  })
+
+  it("a step decided and applied earlier names where the task is now", () => {
+    const moved = { status: "IN_PROGRESS", currentStep: "cfo_approval" }
+    const accepted = acceptSignal(moved, { controller_approval: { decision: "approved" } }, signal("reject"), [], { runbook })
+    expect(accepted).toEqual({
+      _tag: "conflict",
+      message: 'Step "controller_approval" was already approved; the task is at step "cfo_approval"'
+    })
+  })
+})
