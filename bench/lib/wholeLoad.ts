@@ -3,7 +3,7 @@
  * flags, embedded SQLite), and at the same time
  * - 16 uploads of 30 MiB (base64 JSON, about 40 MiB each), each on its own connection; a 503
  *   with Retry-After is waited out and retried, as a client should;
- * - 100 event streams (SSE) on a timeline of a few MB, read as they come;
+ * - 100 event streams (SSE, from four client addresses) on a timeline of a few MB, read as they come;
  * - a flood of requests abandoned mid-body (raw sockets, several paths);
  * - /v1/health every 20 ms on one keep-alive connection, timed.
  * Measured: peak RSS (VmHWM, and VmRSS sampled every 50 ms), every status (a 5xx other than a 503
@@ -174,11 +174,15 @@ export const runS8 = async (
   })()
 
   // Streams: opened, read until the end of the phase.
+  const STREAM_CLIENTS = 4
   let streamsOpened = 0
   let streamBytes = 0
   const streamRequests: Array<http.ClientRequest> = []
   for (let i = 0; i < streams; i++) {
-    const req = http.get({ host: "127.0.0.1", port, path: `/v1/tasks/${taskId}/events/stream`, agent: false, headers: { accept: "text/event-stream" } }, (res) => {
+    // From four client addresses: one client may hold a quarter of the stream slots
+    // (SVC_EVENT_STREAMS_PER_CLIENT), so 100 streams are four followers' worth, not one's.
+    const localAddress = `127.0.0.${10 + (i % STREAM_CLIENTS)}`
+    const req = http.get({ host: "127.0.0.1", port, localAddress, path: `/v1/tasks/${taskId}/events/stream`, agent: false, headers: { accept: "text/event-stream" } }, (res) => {
       count("stream", { status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"] as string | undefined, body: "" })
       if (res.statusCode === 200) streamsOpened++
       res.on("data", (c: Buffer) => (streamBytes += c.length))
@@ -299,7 +303,7 @@ export const renderS8 = (
     `Run ${context.date} at commit ${context.commit}; ${context.load}. The gateway as \`npm start\` runs it (dist/main.js, embedded SQLite), ` +
       `${context.settings}. At once: ${S8.uploads} uploads of ${S8.uploadBytes / 1024 / 1024} MiB files (base64 JSON bodies of ` +
       `${((Math.ceil(S8.uploadBytes / 3) * 4) / 1024 / 1024).toFixed(0)} MiB, each on its own connection; a 503 with Retry-After is waited out and retried), ` +
-      `${S8.streams} event streams (SSE) on a timeline of ${S8.timelineEvents} events of ${S8.eventPayloadBytes / 1000} KB, read as they come, ` +
+      `${S8.streams} event streams (SSE, from four client addresses: one client may hold a quarter of the slots) on a timeline of ${S8.timelineEvents} events of ${S8.eventPayloadBytes / 1000} KB, read as they come, ` +
       `${S8.abortConcurrency} clients abandoning requests mid-body in a loop (4 paths; from ${S8.abortFrom}, another client address than the rest), and GET /v1/health every ${S8.healthEveryMs} ms on one keep-alive connection. ` +
       `Then the same on a fresh process without the event streams, to tell what they add. ` +
       `RSS budget: ${mb(S8.rssBudgetBytes)}, the idle process (~110 MB) and 4x the 128 MiB body budget (a base64 body cost about 3-4x its size while parsed, decoded and stored; about 2.5x since its long strings are made from the bytes and one large input is worked on at a time).`,
