@@ -55,10 +55,14 @@ const raw = async (taskId: string, bytes: Uint8Array, fields: Record<string, str
 }
 
 const json = async (taskId: string, bytes: Uint8Array, fields: Record<string, string> = {}, headers: Record<string, string> = {}) => {
+  // Encoded before connecting: fetch encodes a string body only once connected, and on a starved
+  // core a 40 MiB one took longer than the gateway waits for a silent connection's first byte
+  // (SVC_FIRST_BYTE_TIMEOUT_MS, 2 s): write EPIPE.
+  const body = Buffer.from(JSON.stringify({ source: "s", fileName: "f.pdf", ...fields, data: Buffer.from(bytes).toString("base64") }))
   const res = await fetch(`${service.url}/v1/tasks/${taskId}/files`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify({ source: "s", fileName: "f.pdf", ...fields, data: Buffer.from(bytes).toString("base64") })
+    body
   })
   const text = await res.text()
   return { status: res.status, text, body: text === "" ? undefined : JSON.parse(text) }
