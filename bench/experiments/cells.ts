@@ -14,10 +14,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -25,16 +25,6 @@ const NODE = join(ROOT, "node_modules/.bin/node")
 const CELLS = Number(process.argv[2] ?? 10)
 const SETTLE_MS = 5000
 const DIST = process.env.CELL_DIST ?? "dist"
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 const BARE = `require("node:http").createServer((q, s) => s.end("ok")).listen(Number(process.env.PORT), "127.0.0.1")`
 

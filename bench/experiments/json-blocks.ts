@@ -14,10 +14,11 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { request } from "node:http"
-import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../lib/proc.js"
+import { startFlags } from "../lib/startFlags.js"
 
 const args = process.argv.slice(2)
 const option = (name: string, fallback: number) => {
@@ -31,16 +32,6 @@ const uploads = option("--uploads", 4)
 const rounds = option("--rounds", 2)
 const roots = args
 const PRELOAD = fileURLToPath(new URL("./longCallbacks.cjs", import.meta.url))
-const FLAGS = ["--max-semi-space-size=8", "--no-memory-reducer", "--no-concurrent-array-buffer-sweeping", "--expose-gc"]
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as AddressInfo
-      s.close(() => resolve(port))
-    })
-  })
 
 const call = (url: string, method: string, body?: Buffer) =>
   new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -67,7 +58,7 @@ const run = async (root: string, label: string) => {
   const dir = mkdtempSync(join(tmpdir(), "json-blocks-"))
   const port = await freePort()
   const lagOut = join(dir, "callbacks.txt")
-  child = spawn(join(root, "node_modules/.bin/node"), [...FLAGS, "-r", PRELOAD, join(root, "dist/main.js")], {
+  child = spawn(join(root, "node_modules/.bin/node"), [...startFlags(root), "-r", PRELOAD, join(root, "dist/main.js")], {
     cwd: root,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "w.db")}`, SVC_MAX_BODY_BYTES: String(64 * 1024 * 1024), LAG_OUT: lagOut },
     stdio: "ignore"

@@ -14,13 +14,13 @@
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import * as http from "node:http"
-import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { randomBytes } from "node:crypto"
-import { cpuMs, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
+import { cpuMs, freePort, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
 import { startHealthProbe } from "../lib/healthProbe.js"
+import { percentileOf, requestJson, sendRawUpload } from "../lib/uploadClient.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -32,63 +32,8 @@ const rounds = args.includes("--rounds") ? Number(args[args.indexOf("--rounds") 
 const CONCURRENT = 16
 const DIST = args.includes("--dist") ? args[args.indexOf("--dist") + 1]! : join(ROOT, "dist")
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
 const file = randomBytes(SIZE)
 const agent = new http.Agent({ keepAlive: false })
-
-/** POSTs `bytes` in 1 MiB writes; resolves with the status and the time taken (ms). */
-const upload = (port: number, path: string, bytes: Buffer): Promise<{ status: number; ms: number }> =>
-  new Promise((resolve, reject) => {
-    const t = performance.now()
-    const req = http.request({
-      host: "127.0.0.1",
-      port,
-      path,
-      method: "POST",
-      agent,
-      headers: { "content-type": "application/pdf", "content-length": bytes.length, "x-svc-upload": "raw" }
-    }, (res) => {
-      res.resume()
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t }))
-    })
-    req.on("error", reject)
-    let at = 0
-    const more = () => {
-      while (at < bytes.length) {
-        const end = Math.min(bytes.length, at + MiB)
-        const ok = req.write(bytes.subarray(at, end))
-        at = end
-        if (!ok) return void req.once("drain", more)
-      }
-      req.end()
-    }
-    more()
-  })
-
-const json = (port: number, method: string, path: string, body?: unknown) =>
-  new Promise<any>((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, method, headers: { "content-type": "application/json" } }, (res) => {
-      let text = ""
-      res.on("data", (c) => (text += c))
-      res.on("end", () => resolve(JSON.parse(text)))
-    })
-    req.on("error", reject)
-    req.end(body === undefined ? undefined : JSON.stringify(body))
-  })
-
-const percentile = (xs: ReadonlyArray<number>, p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}
 
 const main = async () => {
   pinSelf()
@@ -102,20 +47,20 @@ const main = async () => {
       env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(tmp, "workspace.db")}`, SVC_MAX_BODY_BYTES: String(64 * MiB) }
     })
     const bare = await startServer({ name: "bare", port: await freePort(), nodeArgs: ["--import", "tsx", join(ROOT, "bench/peers/rawFile.ts")], cwd: ROOT })
-    const task = await json(gateway.port, "POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "bank-reconciliation", context: { accountId: "1000" } })
+    const task = await requestJson(gateway.port, "POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "bank-reconciliation", context: { accountId: "1000" } })
     const gatewayPath = `/v1/tasks/${task.id}/files/raw?source=bench&fileName=bench.pdf`
     const paths = new Map<Server, string>([[gateway, gatewayPath], [bare, "/upload"]])
     const times = new Map<Server, Array<number>>([[gateway, []], [bare, []]])
     // Warm-up, then one at a time, taking turns.
-    for (const s of [gateway, bare]) await upload(s.port, paths.get(s)!, file)
+    for (const s of [gateway, bare]) await sendRawUpload(s.port, paths.get(s)!, file, agent)
     for (let round = 0; round < rounds; round++) {
       for (const s of round % 2 === 0 ? [gateway, bare] : [bare, gateway]) {
-        const r = await upload(s.port, paths.get(s)!, file)
+        const r = await sendRawUpload(s.port, paths.get(s)!, file, agent)
         if (r.status !== 201) throw new Error(`${s.name}: ${r.status}`)
         times.get(s)!.push(r.ms)
       }
     }
-    const med = (xs: Array<number>) => percentile(xs, 50)
+    const med = (xs: Array<number>) => percentileOf(xs, 50)
     const g1 = med(times.get(gateway)!)
     const b1 = med(times.get(bare)!)
     console.log(`one at a time (median of ${rounds}): gateway ${g1.toFixed(0)} ms (${(SIZE / MiB / (g1 / 1000)).toFixed(0)} MiB/s), bare ${b1.toFixed(0)} ms (${(SIZE / MiB / (b1 / 1000)).toFixed(0)} MiB/s), ratio ${(b1 / g1).toFixed(2)}x`)
@@ -127,7 +72,7 @@ const main = async () => {
       const t = performance.now()
       let peak = memory(s.pid).rss
       const sampler = setInterval(() => (peak = Math.max(peak, memory(s.pid).rss)), 50)
-      const rs = await Promise.all(Array.from({ length: CONCURRENT }, () => upload(s.port, paths.get(s)!, file)))
+      const rs = await Promise.all(Array.from({ length: CONCURRENT }, () => sendRawUpload(s.port, paths.get(s)!, file, agent)))
       const wall = performance.now() - t
       clearInterval(sampler)
       const health = prober === undefined ? undefined : (await prober.stop()).map((p) => p.ms)
@@ -142,7 +87,7 @@ const main = async () => {
       `${CONCURRENT} x 30 MiB at once: gateway ${(gc.wall / 1000).toFixed(2)} s (cpu ${gc.cpu.toFixed(1)} s, RSS ${(before / MiB).toFixed(0)} -> peak ${(gc.peak / MiB).toFixed(0)} MB, failed ${JSON.stringify(gc.failed)}), ` +
         `bare ${(bc.wall / 1000).toFixed(2)} s (cpu ${bc.cpu.toFixed(1)} s), ratio ${(bc.wall / gc.wall).toFixed(2)}x`
     )
-    console.log(`health during the gateway's ${CONCURRENT} uploads: p50/p99/max ${percentile(h, 50).toFixed(1)}/${percentile(h, 99).toFixed(1)}/${percentile(h, 100).toFixed(1)} ms (${h.length} requests)`)
+    console.log(`health during the gateway's ${CONCURRENT} uploads: p50/p99/max ${percentileOf(h, 50).toFixed(1)}/${percentileOf(h, 99).toFixed(1)}/${percentileOf(h, 100).toFixed(1)} ms (${h.length} requests)`)
     await stopServer(gateway)
     await stopServer(bare)
   } finally {

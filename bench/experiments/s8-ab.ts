@@ -7,12 +7,11 @@
  * Usage: tsx bench/experiments/s8-ab.ts <build dir>[@NAME=value,...] ... [--rounds N] [--streams N]
  * (`@NAME=value,...`: settings for that variant's server, e.g. dist@SVC_EVENTS_PAGE_BYTES=262144)
  */
-import { type AddressInfo, createServer } from "node:net"
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { pinSelf, startServer, stopAll, stopServer } from "../lib/proc.js"
+import { freePort, pinSelf, startServer, stopAll, stopServer } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
 import { runS8, S8, type S8Result } from "../lib/wholeLoad.js"
 
@@ -34,16 +33,6 @@ const envOf = (build: string): Record<string, string> =>
 if (builds.length === 0) throw new Error("usage: s8-ab.ts <build dir>... [--rounds N] [--streams N]")
 
 const tmp = mkdtempSync(join(tmpdir(), "s8-ab-"))
-/** A port nobody listens on now (the machine is shared: a fixed range collides). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 const mb = (b: number) => (b / 1024 / 1024).toFixed(0)
 const line = (name: string, r: S8Result) =>
   `${name.padEnd(24)} peak ${mb(r.peakRss).padStart(5)} MB  health p50/p99/max ${r.health.p50.toFixed(1)}/${r.health.p99.toFixed(1)}/${

@@ -9,16 +9,15 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
-import * as http from "node:http"
-import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { randomBytes } from "node:crypto"
 import { setTimeout as sleep } from "node:timers/promises"
-import { cpuMs, getStatus, pinSelf, SERVER_CORE } from "../lib/proc.js"
+import { cpuMs, freePort, getStatus, pinSelf, SERVER_CORE } from "../lib/proc.js"
 import { packageOf } from "../lib/cpuprofile.js"
 import { startHealthProbe } from "../lib/healthProbe.js"
+import { percentileOf, requestJson, sendRawUpload } from "../lib/uploadClient.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -32,60 +31,8 @@ const CONCURRENT = 16
 const STALL_MS = 40
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
 const file = randomBytes(SIZE)
-
-const upload = (port: number, path: string): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const req = http.request({
-      host: "127.0.0.1",
-      port,
-      path,
-      method: "POST",
-      agent: false,
-      headers: { "content-type": "application/pdf", "content-length": file.length, "x-svc-upload": "raw" }
-    }, (res) => {
-      res.resume()
-      res.on("end", () => resolve(res.statusCode ?? 0))
-    })
-    req.on("error", reject)
-    let at = 0
-    const more = () => {
-      while (at < file.length) {
-        const end = Math.min(file.length, at + MiB)
-        const ok = req.write(file.subarray(at, end))
-        at = end
-        if (!ok) return void req.once("drain", more)
-      }
-      req.end()
-    }
-    more()
-  })
-
-const json = (port: number, method: string, path: string, body?: unknown) =>
-  new Promise<any>((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port, path, method, headers: { "content-type": "application/json" } }, (res) => {
-      let text = ""
-      res.on("data", (c) => (text += c))
-      res.on("end", () => resolve(JSON.parse(text)))
-    })
-    req.on("error", reject)
-    req.end(body === undefined ? undefined : JSON.stringify(body))
-  })
-
-const pct = (xs: ReadonlyArray<number>, p: number) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
-}
+const upload = (port: number, path: string) => sendRawUpload(port, path, file, false).then((r) => r.status)
 
 /** The traced calls: syncs, renames, the log's writes and SQLite's file locks. */
 const TRACED = "fsync,fdatasync,rename,pwrite64,fcntl"
@@ -168,7 +115,7 @@ const main = async () => {
   const traceFile = join(tmp, "strace.txt")
   const gateway = await startGateway(tmp, traceFile)
   try {
-    const task = await json(gateway.port, "POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "bank-reconciliation", context: { accountId: "1000" } })
+    const task = await requestJson(gateway.port, "POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "bank-reconciliation", context: { accountId: "1000" } })
     const path = `/v1/tasks/${task.id}/files/raw?source=bench&fileName=bench.pdf`
     await upload(gateway.port, path) // warm-up
     // In a process of its own: this one's loop is busy sending the uploads.
@@ -180,7 +127,7 @@ const main = async () => {
     const probes = await probe.stop()
     const ms = probes.map((p) => p.ms)
     console.log(`16 x 30 MiB: ${(wall / 1000).toFixed(2)} s, server cpu ${((cpuMs(gateway.pid) - cpu) / 1000).toFixed(1)} s, statuses ${[...new Set(statuses)].join(",")}`)
-    console.log(`health p50/p99/max ${pct(ms, 50).toFixed(1)}/${pct(ms, 99).toFixed(1)}/${pct(ms, 100).toFixed(1)} ms (${ms.length})`)
+    console.log(`health p50/p99/max ${percentileOf(ms, 50).toFixed(1)}/${percentileOf(ms, 99).toFixed(1)}/${percentileOf(ms, 100).toFixed(1)} ms (${ms.length})`)
     if (TRACE) {
       const fds = new Map<string, string>()
       for (const fd of readdirSync(`/proc/${gateway.pid}/fd`)) {

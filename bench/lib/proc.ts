@@ -5,7 +5,19 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as http from "node:http"
+import { type AddressInfo, createServer } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
+
+/** A loopback port nobody listens on now (the machine is shared: a fixed range collides). */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 
 export const SERVER_CORE = 1
 export const LOAD_CORE = 0
