@@ -16,13 +16,14 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "./lib/bundle.js"
+import { startSlowUpstream } from "./lib/upstream.js"
 import { prepareBenchDb } from "./lib/benchDb.js"
 import { formatSummary, summarize } from "./lib/cpuprofile.js"
-import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "./lib/fixture.js"
+import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, MiB, uploadBody } from "./lib/fixture.js"
 import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
 import { runAutocannon, runDownloads } from "./lib/load.js"
 import { startFlags } from "./lib/startFlags.js"
-import { killAllSync, LOAD_CORE, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
+import { killAllSync, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const only = new Set((process.argv[2] ?? "S1,S2,S3,S4,S5,S6").split(","))
@@ -106,27 +107,8 @@ const main = async () => {
     // As bench/run.ts measures S2: the shipped build reading the workspace service over HTTP,
     // through the proxy that holds each next-step lookup LOOKUP_MS (both on the load core).
     prepare("upstream")
-    const entry = await bundle(join(ROOT, "src/workspace/server/main.ts"), join(ROOT, "bench/.build/workspace"), "workspace")
-    const wsPort = port++
-    const workspace = await startServer({
-      name: "workspace",
-      port: wsPort,
-      nodeArgs: [...startFlags(ROOT), entry],
-      env: { HOST: "127.0.0.1", SVC_WORKSPACE_PORT: String(wsPort), SVC_DATABASE_URL: `file:${join(tmp, "upstream.db")}` },
-      cwd: ROOT,
-      core: LOAD_CORE,
-      readyPath: "/workspace/openapi.json"
-    })
-    const proxy = await startServer({
-      name: "slow-upstream",
-      port: port++,
-      nodeArgs: ["--import", "tsx", "bench/servers/slowUpstream.ts"],
-      env: { BENCH_UPSTREAM_URL: `http://127.0.0.1:${wsPort}`, BENCH_LOOKUP_MS: String(LOOKUP_MS) },
-      cwd: ROOT,
-      core: LOAD_CORE,
-      readyPath: "/workspace/openapi.json"
-    })
-    const env = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: `http://127.0.0.1:${proxy.port}`, SVC_TENANT_SLUG: "acme" }
+    const { workspace, proxy, url } = await startSlowUpstream(() => port++, `file:${join(tmp, "upstream.db")}`)
+    const env = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" }
     await profileUnderLoad("S2", env, (s, d) =>
       runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: 10, durationS: d, pid: s.pid }))
     await stopServer(proxy)

@@ -27,6 +27,7 @@ import { join } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { bundle } from "./lib/bundle.js"
+import { startSlowUpstream } from "./lib/upstream.js"
 import { cleanBenchDb } from "./lib/benchDb.js"
 import { startFlags } from "./lib/startFlags.js"
 import {
@@ -52,7 +53,6 @@ import {
   cpuModel,
   isAlive,
   killAllSync,
-  LOAD_CORE,
   loadAverage,
   memory,
   pinSelf,
@@ -258,28 +258,9 @@ const defineServers = (docId: string, gatewayNode: ReadonlyArray<string>, upstre
  * next-step lookups; both pinned to the load generator's core, away from the measured server.
  */
 const startUpstream = async (): Promise<string> => {
-  const entry = await bundle(join(ROOT, "src/workspace/server/main.ts"), join(ROOT, "bench/.build/workspace"), "workspace")
-  const wsPort = nextPort++
-  const workspace = await startServer({
-    name: "workspace",
-    port: wsPort,
-    nodeArgs: [...startFlags(ROOT), entry],
-    env: { HOST: "127.0.0.1", SVC_WORKSPACE_PORT: String(wsPort), SVC_DATABASE_URL: dbUrl("upstream") },
-    cwd: ROOT,
-    core: LOAD_CORE,
-    readyPath: "/workspace/openapi.json"
-  })
-  const proxy = await startServer({
-    name: "slow-upstream",
-    port: nextPort++,
-    nodeArgs: ["--import", "tsx", "bench/servers/slowUpstream.ts"],
-    env: { BENCH_UPSTREAM_URL: `http://127.0.0.1:${workspace.port}`, BENCH_LOOKUP_MS: String(LOOKUP_MS) },
-    cwd: ROOT,
-    core: LOAD_CORE,
-    readyPath: "/workspace/openapi.json"
-  })
+  const { workspace, proxy, url } = await startSlowUpstream(() => nextPort++, dbUrl("upstream"))
   log(`S2 upstream: workspace service pid ${workspace.pid}, lookup delay proxy pid ${proxy.pid}`)
-  return `http://127.0.0.1:${proxy.port}`
+  return url
 }
 
 const server = (key: string): Server => {
