@@ -19,6 +19,9 @@ export const TASK_PAGE_MAX = 500
 /** The task statuses (spec §3); a filter on any other is a 400. */
 export const TASK_STATUSES = ["IN_PROGRESS", "COMPLETED", "FAILED"] as const
 
+/** Whether a task in this status is done: it has no current step and awaits nothing. */
+export const isTerminalStatus = (status: string): boolean => status === "COMPLETED" || status === "FAILED"
+
 /**
  * A cursor names the last task the previous page looked at (base64url of its id), so the next
  * page starts after it in the list's order; it stays valid while tasks are added. Opaque to

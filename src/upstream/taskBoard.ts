@@ -8,11 +8,10 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type { TaskQuery, WorkspaceClientService } from "./WorkspaceClient.js"
 import type { Workspace } from "./model.js"
+import { isTerminalStatus } from "../api/taskListing.js"
 
-const TERMINAL = new Set(["COMPLETED", "FAILED"])
-
-/** Whether a task of this status can await anything (a terminal one never does). */
-export const isTerminal = (status: string): boolean => TERMINAL.has(status)
+/** Whether a task of this status is done (a terminal one awaits nothing). */
+export const isTerminal = isTerminalStatus
 
 /**
  * The board from the port's separate calls. The entity is asked beside the list, and its
@@ -40,7 +39,7 @@ export const withAwaiting = (
 ): Effect.Effect<ReadonlyArray<Workspace.BoardTask>> =>
   Effect.gen(function*() {
     const open: Array<string> = []
-    for (const task of tasks) if (!TERMINAL.has(task.status)) open.push(task.id)
+    for (const task of tasks) if (!isTerminal(task.status)) open.push(task.id)
     if (open.length === 0) return tasks
     const answers = yield* workspace.getNextSteps(tenantId, open).pipe(Effect.orElseSucceed(() => []))
     const awaiting = new Map<string, string>()
@@ -48,7 +47,7 @@ export const withAwaiting = (
       if (nextStep?.step != null) awaiting.set(taskId, nextStep.step.displayHint.component)
     }
     return tasks.map((task): Workspace.BoardTask => {
-      const component = TERMINAL.has(task.status) ? undefined : awaiting.get(task.id)
+      const component = isTerminal(task.status) ? undefined : awaiting.get(task.id)
       return component === undefined ? task : { ...task, awaiting: component }
     })
   })
