@@ -124,6 +124,8 @@ describe("the review screen", { timeout: 120_000 }, () => {
     expect(posts).toBe(0)
     // Back on the cell: a refused value shows its error at the cell, the input keeps focus.
     await page.keyboard.press("Enter")
+    // The same wait as above: keys go to the editor once it has taken focus after its render.
+    await expect.poll(() => focused()).toMatch(/^Amount gross, row 2\|/)
     await page.keyboard.press("Control+A")
     await page.keyboard.type("lots")
     await page.keyboard.press("Enter")
