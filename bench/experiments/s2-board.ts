@@ -1,0 +1,99 @@
+/**
+ * The workspace service's task board alone (S2's upstream, without the delay proxy or the
+ * gateway): builds of `npm run workspace` (an esbuild bundle of each tree's
+ * src/workspace/server/main.ts, under npm start's node flags), each on its own database prepared
+ * with the bench fixture, loaded with GET .../entities/<bench entity>/board (50 tasks) at
+ * `connections` keep-alive connections, interleaved A B .. then .. B A, 0.5 s idle before each
+ * measurement. Prints, per build, the median calls/s and CPU per board call (from /proc), and
+ * each build's ratio to the first. First checks that every build answers the same bytes.
+ *
+ * Usage: tsx bench/experiments/s2-board.ts <rounds> <seconds> <connections> <name=dir> ...
+ *   e.g. s2-board.ts 6 3 4 before=/tmp/s2-before after=.
+ * S2_PROF=<dir>: every server runs with --cpu-prof into <dir> (summarise with bench/lib/cpuprofile.ts).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { setTimeout as sleep } from "node:timers/promises"
+import { fileURLToPath } from "node:url"
+import { prepareBenchDb } from "../lib/benchDb.js"
+import { bundle } from "../lib/bundle.js"
+import { BENCH_ENTITY_ID, benchFixture, TENANT_ID } from "../lib/fixture.js"
+import { type Measurement, median, runAutocannon } from "../lib/load.js"
+import { killAllSync, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
+import { startFlags } from "../lib/startFlags.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
+const [roundsArg = "6", secondsArg = "3", connectionsArg = "4", ...specs] = process.argv.slice(2)
+const rounds = Number(roundsArg)
+const seconds = Number(secondsArg)
+const connections = Number(connectionsArg)
+const profileDir = process.env.S2_PROF
+const tmp = mkdtempSync(join(tmpdir(), "gateway-s2-board-"))
+process.on("exit", () => {
+  killAllSync()
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+const PATH = `/workspace/tenants/${TENANT_ID}/entities/${BENCH_ENTITY_ID}/board`
+
+const main = async () => {
+  pinSelf()
+  const fixture = join(tmp, "fixture.json")
+  writeFileSync(fixture, JSON.stringify(benchFixture()))
+  let port = 41_000 + Math.floor(Math.random() * 5_000) * 2
+  const servers: Array<Server> = []
+  for (const spec of specs) {
+    const [name, dir] = spec.split("=") as [string, string]
+    const root = resolve(dir)
+    const entry = await bundle(join(root, "src/workspace/server/main.ts"), join(root, "bench/.build/workspace-board"), "workspace")
+    const url = `file:${join(tmp, `${name}.db`)}`
+    prepareBenchDb(ROOT, url, fixture)
+    if (profileDir !== undefined) mkdirSync(profileDir, { recursive: true })
+    const prof = profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${resolve(profileDir)}`, `--cpu-prof-name=${name}.cpuprofile`]
+    servers.push(await startServer({
+      name,
+      port,
+      nodeArgs: [...startFlags(root), ...prof, entry],
+      env: { HOST: "127.0.0.1", SVC_WORKSPACE_PORT: String(port), SVC_DATABASE_URL: url },
+      cwd: root,
+      readyPath: "/workspace/openapi.json"
+    }))
+    port += 2
+  }
+  const bodies = await Promise.all(servers.map((s) => fetch(`http://127.0.0.1:${s.port}${PATH}`).then((r) => r.text())))
+  if (new Set(bodies).size !== 1) console.log("the builds' boards differ")
+  const results = new Map<string, Array<Measurement>>(servers.map((s) => [s.name, []]))
+  const load = (s: Server, durationS: number) =>
+    runAutocannon({ url: `http://127.0.0.1:${s.port}${PATH}`, connections, durationS, pid: s.pid })
+  for (const s of servers) await load(s, 1)
+  for (let r = 0; r < rounds; r++) {
+    for (const s of r % 2 === 0 ? servers : [...servers].reverse()) {
+      await sleep(500)
+      const m = await load(s, seconds)
+      if (m.failures.length > 0) console.log(`${s.name}: ${m.failures.join(", ")}`)
+      results.get(s.name)!.push(m)
+    }
+  }
+  const first = servers[0]!.name
+  const rps0 = median(results.get(first)!.map((m) => m.rps))
+  const cpu0 = median(results.get(first)!.map((m) => m.cpuUsPerReq))
+  for (const s of servers) {
+    const ms = results.get(s.name)!
+    const rps = median(ms.map((m) => m.rps))
+    const cpu = median(ms.map((m) => m.cpuUsPerReq))
+    console.log(
+      `${s.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} calls/s  ${cpu.toFixed(0).padStart(6)} us CPU/call  ` +
+        `(rounds: ${ms.map((m) => m.cpuUsPerReq.toFixed(0)).join(" ")})  vs ${first}: ${(rps / rps0).toFixed(2)}x calls/s, ` +
+        `${(cpu0 / cpu).toFixed(2)}x capacity from CPU`
+    )
+  }
+  // SIGTERM lets --cpu-prof write its profile.
+  for (const s of servers) await stopServer(s, 10_000)
+  await stopAll()
+}
+
+main().then(() => process.exit(0), (e) => {
+  console.error(e)
+  process.exit(1)
+})
