@@ -201,7 +201,13 @@ export const claimOfRow = (r: TaskRow): Claim | null =>
     ? null
     : { stepId: r.claim_step, by: r.claimed_by, at: r.claimed_at ?? r.created_at, override: r.claim_override === true || Number(r.claim_override) === 1 }
 
-export const taskOfRow = (r: TaskRow): Workspace.Task => ({
+/** What a task record is read from. */
+export type TaskRecordRow = Pick<
+  TaskRow,
+  "id" | "tenant_id" | "entity_id" | "workflow_id" | "title" | "status" | "priority" | "created_at" | "current_step"
+>
+
+export const taskOfRow = (r: TaskRecordRow): Workspace.Task => ({
   id: r.id,
   tenantId: r.tenant_id,
   entityId: r.entity_id,

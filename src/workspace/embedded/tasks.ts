@@ -13,13 +13,15 @@ import type { TaskQuery, WorkspaceClientService } from "../../upstream/Workspace
 import { unknownAfterId } from "../taskQuery.js"
 import { decideEdit, decideReject, decideResolve } from "../../domain/ledgers.js"
 import type { Workspace } from "../../upstream/model.js"
-import { nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../../domain/runbook.js"
+import { currentStep, nextStepOf, tableLedgerOf, tableRowOf, withTableRows } from "../../domain/runbook.js"
+import { makeRunbookCache } from "./runbookCache.js"
 import {
   fromJson,
   nowIso,
   rowFields,
   runbookFromJson,
   type SubledgerRow,
+  type TaskRecordRow,
   type TaskRow,
   taskOfRow,
   toJson
@@ -34,6 +36,12 @@ import { type Transactions, fromDecision, notFound } from "./transaction.js"
 /** A task in one of these statuses awaits nothing. */
 const TERMINAL = new Set(["COMPLETED", "FAILED"])
 
+/** What a task record (taskOfRow) reads of its row: a list reads no more (the JSON columns are most of a row). */
+const TASK_COLUMNS = "id, tenant_id, entity_id, workflow_id, title, status, priority, created_at, current_step"
+
+/** A task board's row: the record and its snapshots (a task whose snapshots do not parse has no `awaiting`, as its next step fails). */
+const BOARD_COLUMNS = `${TASK_COLUMNS}, snapshots`
+
 /** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
 const NEXT_STEP_GROUP = 500
 
@@ -42,7 +50,30 @@ const withRowsOf = (next: Workspace.NextStep, ledger: string, rows: ReadonlyArra
   withTableRows(next, rows.map((r) => tableRowOf(ledger, { id: r.id, status: r.status, fields: rowFields(r) })))
 
 
+/**
+ * What a running task awaits: its current step's display component, exactly as getNextSteps's
+ * next step gives it (nextStepOf), without building the step list: undefined when its snapshots
+ * do not parse (its next step fails) or its current step is not in the runbook.
+ */
+const awaitingOf = (task: Workspace.Task, runbook: Workspace.Runbook, snapshots: string): string | undefined => {
+  try {
+    fromJson(snapshots)
+  } catch {
+    return undefined
+  }
+  return currentStep(task, runbook)?.displayHint.component
+}
+
 export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "listTasks" | "listTaskBoard" | "getTask" | "getNextStep" | "getNextSteps" | "createTask" | "getSnapshots" | "signal"> => {
+  const runbookCache = makeRunbookCache()
+  /** A runbook that does not decode fails its tasks' lookups only. */
+  const decodeRunbook = (workflowId: string, text: string | null): Workspace.Runbook | null => {
+    try {
+      return runbookCache.decode(workflowId, text)
+    } catch {
+      return null
+    }
+  }
   const { sql, outbox, guard, taskOf, workflowOf, runbookOf, rowOf, lockTask, accept, signalFor, letArrivalsIn, write, writeThenDeliver, idempotent } = tx
 
   /**
@@ -72,56 +103,43 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
       return sql.and(clauses)
     })
 
-  const listTaskRows = (tenantId: string, entityId: string, query: TaskQuery | undefined) =>
+  const listTaskRows = <Row extends object>(tenantId: string, entityId: string, query: TaskQuery | undefined, columns: string) =>
     query === undefined
-      ? sql<TaskRow>`SELECT * FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+      ? sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
       : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
         where === undefined
-          ? Effect.succeed<ReadonlyArray<TaskRow>>([])
-          : sql<TaskRow>`SELECT * FROM tasks WHERE ${where} ORDER BY rowid${
+          ? Effect.succeed<ReadonlyArray<Row>>([])
+          : sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid${
             query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
           }`)
 
   return {
     // The list, each running task's `awaiting` as getNextSteps would give it, in three short
-    // queries: the entity, the tasks, and each of their workflows' runbook once (decoded once);
-    // no table rows, which do not change what a step awaits.
+    // queries: the entity, the tasks, and each of their workflows' runbook once (decoded once per
+    // text, ./runbookCache.ts); no table rows, which do not change what a step awaits.
     listTaskBoard: (tenantId, entityId, query) =>
       Effect.gen(function*() {
         const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
         if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
-        const rows = yield* listTaskRows(tenantId, entityId, query)
+        const rows = yield* listTaskRows<TaskRecordRow & Pick<TaskRow, "snapshots">>(tenantId, entityId, query, BOARD_COLUMNS)
         const workflows = [...new Set(rows.filter((r) => !TERMINAL.has(r.status)).map((r) => r.workflow_id))]
         const runbooks = new Map<string, Workspace.Runbook | null>()
         for (let i = 0; i < workflows.length; i += NEXT_STEP_GROUP) {
           const found = yield* sql<{ readonly id: string; readonly runbook: string | null }>`
             SELECT id, runbook FROM workflows WHERE ${sql.in("id", workflows.slice(i, i + NEXT_STEP_GROUP))}`
-          for (const w of found) {
-            // A runbook that does not decode fails its tasks' lookups only.
-            let runbook: Workspace.Runbook | null = null
-            try {
-              runbook = runbookFromJson(w.runbook)
-            } catch {
-              runbook = null
-            }
-            runbooks.set(w.id, runbook)
-          }
+          for (const w of found) runbooks.set(w.id, decodeRunbook(w.id, w.runbook))
         }
         return rows.map((row): Workspace.BoardTask => {
           const task = taskOfRow(row)
           const runbook = TERMINAL.has(row.status) ? null : runbooks.get(row.workflow_id) ?? null
           if (runbook === null) return task
-          try {
-            const component = nextStepOf(task, runbook, fromJson(row.snapshots)).step?.displayHint.component
-            return component === undefined ? task : { ...task, awaiting: component }
-          } catch {
-            return task
-          }
+          const component = awaitingOf(task, runbook, row.snapshots)
+          return component === undefined ? task : { ...task, awaiting: component }
         })
       }).pipe(guard("listTaskBoard")),
 
     listTasks: (tenantId, entityId, query) =>
-      listTaskRows(tenantId, entityId, query).pipe(
+      listTaskRows<TaskRecordRow>(tenantId, entityId, query, TASK_COLUMNS).pipe(
         Effect.map((rows) => rows.map(taskOfRow)),
         guard("listTasks")
       ),
@@ -158,16 +176,7 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
         }
         const runbooks = new Map<string, Workspace.Runbook | null>()
         const runbookOfRow = (row: TaskRow & { readonly runbook: string | null }) => {
-          if (!runbooks.has(row.workflow_id)) {
-            // A runbook that does not decode fails its tasks' lookups only.
-            let runbook: Workspace.Runbook | null = null
-            try {
-              runbook = runbookFromJson(row.runbook)
-            } catch {
-              runbook = null
-            }
-            runbooks.set(row.workflow_id, runbook)
-          }
+          if (!runbooks.has(row.workflow_id)) runbooks.set(row.workflow_id, decodeRunbook(row.workflow_id, row.runbook))
           return runbooks.get(row.workflow_id) ?? null
         }
         const answers = taskIds.map((taskId): Workspace.NextStepOf => {

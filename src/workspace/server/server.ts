@@ -40,7 +40,7 @@ import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
 import { type TaskQuery, withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
-import { taskBoard } from "../../upstream/taskBoard.js"
+import { boardJson, taskBoard } from "../../upstream/taskBoard.js"
 import type { TaskQueryParams } from "../../upstream/tenants.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { forwardedActor } from "./forwardedActor.js"
@@ -81,7 +81,10 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
       .handle("listEntities", ({ params }) => service.listEntities(params.tenantId))
       .handle("getEntity", ({ params }) => service.getEntity(params.tenantId, params.entityId))
       .handle("listTasks", ({ params, query }) => service.listTasks(params.tenantId, params.entityId, taskQueryOf(query)))
-      .handle("listTaskBoard", ({ params, query }) => board(params.tenantId, params.entityId, taskQueryOf(query)))
+      .handle("listTaskBoard", ({ params, query }) =>
+        Effect.map(board(params.tenantId, params.entityId, taskQueryOf(query)), (tasks) =>
+          // The HttpApi's own JSON answer (status, content type), without its Schema encode (boardJson).
+          HttpServerResponse.text(boardJson(tasks), { status: 200, contentType: "application/json" })))
       .handle("createTask", ({ headers, params, payload }) =>
         keyed(headers, service.createTask(params.tenantId, params.entityId, payload)))
       .handle("listWorkflows", ({ params }) => service.listWorkflows(params.tenantId))
