@@ -152,7 +152,9 @@ export const guardFor = (boundMs: number) => (operation: string) =>
           )
         : Effect.fail(error)
     ),
-    Effect.withSpan(`workspace.${operation}`)
+    // No stack captured for the span: an Error made per store call, whether tracing is on or not
+    // (the SQL statements' own spans keep theirs).
+    Effect.withSpan(`workspace.${operation}`, undefined, { captureStackTrace: false })
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
 
 /** `guardFor` with the default bound; the store uses the one it was built with. */
