@@ -58,10 +58,10 @@ const withRowsOf = (next: Workspace.NextStep, ledger: string, rows: ReadonlyArra
 const awaitingOf = (task: Workspace.Task, runbook: Workspace.Runbook, snapshots: string): string | undefined => {
   try {
     fromJson(snapshots)
+    return currentStep(task, runbook)?.displayHint.component
   } catch {
     return undefined
   }
-  return currentStep(task, runbook)?.displayHint.component
 }
 
 export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "listTasks" | "listTaskBoard" | "getTask" | "getNextStep" | "getNextSteps" | "createTask" | "getSnapshots" | "signal"> => {
