@@ -5,7 +5,7 @@
  * with the bench fixture, loaded with GET .../entities/<bench entity>/board (50 tasks) at
  * `connections` keep-alive connections, interleaved A B .. then .. B A, 0.5 s idle before each
  * measurement. Prints, per build, the median calls/s and CPU per board call (from /proc), and
- * each build's ratio to the first. First checks that every build answers the same bytes.
+ * each build's ratio to the first, and its RSS after the load. First checks that every build answers the same bytes.
  *
  * Usage: tsx bench/experiments/s2-board.ts <rounds> <seconds> <connections> <name=dir> ...
  *   e.g. s2-board.ts 6 3 4 before=/tmp/s2-before after=.
@@ -20,7 +20,7 @@ import { prepareBenchDb } from "../lib/benchDb.js"
 import { bundle } from "../lib/bundle.js"
 import { BENCH_ENTITY_ID, benchFixture, TENANT_ID } from "../lib/fixture.js"
 import { type Measurement, median, runAutocannon } from "../lib/load.js"
-import { killAllSync, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
+import { killAllSync, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -85,7 +85,7 @@ const main = async () => {
     console.log(
       `${s.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} calls/s  ${cpu.toFixed(0).padStart(6)} us CPU/call  ` +
         `(rounds: ${ms.map((m) => m.cpuUsPerReq.toFixed(0)).join(" ")})  vs ${first}: ${(rps / rps0).toFixed(2)}x calls/s, ` +
-        `${(cpu0 / cpu).toFixed(2)}x capacity from CPU`
+        `${(cpu0 / cpu).toFixed(2)}x capacity from CPU, RSS after the load ${(memory(s.pid).rss / 1048576).toFixed(1)} MB`
     )
   }
   // SIGTERM lets --cpu-prof write its profile.
