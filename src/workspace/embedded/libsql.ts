@@ -18,10 +18,6 @@
  * - After a failed statement nothing more runs in the transaction: a caller that caught the
  *   error cannot commit half of it.
  *
- * Each connection is the `libsql` driver's own (./sqliteDriver.ts: statements prepared once,
- * rows as plain objects), executing as @libsql/client's local client did without its per-call
- * cost.
- *
  * Commits are durable before anything is answered, without the event loop waiting on the disk: on
  * a WAL file the connections run synchronous=NORMAL and every result waits for the log's sync in
  * the thread pool (./walSync.ts, `durableTransactions`).
