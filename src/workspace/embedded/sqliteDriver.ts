@@ -34,27 +34,11 @@ export const EMPTY_RESULT: SqlResult = { columns: [], rows: [], values: [], rows
 /** Prepared statements kept per connection (the least recently used one goes first). */
 export const STATEMENT_CACHE_SIZE = 100
 
-/** A column name that plain assignment would not make an own data property of a fresh object. */
-const unsafeName = (name: string) => name === "__proto__"
-
 interface Prepared {
   readonly statement: Database.Statement<Array<unknown>>
   /** raw() refuses a statement that returns no data (an INSERT without RETURNING, a PRAGMA that sets). */
   readonly returnsData: boolean
-  /**
-   * Its column names, read once; undefined for a statement with a `*`, whose columns are read
-   * on every run: a schema change (another process's migration) makes SQLite prepare it again
-   * with other columns. Names written out cannot change without the statement failing.
-   */
-  readonly columns: ReadonlyArray<string> | undefined
-  /** The names are distinct and plain assignment makes each an own property. */
-  readonly plain: boolean
 }
-
-const namesOf = (statement: Database.Statement<Array<unknown>>) => statement.columns().map((c) => c.name)
-
-/** Whether rows can be built by assignment: no name twice (the first wins) and no `__proto__`. */
-const plainNames = (columns: ReadonlyArray<string>) => new Set(columns).size === columns.length && !columns.some(unsafeName)
 
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER)
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
@@ -133,6 +117,9 @@ const mapError = (error: unknown): unknown => {
   return new LibsqlError(error.message, code, extendedCode, rawCode, error)
 }
 
+/** A column name that plain assignment would not make an own data property of a fresh object. */
+const unsafeName = (name: string) => name === "__proto__"
+
 export class SqliteConnection {
   private readonly db: Database.Database
   private readonly statements = new Map<string, Prepared>()
@@ -159,8 +146,7 @@ export class SqliteConnection {
     } catch {
       returnsData = false
     }
-    const columns = returnsData && !sql.includes("*") ? namesOf(statement) : undefined
-    const prepared = { statement, returnsData, columns, plain: columns !== undefined && plainNames(columns) }
+    const prepared = { statement, returnsData }
     if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value!)
     this.statements.set(sql, prepared)
     return prepared
@@ -178,10 +164,12 @@ export class SqliteConnection {
         const info = statement.run(args)
         return { columns: [], rows: [], values: [], rowsAffected: info.changes, lastInsertRowid: BigInt(info.lastInsertRowid) }
       }
+      // Columns read on every run: a schema change (another process's migration) re-prepares the
+      // statement with other columns.
+      const columns = statement.columns().map((c) => c.name)
       const values = statement.all(args) as Array<Array<unknown>>
-      const columns = prepared.columns ?? namesOf(statement)
-      const plain = prepared.columns !== undefined ? prepared.plain : plainNames(columns)
       const rows: Array<Record<string, unknown>> = new Array(values.length)
+      const plain = new Set(columns).size === columns.length && !columns.some(unsafeName)
       for (let r = 0; r < values.length; r++) {
         const value = values[r]!
         const row: Record<string, unknown> = {}
