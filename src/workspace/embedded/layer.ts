@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
-import { dirname } from "node:path"
+import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
 import { intSetting } from "../../config/read.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
@@ -26,7 +26,6 @@ import { UploadSpoolDirectory, WorkspaceClient } from "../../upstream/WorkspaceC
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
 import { DocumentFiles } from "./DocumentFiles.js"
-import { databasePathOf } from "./databasePath.js"
 import { libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
 import { DEFAULT_CONNECT_TIMEOUT_MS, isPostgresUrl, redactUrl } from "./pgUrl.js"
@@ -47,16 +46,38 @@ export class EmbeddedStartError extends Schema.TaggedError<EmbeddedStartError>()
   message: Schema.String
 }) {}
 
-export { databasePathOf }
-
 export const DEFAULT_DATABASE_URL = defaultTextOf("SVC_DATABASE_URL")
 
+/**
+ * The file path of a `file:` URL (`file:rel/path`, `file:/abs`, `file:///abs`). In-memory URLs
+ * are refused: the driver opens a fresh connection after every transaction, and a fresh
+ * in-memory connection is an empty database.
+ */
+export const databasePathOf = (url: string): Either<string> => {
+  if (!url.startsWith("file:")) {
+    return { ok: false, message: `SVC_DATABASE_URL must be a file: or postgres:// URL, got "${url}"` }
+  }
+  let path = url.slice("file:".length).split("?", 1)[0]!
+  if (path.startsWith("//")) {
+    const slash = path.indexOf("/", 2)
+    const host = slash === -1 ? path.slice(2) : path.slice(2, slash)
+    if (host !== "" && host !== "localhost") return { ok: false, message: `SVC_DATABASE_URL: a file: URL cannot name host "${host}"` }
+    path = slash === -1 ? "" : path.slice(slash)
+  }
+  path = decodeURIComponent(path)
+  if (path === "" || path.includes(":memory:")) {
+    return { ok: false, message: "SVC_DATABASE_URL must name a database file (in-memory databases do not keep data between connections)" }
+  }
+  return { ok: true, value: resolve(path) }
+}
 /** What the start-up log names: the file's path, or the PostgreSQL URL without its password. */
 export const databaseLabel = (url: string): string => {
   if (isPostgresUrl(url)) return redactUrl(url)
   const path = databasePathOf(url)
   return path.ok ? path.value : url
 }
+
+type Either<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly message: string }
 
 export interface EmbeddedLayerOptions {
   readonly url: string

@@ -37,11 +37,10 @@ import type * as SqlConnection from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import * as Stream from "effect/Stream"
+import * as Libsql from "@libsql/client/sqlite3"
 import { startCheckpointer } from "./checkpointer.js"
-import { databasePathOf } from "./databasePath.js"
 import { chunkReaderLayer } from "./ChunkReader.js"
 import { documentFilesLayer } from "./DocumentFiles.js"
-import { EMPTY_RESULT, type SqlResult, type SqlStatement, SqliteConnection } from "./sqliteDriver.js"
 import { makeWalSync, type SyncFile, type WalSync } from "./walSync.js"
 import { defaultOf } from "../../config/settings.js"
 
@@ -64,21 +63,21 @@ const isBusy = (error: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((error as
 
 /** One libsql connection, replaced when a statement failed in a way that leaves it stuck. */
 class Connection {
-  private client: SqliteConnection | undefined
+  private client: Libsql.Client | undefined
   /** SQLite's automatic checkpoints, on until a checkpoint worker takes them over (./checkpointer.ts). */
   private autoCheckpoint = true
   /** `synchronous=NORMAL`: commits write the log without syncing it; ./walSync.ts syncs it off the loop. */
   private relaxed = false
-  constructor(private readonly path: string, private readonly walLimitBytes: number) {}
+  constructor(private readonly url: string, private readonly walLimitBytes: number) {}
 
-  get sdk(): SqliteConnection {
+  get sdk(): Libsql.Client {
     if (this.client === undefined) {
-      const client = new SqliteConnection(this.path)
-      this.client = client
-      client.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
-      client.pragma(`journal_size_limit = ${Math.max(0, Math.floor(this.walLimitBytes))}`)
-      if (!this.autoCheckpoint) client.pragma("wal_autocheckpoint = 0")
-      if (this.relaxed) client.pragma("synchronous = NORMAL")
+      this.client = Libsql.createClient({ url: this.url })
+      // The local driver runs statements synchronously, so these apply before any other use.
+      this.client.execute(`PRAGMA busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).catch(() => {})
+      this.client.execute(`PRAGMA journal_size_limit = ${Math.max(0, Math.floor(this.walLimitBytes))}`).catch(() => {})
+      if (!this.autoCheckpoint) this.client.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
+      if (this.relaxed) this.client.execute("PRAGMA synchronous = NORMAL").catch(() => {})
     }
     return this.client
   }
@@ -86,28 +85,27 @@ class Connection {
   /** Commits no longer sync the log here (the database is in WAL mode and a WalSync syncs it). */
   relaxSync() {
     this.relaxed = true
-    this.client?.pragma("synchronous = NORMAL")
+    this.client?.execute("PRAGMA synchronous = NORMAL").catch(() => {})
   }
 
   /** SQLite's own checkpoints again (the worker could not start). */
   enableAutoCheckpoint() {
     this.autoCheckpoint = true
-    this.client?.pragma("wal_autocheckpoint = 1000")
+    this.client?.execute("PRAGMA wal_autocheckpoint = 1000").catch(() => {})
   }
 
   /** Leaves checkpoints to the worker: no COMMIT on this connection copies the log any more. */
   disableAutoCheckpoint() {
     this.autoCheckpoint = false
-    this.client?.pragma("wal_autocheckpoint = 0")
+    this.client?.execute("PRAGMA wal_autocheckpoint = 0").catch(() => {})
   }
 
-  /** The driver runs it within this call; its outcome is a promise, as the store's callers expect. */
-  async exec(stmt: SqlStatement | string): Promise<SqlResult> {
+  exec(stmt: Libsql.InStatement): Promise<Libsql.ResultSet> {
     return this.sdk.execute(stmt)
   }
 
   /** An autocommit statement. A statement refused with SQLITE_BUSY stays stuck: drop the connection. */
-  async run(stmt: SqlStatement | string): Promise<SqlResult> {
+  async run(stmt: Libsql.InStatement): Promise<Libsql.ResultSet> {
     try {
       return await this.exec(stmt)
     } catch (error) {
@@ -141,20 +139,20 @@ const sqlError = (operation: string, message: string) => (cause: unknown) =>
   new SqlError({ reason: classifySqliteError(cause, { message, operation }) })
 
 /** An effect/sql connection over `run`; rows come back as the driver gives them. */
-const sqlConnection = (run: (stmt: SqlStatement | string) => Promise<SqlResult>): SqlConnection.Connection => {
+const sqlConnection = (run: (stmt: Libsql.InStatement) => Promise<Libsql.ResultSet>): SqlConnection.Connection => {
   const raw = (sql: string, params: ReadonlyArray<unknown>) =>
     Effect.tryPromise({
       // The compiler only binds values libsql accepts (strings, numbers, bigints, booleans, bytes, null).
-      try: () => run({ sql, args: params }),
+      try: () => run({ sql, args: params as Array<Libsql.InValue> }),
       catch: sqlError("execute", "Failed to execute statement")
     })
   const rows = (
     sql: string,
     params: ReadonlyArray<unknown>,
     transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ) => Effect.map(raw(sql, params), (r) => (transformRows ? transformRows(r.rows as ReadonlyArray<object>) : r.rows))
+  ) => Effect.map(raw(sql, params), (r) => (transformRows ? transformRows(r.rows) : r.rows))
   const values = (sql: string, params: ReadonlyArray<unknown>) =>
-    Effect.map(raw(sql, params), (r) => r.values)
+    Effect.map(raw(sql, params), (r) => r.rows.map((row) => Array.from(row)))
   return {
     execute: rows,
     executeUnprepared: rows,
@@ -178,7 +176,7 @@ const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefi
     await writer.rollback()
     if (reset) writer.reset()
   }
-  return async (stmt: SqlStatement | string): Promise<SqlResult> => {
+  return async (stmt: Libsql.InStatement): Promise<Libsql.ResultSet> => {
     const sql = typeof stmt === "string" ? stmt : stmt.sql
     if (sql === "BEGIN IMMEDIATE") {
       broken = undefined
@@ -230,6 +228,15 @@ const writerRun = (writer: Connection, beforeWrite: () => Promise<void> | undefi
       throw error
     }
   }
+}
+
+const EMPTY_RESULT: Libsql.ResultSet = {
+  columns: [],
+  columnTypes: [],
+  rows: [],
+  rowsAffected: 0,
+  lastInsertRowid: undefined,
+  toJSON: () => ({ columns: [], columnTypes: [], rows: [], rowsAffected: 0, lastInsertRowid: null })
 }
 
 /** An autocommit statement that only reads; any other may have written (and waits for its sync). */
@@ -328,7 +335,7 @@ export interface LibsqlOptions {
  */
 const walSyncFor = async (reader: Connection, path: string, syncFile: SyncFile | undefined): Promise<WalSync | undefined> => {
   const mode = await reader.run("PRAGMA journal_mode = WAL").then(
-    (r) => String(r.values[0]?.[0] ?? "").toLowerCase(),
+    (r) => String(r.rows[0]?.[0] ?? "").toLowerCase(),
     () => ""
   )
   return mode === "wal" ? makeWalSync(path, syncFile) : undefined
@@ -359,10 +366,7 @@ export const libsqlLayer = (
     const [reader, writer] = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
-          const file = options.path ?? databasePathOf(url)
-          if (typeof file !== "string" && !file.ok) throw new Error(file.message)
-          const path = typeof file === "string" ? file : file.value
-          const connections = [new Connection(path, walLimitBytes), new Connection(path, walLimitBytes)] as const
+          const connections = [new Connection(url, walLimitBytes), new Connection(url, walLimitBytes)] as const
           // Open now, so a bad path fails the start rather than the first request.
           connections.forEach((c) => c.sdk)
           return connections
