@@ -465,7 +465,8 @@ const DECLARATIONS = [
     name: "SVC_IDLE_COLLECT_MS",
     type: "integer",
     default: 10_000,
-    min: 1,
+    // A full collection holds the loop for milliseconds: not after every short pause in traffic.
+    min: 1000,
     max: MAX_TIMER_MS,
     readBy: ["gateway", "workspace"],
     section: "server",
