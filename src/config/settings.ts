@@ -462,6 +462,20 @@ const DECLARATIONS = [
         "a body over 64 KiB arriving slower than this over 5 s (from 5 s after it was admitted) is cut: 408, connection closed, its share of the budget given back at once; 0 = never" },
   },
   {
+    name: "SVC_IDLE_COLLECT_MS",
+    type: "integer",
+    default: 10_000,
+    // A full collection holds the loop for milliseconds: not after every short pause in traffic.
+    min: 1000,
+    max: MAX_TIMER_MS,
+    readBy: ["gateway", "workspace"],
+    section: "server",
+    description:
+      "Under npm start (--expose-gc), one full garbage collection once the server has had no request this long: a burst's garbage given back without V8's memory reducer.",
+    docs: { table: "main", default: "10000", meaning:
+        "under `npm start`, one full garbage collection once no request has come for this long (a burst's memory given back)" },
+  },
+  {
     name: "SVC_NEXT_STEP_CONCURRENCY",
     type: "integer",
     default: 50,

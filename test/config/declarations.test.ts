@@ -54,6 +54,7 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   SVC_BODY_BUDGET_WAIT_MS: [serverLimitsConfig, (c) => c.bodyBudgetWaitMs],
   SVC_MAX_BODY_BYTES_PER_CLIENT: [serverLimitsConfig, (c) => c.maxBodyBytesPerClient],
   SVC_MIN_BODY_BYTES_PER_SECOND: [serverLimitsConfig, (c) => c.minBodyBytesPerSecond],
+  SVC_IDLE_COLLECT_MS: [serverLimitsConfig, (c) => c.idleCollectMs],
   SVC_TRUSTED_PROXY_HOPS: [serverLimitsConfig, (c) => c.clientAddress.hops],
   SVC_SHUTDOWN_GRACE_MS: [shutdownGraceConfig, (c) => c],
   SVC_DB_POOL_SIZE: [embeddedSettings, (c) => c.poolSize],

@@ -79,7 +79,9 @@ const healthMs = async (url: string) => {
   return performance.now() - t0
 }
 
-describe("timeline budgets (built process)", () => {
+// The three run at once, each on its own gateway: the second and third mostly wait (on the stall
+// bound, on a reader that takes 300 KB/s), and what each proves is about its own process.
+describe.concurrent("timeline budgets (built process)", () => {
   it("GET /events stops at the byte budget and says where to read on; following it reads every event once, in order; the stream too", async () => {
     const gw = await start({})
     const seqs: Array<number> = [1, 2, 3]

@@ -22,7 +22,9 @@ const dbFile = join(dir, "workspace.db")
 const docsDir = `${dbFile}.documents`
 let service: RunningService
 
-const start = () => startBuilt({ SVC_DATABASE_URL: pathToFileURL(dbFile).href, SVC_MAX_BODY_BYTES: String(64 * MiB) })
+// The first-byte bound raised from 2 s: this file is about where documents are kept, and in a
+// clean-clone run at load average 10 a 30 MiB upload's connection still got EPIPE at 2 s.
+const start = () => startBuilt({ SVC_DATABASE_URL: pathToFileURL(dbFile).href, SVC_MAX_BODY_BYTES: String(64 * MiB), SVC_FIRST_BYTE_TIMEOUT_MS: "10000" })
 
 beforeAll(async () => {
   service = await start()

@@ -208,6 +208,7 @@ describe("server limit settings", () => {
       maxBodyBytesPerClient: 32 * 1024 * 1024,
       minBodyBytesPerSecond: 16 * 1024,
       firstByteTimeoutMs: 2_000,
+      idleCollectMs: 10_000,
       clientAddress: { header: undefined, hops: 1 },
       probePaths: [],
       streams: undefined
@@ -226,6 +227,7 @@ describe("server limit settings", () => {
       SVC_BODY_BUDGET_WAIT_MS: "0",
       SVC_MIN_BODY_BYTES_PER_SECOND: "0",
       SVC_FIRST_BYTE_TIMEOUT_MS: "500",
+      SVC_IDLE_COLLECT_MS: "1500",
       SVC_CLIENT_ADDRESS_HEADER: "X-Forwarded-For",
       SVC_TRUSTED_PROXY_HOPS: "2"
     })).toEqual(Result.succeed({
@@ -241,6 +243,7 @@ describe("server limit settings", () => {
       maxBodyBytesPerClient: 262144,
       minBodyBytesPerSecond: 0,
       firstByteTimeoutMs: 500,
+      idleCollectMs: 1500,
       clientAddress: { header: "x-forwarded-for", hops: 2 },
       probePaths: [],
       streams: undefined

@@ -63,7 +63,10 @@ describe("JSON-RPC batches", () => {
     // Health's own tail on this machine right now, without batches: the bound on the tail below
     // stands on it, since on a machine whose cores are busy with other work a few answers wait
     // for a core whatever the gateway does (a clean-clone run with both cores loaded: p99 486 ms).
-    const quiet = quantile(await healthLatencies(2000), 0.99)
+    // Measured before and after the batches, the larger taken: in a full run the other file
+    // running beside this one may start its own load in the middle (a clean-clone run failed
+    // the bound with a quiet tail measured before that load came).
+    const quietBefore = quantile(await healthLatencies(2000), 0.99)
     const latencies: Array<number> = []
     let sending = true
     const senders = Array.from({ length: 2 }, async () => {
@@ -79,6 +82,7 @@ describe("JSON-RPC batches", () => {
     latencies.push(...await healthLatencies(5000))
     sending = false
     const sent = (await Promise.all(senders)).reduce((a, b) => a + b, 0)
+    const quiet = Math.max(quietBefore, quantile(await healthLatencies(2000), 0.99))
     const at = (q: number) => quantile(latencies, q)
     if (process.env.SHOW_LATENCY) console.log(`health p50 ${at(0.5)} p90 ${at(0.9)} p99 ${at(0.99)} n ${latencies.length}; batches ${sent}; quiet p99 ${quiet}`)
     expect(sent).toBeGreaterThan(1)

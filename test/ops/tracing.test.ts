@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { staleness } from "../../scripts/build-if-stale.mjs"
 import { runBuild } from "../../scripts/build.mjs"
-import { freePort } from "../support/process.js"
+import { BUILT_ENTRY, freePort, NPM_START_NODE_FLAGS } from "../support/process.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -42,7 +42,8 @@ describe("trace export over OTLP/HTTP", { timeout: 120_000 }, () => {
 
   it("exports the request's span, a child of the caller's traceparent, with its route", async () => {
     const port = await freePort()
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    // The built entry with npm start's flags (a start from the sources through tsx: 2.4-3.2 s of CPU more).
+    const child = spawn(process.execPath, [...NPM_START_NODE_FLAGS, BUILT_ENTRY], {
       cwd: ROOT,
       env: {
         ...process.env,

@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { join } from "node:path"
-import { database, EXPENSE_TASK, ingestBody, pollHealth, request, runCleanups, sleep, startGateway, tempDir, HEALTH_BOUND_MS, RATIO_BOUND } from "./support.js"
+import { waitFor } from "../support/waitFor.js"
+import { database, EXPENSE_TASK, ingestBody, pollHealth, request, runCleanups, startGateway, tempDir, HEALTH_BOUND_MS, RATIO_BOUND } from "./support.js"
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(() => runCleanups(cleanups))
@@ -136,16 +137,19 @@ describe("signal delivery off the request path", { timeout: 180_000 }, () => {
     const file = join(dir, "workspace.db")
     let gw = await startGateway(file, cleanups)
     const db = database(file, cleanups)
-    // A backlog the relay is still working through when the signal arrives.
-    await insertBacklog(db, 200_000)
+    // A backlog the relay is still working through when the signal arrives: the signal goes as
+    // soon as delivery has begun (a state, not a pause), so the backlog need not outlast a pause
+    // on a fast machine, and the next start has less to deliver (160,000 took 15 s).
+    const BACKLOG = 120_000
+    await insertBacklog(db, BACKLOG)
     const wake = await request("POST", ingestUrl(gw.url), ingestBody(1, signaled))
     expect(wake.status).toBe(201)
-    await sleep(300)
+    await waitFor("the relay to begin delivering the backlog", async () => (await db.pending()) < BACKLOG, { timeoutMs: 30_000, everyMs: 10 })
     const signaledAt = performance.now()
     gw.kill("SIGTERM")
     const exit = await gw.exited
     const pendingAfter = await db.pending()
-    console.log(`exit ${JSON.stringify(exit)} ${Math.round(exit.at - signaledAt)} ms after SIGTERM, ${pendingAfter} pending`)
+    console.log(`exit ${JSON.stringify(exit)} ${Math.round(exit.at - signaledAt)} ms after SIGTERM, ${pendingAfter} of ${BACKLOG + 1} pending`)
     expect(exit.at - signaledAt).toBeLessThan(10_000)
     expect(pendingAfter).toBeGreaterThan(0)
     // Nothing half-delivered: a signal is either delivered (once) or untouched.

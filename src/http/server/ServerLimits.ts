@@ -49,6 +49,8 @@ export interface ServerLimits {
   readonly minBodyBytesPerSecond: number
   /** A connection that sends no byte for this long after it opened is closed. */
   readonly firstByteTimeoutMs: number
+  /** After requests, no request for this long: one full collection (`collectWhenIdle`). */
+  readonly idleCollectMs: number
   /** Which address a request counts against (the trusted proxy header, when set). */
   readonly clientAddress: ClientAddressSettings
   /**
@@ -79,6 +81,7 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
   maxBodyBytesPerClient: Math.floor(defaultOf("SVC_MAX_BODY_BYTES_IN_FLIGHT") / 4),
   minBodyBytesPerSecond: defaultOf("SVC_MIN_BODY_BYTES_PER_SECOND"),
   firstByteTimeoutMs: defaultOf("SVC_FIRST_BYTE_TIMEOUT_MS"),
+  idleCollectMs: defaultOf("SVC_IDLE_COLLECT_MS"),
   clientAddress: { header: undefined, hops: 1 },
   probePaths: [],
   streams: undefined
@@ -143,6 +146,7 @@ export const serverLimitsConfig: Config.Config<ServerLimits> = Config.all({
   maxBodyBytesPerClient: setWholeNumber("SVC_MAX_BODY_BYTES_PER_CLIENT", "bytes", DEFAULT_SERVER_LIMITS.maxBodyBytesPerClient),
   minBodyBytesPerSecond: wholeNumber("SVC_MIN_BODY_BYTES_PER_SECOND", "bytes per second"),
   firstByteTimeoutMs: setWholeNumber("SVC_FIRST_BYTE_TIMEOUT_MS", "milliseconds"),
+  idleCollectMs: wholeNumber("SVC_IDLE_COLLECT_MS", "milliseconds"),
   clientAddress: clientAddressConfig
 }).pipe(
   Config.mapEffect(({ firstByteTimeoutMs, headersTimeoutMs, maxBodyBytesPerClient, requestTimeoutMs, ...rest }) => {

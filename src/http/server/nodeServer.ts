@@ -362,13 +362,13 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
   setTimeout(() => socket.destroy(), 1_000).unref()
 }
 
-/** How long without a request before an idle server collects once (`collectWhenIdle`). */
-export const IDLE_COLLECT_MS = 10_000
+/** How long without a request before an idle server collects once, by default (SVC_IDLE_COLLECT_MS). */
+export const IDLE_COLLECT_MS = DEFAULT_SERVER_LIMITS.idleCollectMs
 
 type Collect = () => void
 
 /**
- * One full collection once the server has been idle for `IDLE_COLLECT_MS` after requests, when
+ * One full collection once the server has been idle for `idleMs` after requests, when
  * the process runs with `--expose-gc` (npm start). npm start also turns off V8's memory reducer,
  * whose idle-time collections shrink the heap's growth limit so far that the next burst of
  * uploads ran a mark-compact every second request for seconds (0.50 vs 0.09 per upload, 28 vs
@@ -477,7 +477,7 @@ export const createGatewayServer = (
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", onClientError)
   drain?.track(server)
-  const noteRequest = collectWhenIdle(server)
+  const noteRequest = collectWhenIdle(server, undefined, settings.idleCollectMs)
   // Whether the application was ever attached: before, a request is early ("starting up");
   // after (its handler detached at shutdown), late.
   let served = false
