@@ -172,7 +172,6 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       )
       const parent = Context.getOrUndefined(context, Tracer.ParentSpan)
       const realSpan = parent !== undefined && parent._tag === "Span" ? parent : undefined
-      const routeOf = (): string | undefined => rc.route
       const method = request.method
       const path = pathOf(request.url)
       const traceId = rc.traceId ?? realSpan?.traceId
@@ -182,7 +181,7 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
           requestId: rc.requestId,
           traceId,
           method,
-          route: routeOf(),
+          route: rc.route,
           path,
           status,
           durationMs: round1(performance.now() - started),
@@ -214,7 +213,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       }
       const socket = res.socket
       const wireBefore = socket?.bytesWritten ?? 0
-      res.once("close", () => {
+      // `on`, not `once`: a response closes once, and `once` wraps every listener.
+      res.on("close", () => {
         const sent = res.headersSent
         finished(
           sent ? res.statusCode : 499,
