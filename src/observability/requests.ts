@@ -22,6 +22,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
 import type * as http from "node:http"
+import { IncomingMessage } from "node:http"
 import { arrivalOf } from "../http/server/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
@@ -166,10 +167,12 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       const context = fiber.context
       const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
       const started = performance.now()
-      const rc: RequestContext = requestContextOf(
-        request.headers,
-        arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
-      )
+      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      // Node's own header record when there is one (the same lower-cased names, duplicates joined
+      // the same way for the headers read here): Effect's `request.headers` copies it first.
+      const rc: RequestContext = incoming instanceof IncomingMessage
+        ? requestContextOf(incoming.headers as Record<string, string | undefined>, arrivalOf(incoming))
+        : requestContextOf(request.headers)
       const parent = Context.getOrUndefined(context, Tracer.ParentSpan)
       const realSpan = parent !== undefined && parent._tag === "Span" ? parent : undefined
       const method = request.method
@@ -190,7 +193,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
           shed
         })
 
-      const inner = Effect.provideService(app, CurrentRequest, rc)
+      // updateContext, not provideService: the same context change without a `dual` wrapper per call.
+      const inner = Effect.updateContext(app, (context: Context.Context<R>) => Context.add(context, CurrentRequest, rc) as Context.Context<R>)
       /** Body bytes as the response declares them; undefined for a body of unknown length. */
       let declared: number | undefined
       const withId = Effect.map(inner, (response) => {

@@ -33,5 +33,7 @@ export const withDeadlineNow = <A, E, R>(
 ): Effect.Effect<A, E, R> => {
   const at = Date.now() + budgetMs
   if (Option.isSome(outer) && outer.value.at <= at) return self
-  return Effect.provideService(self, currentDeadline, Option.some({ at, budgetMs }))
+  const deadline = Option.some({ at, budgetMs })
+  // updateContext, not provideService: the same context change without a `dual` wrapper per call.
+  return Effect.updateContext(self, (context: Context.Context<R>) => Context.add(context, currentDeadline, deadline))
 }
