@@ -5,6 +5,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
+import { isLinkPath } from "../../src/api/linkPath.js"
 import { routerPath } from "../../src/http/server/nodeServer.js"
 import { newRequestId } from "../../src/observability/requestContext.js"
 import { recordHttpRequest } from "../../src/observability/metrics.js"
@@ -38,6 +39,34 @@ describe("routerPath's shortcut for paths already as the router reads them", () 
     expect(routerPath("//v1//tasks")).toBe("/v1/tasks")
     expect(routerPath("/")).toBe("/")
     expect(routerPath("/v1/health")).toBe("/v1/health")
+  })
+})
+
+/** isLinkPath without its shortcut (the path as the router matches it starts with /links/). */
+const slowIsLinkPath = (url: string): boolean => {
+  const path = url.split(/[?;#]/, 1)[0]!
+  let decoded = path
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    // as linkPath.ts
+  }
+  return decoded.replace(/\/{2,}/g, "/").toLowerCase().startsWith("/links/")
+}
+
+const linkChars = fc.constantFrom("/", "/", "links", "LiNkS", "link", "s", "?", ";", "#", "%6C", "%2F", "x", "%zz", "http://h")
+
+describe("isLinkPath's shortcut for paths without escapes", () => {
+  it("gives what the full reading gives, for any path", () => {
+    fc.assert(
+      fc.property(fc.array(linkChars, { maxLength: 10 }).map((parts) => parts.join("")), (url) => {
+        expect(isLinkPath(url)).toBe(slowIsLinkPath(url))
+      }),
+      { numRuns: 5_000 }
+    )
+    expect(isLinkPath("//LINKS//abc")).toBe(true)
+    expect(isLinkPath("/links?x=/")).toBe(false)
+    expect(isLinkPath("/%6Cinks/abc")).toBe(true)
   })
 })
 
