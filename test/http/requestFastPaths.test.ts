@@ -1,7 +1,8 @@
 /**
  * The per-request shortcuts of the HTTP stack hold to what they replace (bench/PROFILE.md, "S1,
  * third pass"): the router path of a path already normal is the path itself, a request id is a
- * version 4 UUID and never repeats, and the request metrics land in the same series as before.
+ * version 4 UUID and never repeats, the request metrics land in the same series as before, and
+ * the request line's time (formatted once per millisecond) is each line's own.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -10,6 +11,7 @@ import { routerPath } from "../../src/http/server/nodeServer.js"
 import { newRequestId } from "../../src/observability/requestContext.js"
 import { recordHttpRequest } from "../../src/observability/metrics.js"
 import { renderPrometheus } from "../../src/observability/prometheus.js"
+import { formatRequestLine, type RequestRecord } from "../../src/observability/requests.js"
 
 /** routerPath without its shortcut: decode, lower-case, collapse repeated and trailing slashes. */
 const slowRouterPath = (path: string): string => {
@@ -103,5 +105,30 @@ describe("request metrics", () => {
       l.startsWith("http_request_duration_seconds_count{") && l.includes(`route="${route}"`) && l.includes(`method="GET"`)
     )
     expect(durations.map((l) => Number(l.split(" ").pop()))).toEqual([3])
+  })
+})
+
+describe("the request line's time", () => {
+  const record: RequestRecord = {
+    requestId: "r",
+    traceId: undefined,
+    method: "GET",
+    route: "/v1/health",
+    path: "/v1/health",
+    status: 200,
+    durationMs: 0.4,
+    bytes: 15,
+    aborted: false
+  }
+  it("is the line's own millisecond, whatever lines came before", () => {
+    const times = [0, 1, 1, 999, 1_000, 86_400_000 - 1, 1_764_900_000_123, 1_764_900_000_123, 1_764_900_000_124, 5]
+    for (const ms of times) {
+      const line = JSON.parse(formatRequestLine("json", record, new Date(ms))) as { time: string }
+      expect(line.time).toBe(new Date(ms).toISOString())
+    }
+    const now = Date.now()
+    const line = JSON.parse(formatRequestLine("json", record)) as { time: string }
+    expect(Date.parse(line.time)).toBeGreaterThanOrEqual(now)
+    expect(Date.parse(line.time)).toBeLessThanOrEqual(Date.now())
   })
 })
