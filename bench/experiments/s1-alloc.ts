@@ -12,6 +12,8 @@
  * ALLOC_LIVE=1: only the objects still in the heap at the end; ALLOC_LIVE=promoted: those and the
  * ones a full collection freed (what lived through young collections).
  * ALLOC_STACKS=1 (ALLOC_DEPTH=4): also where the native allocations (Map copies...) are called from.
+ * ALLOC_CALLERS_OF=<function> (e.g. nextTick): where the allocations in that function come from.
+ * ALLOC_WITHIN=requests.ts: also what is allocated (by leaf frame) in what that file of ours calls.
  */
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping"
 import autocannon from "autocannon"
@@ -108,8 +110,18 @@ const main = async () => {
     const fn = node.callFrame.functionName || "anonymous"
     const dispatch = source === "src/http/server/nodeServer.ts" && (fn === "proceed" || fn === "anonymous")
     const here = dispatch ? undefined : source.startsWith("src/") ? `${source} (${fn})` : ours
-    if (node.selfSize > 0 && process.env.ALLOC_STACKS === "1" && source.startsWith("native") && here === undefined) {
+    const callersOf = process.env.ALLOC_CALLERS_OF
+    if (
+      node.selfSize > 0 && here === undefined &&
+      (callersOf !== undefined ? fn === callersOf : process.env.ALLOC_STACKS === "1" && source.startsWith("native"))
+    ) {
       const key = `${source} <- ${stack.slice(-Number(process.env.ALLOC_DEPTH ?? 4)).reverse().join(" <- ")}`
+      callers.set(key, (callers.get(key) ?? 0) + node.selfSize)
+    }
+    // ALLOC_WITHIN=<file of ours>: what the allocations counted for that file are (leaf frames).
+    const within = process.env.ALLOC_WITHIN
+    if (node.selfSize > 0 && within !== undefined && here !== undefined && here.includes(within)) {
+      const key = `${here} > ${source} (${fn})`
       callers.set(key, (callers.get(key) ?? 0) + node.selfSize)
     }
     if (node.selfSize > 0) {

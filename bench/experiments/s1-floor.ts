@@ -6,6 +6,7 @@
  *
  *   PORT=3001 VARIANT=effect node --cpu-prof --import tsx bench/experiments/s1-floor.ts
  *   PORT=3002 VARIANT=raw    node --import tsx bench/experiments/s1-floor.ts
+ *   PORT=3003 VARIANT=lean   node --import tsx bench/experiments/s1-floor.ts   (s1-lean-adapter.ts)
  *   npx autocannon -c 10 -d 10 http://127.0.0.1:3001/v1/health   (and :3002)
  *
  * bench/experiments/compare.ts s1-floor measures both against the gateway, interleaved.
@@ -18,6 +19,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import { createServer } from "node:http"
+import * as EffectServer from "./s1-lean-adapter.js"
 
 const port = Number(process.env.PORT ?? 3000)
 const body = JSON.stringify({ status: "ok" })
@@ -31,7 +33,12 @@ if (process.env.VARIANT === "raw") {
   const ok = HttpServerResponse.text(body, { contentType: "application/json" })
   HttpServer.serve(Effect.succeed(ok)).pipe(
     Layer.provide(Layer.succeed(References.TracerEnabled, false)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
+    // VARIANT=lean: the gateway's own adapter (s1-lean-adapter.ts) instead of platform-node's.
+    Layer.provide(
+      process.env.VARIANT === "lean"
+        ? EffectServer.layer(createServer, { port, host: "127.0.0.1" })
+        : NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })
+    ),
     Layer.launch,
     NodeRuntime.runMain
   )

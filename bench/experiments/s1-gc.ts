@@ -6,7 +6,8 @@
  * average pause, survivors and promoted bytes. Unlike CPU time, none of these move with the
  * machine's load: the measure for a before/after on a shared machine.
  *
- * Usage: tsx bench/experiments/s1-gc.ts [requests=20000] <dir> [<dir> ...]
+ * Usage: tsx bench/experiments/s1-gc.ts [requests=20000] <dir|tsx:file> [...]
+ * (`tsx:file`: that script under tsx, e.g. tsx:bench/experiments/s1-floor.ts with S1_ENV=VARIANT=lean.)
  * S1_ENV="K=V K=V" adds settings to every server (e.g. SVC_LOG_LEVEL=none).
  */
 import autocannon from "autocannon"
@@ -31,10 +32,13 @@ const load = (port: number, n: number) =>
   )
 
 const measure = async (dirArg: string) => {
-  const dir = resolve(dirArg)
+  const script = dirArg.startsWith("tsx:") ? dirArg.slice(4) : undefined
+  const dir = resolve(script === undefined ? dirArg : ".")
   const tmp = mkdtempSync(join(tmpdir(), "gateway-gc-"))
   const port = 36_000 + Math.floor(Math.random() * 1000) * 2
-  const child = spawn("taskset", ["-c", String(SERVER_CORE), process.execPath, ...startFlags(dir), "--trace-gc-nvp", join(dir, "dist/main.js")], {
+  const child = spawn("taskset", ["-c", String(SERVER_CORE), process.execPath, ...(script === undefined
+    ? [...startFlags(dir), "--trace-gc-nvp", join(dir, "dist/main.js")]
+    : [...startFlags(dir), "--trace-gc-nvp", "--import", "tsx", script])], {
     env: { ...process.env, PORT: String(port), SVC_ADMIN_PORT: String(port + 1), SVC_DATABASE_URL: `file:${join(tmp, "db")}`, ...extraEnv },
     stdio: ["ignore", "pipe", "inherit"]
   })

@@ -21,7 +21,12 @@ const routedPath = (url: string): string => {
 }
 
 /** Whether a request path (or URL, query included) reaches a link page. */
-export const isLinkPath = (url: string): boolean => routedPath(url).startsWith(`${LINK_PATH}/`)
+export const isLinkPath = (url: string): boolean =>
+  // Without an escape the answer is in the path's first characters: no copies for every request.
+  url.includes("%") ? routedPath(url).startsWith(`${LINK_PATH}/`) : LINK_PREFIX.test(url)
+
+/** routedPath(url) starts with `/links/`, for a url without `%`: slashes, `links` in any case, a slash. */
+const LINK_PREFIX = /^\/+links\//i
 
 /** The path as logs show it: a link's whole path is `/links/:token`, other paths unchanged. */
 export const redactLinkPath = (path: string): string => (isLinkPath(path) ? `${LINK_PATH}/:token` : path)

@@ -14,10 +14,11 @@
  */
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { BadRequest } from "../api/errors.js"
 import { IDEMPOTENCY_KEY_HEADER } from "../api/idempotency.js"
-import { withDeadline } from "../services/Deadline.js"
+import { currentDeadline, withDeadlineNow } from "../services/Deadline.js"
 import { withIdempotencyKey } from "../upstream/WorkspaceClient.js"
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -26,8 +27,10 @@ export const requestScope = (deadlineMs: number) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E | BadRequest, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const timed = withDeadline(deadlineMs)(app)
+  // withFiber, not flatMap: read at once, without an effect and a continuation per request.
+  Effect.withFiber((fiber) => {
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    const timed = withDeadlineNow(fiber.getRef(currentDeadline), deadlineMs, app)
     if (!WRITE_METHODS.has(request.method)) return timed
     const key = request.headers[IDEMPOTENCY_KEY_HEADER]
     return key === undefined ? timed : withIdempotencyKey(key)(timed)

@@ -77,34 +77,79 @@ export const outboxDeliveryFailures = total("outbox_delivery_failures_total", "F
 /** The context updates are made in: Effect's default (process-wide) metric registry. */
 const REGISTRY = Context.empty()
 
-const labelCache = new Map<string, Metric.Metric<number, unknown>>()
+/**
+ * A metric and the context that carries its attributes, made once per label set: updating a
+ * `Metric.withAttributes` metric adds its attributes to the context on every update.
+ */
+interface Labelled {
+  readonly metric: Metric.Metric<number, unknown>
+  readonly context: Context.Context<never>
+}
+
+const labelCache = new Map<string, Labelled>()
 const MAX_LABEL_SETS = 10_000
 
 const labelled = <S>(
   metric: Metric.Metric<number, S>,
   key: string,
   make: () => ReadonlyArray<readonly [string, string]>
-): Metric.Metric<number, unknown> => {
+): Labelled => {
   let cached = labelCache.get(key)
   if (cached === undefined) {
     if (labelCache.size >= MAX_LABEL_SETS) labelCache.clear()
-    cached = Metric.withAttributes(metric, Object.fromEntries(make())) as Metric.Metric<number, unknown>
+    cached = {
+      metric: metric as Metric.Metric<number, unknown>,
+      context: Context.add(REGISTRY, Metric.CurrentMetricAttributes, Object.fromEntries(make()))
+    }
     labelCache.set(key, cached)
   }
   return cached
 }
 
-const update = (metric: Metric.Metric<number, unknown>, value: number) => metric.updateUnsafe(value, REGISTRY)
+const update = (series: Labelled, value: number) => series.metric.updateUnsafe(value, series.context)
 
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 export const UNMATCHED_ROUTE = "unmatched"
 
 /** One answered HTTP request. `route` is the route template, or undefined when none matched. */
+/**
+ * One request's two series, found by route, then method, then status: every request records
+ * them, so no key string, closure or context is made per request (a route's series are made
+ * on its first request; the routes are the API's templates, the statuses a few dozen).
+ */
+interface RouteSeries {
+  readonly duration: Labelled
+  readonly byStatus: Map<number, Labelled>
+}
+const httpSeries = new Map<string, Map<string, RouteSeries>>()
+let httpSeriesCount = 0
+
 export const recordHttpRequest = (method: string, route: string | undefined, status: number, seconds: number): void => {
   const m = METHODS.has(method) ? method : "OTHER"
   const r = route ?? UNMATCHED_ROUTE
-  update(labelled(httpRequests, `r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]]), 1)
-  update(labelled(httpRequestDuration, `d ${m} ${r}`, () => [["method", m], ["route", r]]), seconds)
+  let byMethod = httpSeries.get(r)
+  if (byMethod === undefined) {
+    // Bounded like the label cache: an unbounded set of routes cannot grow it without end.
+    if (httpSeriesCount >= MAX_LABEL_SETS) {
+      httpSeries.clear()
+      httpSeriesCount = 0
+    }
+    byMethod = new Map()
+    httpSeries.set(r, byMethod)
+  }
+  let series = byMethod.get(m)
+  if (series === undefined) {
+    series = { duration: labelled(httpRequestDuration, `d ${m} ${r}`, () => [["method", m], ["route", r]]), byStatus: new Map() }
+    byMethod.set(m, series)
+  }
+  let requests = series.byStatus.get(status)
+  if (requests === undefined) {
+    requests = labelled(httpRequests, `r ${m} ${r} ${status}`, () => [["method", m], ["route", r], ["status", String(status)]])
+    series.byStatus.set(status, requests)
+    httpSeriesCount++
+  }
+  update(requests, 1)
+  update(series.duration, seconds)
 }
 
 /** One call to the upstream workspace; `failure` is the failure kind, undefined when it succeeded. */

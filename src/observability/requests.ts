@@ -22,6 +22,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as LogLevel from "effect/LogLevel"
 import * as Tracer from "effect/Tracer"
 import type * as http from "node:http"
+import { IncomingMessage } from "node:http"
 import { arrivalOf } from "../http/server/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
@@ -74,11 +75,25 @@ const pathOf = (url: string) => {
 
 const round1 = (ms: number) => Math.round(ms * 10) / 10
 
-/** The request line for `record` in the configured format. */
-export const formatRequestLine = (format: LogSettings["format"], record: RequestRecord, date = new Date()): string =>
+/**
+ * The ISO time of `ms`, formatted once per millisecond: under load several request lines share
+ * one (a Date and its string per line were a tenth of the request line's cost).
+ */
+let isoMs = -1
+let isoText = ""
+const isoOf = (ms: number): string => {
+  if (ms !== isoMs) {
+    isoMs = ms
+    isoText = new Date(ms).toISOString()
+  }
+  return isoText
+}
+
+/** The request line for `record` in the configured format (at `date`, default now). */
+export const formatRequestLine = (format: LogSettings["format"], record: RequestRecord, date?: Date): string =>
   format === "json"
     ? JSON.stringify({
-      time: date.toISOString(),
+      time: isoOf(date === undefined ? Date.now() : date.getTime()),
       level: levelOf(record),
       msg: "request",
       requestId: record.requestId,
@@ -93,7 +108,7 @@ export const formatRequestLine = (format: LogSettings["format"], record: Request
     })
     : formatLine(
       format,
-      date,
+      date ?? new Date(),
       levelOf(record),
       `${record.method} ${record.path} ${record.status} ${record.durationMs}ms ${record.bytes}B`,
       [
@@ -166,13 +181,14 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       const context = fiber.context
       const request = Context.getUnsafe(context, HttpServerRequest.HttpServerRequest)
       const started = performance.now()
-      const rc: RequestContext = requestContextOf(
-        request.headers,
-        arrivalOf(NodeHttpServerRequest.toIncomingMessage(request) as http.IncomingMessage)
-      )
+      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      // Node's own header record when there is one (the same lower-cased names, duplicates joined
+      // the same way for the headers read here): Effect's `request.headers` copies it first.
+      const rc: RequestContext = incoming instanceof IncomingMessage
+        ? requestContextOf(incoming.headers as Record<string, string | undefined>, arrivalOf(incoming))
+        : requestContextOf(request.headers)
       const parent = Context.getOrUndefined(context, Tracer.ParentSpan)
       const realSpan = parent !== undefined && parent._tag === "Span" ? parent : undefined
-      const routeOf = (): string | undefined => rc.route
       const method = request.method
       const path = pathOf(request.url)
       const traceId = rc.traceId ?? realSpan?.traceId
@@ -182,7 +198,7 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
           requestId: rc.requestId,
           traceId,
           method,
-          route: routeOf(),
+          route: rc.route,
           path,
           status,
           durationMs: round1(performance.now() - started),
@@ -191,7 +207,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
           shed
         })
 
-      const inner = Effect.provideService(app, CurrentRequest, rc)
+      // updateContext, not provideService: the same context change without a `dual` wrapper per call.
+      const inner = Effect.updateContext(app, (context: Context.Context<R>) => Context.add(context, CurrentRequest, rc) as Context.Context<R>)
       /** Body bytes as the response declares them; undefined for a body of unknown length. */
       let declared: number | undefined
       const withId = Effect.map(inner, (response) => {
@@ -214,7 +231,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
       }
       const socket = res.socket
       const wireBefore = socket?.bytesWritten ?? 0
-      res.once("close", () => {
+      // `on`, not `once`: a response closes once, and `once` wraps every listener.
+      res.on("close", () => {
         const sent = res.headersSent
         finished(
           sent ? res.statusCode : 499,

@@ -23,8 +23,17 @@ export const currentDeadline: Context.Reference<Option.Option<Deadline>> = Conte
 
 /** Runs `self` with a deadline `budgetMs` from now (an enclosing, earlier deadline is kept). */
 export const withDeadline = (budgetMs: number) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(currentDeadline, (outer) => {
-    const at = Date.now() + budgetMs
-    if (Option.isSome(outer) && outer.value.at <= at) return self
-    return Effect.provideService(self, currentDeadline, Option.some({ at, budgetMs }))
-  })
+  Effect.flatMap(currentDeadline, (outer) => withDeadlineNow(outer, budgetMs, self))
+
+/** `withDeadline` given the enclosing deadline already read (`outer`): the gateway's middleware, per request. */
+export const withDeadlineNow = <A, E, R>(
+  outer: Option.Option<Deadline>,
+  budgetMs: number,
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> => {
+  const at = Date.now() + budgetMs
+  if (Option.isSome(outer) && outer.value.at <= at) return self
+  const deadline = Option.some({ at, budgetMs })
+  // updateContext, not provideService: the same context change without a `dual` wrapper per call.
+  return Effect.updateContext(self, (context: Context.Context<R>) => Context.add(context, currentDeadline, deadline))
+}

@@ -147,7 +147,8 @@ export class Drain {
       state.active++
       state.last = res
     }
-    res.once("close", () => {
+    // `on`, not `once`: a response closes once, and `once` wraps every listener.
+    res.on("close", () => {
       this.responses.delete(res)
       if (state !== undefined && --state.active === 0) {
         state.idleSince = performance.now()

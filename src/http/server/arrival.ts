@@ -8,11 +8,15 @@
 import type * as http from "node:http"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 
-const arrivals = new WeakMap<http.IncomingMessage, number>()
+// A property of the request rather than a WeakMap entry: every request would otherwise add an
+// entry to a weak table, which the garbage collector walks on every collection.
+const ARRIVAL = Symbol("arrival")
+
+type Stamped = http.IncomingMessage & { [ARRIVAL]?: number }
 
 export const stampArrival = (req: http.IncomingMessage): void => {
-  arrivals.set(req, preciseNowMs())
+  ;(req as Stamped)[ARRIVAL] = preciseNowMs()
 }
 
 /** The stamp, or undefined for a request that did not come through the stamping server. */
-export const arrivalOf = (req: http.IncomingMessage): number | undefined => arrivals.get(req)
+export const arrivalOf = (req: http.IncomingMessage): number | undefined => (req as Stamped)[ARRIVAL]

@@ -301,11 +301,19 @@ const closeSilent = (server: http.Server, ms: number) => {
 }
 
 /**
+ * A path routerPath leaves unchanged: "/", or segments of visible ASCII without `%` (nothing to
+ * decode), upper case (nothing to lower) or an empty segment (no doubled or trailing slash).
+ */
+const ROUTER_NORMAL = /^(?:\/[\x21-\x24\x26-\x2e\x30-\x40\x5b-\x7e]+)+$|^\/$/
+
+/**
  * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
  * and ignores repeated and trailing slashes (`//V1/tasks/x/events/%73tream/` reaches the same
  * handler), so a share counted by path must read it the same way or be walked around.
  */
 export const routerPath = (path: string): string => {
+  // Nearly every path is already as the router reads it: no decode, copies or replaces for those.
+  if (ROUTER_NORMAL.test(path)) return path
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
@@ -323,7 +331,7 @@ const shareOf = (perClient: number) => {
       const n = open.get(client) ?? 0
       if (n >= perClient) return false
       open.set(client, n + 1)
-      res.once("close", () => {
+      res.on("close", () => {
         const left = open.get(client)! - 1
         if (left === 0) open.delete(client)
         else open.set(client, left)
@@ -510,7 +518,8 @@ export const createGatewayServer = (
         return true
       }
       const target = req.url ?? "/"
-      const path = target.split("?", 1)[0]!
+      const query = target.indexOf("?")
+      const path = query === -1 ? target : target.slice(0, query)
       if (reserved.has(req.socket)) {
         // A connection past the cap: the probes are answered, anything else is told to come back.
         res.shouldKeepAlive = false
@@ -533,9 +542,9 @@ export const createGatewayServer = (
           return true
         }
       }
-      const malformed = malformedPercentEncoding(target)
+      // Without a `%` there is no escape to be malformed.
+      const malformed = target.includes("%") ? malformedPercentEncoding(target) : undefined
       if (malformed !== undefined) {
-        const query = target.indexOf("?")
         const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
         const body = errorJson(
           400,
