@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -64,6 +65,17 @@ const local = (url: string) => {
   expect(url.startsWith(`${PUBLIC}/links/`)).toBe(true)
   return gw.url + url.slice(PUBLIC.length)
 }
+
+/** The status line's code of a request written as these bytes on a connection of its own. */
+const statusOfRaw = (raw: string) =>
+  new Promise<number>((resolve, reject) => {
+    const { hostname, port } = new URL(gw.url)
+    const socket = connect(Number(port), hostname, () => socket.end(raw))
+    let head = ""
+    socket.on("data", (chunk: Buffer) => (head += chunk.toString("latin1")))
+    socket.on("error", reject)
+    socket.on("close", () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0)))
+  })
 
 /** What the page's script sends: a same-origin JSON POST. */
 const confirm = (url: string, body: unknown = {}, headers: Record<string, string> = {}) =>
@@ -413,9 +425,13 @@ describe("links that do not work", () => {
     const token = links.approveUrl.split("/links/")[1]!
     await http("GET", local(links.approveUrl))
     // The router takes these spellings to the link route too: the log must not show them raw.
-    for (const spelt of [`/LINKS/${token}`, `//links/${token}`, `/%6Cinks/${token}`, `/links//${token}?x=1`]) {
+    // `%E2%84%AA` is the Kelvin sign, which the router lower-cases to `k` (Unicode case mapping).
+    const spellings = [`/LINKS/${token}`, `//links/${token}`, `/%6Cinks/${token}`, `/links//${token}?x=1`, `/lin%E2%84%AAs/${token}`]
+    for (const spelt of spellings) {
       expect((await http("GET", `${gw.url}${spelt}`)).status, spelt).toBe(200)
     }
+    // The absolute form of the request target (a proxy's), which fetch never sends.
+    expect(await statusOfRaw(`GET ${gw.url}/links/${token} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).toBe(200)
     await confirm(links.rejectUrl)
     const signatures = [links.approveUrl, links.rejectUrl].map((u) => u.split(".").at(-1)!)
     const log = gw.output()
