@@ -111,7 +111,6 @@ const update = (series: Labelled, value: number) => series.metric.updateUnsafe(v
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
 export const UNMATCHED_ROUTE = "unmatched"
 
-/** One answered HTTP request. `route` is the route template, or undefined when none matched. */
 /**
  * One request's two series, found by route, then method, then status: every request records
  * them, so no key string, closure or context is made per request (a route's series are made
@@ -124,6 +123,7 @@ interface RouteSeries {
 const httpSeries = new Map<string, Map<string, RouteSeries>>()
 let httpSeriesCount = 0
 
+/** One answered HTTP request. `route` is the route template, or undefined when none matched. */
 export const recordHttpRequest = (method: string, route: string | undefined, status: number, seconds: number): void => {
   const m = METHODS.has(method) ? method : "OTHER"
   const r = route ?? UNMATCHED_ROUTE
