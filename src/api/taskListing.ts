@@ -19,8 +19,11 @@ export const TASK_PAGE_MAX = 500
 /** The task statuses (spec §3); a filter on any other is a 400. */
 export const TASK_STATUSES = ["IN_PROGRESS", "COMPLETED", "FAILED"] as const
 
-/** Whether a task in this status is done: it has no current step and awaits nothing. */
-export const isTerminalStatus = (status: string): boolean => status === "COMPLETED" || status === "FAILED"
+/** The statuses of a task that is done: it has no current step and awaits nothing. */
+export const TERMINAL_STATUSES: ReadonlyArray<string> = ["COMPLETED", "FAILED"]
+
+/** Whether a task in this status is done (one of TERMINAL_STATUSES). */
+export const isTerminalStatus = (status: string): boolean => TERMINAL_STATUSES.includes(status)
 
 /**
  * A cursor names the last task the previous page looked at (base64url of its id), so the next

@@ -28,7 +28,7 @@ export * from "../api/index.js"
 export { downloadFile, downloadPath, failOnErrorStatus } from "./download.js"
 export { type PromiseClient, runToPromise, toPromiseClient } from "./promise.js"
 export { type RawUploadRequest, rawUploadPath, uploadFileRaw, uploadFileRawWithFetch } from "./uploadRaw.js"
-export { isTerminalStatus, TERMINAL_STATUSES } from "./status.js"
+export { isTerminalStatus, TERMINAL_STATUSES } from "../api/taskListing.js"
 export { nextTaskCursor } from "./taskList.js"
 export {
   Agent,

@@ -10,7 +10,8 @@ import { BadRequest, Conflict, Forbidden } from "../api/errors.js"
 import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject, decideResolve } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
-import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, isTerminal, TABLE_COMPONENT } from "./runbook.js"
+import { isTerminalStatus } from "../api/taskListing.js"
+import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, TABLE_COMPONENT } from "./runbook.js"
 import { actRefusal, type Claim, claimOn, dueAtOf } from "./assignment.js"
 import { actorKey, isAgentActor, samePerson } from "./actorSkeleton.js"
 
@@ -264,7 +265,7 @@ export const acceptSignal = (
   // the outbox, or applied) is seen: a second one is a duplicate or a conflict, never a second record.
   const named = signal.expectedStep ?? (stepBound ? (atArrival ?? task.currentStep) ?? undefined : undefined)
   if (named === undefined) {
-    if (decision && (task.currentStep === null || isTerminal(task.status))) {
+    if (decision && (task.currentStep === null || isTerminalStatus(task.status))) {
       return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
     }
     return { _tag: "record", expectedStep: task.currentStep }

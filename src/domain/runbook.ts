@@ -4,7 +4,6 @@
  * one. What a signal does to a task is the engine's (./engine.ts). No I/O here.
  */
 import type { Scalar, UiStep } from "../api/resources.js"
-import { isTerminalStatus } from "../api/taskListing.js"
 import { ledgerRules } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 
@@ -69,7 +68,6 @@ export const completeCurrentStep = (
   return next === undefined ? { status: "COMPLETED", currentStep: null } : { status: "IN_PROGRESS", currentStep: next.id }
 }
 
-export const isTerminal = isTerminalStatus
 
 /** A row of a table step, as its next-step `args.rows` carry it. */
 export interface TableRow {

@@ -41,7 +41,7 @@ import { ACTION_SIGNAL, decideTask, uiStateOf } from "../services/tasks.js"
 import { eventPageBytesSetting, readTimelinePage, recordTaskEvent } from "../services/taskEvents.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
-import { isTerminal } from "../domain/runbook.js"
+import { isTerminalStatus } from "../api/taskListing.js"
 import { currentStepOf, requireMayComplete } from "./assignment.js"
 import { McpConfig } from "./McpConfig.js"
 import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type ToolServices } from "./toolkit.js"
@@ -253,7 +253,7 @@ const listAssignedStepsTool = tool({
         const taken = room === undefined ? tasks : tasks.slice(0, room)
         for (const task of taken) {
           const step = task.currentStep === null ? undefined : stepOf.get(JSON.stringify([task.workflowId, task.currentStep]))
-          if (step === undefined || isTerminal(task.status)) continue
+          if (step === undefined || isTerminalStatus(task.status)) continue
           steps.push({
             taskId: task.id,
             taskTitle: task.title,

@@ -13,7 +13,8 @@ import { testWithin } from "../lib/boundedRegExp.js"
 import { checkContext, startParamsOf } from "./startParams.js"
 import { Tenant } from "./Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
-import { isTerminal, taskBoard } from "../upstream/taskBoard.js"
+import { isTerminalStatus } from "../api/taskListing.js"
+import { taskBoard } from "../upstream/taskBoard.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 
 /** The entity, if it belongs to this tenant (its tenant returned); 404 exactly like a missing one otherwise. */
@@ -82,7 +83,7 @@ export const stepRefs = (steps: ReadonlyArray<SelectedStep>): ReadonlyArray<Work
 /** A board task as the list shows it: the TaskSummary fields, `awaiting` when it has one. */
 const summaryOf = (task: Workspace.BoardTask): TaskSummary => {
   const summary: TaskSummary = taskView(task)
-  return task.awaiting === undefined || isTerminal(task.status) ? summary : { ...summary, awaiting: task.awaiting }
+  return task.awaiting === undefined || isTerminalStatus(task.status) ? summary : { ...summary, awaiting: task.awaiting }
 }
 
 /** One page of the task list: its tasks, and the cursor of the next page when `limit` cut it short. */
@@ -125,7 +126,7 @@ export const listTaskPage = (entityId: string, query: TaskListQuery = {}) =>
     let currentSteps: ReadonlyArray<Workspace.StepRef> | undefined
     if (awaiting !== undefined) {
       // Only a running task awaits anything; the entity is checked all the same.
-      if (status !== undefined && isTerminal(status)) return yield* Effect.as(requireEntity(entityId), { tasks: [] } satisfies TaskPage)
+      if (status !== undefined && isTerminalStatus(status)) return yield* Effect.as(requireEntity(entityId), { tasks: [] } satisfies TaskPage)
       currentSteps = stepRefs(yield* stepsWhere(tenant.id, (step) => step.displayHint.component === awaiting))
       if (currentSteps.length === 0) return yield* Effect.as(requireEntity(entityId), { tasks: [] } satisfies TaskPage)
     }

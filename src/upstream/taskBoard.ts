@@ -10,9 +10,6 @@ import type { TaskQuery, WorkspaceClientService } from "./WorkspaceClient.js"
 import type { Workspace } from "./model.js"
 import { isTerminalStatus } from "../api/taskListing.js"
 
-/** Whether a task of this status is done (a terminal one awaits nothing). */
-export const isTerminal = isTerminalStatus
-
 /**
  * The board from the port's separate calls. The entity is asked beside the list, and its
  * failure wins (a missing entity answers NotFound whatever the query). `awaiting`: from the
@@ -39,7 +36,7 @@ export const withAwaiting = (
 ): Effect.Effect<ReadonlyArray<Workspace.BoardTask>> =>
   Effect.gen(function*() {
     const open: Array<string> = []
-    for (const task of tasks) if (!isTerminal(task.status)) open.push(task.id)
+    for (const task of tasks) if (!isTerminalStatus(task.status)) open.push(task.id)
     if (open.length === 0) return tasks
     const answers = yield* workspace.getNextSteps(tenantId, open).pipe(Effect.orElseSucceed(() => []))
     const awaiting = new Map<string, string>()
@@ -47,7 +44,7 @@ export const withAwaiting = (
       if (nextStep?.step != null) awaiting.set(taskId, nextStep.step.displayHint.component)
     }
     return tasks.map((task): Workspace.BoardTask => {
-      const component = isTerminal(task.status) ? undefined : awaiting.get(task.id)
+      const component = isTerminalStatus(task.status) ? undefined : awaiting.get(task.id)
       return component === undefined ? task : { ...task, awaiting: component }
     })
   })

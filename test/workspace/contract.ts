@@ -10,7 +10,8 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { withIdempotencyKey, WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
-import { isTerminal, taskBoard } from "../../src/upstream/taskBoard.js"
+import { isTerminalStatus } from "../../src/api/taskListing.js"
+import { taskBoard } from "../../src/upstream/taskBoard.js"
 import { withActor, withIdentity } from "../../src/services/Actor.js"
 import type { Fixture } from "../../src/domain/fixture.js"
 import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
@@ -172,7 +173,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const board = taskBoard(ws)
         for (const query of [undefined, { status: "IN_PROGRESS" }, { limit: 1 }]) {
           const tasks = yield* ws.listTasks(ID.tenantA, ID.entityA1, query)
-          const steps = yield* ws.getNextSteps(ID.tenantA, tasks.filter((t) => !isTerminal(t.status)).map((t) => t.id))
+          const steps = yield* ws.getNextSteps(ID.tenantA, tasks.filter((t) => !isTerminalStatus(t.status)).map((t) => t.id))
           const expected = tasks.map((task) => {
             const component = steps.find((s) => s.taskId === task.id)?.nextStep?.step?.displayHint.component
             return component === undefined ? task : { ...task, awaiting: component }

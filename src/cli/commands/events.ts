@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { EVENT_PAGE_MAX, POSITION_PATTERN } from "../../api/eventPaging.js"
 import type { TaskEvent } from "../../api/resources.js"
-import { isTerminalStatus } from "../../client/status.js"
+import { isTerminalStatus } from "../../api/taskListing.js"
 import { booleanFlag, floatFlag, gatewayCommand, group, integerFlag, line, table, taskIdArg, usage, write } from "../common.js"
 import { indexOf, makeTimelineRenderer, payloadCell, terminalSafe } from "../events.js"
 

@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import { BadRequest } from "../../api/errors.js"
 import { rootTaskId } from "../../api/ids.js"
+import { isTerminalStatus } from "../../api/taskListing.js"
 import type { CreatedTask } from "../../api/resources.js"
 import type * as Statement from "effect/sql/Statement"
 import type { TaskQuery, WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
@@ -33,8 +34,6 @@ import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { type Transactions, fromDecision, notFound } from "./transaction.js"
 
-/** A task in one of these statuses awaits nothing. */
-const TERMINAL = new Set(["COMPLETED", "FAILED"])
 
 /** What a task record (taskOfRow) reads of its row: a list reads no more (the JSON columns are most of a row). */
 const TASK_COLUMNS = "id, tenant_id, entity_id, workflow_id, title, status, priority, created_at, current_step"
@@ -122,7 +121,7 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
         const [entity] = yield* sql`SELECT id FROM entities WHERE id = ${entityId} AND tenant_id = ${tenantId}`
         if (entity === undefined) return yield* notFound(`Entity ${entityId}`)
         const rows = yield* listTaskRows<TaskRecordRow & Pick<TaskRow, "snapshots">>(tenantId, entityId, query, BOARD_COLUMNS)
-        const workflows = [...new Set(rows.filter((r) => !TERMINAL.has(r.status)).map((r) => r.workflow_id))]
+        const workflows = [...new Set(rows.filter((r) => !isTerminalStatus(r.status)).map((r) => r.workflow_id))]
         const runbooks = new Map<string, Workspace.Runbook | null>()
         for (let i = 0; i < workflows.length; i += NEXT_STEP_GROUP) {
           const found = yield* sql<{ readonly id: string; readonly runbook: string | null }>`
@@ -131,7 +130,7 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
         }
         return rows.map((row): Workspace.BoardTask => {
           const task = taskOfRow(row)
-          const runbook = TERMINAL.has(row.status) ? null : runbooks.get(row.workflow_id) ?? null
+          const runbook = isTerminalStatus(row.status) ? null : runbooks.get(row.workflow_id) ?? null
           if (runbook === null) return task
           const component = awaitingOf(task, runbook, row.snapshots)
           return component === undefined ? task : { ...task, awaiting: component }
