@@ -370,9 +370,6 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
   setTimeout(() => socket.destroy(), 1_000).unref()
 }
 
-/** How long without a request before an idle server collects once, by default (SVC_IDLE_COLLECT_MS). */
-export const IDLE_COLLECT_MS = DEFAULT_SERVER_LIMITS.idleCollectMs
-
 type Collect = () => void
 
 /**
@@ -386,7 +383,7 @@ type Collect = () => void
 export const collectWhenIdle = (
   server: http.Server,
   collect: Collect | undefined = (globalThis as { gc?: Collect }).gc,
-  idleMs = IDLE_COLLECT_MS
+  idleMs = DEFAULT_SERVER_LIMITS.idleCollectMs
 ): (() => void) => {
   if (collect === undefined) return () => {}
   let lastRequestAt = 0
