@@ -1,6 +1,7 @@
 /**
- * The client side the raw-upload experiments share (raw-upload.ts, upload-stalls.ts): a raw upload sent in 1 MiB writes as a client streaming a file would, a JSON
- * request, and a percentile of unsorted samples.
+ * The client side the raw-upload experiments share (raw-upload.ts, upload-stalls.ts): a raw
+ * upload sent in 1 MiB writes as a client streaming a file would (the writer is also
+ * test/relay/durability.process.test.ts's), a JSON request, and a percentile of unsorted samples.
  */
 import * as http from "node:http"
 
@@ -27,18 +28,26 @@ export const sendRawUpload = (
       res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - t }))
     })
     req.on("error", reject)
-    let at = 0
-    const more = () => {
-      while (at < bytes.length) {
-        const end = Math.min(bytes.length, at + MiB)
-        const ok = req.write(bytes.subarray(at, end))
-        at = end
-        if (!ok) return void req.once("drain", more)
-      }
-      req.end()
-    }
-    more()
+    writeInSlices(req, bytes)
   })
+
+/**
+ * Writes `bytes` as the request's body in 1 MiB writes, waiting for each drain, then ends it:
+ * as a client streaming a file would (a whole body handed to fetch blocks the sender's loop).
+ */
+export const writeInSlices = (req: http.ClientRequest, bytes: Uint8Array): void => {
+  let at = 0
+  const more = () => {
+    while (at < bytes.length) {
+      const end = Math.min(bytes.length, at + MiB)
+      const ok = req.write(bytes.subarray(at, end))
+      at = end
+      if (!ok) return void req.once("drain", more)
+    }
+    req.end()
+  }
+  more()
+}
 
 export const requestJson = (port: number, method: string, path: string, body?: unknown) =>
   new Promise<any>((resolve, reject) => {

@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs"
 import * as http from "node:http"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
+import { writeInSlices } from "../../bench/lib/uploadClient.js"
 import { BUILT_ENTRY, freePort, NODE, NPM_START_NODE_FLAGS } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
 import { EXPENSE_TASK, FIXTURE, HEALTH_BOUND_MS, request, ROOT, runCleanups, startGateway, tempDir } from "./support.js"
@@ -124,17 +125,7 @@ const rawUpload = (url: string, taskId: string, bytes: Uint8Array, name: string)
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
     })
     req.on("error", reject)
-    let at = 0
-    const more = () => {
-      while (at < bytes.length) {
-        const end = Math.min(bytes.length, at + MiB)
-        const ok = req.write(bytes.subarray(at, end))
-        at = end
-        if (!ok) return void req.once("drain", more)
-      }
-      req.end()
-    }
-    more()
+    writeInSlices(req, bytes)
   })
 
 /**
