@@ -14,9 +14,9 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
-import { type Measurement, median, runAutocannon } from "../lib/load.js"
+import { interleavedRounds, printAgainstFirst } from "../lib/interleaved.js"
+import { runAutocannon } from "../lib/load.js"
 import { killAllSync, pinSelf, type Server, startServer, stopAll } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
 
@@ -51,31 +51,9 @@ const main = async () => {
     servers.push(await startServer({ name, port, nodeArgs, env: target === "raw" ? { VARIANT: "raw" } : env, cwd: ROOT }))
     port += 2
   }
-  const results = new Map<string, Array<Measurement>>(servers.map((s) => [s.name, []]))
-  // Warm-up.
-  for (const s of servers) await runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: 2, pid: s.pid })
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? servers : [...servers].reverse()
-    for (const s of order) {
-      await sleep(500)
-      const m = await runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS: seconds, pid: s.pid })
-      if (m.failures.length > 0) console.log(`${s.name}: ${m.failures.join(", ")}`)
-      results.get(s.name)!.push(m)
-    }
-  }
-  const first = servers[0]!.name
-  const rps0 = median(results.get(first)!.map((m) => m.rps))
-  const cpu0 = median(results.get(first)!.map((m) => m.cpuUsPerReq))
-  for (const s of servers) {
-    const ms = results.get(s.name)!
-    const rps = median(ms.map((m) => m.rps))
-    const cpu = median(ms.map((m) => m.cpuUsPerReq))
-    console.log(
-      `${s.name.padEnd(12)} ${rps.toFixed(0).padStart(6)} req/s  ${cpu.toFixed(1).padStart(6)} us CPU/req  ` +
-        `(rounds: ${ms.map((m) => m.cpuUsPerReq.toFixed(0)).join(" ")})  vs ${first}: ${(rps / rps0).toFixed(2)}x req/s, ` +
-        `${(cpu0 / cpu).toFixed(2)}x capacity from CPU`
-    )
-  }
+  const results = await interleavedRounds(servers, rounds, seconds, (s, durationS) =>
+    runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/health`, connections: 10, durationS, pid: s.pid }), 2)
+  printAgainstFirst(servers, results, { rate: "req/s", per: "req", nameWidth: 12, cpuDigits: 1 })
   await stopAll()
 }
 

@@ -14,12 +14,12 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { setTimeout as sleep } from "node:timers/promises"
 import { fileURLToPath } from "node:url"
 import { prepareBenchDb } from "../lib/benchDb.js"
 import { bundle } from "../lib/bundle.js"
 import { BENCH_ENTITY_ID, benchFixture, TENANT_ID } from "../lib/fixture.js"
-import { type Measurement, median, runAutocannon } from "../lib/load.js"
+import { interleavedRounds, printAgainstFirst } from "../lib/interleaved.js"
+import { runAutocannon } from "../lib/load.js"
 import { killAllSync, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
 
@@ -63,31 +63,15 @@ const main = async () => {
   }
   const bodies = await Promise.all(servers.map((s) => fetch(`http://127.0.0.1:${s.port}${PATH}`).then((r) => r.text())))
   if (new Set(bodies).size !== 1) console.log("the builds' boards differ")
-  const results = new Map<string, Array<Measurement>>(servers.map((s) => [s.name, []]))
-  const load = (s: Server, durationS: number) =>
-    runAutocannon({ url: `http://127.0.0.1:${s.port}${PATH}`, connections, durationS, pid: s.pid })
-  for (const s of servers) await load(s, 1)
-  for (let r = 0; r < rounds; r++) {
-    for (const s of r % 2 === 0 ? servers : [...servers].reverse()) {
-      await sleep(500)
-      const m = await load(s, seconds)
-      if (m.failures.length > 0) console.log(`${s.name}: ${m.failures.join(", ")}`)
-      results.get(s.name)!.push(m)
-    }
-  }
-  const first = servers[0]!.name
-  const rps0 = median(results.get(first)!.map((m) => m.rps))
-  const cpu0 = median(results.get(first)!.map((m) => m.cpuUsPerReq))
-  for (const s of servers) {
-    const ms = results.get(s.name)!
-    const rps = median(ms.map((m) => m.rps))
-    const cpu = median(ms.map((m) => m.cpuUsPerReq))
-    console.log(
-      `${s.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} calls/s  ${cpu.toFixed(0).padStart(6)} us CPU/call  ` +
-        `(rounds: ${ms.map((m) => m.cpuUsPerReq.toFixed(0)).join(" ")})  vs ${first}: ${(rps / rps0).toFixed(2)}x calls/s, ` +
-        `${(cpu0 / cpu).toFixed(2)}x capacity from CPU, RSS after the load ${(memory(s.pid).rss / 1048576).toFixed(1)} MB`
-    )
-  }
+  const results = await interleavedRounds(servers, rounds, seconds, (s, durationS) =>
+    runAutocannon({ url: `http://127.0.0.1:${s.port}${PATH}`, connections, durationS, pid: s.pid }))
+  printAgainstFirst(servers, results, {
+    rate: "calls/s",
+    per: "call",
+    nameWidth: 10,
+    cpuDigits: 0,
+    more: (s) => `RSS after the load ${(memory(s.pid).rss / 1048576).toFixed(1)} MB`
+  })
   // SIGTERM lets --cpu-prof write its profile.
   for (const s of servers) await stopServer(s, 10_000)
   await stopAll()
