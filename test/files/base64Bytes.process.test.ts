@@ -224,6 +224,11 @@ describe("base64 file content decoded from the body's bytes", { timeout: 180_000
     waits.sort((a, b) => b.cpu - a.cpu)
     const shown = waits.slice(0, 8).map((w) => `${w.cpu} ms CPU (${w.ms.toFixed(0)} ms)`).join(", ")
     expect(waits.length).toBeGreaterThan(10)
-    expect(waits[0]!.cpu, `longest waits of ${waits.length} probes: ${shown}`).toBeLessThan(150)
+    // The string path held every upload's probe for 290+ ms (four such waits here). In slices
+    // the longest waits are 30-70 ms; once in a whole-suite run one probe waited 150 ms (a
+    // mark-compact among slices, with every V8 helper off: --v8-pool-size=0), so one wait may
+    // reach 250 ms, and no other 100.
+    expect(waits[0]!.cpu, `longest waits of ${waits.length} probes: ${shown}`).toBeLessThan(250)
+    expect(waits[1]!.cpu, `longest waits of ${waits.length} probes: ${shown}`).toBeLessThan(100)
   })
 })
