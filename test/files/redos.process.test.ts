@@ -77,8 +77,9 @@ describe("adversarial content types on the built process", { timeout: 120_000 },
     }
     expect(ms).toBeLessThan(5_000)
     samples.sort((a, b) => a - b)
+    // The median only: one sample's wall time is how long other processes held the 2 cores (a
+    // whole-suite run saw 515 ms); a backtracking check would hold every sample for minutes.
     expect(samples[Math.floor(samples.length / 2)]!, `health samples ${samples.map((s) => s.toFixed(0)).join(", ")} ms`)
       .toBeLessThan(100)
-    expect(samples.at(-1)!).toBeLessThan(500)
   })
 })

@@ -29,7 +29,8 @@ import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventL
 import { parseWithLongStrings } from "./jsonLongStrings.js"
 import { Base64Literals, decodeLiterals, type KeptLiteral } from "./base64Literals.js"
 import { quoted } from "../../lib/quoted.js"
-import { bodyRefused } from "../server/nodeServer.js"
+import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
+import { bodyBytesDone } from "../../lib/bufferRelease.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
@@ -198,6 +199,8 @@ const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServe
 
 const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
   Effect.callback((resume) => {
+    // Refused before this reader began: the answer is out, the rest is being discarded.
+    if (bodyRefused(message)) return resume(clientAbort)
     // A declared length (Node delivers exactly that many bytes or fails the request) is read into
     // one buffer of its size: each chunk can be collected as soon as it is copied, instead of all
     // of them living beside their concatenation (a 40 MiB upload held 80 MiB at its end).
@@ -209,22 +212,37 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
       if (whole !== undefined && filled + chunk.byteLength <= whole.byteLength) {
         whole.set(chunk, filled)
         filled += chunk.byteLength
+        bodyBytesDone(chunk.byteLength) // copied: dead (src/lib/bufferRelease.ts)
       } else parts.push(chunk)
     }
-    const onEnd = () => {
+    // A body that will not be parsed: its chunks are dead once dropped here.
+    const dropped = () => {
+      let bytes = 0
+      for (const part of parts) bytes += part.byteLength
+      parts.length = 0
+      bodyBytesDone(bytes)
+    }
+    // Refused mid-body (413, 503 or 408 already sent, nodeServer.ts): nothing more to answer.
+    const onRefused = () => {
       cleanup()
-      // Refused mid-body (413 or 503 already sent, nodeServer.ts): nothing more to answer.
-      if (bodyRefused(message)) return resume(clientAbort)
+      dropped()
+      resume(clientAbort)
+    }
+    const onEnd = () => {
+      if (bodyRefused(message)) return onRefused()
+      cleanup()
       resume(Effect.succeed(whole === undefined ? parts : [whole.subarray(0, filled), ...parts]))
     }
     // Closed before its end (the client left; or a refused body past its discard budget):
     // the response may already be ended by the server, so nothing else would stop this fiber.
     const onClose = () => {
       cleanup()
+      dropped()
       resume(clientAbort)
     }
     const onError = (error: Error) => {
       cleanup()
+      dropped()
       resume(message.socket === null || message.socket.destroyed ? clientAbort : Effect.die(error))
     }
     const cleanup = () => {
@@ -232,11 +250,13 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
       message.off("end", onEnd)
       message.off("error", onError)
       message.off("close", onClose)
+      message.off(BODY_REFUSED, onRefused)
     }
     message.on("data", onData)
     message.on("end", onEnd)
     message.on("error", onError)
     message.on("close", onClose)
+    message.on(BODY_REFUSED, onRefused)
     return Effect.sync(cleanup)
   })
 

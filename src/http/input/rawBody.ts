@@ -27,7 +27,8 @@ import { IncomingMessage } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { PayloadTooLarge, ServiceUnavailable } from "../../api/errors.js"
-import { bodyRefused } from "../server/nodeServer.js"
+import { bodyBytesDone } from "../../lib/bufferRelease.js"
+import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 
 export interface SpooledBody {
   readonly length: number
@@ -48,25 +49,6 @@ export const fileTooLarge = (maxBytes: number) =>
 
 /** Ends a request's fiber as a client abort (no answer, no error logged), as the JSON reader does. */
 const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
-
-/**
- * Every socket chunk of a body is a fresh buffer outside V8's heap, dead once written; V8 frees
- * them only when a collection runs, and a spooling request allocates almost nothing on the heap,
- * so none ran until external memory had grown by V8's soft limit (a 30 MiB upload: +24 MB RSS).
- * With `--expose-gc` (npm start), a young-generation collection after every RELEASE_EVERY bytes
- * spooled frees them (as the download path does, src/workspace/embedded/chunkRelease.ts).
- */
-const RELEASE_EVERY = 4 * 1024 * 1024
-let unreleased = 0
-const spooled = (bytes: number) => {
-  const gc = (globalThis as { gc?: (options: { readonly type: "minor" }) => void }).gc
-  if (gc === undefined) return
-  unreleased += bytes
-  if (unreleased >= RELEASE_EVERY) {
-    unreleased = 0
-    gc({ type: "minor" })
-  }
-}
 
 /**
  * In the OS temporary directory: unlinked at once. In a store's directory (`dir`): kept under its
@@ -120,6 +102,7 @@ const spoolIncoming = (
       message.off("end", onEnd)
       message.off("error", onAbort)
       message.off("close", onAbort)
+      message.off(BODY_REFUSED, onAbort)
       done()
     }
     const writeAll = async (chunk: Buffer, at: number) => {
@@ -138,7 +121,7 @@ const spoolIncoming = (
       message.pause()
       writeAll(chunk, at).then(
         () => {
-          spooled(chunk.byteLength)
+          bodyBytesDone(chunk.byteLength) // written: dead (src/lib/bufferRelease.ts)
           if (!settled) message.resume()
         },
         (e) => settle(() => reject(e))
@@ -150,6 +133,9 @@ const spoolIncoming = (
     message.on("end", onEnd)
     message.on("error", onAbort)
     message.on("close", onAbort)
+    // Refused by the server (its answer sent): it stops here, not at an end that may never come.
+    message.on(BODY_REFUSED, onAbort)
+    if (bodyRefused(message)) onAbort()
   })
 
 /**

@@ -9,6 +9,7 @@
 import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import { bodyBytesDone } from "../../lib/bufferRelease.js"
 import { stampArrival } from "./arrival.js"
 import { BodyBudget, SMALL_BODY_BYTES } from "./BodyBudget.js"
 import { addressBucket, clientAddress, type ClientAddressSettings, clientKey } from "./clientAddress.js"
@@ -84,6 +85,7 @@ const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minR
       res.end(body, () => socket.destroy())
       setTimeout(() => socket.destroy(), 1_000).unref()
     } else socket.destroy()
+    refuseBody(req) // after the answer: a reader that stops must find it sent
   }, 1_000)
   timer.unref()
   res.once("close", () => clearInterval(timer))
@@ -95,6 +97,22 @@ const watchBodyPace = (req: http.IncomingMessage, res: http.ServerResponse, minR
  */
 const refusedBodies = new WeakSet<http.IncomingMessage>()
 export const bodyRefused = (req: http.IncomingMessage): boolean => refusedBodies.has(req)
+
+/**
+ * Emitted on a request whose body the server refused (413, 503 or 408 sent) once its reader may
+ * have started: a reader stops at it (or at `end`, then `bodyRefused`). Waiting for `end` or
+ * `close` alone was not enough: once the refusal's answer finishes, Node no longer aborts the
+ * request when its client leaves, so the reader, its fiber and the chunks it had read stayed for
+ * the life of the process (each chunked body refused at 4 MiB kept 4 MiB). The stream itself is
+ * not ended early: Node would take that for an abort and reset the connection before the client
+ * read the answer.
+ */
+export const BODY_REFUSED: unique symbol = Symbol("gateway/bodyRefused")
+
+const refuseBody = (req: http.IncomingMessage) => {
+  refusedBodies.add(req)
+  req.emit(BODY_REFUSED)
+}
 
 /** How much of a refused body is read and thrown away before the connection is dropped. */
 const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
@@ -118,6 +136,7 @@ const answerAndDiscard = (req: http.IncomingMessage, res: http.ServerResponse, r
   const budget = discardBudget(limit)
   return (bytes: number) => {
     discarded += bytes
+    bodyBytesDone(bytes) // thrown away: dead at once
     if (discarded > budget) req.socket.destroy()
   }
 }
@@ -143,15 +162,15 @@ const capChunkedBody = (
   const push = req.push.bind(req)
   const refuse = (refusal: Refusal, already: number) => {
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
-    // socket flowing). The body's end still ends the request, marked refused; the connection
-    // then serves its next request.
-    refusedBodies.add(req)
+    // socket flowing). Its reader stops at once (BODY_REFUSED); once the parser has read the
+    // rest, the connection serves its next request.
     const discard = answerAndDiscard(req, res, refusal, limit, already)
     req.push = (more: any, enc?: BufferEncoding) => {
       if (more === null || more === undefined) return push(more, enc)
       discard(more.length)
       return true
     }
+    refuseBody(req)
     return true
   }
   // The HTTP parser hands each body chunk to push(); count there, before any reader sees it.

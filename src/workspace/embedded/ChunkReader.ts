@@ -19,7 +19,7 @@ import * as Stream from "effect/Stream"
 import type Database from "libsql"
 import { createRequire } from "node:module"
 import { ServiceUnavailable } from "../../api/errors.js"
-import { chunkRead } from "./chunkRelease.js"
+import { downloadBytesDone } from "../../lib/bufferRelease.js"
 import { describeError } from "./db.js"
 
 export interface ChunkReaderService {
@@ -64,7 +64,7 @@ export const readChunks = (reader: ChunkReaderService, documentId: string): Stre
     Effect.try({
       try: () => {
         const data = reader.read(documentId, idx)
-        if (data !== undefined) chunkRead(data.byteLength)
+        if (data !== undefined) downloadBytesDone(data.byteLength)
         return data === undefined
           ? [[], Option.none<number>()] as const
           : [[data], Option.some(idx + 1)] as const

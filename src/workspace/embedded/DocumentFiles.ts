@@ -26,7 +26,7 @@ import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { isSpooled, type SpooledBytes } from "../../upstream/model.js"
-import { chunkRead } from "./chunkRelease.js"
+import { downloadBytesDone } from "../../lib/bufferRelease.js"
 import { CHUNK_BYTES } from "./db.js"
 
 /** Documents of at least this size are kept as files (where the store has a database file). */
@@ -191,7 +191,7 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
               return buffer
             }).pipe(
               Effect.map((buffer) => {
-                chunkRead(buffer.byteLength)
+                downloadBytesDone(buffer.byteLength)
                 const next = at + buffer.byteLength
                 return [[buffer as Uint8Array], Option.some(next)] as const
               }),
