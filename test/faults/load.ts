@@ -21,7 +21,12 @@ export interface Exchange {
   socket?: Socket
   /** It went out on a keep-alive connection that had carried an answer before. */
   reused?: boolean
+  /** On a reused connection: ms from the end of its previous answer to this request's start. */
+  idleMs?: number
 }
+
+/** When each socket's last answer ended (performance.now()). */
+const lastAnswerAt = new WeakMap<Socket, number>()
 
 export interface Request {
   readonly method: string
@@ -47,6 +52,7 @@ export const exchange = (agent: http.Agent, request: Request, client = 0, n = 0)
       res.setEncoding("utf8")
       res.on("data", (d: string) => (text += d))
       res.on("end", () => {
+        if (ex.socket !== undefined) lastAnswerAt.set(ex.socket, performance.now())
         ex.status = res.statusCode
         ex.connection = res.headers.connection
         ex.body = text
@@ -60,6 +66,8 @@ export const exchange = (agent: http.Agent, request: Request, client = 0, n = 0)
     req.on("socket", (socket) => {
       ex.socket = socket
       ex.reused = req.reusedSocket
+      const last = lastAnswerAt.get(socket)
+      if (req.reusedSocket && last !== undefined) ex.idleMs = performance.now() - last
     })
     req.on("finish", () => (ex.sentAt = performance.now()))
     req.on("error", (e: NodeJS.ErrnoException) => {
