@@ -8,11 +8,10 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { BUILT_ENTRY, NPM_START_NODE_FLAGS } from "../support/process.js"
+import { BUILT_ENTRY, freePorts, NPM_START_NODE_FLAGS } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
@@ -46,15 +45,6 @@ const cleanEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   return { ...env, NO_COLOR: "1", ...extra }
 }
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = createServer()
-    srv.once("error", reject)
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port
-      srv.close(() => resolve(port))
-    })
-  })
 
 export interface Gateway {
   readonly url: string
@@ -95,8 +85,7 @@ process.once("exit", stopAllProcesses)
 export const startGateway = async (): Promise<Gateway> => {
   const dir = mkdtempSync(path.join(tmpdir(), "svc-cli-"))
   const ingestRoot = path.join(dir, "ingest")
-  const port = await freePort()
-  const adminPort = await freePort()
+  const [port, adminPort] = await freePorts(2) as [number, number]
   const adminToken = randomBytes(24).toString("base64url")
   const url = `http://127.0.0.1:${port}`
   const adminUrl = `http://127.0.0.1:${adminPort}`

@@ -19,15 +19,26 @@ export const NODE = (() => {
   return existsSync(local) ? local : process.execPath
 })()
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+/**
+ * `count` distinct free ports: all are held open until each is known, then released (two ports
+ * asked one after the other can be the same one: the kernel handed a gateway's PORT out again
+ * as its SVC_ADMIN_PORT, and it refused to start).
+ */
+export const freePorts = async (count: number): Promise<Array<number>> => {
+  const servers = Array.from({ length: count }, () => createServer())
+  try {
+    return await Promise.all(servers.map((server) =>
+      new Promise<number>((resolve, reject) => {
+        server.once("error", reject)
+        server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port))
+      })
+    ))
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => (server.listening ? server.close(resolve) : resolve(undefined)))))
+  }
+}
+
+export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
 
 /** The built entry `npm start` runs, and the node flags its script gives it (package.json). */
 export const BUILT_ENTRY = "dist/main.js"
@@ -75,12 +86,12 @@ export const startService = async (
   /** Node options after tsx's loader (e.g. another --import). */
   nodeArgs: ReadonlyArray<string> = []
 ): Promise<RunningService> => {
-  const port = await freePort()
+  const [port, spare] = await freePorts(2) as [number, number]
   // Never the default admin port 3001: test processes run side by side. With identity at the
   // edge the gateway runs no admin listener without a token: none, unless the test gives one.
   const identity = env.SVC_ACTOR_HEADER !== undefined || env.SVC_JWT_JWKS !== undefined
   const adminPort = env.SVC_ADMIN_PORT ??
-    (identity && env.SVC_ADMIN_TOKEN === undefined && entry !== "src/workspace/server/main.ts" ? "off" : String(await freePort()))
+    (identity && env.SVC_ADMIN_TOKEN === undefined && entry !== "src/workspace/server/main.ts" ? "off" : String(spare))
   const inherited = { ...process.env }
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
   const built = entry === BUILT_ENTRY
