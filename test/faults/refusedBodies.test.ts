@@ -162,3 +162,41 @@ describe("bodies refused mid-body", () => {
     expect((await http("GET", `${service.url}/v1/health`)).status).toBe(200)
   }, 120_000)
 })
+
+describe("a drain with a refused body still arriving", () => {
+  it("closes its connection like an idle one instead of waiting out the grace period", async () => {
+    const GRACE_MS = 6_000
+    const own = mkdtempSync(join(tmpdir(), "gateway-refused-drain-"))
+    const gateway = await startBuilt({
+      SVC_DATABASE_URL: `file:${join(own, "workspace.db")}`,
+      SVC_MAX_BODY_BYTES: String(LIMIT),
+      SVC_SHUTDOWN_GRACE_MS: String(GRACE_MS)
+    })
+    const socket = net.connect(Number(new URL(gateway.url).port), "127.0.0.1")
+    let drip: ReturnType<typeof setInterval> | undefined
+    try {
+      let received = ""
+      socket.on("data", (data: Buffer) => (received += data.toString("latin1")))
+      socket.on("error", () => {})
+      await new Promise((resolve) => socket.once("connect", resolve))
+      const framed = Buffer.concat([Buffer.from("10000\r\n"), Buffer.alloc(64 * 1024, 0x61), Buffer.from("\r\n")])
+      socket.write(`POST /v1/tasks/x/data/ingest HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\ncontent-type: application/json\r\n\r\n`)
+      // Past the limit, then on at about 1.6 MB/s: the rest of a body already answered.
+      for (let sent = 0; sent <= LIMIT; sent += 64 * 1024) socket.write(framed)
+      await waitFor("the 413", () => /^HTTP\/1\.1 413 /.test(received))
+      drip = setInterval(() => socket.write(framed), 40)
+      const signalled = performance.now()
+      gateway.kill("SIGTERM")
+      const exit = await gateway.exited
+      // Closed after the drain's linger (500 ms) once the answer was out, not cut at the grace.
+      expect(exit.code, gateway.output().slice(-400)).toBe(0)
+      expect(exit.at - signalled).toBeLessThan(GRACE_MS / 2)
+      expect(gateway.output()).toMatch(/shutdown: drained in \d+ ms/)
+    } finally {
+      clearInterval(drip)
+      socket.destroy()
+      await gateway.stop()
+      rmSync(own, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

@@ -159,6 +159,17 @@ export class Drain {
   }
 
   /**
+   * Bytes of a refused body were read and thrown away on `socket` (nodeServer.ts): they are not a
+   * request arriving, so a connection whose answer is out stays idle while its client sends the
+   * rest, and a drain closes it after the linger like any idle one (it held the drain for the
+   * whole grace period, then exited 1, while the client kept sending a body already answered 413).
+   */
+  discarded(socket: Socket): void {
+    const state = this.sockets.get(socket)
+    if (state !== undefined && state.active === 0) state.bytesAtIdle = socket.bytesRead
+  }
+
+  /**
    * Starts the drain (once; later calls return the same outcome). `graceMs` bounds it, from
    * now; past it the connections still open are destroyed.
    */

@@ -122,7 +122,14 @@ const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
  * client reads the answer instead of a reset; past the discard budget the connection is dropped.
  * Returns the counter for the bytes thrown away (`already` of them seen).
  */
-const answerAndDiscard = (req: http.IncomingMessage, res: http.ServerResponse, refusal: Refusal, limit: number, already = 0) => {
+const answerAndDiscard = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  refusal: Refusal,
+  limit: number,
+  drain: Drain | undefined,
+  already = 0
+) => {
   if (!res.headersSent) {
     // Set one by one (not as writeHead's argument): so they can be read back (the request log
     // tells a 503 with Retry-After, load shed on purpose, from a failure).
@@ -137,6 +144,7 @@ const answerAndDiscard = (req: http.IncomingMessage, res: http.ServerResponse, r
   return (bytes: number) => {
     discarded += bytes
     bodyBytesDone(bytes) // thrown away: dead at once
+    drain?.discarded(req.socket) // not a request arriving: a drain may close the connection
     if (discarded > budget) req.socket.destroy()
   }
 }
@@ -153,7 +161,8 @@ const capChunkedBody = (
   /** Undefined for a streamed body: only the limit and the pace hold. */
   budget: BodyBudget | undefined,
   client: string,
-  minRate: number
+  minRate: number,
+  drain: Drain | undefined
 ) => {
   let seen = 0
   let taken = 0
@@ -164,7 +173,7 @@ const capChunkedBody = (
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
     // socket flowing). Its reader stops at once (BODY_REFUSED); once the parser has read the
     // rest, the connection serves its next request.
-    const discard = answerAndDiscard(req, res, refusal, limit, already)
+    const discard = answerAndDiscard(req, res, refusal, limit, drain, already)
     req.push = (more: any, enc?: BufferEncoding) => {
       if (more === null || more === undefined) return push(more, enc)
       discard(more.length)
@@ -200,8 +209,14 @@ const capChunkedBody = (
   }
 }
 
-const refuseDeclaredBody = (req: http.IncomingMessage, res: http.ServerResponse, refusal: Refusal, limit: number) => {
-  const discard = answerAndDiscard(req, res, refusal, limit)
+const refuseDeclaredBody = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  refusal: Refusal,
+  limit: number,
+  drain: Drain | undefined
+) => {
+  const discard = answerAndDiscard(req, res, refusal, limit, drain)
   req.on("data", (chunk: Buffer) => discard(chunk.length))
 }
 
@@ -217,6 +232,7 @@ const admitDeclaredBody = (
   budget: BodyBudget,
   settings: ServerLimits,
   limit: number,
+  drain: Drain | undefined,
   proceed: () => void
 ) => {
   const client = requestClient(req, settings.clientAddress)
@@ -229,7 +245,7 @@ const admitDeclaredBody = (
     res.once("close", () => budget.release(bytes, client))
     watchBodyPace(req, res, settings.minBodyBytesPerSecond)
     proceed()
-  }, () => refuseDeclaredBody(req, res, busy(), limit), client)
+  }, () => refuseDeclaredBody(req, res, busy(), limit, drain), client)
   // The client left while waiting: it gives up its place.
   res.once("close", cancel)
 }
@@ -589,7 +605,7 @@ export const createGatewayServer = (
       const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
         settings.streamedBodies.test(routerPath(path))
       if (length > maxBodyBytes) {
-        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes)
+        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
         return true
       }
       if (length > 0 && streamed) {
@@ -598,7 +614,7 @@ export const createGatewayServer = (
         return proceed()
       }
       if (length > 0) {
-        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, proceed)
+        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed)
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
@@ -608,7 +624,8 @@ export const createGatewayServer = (
           maxBodyBytes,
           streamed ? undefined : budget,
           requestClient(req, settings.clientAddress),
-          settings.minBodyBytesPerSecond
+          settings.minBodyBytesPerSecond,
+          drain
         )
       }
       return proceed()
