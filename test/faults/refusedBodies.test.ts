@@ -5,6 +5,8 @@
  * ends and what its reader had collected is freed: the reader used to wait for an end that never
  * came once the answer was out, keeping the fiber and what it had read for the life of the
  * process (24 chunked bodies refused at a 2 MiB limit: +48 MB of external memory, +24 fibers).
+ * Also: a drain does not wait out its grace period for a client still sending the rest of a body
+ * already refused, and a declared length larger than the process can allocate is no 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -194,6 +196,40 @@ describe("a drain with a refused body still arriving", () => {
       expect(gateway.output()).toMatch(/shutdown: drained in \d+ ms/)
     } finally {
       clearInterval(drip)
+      socket.destroy()
+      await gateway.stop()
+      rmSync(own, { recursive: true, force: true })
+    }
+  }, 60_000)
+})
+
+describe("a declared length larger than the process can allocate (a huge SVC_MAX_BODY_BYTES)", () => {
+  it("is read as it arrives, not answered 500 before its first byte", async () => {
+    const own = mkdtempSync(join(tmpdir(), "gateway-huge-declared-"))
+    const gateway = await startBuilt({
+      SVC_DATABASE_URL: `file:${join(own, "workspace.db")}`,
+      SVC_LOG_FORMAT: "json",
+      SVC_MAX_BODY_BYTES: String(Number.MAX_SAFE_INTEGER)
+    })
+    const socket = net.connect(Number(new URL(gateway.url).port), "127.0.0.1")
+    try {
+      let received = ""
+      socket.on("data", (data: Buffer) => (received += data.toString("latin1")))
+      socket.on("error", () => {})
+      await new Promise((resolve) => socket.once("connect", resolve))
+      // 1 TiB declared (the budget lets one body larger than itself in when it holds nothing).
+      socket.write(`POST /v1/tasks/x/data/ingest HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${2 ** 40}\r\n\r\n{"a":`)
+      const line = () =>
+        gateway.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; method?: string; status?: number })
+          .find((l) => l.msg === "request" && l.method === "POST")
+      // Its body is read as it comes, so the sender is judged by its pace (408 after the 5 s
+      // window: it sends nothing more); the allocation's failure was a 500 at once.
+      await waitFor("an answer", () => /^HTTP\/1\.1 \d{3}/.test(received), { timeoutMs: 20_000 })
+      expect(received.slice(0, 12)).toBe("HTTP/1.1 408")
+      await waitFor("the request's log line", () => line() !== undefined)
+      expect(line()?.status).toBe(408)
+      expect(gateway.output()).not.toMatch(/Unhandled failure|RangeError/)
+    } finally {
       socket.destroy()
       await gateway.stop()
       rmSync(own, { recursive: true, force: true })
