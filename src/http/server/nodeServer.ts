@@ -117,6 +117,25 @@ const refuseBody = (req: http.IncomingMessage) => {
 /** How much of a refused body is read and thrown away before the connection is dropped. */
 const discardBudget = (limit: number) => Math.max(4 * limit, 64 * 1024 * 1024)
 
+/** How long a connection closing after a refused body's answer waits for more bytes of it. */
+const LINGER_IDLE_MS = 2_000
+
+/**
+ * When the answer closes the connection (HTTP/1.0, `Connection: close`, a drain), Node closes it
+ * as soon as the answer is written; the body's rest then arrives at a closed socket, the kernel
+ * resets the connection, and a client still sending (one that reads only once its body is out)
+ * never saw the answer: an 8 MiB body refused at 2 MiB got EPIPE every time, no 413. Instead the
+ * answer is followed by a half-close and the rest is read and thrown away as on a kept
+ * connection, until the client closes its side, nothing more comes for LINGER_IDLE_MS, or the
+ * discard budget is passed.
+ */
+const lingerOnClose = (socket: Socket) => {
+  socket.destroySoon = function(this: Socket) {
+    if (this.writable) this.end()
+    this.setTimeout(LINGER_IDLE_MS, () => this.destroy())
+  }
+}
+
 /**
  * A refused body's answer, at once; then what is `counted` of the rest is thrown away, so the
  * client reads the answer instead of a reset; past the discard budget the connection is dropped.
@@ -137,6 +156,7 @@ const answerAndDiscard = (
     res.setHeader("content-type", "application/json")
     res.setHeader("content-length", Buffer.byteLength(refusal.body))
     res.writeHead(refusal.status)
+    lingerOnClose(req.socket as Socket)
     res.end(refusal.body)
   }
   let discarded = already
