@@ -58,7 +58,8 @@ import { DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, DEMO_TENANT_SLUG, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
-import { loggingLayer, logSettingsFromEnv } from "./observability/logging.js"
+import { loggingLayer, logSettingsFromEnv, makeWriter } from "./observability/logging.js"
+import { observeOwnAnswers } from "./observability/requests.js"
 import { Observability, observabilityConfig } from "./observability/Observability.js"
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
@@ -215,7 +216,11 @@ const main = Effect.gen(function*() {
   // listener get this same workspace instance.
   const server = Layer.provide(
     Layer.merge(
-      NodeHttpServer.layerServer(() => createGatewayServer(config.maxBodyBytes, limits, drain), { port: config.port, host: config.host }),
+      NodeHttpServer.layerServer(
+        () =>
+          createGatewayServer(config.maxBodyBytes, limits, drain, observeOwnAnswers({ line: makeWriter().line, log: observability.log })),
+        { port: config.port, host: config.host }
+      ),
       HttpServices
     ),
     workspace

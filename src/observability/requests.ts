@@ -161,18 +161,57 @@ const bodyBytes = (method: string, res: http.ServerResponse, declared: number | 
  * calls and logs, a log line (when `options.line` is given and the level admits it) and its
  * metrics.
  */
-export const observeRequests = (options: RequestObserverOptions = {}) => {
+/** A request's metrics, and its line when the level admits it. */
+const makeEmit = (options: RequestObserverOptions) => {
   const line = options.line
   const log = options.log
   const infoOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Info", log.level)
   const warnOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Warn", log.level)
   const errorOn = log !== undefined && LogLevel.isGreaterThanOrEqualTo("Error", log.level)
   const on = { info: infoOn, warn: warnOn, error: errorOn }
-  const emit = (record: RequestRecord) => {
+  return (record: RequestRecord) => {
     recordHttpRequest(record.method, record.route, record.status, record.durationMs / 1000)
     if (line === undefined || log === undefined) return
     if (on[levelOf(record)]) line(formatRequestLine(log.format, record))
   }
+}
+
+/**
+ * For the answers the Node server gives before the application sees the request
+ * (src/http/server/nodeServer.ts: a declared body over the limit, the body budget full, the
+ * connection cap, too many headers, a malformed escape, start-up and shutdown): called before
+ * the answer is written, it gives the answer the request's id (x-request-id) and, once the
+ * response closes, the same line and metrics as any request (route unmatched). Without it a
+ * flood of refused uploads left no trace in the log.
+ */
+export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
+  const emit = makeEmit(options)
+  return (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    const started = performance.now()
+    const rc = requestContextOf(req.headers as Record<string, string | undefined>, arrivalOf(req))
+    res.setHeader(REQUEST_ID_HEADER, rc.requestId)
+    const method = req.method ?? "GET"
+    const path = pathOf(req.url ?? "/")
+    res.on("close", () => {
+      const sent = res.headersSent
+      emit({
+        requestId: rc.requestId,
+        traceId: rc.traceId,
+        method,
+        route: undefined,
+        path,
+        status: sent ? res.statusCode : 499,
+        durationMs: round1(performance.now() - started),
+        bytes: sent ? bodyBytes(method, res, undefined, 0) : 0,
+        aborted: !res.writableFinished,
+        shed: sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
+      })
+    })
+  }
+}
+
+export const observeRequests = (options: RequestObserverOptions = {}) => {
+  const emit = makeEmit(options)
 
   return <E, R>(
     app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>

@@ -253,7 +253,8 @@ const admitDeclaredBody = (
   settings: ServerLimits,
   limit: number,
   drain: Drain | undefined,
-  proceed: () => void
+  proceed: () => void,
+  ownAnswer: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 ) => {
   const client = requestClient(req, settings.clientAddress)
   if (bytes <= SMALL_BODY_BYTES) {
@@ -265,7 +266,10 @@ const admitDeclaredBody = (
     res.once("close", () => budget.release(bytes, client))
     watchBodyPace(req, res, settings.minBodyBytesPerSecond)
     proceed()
-  }, () => refuseDeclaredBody(req, res, busy(), limit, drain), client)
+  }, () => {
+    ownAnswer?.(req, res)
+    refuseDeclaredBody(req, res, busy(), limit, drain)
+  }, client)
   // The client left while waiting: it gives up its place.
   res.once("close", cancel)
 }
@@ -505,7 +509,12 @@ const unavailable = (message: string) => errorJson(503, "Service Unavailable", m
 export const createGatewayServer = (
   maxBodyBytes: number,
   limits: Partial<ServerLimits> = {},
-  drain?: Drain
+  drain?: Drain,
+  /**
+   * Called before each answer this server gives itself, before the application sees the request
+   * (the request log's `observeOwnAnswers`: its id on the answer, its line and metrics).
+   */
+  ownAnswer?: (req: http.IncomingMessage, res: http.ServerResponse) => void
 ): http.Server => {
   const settings: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...limits }
   const server = http.createServer({
@@ -564,6 +573,7 @@ export const createGatewayServer = (
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
+        ownAnswer?.(req, res)
         const body = tooManyHeaders(settings.maxHeaders)
         res.writeHead(431, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
         res.end(body)
@@ -576,6 +586,7 @@ export const createGatewayServer = (
         // A connection past the cap: the probes are answered, anything else is told to come back.
         res.shouldKeepAlive = false
         if (!settings.probePaths.includes(path)) {
+          ownAnswer?.(req, res)
           const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
           res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
           res.end(body)
@@ -585,6 +596,7 @@ export const createGatewayServer = (
       if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
         const client = requestClient(req, settings.clientAddress)
         if (!streams.take(client, res)) {
+          ownAnswer?.(req, res)
           const body = unavailable(
             `Too many event streams open from one client (SVC_EVENT_STREAMS_PER_CLIENT=${settings.streams!.perClient}); ` +
               `retry after ${RETRY_AFTER_SECONDS} s`
@@ -597,6 +609,7 @@ export const createGatewayServer = (
       // Without a `%` there is no escape to be malformed.
       const malformed = target.includes("%") ? malformedPercentEncoding(target) : undefined
       if (malformed !== undefined) {
+        ownAnswer?.(req, res)
         const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
         const body = errorJson(
           400,
@@ -611,6 +624,7 @@ export const createGatewayServer = (
       // application is attached that is start-up; after, shutdown (a drain closes connections
       // before the application is detached, so this is for servers run without one).
       if (server.listenerCount("request") === 0) {
+        ownAnswer?.(req, res)
         if (served) {
           res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": RETRY_AFTER_SECONDS })
           res.end(unavailable("Shutting down"))
@@ -625,6 +639,7 @@ export const createGatewayServer = (
       const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
         settings.streamedBodies.test(routerPath(path))
       if (length > maxBodyBytes) {
+        ownAnswer?.(req, res)
         refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
         return true
       }
@@ -634,7 +649,7 @@ export const createGatewayServer = (
         return proceed()
       }
       if (length > 0) {
-        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed)
+        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed, ownAnswer)
         return true
       }
       if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {

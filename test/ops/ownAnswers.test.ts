@@ -1,0 +1,112 @@
+/**
+ * The answers the Node server gives before the application sees a request (a declared body over
+ * SVC_MAX_BODY_BYTES, too many headers, a malformed escape in the path) carry the request's id
+ * and leave the same request line and metrics as any other request, on the built process: they
+ * used to carry no `x-request-id` and leave no line, so a flood of refused uploads was invisible
+ * in the log.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync } from "node:fs"
+import * as net from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type RunningService, startBuilt } from "../support/process.js"
+import { waitFor } from "../support/waitFor.js"
+
+let dir: string
+let service: RunningService
+let port: number
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-own-answers-"))
+  service = await startBuilt({
+    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
+    SVC_LOG_FORMAT: "json",
+    SVC_MAX_BODY_BYTES: "1024",
+    SVC_MAX_HEADERS: "20"
+  })
+  port = Number(new URL(service.url).port)
+}, 60_000)
+
+afterAll(async () => {
+  await service?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** One request written as `head` on a fresh connection; the answer's status and headers. */
+const raw = (head: string) =>
+  new Promise<{ status: number; headers: Record<string, string> }>((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1", () => socket.write(head))
+    let text = ""
+    socket.on("data", (d: Buffer) => {
+      text += d.toString("latin1")
+      const end = text.indexOf("\r\n\r\n")
+      if (end === -1) return
+      const [status, ...lines] = text.slice(0, end).split("\r\n")
+      socket.destroy()
+      resolve({
+        status: Number(status!.split(" ")[1]),
+        headers: Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]))
+      })
+    })
+    socket.on("error", reject)
+  })
+
+interface Line {
+  readonly msg: string
+  readonly requestId?: string
+  readonly method?: string
+  readonly route?: string | null
+  readonly path?: string
+  readonly status?: number
+  readonly level?: string
+}
+const lines = (from: number): Array<Line> =>
+  service.output().slice(from).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line)
+    .filter((l) => l.msg === "request")
+
+const unmatched = async (status: number) => {
+  const text = await (await fetch(`${service.url}/metrics`)).text()
+  const m = new RegExp(`^http_requests_total\\{[^}]*route="unmatched"[^}]*status="${status}"[^}]*\\} (\\d+)`, "m").exec(text)
+  return m === null ? 0 : Number(m[1])
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+describe("answers the server gives before the application", () => {
+  it("carry the request's id and leave one request line each, counted in the metrics", async () => {
+    const from = service.output().length
+    const before = { 413: await unmatched(413), 431: await unmatched(431), 400: await unmatched(400) }
+
+    const tooLarge = await raw(
+      "POST /v1/tasks/t/files?secret=1 HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n" +
+        "x-request-id: edge-id-413\r\ncontent-length: 5000\r\n\r\n"
+    )
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers["x-request-id"]).toBe("edge-id-413")
+
+    const manyHeaders = await raw(
+      `GET /v1/health HTTP/1.1\r\nhost: x\r\n${Array.from({ length: 25 }, (_, i) => `x-h${i}: v\r\n`).join("")}\r\n`
+    )
+    expect(manyHeaders.status).toBe(431)
+    expect(manyHeaders.headers["x-request-id"]).toMatch(UUID)
+
+    // A caller's id that is not a valid one (a Cyrillic letter) is replaced, as everywhere.
+    const malformed = await raw("GET /v1/%zz HTTP/1.1\r\nhost: x\r\nx-request-id: id-\xd0\x90\r\n\r\n")
+    expect(malformed.status).toBe(400)
+    expect(malformed.headers["x-request-id"]).toMatch(UUID)
+
+    const seen = await waitFor("three request lines", () => {
+      const found = lines(from).filter((l) => l.status === 413 || l.status === 431 || l.status === 400)
+      return found.length >= 3 ? found : undefined
+    })
+    expect(seen).toEqual([
+      expect.objectContaining({ requestId: "edge-id-413", method: "POST", route: null, path: "/v1/tasks/t/files", status: 413, level: "info" }),
+      expect.objectContaining({ requestId: manyHeaders.headers["x-request-id"], method: "GET", route: null, status: 431 }),
+      expect.objectContaining({ requestId: malformed.headers["x-request-id"], method: "GET", route: null, path: "/v1/%zz", status: 400 })
+    ])
+    expect(await unmatched(413)).toBe(before[413] + 1)
+    expect(await unmatched(431)).toBe(before[431] + 1)
+    expect(await unmatched(400)).toBe(before[400] + 1)
+  })
+})
