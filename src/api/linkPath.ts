@@ -15,7 +15,10 @@ const routedPath = (url: string): string => {
   try {
     decoded = decodeURIComponent(path)
   } catch {
-    // A malformed escape: the router refuses it; judge the raw text.
+    // A malformed escape: the router refuses it (a 400 the server logs too), but the path may
+    // still spell a link with escapes (`/%6Cinks/<token>%zz`): its ASCII escapes are decoded, so
+    // a token there is redacted all the same.
+    decoded = path.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase()
 }

@@ -51,7 +51,8 @@ const slowIsLinkPath = (url: string): boolean => {
   try {
     decoded = decodeURIComponent(path)
   } catch {
-    // as linkPath.ts
+    // as linkPath.ts: a malformed escape elsewhere; the ASCII escapes still read as what they spell
+    decoded = path.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase().startsWith("/links/")
 }
@@ -69,6 +70,7 @@ describe("isLinkPath's shortcut for paths without escapes", () => {
     expect(isLinkPath("//LINKS//abc")).toBe(true)
     expect(isLinkPath("/links?x=/")).toBe(false)
     expect(isLinkPath("/%6Cinks/abc")).toBe(true)
+    expect(isLinkPath("/%6Cinks/abc%zz")).toBe(true)
   })
 })
 

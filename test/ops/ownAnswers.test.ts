@@ -96,17 +96,24 @@ describe("answers the server gives before the application", () => {
     expect(malformed.status).toBe(400)
     expect(malformed.headers["x-request-id"]).toMatch(UUID)
 
-    const seen = await waitFor("three request lines", () => {
+    // A decision link's token is a credential: a link path refused for a malformed escape (its
+    // `l` escaped too) is logged as /links/:token like any link.
+    const link = await raw("GET /%6Cinks/SECRET-TOKEN%zz HTTP/1.1\r\nhost: x\r\n\r\n")
+    expect(link.status).toBe(400)
+
+    const seen = await waitFor("four request lines", () => {
       const found = lines(from).filter((l) => l.status === 413 || l.status === 431 || l.status === 400)
-      return found.length >= 3 ? found : undefined
+      return found.length >= 4 ? found : undefined
     })
+    expect(service.output().slice(from)).not.toContain("SECRET-TOKEN")
     expect(seen).toEqual([
       expect.objectContaining({ requestId: "edge-id-413", method: "POST", route: null, path: "/v1/tasks/t/files", status: 413, level: "info" }),
       expect.objectContaining({ requestId: manyHeaders.headers["x-request-id"], method: "GET", route: null, status: 431 }),
-      expect.objectContaining({ requestId: malformed.headers["x-request-id"], method: "GET", route: null, path: "/v1/%zz", status: 400 })
+      expect.objectContaining({ requestId: malformed.headers["x-request-id"], method: "GET", route: null, path: "/v1/%zz", status: 400 }),
+      expect.objectContaining({ requestId: link.headers["x-request-id"], path: "/links/:token", status: 400 })
     ])
     expect(await unmatched(413)).toBe(before[413] + 1)
     expect(await unmatched(431)).toBe(before[431] + 1)
-    expect(await unmatched(400)).toBe(before[400] + 1)
+    expect(await unmatched(400)).toBe(before[400] + 2)
   })
 })
