@@ -46,18 +46,34 @@ describe("routerPath's shortcut for paths already as the router reads them", () 
 
 /** isLinkPath without its shortcut (the path as the router matches it starts with /links/). */
 const slowIsLinkPath = (url: string): boolean => {
-  const path = url.split(/[?;#]/, 1)[0]!
+  let target = url
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      target = new URL(target).pathname
+    } catch {
+      target = target.replace(/^https?:\/\/[^/]*/i, "")
+    }
+  }
+  // the router skips the first character: `*links/x` is `/links/x`
+  if (!target.startsWith("/")) target = "/" + target.slice(1)
+  const path = target.split(/[?;#]/, 1)[0]!
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
   } catch {
-    // as linkPath.ts: a malformed escape elsewhere; the ASCII escapes still read as what they spell
-    decoded = path.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    // as linkPath.ts: a malformed escape elsewhere; the runs of escapes that decode still read as what they spell
+    decoded = path.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run)
+      } catch {
+        return run
+      }
+    })
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase().startsWith("/links/")
 }
 
-const linkChars = fc.constantFrom("/", "/", "links", "LiNkS", "link", "s", "?", ";", "#", "%6C", "%2F", "x", "%zz", "http://h")
+const linkChars = fc.constantFrom("/", "/", "links", "LiNkS", "link", "s", "?", ";", "#", "%6C", "%2F", "x", "%zz", "http://h", "*", "%E2%84%AA", "HTTP://h/")
 
 describe("isLinkPath's shortcut for paths without escapes", () => {
   it("gives what the full reading gives, for any path", () => {
@@ -71,6 +87,13 @@ describe("isLinkPath's shortcut for paths without escapes", () => {
     expect(isLinkPath("/links?x=/")).toBe(false)
     expect(isLinkPath("/%6Cinks/abc")).toBe(true)
     expect(isLinkPath("/%6Cinks/abc%zz")).toBe(true)
+    // Spellings the server routes (or reads) as a link: absolute-form, a first character that is
+    // not `/` (the router skips it), the Kelvin sign beside a malformed escape.
+    expect(isLinkPath("http://h/links/abc")).toBe(true)
+    expect(isLinkPath("HTTP://h/x/../LINKS/abc%zz")).toBe(true)
+    expect(isLinkPath("*links/abc")).toBe(true)
+    expect(isLinkPath("/lin%E2%84%AAs/abc%zz")).toBe(true)
+    expect(isLinkPath("*linkss/abc")).toBe(false)
   })
 })
 

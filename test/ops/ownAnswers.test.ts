@@ -116,4 +116,25 @@ describe("answers the server gives before the application", () => {
     expect(await unmatched(431)).toBe(before[431] + 1)
     expect(await unmatched(400)).toBe(before[400] + 2)
   })
+
+  it("never log a decision link's token, whatever spelling of the link the request uses", async () => {
+    const from = service.output().length
+    const heads = [
+      // absolute-form targets, refused by the server itself (a body over the limit, a malformed escape)
+      "POST http://x/links/SECRET-ABS-413 HTTP/1.1\r\nhost: x\r\ncontent-length: 5000\r\n\r\n",
+      "GET HTTP://x/a/../LINKS/SECRET-ABS-400%zz HTTP/1.1\r\nhost: x\r\n\r\n",
+      // the Kelvin sign reads as `k` to the router; beside a malformed escape, refused with 400
+      "GET /lin%E2%84%AAs/SECRET-KELVIN%zz HTTP/1.1\r\nhost: x\r\n\r\n",
+      // a first character other than `/`: the router skips it and serves the link route
+      "GET *links/SECRET-STAR HTTP/1.1\r\nhost: x\r\n\r\n"
+    ]
+    const ids: Array<string> = []
+    for (const head of heads) ids.push((await raw(head)).headers["x-request-id"]!)
+    const seen = await waitFor("a line for each", () => {
+      const found = lines(from).filter((l) => ids.includes(l.requestId!))
+      return found.length === heads.length ? found : undefined
+    })
+    expect(service.output().slice(from)).not.toContain("SECRET-")
+    expect(seen.map((l) => l.path)).toEqual(heads.map(() => "/links/:token"))
+  })
 })
