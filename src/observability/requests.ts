@@ -207,7 +207,7 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
     res.setHeader(REQUEST_ID_HEADER, rc.requestId)
     const method = req.method ?? "GET"
     const path = pathOf(serverPathOf(req.url ?? "/"))
-    res.on("close", () => {
+    const closed = () => {
       const sent = res.headersSent
       emit({
         requestId: rc.requestId,
@@ -221,7 +221,11 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
         aborted: !res.writableFinished,
         shed: sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
       })
-    })
+    }
+    // Called for a request whose client already left (it gave up waiting for room for its body):
+    // its line now, as a 499.
+    if (res.closed) closed()
+    else res.on("close", closed)
   }
 }
 

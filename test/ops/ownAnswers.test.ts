@@ -138,3 +138,54 @@ describe("answers the server gives before the application", () => {
     expect(seen.map((l) => l.path)).toEqual(heads.map(() => "/links/:token"))
   })
 })
+
+describe("a request waiting for room for its body", () => {
+  let waitDir: string
+  let waiting: RunningService
+  beforeAll(async () => {
+    waitDir = mkdtempSync(join(tmpdir(), "gateway-own-answers-wait-"))
+    waiting = await startBuilt({
+      SVC_DATABASE_URL: `file:${join(waitDir, "workspace.db")}`,
+      SVC_LOG_FORMAT: "json",
+      SVC_MAX_BODY_BYTES_IN_FLIGHT: "100000",
+      SVC_BODY_BUDGET_WAIT_MS: "60000"
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await waiting?.stop()
+    rmSync(waitDir, { recursive: true, force: true })
+  })
+
+  it("is logged (499) when its client gives up, as any abandoned request is", async () => {
+    const wport = Number(new URL(waiting.url).port)
+    const open = (head: string) =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(wport, "127.0.0.1", () => {
+          socket.write(head)
+          resolve(socket)
+        })
+        socket.on("error", reject)
+      })
+    const from = waiting.output().length
+    // The first body takes the budget (its bytes never come; the application reading it asks for
+    // them with 100 Continue: admitted); the second waits behind it.
+    const holder = await open(
+      "POST /v1/tasks/00000000-0000-4000-8000-000000000001/action HTTP/1.1\r\nhost: x\r\n" +
+        "content-type: application/json\r\nexpect: 100-continue\r\ncontent-length: 90000\r\n\r\n"
+    )
+    let heard = ""
+    holder.on("data", (d: Buffer) => (heard += d.toString("latin1")))
+    await waitFor("the holder admitted", () => (heard.includes("100 Continue") ? true : undefined))
+    const waiter = await open(
+      "POST /v1/waiter HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-request-id: edge-waiter\r\ncontent-length: 90000\r\n\r\n"
+    )
+    waiter.destroy()
+    const seen = await waitFor("the waiter's line", () => {
+      const found = waiting.output().slice(from).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line)
+        .filter((l) => l.msg === "request" && l.requestId === "edge-waiter")
+      return found.length > 0 ? found : undefined
+    })
+    expect(seen).toEqual([expect.objectContaining({ path: "/v1/waiter", status: 499, route: null })])
+    holder.destroy()
+  })
+})

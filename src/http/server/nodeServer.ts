@@ -270,8 +270,11 @@ const admitDeclaredBody = (
     ownAnswer?.(req, res)
     refuseDeclaredBody(req, res, busy(), limit, drain)
   }, client)
-  // The client left while waiting: it gives up its place.
-  res.once("close", cancel)
+  // The client left while waiting: it gives up its place, and its request is logged (499) like
+  // any the client abandons.
+  res.once("close", () => {
+    if (cancel()) ownAnswer?.(req, res)
+  })
 }
 
 /**
