@@ -5,28 +5,50 @@
 export const LINK_PATH = "/links"
 
 /**
- * The path as the router matches it: query, `;` and fragment cut off, percent-escapes decoded,
- * duplicate slashes as one, static segments in any case (`/LINKS/…`, `//links/…` and
- * `/%6Cinks/…` reach the link route too).
+ * The path as the router matches it: an absolute-form target (`http://host/…`) read as the
+ * server reads it (its path, dot segments resolved), a first character that is not `/` taken as
+ * one (the router skips it: `*links/…` reaches the link route), query, `;` and fragment cut off,
+ * percent-escapes decoded, duplicate slashes as one, static segments in any case (`/LINKS/…`,
+ * `//links/…`, `/%6Cinks/…` and the Kelvin sign's `/lin%E2%84%AAs/…` reach the link route too).
  */
 const routedPath = (url: string): string => {
-  const path = url.split(/[?;#]/, 1)[0]!
+  let target = url
+  if (ABSOLUTE_FORM.test(target)) {
+    try {
+      const parsed = new URL(target)
+      target = parsed.pathname + parsed.search
+    } catch {
+      target = target.replace(/^https?:\/\/[^/]*/i, "")
+    }
+  }
+  if (target.charCodeAt(0) !== 47) target = "/" + target.slice(1)
+  const path = target.split(/[?;#]/, 1)[0]!
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
   } catch {
     // A malformed escape: the router refuses it (a 400 the server logs too), but the path may
-    // still spell a link with escapes (`/%6Cinks/<token>%zz`): its ASCII escapes are decoded, so
-    // a token there is redacted all the same.
-    decoded = path.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    // still spell a link with escapes (`/%6Cinks/<token>%zz`): each run of escapes that decodes
+    // is decoded, so a token there is redacted all the same.
+    decoded = path.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run)
+      } catch {
+        return run
+      }
+    })
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase()
 }
 
+/** An absolute-form request target, as the Node adapter recognises one. */
+const ABSOLUTE_FORM = /^https?:\/\//i
+
 /** Whether a request path (or URL, query included) reaches a link page. */
 export const isLinkPath = (url: string): boolean =>
-  // Without an escape the answer is in the path's first characters: no copies for every request.
-  url.includes("%") ? routedPath(url).startsWith(`${LINK_PATH}/`) : LINK_PREFIX.test(url)
+  // A path starting with `/` and without an escape: the answer is in its first characters, no
+  // copies for every request.
+  url.charCodeAt(0) === 47 && !url.includes("%") ? LINK_PREFIX.test(url) : routedPath(url).startsWith(`${LINK_PATH}/`)
 
 /** routedPath(url) starts with `/links/`, for a url without `%`: slashes, `links` in any case, a slash. */
 const LINK_PREFIX = /^\/+links\//i

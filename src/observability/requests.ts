@@ -184,6 +184,21 @@ const makeEmit = (options: RequestObserverOptions) => {
  * response closes, the same line and metrics as any request (route unmatched). Without it a
  * flood of refused uploads left no trace in the log.
  */
+/**
+ * A target as the application's request reads it: an absolute-form target (`http://host/…`) is
+ * its path and query (dot segments resolved), as the Node adapter makes it.
+ */
+const serverPathOf = (url: string): string => {
+  if (!ABSOLUTE_FORM.test(url)) return url
+  try {
+    const parsed = new URL(url)
+    return parsed.pathname + parsed.search
+  } catch {
+    return url
+  }
+}
+const ABSOLUTE_FORM = /^https?:\/\//i
+
 export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
   const emit = makeEmit(options)
   return (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -191,8 +206,8 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
     const rc = requestContextOf(req.headers as Record<string, string | undefined>, arrivalOf(req))
     res.setHeader(REQUEST_ID_HEADER, rc.requestId)
     const method = req.method ?? "GET"
-    const path = pathOf(req.url ?? "/")
-    res.on("close", () => {
+    const path = pathOf(serverPathOf(req.url ?? "/"))
+    const closed = () => {
       const sent = res.headersSent
       emit({
         requestId: rc.requestId,
@@ -206,7 +221,11 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
         aborted: !res.writableFinished,
         shed: sent && res.statusCode === 503 && res.getHeader("retry-after") !== undefined
       })
-    })
+    }
+    // Called for a request whose client already left (it gave up waiting for room for its body):
+    // its line now, as a 499.
+    if (res.closed) closed()
+    else res.on("close", closed)
   }
 }
 

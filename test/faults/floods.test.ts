@@ -220,7 +220,16 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
       expect(headerOf(third as string, "retry-after")).toBe("1")
       expect(third).toMatch(/SVC_EVENT_STREAMS_PER_CLIENT=2/)
       // The router's other spellings of the same path count the same.
-      for (const path of [`//V1/tasks/${EXPENSE_TASK}/Events//%73tream/`, `/v1/tasks/${EXPENSE_TASK}/events/stream?afterSeq=1`]) {
+      for (
+        const path of [
+          `//V1/tasks/${EXPENSE_TASK}/Events//%73tream/`,
+          `/v1/tasks/${EXPENSE_TASK}/events/stream?afterSeq=1`,
+          // spellings the router serves as the stream too: `;` cut off, any first character, absolute-form
+          `/v1/tasks/${EXPENSE_TASK}/events/stream;x`,
+          `*v1/tasks/${EXPENSE_TASK}/events/stream`,
+          `http://x/v1/tasks/${EXPENSE_TASK}/events/stream`
+        ]
+      ) {
         const variant = await (await connect(gw.url, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`, "127.0.0.4")).answer(3_000)
         expect(variant === "timeout" ? variant : statusOf(variant), path).toBe(503)
       }

@@ -13,11 +13,18 @@ import { recordHttpRequest } from "../../src/observability/metrics.js"
 import { renderPrometheus } from "../../src/observability/prometheus.js"
 import { formatRequestLine, type RequestRecord } from "../../src/observability/requests.js"
 
-/** routerPath without its shortcut: decode, lower-case, collapse repeated and trailing slashes. */
+/**
+ * routerPath without its shortcut: an absolute-form target's path, the first character as `/`,
+ * cut at `;` or `#`, decode, lower-case, collapse repeated and trailing slashes.
+ */
 const slowRouterPath = (path: string): string => {
-  let decoded = path
+  let target = path
+  if (/^https?:\/\//i.test(target)) target = new URL(target).pathname
+  if (!target.startsWith("/")) target = "/" + target.slice(1)
+  target = target.split(/[;#]/, 1)[0]!
+  let decoded = target
   try {
-    decoded = decodeURIComponent(path)
+    decoded = decodeURIComponent(target)
   } catch {
     // as routerPath
   }
@@ -29,7 +36,8 @@ const pathChars = fc.constantFrom(..."/aZ%2F3fA-_.~ßÄ:@!$&'()*+,;=?#%7e".split
 describe("routerPath's shortcut for paths already as the router reads them", () => {
   it("gives what the full normalisation gives, for any path", () => {
     fc.assert(
-      fc.property(fc.array(pathChars, { maxLength: 24 }).map((parts) => `/${parts.join("")}`), (path) => {
+      fc.property(fc.constantFrom("/", "/", "*", "http://h/"), fc.array(pathChars, { maxLength: 24 }), (first, parts) => {
+        const path = first + parts.join("")
         expect(routerPath(path)).toBe(slowRouterPath(path))
       }),
       { numRuns: 5_000 }
@@ -41,23 +49,43 @@ describe("routerPath's shortcut for paths already as the router reads them", () 
     expect(routerPath("//v1//tasks")).toBe("/v1/tasks")
     expect(routerPath("/")).toBe("/")
     expect(routerPath("/v1/health")).toBe("/v1/health")
+    // Spellings the router serves as the event stream (a share counted by path must see them too).
+    expect(routerPath("*v1/tasks/x/events/stream")).toBe("/v1/tasks/x/events/stream")
+    expect(routerPath("/v1/tasks/x/events/stream;x")).toBe("/v1/tasks/x/events/stream")
+    expect(routerPath("HTTP://h/v1/tasks/x/events/stream")).toBe("/v1/tasks/x/events/stream")
   })
 })
 
 /** isLinkPath without its shortcut (the path as the router matches it starts with /links/). */
 const slowIsLinkPath = (url: string): boolean => {
-  const path = url.split(/[?;#]/, 1)[0]!
+  let target = url
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      target = new URL(target).pathname
+    } catch {
+      target = target.replace(/^https?:\/\/[^/]*/i, "")
+    }
+  }
+  // the router skips the first character: `*links/x` is `/links/x`
+  if (!target.startsWith("/")) target = "/" + target.slice(1)
+  const path = target.split(/[?;#]/, 1)[0]!
   let decoded = path
   try {
     decoded = decodeURIComponent(path)
   } catch {
-    // as linkPath.ts: a malformed escape elsewhere; the ASCII escapes still read as what they spell
-    decoded = path.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+    // as linkPath.ts: a malformed escape elsewhere; the runs of escapes that decode still read as what they spell
+    decoded = path.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run)
+      } catch {
+        return run
+      }
+    })
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase().startsWith("/links/")
 }
 
-const linkChars = fc.constantFrom("/", "/", "links", "LiNkS", "link", "s", "?", ";", "#", "%6C", "%2F", "x", "%zz", "http://h")
+const linkChars = fc.constantFrom("/", "/", "links", "LiNkS", "link", "s", "?", ";", "#", "%6C", "%2F", "x", "%zz", "http://h", "*", "%E2%84%AA", "HTTP://h/")
 
 describe("isLinkPath's shortcut for paths without escapes", () => {
   it("gives what the full reading gives, for any path", () => {
@@ -71,6 +99,13 @@ describe("isLinkPath's shortcut for paths without escapes", () => {
     expect(isLinkPath("/links?x=/")).toBe(false)
     expect(isLinkPath("/%6Cinks/abc")).toBe(true)
     expect(isLinkPath("/%6Cinks/abc%zz")).toBe(true)
+    // Spellings the server routes (or reads) as a link: absolute-form, a first character that is
+    // not `/` (the router skips it), the Kelvin sign beside a malformed escape.
+    expect(isLinkPath("http://h/links/abc")).toBe(true)
+    expect(isLinkPath("HTTP://h/x/../LINKS/abc%zz")).toBe(true)
+    expect(isLinkPath("*links/abc")).toBe(true)
+    expect(isLinkPath("/lin%E2%84%AAs/abc%zz")).toBe(true)
+    expect(isLinkPath("*linkss/abc")).toBe(false)
   })
 })
 

@@ -116,4 +116,76 @@ describe("answers the server gives before the application", () => {
     expect(await unmatched(431)).toBe(before[431] + 1)
     expect(await unmatched(400)).toBe(before[400] + 2)
   })
+
+  it("never log a decision link's token, whatever spelling of the link the request uses", async () => {
+    const from = service.output().length
+    const heads = [
+      // absolute-form targets, refused by the server itself (a body over the limit, a malformed escape)
+      "POST http://x/links/SECRET-ABS-413 HTTP/1.1\r\nhost: x\r\ncontent-length: 5000\r\n\r\n",
+      "GET HTTP://x/a/../LINKS/SECRET-ABS-400%zz HTTP/1.1\r\nhost: x\r\n\r\n",
+      // the Kelvin sign reads as `k` to the router; beside a malformed escape, refused with 400
+      "GET /lin%E2%84%AAs/SECRET-KELVIN%zz HTTP/1.1\r\nhost: x\r\n\r\n",
+      // a first character other than `/`: the router skips it and serves the link route
+      "GET *links/SECRET-STAR HTTP/1.1\r\nhost: x\r\n\r\n"
+    ]
+    const ids: Array<string> = []
+    for (const head of heads) ids.push((await raw(head)).headers["x-request-id"]!)
+    const seen = await waitFor("a line for each", () => {
+      const found = lines(from).filter((l) => ids.includes(l.requestId!))
+      return found.length === heads.length ? found : undefined
+    })
+    expect(service.output().slice(from)).not.toContain("SECRET-")
+    expect(seen.map((l) => l.path)).toEqual(heads.map(() => "/links/:token"))
+  })
+})
+
+describe("a request waiting for room for its body", () => {
+  let waitDir: string
+  let waiting: RunningService
+  beforeAll(async () => {
+    waitDir = mkdtempSync(join(tmpdir(), "gateway-own-answers-wait-"))
+    waiting = await startBuilt({
+      SVC_DATABASE_URL: `file:${join(waitDir, "workspace.db")}`,
+      SVC_LOG_FORMAT: "json",
+      SVC_MAX_BODY_BYTES_IN_FLIGHT: "100000",
+      SVC_BODY_BUDGET_WAIT_MS: "60000"
+    })
+  }, 60_000)
+  afterAll(async () => {
+    await waiting?.stop()
+    rmSync(waitDir, { recursive: true, force: true })
+  })
+
+  it("is logged (499) when its client gives up, as any abandoned request is", async () => {
+    const wport = Number(new URL(waiting.url).port)
+    const open = (head: string) =>
+      new Promise<net.Socket>((resolve, reject) => {
+        const socket = net.connect(wport, "127.0.0.1", () => {
+          socket.write(head)
+          resolve(socket)
+        })
+        socket.on("error", reject)
+      })
+    const from = waiting.output().length
+    // The first body takes the budget (its bytes never come; the application reading it asks for
+    // them with 100 Continue: admitted); the second waits behind it.
+    const holder = await open(
+      "POST /v1/tasks/00000000-0000-4000-8000-000000000001/action HTTP/1.1\r\nhost: x\r\n" +
+        "content-type: application/json\r\nexpect: 100-continue\r\ncontent-length: 90000\r\n\r\n"
+    )
+    let heard = ""
+    holder.on("data", (d: Buffer) => (heard += d.toString("latin1")))
+    await waitFor("the holder admitted", () => (heard.includes("100 Continue") ? true : undefined))
+    const waiter = await open(
+      "POST /v1/waiter HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-request-id: edge-waiter\r\ncontent-length: 90000\r\n\r\n"
+    )
+    waiter.destroy()
+    const seen = await waitFor("the waiter's line", () => {
+      const found = waiting.output().slice(from).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Line)
+        .filter((l) => l.msg === "request" && l.requestId === "edge-waiter")
+      return found.length > 0 ? found : undefined
+    })
+    expect(seen).toEqual([expect.objectContaining({ path: "/v1/waiter", status: 499, route: null })])
+    holder.destroy()
+  })
 })

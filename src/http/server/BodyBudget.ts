@@ -82,12 +82,13 @@ export class BodyBudget {
 
   /**
    * Takes `bytes` as soon as they fit (`granted` is called then), or calls `timedOut` after
-   * `waitMs`. Returns the cancel: the request went away before either.
+   * `waitMs`. Returns the cancel: the request went away before either (true when it was still
+   * waiting, neither called).
    */
-  take(bytes: number, waitMs: number, granted: () => void, timedOut: () => void, client = ""): () => void {
+  take(bytes: number, waitMs: number, granted: () => void, timedOut: () => void, client = ""): () => boolean {
     if (this.tryTake(bytes, false, client)) {
       granted()
-      return () => {}
+      return () => false
     }
     let settled = false
     const entry: Waiting = {
@@ -113,10 +114,11 @@ export class BodyBudget {
     }, waitMs)
     this.waiting.push(entry)
     return () => {
-      if (settled) return
+      if (settled) return false
       settled = true
       clearTimeout(timer)
       leave()
+      return true
     }
   }
 

@@ -270,8 +270,11 @@ const admitDeclaredBody = (
     ownAnswer?.(req, res)
     refuseDeclaredBody(req, res, busy(), limit, drain)
   }, client)
-  // The client left while waiting: it gives up its place.
-  res.once("close", cancel)
+  // The client left while waiting: it gives up its place, and its request is logged (499) like
+  // any the client abandons.
+  res.once("close", () => {
+    if (cancel()) ownAnswer?.(req, res)
+  })
 }
 
 /**
@@ -361,9 +364,13 @@ const closeSilent = (server: http.Server, ms: number) => {
 
 /**
  * A path routerPath leaves unchanged: "/", or segments of visible ASCII without `%` (nothing to
- * decode), upper case (nothing to lower) or an empty segment (no doubled or trailing slash).
+ * decode), `;` or `#` (nothing cut off), upper case (nothing to lower) or an empty segment (no
+ * doubled or trailing slash).
  */
-const ROUTER_NORMAL = /^(?:\/[\x21-\x24\x26-\x2e\x30-\x40\x5b-\x7e]+)+$|^\/$/
+const ROUTER_NORMAL = /^(?:\/[\x21\x22\x24\x26-\x2e\x30-\x3a\x3c-\x40\x5b-\x7e]+)+$|^\/$/
+
+/** An absolute-form request target, as the Node adapter recognises one. */
+const ABSOLUTE_FORM = /^https?:\/\//i
 
 /**
  * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
@@ -373,9 +380,21 @@ const ROUTER_NORMAL = /^(?:\/[\x21-\x24\x26-\x2e\x30-\x40\x5b-\x7e]+)+$|^\/$/
 export const routerPath = (path: string): string => {
   // Nearly every path is already as the router reads it: no decode, copies or replaces for those.
   if (ROUTER_NORMAL.test(path)) return path
-  let decoded = path
+  // An absolute-form target is its path, as the Node adapter reads it; the router takes any first
+  // character as `/` (`*v1/…` is `/v1/…`) and cuts the path at `;` or `#`.
+  let target = path
+  if (ABSOLUTE_FORM.test(target)) {
+    try {
+      target = new URL(target).pathname
+    } catch {
+      target = target.replace(/^https?:\/\/[^/]*/i, "")
+    }
+  }
+  if (target.charCodeAt(0) !== 47) target = "/" + target.slice(1)
+  target = target.split(/[;#]/, 1)[0]!
+  let decoded = target
   try {
-    decoded = decodeURIComponent(path)
+    decoded = decodeURIComponent(target)
   } catch {
     // Malformed: the router answers it 400 anyway.
   }
