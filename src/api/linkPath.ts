@@ -12,15 +12,7 @@ export const LINK_PATH = "/links"
  * `//links/…`, `/%6Cinks/…` and the Kelvin sign's `/lin%E2%84%AAs/…` reach the link route too).
  */
 const routedPath = (url: string): string => {
-  let target = url
-  if (ABSOLUTE_FORM.test(target)) {
-    try {
-      const parsed = new URL(target)
-      target = parsed.pathname + parsed.search
-    } catch {
-      target = target.replace(/^https?:\/\/[^/]*/i, "")
-    }
-  }
+  let target = absoluteFormPath(url)
   if (target.charCodeAt(0) !== 47) target = "/" + target.slice(1)
   const path = target.split(/[?;#]/, 1)[0]!
   let decoded = path
@@ -43,6 +35,20 @@ const routedPath = (url: string): string => {
 
 /** An absolute-form request target, as the Node adapter recognises one. */
 const ABSOLUTE_FORM = /^https?:\/\//i
+
+/**
+ * A request target as the application reads it: an absolute-form one (`http://host/…`) is its
+ * path and query (dot segments resolved), as the Node adapter makes it; any other as it is.
+ */
+export const absoluteFormPath = (url: string): string => {
+  if (!ABSOLUTE_FORM.test(url)) return url
+  try {
+    const parsed = new URL(url)
+    return parsed.pathname + parsed.search
+  } catch {
+    return url.replace(/^https?:\/\/[^/]*/i, "")
+  }
+}
 
 /** Whether a request path (or URL, query included) reaches a link page. */
 export const isLinkPath = (url: string): boolean =>

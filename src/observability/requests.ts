@@ -11,7 +11,7 @@
  * streamed download included), and a request the client abandoned is logged as status 499 with
  * `aborted: true`.
  */
-import { redactLinkPath } from "../api/linkPath.js"
+import { absoluteFormPath, redactLinkPath } from "../api/linkPath.js"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -184,21 +184,6 @@ const makeEmit = (options: RequestObserverOptions) => {
  * response closes, the same line and metrics as any request (route unmatched). Without it a
  * flood of refused uploads left no trace in the log.
  */
-/**
- * A target as the application's request reads it: an absolute-form target (`http://host/…`) is
- * its path and query (dot segments resolved), as the Node adapter makes it.
- */
-const serverPathOf = (url: string): string => {
-  if (!ABSOLUTE_FORM.test(url)) return url
-  try {
-    const parsed = new URL(url)
-    return parsed.pathname + parsed.search
-  } catch {
-    return url
-  }
-}
-const ABSOLUTE_FORM = /^https?:\/\//i
-
 export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
   const emit = makeEmit(options)
   return (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -206,7 +191,7 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
     const rc = requestContextOf(req.headers as Record<string, string | undefined>, arrivalOf(req))
     res.setHeader(REQUEST_ID_HEADER, rc.requestId)
     const method = req.method ?? "GET"
-    const path = pathOf(serverPathOf(req.url ?? "/"))
+    const path = pathOf(absoluteFormPath(req.url ?? "/"))
     const closed = () => {
       const sent = res.headersSent
       emit({

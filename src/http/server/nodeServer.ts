@@ -9,6 +9,7 @@
 import * as http from "node:http"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import { absoluteFormPath } from "../../api/linkPath.js"
 import { bodyBytesDone } from "../../lib/bufferRelease.js"
 import { stampArrival } from "./arrival.js"
 import { BodyBudget, SMALL_BODY_BYTES } from "./BodyBudget.js"
@@ -369,8 +370,6 @@ const closeSilent = (server: http.Server, ms: number) => {
  */
 const ROUTER_NORMAL = /^(?:\/[\x21\x22\x24\x26-\x2e\x30-\x3a\x3c-\x40\x5b-\x7e]+)+$|^\/$/
 
-/** An absolute-form request target, as the Node adapter recognises one. */
-const ABSOLUTE_FORM = /^https?:\/\//i
 
 /**
  * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
@@ -382,14 +381,9 @@ export const routerPath = (path: string): string => {
   if (ROUTER_NORMAL.test(path)) return path
   // An absolute-form target is its path, as the Node adapter reads it; the router takes any first
   // character as `/` (`*v1/…` is `/v1/…`) and cuts the path at `;` or `#`.
-  let target = path
-  if (ABSOLUTE_FORM.test(target)) {
-    try {
-      target = new URL(target).pathname
-    } catch {
-      target = target.replace(/^https?:\/\/[^/]*/i, "")
-    }
-  }
+  let target = absoluteFormPath(path)
+  // Its path only (the query, when an absolute-form target has one, is not the router's).
+  if (target !== path) target = target.split("?", 1)[0]!
   if (target.charCodeAt(0) !== 47) target = "/" + target.slice(1)
   target = target.split(/[;#]/, 1)[0]!
   let decoded = target
