@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type Server } from "node:net"
 import { fileURLToPath } from "node:url"
-import { BUILT_ENTRY, NPM_START_NODE_FLAGS } from "../support/process.js"
+import { BUILT_ENTRY, freePorts, NPM_START_NODE_FLAGS } from "../support/process.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -83,17 +83,4 @@ export const holdPort = async (): Promise<{ readonly port: number; readonly clos
 }
 
 /** Two consecutive free loopback ports (a PORT and the PORT + 1 its admin listener takes by default). */
-export const freePortPair = async (): Promise<number> => {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const first = await holdPort()
-    const second = createServer()
-    const ok = await new Promise<boolean>((resolve) => {
-      second.once("error", () => resolve(false))
-      second.listen(first.port + 1, "127.0.0.1", () => resolve(true))
-    })
-    if (ok) await new Promise<void>((resolve) => second.close(() => resolve()))
-    await first.close()
-    if (ok && first.port < 65535) return first.port
-  }
-  throw new Error("no two consecutive free ports on 127.0.0.1")
-}
+export const freePortPair = async (): Promise<number> => (await freePorts(2, true))[0]!

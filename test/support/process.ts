@@ -20,22 +20,37 @@ export const NODE = (() => {
 })()
 
 /**
- * `count` distinct free ports: all are held open until each is known, then released (two ports
- * asked one after the other can be the same one: the kernel handed a gateway's PORT out again
- * as its SVC_ADMIN_PORT, and it refused to start).
+ * Ports for the processes tests start are taken below the kernel's ephemeral range (32768-60999
+ * here), not from `listen(0)`: a port released in that range can be handed at once to any other
+ * process's `listen(0)` or outgoing connection before the child binds it, and was, twice in six
+ * whole runs (a gateway's PORT given out again as its SVC_ADMIN_PORT; a replica's PORT + 1 taken
+ * by another test's process). Nothing takes a port here unless asked for that port.
  */
-export const freePorts = async (count: number): Promise<Array<number>> => {
-  const servers = Array.from({ length: count }, () => createServer())
-  try {
-    return await Promise.all(servers.map((server) =>
-      new Promise<number>((resolve, reject) => {
-        server.once("error", reject)
-        server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port))
-      })
-    ))
-  } finally {
-    await Promise.all(servers.map((server) => new Promise((resolve) => (server.listening ? server.close(resolve) : resolve(undefined)))))
+const QUIET_PORTS = { low: 20_000, high: 32_000 }
+
+const listenOn = (port: number) =>
+  new Promise<ReturnType<typeof createServer> | undefined>((resolve) => {
+    const server = createServer()
+    server.once("error", () => resolve(undefined))
+    server.listen(port, "127.0.0.1", () => resolve(server))
+  })
+
+/**
+ * `count` distinct free loopback ports (`consecutive`: p, p + 1, ...), all held open until each
+ * is known, then released.
+ */
+export const freePorts = async (count: number, consecutive = false): Promise<Array<number>> => {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const span = QUIET_PORTS.high - QUIET_PORTS.low - count
+    const first = QUIET_PORTS.low + Math.floor(Math.random() * span)
+    const ports = Array.from({ length: count }, (_, i) =>
+      consecutive ? first + i : QUIET_PORTS.low + Math.floor(Math.random() * span))
+    if (new Set(ports).size !== count) continue
+    const held = await Promise.all(ports.map(listenOn))
+    await Promise.all(held.map((server) => server === undefined ? undefined : new Promise((resolve) => server.close(resolve))))
+    if (held.every((server) => server !== undefined)) return ports
   }
+  throw new Error(`no ${count} free ports on 127.0.0.1 between ${QUIET_PORTS.low} and ${QUIET_PORTS.high}`)
 }
 
 export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
