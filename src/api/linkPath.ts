@@ -11,7 +11,7 @@ export const LINK_PATH = "/links"
  * percent-escapes decoded, duplicate slashes as one, static segments in any case (`/LINKS/…`,
  * `//links/…`, `/%6Cinks/…` and the Kelvin sign's `/lin%E2%84%AAs/…` reach the link route too).
  */
-const routedPath = (url: string): string => {
+export const routedPath = (url: string): string => {
   let target = absoluteFormPath(url)
   if (target.charCodeAt(0) !== 47) target = "/" + target.slice(1)
   const path = target.split(/[?;#]/, 1)[0]!

@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { abortFlood, type AbortTarget } from "./abortFlood.js"
+import { afterIdleCollection } from "./idleMetrics.js"
 
 let dir: string
 let service: RunningService
@@ -41,21 +42,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const gauge = (text: string, name: string): number => {
-  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text)
-  if (m === null) throw new Error(`no ${name} in /metrics`)
-  return Number(m[1])
-}
-
-/**
- * Fibers and heap once the server has been idle long enough to run its full collection: no
- * request for IDLE_COLLECT_MS (and a margin: the server looks every quarter of it), then one scrape.
- */
-const afterIdleCollection = async () => {
-  await new Promise((r) => setTimeout(r, IDLE_COLLECT_MS + MARGIN_MS))
-  const res = await fetch(`${service.url}/metrics`)
-  const text = await res.text()
-  return { fibers: gauge(text, "effect_fiber_active"), heap: gauge(text, "nodejs_heap_size_used_bytes") }
+/** Fibers and heap after the server's idle full collection. */
+const afterIdle = async () => {
+  const gauge = await afterIdleCollection(service.url, IDLE_COLLECT_MS, MARGIN_MS)
+  return { fibers: gauge("effect_fiber_active"), heap: gauge("nodejs_heap_size_used_bytes") }
 }
 
 /** Heap growth allowed after the aborts (they leaked about 18 KB each: 70 MB for 4,000). */
@@ -73,15 +63,15 @@ describe("requests abandoned while their body is read", () => {
     ]
     // Warm up the paths (first-use code loads), then the baseline.
     await abortFlood(port, targets, 60)
-    const before = await afterIdleCollection()
+    const before = await afterIdle()
     const logBefore = service.output().length
 
     const aborts = 4_000
     await abortFlood(port, targets, aborts, 50)
     // A leak stays through any number of collections; a collection that came late (a busy
     // machine) is given two more chances.
-    let after = await afterIdleCollection()
-    for (let i = 0; i < 2 && after.heap - before.heap >= HEAP_BOUND; i++) after = await afterIdleCollection()
+    let after = await afterIdle()
+    for (let i = 0; i < 2 && after.heap - before.heap >= HEAP_BOUND; i++) after = await afterIdle()
 
     // Each leaked about 18 KB of heap and one fiber: 4,000 of them were +4,000 fibers, +70 MB.
     expect(after.fibers, `fibers before ${before.fibers}, after ${after.fibers}`).toBeLessThanOrEqual(before.fibers + 20)

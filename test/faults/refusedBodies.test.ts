@@ -15,6 +15,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
+import { afterIdleCollection } from "./idleMetrics.js"
 
 const MiB = 1024 * 1024
 const LIMIT = 2 * MiB
@@ -52,17 +53,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const gauge = (text: string, name: string): number => {
-  const m = new RegExp(`^${name} (\\S+)$`, "m").exec(text)
-  if (m === null) throw new Error(`no ${name} in /metrics`)
-  return Number(m[1])
-}
-
-/** Fibers and external memory once the server has been idle long enough for its full collection. */
-const afterIdleCollection = async () => {
-  await new Promise((r) => setTimeout(r, IDLE_COLLECT_MS + MARGIN_MS))
-  const text = await (await fetch(`${service.url}/metrics`)).text()
-  return { fibers: gauge(text, "effect_fiber_active"), external: gauge(text, "nodejs_external_memory_bytes") }
+/** Fibers and external memory after the server's idle full collection. */
+const afterIdle = async () => {
+  const gauge = await afterIdleCollection(service.url, IDLE_COLLECT_MS, MARGIN_MS)
+  return { fibers: gauge("effect_fiber_active"), external: gauge("nodejs_external_memory_bytes") }
 }
 
 /**
@@ -127,7 +121,7 @@ const slowSender = (path: string) =>
 
 describe("bodies refused mid-body", () => {
   it("end their fibers and free what was read, whether the client leaves or stays connected", async () => {
-    const before = await afterIdleCollection()
+    const before = await afterIdle()
     const logBefore = service.output().length
     // Slow senders first (cut with 408 after the 5 s window), the chunked refusals meanwhile.
     const slow = [0, 1, 2].map(() => slowSender(`/v1/tasks/${taskId}/data/ingest`))
@@ -155,7 +149,7 @@ describe("bodies refused mid-body", () => {
     expect(refusedLines().map((l) => l.status)).toEqual(Array(sent).fill(413))
 
     // Half of the clients are still connected: their fibers have ended all the same.
-    const after = await afterIdleCollection()
+    const after = await afterIdle()
     expect(after.fibers, `fibers before ${before.fibers}, after ${after.fibers}`).toBeLessThanOrEqual(before.fibers + 2)
     // Each refused body's reader held up to the limit: 24 of them kept +48 MB.
     expect(after.external - before.external, `external memory before ${before.external}, after ${after.external}`).toBeLessThan(8 * MiB)

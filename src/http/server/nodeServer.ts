@@ -370,15 +370,17 @@ const closeSilent = (server: http.Server, ms: number) => {
  */
 const ROUTER_NORMAL = /^(?:\/[\x21\x22\x24\x26-\x2e\x30-\x3a\x3c-\x40\x5b-\x7e]+)+$|^\/$/
 
-
 /**
  * A path as the router reads it: the router matches case-insensitively, decodes percent-encoding
  * and ignores repeated and trailing slashes (`//V1/tasks/x/events/%73tream/` reaches the same
  * handler), so a share counted by path must read it the same way or be walked around.
  */
-export const routerPath = (path: string): string => {
+export const routerPath = (path: string): string =>
   // Nearly every path is already as the router reads it: no decode, copies or replaces for those.
-  if (ROUTER_NORMAL.test(path)) return path
+  ROUTER_NORMAL.test(path) ? path : normalisedRouterPath(path)
+
+/** routerPath without its shortcut: the whole reading, for any path. */
+export const normalisedRouterPath = (path: string): string => {
   // An absolute-form target is its path, as the Node adapter reads it; the router takes any first
   // character as `/` (`*v1/…` is `/v1/…`) and cuts the path at `;` or `#`.
   let target = absoluteFormPath(path)
