@@ -3,6 +3,7 @@
  * and a bad value fails naming the setting, its value and what it takes.
  */
 import * as Config from "effect/Config"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { defaultOf, setting, type SettingName } from "./settings.js"
@@ -12,15 +13,21 @@ import { defaultOf, setting, type SettingName } from "./settings.js"
  * what it takes (src/config/settingErrors.ts): `SVC_MAX_BODY_BYTES="abc": expected a
  * positive integer`, not a bare "Expected an integer value".
  */
-const expectedInt = (min: number) =>
-  min === 1 ? "expected a positive integer" : min === 0 ? "expected 0 or a positive integer" : `expected an integer of at least ${min}`
+const expectedInt = (min: number, max: number) =>
+  max < Number.MAX_SAFE_INTEGER
+    ? `expected an integer from ${min} to ${max}`
+    : min === 1
+    ? "expected a positive integer"
+    : min === 0
+    ? "expected 0 or a positive integer"
+    : `expected an integer of at least ${min}`
 
-/** Decimal digits (blanks around allowed) naming a safe integer of at least `min`, as a number. */
-export const intText = (min: number) =>
+/** Decimal digits (blanks around allowed) naming a safe integer from `min` to `max`, as a number. */
+export const intText = (min: number, max: number = Number.MAX_SAFE_INTEGER) =>
   Schema.String.check(
     Schema.makeFilter((text) => {
       const n = Number(text)
-      return (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min) || expectedInt(min)
+      return (/^\s*\d+\s*$/.test(text) && Number.isSafeInteger(n) && n >= min && n <= max) || expectedInt(min, max)
     })
   ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
 
@@ -31,3 +38,8 @@ export const intText = (min: number) =>
 export const intSetting = (name: SettingName, fallback: number = defaultOf(name), min: number = setting(name).min ?? 1) =>
   Config.schema(intText(min), name).pipe(Config.withDefault(fallback))
 
+/** The integer setting `name` without a default (undefined when unset), in its declared bounds. */
+export const optionalIntSetting = (name: SettingName) =>
+  Config.option(Config.schema(intText(setting(name).min ?? 1, setting(name).max), name)).pipe(
+    Config.map(Option.getOrUndefined)
+  )

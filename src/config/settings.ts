@@ -694,6 +694,18 @@ const DECLARATIONS = [
         "how long a replica's claim on signals holds before another may take them over" },
   },
   {
+    name: "SVC_DECISION_SETTLE_MS",
+    type: "integer",
+    min: 0,
+    max: 10_000,
+    readBy: ["gateway", "workspace"],
+    section: "embedded",
+    description:
+      "How long a decision (or a row action, or a file or data naming a step) waits after its arrival before it may move a task, so that requests written together with it count as together; unset: 3 on SQLite, 100 on PostgreSQL (README \"Decisions are bound to the step the client saw\").",
+    docs: { table: "postgres", default: "100 (SQLite: 3)", meaning:
+        "how long after its arrival a decision waits before it may move a task: requests another replica reads within it count as written together with it (each answer takes that much longer)" },
+  },
+  {
     name: "SVC_SEED_FILE",
     type: "text",
     readBy: ["gateway", "workspace"],

@@ -61,6 +61,7 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   SVC_DB_STATEMENT_TIMEOUT_MS: [embeddedSettings, (c) => c.statementTimeoutMs],
   SVC_DB_CONNECT_TIMEOUT_MS: [embeddedSettings, (c) => c.connectTimeoutMs],
   SVC_SIGNAL_LEASE_MS: [embeddedSettings, (c) => c.signalLeaseMs],
+  SVC_DECISION_SETTLE_MS: [embeddedSettings, (c) => c.decisionSettleMs],
   SVC_DB_BUSY_TIMEOUT_MS: [embeddedSettings, (c) => c.busyTimeoutMs],
   SVC_DB_CHECKPOINT_INTERVAL_MS: [embeddedSettings, (c) => c.checkpointIntervalMs],
   SVC_DB_WAL_LIMIT_BYTES: [embeddedSettings, (c) => c.walLimitBytes],

@@ -75,7 +75,12 @@ const readResponse = (socket: Socket): Promise<RawResponse> =>
  */
 export let lastWriteSpreadMs = 0
 
-export const sendTogether = async (url: string, requests: ReadonlyArray<RawRequest>): Promise<Array<RawResponse>> => {
+export const sendTogether = async (
+  url: string,
+  requests: ReadonlyArray<RawRequest>,
+  /** Around the writes, once every connection is set up (e.g. to stop and resume a server). */
+  around: { readonly beforeWrite?: () => void; readonly afterWrite?: () => void } = {}
+): Promise<Array<RawResponse>> => {
   const targets = requests.map((r) => new URL(r.url ?? url))
   const sockets = await Promise.all(targets.map((t) =>
     new Promise<Socket>((resolve, reject) => {
@@ -93,9 +98,11 @@ export const sendTogether = async (url: string, requests: ReadonlyArray<RawReque
     }))
     const answers = sockets.map((s) => readResponse(s))
     const wire = requests.map((r, i) => format(targets[i]!.host, r))
+    around.beforeWrite?.()
     const started = performance.now()
     for (let i = 0; i < sockets.length; i++) sockets[i]!.write(wire[i]!)
     lastWriteSpreadMs = performance.now() - started
+    around.afterWrite?.()
     return await Promise.all(answers)
   } finally {
     for (const s of sockets) s.destroy()

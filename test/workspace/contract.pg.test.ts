@@ -13,9 +13,13 @@ import { testDatabase } from "../support/postgres.js"
 import { runWorkspaceContract } from "./contract.js"
 import { clientOf, workspaceServer } from "./httpHarness.js"
 
+// One process reads every request here, as on SQLite: the replicas' 100 ms wait would add 45 s
+// to this file's decisions and guard against nothing (test/decisions/replicas.pg.test.ts does).
+const SETTLE_MS = 3
+
 const onPostgres = (fixture: Fixture) =>
   Layer.unwrap(
-    Effect.map(Effect.promise(() => testDatabase("contract")), (url) => makeEmbeddedLayer({ url, fixture, poolSize: 4 }))
+    Effect.map(Effect.promise(() => testDatabase("contract")), (url) => makeEmbeddedLayer({ url, fixture, poolSize: 4, decisionSettleMs: SETTLE_MS }))
   ).pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))
 
 runWorkspaceContract("embedded store on PostgreSQL", onPostgres)

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
-import { intSetting } from "../../config/read.js"
+import { intSetting, optionalIntSetting } from "../../config/read.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
 import { invalidSetting } from "../../config/settingErrors.js"
 import { UploadSpoolDirectory, WorkspaceClient } from "../../upstream/WorkspaceClient.js"
@@ -118,6 +118,8 @@ export interface EmbeddedLayerOptions {
   readonly connectTimeoutMs?: number | undefined
   /** PostgreSQL: how long a replica's claim on signals holds; default 30000 ms. */
   readonly signalLeaseMs?: number | undefined
+  /** How long a step-bound write waits after its arrival (./transaction.ts); default 3 ms, 100 on PostgreSQL. */
+  readonly decisionSettleMs?: number | undefined
   /** How long a GL connect session can be completed after it was created; default 15 minutes. */
   readonly glSessionTtlMs?: number | undefined
   /** Outbound webhook delivery (./webhookDelivery.ts, ./webhookSettings.ts). */
@@ -199,6 +201,7 @@ export const storeLayer = (
         linkTenantSlug: options.linkTenantSlug,
         glSessionTtlMs: options.glSessionTtlMs,
         webhooks: options.webhooks,
+        decisionSettleMs: options.decisionSettleMs,
         relay: {
           batchSize: options.signalBatchSize,
           concurrency: options.signalConcurrency,
@@ -291,6 +294,7 @@ export const embeddedSettings = Config.all({
   statementTimeoutMs: intSetting("SVC_DB_STATEMENT_TIMEOUT_MS"),
   connectTimeoutMs: intSetting("SVC_DB_CONNECT_TIMEOUT_MS"),
   signalLeaseMs: intSetting("SVC_SIGNAL_LEASE_MS"),
+  decisionSettleMs: optionalIntSetting("SVC_DECISION_SETTLE_MS"),
   glSessionTtlMs: intSetting("SVC_GL_SESSION_TTL_MS"),
   linkSigningKeys: linkSigningKeysSetting,
   // Unset: the gateway binds the demo tenant (src/main.ts).

@@ -71,6 +71,8 @@ export interface EmbeddedOptions {
   readonly glSessionTtlMs?: number | undefined
   /** Batching, concurrency and waits of signal delivery (./outbox.ts). */
   readonly relay?: RelayOptions | undefined
+  /** How long a step-bound write waits after its arrival (./transaction.ts); unset: by dialect. */
+  readonly decisionSettleMs?: number | undefined
   /** SVC_PUBLIC_URL only when the operator set it: decision links are made under it, and none without it. */
   readonly explicitPublicUrl?: Option.Option<string> | undefined
   /** SVC_LINK_SIGNING_KEYS (the first signs, all verify); unset: a key generated once into the database. */
@@ -85,7 +87,7 @@ export interface EmbeddedOptions {
 
 export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
   Effect.gen(function*() {
-    const tx = yield* makeTransactions(options.relay)
+    const tx = yield* makeTransactions(options.relay, options.decisionSettleMs)
     const agents = yield* makeAgentRegistry
     const publicUrl = (options.publicUrl ?? "http://127.0.0.1:3000").replace(/\/$/, "")
     // Sessions created before the cutoff (ISO text, as created_at is) have expired: they name nothing.

@@ -32,8 +32,17 @@ import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 import { asTimelineWriter } from "./timeline.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 
-/** How close after one another two step-bound requests count as written together (letArrivalsIn). */
+/**
+ * How close after one another two step-bound requests count as written together (letArrivalsIn).
+ * One process (SQLite) reads every socket on one event loop: 3 ms covers a client writing 20
+ * requests. Replicas (PostgreSQL) each read their own: two processes handed one write each at
+ * the same moment stamped it 0.1 ms apart at the median but 12-90 ms apart at p99.9 (max 170-580)
+ * while the test suite loaded this 2-core machine (bench/experiments/arrival-skew.ts), and a
+ * replica that read its share 10 ms late bound a twentieth approval to the next step.
+ */
 const SETTLE_MS = 3
+const REPLICA_SETTLE_MS = 100
+// SVC_DECISION_SETTLE_MS overrides either (declared in src/config/settings.ts without a default).
 
 export const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
 
@@ -51,7 +60,7 @@ export const fromDecision = <A>(d: RowDecision<A>, what: string): Effect.Effect<
     )
 
 /** The shared SQL client, outbox and transaction helpers of one embedded store. */
-export const makeTransactions = (relay: RelayOptions | undefined) =>
+export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: number | undefined) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const outbox = yield* makeOutbox(relay)
@@ -146,9 +155,10 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
     })
 
     /**
-     * Before a step-bound write of a request: until SETTLE_MS after its arrival, then two turns
+     * Before a step-bound write of a request: until the settle time after its arrival, then two turns
      * of the event loop (setImmediate twice), so that every request that reached the sockets
-     * within SETTLE_MS of this one is read and stamped before this one can move the task on.
+     * within it of this one is read and stamped before this one can move the task on (replicas:
+     * every request another replica stamped within it).
      * - The turns: one runs in the check phase of the same loop iteration, before the next poll
      *   (measured on the built process: 2 approvals written together then decided both steps in
      *   about 1 round of 10); two let a poll phase pass.
@@ -159,11 +169,12 @@ export const makeTransactions = (relay: RelayOptions | undefined) =>
      *   further apart and is bound by the step the client names.
      * Outside the transaction: nothing is locked while it waits.
      */
+    const settle: number = settleMs ?? sql.onDialectOrElse<number, never, number>({ pg: () => REPLICA_SETTLE_MS, orElse: () => SETTLE_MS })
     const letArrivalsIn = (who: Attribution) => {
       const arrivedAt = who.arrivedAt
       if (arrivedAt === undefined) return Effect.void
       return Effect.suspend(() => {
-        const wait = arrivedAt + SETTLE_MS - preciseNowMs()
+        const wait = arrivedAt + settle - preciseNowMs()
         return wait > 0 ? Effect.sleep(Math.ceil(wait)) : Effect.void
       }).pipe(Effect.andThen(yieldToEventLoop), Effect.andThen(yieldToEventLoop))
     }
