@@ -59,7 +59,7 @@ import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceAp
 import { databaseLabel, DEMO_TENANT_SLUG, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
 import { loggingLayer, logSettingsFromEnv, makeWriter } from "./observability/logging.js"
-import { observeOwnAnswers } from "./observability/requests.js"
+import { observeMalformed, observeOwnAnswers } from "./observability/requests.js"
 import { Observability, observabilityConfig } from "./observability/Observability.js"
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
@@ -214,11 +214,13 @@ const main = Effect.gen(function*() {
   // built but attaches the request handler only when the app is served, and Node leaves a request
   // arriving in between unanswered. Layers are memoized by reference: GatewayLive and the admin
   // listener get this same workspace instance.
+  // The answers the Node server gives itself, logged and counted like the application's.
+  const ownLog = { line: makeWriter().line, log: observability.log }
   const server = Layer.provide(
     Layer.merge(
       NodeHttpServer.layerServer(
         () =>
-          createGatewayServer(config.maxBodyBytes, limits, drain, observeOwnAnswers({ line: makeWriter().line, log: observability.log })),
+          createGatewayServer(config.maxBodyBytes, limits, drain, observeOwnAnswers(ownLog), observeMalformed(ownLog)),
         { port: config.port, host: config.host }
       ),
       HttpServices

@@ -26,7 +26,8 @@ import { IncomingMessage } from "node:http"
 import { arrivalOf } from "../http/server/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
-import { CurrentRequest, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
+import { CurrentRequest, newRequestId, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
+import type { MalformedAnswer } from "../http/server/nodeServer.js"
 
 /**
  * The route middleware that tells the request's context which route matched: provide its layer
@@ -213,6 +214,35 @@ export const observeOwnAnswers = (options: RequestObserverOptions = {}) => {
     else res.on("close", closed)
   }
 }
+
+/**
+ * For the answers to requests Node's parser refused (src/http/server/nodeServer.ts: malformed,
+ * headers too large, too slow): a fresh id for the answer, and at once the line and metrics of
+ * any request (route unmatched), with the method and path when the request line was whole.
+ */
+export const observeMalformed = (options: RequestObserverOptions = {}): MalformedAnswer => {
+  const emit = makeEmit(options)
+  return (status, rawPacket, bytes) => {
+    const requestId = newRequestId()
+    const line = Buffer.isBuffer(rawPacket) ? REQUEST_LINE.exec(rawPacket.toString("latin1", 0, MAX_REQUEST_LINE)) : null
+    emit({
+      requestId,
+      traceId: undefined,
+      method: line?.[1] ?? "-",
+      route: undefined,
+      path: line === null ? "-" : pathOf(absoluteFormPath(line[2]!)),
+      status,
+      durationMs: 0,
+      bytes,
+      aborted: false
+    })
+    return requestId
+  }
+}
+
+// A whole request line, in visible ASCII only (nothing that could forge a log line), as read.
+const MAX_REQUEST_LINE = 8192
+const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}) ([\x21-\x7e]{1,8000}) HTTP\/\d\.\d\r?\n/
 
 export const observeRequests = (options: RequestObserverOptions = {}) => {
   const emit = makeEmit(options)

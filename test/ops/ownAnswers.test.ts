@@ -67,8 +67,9 @@ const lines = (from: number): Array<Line> =>
 
 const unmatched = async (status: number) => {
   const text = await (await fetch(`${service.url}/metrics`)).text()
-  const m = new RegExp(`^http_requests_total\\{[^}]*route="unmatched"[^}]*status="${status}"[^}]*\\} (\\d+)`, "m").exec(text)
-  return m === null ? 0 : Number(m[1])
+  // Summed over the methods' series.
+  const series = text.matchAll(new RegExp(`^http_requests_total\\{[^}]*route="unmatched"[^}]*status="${status}"[^}]*\\} (\\d+)`, "gm"))
+  return [...series].reduce((sum, m) => sum + Number(m[1]), 0)
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -136,6 +137,37 @@ describe("answers the server gives before the application", () => {
     })
     expect(service.output().slice(from)).not.toContain("SECRET-")
     expect(seen.map((l) => l.path)).toEqual(heads.map(() => "/links/:token"))
+  })
+})
+
+describe("answers to requests Node's parser refuses", () => {
+  it("carry a request id and leave one request line each (method and path when the request line was whole), counted", async () => {
+    const from = service.output().length
+    const before = await unmatched(400)
+    // A header line without a colon; a request line with a control byte; bytes that are no request.
+    const badHeader = await raw("GET /v1/entities?x=1 HTTP/1.1\r\nhost: x\r\nno colon here\r\n\r\n")
+    const badLine = await raw("GET /v1/\x01evil HTTP/1.1\r\nhost: x\r\n\r\n")
+    const junk = await raw("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
+    const linkBad = await raw("POST /links/SECRET-PARSER HTTP/1.1\r\nhost: x\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n")
+    const answers = [badHeader, badLine, junk, linkBad]
+    for (const a of answers) {
+      expect(a.status).toBe(400)
+      expect(a.headers["x-request-id"]).toMatch(UUID)
+    }
+    const ids = answers.map((a) => a.headers["x-request-id"])
+    const seen = await waitFor("a line for each", () => {
+      const found = lines(from).filter((l) => ids.includes(l.requestId))
+      return found.length === answers.length ? found : undefined
+    })
+    expect(service.output().slice(from)).not.toContain("SECRET-PARSER")
+    expect(service.output().slice(from)).not.toContain("evil")
+    expect(seen).toEqual([
+      expect.objectContaining({ requestId: ids[0], method: "GET", route: null, path: "/v1/entities", status: 400, level: "info" }),
+      expect.objectContaining({ requestId: ids[1], method: "-", path: "-", status: 400 }),
+      expect.objectContaining({ requestId: ids[2], method: "-", path: "-", status: 400 }),
+      expect.objectContaining({ requestId: ids[3], method: "POST", path: "/links/:token", status: 400 })
+    ])
+    expect(await unmatched(400)).toBe(before + answers.length)
   })
 })
 

@@ -423,7 +423,11 @@ const tooManyHeaders = (max: number) =>
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
  * Like Node's own handler: only on a connection nothing was written to yet, then closed.
  */
-const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
+/**
+ * The answer to a request Node's parser refused (malformed, headers too large, too slow).
+ * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
+ */
+const clientErrorHandler = (malformed: MalformedAnswer | undefined) => (err: NodeJS.ErrnoException, socket: Duplex) => {
   if (err.code === "ECONNRESET" || !socket.writable || (socket as Socket).bytesWritten > 0) {
     socket.destroy()
     return
@@ -434,8 +438,11 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
     ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
     : [400, "Bad Request", "Malformed HTTP request"] as const
   const body = errorJson(status, error, message)
+  const bytes = Buffer.byteLength(body)
+  const requestId = malformed?.(status, (err as { rawPacket?: unknown }).rawPacket, bytes)
   socket.write(
-    `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+    `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
+      (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
       `connection: close\r\n\r\n${body}`
   )
   // Flush, then close: a client that never closes its side cannot hold the connection.
@@ -443,6 +450,12 @@ const onClientError = (err: NodeJS.ErrnoException, socket: Duplex) => {
   socket.once("finish", () => socket.destroy())
   setTimeout(() => socket.destroy(), 1_000).unref()
 }
+
+/**
+ * Logs and counts an answer to a request Node's parser refused, given what the parser had read
+ * (`rawPacket`, when Node gives it) and the answer body's length; returns the answer's request id.
+ */
+export type MalformedAnswer = (status: number, rawPacket: unknown, bytes: number) => string
 
 type Collect = () => void
 
@@ -529,7 +542,9 @@ export const createGatewayServer = (
    * Called before each answer this server gives itself, before the application sees the request
    * (the request log's `observeOwnAnswers`: its id on the answer, its line and metrics).
    */
-  ownAnswer?: (req: http.IncomingMessage, res: http.ServerResponse) => void
+  ownAnswer?: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  /** The same for a request Node's parser refused (malformed, headers too large, too slow). */
+  malformed?: MalformedAnswer
 ): http.Server => {
   const settings: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...limits }
   const server = http.createServer({
@@ -559,7 +574,7 @@ export const createGatewayServer = (
   closeSilent(server, settings.firstByteTimeoutMs)
   const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
-  server.on("clientError", onClientError)
+  server.on("clientError", clientErrorHandler(malformed))
   drain?.track(server)
   const noteRequest = collectWhenIdle(server, undefined, settings.idleCollectMs)
   // Whether the application was ever attached: before, a request is early ("starting up");
