@@ -156,7 +156,7 @@ describe("answers to requests Node's parser refuses", () => {
     }
     const ids = answers.map((a) => a.headers["x-request-id"])
     const seen = await waitFor("a line for each", () => {
-      const found = lines(from).filter((l) => ids.includes(l.requestId))
+      const found = lines(from).filter((l) => l.requestId !== undefined && ids.includes(l.requestId))
       return found.length === answers.length ? found : undefined
     })
     expect(service.output().slice(from)).not.toContain("SECRET-PARSER")

@@ -41,6 +41,15 @@ const TASK_COLUMNS = "id, tenant_id, entity_id, workflow_id, title, status, prio
 /** A task board's row: the record and its snapshots (a task whose snapshots do not parse has no `awaiting`, as its next step fails). */
 const BOARD_COLUMNS = `${TASK_COLUMNS}, snapshots`
 
+/**
+ * SQLite: a list's rows (a board's, listTasks') as one JSON array made by SQLite, each row an
+ * object keyed by its column names, in list order. @libsql/client makes every row of a result with a `defineProperty` per
+ * cell; one cell parsed with JSON.parse instead took a board's 50 rows from 355 to 175 us of CPU
+ * per query (same rows, same values: every column is text or a number).
+ */
+const rowsAsJson = (columns: string) =>
+  `json_group_array(json_object(${columns.split(", ").map((c) => `'${c}', ${c}`).join(", ")}) ORDER BY rowid)`
+
 /** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
 const NEXT_STEP_GROUP = 500
 
@@ -102,15 +111,35 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
       return sql.and(clauses)
     })
 
-  const listTaskRows = <Row extends object>(tenantId: string, entityId: string, query: TaskQuery | undefined, columns: string) =>
-    query === undefined
-      ? sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+  /**
+   * A list's rows, in list order; on SQLite as one JSON cell (`rowsAsJson`), elsewhere row by row.
+   */
+  const listTaskRows = <Row extends object>(tenantId: string, entityId: string, query: TaskQuery | undefined, columns: string) => {
+    if (sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })) {
+      return query === undefined
+        ? sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
+        : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
+          where === undefined
+            ? Effect.succeed<ReadonlyArray<Row>>([])
+            : sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid${
+              query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
+            }`)
+    }
+    const json = sql.literal(rowsAsJson(columns))
+    const parse = (found: ReadonlyArray<{ readonly rows: string }>) => JSON.parse(found[0]?.rows ?? "[]") as ReadonlyArray<Row>
+    return query === undefined
+      ? Effect.map(sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId}`, parse)
       : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
         where === undefined
           ? Effect.succeed<ReadonlyArray<Row>>([])
-          : sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid${
-            query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
-          }`)
+          : Effect.map(
+            query.limit === undefined
+              ? sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM tasks WHERE ${where}`
+              : sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM
+                  (SELECT rowid, ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid LIMIT ${query.limit})`,
+            parse
+          ))
+  }
 
   return {
     // The list, each running task's `awaiting` as getNextSteps would give it, in three short
