@@ -422,9 +422,6 @@ const tooManyHeaders = (max: number) =>
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
  * Like Node's own handler: only on a connection nothing was written to yet, then closed.
- */
-/**
- * The answer to a request Node's parser refused (malformed, headers too large, too slow).
  * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
  */
 const clientErrorHandler = (malformed: MalformedAnswer | undefined) => (err: NodeJS.ErrnoException, socket: Duplex) => {
