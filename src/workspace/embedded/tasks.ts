@@ -3,6 +3,7 @@
  * tasks, snapshots and signals, checked by the engine's rules before the outbox delivers them.
  */
 import * as Effect from "effect/Effect"
+import type { SqlError } from "effect/sql/SqlError"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import { BadRequest } from "../../api/errors.js"
@@ -111,35 +112,34 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
       return sql.and(clauses)
     })
 
-  /**
-   * A list's rows, in list order; on SQLite as one JSON cell (`rowsAsJson`), elsewhere row by row.
-   */
-  const listTaskRows = <Row extends object>(tenantId: string, entityId: string, query: TaskQuery | undefined, columns: string) => {
-    if (sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })) {
-      return query === undefined
-        ? sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId} ORDER BY rowid`
-        : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
-          where === undefined
-            ? Effect.succeed<ReadonlyArray<Row>>([])
-            : sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid${
-              query.limit === undefined ? sql`` : sql` LIMIT ${query.limit}`
-            }`)
-    }
-    const json = sql.literal(rowsAsJson(columns))
-    const parse = (found: ReadonlyArray<{ readonly rows: string }>) => JSON.parse(found[0]?.rows ?? "[]") as ReadonlyArray<Row>
-    return query === undefined
-      ? Effect.map(sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM tasks WHERE tenant_id = ${tenantId} AND entity_id = ${entityId}`, parse)
-      : Effect.flatMap(taskQueryWhere(tenantId, entityId, query), (where) =>
-        where === undefined
-          ? Effect.succeed<ReadonlyArray<Row>>([])
-          : Effect.map(
-            query.limit === undefined
-              ? sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM tasks WHERE ${where}`
-              : sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM
-                  (SELECT rowid, ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid LIMIT ${query.limit})`,
-            parse
-          ))
-  }
+  /** SQLite answers a list as one JSON cell (`rowsAsJson`); PostgreSQL row by row. */
+  const rowByRow = sql.onDialectOrElse({ sqlite: () => false, orElse: () => true })
+  const parseRows = <Row>(found: ReadonlyArray<{ readonly rows: string }>) => JSON.parse(found[0]?.rows ?? "[]") as ReadonlyArray<Row>
+
+  /** A list's rows (`columns` of each task the query selects), in list order. */
+  const listTaskRows = <Row extends object>(tenantId: string, entityId: string, query: TaskQuery | undefined, columns: string) =>
+    Effect.flatMap(
+      query === undefined
+        ? Effect.succeed(sql`tenant_id = ${tenantId} AND entity_id = ${entityId}`)
+        : taskQueryWhere(tenantId, entityId, query),
+      (where): Effect.Effect<ReadonlyArray<Row>, SqlError> => {
+        if (where === undefined) return Effect.succeed([])
+        const limit = query?.limit
+        if (rowByRow) {
+          return sql<Row>`SELECT ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid${
+            limit === undefined ? sql`` : sql` LIMIT ${limit}`
+          }`
+        }
+        const json = sql.literal(rowsAsJson(columns))
+        return Effect.map(
+          limit === undefined
+            ? sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM tasks WHERE ${where}`
+            : sql<{ readonly rows: string }>`SELECT ${json} AS rows FROM
+                (SELECT rowid, ${sql.literal(columns)} FROM tasks WHERE ${where} ORDER BY rowid LIMIT ${limit})`,
+          parseRows<Row>
+        )
+      }
+    )
 
   return {
     // The list, each running task's `awaiting` as getNextSteps would give it, in three short
