@@ -39,5 +39,5 @@ export const forwardedRequestContextOf = (
 ): RequestContext => {
   const own = stamped ?? preciseNowMs()
   const forwarded = parseArrivedAt(headers[ARRIVED_AT_HEADER])
-  return requestContextOf(headers, forwarded === undefined ? own : Math.min(forwarded, own))
+  return forwarded === undefined ? requestContextOf(headers, own) : requestContextOf(headers, Math.min(forwarded, own), true)
 }

@@ -169,10 +169,14 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      *   further apart and is bound by the step the client names.
      * Outside the transaction: nothing is locked while it waits.
      */
-    const settle: number = settleMs ?? sql.onDialectOrElse<number, never, number>({ pg: () => REPLICA_SETTLE_MS, orElse: () => SETTLE_MS })
+    const ownSettle: number = settleMs ?? sql.onDialectOrElse<number, never, number>({ pg: () => REPLICA_SETTLE_MS, orElse: () => SETTLE_MS })
+    // A stamp another process forwarded (gateways in front of the workspace API, each reading its
+    // own sockets): those processes are replicas whatever the database.
+    const forwardedSettle: number = settleMs ?? REPLICA_SETTLE_MS
     const letArrivalsIn = (who: Attribution) => {
       const arrivedAt = who.arrivedAt
       if (arrivedAt === undefined) return Effect.void
+      const settle = who.arrivalForwarded === true ? forwardedSettle : ownSettle
       return Effect.suspend(() => {
         const wait = arrivedAt + settle - preciseNowMs()
         return wait > 0 ? Effect.sleep(Math.ceil(wait)) : Effect.void
