@@ -46,7 +46,7 @@ describe("a settle time longer than the request's deadline (built process, embed
     expect(answer.body).toEqual({
       statusCode: 504,
       error: "Gateway Timeout",
-      message: expect.stringMatching(/SVC_DECISION_SETTLE_MS.*deadline of 300 ms: nothing was recorded/)
+      message: "A write bound to a step waits 1500 ms after its arrival (SVC_DECISION_SETTLE_MS), past the request's deadline of 300 ms: nothing was recorded"
     })
     expect(took).toBeLessThan(1_400)
     // Past the settle time: still nothing decided (the signal was never recorded).
@@ -54,5 +54,20 @@ describe("a settle time longer than the request's deadline (built process, embed
     expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step.id).toBe("controller_approval")
     expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body).toEqual({})
     expect(gw.output()).not.toMatch(/"status":500/)
+  }, 30_000)
+
+  it("a file naming a step too: 504, no file kept, the step not completed", async () => {
+    const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run", context: {} })
+    const taskId = created.body.id as string
+    const answer = await http("POST", `${gw.url}/v1/tasks/${taskId}/files`, {
+      source: "remittance",
+      fileName: "remittance.txt",
+      contentType: "text/plain",
+      data: Buffer.from("paid").toString("base64"),
+      signalTaskId: taskId,
+      signalName: "file_submitted"
+    })
+    expect(answer.status, answer.text).toBe(504)
+    expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/files`)).body).toEqual([])
   }, 30_000)
 })

@@ -189,7 +189,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
             Effect.sleep(Math.max(0, deadline.value.at - Date.now())),
             Effect.fail(
               new GatewayTimeout({
-                message: `The decision could not wait its ${settle} ms after its arrival (SVC_DECISION_SETTLE_MS) within ` +
+                message: `A write bound to a step waits ${settle} ms after its arrival (SVC_DECISION_SETTLE_MS), past ` +
                   `the request's deadline of ${deadline.value.budgetMs} ms: nothing was recorded`
               })
             )
