@@ -17,16 +17,18 @@ import { performance } from "node:perf_hooks"
 /**
  * Wall-clock ms minus monotonic ms. Date.now() moves in whole milliseconds: at the moment it
  * moves, the wall clock is exactly its new value. Spins to that moment once per process (under a
- * millisecond), taking a tick seen between two monotonic readings at most 20 µs apart (a few
- * tries when the process is descheduled in between, then the narrowest seen).
+ * millisecond), taking a tick seen between two monotonic readings at most 20 µs apart (more tries
+ * when the process is descheduled in between, then the narrowest seen).
  */
 const systemClockOffset = (): number => {
   let best = { width: Infinity, offset: Date.now() - performance.now() }
   let last = Date.now()
   let lastBefore = performance.now()
-  // At most 6 ms even if Date.now() stands still (a faked clock): then the plain reading above.
-  const giveUpAt = lastBefore + 6
-  for (let ticks = 0; ticks < 5 && best.width > 0.02 && lastBefore < giveUpAt;) {
+  // Until a tick is seen narrowly (the first, unless the process is descheduled), within 50 ticks
+  // and 60 ms (a start on a loaded machine is preempted often); a faked Date.now() that stands
+  // still gets the plain reading above.
+  const giveUpAt = lastBefore + 60
+  for (let ticks = 0; ticks < 50 && best.width > 0.02 && lastBefore < giveUpAt;) {
     const before = performance.now()
     const wall = Date.now()
     const after = performance.now()
