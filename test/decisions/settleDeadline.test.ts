@@ -24,8 +24,8 @@ beforeAll(async () => {
     SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
     SVC_SEED_FILE: FIXTURE,
     SVC_TENANT_SLUG: "acme",
-    SVC_REQUEST_DEADLINE_MS: "300",
-    SVC_DECISION_SETTLE_MS: "1500"
+    SVC_REQUEST_DEADLINE_MS: "200",
+    SVC_DECISION_SETTLE_MS: "700"
   })
 }, 60_000)
 
@@ -46,11 +46,11 @@ describe("a settle time longer than the request's deadline (built process, embed
     expect(answer.body).toEqual({
       statusCode: 504,
       error: "Gateway Timeout",
-      message: "A write bound to a step waits 1500 ms after its arrival (SVC_DECISION_SETTLE_MS), past the request's deadline of 300 ms: nothing was recorded"
+      message: "A write bound to a step waits 700 ms after its arrival (SVC_DECISION_SETTLE_MS), past the request's deadline of 200 ms: nothing was recorded"
     })
-    expect(took).toBeLessThan(1_400)
+    expect(took).toBeLessThan(650)
     // Past the settle time: still nothing decided (the signal was never recorded).
-    await new Promise((resolve) => setTimeout(resolve, 1_700 - took))
+    await new Promise((resolve) => setTimeout(resolve, 800 - took))
     expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step.id).toBe("controller_approval")
     expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body).toEqual({})
     expect(gw.output()).not.toMatch(/"status":500/)
