@@ -701,8 +701,8 @@ const DECLARATIONS = [
     readBy: ["gateway", "workspace"],
     section: "embedded",
     description:
-      "How long a decision (or a row action, or a file or data naming a step) waits after its arrival before it may move a task, so that requests written together with it count as together; unset: 3 on SQLite, 100 on PostgreSQL (README \"Decisions are bound to the step the client saw\").",
-    docs: { table: "postgres", default: "100 (SQLite: 3)", meaning:
+      "How long a decision (or a row action, or a file or data naming a step) waits after its arrival before it may move a task, so that requests written together with it count as together; unset: 100 on PostgreSQL and for a decision a gateway forwards to the workspace API (SVC_WORKSPACE_URL: gateways are replicas too), else 3 (README \"Decisions are bound to the step the client saw\").",
+    docs: { table: "postgres", default: "100 (SQLite, one process: 3)", meaning:
         "how long after its arrival a decision waits before it may move a task: requests another replica reads within it count as written together with it (each answer takes that much longer)" },
   },
   {

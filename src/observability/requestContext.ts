@@ -89,7 +89,12 @@ export class RequestContext {
      * When the request arrived (its headers were read), wall-clock ms with sub-ms precision: a
      * decision applies to the step current then (src/domain/engine.ts acceptSignal).
      */
-    readonly arrivedAt: number = preciseNowMs()
+    readonly arrivedAt: number = preciseNowMs(),
+    /**
+     * Whether another process stamped `arrivedAt` (a gateway in front of the workspace API,
+     * src/services/arrival.ts): its decisions wait as long as replicas' do.
+     */
+    readonly arrivalForwarded: boolean = false
   ) {}
 }
 
@@ -103,20 +108,22 @@ export class CurrentRequest extends Context.Service<CurrentRequest, RequestConte
 export const requestContextOf = (
   headers: Readonly<Record<string, string | undefined>>,
   /** When the server stamped its arrival (src/http/server/arrival.ts); now when it did not. */
-  arrivedAt: number = preciseNowMs()
+  arrivedAt: number = preciseNowMs(),
+  arrivalForwarded = false
 ): RequestContext => {
   const edgeId = headers[REQUEST_ID_HEADER]
   const requestId = edgeId !== undefined && isValidRequestId(edgeId) ? edgeId : newRequestId()
   const traceparent = headers["traceparent"]
   const trace = parseTraceparent(traceparent)
-  if (trace === undefined) return new RequestContext(requestId, undefined, undefined, undefined, arrivedAt)
+  if (trace === undefined) return new RequestContext(requestId, undefined, undefined, undefined, arrivedAt, arrivalForwarded)
   const tracestate = headers["tracestate"]
   return new RequestContext(
     requestId,
     traceparent!.trim(),
     tracestate !== undefined && tracestate.length <= 512 && VISIBLE_OR_SPACE.test(tracestate) ? tracestate : undefined,
     trace.traceId,
-    arrivedAt
+    arrivedAt,
+    arrivalForwarded
   )
 }
 

@@ -62,6 +62,8 @@ export interface Attribution {
   readonly requestId: string | undefined
   /** When the request arrived (src/observability/requestContext.ts), if this runs for one. */
   readonly arrivedAt: number | undefined
+  /** Whether another process (a gateway in front of this workspace) stamped `arrivedAt`. */
+  readonly arrivalForwarded?: boolean | undefined
 }
 
 /** The attribution of the request this fiber serves (all undefined outside a request). */
@@ -71,5 +73,6 @@ export const attributionNow: Effect.Effect<Attribution> = Effect.zipWith(
   ([actor, identity], request) =>
     Option.isNone(request)
       ? { actor, groups: identity.groups, enforced: identity.enforced, requestId: undefined, arrivedAt: undefined }
-      : { actor, groups: identity.groups, enforced: identity.enforced, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt }
+      : { actor, groups: identity.groups, enforced: identity.enforced, requestId: request.value.requestId, arrivedAt: request.value.arrivedAt,
+        arrivalForwarded: request.value.arrivalForwarded }
 )

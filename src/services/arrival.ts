@@ -29,8 +29,15 @@ const NO_HEADERS: Readonly<Record<string, string>> = {}
  * The request context of a call to the workspace API, from the headers its caller (a gateway's
  * HTTP workspace client, behind the admin token) forwards: its request id, and its arrival time
  * when given (else this server's own stamp), so a decision binds to what the gateway's client saw.
+ * Never later than this server's own stamp: the request cannot have reached the gateway after it
+ * reached us, and a decision waits until its arrival plus the settle time (a gateway's clock
+ * seconds ahead held each decision seconds; a stamp of 1e15, for ever).
  */
 export const forwardedRequestContextOf = (
   headers: Readonly<Record<string, string | undefined>>,
   stamped: number | undefined
-): RequestContext => requestContextOf(headers, parseArrivedAt(headers[ARRIVED_AT_HEADER]) ?? stamped ?? preciseNowMs())
+): RequestContext => {
+  const own = stamped ?? preciseNowMs()
+  const forwarded = parseArrivedAt(headers[ARRIVED_AT_HEADER])
+  return forwarded === undefined ? requestContextOf(headers, own) : requestContextOf(headers, Math.min(forwarded, own), true)
+}

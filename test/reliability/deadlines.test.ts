@@ -151,7 +151,7 @@ describe("a write whose answer was lost is retried with its key and stored once"
         faults.rule = (hit) => (hit.method === "POST" ? { kind: "loseAnswer" } : { kind: "pass" })
         const headers = { "idempotency-key": "client-retry-1" }
         const first = yield* timed(createTask(undefined, headers))
-        expectError(first.value, 504, "Gateway Timeout")
+        expectError(first.value, 504, "Gateway Timeout", "may still have been carried out: send it again with the same Idempotency-Key")
         expect(first.ms).toBeLessThan(DEADLINE + SLACK)
         expect(new Set(faults.hits.filter((h) => h.method === "POST").map((h) => h.key))).toEqual(new Set(["client-retry-1"]))
         expect(yield* memory.listTasks(ACME, ACME_US)).toHaveLength(before + 1)
@@ -162,6 +162,22 @@ describe("a write whose answer was lost is retried with its key and stored once"
         const tasks = yield* memory.listTasks(ACME, ACME_US)
         expect(tasks).toHaveLength(before + 1)
         expect(tasks.map((t) => t.id)).toContain(again.body.id)
+      })), 30_000)
+})
+
+describe("a write's 504 says it may have been carried out", () => {
+  it.live("an approval whose answer is lost: 504 saying so (no key: read before sending again), and the task moved on", () =>
+    withProxiedGateway({ timeoutMs: 300, retries: 0 }, ({ faults, memory }) =>
+      Effect.gen(function*() {
+        faults.rule = (hit) => (hit.method === "POST" ? { kind: "loseAnswer" } : { kind: "pass" })
+        const res = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved" })
+        expectError(res, 504, "Gateway Timeout", /deadline of \d+ ms; the write may still have been carried out: read its result/)
+        expect((yield* memory.getTask(EXPENSE_TASK)).currentStep).toBe("sign_off")
+        // A read's 504 carries no such warning.
+        faults.rule = () => ({ kind: "stall" })
+        const read = yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/ui`)
+        expectError(read, 504, "Gateway Timeout")
+        expect(read.body.message).not.toContain("carried out")
       })), 30_000)
 })
 

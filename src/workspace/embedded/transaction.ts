@@ -7,9 +7,10 @@
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
+import { BadRequest, Conflict, GatewayTimeout, NotFound } from "../../api/errors.js"
 import type { Scalar } from "../../api/resources.js"
 import { rootTaskId } from "../../api/ids.js"
+import { currentDeadline } from "../../services/Deadline.js"
 import { TaskEventBell } from "../../services/TaskEventBell.js"
 import { currentIdempotencyKey } from "../../upstream/WorkspaceClient.js"
 import type { RowDecision } from "../../domain/ledgers.js"
@@ -168,14 +169,33 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      *   task this close together are treated as simultaneous; a person's double-click is
      *   further apart and is bound by the step the client names.
      * Outside the transaction: nothing is locked while it waits.
+     * Never past the request's deadline (SVC_REQUEST_DEADLINE_MS): a wait that would end after it
+     * ends at it with a 504 and nothing recorded, as an HTTP workspace's would (the gateway answered
+     * 200 a settle time of 1.5 s after a deadline of 100 ms).
      */
-    const settle: number = settleMs ?? sql.onDialectOrElse<number, never, number>({ pg: () => REPLICA_SETTLE_MS, orElse: () => SETTLE_MS })
+    const ownSettle: number = settleMs ?? sql.onDialectOrElse<number, never, number>({ pg: () => REPLICA_SETTLE_MS, orElse: () => SETTLE_MS })
+    // A stamp another process forwarded (gateways in front of the workspace API, each reading its
+    // own sockets): those processes are replicas whatever the database.
+    const forwardedSettle: number = settleMs ?? REPLICA_SETTLE_MS
     const letArrivalsIn = (who: Attribution) => {
       const arrivedAt = who.arrivedAt
       if (arrivedAt === undefined) return Effect.void
-      return Effect.suspend(() => {
+      const settle = who.arrivalForwarded === true ? forwardedSettle : ownSettle
+      return Effect.flatMap(currentDeadline, (deadline) => {
         const wait = arrivedAt + settle - preciseNowMs()
-        return wait > 0 ? Effect.sleep(Math.ceil(wait)) : Effect.void
+        if (wait <= 0) return Effect.void
+        if (Option.isSome(deadline) && Date.now() + wait > deadline.value.at) {
+          return Effect.andThen(
+            Effect.sleep(Math.max(0, deadline.value.at - Date.now())),
+            Effect.fail(
+              new GatewayTimeout({
+                message: `A write bound to a step waits ${settle} ms after its arrival (SVC_DECISION_SETTLE_MS), past ` +
+                  `the request's deadline of ${deadline.value.budgetMs} ms: nothing was recorded`
+              })
+            )
+          )
+        }
+        return Effect.sleep(Math.ceil(wait))
       }).pipe(Effect.andThen(yieldToEventLoop), Effect.andThen(yieldToEventLoop))
     }
 

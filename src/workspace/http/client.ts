@@ -330,17 +330,30 @@ export const makeHttpWorkspaceClient = (
         }
       })
 
-    /** The idempotency key a write carries: the request's (the gateway's middleware), else one for this call and its retries. */
-    const keyHeaders = Effect.map(
-      Effect.service(currentIdempotencyKey),
-      (key) => ({ [IDEMPOTENCY_KEY_HEADER]: Option.getOrElse(key, () => randomUUID()) }) as const
-    )
-
-    /** A write: one key for every attempt, so a retry after a lost answer returns the first result. */
+    /**
+     * A write: one key for every attempt, so a retry after a lost answer returns the first result.
+     * The key is the request's (the gateway's middleware), else one for this call and its retries.
+     * Its 504 says that the write may have been carried out all the same (the workspace may have
+     * committed it after the gateway stopped waiting: a decision applied after its 504).
+     */
     const write = <A, K extends KeptTag = never>(
       request: (headers: { readonly "idempotency-key": string }) => Effect.Effect<A, unknown>,
       keep: ReadonlyArray<K>
-    ): Effect.Effect<A, KeptOf<K> | UpstreamError> => Effect.flatMap(keyHeaders, (headers) => call(request(headers), RETRIED, keep))
+    ): Effect.Effect<A, KeptOf<K> | UpstreamError> =>
+      Effect.flatMap(Effect.service(currentIdempotencyKey), (clientKey) =>
+        call(request({ [IDEMPOTENCY_KEY_HEADER]: Option.getOrElse(clientKey, () => randomUUID()) }), RETRIED, keep).pipe(
+          Effect.mapError((e) =>
+            e instanceof GatewayTimeout
+              ? new GatewayTimeout({
+                message: `${e.message}; the write may still have been carried out: ${
+                  Option.isSome(clientKey)
+                    ? "send it again with the same Idempotency-Key to learn its outcome"
+                    : "read its result before sending it again (with an Idempotency-Key a retry is safe)"
+                }`
+              })
+              : e
+          )
+        ))
 
     const READ = true
     const RETRIED = true
