@@ -55,6 +55,9 @@ const acrossReplicas = (requests: ReadonlyArray<RawRequest>, around?: Parameters
  * The second replica stopped (SIGSTOP) while the requests are written and resumed `lateMs`
  * later: it reads and stamps its share that late, as a replica the scheduler left waiting does
  * (two processes stamped one moment's writes up to 90 ms apart at p99.9 under the test suite).
+ * 40 ms: a replica waiting 3 ms moved the task 20-40 ms after its arrival (a 20 ms stop passed
+ * with 3 ms, 40 ms failed); waiting 100 ms it moves it 120 ms or more after, so the resume may
+ * come 80 ms late on a loaded machine and the test still holds.
  */
 const secondReplicaLate = (lateMs: number) => ({
   beforeWrite: () => replicas[1]!.kill("SIGSTOP"),
