@@ -49,7 +49,14 @@ const BOARD_COLUMNS = `${TASK_COLUMNS}, snapshots`
  * per query (same rows, same values: every column is text or a number).
  */
 const rowsAsJson = (columns: string) =>
-  `json_group_array(json_object(${columns.split(", ").map((c) => `'${c}', ${c}`).join(", ")}) ORDER BY rowid)`
+  `json_group_array(json_object(${columns.split(", ").map((c) => `'${c}', ${upToNul(c)}`).join(", ")}) ORDER BY rowid)`
+
+/**
+ * A text cell up to its first NUL, as the driver reads it row by row (every other read of a task):
+ * a fixture (SVC_SEED_FILE) can store one, and the JSON cell kept what follows it, so a list
+ * showed more of a title than the task's own page, and differed from the list before it was one cell.
+ */
+const upToNul = (c: string) => `CASE WHEN instr(${c}, char(0)) > 0 THEN substr(${c}, 1, instr(${c}, char(0)) - 1) ELSE ${c} END`
 
 /** Task ids per next-steps query: far below SQLite's bound-parameter limit. */
 const NEXT_STEP_GROUP = 500
