@@ -231,8 +231,15 @@ describe("a malformed request after an earlier one on the same connection", () =
     const badChunk = await onOneConnection([
       "POST /v1/entities HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"
     ])
+    // A body refused with 413 (over SVC_MAX_BODY_BYTES) and thrown away as it comes: a bad chunk
+    // after the answer is that answered request's, not one more to answer.
+    const refusedThenBad = await onOneConnection([
+      `POST /v1/entities HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n800\r\n${"a".repeat(2048)}\r\n`,
+      "zz\r\n\r\n"
+    ])
     expect(again.map((a) => a.status)).toEqual([400])
     expect(badChunk.map((a) => a.status)).toEqual([400])
+    expect(refusedThenBad.map((a) => a.status)).toEqual([413])
     const ids = [again[0]!.id, badChunk[0]!.id]
     await waitFor("a line for each", () => lines(from).filter((l) => l.requestId !== undefined && ids.includes(l.requestId)).length === 2 ? true : undefined)
     const refusedLines = lines(from).filter((l) => l.status === 400)

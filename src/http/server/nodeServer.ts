@@ -424,6 +424,9 @@ const tooManyHeaders = (max: number) =>
  * Like Node's own handler: once per connection, never in the middle of another answer, then closed.
  * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
  */
+/** Each connection's last response (and through it its request), for the parser's errors. */
+const lastResponses = new WeakMap<Duplex, http.ServerResponse>()
+
 const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
   // Node's parser repeats its error on every later packet of the connection: one answer only.
   const answered = new WeakSet<Duplex>()
@@ -439,10 +442,16 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
       socket.destroy()
       return
     }
+    // The error is in the body of the connection's last request (a bad chunk, the request timeout):
+    // one answered already (a 413 whose body is being thrown away) keeps its answer; one not yet
+    // answered gets this one, now (its handler would wait for the rest of the body for ever).
+    const last = lastResponses.get(socket)
+    const own = last !== undefined && last.req?.complete === false ? last : undefined
+    if (own?.headersSent === true) {
+      socket.destroy()
+      return
+    }
     answered.add(socket)
-    // The request in flight on the connection, when the error is in its own body: the answer is
-    // that request's, now (its handler would wait for the rest of the body for ever).
-    const own = inFlight != null && !inFlight.headersSent && inFlight.req?.complete === false ? inFlight.req : undefined
     const answer = () => {
       if (!socket.writable) return socket.destroy()
       const [status, error, message] = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
@@ -455,7 +464,7 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
       // After an earlier request on the connection, what the parser had read may begin with that
       // request (pipelined in one packet): its method and path are not this one's.
       const read = own !== undefined
-        ? Buffer.from(`${own.method} ${own.url} HTTP/1.1\r\n`, "latin1")
+        ? Buffer.from(`${own.req.method} ${own.req.url} HTTP/1.1\r\n`, "latin1")
         : earlier
         ? undefined
         : (err as { rawPacket?: unknown }).rawPacket
@@ -631,6 +640,7 @@ export const createGatewayServer = (
       }
       stampArrival(req)
       requested.add(req.socket)
+      lastResponses.set(req.socket, res)
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
