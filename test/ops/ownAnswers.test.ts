@@ -241,12 +241,15 @@ describe("a malformed request after an earlier one on the same connection", () =
     expect(badChunk.map((a) => a.status)).toEqual([400])
     expect(refusedThenBad.map((a) => a.status)).toEqual([413])
     const ids = [again[0]!.id, badChunk[0]!.id]
-    await waitFor("a line for each", () => lines(from).filter((l) => l.requestId !== undefined && ids.includes(l.requestId)).length === 2 ? true : undefined)
+    await waitFor("a line for each, the 413's too", () =>
+      lines(from).filter((l) => (l.requestId !== undefined && ids.includes(l.requestId)) || l.status === 413).length === 3 ? true : undefined)
     const refusedLines = lines(from).filter((l) => l.status === 400)
     expect(refusedLines).toEqual([
       expect.objectContaining({ requestId: ids[0], method: "GET", path: "/v1/x" }),
       expect.objectContaining({ requestId: ids[1], method: "POST", path: "/v1/entities" })
     ])
+    // The bad chunk's request was the application's already: its one line is this answer, no 499 beside it.
+    expect(lines(from).filter((l) => l.path === "/v1/entities").map((l) => l.status)).toEqual([400, 413])
     expect(await unmatched(400)).toBe(before + 2)
   })
 })

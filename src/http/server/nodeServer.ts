@@ -424,6 +424,9 @@ const tooManyHeaders = (max: number) =>
  * Like Node's own handler: once per connection, never in the middle of another answer, then closed.
  * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
  */
+/** On a response the application's request log follows: the request's id (src/observability/requests.ts). */
+export const REQUEST_ID_OF: unique symbol = Symbol("gateway/requestIdOf")
+
 /** Each connection's last response (and through it its request), for the parser's errors. */
 const lastResponses = new WeakMap<Duplex, http.ServerResponse>()
 
@@ -461,6 +464,17 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
         : [400, "Bad Request", "Malformed HTTP request"] as const
       const body = errorJson(status, error, message)
       const bytes = Buffer.byteLength(body)
+      const ownId = (own as { [REQUEST_ID_OF]?: string } | undefined)?.[REQUEST_ID_OF]
+      if (own !== undefined && ownId !== undefined) {
+        // Answered through its response: the application's request log writes its one line (a
+        // second line here left one request logged twice, this answer and a 499).
+        own.setHeader("x-request-id", ownId)
+        own.writeHead(status, { "content-type": "application/json", "content-length": bytes, connection: "close" })
+        own.end(body)
+        socket.once("finish", () => socket.destroy())
+        setTimeout(() => socket.destroy(), 1_000).unref()
+        return
+      }
       // After an earlier request on the connection, what the parser had read may begin with that
       // request (pipelined in one packet): its method and path are not this one's.
       const read = own !== undefined
