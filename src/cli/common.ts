@@ -472,7 +472,8 @@ export const table = (
   rows: ReadonlyArray<unknown>
 ): Effect.Effect<void> => {
   if (rows.length === 0) return line("(none)")
-  const cells = rows.map((r) => columns.map(([, get]) => oneLine(cell(get(r)))))
+  // Served text (a task's title) may hold what a terminal acts on (ESC, CSI, bidi controls): escaped.
+  const cells = rows.map((r) => columns.map(([, get]) => terminalSafe(oneLine(cell(get(r))))))
   const widths = columns.map(([h], i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)))
   const render = (cs: ReadonlyArray<string>) => cs.map((c, i) => (i === cs.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")
   return line([render(columns.map(([h]) => h)), ...cells.map(render)].join("\n"))
@@ -481,7 +482,7 @@ export const table = (
 /** `key  value` lines with the keys aligned. */
 export const fields = (pairs: ReadonlyArray<readonly [string, unknown]>): Effect.Effect<void> => {
   const width = Math.max(...pairs.map(([k]) => k.length))
-  return line(pairs.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`).join("\n"))
+  return line(pairs.map(([k, v]) => `${k.padEnd(width)}  ${terminalSafe(cell(v))}`).join("\n"))
 }
 
 export const truncate = (s: string, max: number) => (s.length <= max ? s : `${s.slice(0, max - 1)}…`)

@@ -27,7 +27,7 @@ import { arrivalOf } from "../http/server/arrival.js"
 import { formatLine, type LogSettings } from "./logging.js"
 import { recordHttpRequest } from "./metrics.js"
 import { CurrentRequest, newRequestId, REQUEST_ID_HEADER, type RequestContext, requestContextOf } from "./requestContext.js"
-import type { MalformedAnswer } from "../http/server/nodeServer.js"
+import { type MalformedAnswer, REQUEST_ID_OF } from "../http/server/nodeServer.js"
 
 /**
  * The route middleware that tells the request's context which route matched: provide its layer
@@ -302,6 +302,8 @@ export const observeRequests = (options: RequestObserverOptions = {}) => {
             )
           ))
       }
+      // The id an answer the server writes itself to this request carries (a parser error in its body).
+      ;(res as { [REQUEST_ID_OF]?: string })[REQUEST_ID_OF] = rc.requestId
       const socket = res.socket
       const wireBefore = socket?.bytesWritten ?? 0
       // `on`, not `once`: a response closes once, and `once` wraps every listener.

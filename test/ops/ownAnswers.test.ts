@@ -171,6 +171,89 @@ describe("answers to requests Node's parser refuses", () => {
   })
 })
 
+describe("a malformed request after an earlier one on the same connection", () => {
+  /** Writes each of `parts` on one connection, the next once an answer to the last has ended; every answer's status and id. */
+  const onOneConnection = (parts: ReadonlyArray<string>) =>
+    new Promise<Array<{ status: number; id: string | undefined }>>((resolve, reject) => {
+      const socket = net.connect(port, "127.0.0.1", () => socket.write(parts[0]!))
+      const answers: Array<{ status: number; id: string | undefined }> = []
+      let text = ""
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("latin1")
+        for (;;) {
+          const end = text.indexOf("\r\n\r\n")
+          if (end === -1) return
+          const head = text.slice(0, end)
+          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0)
+          if (text.length < end + 4 + length) return
+          answers.push({ status: Number(head.split(" ")[1]), id: /x-request-id: (\S+)/i.exec(head)?.[1] })
+          text = text.slice(end + 4 + length)
+          if (answers.length < parts.length) socket.write(parts[answers.length]!)
+        }
+      })
+      socket.on("close", () => resolve(answers))
+      socket.on("error", reject)
+    })
+
+  it("is answered, logged and counted, not met with a silent close; logged without the earlier request's method and path", async () => {
+    const from = service.output().length
+    const before = await unmatched(400)
+    // A kept-alive connection: one answered request, then a header line without a colon.
+    const sequential = await onOneConnection([
+      "GET /v1/first HTTP/1.1\r\nhost: x\r\n\r\n",
+      "GET /v1/second HTTP/1.1\r\nhost x\r\n\r\n"
+    ])
+    // Both in one packet: what the parser had read begins with the first (a link, whose path is not the second's).
+    const pipelined = await onOneConnection([
+      "GET /links/SECRET-FIRST HTTP/1.1\r\nhost: x\r\n\r\nGET /v1/second HTTP/1.1\r\nhost x\r\n\r\n"
+    ])
+    const refused = [sequential.at(-1), pipelined.at(-1)]
+    expect(sequential.length).toBe(2)
+    expect(pipelined.length).toBe(2)
+    for (const a of refused) {
+      expect(a?.status).toBe(400)
+      expect(a?.id).toMatch(UUID)
+    }
+    const ids = refused.map((a) => a!.id)
+    const seen = await waitFor("a line for each", () => {
+      const found = lines(from).filter((l) => l.requestId !== undefined && ids.includes(l.requestId))
+      return found.length === ids.length ? found : undefined
+    })
+    for (const line of seen) expect(line).toEqual(expect.objectContaining({ method: "-", path: "-", status: 400 }))
+    expect(await unmatched(400)).toBe(before + ids.length)
+  })
+
+  it("is answered and logged once, whatever follows it on the connection", async () => {
+    const from = service.output().length
+    const before = await unmatched(400)
+    // The parser repeats its error on each later packet; a bad chunk size in a body is the body's request's.
+    const again = await onOneConnection(["GET /v1/x HTTP/1.1\r\nhost x\r\n\r\n", "more\r\n\r\n"])
+    const badChunk = await onOneConnection([
+      "POST /v1/entities HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"
+    ])
+    // A body refused with 413 (over SVC_MAX_BODY_BYTES) and thrown away as it comes: a bad chunk
+    // after the answer is that answered request's, not one more to answer.
+    const refusedThenBad = await onOneConnection([
+      `POST /v1/entities HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n800\r\n${"a".repeat(2048)}\r\n`,
+      "zz\r\n\r\n"
+    ])
+    expect(again.map((a) => a.status)).toEqual([400])
+    expect(badChunk.map((a) => a.status)).toEqual([400])
+    expect(refusedThenBad.map((a) => a.status)).toEqual([413])
+    const ids = [again[0]!.id, badChunk[0]!.id]
+    await waitFor("a line for each, the 413's too", () =>
+      lines(from).filter((l) => (l.requestId !== undefined && ids.includes(l.requestId)) || l.status === 413).length === 3 ? true : undefined)
+    const refusedLines = lines(from).filter((l) => l.status === 400)
+    expect(refusedLines).toEqual([
+      expect.objectContaining({ requestId: ids[0], method: "GET", path: "/v1/x" }),
+      expect.objectContaining({ requestId: ids[1], method: "POST", path: "/v1/entities" })
+    ])
+    // The bad chunk's request was the application's already: its one line is this answer, no 499 beside it.
+    expect(lines(from).filter((l) => l.path === "/v1/entities").map((l) => l.status)).toEqual([400, 413])
+    expect(await unmatched(400)).toBe(before + 2)
+  })
+})
+
 describe("a request waiting for room for its body", () => {
   let waitDir: string
   let waiting: RunningService

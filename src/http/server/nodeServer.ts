@@ -421,31 +421,88 @@ const tooManyHeaders = (max: number) =>
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
- * Like Node's own handler: only on a connection nothing was written to yet, then closed.
+ * Like Node's own handler: once per connection, never in the middle of another answer, then closed.
  * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
  */
-const clientErrorHandler = (malformed: MalformedAnswer | undefined) => (err: NodeJS.ErrnoException, socket: Duplex) => {
-  if (err.code === "ECONNRESET" || !socket.writable || (socket as Socket).bytesWritten > 0) {
-    socket.destroy()
-    return
+/** On a response the application's request log follows: the request's id (src/observability/requests.ts). */
+export const REQUEST_ID_OF: unique symbol = Symbol("gateway/requestIdOf")
+
+/** Each connection's last response (and through it its request), for the parser's errors. */
+const lastResponses = new WeakMap<Duplex, http.ServerResponse>()
+
+const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
+  // Node's parser repeats its error on every later packet of the connection: one answer only.
+  const answered = new WeakSet<Duplex>()
+  return (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const inFlight = (socket as { _httpMessage?: http.ServerResponse | null })._httpMessage
+    const earlier = inFlight != null || (socket as Socket).bytesWritten > 0
+    if (
+      err.code === "ECONNRESET" || !socket.writable || answered.has(socket) ||
+      // The client ended its side mid-message after an earlier request: the message was that
+      // request's body (a refused one, being discarded) or a fragment, not a request to answer.
+      (earlier && err.code === "HPE_INVALID_EOF_STATE")
+    ) {
+      socket.destroy()
+      return
+    }
+    // The error is in the body of the connection's last request (a bad chunk, the request timeout):
+    // one answered already (a 413 whose body is being thrown away) keeps its answer; one not yet
+    // answered gets this one, now (its handler would wait for the rest of the body for ever).
+    const last = lastResponses.get(socket)
+    const own = last !== undefined && last.req?.complete === false ? last : undefined
+    if (own?.headersSent === true) {
+      socket.destroy()
+      return
+    }
+    answered.add(socket)
+    const answer = () => {
+      if (!socket.writable) return socket.destroy()
+      const [status, error, message] = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "Request Timeout", "The request was not received in time"] as const
+        : err.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
+        : [400, "Bad Request", "Malformed HTTP request"] as const
+      const body = errorJson(status, error, message)
+      const bytes = Buffer.byteLength(body)
+      const ownId = (own as { [REQUEST_ID_OF]?: string } | undefined)?.[REQUEST_ID_OF]
+      if (own !== undefined && ownId !== undefined) {
+        // Answered through its response: the application's request log writes its one line (a
+        // second line here left one request logged twice, this answer and a 499).
+        own.setHeader("x-request-id", ownId)
+        own.writeHead(status, { "content-type": "application/json", "content-length": bytes, connection: "close" })
+        own.end(body)
+        socket.once("finish", () => socket.destroy())
+        setTimeout(() => socket.destroy(), 1_000).unref()
+        return
+      }
+      // After an earlier request on the connection, what the parser had read may begin with that
+      // request (pipelined in one packet): its method and path are not this one's.
+      const read = own !== undefined
+        ? Buffer.from(`${own.req.method} ${own.req.url} HTTP/1.1\r\n`, "latin1")
+        : earlier
+        ? undefined
+        : (err as { rawPacket?: unknown }).rawPacket
+      const requestId = malformed?.(status, read, bytes)
+      socket.write(
+        `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
+          (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
+          `connection: close\r\n\r\n${body}`
+      )
+      // Flush, then close: a client that never closes its side cannot hold the connection.
+      socket.end()
+      socket.once("finish", () => socket.destroy())
+      setTimeout(() => socket.destroy(), 1_000).unref()
+    }
+    // As Node does: a response already begun on the connection cannot be followed by another
+    // until it ends (a request pipelined behind one answered at once); one that ended before (a
+    // kept-alive connection's next request) can. Closing without a word left such a request with
+    // no answer, no line and no count.
+    if (inFlight == null || own !== undefined) return answer()
+    inFlight.once("finish", answer)
+    inFlight.once("close", () => {
+      if (!inFlight.writableFinished) socket.destroy()
+    })
   }
-  const [status, error, message] = err.code === "ERR_HTTP_REQUEST_TIMEOUT"
-    ? [408, "Request Timeout", "The request was not received in time"] as const
-    : err.code === "HPE_HEADER_OVERFLOW"
-    ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
-    : [400, "Bad Request", "Malformed HTTP request"] as const
-  const body = errorJson(status, error, message)
-  const bytes = Buffer.byteLength(body)
-  const requestId = malformed?.(status, (err as { rawPacket?: unknown }).rawPacket, bytes)
-  socket.write(
-    `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
-      (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
-      `connection: close\r\n\r\n${body}`
-  )
-  // Flush, then close: a client that never closes its side cannot hold the connection.
-  socket.end()
-  socket.once("finish", () => socket.destroy())
-  setTimeout(() => socket.destroy(), 1_000).unref()
 }
 
 /**
@@ -597,6 +654,7 @@ export const createGatewayServer = (
       }
       stampArrival(req)
       requested.add(req.socket)
+      lastResponses.set(req.socket, res)
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
