@@ -418,18 +418,23 @@ const shareOf = (perClient: number) => {
 const tooManyHeaders = (max: number) =>
   errorJson(431, "Request Header Fields Too Large", `Too many request headers: at most ${max} are accepted`)
 
+/** On a response the application's request log follows: the request's id (src/observability/requests.ts). */
+export const REQUEST_ID_OF: unique symbol = Symbol("gateway/requestIdOf")
+
+/**
+ * Each connection's last response (and through it its request), for the parser's errors: a
+ * property of the socket, not a WeakMap entry per request (the collector walks weak tables on
+ * every collection; see ./arrival.ts).
+ */
+const LAST_RESPONSE = Symbol("lastResponse")
+type WithLastResponse = { [LAST_RESPONSE]?: http.ServerResponse }
+
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
  * Like Node's own handler: once per connection, never in the middle of another answer, then closed.
  * `malformed` (the request log) names it: the id goes on the answer, the line and metrics follow.
  */
-/** On a response the application's request log follows: the request's id (src/observability/requests.ts). */
-export const REQUEST_ID_OF: unique symbol = Symbol("gateway/requestIdOf")
-
-/** Each connection's last response (and through it its request), for the parser's errors. */
-const lastResponses = new WeakMap<Duplex, http.ServerResponse>()
-
 const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
   // Node's parser repeats its error on every later packet of the connection: one answer only.
   const answered = new WeakSet<Duplex>()
@@ -448,7 +453,7 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
     // The error is in the body of the connection's last request (a bad chunk, the request timeout):
     // one answered already (a 413 whose body is being thrown away) keeps its answer; one not yet
     // answered gets this one, now (its handler would wait for the rest of the body for ever).
-    const last = lastResponses.get(socket)
+    const last = (socket as WithLastResponse)[LAST_RESPONSE]
     const own = last !== undefined && last.req?.complete === false ? last : undefined
     if (own?.headersSent === true) {
       socket.destroy()
@@ -654,7 +659,7 @@ export const createGatewayServer = (
       }
       stampArrival(req)
       requested.add(req.socket)
-      lastResponses.set(req.socket, res)
+      ;(req.socket as WithLastResponse)[LAST_RESPONSE] = res
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
       if (req.rawHeaders.length / 2 > settings.maxHeaders) {
