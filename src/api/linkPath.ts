@@ -22,13 +22,7 @@ export const routedPath = (url: string): string => {
     // A malformed escape: the router refuses it (a 400 the server logs too), but the path may
     // still spell a link with escapes (`/%6Cinks/<token>%zz`): each run of escapes that decodes
     // is decoded, so a token there is redacted all the same.
-    decoded = path.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
-      try {
-        return decodeURIComponent(run)
-      } catch {
-        return run
-      }
-    })
+    decoded = decodedEscapeRuns(path)
   }
   return decoded.replace(/\/{2,}/g, "/").toLowerCase()
 }
@@ -59,5 +53,32 @@ export const isLinkPath = (url: string): boolean =>
 /** routedPath(url) starts with `/links/`, for a url without `%`: slashes, `links` in any case, a slash. */
 const LINK_PREFIX = /^\/+links\//i
 
-/** The path as logs show it: a link's whole path is `/links/:token`, other paths unchanged. */
-export const redactLinkPath = (path: string): string => (isLinkPath(path) ? `${LINK_PATH}/:token` : path)
+/**
+ * The path as logs show it: a link's whole path is `/links/:token`, and so is any path with a
+ * `links` segment followed by more, in any spelling, that the router does not serve as a link
+ * (`/./links/<token>`, `/x/../links/…`, `/%2e/links/…`, `/links;x/…`, `/links\…`): a 404 for it
+ * still carries a token that opens the link's page. Other paths unchanged.
+ */
+export const redactLinkPath = (path: string): string => (namesLink(path) ? `${LINK_PATH}/:token` : path)
+
+/** Whether a path may carry a link's token: a link path, or one naming a `links` segment (redactLinkPath). */
+export const namesLink = (path: string): boolean =>
+  isLinkPath(path) || (LINK_WORD.test(path) && LINK_SEGMENT.test(decodedEscapeRuns(path).toLowerCase()))
+
+/** Could spell `links` (a cheap test before any copy): the word in any case, the Kelvin sign, or an escape. */
+const LINK_WORD = /lin(?:k|\u212a)s|%/i
+
+/** A `links` segment followed by more, in a decoded, lower-cased path. */
+const LINK_SEGMENT = /(?:^|[/\\])links[/\\;]./
+
+/** Each run of percent-escapes that decodes, decoded (a malformed one left as it is). */
+const decodedEscapeRuns = (path: string): string =>
+  path.includes("%")
+    ? path.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+      try {
+        return decodeURIComponent(run)
+      } catch {
+        return run
+      }
+    })
+    : path

@@ -15,7 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import { GatewayApi } from "../api/Api.js"
-import { isLinkPath } from "../api/linkPath.js"
+import { namesLink } from "../api/linkPath.js"
 import { metricsHandler } from "../observability/prometheus.js"
 import { Observability } from "../observability/Observability.js"
 import { RouteCaptureLive } from "../observability/requests.js"
@@ -127,7 +127,7 @@ const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
     Effect.map(TenantConfig, (config) =>
       config.tracing
         // A decision link's URL is its credential: its requests make no span (spans carry the URL).
-        ? layer.pipe(Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => isLinkPath(request.url))))
+        ? layer.pipe(Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => namesLink(request.url))))
         : layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))))
   )
 

@@ -127,7 +127,13 @@ describe("answers the server gives before the application", () => {
       // the Kelvin sign reads as `k` to the router; beside a malformed escape, refused with 400
       "GET /lin%E2%84%AAs/SECRET-KELVIN%zz HTTP/1.1\r\nhost: x\r\n\r\n",
       // a first character other than `/`: the router skips it and serves the link route
-      "GET *links/SECRET-STAR HTTP/1.1\r\nhost: x\r\n\r\n"
+      "GET *links/SECRET-STAR HTTP/1.1\r\nhost: x\r\n\r\n",
+      // spellings the router does not serve as a link (404s), whose token still opens the page
+      "GET /./links/SECRET-DOT HTTP/1.1\r\nhost: x\r\n\r\n",
+      "GET /x/../LINKS/SECRET-DOTDOT HTTP/1.1\r\nhost: x\r\n\r\n",
+      "GET /%2e/links/SECRET-ESCDOT HTTP/1.1\r\nhost: x\r\n\r\n",
+      "GET /links;x/SECRET-SEMI HTTP/1.1\r\nhost: x\r\n\r\n",
+      "GET /links\\SECRET-BACKSLASH HTTP/1.1\r\nhost: x\r\n\r\n"
     ]
     const ids: Array<string> = []
     for (const head of heads) ids.push((await raw(head)).headers["x-request-id"]!)
