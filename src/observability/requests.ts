@@ -157,11 +157,6 @@ const bodyBytes = (method: string, res: http.ServerResponse, declared: number | 
   return wireBytes
 }
 
-/**
- * The middleware: every request gets an id (echoed as x-request-id), its context for upstream
- * calls and logs, a log line (when `options.line` is given and the level admits it) and its
- * metrics.
- */
 /** A request's metrics, and its line when the level admits it. */
 const makeEmit = (options: RequestObserverOptions) => {
   const line = options.line
@@ -244,6 +239,11 @@ export const observeMalformed = (options: RequestObserverOptions = {}): Malforme
 const MAX_REQUEST_LINE = 8192
 const REQUEST_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,32}) ([\x21-\x7e]{1,8000}) HTTP\/\d\.\d\r?\n/
 
+/**
+ * The middleware: every request gets an id (echoed as x-request-id), its context for upstream
+ * calls and logs, a log line (when `options.line` is given and the level admits it) and its
+ * metrics.
+ */
 export const observeRequests = (options: RequestObserverOptions = {}) => {
   const emit = makeEmit(options)
 

@@ -429,6 +429,12 @@ export const REQUEST_ID_OF: unique symbol = Symbol("gateway/requestIdOf")
 const LAST_RESPONSE = Symbol("lastResponse")
 type WithLastResponse = { [LAST_RESPONSE]?: http.ServerResponse }
 
+/** Once the answer is flushed, or after a second at most: a client that never closes its side cannot hold the connection. */
+const closeWhenFlushed = (socket: Duplex) => {
+  socket.once("finish", () => socket.destroy())
+  setTimeout(() => socket.destroy(), 1_000).unref()
+}
+
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
@@ -476,8 +482,7 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
         own.setHeader("x-request-id", ownId)
         own.writeHead(status, { "content-type": "application/json", "content-length": bytes, connection: "close" })
         own.end(body)
-        socket.once("finish", () => socket.destroy())
-        setTimeout(() => socket.destroy(), 1_000).unref()
+        closeWhenFlushed(socket)
         return
       }
       // After an earlier request on the connection, what the parser had read may begin with that
@@ -493,10 +498,8 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
           (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
           `connection: close\r\n\r\n${body}`
       )
-      // Flush, then close: a client that never closes its side cannot hold the connection.
       socket.end()
-      socket.once("finish", () => socket.destroy())
-      setTimeout(() => socket.destroy(), 1_000).unref()
+      closeWhenFlushed(socket)
     }
     // As Node does: a response already begun on the connection cannot be followed by another
     // until it ends (a request pipelined behind one answered at once); one that ended before (a
