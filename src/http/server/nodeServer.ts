@@ -7,6 +7,7 @@
  * `createGatewayServer`.
  */
 import * as http from "node:http"
+import { GatewayResponse } from "./response.js"
 import type { Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { absoluteFormPath } from "../../api/linkPath.js"
@@ -610,6 +611,7 @@ export const createGatewayServer = (
 ): http.Server => {
   const settings: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...limits }
   const server = http.createServer({
+    ServerResponse: GatewayResponse,
     headersTimeout: settings.headersTimeoutMs,
     requestTimeout: settings.requestTimeoutMs,
     connectionsCheckingInterval: checkingIntervalMs(settings)
