@@ -31,20 +31,26 @@ interface Declared {
   [BODY_WRITTEN]?: boolean
 }
 
-export class GatewayResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {}
+export class GatewayResponse<Request extends http.IncomingMessage = http.IncomingMessage> extends http.ServerResponse<Request> {
+  // Explicit: the default constructor spreads its arguments (an array per response).
+  constructor(req: Request, options?: object) {
+    // @ts-expect-error Node passes options (highWaterMark, rejectNonStandardBodyWrites); @types/node omits them.
+    super(req, options)
+  }
+}
 
+// Fixed arities, not rest parameters: no array per call.
 Object.assign(GatewayResponse.prototype, {
-  write(this: http.ServerResponse & Declared, ...args: Array<unknown>): boolean {
+  write(this: http.ServerResponse & Declared, chunk: unknown, encoding: unknown, callback: unknown): boolean {
     this[BODY_WRITTEN] = true
-    return nodeWrite.apply(this, args)
+    return nodeWrite.call(this, chunk, encoding, callback)
   },
-  end(this: http.ServerResponse & Declared, ...args: Array<unknown>): http.ServerResponse {
-    const chunk = args[0]
+  end(this: http.ServerResponse & Declared, chunk: unknown, encoding: unknown, callback: unknown): http.ServerResponse {
     if (
       this.strictContentLength && this[BODY_WRITTEN] !== true && this.headersSent &&
       (typeof chunk === "string" || chunk instanceof Uint8Array) && chunk.length > 0 &&
-      this._contentLength === byteLength(chunk, args[1])
+      this._contentLength === byteLength(chunk, encoding)
     ) this.strictContentLength = false
-    return nodeEnd.apply(this, args)
+    return nodeEnd.call(this, chunk, encoding, callback)
   }
 })
