@@ -8,9 +8,11 @@
 import * as Effect from "effect/Effect"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as OpenApi from "effect/http-api/OpenApi"
+import * as Context from "effect/Context"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
@@ -131,6 +133,28 @@ const tracing = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
         : layer.pipe(Layer.provide(Layer.succeed(References.TracerEnabled, false))))
   )
 
+/** Effect's own entries of a context (its references, the platform's services, the scope). */
+const isEffects = (key: string) => key.startsWith("effect/") || key.startsWith("@effect/") || key.startsWith("~effect/")
+const effectEntriesOnly = <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.makeUnsafe(new Map([...context.mapUnsafe].filter(([key]) => isEffects(key))))
+
+/**
+ * Every request fiber starts from the context the server was started in, and HttpApiBuilder copies
+ * that whole context once per request (its merge of a group's services flattens it: a Map copy of
+ * every entry: 4.2 KB of a health check's 18.6). Our services are read where routes, groups and
+ * middleware are built, never from a request fiber's own context, so the server is started with
+ * Effect's entries only: 12 of its 22, and 3 KB copied per request.
+ */
+const requestContextLean = Layer.effect(
+  HttpServer.HttpServer,
+  Effect.map(HttpServer.HttpServer, (server) =>
+    HttpServer.make({
+      address: server.address,
+      serve: ((app: any, middleware: any) =>
+        Effect.updateContext(server.serve(app, middleware), effectEntriesOnly)) as unknown as HttpServer.HttpServer["Service"]["serve"]
+    }))
+)
+
 /**
  * Served without Effect's request logger (our own line is written by the middleware) and
  * without its "Listening on" line (main.ts says where it listens). Path parameters up to
@@ -142,6 +166,7 @@ export const gatewayLive = <E = never, R = never>(extra: Layer.Layer<never, E, R
     disableLogger: true,
     disableListenLog: true
   }).pipe(
+    Layer.provide(requestContextLean),
     tracing,
     // Outside the server's own layers, so main.ts's start-up check shares this instance.
     Layer.provide(Readiness.layer),

@@ -68,8 +68,9 @@ describe("GET /v1/health on the built process", () => {
     const statuses = await healthRequests(service.url, n, 10)
     expect(statuses.every((s) => s === 200)).toBe(true)
     const { bytes, collections } = allocatedSince(service.output(), from)
-    // 5,000 requests are about 120 MB: dozens of young collections, each telling its bytes.
-    expect(collections).toBeGreaterThan(20)
+    // 5,000 requests are about 110 MB: some 40 young collections, each telling its bytes (19 seen
+    // under the whole suite's load).
+    expect(collections).toBeGreaterThan(10)
     const perRequest = bytes / n
     expect(perRequest).toBeGreaterThan(5_000) // the trace was read (raw node:http itself allocates ~5.8 KB)
     expect(perRequest).toBeLessThan(32_000)
