@@ -136,7 +136,9 @@ const declaredBytes = (response: HttpServerResponse.HttpServerResponse): number 
     case "Empty":
       return 0
     case "Uint8Array":
-      return body.body.byteLength
+      // Not `body.body.byteLength`: a text body is kept as its text (the adapter writes the
+      // string), and reading `.body` encodes it to bytes only to count them (a 10 KB list's copy).
+      return body.contentLength
     case "Raw":
     case "Stream":
       return body.contentLength

@@ -11,7 +11,10 @@ import { normalisedRouterPath, routerPath } from "../../src/http/server/nodeServ
 import { newRequestId } from "../../src/observability/requestContext.js"
 import { recordHttpRequest } from "../../src/observability/metrics.js"
 import { renderPrometheus } from "../../src/observability/prometheus.js"
-import { formatRequestLine, type RequestRecord } from "../../src/observability/requests.js"
+import { formatRequestLine, observeRequests, type RequestRecord } from "../../src/observability/requests.js"
+import * as Effect from "effect/Effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 
 const pathChars = fc.constantFrom(..."/aZ%2F3fA-_.~ßÄ:@!$&'()*+,;=?#%7e".split(""), "/", "/", "%41", "%zz", "//")
 
@@ -125,5 +128,22 @@ describe("the request line's time", () => {
     const line = JSON.parse(formatRequestLine("json", record)) as { time: string }
     expect(Date.parse(line.time)).toBeGreaterThanOrEqual(now)
     expect(Date.parse(line.time)).toBeLessThanOrEqual(Date.now())
+  })
+})
+
+describe("the request line's byte count", () => {
+  it("is the text body's declared length, without encoding the text (the adapter writes the string)", async () => {
+    for (const text of ["", "{\"status\":\"ok\"}", "é".repeat(5_000), "東京🧾".repeat(1_000)]) {
+      const lines: Array<string> = []
+      const observe = observeRequests({ line: (l) => lines.push(l), log: { level: "Info", format: "json" } })
+      const response = await Effect.runPromise(
+        observe(Effect.succeed(HttpServerResponse.text(text, { contentType: "application/json" }))).pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(new Request("http://localhost/v1/x")))
+        )
+      )
+      expect(JSON.parse(lines[0]!).bytes).toBe(Buffer.byteLength(text))
+      // The body still holds its text only: nothing encoded it to count it.
+      expect((response.body as unknown as { _body?: Uint8Array })._body).toBeUndefined()
+    }
   })
 })
