@@ -55,14 +55,18 @@ export const positionParts = (position: string): PositionParts => {
 export const positionOf = (tx: string | number | bigint, n: string | number | bigint): string =>
   String(tx) === "0" ? String(n) : `${String(tx)}-${String(n)}`
 
+/** `limit`: at most this many events, 1..max. */
+const pageLimit = (max: number) =>
+  Schema.optionalKey(
+    decimalInt(
+      `an integer from 1 to ${max}`,
+      Schema.isBetween({ minimum: 1, maximum: max }, { message: `must be an integer from 1 to ${max}` })
+    ).pipe(Schema.annotateEncoded({ description: `At most this many events (the first ones, in timeline order), 1..${max}` }))
+  )
+
 export const EventPageParams = Schema.Struct({
   after: Schema.optionalKey(PositionParam),
-  limit: Schema.optionalKey(
-    decimalInt(
-      `an integer from 1 to ${EVENT_PAGE_MAX}`,
-      Schema.isBetween({ minimum: 1, maximum: EVENT_PAGE_MAX }, { message: `must be an integer from 1 to ${EVENT_PAGE_MAX}` })
-    ).pipe(Schema.annotateEncoded({ description: `At most this many events (the first ones, in timeline order), 1..${EVENT_PAGE_MAX}` }))
-  )
+  limit: pageLimit(EVENT_PAGE_MAX)
 })
 
 /**
@@ -120,9 +124,14 @@ export const eventsWithinBytes = (sizes: ReadonlyArray<number>, maxBytes: number
   return sizes.length
 }
 
-/** The workspace service's paging: EventPageParams and `maxBytes` (its answer stops as eventsWithinBytes says, and says so). */
+/**
+ * The workspace service's paging: EventPageParams and `maxBytes` (its answer stops as
+ * eventsWithinBytes says, and says so). Its `limit` goes up to ANSWER_EVENTS_MAX, not a client's
+ * EVENT_PAGE_MAX: a gateway in front asks for that many when its own client set no limit.
+ */
 export const WorkspaceEventPageParams = Schema.Struct({
   ...EventPageParams.fields,
+  limit: pageLimit(ANSWER_EVENTS_MAX),
   maxBytes: Schema.optionalKey(
     decimalInt("a positive integer", Schema.isGreaterThanOrEqualTo(1, { message: "must be a positive integer" }))
       .pipe(Schema.annotateEncoded({ description: "Stop after the event that takes the answer's size (about its JSON's) to this many bytes" }))

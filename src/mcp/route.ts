@@ -19,8 +19,7 @@ export const McpRoutes = HttpRouter.use((router) =>
     // One handler (one failure limiter) for the process, made by the first request.
     const handler = yield* Effect.cached(
       Effect.promise(() => import("./server.js")).pipe(
-        Effect.flatMap((server) => server.makeMcpHandler),
-        Effect.provide(services)
+        Effect.flatMap((server) => server.makeMcpHandler(services))
       )
     )
     yield* router.add("*", MCP_PATH, Effect.flatten(handler))

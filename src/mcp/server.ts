@@ -24,7 +24,6 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import { CurrentRequest } from "../observability/requestContext.js"
 import { withActor } from "../services/Actor.js"
 import { yieldToEventLoop } from "../lib/eventLoop.js"
 import { hashApiKey } from "../domain/apiKeys.js"
@@ -146,11 +145,17 @@ const serveMcp = (
  * The /mcp handler with its state (the failure limiter, the tool listings), made once on the
  * first request (./route.ts mounts it and loads this module then).
  */
-export const makeMcpHandler = Effect.gen(function*() {
-  // Made inside the first /mcp request: its own request (id, arrival time) is not a service of
-  // the process, and must not stand in for every later request's (a decision binds to it).
-  const services = Context.omit(CurrentRequest, HttpServerRequest.HttpServerRequest)(yield* Effect.context<ToolServices>())
-  const config = yield* McpConfig
+export const makeMcpHandler = (
+  /**
+   * The tools' services as the route was built with them, not the context of the request that
+   * makes this handler: that request's own entries (its deadline, idempotency key, identity, its
+   * id and arrival) are not services of the process, and would stand in for every later
+   * request's: once the first request's deadline had passed, every later /mcp request to a
+   * workspace service answered 504.
+   */
+  services: Context.Context<ToolServices>
+) => Effect.gen(function*() {
+  const config = Context.get(services, McpConfig)
   const limits = { burst: config.authFailureBurst, refillMs: config.authFailureRefillMs }
   const byAddress = makeFailureLimiter(limits)
   const byKey = makeFailureLimiter(limits)

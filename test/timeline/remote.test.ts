@@ -3,7 +3,7 @@
  * gateway's admin listener, the WorkspaceApi): a worker's seq 1 on a task just created, an
  * agent's own events and action records over MCP (written through the workspace's records
  * endpoint, marked by the store), a look-alike source refused or the producer's, and the timeline
- * paged back with a 2 KiB budget in non-ASCII text, every event once.
+ * paged back with a 2 KiB budget in non-ASCII text, every event once (with a limit and without).
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -82,5 +82,8 @@ describe("a gateway on a remote workspace (built processes)", () => {
     for (const type of ["task.created", "file.stored", "step.completed", "data.ingested", "agent.action"]) expect(gateway).toContain(type)
     // The same timeline as the store's own gateway serves it.
     expect((await readTimeline(store.url, taskId)).events).toEqual(timeline)
+    // And without a limit through the remote gateway too: it asks the workspace for its own
+    // answer's count (up to 10,000 events in the byte budget), more than a client may ask.
+    expect((await readTimeline(url, taskId)).events).toEqual(timeline)
   }, 90_000)
 })
