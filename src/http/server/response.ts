@@ -8,8 +8,9 @@
  * flag on every response, for the length checks of piped and streamed bodies. A body handed whole
  * to `end()` after `writeHead` passes that check when its length is the declared Content-Length:
  * for such a body the check is made here and the flag cleared; any other body keeps it (a
- * mismatch is still Node's own error). GET /v1/health: 2 syscalls' worth of work per answer
- * became 1, 58 -> ~50 us of CPU per request (bench/PROFILE.md, "S1: one write per answer").
+ * mismatch is still Node's own error). GET /v1/health: a `writev` with an empty chunk per answer
+ * became one `write`, 1.09-1.24x capacity in interleaved runs (bench/PROFILE.md, "S1: one write
+ * per answer").
  */
 import * as http from "node:http"
 
