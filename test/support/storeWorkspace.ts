@@ -163,12 +163,9 @@ const testWorkspaceOf = (store: EmbeddedWorkspace, sql: SqlClient.SqlClient): Te
   return Object.assign(withFaults(onLiveClock(store)), helpers)
 }
 
-/**
- * WorkspaceClient (the store with faults) and TestStore (the same object) on a fresh copy of the
- * fixture's database, removed when the layer closes.
- */
-export const storeLayer = (fixture: Fixture, options: StoreOptions = {}): Layer.Layer<WorkspaceClient | TestStore> =>
-  Layer.unwrap(Effect.gen(function*() {
+/** A fresh copy of the fixture's database (its template's files), removed when the scope closes: its file: URL. */
+const freshCopy = (fixture: Fixture) =>
+  Effect.gen(function*() {
     const template = yield* Effect.promise(() => templateOf(fixture))
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => tempDir("store-")),
@@ -177,18 +174,41 @@ export const storeLayer = (fixture: Fixture, options: StoreOptions = {}): Layer.
     const file = join(dir, "workspace.db")
     writeFileSync(file, template.db)
     if (template.wal !== undefined) writeFileSync(`${file}-wal`, template.wal)
+    return pathToFileURL(file).href
+  })
+
+/**
+ * WorkspaceClient (the store with faults) and TestStore (the same object) on a fresh copy of the
+ * fixture's database, removed when the layer closes.
+ */
+export const storeLayer = (fixture: Fixture, options: StoreOptions = {}): Layer.Layer<WorkspaceClient | TestStore> =>
+  Layer.unwrap(Effect.gen(function*() {
+    const url = yield* freshCopy(fixture)
     const world = Layer.effectContext(Effect.gen(function*() {
       const workspace = testWorkspaceOf(yield* EmbeddedWorkspace, yield* SqlClient.SqlClient)
       return Context.make(TestStore, workspace).pipe(Context.add(WorkspaceClient, workspace))
     }))
     return world.pipe(
-      Layer.provide(makeEmbeddedLayerWithSql({ url: pathToFileURL(file).href, checkpointIntervalMs: 0, glSessionTtlMs: options.glSessionTtlMs })),
+      Layer.provide(makeEmbeddedLayerWithSql({ url, checkpointIntervalMs: 0, glSessionTtlMs: options.glSessionTtlMs })),
       Layer.provide(quiet),
       Layer.provide(Layer.succeed(Clock.Clock, liveClock)),
       // The process's bell, whatever bell a test gives the gateway (one standing for another process keeps its own).
       Layer.provide(Layer.succeed(TaskEventBell, processBell))
     )
   })).pipe(Layer.orDie)
+
+/**
+ * The embedded store itself (no fault wrapper, so its own task board: the wrapper composes boards
+ * from the wrapped calls) and its SQL client, on a fresh copy of the fixture's database, for the
+ * scope's lifetime.
+ */
+export const embeddedStore = (fixture: Fixture) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(
+      makeEmbeddedLayerWithSql({ url: yield* freshCopy(fixture), checkpointIntervalMs: 0 }).pipe(Layer.provide(quiet))
+    )
+    return { ...Context.get(context, EmbeddedWorkspace), sql: Context.get(context, SqlClient.SqlClient) }
+  })
 
 /** The store with faults on a fresh copy of the fixture's database, for the scope's lifetime. */
 export const testStore = (fixture: Fixture, options: StoreOptions = {}) =>

@@ -4,18 +4,11 @@
  * as read row by row and selected by the query's rules here, for generated titles in any script
  * (emoji, combining marks, quotes, backslashes, control characters) and every kind of query.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as SqlClient from "effect/sql/SqlClient"
 import fc from "fast-check"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { exampleFixture } from "../support/gateway.js"
-import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
+import { embeddedStore } from "../support/storeWorkspace.js"
 import { ACME, ACME_US } from "../support/world.js"
 
 // The API refuses NUL (src/http/input/jsonInput.ts), but a fixture (SVC_SEED_FILE) can store one:
@@ -36,14 +29,8 @@ const task = fc.record({
 describe("task lists' and boards' rows on SQLite", () => {
   it("are the rows read one by one, for generated tasks and every kind of query", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "board-rows-"))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
-      const url = pathToFileURL(join(dir, "workspace.db")).href
-      const context = yield* Layer.build(makeEmbeddedLayerWithSql({ url, fixture: exampleFixture, checkpointIntervalMs: 0 }))
-      const store = Context.get(context, EmbeddedWorkspace)
-      const sql = Context.get(context, SqlClient.SqlClient)
+      const store = yield* embeddedStore(exampleFixture)
+      const sql = store.sql
       const [workflow] = yield* sql<{ readonly workflow_id: string }>`SELECT workflow_id FROM tasks WHERE entity_id = ${ACME_US} LIMIT 1`
       const samples = fc.sample(fc.array(task, { minLength: 1, maxLength: 30 }), { numRuns: 25, seed: 20261205 })
       let round = 0

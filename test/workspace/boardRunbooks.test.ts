@@ -4,18 +4,11 @@
  * changed in the database (here by SQL, as another process or a migration would) is what the
  * next board answers from.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as SqlClient from "effect/sql/SqlClient"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { makeRunbookCache } from "../../src/workspace/embedded/runbookCache.js"
 import { exampleFixture } from "../support/gateway.js"
-import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
+import { embeddedStore } from "../support/storeWorkspace.js"
 import { ACME, ACME_US } from "../support/world.js"
 
 const RUNBOOK = JSON.stringify({
@@ -52,13 +45,7 @@ describe("runbook cache", () => {
 
   it("a board after a workflow's runbook changed in the database answers from the new runbook", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "board-runbooks-"))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
-      const url = pathToFileURL(join(dir, "workspace.db")).href
-      const context = yield* Layer.build(makeEmbeddedLayerWithSql({ url, fixture: exampleFixture, checkpointIntervalMs: 0 }))
-      const store = { ...Context.get(context, EmbeddedWorkspace), sql: Context.get(context, SqlClient.SqlClient) }
+      const store = yield* embeddedStore(exampleFixture)
       const before = yield* store.listTaskBoard!(ACME, ACME_US)
       const waiting = before.find((t) => t.awaiting !== undefined && t.currentStep !== null)
       expect(waiting).toBeDefined()

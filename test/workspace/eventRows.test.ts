@@ -4,20 +4,13 @@
  * here and paged by those rules, for generated events with text in any script, NULs, numbers and
  * every origin.
  */
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as SqlClient from "effect/sql/SqlClient"
 import fc from "fast-check"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, timelinePage } from "../../src/api/eventPaging.js"
 import { EVENT_COLUMNS, type EventRow, eventOfRow } from "../../src/workspace/embedded/db.js"
-import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { exampleFixture } from "../support/gateway.js"
+import { embeddedStore } from "../support/storeWorkspace.js"
 import { ACME } from "../support/world.js"
 
 const text = fc.string({ unit: "grapheme", maxLength: 30 }).filter((s) => !s.includes("\u0000"))
@@ -41,14 +34,8 @@ const event = fc.record({
 describe("the timeline's pages", () => {
   it("are the events read one by one, paged by the rules, for generated events and every kind of page", async () => {
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-      const dir = yield* Effect.acquireRelease(
-        Effect.sync(() => mkdtempSync(join(tmpdir(), "event-rows-"))),
-        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-      )
-      const url = pathToFileURL(join(dir, "workspace.db")).href
-      const context = yield* Layer.build(makeEmbeddedLayerWithSql({ url, fixture: exampleFixture, checkpointIntervalMs: 0 }))
-      const store = Context.get(context, EmbeddedWorkspace)
-      const sql = Context.get(context, SqlClient.SqlClient)
+      const store = yield* embeddedStore(exampleFixture)
+      const sql = store.sql
       const [task] = yield* sql<{ readonly id: string }>`SELECT id FROM tasks WHERE tenant_id = ${ACME} LIMIT 1`
       const taskId = task!.id
       const samples = fc.sample(fc.array(event, { minLength: 0, maxLength: 40 }), { numRuns: 25, seed: 20261205 })
