@@ -6,36 +6,26 @@
  * what reads both per call.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startBuilt } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
-import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { type RemoteGateways, startRemoteGateways } from "../timeline/support.js"
 import { KEY_A, mcpFixture, postMcp } from "./world.js"
 
 const ADMIN_TOKEN = "later-requests-admin-token"
 const DEADLINE_MS = 1500
 
-let store: BuiltGateway | undefined
-let remote: RunningService | undefined
+let gateways: RemoteGateways | undefined
 
 beforeAll(async () => {
-  store = await startBuiltGateway({ SVC_ADMIN_TOKEN: ADMIN_TOKEN }, mcpFixture())
-  remote = await startBuilt({
-    SVC_WORKSPACE_URL: store.adminUrl,
-    SVC_WORKSPACE_TOKEN: ADMIN_TOKEN,
-    SVC_TENANT_SLUG: "acme",
-    SVC_ADMIN_PORT: "off",
-    SVC_REQUEST_DEADLINE_MS: String(DEADLINE_MS)
-  })
+  gateways = await startRemoteGateways(ADMIN_TOKEN, mcpFixture(), { SVC_REQUEST_DEADLINE_MS: String(DEADLINE_MS) })
 }, 90_000)
 
 afterAll(async () => {
-  await remote?.stop()
-  await store?.cleanup()
+  await gateways?.stop()
 })
 
 /** One tools/call over a raw POST (stateless server): its status and structured result. */
 const callTool = async (name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) => {
-  const res = await postMcp(remote!.url, { authorization: `Bearer ${KEY_A}`, ...headers }, {
+  const res = await postMcp(gateways!.remote.url, { authorization: `Bearer ${KEY_A}`, ...headers }, {
     jsonrpc: "2.0",
     id: 1,
     method: "tools/call",

@@ -7,38 +7,29 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { call, connect, KEY_A, mcpFixture, ok } from "../mcp/world.js"
-import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway } from "./support.js"
+import { expectEachOnce, readTimeline, type RemoteGateways, startRemoteGateways } from "./support.js"
 
 const ADMIN_TOKEN = "timeline-remote-admin-token-0123456789ab"
 
-let store: BuiltGateway
-let remote: RunningService | undefined
+let gateways: RemoteGateways | undefined
 let agent: Client | undefined
 
 beforeAll(async () => {
-  store = await startBuiltGateway({ SVC_ADMIN_TOKEN: ADMIN_TOKEN }, mcpFixture())
-  remote = await startBuilt({
-    SVC_WORKSPACE_URL: store.adminUrl,
-    SVC_WORKSPACE_TOKEN: ADMIN_TOKEN,
-    SVC_TENANT_SLUG: "acme",
-    SVC_ADMIN_PORT: "off",
-    SVC_EVENTS_PAGE_BYTES: "2048"
-  })
-  agent = await connect(remote.url, KEY_A)
+  gateways = await startRemoteGateways(ADMIN_TOKEN, mcpFixture(), { SVC_EVENTS_PAGE_BYTES: "2048" })
+  agent = await connect(gateways.remote.url, KEY_A)
 }, 90_000)
 
 afterAll(async () => {
   await agent?.close().catch(() => {})
-  await remote?.stop()
-  await store?.cleanup()
+  await gateways?.stop()
 })
 
 describe("a gateway on a remote workspace (built processes)", () => {
   it("seq 1 after the creation, an agent's events and records, a look-alike source, paged back once at 2 KiB", async () => {
-    const url = remote!.url
+    const url = gateways!.remote.url
     const created = await http("POST", `${url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
     expect(created.status, created.text).toBe(201)
     const taskId: string = created.body.id
@@ -81,7 +72,7 @@ describe("a gateway on a remote workspace (built processes)", () => {
     const gateway = timeline.filter((e) => e.origin === "gateway").map((e) => e.type)
     for (const type of ["task.created", "file.stored", "step.completed", "data.ingested", "agent.action"]) expect(gateway).toContain(type)
     // The same timeline as the store's own gateway serves it.
-    expect((await readTimeline(store.url, taskId)).events).toEqual(timeline)
+    expect((await readTimeline(gateways!.store.url, taskId)).events).toEqual(timeline)
     // And without a limit through the remote gateway too: it asks the workspace for its own
     // answer's count (up to 10,000 events in the byte budget), more than a client may ask.
     expect((await readTimeline(url, taskId)).events).toEqual(timeline)

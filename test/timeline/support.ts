@@ -64,6 +64,40 @@ export const startBuiltGateway = async (env: Record<string, string> = {}, fixtur
   }
 }
 
+export interface RemoteGateways {
+  /** The gateway whose admin listener is the workspace service. */
+  readonly store: BuiltGateway
+  /** The gateway in front of it (SVC_WORKSPACE_URL), bound to acme, no admin listener. */
+  readonly remote: RunningService
+  readonly stop: () => Promise<void>
+}
+
+/** Two built gateways: `store` on its own database (seeded from `fixture`), and `remote` on its workspace service with `env`. */
+export const startRemoteGateways = async (adminToken: string, fixture: unknown, env: Record<string, string> = {}): Promise<RemoteGateways> => {
+  const store = await startBuiltGateway({ SVC_ADMIN_TOKEN: adminToken }, fixture)
+  let remote: RunningService
+  try {
+    remote = await startBuilt({
+      SVC_WORKSPACE_URL: store.adminUrl,
+      SVC_WORKSPACE_TOKEN: adminToken,
+      SVC_TENANT_SLUG: "acme",
+      SVC_ADMIN_PORT: "off",
+      ...env
+    })
+  } catch (error) {
+    await store.cleanup()
+    throw error
+  }
+  return {
+    store,
+    remote,
+    stop: async () => {
+      await remote.stop()
+      await store.cleanup()
+    }
+  }
+}
+
 export interface PagedTimeline {
   readonly events: ReadonlyArray<TimelineEvent>
   readonly pages: number
