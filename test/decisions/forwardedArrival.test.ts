@@ -6,28 +6,23 @@
  * stamp plus the settle time, seconds for a clock seconds ahead, and never answered for 1e15.
  * Built process, SQLite.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
 
-let dir: string
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "forwarded-arrival-"))
-  gw = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_SEED_FILE: FIXTURE, SVC_TENANT_SLUG: "acme" })
+  gw = await startBuiltGateway({ SVC_SEED_FILE: FIXTURE })
 }, 60_000)
 
 afterAll(async () => {
-  await gw?.stop()
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const approveArrivedAt = async (taskId: string, arrivedAt: string) => {

@@ -5,33 +5,22 @@
  * deadline. Now the wait ends at the deadline: 504 and nothing recorded, as with an HTTP
  * workspace. Built process, SQLite.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 
-let dir: string
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "settle-deadline-"))
-  gw = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
-    SVC_SEED_FILE: FIXTURE,
-    SVC_TENANT_SLUG: "acme",
-    SVC_REQUEST_DEADLINE_MS: "200",
-    SVC_DECISION_SETTLE_MS: "700"
-  })
+  gw = await startBuiltGateway({ SVC_SEED_FILE: FIXTURE, SVC_REQUEST_DEADLINE_MS: "200", SVC_DECISION_SETTLE_MS: "700" })
 }, 60_000)
 
 afterAll(async () => {
-  await gw?.stop()
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 describe("a settle time longer than the request's deadline (built process, embedded store)", () => {

@@ -8,12 +8,10 @@
  * Before the fix the gateway read "the current step" per request, after the first had moved the
  * task on: 2 approvals together completed both APPROVAL steps (10 of 10 rounds).
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 import { lastWriteSpreadMs, type RawResponse, sendTogether } from "../support/together.js"
 
 /**
@@ -27,21 +25,14 @@ const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const ROUNDS = 10
 
-let dir: string
-let gateway: RunningService
+let gateway: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "decisions-together-"))
-  gateway = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
-    SVC_SEED_FILE: FIXTURE,
-    SVC_TENANT_SLUG: "acme"
-  })
+  gateway = await startBuiltGateway({ SVC_SEED_FILE: FIXTURE })
 }, 60_000)
 
 afterAll(async () => {
-  await gateway?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gateway?.cleanup()
 })
 
 const newPaymentRun = async () => {
