@@ -276,6 +276,9 @@ const main = Effect.gen(function*() {
       `tenant gateway listening on ${url}\n  tenant:    ${bound}\n  workspace: ${upstream}\n  console:   ${url}/\n` +
         `  identity:  ${identityLine}\n  docs:      ${url}/docs (OpenAPI at ${url}/openapi.json)\n  admin:     ${adminLine}`
     )
+    // Said at once, not with the next batch of lines (up to 25 ms later): whoever starts the
+    // process and sees its port answer can read where everything is.
+    yield* Effect.sync(() => makeWriter().flush())
     // Start-up leaves its garbage in sparse old-generation pages; with `--expose-gc` (npm start)
     // a memory-reducing collection now compacts them and returns the pages (src/lib/startupGarbage.ts).
     if ("gc" in globalThis) yield* Effect.forkChild(Effect.sync(collectStartupGarbage).pipe(Effect.delay("100 millis")))

@@ -169,7 +169,8 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     const href = await link.getAttribute("href")
     expect(Buffer.from(await (await fetch(`${gw!.url}${href}`)).arrayBuffer()).equals(PNG)).toBe(true)
     // Sent as its own bytes (the raw upload), not as base64 in JSON.
-    expect(gw!.output()).toMatch(/"method":"POST","route":"\/v1\/tasks\/:taskId\/files\/raw","path":"[^"]+","status":201/)
+    // (The request log is written in batches: polled for.)
+    await expect.poll(() => gw!.output()).toMatch(/"method":"POST","route":"\/v1\/tasks\/:taskId\/files\/raw","path":"[^"]+","status":201/)
 
     await expectAccessible("task: table step")
     await page.getByRole("button", { name: "Approve", exact: true }).click()

@@ -324,6 +324,8 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     const result = JSON.parse(run.stdout)
     expect(result).toMatchObject({ filename: "cli upload.pdf", contentType: "application/pdf", sizeBytes: bytes.length })
     expect(sha(await download(result.downloadUrl))).toBe(sha(bytes))
-    expect(gw.service.output()).toContain(`"method":"POST","route":"/v1/tasks/:taskId/files/raw","path":"/v1/tasks/${taskId}/files/raw","status":201`)
+    // The request log is written in batches (a flush every few milliseconds), so its line may
+    // follow the answer: polled for.
+    await expect.poll(() => gw.service.output()).toContain(`"method":"POST","route":"/v1/tasks/:taskId/files/raw","path":"/v1/tasks/${taskId}/files/raw","status":201`)
   })
 })
