@@ -204,6 +204,7 @@ const main = Effect.gen(function*() {
         HttpWorkspaceClientLive(url, {
           timeoutMs: config.workspaceTimeoutMs,
           retries: config.workspaceRetries,
+          maxConnections: config.workspaceMaxConnections,
           tracing: config.tracing,
           token: Option.getOrUndefined(token)
         })))),

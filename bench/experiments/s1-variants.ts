@@ -90,6 +90,7 @@ const gatewayNoMiddleware = () => {
       workspaceUrl: Option.none(),
       workspaceTimeoutMs: 10_000,
       workspaceRetries: 0,
+      workspaceMaxConnections: 192,
       requestDeadlineMs: 15_000
     })),
     Layer.provide(NodeHttpServer.layer(() => createGatewayServer(32 * 1024 * 1024), { port, host: "127.0.0.1" }))

@@ -50,6 +50,7 @@ const app = GatewayLive.pipe(
     workspaceUrl: Option.none(),
     workspaceTimeoutMs: 10_000,
     workspaceRetries: 0,
+    workspaceMaxConnections: 192,
     requestDeadlineMs: 15_000
   })),
   Layer.provide(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes), { port, host: "127.0.0.1" }))

@@ -43,6 +43,8 @@ export interface TenantConfigShape {
   readonly workspaceTimeoutMs: number
   /** Retries of a failed or timed-out workspace call over HTTP (writes too: they carry an idempotency key). */
   readonly workspaceRetries: number
+  /** Connections to the workspace service at most (downloads at most a third); more calls wait for one. */
+  readonly workspaceMaxConnections: number
   /**
    * One deadline per request, counted from the moment its body has been received: every
    * upstream call, retry and backoff fits inside it. A 504 means it passed.
@@ -66,6 +68,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings
   workspaceUrl: Config.option(Config.URL("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
   workspaceTimeoutMs: intSetting("SVC_WORKSPACE_TIMEOUT_MS"),
   workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES"),
+  workspaceMaxConnections: intSetting("SVC_WORKSPACE_MAX_CONNECTIONS"),
   requestDeadlineMs: intSetting("SVC_REQUEST_DEADLINE_MS")
 })
 

@@ -579,6 +579,18 @@ const DECLARATIONS = [
         "with `SVC_WORKSPACE_URL`: retries of every call, writes included (each carries an idempotency key), with jittered exponential backoff" },
   },
   {
+    name: "SVC_WORKSPACE_MAX_CONNECTIONS",
+    type: "integer",
+    default: 192,
+    min: 2,
+    readBy: ["gateway"],
+    section: "upstream",
+    description:
+      "Connections the gateway keeps to the workspace service at most; a call past them waits for a free one (inside its deadline) instead of a connection the service would refuse past its SVC_MAX_CONNECTIONS_PER_CLIENT (256). Downloads use at most a third of them, so long downloads never hold every connection.",
+    docs: { table: "main", default: "192", meaning:
+        "with `SVC_WORKSPACE_URL`: connections to the workspace service at most (downloads at most a third of them); more calls wait for a free one. Keep it below the service's `SVC_MAX_CONNECTIONS_PER_CLIENT` (256) summed over every gateway behind one address" },
+  },
+  {
     name: "SVC_WORKSPACE_TOKEN",
     type: "secret",
     readBy: ["gateway"],

@@ -36,6 +36,7 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   SVC_RUNBOOK_CONCURRENCY: [tenantConfigFromEnv, (c) => c.runbookConcurrency],
   SVC_WORKSPACE_TIMEOUT_MS: [tenantConfigFromEnv, (c) => c.workspaceTimeoutMs],
   SVC_WORKSPACE_RETRIES: [tenantConfigFromEnv, (c) => c.workspaceRetries],
+  SVC_WORKSPACE_MAX_CONNECTIONS: [tenantConfigFromEnv, (c) => c.workspaceMaxConnections],
   SVC_REQUEST_DEADLINE_MS: [tenantConfigFromEnv, (c) => c.requestDeadlineMs],
   SVC_JWT_JWKS_TIMEOUT_MS: [identityConfigFromEnv, (c) => c.jwt.fetchTimeoutMs, jwt],
   SVC_JWT_JWKS_COOLDOWN_MS: [identityConfigFromEnv, (c) => c.jwt.cooldownMs, jwt],

