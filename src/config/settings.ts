@@ -664,7 +664,7 @@ const DECLARATIONS = [
     description:
       "PostgreSQL only: connections per replica, statement timeout (0 = none), connect timeout, and how long a replica's claim on pending signals holds before another replica may take them over.",
     docs: { table: "postgres", default: "10", meaning:
-        "connections per replica (keep replicas x pool below the server's `max_connections`)" },
+        "connections for queries per replica; two more LISTEN for the signal relay and the webhook deliveries (keep replicas x (pool + 2) below the server's `max_connections`)" },
   },
   {
     name: "SVC_DB_STATEMENT_TIMEOUT_MS",

@@ -113,7 +113,15 @@ const withoutTlsParams = (url: string): string => {
 }
 
 /**
- * PgClient and SqlClient on `url`. @effect/sql-pg 4 speaks the protocol itself (no node-postgres):
+ * Connections that LISTEN for as long as the store runs, one each for the signal relay
+ * (./outbox.ts) and the webhook deliveries (./webhookDelivery.ts): @effect/sql-pg reserves them
+ * from the pool, so the pool holds them besides `poolSize`. Taken from it, they left a pool of 2
+ * no connection for a write, which then waited for ever.
+ */
+export const LISTENING_CONNECTIONS = 2
+
+/**
+ * PgClient and SqlClient on `url`: `poolSize` connections for queries, and the listening ones. @effect/sql-pg 4 speaks the protocol itself (no node-postgres):
  * a connection that dies fails its own queries and is dropped by the pool; nothing is thrown
  * outside them. The start fails, not the first request, when the server is unreachable or
  * refuses us: one query runs before the layer is up.
@@ -134,7 +142,7 @@ export const pgLayer = (
       const client = yield* PgClient.make({
         url: Redacted.make(withoutTlsParams(url)),
         ssl,
-        maxConnections: Math.max(1, Math.floor(options.poolSize ?? DEFAULT_POOL_SIZE)),
+        maxConnections: Math.max(1, Math.floor(options.poolSize ?? DEFAULT_POOL_SIZE)) + LISTENING_CONNECTIONS,
         connectTimeout: Duration.millis(connectTimeoutMs),
         idleTimeout: Duration.seconds(30),
         applicationName: "tenant-gateway",
