@@ -1074,6 +1074,18 @@ const DECLARATIONS = [
         "auto (JSON unless stdout is a terminal), json or pretty" },
   },
   {
+    name: "SVC_LOG_BACKLOG_BYTES",
+    type: "integer",
+    default: 8_388_608,
+    min: 1,
+    readBy: ["gateway"],
+    section: "observability",
+    description:
+      "Log output held for a stdout that does not keep up (a stalled log collector); past it lines are dropped and counted, and one line says how many once stdout takes output again.",
+    docs: { table: "operations", default: "8 MiB", meaning:
+        "log output held in memory for a stdout that does not keep up; past it lines are dropped, counted, and a `log: N line(s) dropped` line follows once it does" },
+  },
+  {
     name: "SVC_METRICS_TOKEN",
     type: "secret",
     readBy: ["gateway"],

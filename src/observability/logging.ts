@@ -18,7 +18,8 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
-import { defaultTextOf, setting } from "../config/settings.js"
+import { intSetting } from "../config/read.js"
+import { defaultOf, defaultTextOf, setting } from "../config/settings.js"
 import { invalidSetting, quoteSetting } from "../config/settingErrors.js"
 import { CurrentRequest } from "./requestContext.js"
 
@@ -27,6 +28,8 @@ export type LogFormat = "json" | "pretty"
 export interface LogSettings {
   readonly level: LogLevel.LogLevel
   readonly format: LogFormat
+  /** Log output held for a stdout that does not keep up, before lines are dropped (SVC_LOG_BACKLOG_BYTES). */
+  readonly backlogBytes?: number | undefined
 }
 
 const LEVELS: Record<string, LogLevel.LogLevel> = {
@@ -79,7 +82,8 @@ export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config
           `SVC_LOG_FORMAT=${quoteSetting("SVC_LOG_FORMAT", t)}: expected auto, json or pretty`
         ))
       })
-    )
+    ),
+    backlogBytes: intSetting("SVC_LOG_BACKLOG_BYTES")
   })
 
 /**
@@ -89,10 +93,14 @@ export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config
 export const logSettingsFromEnv = (
   env: Record<string, string | undefined> = process.env,
   isTty = process.stdout.isTTY === true
-): LogSettings => ({
-  level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? "Info",
-  format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json")
-})
+): LogSettings => {
+  const backlog = Number(env.SVC_LOG_BACKLOG_BYTES)
+  return {
+    level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? "Info",
+    format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json"),
+    backlogBytes: Number.isSafeInteger(backlog) && backlog >= 1 ? backlog : defaultOf("SVC_LOG_BACKLOG_BYTES")
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The writer: buffered, one write per turn.
@@ -127,7 +135,44 @@ class BufferedWriter {
   }
 }
 
-const stdoutSink: LineSink = { write: (text) => void process.stdout.write(text) }
+/**
+ * stdout, bounded: Node queues in memory whatever a pipe or socket does not take at once, so a
+ * log collector that stalls would grow the process without limit. Past `backlogBytes` queued,
+ * a batch is dropped and its lines counted; the next batch written says how many.
+ */
+export const boundedSink = (
+  stream: () => { readonly writableLength: number; readonly write: (text: string) => unknown },
+  backlogBytes: () => number
+): LineSink => {
+  let dropped = 0
+  return {
+    write: (text) => {
+      const out = stream()
+      if (out.writableLength > backlogBytes()) {
+        for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) dropped++
+        return
+      }
+      if (dropped > 0) {
+        // In the format of the lines it stands for (a JSON line starts with `{`).
+        const format: LogFormat = text.charCodeAt(0) === 123 ? "json" : "pretty"
+        const message = `log: ${dropped} line(s) dropped: stdout did not take them (more than SVC_LOG_BACKLOG_BYTES held)`
+        out.write(formatLine(format, new Date(), "warn", message, [["dropped", dropped]]) + "\n")
+        dropped = 0
+      }
+      out.write(text)
+    }
+  }
+}
+
+export const stdoutBacklogDefault = defaultOf("SVC_LOG_BACKLOG_BYTES")
+let stdoutBacklogBytes = logSettingsFromEnv().backlogBytes ?? stdoutBacklogDefault
+
+/** The bound of the stdout sink (SVC_LOG_BACKLOG_BYTES, as the validated settings read it). */
+export const limitStdoutBacklog = (bytes: number) => {
+  stdoutBacklogBytes = bytes
+}
+
+const stdoutSink: LineSink = boundedSink(() => process.stdout, () => stdoutBacklogBytes)
 
 let stdoutWriter: BufferedWriter | undefined
 

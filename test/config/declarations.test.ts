@@ -12,6 +12,7 @@ import { DEFAULT_EVENT_PAGE_BYTES } from "../../src/api/eventPaging.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../src/api/jsonValue.js"
 import { identityConfigFromEnv } from "../../src/config/IdentityConfig.js"
 import { otlpConfig } from "../../src/config/otlp.js"
+import { logSettingsConfig } from "../../src/observability/logging.js"
 import { defaultOf, SETTINGS, type SettingName } from "../../src/config/settings.js"
 import { tenantConfigFromEnv } from "../../src/config/TenantConfig.js"
 import { ingestConfigFromEnv } from "../../src/files/IngestConfig.js"
@@ -37,6 +38,7 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   SVC_WORKSPACE_TIMEOUT_MS: [tenantConfigFromEnv, (c) => c.workspaceTimeoutMs],
   SVC_WORKSPACE_RETRIES: [tenantConfigFromEnv, (c) => c.workspaceRetries],
   SVC_WORKSPACE_MAX_CONNECTIONS: [tenantConfigFromEnv, (c) => c.workspaceMaxConnections],
+  SVC_LOG_BACKLOG_BYTES: [logSettingsConfig(false), (c) => c.backlogBytes],
   SVC_REQUEST_DEADLINE_MS: [tenantConfigFromEnv, (c) => c.requestDeadlineMs],
   SVC_JWT_JWKS_TIMEOUT_MS: [identityConfigFromEnv, (c) => c.jwt.fetchTimeoutMs, jwt],
   SVC_JWT_JWKS_COOLDOWN_MS: [identityConfigFromEnv, (c) => c.jwt.cooldownMs, jwt],
