@@ -55,7 +55,12 @@ const main = async () => {
   const gw = await startServer({
     name: "gateway",
     port: port++,
-    nodeArgs: [...startFlags(ROOT), process.env.GATEWAY_ENTRY ?? "dist/main.js"],
+    // S2_PROFILE_DIR: a CPU profile of the gateway (written when it stops).
+    nodeArgs: [
+      ...(process.env.S2_PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.S2_PROFILE_DIR}`]),
+      ...startFlags(ROOT),
+      process.env.GATEWAY_ENTRY ?? "dist/main.js"
+    ],
     env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" },
     cwd: ROOT
   })

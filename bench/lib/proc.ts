@@ -3,7 +3,9 @@
  * measured through /proc (CPU time, RSS), and always killed by pid, also when the run fails.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { closeSync, ftruncateSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as http from "node:http"
 import { type AddressInfo, createServer } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -76,35 +78,95 @@ export const getStatus = (port: number, path = "/v1/health", timeoutMs = 1000): 
     req.on("error", () => resolve(0))
   })
 
+/**
+ * Where servers write their output: a file each (BENCH_SERVER_LOG=pipe: a pipe this process
+ * reads, as before). A server's log goes where a collector would keep it, paid for by the server's
+ * own write; read from a pipe, the gateway's request log (4-5 MB/s under S1) was read here, on the
+ * load generator's core, by the process generating the load, and only the gateway logs per request.
+ */
+const LOG_SINK = process.env.BENCH_SERVER_LOG === "pipe" ? "pipe" : "file"
+let logDir: string | undefined
+const OUTPUT_KEPT = 20_000
+/** A log file past this is cut back to its tail (a whole bench writes gigabytes of request lines). */
+const LOG_FILE_MAX = 64 * 1024 * 1024
+
+/** The last `bytes` of the open file `fd`. */
+const tailOf = (fd: number, bytes: number): string => {
+  const size = fstatSync(fd).size
+  const length = Math.min(bytes, size)
+  const buffer = Buffer.alloc(length)
+  readSync(fd, buffer, 0, length, size - length)
+  return buffer.toString("utf8")
+}
+
+/** The server's stdout and stderr, and a reader of their last 20,000 characters. */
+const outputOf = (name: string, port: number): { readonly stdio: ["ignore", number | "pipe", number | "pipe"]; readonly attach: (child: ChildProcess) => () => string } => {
+  if (LOG_SINK === "pipe") {
+    return {
+      stdio: ["ignore", "pipe", "pipe"],
+      attach: (child) => {
+        let log = ""
+        const keep = (chunk: Buffer) => {
+          log = (log + chunk.toString("utf8")).slice(-OUTPUT_KEPT)
+        }
+        child.stdout!.on("data", keep)
+        child.stderr!.on("data", keep)
+        return () => log
+      }
+    }
+  }
+  logDir ??= mkdtempSync(join(tmpdir(), "bench-logs-"))
+  // Appending: a cut (ftruncate) moves every later write back to the start.
+  const fd = openSync(join(logDir, `${name}-${port}.log`), "a+")
+  return {
+    stdio: ["ignore", fd, fd],
+    attach: (child) => {
+      let kept = ""
+      const cut = setInterval(() => {
+        if (fstatSync(fd).size > LOG_FILE_MAX) {
+          kept = tailOf(fd, OUTPUT_KEPT)
+          ftruncateSync(fd, 0)
+        }
+      }, 2_000).unref()
+      child.once("exit", () => {
+        clearInterval(cut)
+        kept = (kept + tailOf(fd, OUTPUT_KEPT)).slice(-OUTPUT_KEPT)
+        closeSync(fd)
+      })
+      return () => (child.exitCode === null && child.signalCode === null ? (kept + tailOf(fd, OUTPUT_KEPT)).slice(-OUTPUT_KEPT) : kept)
+    }
+  }
+}
+
+process.once("exit", () => {
+  if (logDir !== undefined) rmSync(logDir, { recursive: true, force: true })
+})
+
 export const startServer = async (options: StartOptions): Promise<Server> => {
   const args = [...options.nodeArgs]
   const pinned = (options.pin ?? true) && hasTaskset
   const started = performance.now()
+  const out = outputOf(options.name, options.port)
   const child = pinned
     ? spawn("taskset", ["-c", String(options.core ?? SERVER_CORE), process.execPath, ...args], {
       cwd: options.cwd ?? process.cwd(),
       env: { ...process.env, ...options.env, PORT: String(options.port) },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: out.stdio
     })
     : spawn(process.execPath, args, {
       cwd: options.cwd ?? process.cwd(),
       env: { ...process.env, ...options.env, PORT: String(options.port) },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: out.stdio
     })
   // taskset execs node in place: the child's pid is the server's pid.
-  let log = ""
-  const keep = (chunk: Buffer) => {
-    log = (log + chunk.toString("utf8")).slice(-20_000)
-  }
-  child.stdout!.on("data", keep)
-  child.stderr!.on("data", keep)
-  const server: Server = { name: options.name, port: options.port, pid: child.pid!, child, startMs: NaN, output: () => log }
+  const output = out.attach(child)
+  const server: Server = { name: options.name, port: options.port, pid: child.pid!, child, startMs: NaN, output }
   running.add(server)
   const deadline = started + (options.timeoutMs ?? 60_000)
   while (performance.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
       running.delete(server)
-      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before answering:\n${log}`)
+      throw new Error(`${options.name} exited (${child.exitCode ?? child.signalCode}) before answering:\n${output()}`)
     }
     if ((await getStatus(options.port, options.readyPath ?? "/v1/health", 500)) === 200) {
       return { ...server, startMs: performance.now() - started }
@@ -112,7 +174,7 @@ export const startServer = async (options: StartOptions): Promise<Server> => {
     await sleep(5)
   }
   await stopServer(server)
-  throw new Error(`${options.name} did not answer ${options.readyPath ?? "/v1/health"} within ${options.timeoutMs ?? 60_000} ms:\n${log}`)
+  throw new Error(`${options.name} did not answer ${options.readyPath ?? "/v1/health"} within ${options.timeoutMs ?? 60_000} ms:\n${output()}`)
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
