@@ -172,7 +172,33 @@ export const limitStdoutBacklog = (bytes: number) => {
   stdoutBacklogBytes = bytes
 }
 
-const stdoutSink: LineSink = boundedSink(() => process.stdout, () => stdoutBacklogBytes)
+/**
+ * stdout, or nothing once it is gone: a log collector that exits closes the pipe, and the next
+ * write fails with EPIPE, an 'error' event that, unheard, ended the process (every request of
+ * the cell failing with the collector). Lines are dropped from then on; stderr is told once.
+ */
+let stdoutGone = false
+const stdoutStream = () => {
+  if (!stdoutListening) {
+    stdoutListening = true
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (stdoutGone) return
+      stdoutGone = true
+      try {
+        // stderr may be the same closed pipe: heard too, never thrown.
+        process.stderr.on("error", () => {})
+        process.stderr.write(`log: stdout failed (${error.code ?? error.message}); log lines are dropped from now on\n`)
+      } catch {
+        // nowhere left to say it
+      }
+    })
+  }
+  return stdoutGone ? GONE : process.stdout
+}
+let stdoutListening = false
+const GONE = { writableLength: 0, write: () => true }
+
+const stdoutSink: LineSink = boundedSink(stdoutStream, () => stdoutBacklogBytes)
 
 let stdoutWriter: BufferedWriter | undefined
 

@@ -3,6 +3,7 @@
  * SVC_LOG_BACKLOG_BYTES of log output for it, and drops the rest counted. Once stdout takes
  * output again a line says how many were dropped, so every request is either logged or counted.
  * (Node queues in memory whatever a pipe does not take: before, the process grew by every line.)
+ * A collector that exits closes the pipe: the gateway keeps answering (it ended with EPIPE).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -93,6 +94,43 @@ describe("the request log under a stalled collector", { timeout: 60_000 }, () =>
     const beforeCount = output.slice(0, output.search(/line\(s\) dropped/))
     expect(beforeCount.length).toBeLessThan(400 * 1024)
     expect(floodLogged + dropped).toBeLessThan(N + 200)
+  })
+
+  it("a collector that exits (its pipe closed): the gateway keeps answering, says so once on stderr, drops the lines", async () => {
+    const port = await freePort()
+    const base = `http://127.0.0.1:${port}`
+    const gateway = spawn(process.execPath, [BUILT_ENTRY], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "closed.db")}` },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stderr = ""
+    gateway.stderr!.setEncoding("utf8")
+    gateway.stderr!.on("data", (chunk: string) => (stderr += chunk))
+    gateway.stdout!.resume()
+    try {
+      await waitFor("the gateway to answer", async () => {
+        try {
+          return (await health(base, "start")) === 200
+        } catch {
+          return false
+        }
+      }, { timeoutMs: 30_000, everyMs: 100 })
+      gateway.stdout!.destroy()
+      // Past a flush (every 25 ms): the first write after the close fails with EPIPE.
+      for (let i = 0; i < 40; i++) {
+        expect(await health(base, `closed-${i}`)).toBe(200)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      expect(gateway.exitCode).toBeNull()
+      await waitFor("the note on stderr", () => /log: stdout failed \(EPIPE\)/.test(stderr), { timeoutMs: 5_000 })
+      expect(stderr.match(/stdout failed/g)).toHaveLength(1)
+    } finally {
+      if (gateway.exitCode === null) {
+        gateway.kill("SIGKILL")
+        await new Promise((resolve) => gateway.once("exit", resolve))
+      }
+    }
   })
 
   it("the count is a line in the format of the lines it stands for (pretty on a terminal)", () => {
