@@ -4,17 +4,25 @@
  * head only) and MCP read_file on a document over SVC_MCP_READ_MAX_BYTES (refused after the
  * download was opened). Such a body held its connection until the response object happened to be
  * garbage-collected; with SVC_WORKSPACE_MAX_CONNECTIONS=3 (one download connection) the next
- * download waited for it and answered 504 at its deadline.
+ * download waited for it and answered 504 at its deadline. Likewise a reader that stops taking
+ * bytes gives its connection up after SVC_WORKSPACE_TIMEOUT_MS; it held it for as long as it kept
+ * its socket open (one client's 64 stalled downloads took every download connection of a
+ * default gateway).
  *
  * Both processes built (dist/main.js): the store gateway's admin listener is the workspace service.
  */
+import { randomBytes } from "node:crypto"
+import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type RunningService, startBuilt } from "../support/process.js"
 import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const TOKEN = "download-release-admin-token-0123456789"
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
-const DEADLINE_MS = 4_000
+const DEADLINE_MS = 5_000
+const ATTEMPT_MS = 2_000
+/** Under SVC_MAX_BODY_BYTES (32 MiB). */
+const BIG_BYTES = 30 * 1024 * 1024
 
 let store: BuiltGateway
 let gateway: RunningService
@@ -31,7 +39,7 @@ beforeAll(async () => {
     SVC_ADMIN_PORT: "off",
     // 3 connections: 2 for calls, 1 for downloads.
     SVC_WORKSPACE_MAX_CONNECTIONS: "3",
-    SVC_WORKSPACE_TIMEOUT_MS: "1500",
+    SVC_WORKSPACE_TIMEOUT_MS: String(ATTEMPT_MS),
     SVC_REQUEST_DEADLINE_MS: String(DEADLINE_MS),
     SVC_MCP_READ_MAX_BYTES: "8"
   })
@@ -109,5 +117,43 @@ describe("a download whose body is never sent gives its connection back", { time
       const answer = await res.json() as { result: { isError: boolean; _meta: { statusCode: number } } }
       expect(answer.result).toMatchObject({ isError: true, _meta: { statusCode: 413 } })
     })
+  })
+
+  it("a reader that stops taking bytes: its connection is given up after SVC_WORKSPACE_TIMEOUT_MS, the next download is served", async () => {
+    // Larger than every buffer between the service and the stalled reader together (loopback
+    // sockets take megabytes each way: 16 MiB fitted at times).
+    const upload = await fetch(`${gateway.url}/v1/tasks/${taskId}/files/raw?source=test&fileName=big.pdf`, {
+      method: "POST",
+      headers: { "x-svc-upload": "raw", "content-type": "application/pdf" },
+      body: randomBytes(BIG_BYTES)
+    })
+    expect(upload.status).toBe(201)
+    const big = gateway.url + (await upload.json() as { downloadUrl: string }).downloadUrl
+    let received = 0
+    const stalled = await new Promise<http.ClientRequest>((resolve, reject) => {
+      const req = http.get(big, { agent: false }, (res) => {
+        expect(res.statusCode).toBe(200)
+        res.once("data", (chunk: Buffer) => {
+          received += chunk.length
+          res.pause()
+          resolve(req)
+        })
+      })
+      req.on("error", reject)
+    })
+    try {
+      // The stalled reader holds the one download connection until its bound has passed, then
+      // the next download (which waits at most its deadline) gets it.
+      const started = performance.now()
+      const next = await download()
+      expect(next).toMatchObject({ status: 200, body: "%PDF-1.4 a small file" })
+      expect(next.ms).toBeLessThan(DEADLINE_MS)
+      expect(performance.now() - started).toBeGreaterThanOrEqual(ATTEMPT_MS - 200)
+      expect(received).toBeLessThan(BIG_BYTES)
+      // The log is written in batches: the line may follow the answer by a few milliseconds.
+      await expect.poll(() => gateway.output()).toContain(`the reader took nothing for ${ATTEMPT_MS} ms; its connection is given up`)
+    } finally {
+      stalled.destroy()
+    }
   })
 })

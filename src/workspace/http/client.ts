@@ -59,6 +59,7 @@ import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 import { Document, wholeBytes } from "../../upstream/model.js"
 import { defaultOf } from "../../config/settings.js"
+import { onReaderStall } from "./readerStall.js"
 
 export interface HttpWorkspaceClientOptions {
   /**
@@ -416,7 +417,21 @@ export const makeHttpWorkspaceClient = (
               Stream.fail(
                 new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` })
               )
-          })
+          }),
+          // A reader that takes nothing for as long gives the connection up too (its answer then
+          // breaks off when it reads on): downloads have a third of the connections, and readers
+          // that stop would otherwise hold them for as long as they keep their sockets open.
+          (stream) =>
+            onReaderStall(
+              stream,
+              options.timeoutMs,
+              Effect.andThen(
+                Effect.logWarning(
+                  `workspace download of ${documentId}: the reader took nothing for ${options.timeoutMs} ms; its connection is given up`
+                ),
+                Scope.close(held, Exit.void)
+              )
+            )
         )
         return { document, body }
       })
