@@ -409,7 +409,8 @@ const readFileTool = tool({
   }),
   readOnly: true,
   run: ({ documentRef, taskId }, context) =>
-    Effect.gen(function*() {
+    // The download's connection is held until this scope closes: read to the end, or refused below.
+    Effect.scoped(Effect.gen(function*() {
       const { readMaxBytes } = yield* McpConfig
       yield* (yield* Tenant).requireTask(taskId)
       const { body, document } = yield* openFile(documentRef)
@@ -437,7 +438,7 @@ const readFileTool = tool({
           type: "resource",
           resource: { uri: new URL(link, context.origin).href, mimeType: document.contentType, blob: bytes.toString("base64") }
         }])
-    })
+    }))
 })
 
 // ---------------------------------------------------------------------------------------------

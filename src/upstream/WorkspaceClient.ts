@@ -18,6 +18,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import { BadRequest, type Conflict, type Forbidden, type NotFound, type UpstreamError } from "../api/errors.js"
 import type {
@@ -119,10 +120,20 @@ export interface WorkspaceClientService {
     doc: Workspace.NewDocument,
     signal: Option.Option<Workspace.Signal>
   ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict | Forbidden>
+  /**
+   * The record and a stream of its bytes. What the stream reads from (a remote implementation:
+   * the download's connection) is held until the stream ends, and given up when the caller's
+   * scope closes at the latest: a body that is never run (a HEAD answer, a refusal after the
+   * open) must not hold it.
+   */
   readonly openDocument: (
     tenantId: string,
     documentId: string
-  ) => WsEffect<{ readonly document: Workspace.Document; readonly body: Stream.Stream<Uint8Array, UpstreamError> }, NotFound>
+  ) => Effect.Effect<
+    { readonly document: Workspace.Document; readonly body: Stream.Stream<Uint8Array, UpstreamError> },
+    NotFound | UpstreamError,
+    Scope.Scope
+  >
   /** Stores the rows in one transaction, with one signal per row recorded alongside. */
   readonly ingestData: (
     tenantId: string,

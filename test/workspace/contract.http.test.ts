@@ -251,7 +251,7 @@ describe("HTTP WorkspaceClient", () => {
         // ...and the second half never comes.
       })
       yield* withClient(upstream.url, { timeoutMs: 300, retries: 0 }, (ws) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const opened = yield* ws.openDocument(ID.tenantA, ID.docNew)
           expect(opened.document).toEqual(document)
           let received = 0
@@ -259,7 +259,7 @@ describe("HTTP WorkspaceClient", () => {
           // Half the body was handed on while the upstream still held the rest.
           expect(received).toBe(65536)
           expect(error).toMatchObject({ _tag: "GatewayTimeout" })
-        }))
+        })))
     }).pipe(Effect.scoped))
 
   it.live("a download without the document header is a 502; a 404 keeps its message", () =>
@@ -270,10 +270,10 @@ describe("HTTP WorkspaceClient", () => {
         res.end("hello")
       })
       yield* withClient(upstream.url, { timeoutMs: 2000, retries: 0 }, (ws) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           expect(yield* failureOf(ws.openDocument(ID.tenantA, ID.missing))).toMatchObject({ _tag: "NotFound", message: "Document gone" })
           expect(yield* failureOf(ws.openDocument(ID.tenantA, ID.docNew))).toMatchObject({ _tag: "BadGateway" })
-        }))
+        })))
     }).pipe(Effect.scoped))
 
   it.live("a real server behind the client: upstream messages come through unchanged", () =>

@@ -677,7 +677,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* ws.listDocuments(ID.tenantB, ID.taskReview, { limit: 20 })).toEqual([])
       }))
 
-      test("openDocument returns the record and exactly the stored bytes; scoped", Effect.gen(function*() {
+      test("openDocument returns the record and exactly the stored bytes; scoped", Effect.scoped(Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const { body, document } = yield* ws.openDocument(ID.tenantA, ID.docNew)
         expect(document).toMatchObject({
@@ -687,9 +687,9 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* tagOf(ws.openDocument(ID.tenantB, ID.docNew))).toBe("NotFound")
         expect(yield* tagOf(ws.openDocument(ID.tenantA, ID.missing))).toBe("NotFound")
         expect(yield* tagOf(ws.openDocument(ID.tenantA, "not-a-uuid"))).toBe("NotFound")
-      }))
+      })))
 
-      test("putDocument stores the bytes and, with a signal, advances the step with documentRef in the payload", Effect.gen(function*() {
+      test("putDocument stores the bytes and, with a signal, advances the step with documentRef in the payload", Effect.scoped(Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const bytes = Uint8Array.from({ length: 3 * 1024 * 1024 + 7 }, (_, i) => (i * 31 + 7) % 251)
         const doc = yield* ws.putDocument(ID.tenantA, {
@@ -706,9 +706,9 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         const opened = yield* ws.openDocument(ID.tenantA, doc.id)
         expect(opened.document).toEqual(doc)
         expect(Buffer.compare(yield* collect(opened.body), Buffer.from(bytes))).toBe(0)
-      }), 60_000)
+      })), 60_000)
 
-      test("putDocument without a signal leaves the task; newest first after it", Effect.gen(function*() {
+      test("putDocument without a signal leaves the task; newest first after it", Effect.scoped(Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const doc = yield* ws.putDocument(ID.tenantA, {
           taskId: ID.taskReview, source: "receipts", filename: "empty.txt", contentType: "text/plain", bytes: new Uint8Array(0)
@@ -718,7 +718,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect((yield* ws.listDocuments(ID.tenantA, ID.taskReview, { limit: 20 })).map((d) => d.id)).toEqual([doc.id, ID.docNew, ID.docOld])
         expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
         expect((yield* collect((yield* ws.openDocument(ID.tenantA, doc.id)).body)).length).toBe(0)
-      }))
+      })))
 
       test("putDocument: another tenant's task is NotFound; a signal the task cannot take stores nothing", Effect.gen(function*() {
         const ws = yield* WorkspaceClient

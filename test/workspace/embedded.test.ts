@@ -339,7 +339,7 @@ describe("embedded workspace", () => {
   describe("documents", () => {
     it.live("a multi-chunk file is stored in chunks and streams back byte for byte, chunk by chunk", () =>
       withStore(tempUrl(), (ws, sql) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const bytes = randomBytes(2 * CHUNK_BYTES + 12345)
           const doc = yield* ws.putDocument(
             ACME,
@@ -369,11 +369,11 @@ describe("embedded workspace", () => {
           const listed = yield* ws.listDocuments(ACME, `${TASK_REVIEW}:x:y`, { source: "exports", limit: 20 })
           expect(listed.map((d) => d.id)).toEqual([empty.id, doc.id])
           expect((yield* ws.listDocuments(ACME, TASK_REVIEW, { limit: 1 })).map((d) => d.id)).toEqual([empty.id])
-        })))
+        }))))
 
     it.live("a download half read holds no snapshot: the log still checkpoints to empty, later writes are read", () =>
       withStore(tempUrl(), (ws, sql) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const put = (bytes: Uint8Array) =>
             ws.putDocument(ACME, { taskId: TASK_REVIEW, source: "exports", filename: "big.bin", contentType: "application/octet-stream", bytes }, Option.none())
           const first = yield* put(randomBytes(3 * CHUNK_BYTES))
@@ -386,7 +386,7 @@ describe("embedded workspace", () => {
           const second = yield* put(Buffer.from("written after"))
           const body = yield* Stream.runCollect((yield* ws.openDocument(ACME, second.id)).body)
           expect(Buffer.concat(body).toString()).toBe("written after")
-        })))
+        }))))
   })
 
   describe("seeding", () => {
@@ -505,8 +505,8 @@ describe("embedded workspace", () => {
         expect(yield* tag(ws.getSnapshots(ACME, TASK_GLOBEX))).toBe("NotFound")
         expect(yield* tag(ws.listEvents(ACME, TASK_GLOBEX))).toBe("NotFound")
         expect(yield* tag(ws.signal(ACME, { taskId: TASK_GLOBEX, name: "approve", payload: {} }))).toBe("NotFound")
-        expect(yield* tag(ws.openDocument(ACME, DOC_GLOBEX))).toBe("NotFound")
-        expect(yield* tag(ws.openDocument(GLOBEX, DOC_ACME))).toBe("NotFound")
+        expect(yield* tag(Effect.scoped(ws.openDocument(ACME, DOC_GLOBEX)))).toBe("NotFound")
+        expect(yield* tag(Effect.scoped(ws.openDocument(GLOBEX, DOC_ACME)))).toBe("NotFound")
         expect(yield* tag(ws.rejectRow(ACME, "expenses", ROW_GLOBEX))).toBe("NotFound")
         expect(yield* tag(ws.updateRow(ACME, "expenses", ROW_GLOBEX, "merchant", "x"))).toBe("NotFound")
         expect(yield* tag(ws.createTask(ACME, GLOBEX_US, { workflowId: "expense-review", context: {} }))).toBe("NotFound")

@@ -21,11 +21,13 @@ import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
   BadGateway,
@@ -57,6 +59,7 @@ import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 import { Document, wholeBytes } from "../../upstream/model.js"
 import { defaultOf } from "../../config/settings.js"
+import { onReaderStall } from "./readerStall.js"
 
 export interface HttpWorkspaceClientOptions {
   /**
@@ -260,7 +263,9 @@ export const makeHttpWorkspaceClient = (
         ))
     )
     const http = decorate(calls)
-    const downloadHttp = downloads === undefined ? http : decorate(downloads)
+    // Scoped: the request is given up when its scope closes (see openDocument), not when its
+    // response is garbage-collected.
+    const scopedDownloadHttp = HttpClient.withScope(downloads === undefined ? http : decorate(downloads))
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http.pipe(HttpClient.transform(Effect.flatMap(rejectUnreadableErrorBody))),
       baseUrl: base,
@@ -374,33 +379,62 @@ export const makeHttpWorkspaceClient = (
     const RETRIED = true
     const NONE: ReadonlyArray<never> = []
 
+    /**
+     * A download holds its connection until `held` closes: when its body ends or breaks off, when
+     * the attempt fails or is abandoned, and at the latest when the caller's scope closes (the
+     * request's, once its answer is written). A body nobody runs (a HEAD answer, read_file
+     * refusing a large document, a client gone before the answer) otherwise held the connection
+     * until the response happened to be garbage-collected, and downloads have few of them.
+     */
     const openDocument: WorkspaceClientService["openDocument"] = (tenantId, documentId) =>
-      call(
-        Effect.gen(function*() {
-          const request = HttpClientRequest.get(base + fillPath(openDocumentPath, { tenantId, documentId }))
-          const response = yield* downloadHttp.execute(request)
-          if (response.status !== 200) return yield* errorOfResponse(response)
-          const header = response.headers[DOCUMENT_HEADER]
-          const document = yield* Effect.mapError(
-            decodeDocumentHeader(header === undefined ? undefined : decodeURIComponent(header)),
-            () => new BadGateway({ message: `The workspace download lacks a valid ${DOCUMENT_HEADER} header` })
-          )
-          const body = response.stream.pipe(
-            Stream.tapError((e) => Effect.logWarning(`workspace download of ${documentId} broke off (${detailOf(e)})`)),
-            Stream.mapError(() => new BadGateway({ message: `The workspace download of ${documentId} broke off` })),
-            Stream.timeoutOrElse({
-              duration: timeout,
-              orElse: () =>
-                Stream.fail(
-                  new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` })
-                )
-            })
-          )
-          return { document, body }
-        }),
-        READ,
-        ["NotFound"]
-      )
+      Effect.flatMap(Effect.service(Scope.Scope), (caller) =>
+        call(
+          Effect.flatMap(Scope.fork(caller), (held) =>
+            openDocumentOn(held, tenantId, documentId).pipe(
+              Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(held, exit))
+            )),
+          READ,
+          ["NotFound"]
+        ))
+
+    const openDocumentOn = (held: Scope.Closeable, tenantId: string, documentId: string) =>
+      Effect.gen(function*() {
+        const request = HttpClientRequest.get(base + fillPath(openDocumentPath, { tenantId, documentId }))
+        const response = yield* Scope.provide(scopedDownloadHttp.execute(request), held)
+        if (response.status !== 200) return yield* errorOfResponse(response)
+        const header = response.headers[DOCUMENT_HEADER]
+        const document = yield* Effect.mapError(
+          decodeDocumentHeader(header === undefined ? undefined : decodeURIComponent(header)),
+          () => new BadGateway({ message: `The workspace download lacks a valid ${DOCUMENT_HEADER} header` })
+        )
+        const body = response.stream.pipe(
+          Stream.ensuring(Scope.close(held, Exit.void)),
+          Stream.tapError((e) => Effect.logWarning(`workspace download of ${documentId} broke off (${detailOf(e)})`)),
+          Stream.mapError(() => new BadGateway({ message: `The workspace download of ${documentId} broke off` })),
+          Stream.timeoutOrElse({
+            duration: timeout,
+            orElse: () =>
+              Stream.fail(
+                new GatewayTimeout({ message: `The workspace download of ${documentId} stalled for ${options.timeoutMs} ms` })
+              )
+          }),
+          // A reader that takes nothing for as long gives the connection up too (its answer then
+          // breaks off when it reads on): downloads have a third of the connections, and readers
+          // that stop would otherwise hold them for as long as they keep their sockets open.
+          (stream) =>
+            onReaderStall(
+              stream,
+              options.timeoutMs,
+              Effect.andThen(
+                Effect.logWarning(
+                  `workspace download of ${documentId}: the reader took nothing for ${options.timeoutMs} ms; its connection is given up`
+                ),
+                Scope.close(held, Exit.void)
+              )
+            )
+        )
+        return { document, body }
+      })
 
     /**
      * The board in one round trip. A service without the endpoint (an older version) answers 404
