@@ -582,13 +582,13 @@ const DECLARATIONS = [
     name: "SVC_WORKSPACE_MAX_CONNECTIONS",
     type: "integer",
     default: 192,
-    min: 2,
+    min: 3,
     readBy: ["gateway"],
     section: "upstream",
     description:
-      "Connections the gateway keeps to the workspace service at most; a call past them waits for a free one (inside its deadline) instead of a connection the service would refuse past its SVC_MAX_CONNECTIONS_PER_CLIENT (256). Downloads use at most a third of them, so long downloads never hold every connection.",
+      "Connections the gateway keeps to the workspace service at most; a call past them waits for a free one (inside its deadline) instead of a connection the service would refuse past its SVC_MAX_CONNECTIONS_PER_CLIENT (256). Downloads use at most a third of them, so long downloads never hold every connection, and one is kept for the tenant lookup (/readyz).",
     docs: { table: "main", default: "192", meaning:
-        "with `SVC_WORKSPACE_URL`: connections to the workspace service at most (downloads at most a third of them); more calls wait for a free one. Keep it below the service's `SVC_MAX_CONNECTIONS_PER_CLIENT` (256) summed over every gateway behind one address" },
+        "with `SVC_WORKSPACE_URL`: connections to the workspace service at most (downloads at most a third of them, one kept for the tenant lookup `/readyz` makes); more calls wait for a free one. Keep it below the service's `SVC_MAX_CONNECTIONS_PER_CLIENT` (256) summed over every gateway behind one address" },
   },
   {
     name: "SVC_WORKSPACE_TOKEN",

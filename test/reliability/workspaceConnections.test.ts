@@ -16,7 +16,7 @@ import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const TOKEN = "connections-test-admin-token-0123456789"
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
-/** The service lets 8 connections in per client; the gateway keeps 6 (4 calls, 2 downloads). */
+/** The service lets 8 connections in per client; the gateway keeps 6 (3 calls, 2 downloads, 1 tenant lookup). */
 const SERVICE_CAP = 8
 const GATEWAY_MAX = 6
 const DOWNLOADS = 2
@@ -101,6 +101,67 @@ describe("the gateway's connections to its workspace service", { timeout: 60_000
       stalled.push(await next)
     } finally {
       for (const req of stalled) req.destroy()
+    }
+  })
+})
+
+/** A pass-through proxy to `upstream` that holds every task board `holdMs` first (a slow service). */
+const slowBoards = (upstream: string, holdMs: number) =>
+  new Promise<{ readonly url: string; readonly close: () => Promise<void> }>((resolve) => {
+    const target = new URL(upstream)
+    const agent = new http.Agent({ keepAlive: true })
+    const forward = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const out = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(res)
+      })
+      out.on("error", () => res.destroy())
+      req.pipe(out)
+    }
+    const server = http.createServer((req, res) => {
+      if (/\/board(\?|$)/.test(req.url ?? "")) setTimeout(forward, holdMs, req, res)
+      else forward(req, res)
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            agent.destroy()
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })
+
+describe("readiness behind a queue of calls", { timeout: 60_000 }, () => {
+  it("/readyz answers 200 at once while task lists wait seconds for the calls' connections: the tenant lookup has its own", async () => {
+    const proxy = await slowBoards(store.adminUrl, 300)
+    const behind = await startBuilt({
+      SVC_WORKSPACE_URL: proxy.url,
+      SVC_WORKSPACE_TOKEN: TOKEN,
+      SVC_TENANT_SLUG: "acme",
+      SVC_ADMIN_PORT: "off",
+      // 1 for calls, 1 for downloads, 1 for the tenant lookup.
+      SVC_WORKSPACE_MAX_CONNECTIONS: "3"
+    })
+    try {
+      // 12 lists on one call connection, 300 ms each: the last waits about 3.6 s.
+      const lists = Promise.all(Array.from({ length: 12 }, (_, i) => get(`${behind.url}/v1/entities/${ACME_US}/tasks`, `127.0.0.${2 + (i % 8)}`)))
+      await new Promise((resolve) => setTimeout(resolve, 1_200))
+      // Past the readiness cache (1 s): this probe makes its own lookup while the queue is long.
+      const started = performance.now()
+      const ready = await get(`${behind.url}/readyz`, "127.0.0.1")
+      const readyMs = performance.now() - started
+      expect(ready.status, ready.body).toBe(200)
+      expect(readyMs).toBeLessThan(1_000)
+      const answers = await lists
+      expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200))
+    } finally {
+      await behind.stop()
+      await proxy.close()
     }
   })
 })

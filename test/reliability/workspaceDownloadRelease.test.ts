@@ -37,7 +37,7 @@ beforeAll(async () => {
     SVC_WORKSPACE_TOKEN: TOKEN,
     SVC_TENANT_SLUG: "acme",
     SVC_ADMIN_PORT: "off",
-    // 3 connections: 2 for calls, 1 for downloads.
+    // 3 connections: 1 for calls, 1 for downloads, 1 for the tenant lookup.
     SVC_WORKSPACE_MAX_CONNECTIONS: "3",
     SVC_WORKSPACE_TIMEOUT_MS: String(ATTEMPT_MS),
     SVC_REQUEST_DEADLINE_MS: String(DEADLINE_MS),

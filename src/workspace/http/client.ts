@@ -57,7 +57,7 @@ import { composeTaskBoard } from "../../upstream/taskBoard.js"
 import { DOCUMENT_HEADER } from "../../upstream/documents.js"
 import { MAX_NEXT_STEP_IDS } from "../../upstream/tasks.js"
 import { WorkspaceApi } from "../../upstream/WorkspaceApi.js"
-import { Document, wholeBytes } from "../../upstream/model.js"
+import { Document, Tenant, wholeBytes } from "../../upstream/model.js"
 import { defaultOf } from "../../config/settings.js"
 import { onReaderStall } from "./readerStall.js"
 
@@ -226,15 +226,25 @@ const openDocumentPath = WorkspaceApi.groups.documents.endpoints.openDocument.pa
 const decodeDocumentHeader = Schema.decodeUnknownEffect(Schema.fromJsonString(Document))
 
 /**
- * The port over an HttpClient (the Layer below supplies Node's, with a keep-alive agent).
- * `downloads`: the client that streams documents (default: the same one); the Layer gives them an
- * agent of their own, so that downloads, which hold their connection for as long as their reader
- * takes, never take the connections the calls wait for.
+ * Clients besides the calls' (each defaults to it); the Layer gives each an agent of its own.
+ * - `downloads` streams documents: downloads hold their connection for as long as their reader
+ *   takes, and never take the connections the calls wait for.
+ * - `lookups` resolves the tenant (the tenant's binding, /readyz): a probe says whether the
+ *   service answers, not how long the calls' queue is (behind a burst at the cap, the readiness
+ *   lookup waited past its 2 s and /readyz answered 503 while every list was served).
  */
+export interface WorkspaceClients {
+  readonly downloads?: HttpClient.HttpClient | undefined
+  readonly lookups?: HttpClient.HttpClient | undefined
+}
+
+const TenantJson = Schema.decodeUnknownEffect(Tenant)
+
+/** The port over an HttpClient (the Layer below supplies Node's, with keep-alive agents). */
 export const makeHttpWorkspaceClient = (
   baseUrl: string,
   options: HttpWorkspaceClientOptions,
-  downloads?: HttpClient.HttpClient
+  clients: WorkspaceClients = {}
 ): Effect.Effect<WorkspaceClientService, never, HttpClient.HttpClient> =>
   Effect.gen(function*() {
     const base = baseUrl.replace(/\/+$/, "")
@@ -265,7 +275,16 @@ export const makeHttpWorkspaceClient = (
     const http = decorate(calls)
     // Scoped: the request is given up when its scope closes (see openDocument), not when its
     // response is garbage-collected.
-    const scopedDownloadHttp = HttpClient.withScope(downloads === undefined ? http : decorate(downloads))
+    const scopedDownloadHttp = HttpClient.withScope(clients.downloads === undefined ? http : decorate(clients.downloads))
+    const lookupHttp = clients.lookups === undefined ? http : decorate(clients.lookups)
+    const resolveTenantPath = WorkspaceApi.groups.tenants.endpoints.resolveTenant.path
+    /** GET .../tenants/by-slug/:slug on the lookups' connection; its errors as HttpApiClient's would be. */
+    const resolveTenantOn = (slug: string) =>
+      Effect.scoped(Effect.gen(function*() {
+        const response = yield* lookupHttp.execute(HttpClientRequest.get(base + fillPath(resolveTenantPath, { slug })))
+        if (response.status !== 200) return yield* errorOfResponse(response)
+        return yield* Effect.flatMap(response.json, TenantJson).pipe(Effect.mapError((e) => new ResponseFailure(e)))
+      }))
     const api = yield* HttpApiClient.makeWith(WorkspaceApi, {
       httpClient: http.pipe(HttpClient.transform(Effect.flatMap(rejectUnreadableErrorBody))),
       baseUrl: base,
@@ -477,7 +496,8 @@ export const makeHttpWorkspaceClient = (
         )
 
     const service: WorkspaceClientService = {
-      resolveTenant: (slug) => call(api.tenants.resolveTenant({ params: enc({ slug }) }), READ, ["NotFound"]),
+      resolveTenant: (slug) =>
+        call(clients.lookups === undefined ? api.tenants.resolveTenant({ params: enc({ slug }) }) : resolveTenantOn(slug), READ, ["NotFound"]),
       listEntities: (tenantId) => call(api.tenants.listEntities({ params: enc({ tenantId }) }), READ, NONE),
       getEntity: (tenantId, entityId) => call(api.tenants.getEntity({ params: enc({ tenantId, entityId }) }), READ, ["NotFound"]),
       listTasks: (tenantId, entityId, query) =>
@@ -632,11 +652,11 @@ export const makeHttpWorkspaceClient = (
 const IDLE_SOCKET_MS = 4_000
 const DEFAULT_WORKSPACE_MAX_CONNECTIONS = defaultOf("SVC_WORKSPACE_MAX_CONNECTIONS")
 
-/** How `maxConnections` is shared: downloads at most a third (at least one), the calls the rest. */
-const connectionShares = (maxConnections: number): { readonly calls: number; readonly downloads: number } => {
-  const total = Math.max(2, Math.floor(maxConnections))
+/** How `maxConnections` is shared: one for the tenant lookup, downloads at most a third (at least one), the calls the rest. */
+const connectionShares = (maxConnections: number): { readonly calls: number; readonly downloads: number; readonly lookups: number } => {
+  const total = Math.max(3, Math.floor(maxConnections))
   const downloads = Math.max(1, Math.floor(total / 3))
-  return { calls: total - downloads, downloads }
+  return { calls: total - downloads - 1, downloads, lookups: 1 }
 }
 
 /** A Node http client on a keep-alive agent of its own, open for the scope. */
@@ -650,8 +670,8 @@ const nodeClient = (maxSockets: number) =>
 
 /**
  * The WorkspaceClient over HTTP to `baseUrl` (the origin serving /workspace/...), on Node's
- * http client with two keep-alive agents for the Layer's lifetime: one for the calls, one for the
- * downloads. Their connections together stay within `maxConnections`: past its per-client cap
+ * http client with three keep-alive agents for the Layer's lifetime: the calls', the downloads',
+ * and one connection for the tenant lookup. Their connections together stay within `maxConnections`: past its per-client cap
  * (SVC_MAX_CONNECTIONS_PER_CLIENT, 256) the workspace service closes a connection as soon as it
  * is accepted: 800 task lists at once cost 860 refused calls, each retried after a backoff (p50
  * 762 ms; 491 ms and none refused with the cap).
@@ -664,9 +684,9 @@ export const HttpWorkspaceClientLive = (
     WorkspaceClient,
     Effect.gen(function*() {
       const shares = connectionShares(options.maxConnections ?? DEFAULT_WORKSPACE_MAX_CONNECTIONS)
-      const downloads = yield* nodeClient(shares.downloads)
+      const clients: WorkspaceClients = { downloads: yield* nodeClient(shares.downloads), lookups: yield* nodeClient(shares.lookups) }
       return yield* Effect.provideService(
-        makeHttpWorkspaceClient(baseUrl, options, downloads),
+        makeHttpWorkspaceClient(baseUrl, options, clients),
         HttpClient.HttpClient,
         yield* nodeClient(shares.calls)
       )
