@@ -119,11 +119,37 @@ const seqUpTo = (max: number) => {
  * authenticated). A client posting one would forge an audit entry.
  */
 export const isReservedEventSource = (source: string) => {
-  // Compared as a reader sees it: any case, compatibility forms (full-width letters) composed,
-  // invisible and space characters dropped (` audit`, `\u200baudit`, `au\u00addit` read as `audit`).
-  const seen = source.normalize("NFKC").replace(/[\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
+  // Compared as a reader sees it: any case, compatibility forms (full-width letters) decomposed
+  // and their marks dropped (`AUDİT`), invisible and space characters dropped (` audit`,
+  // `\u200baudit`, `au\u00addit`), and letters of other scripts that look like the Latin ones
+  // read as those (Cyrillic `аudit`, Greek `wοrkspace`).
+  const seen = source.normalize("NFKD").replace(/[\p{M}\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
+    .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c)
   return seen === "workspace" || seen === "audit" || seen.startsWith("agent:")
 }
+
+/**
+ * Lower-case letters of other scripts drawn like the Latin letters of `workspace`, `audit` and
+ * `agent` (Unicode's confusables, UTS #39, for these letters), and the dotless i.
+ */
+const LATIN_OF: Readonly<Record<string, string>> = {
+  "\u0430": "a", "\u03b1": "a", "\u0251": "a", // Cyrillic а, Greek α, Latin ɑ
+  "\u0435": "e", "\u03b5": "e", "\u0454": "e", // Cyrillic е, Greek ε, Ukrainian є
+  "\u043e": "o", "\u03bf": "o", "\u03c3": "o", "\u0585": "o", // Cyrillic о, Greek ο σ, Armenian օ
+  "\u0440": "p", "\u03c1": "p", // Cyrillic р, Greek ρ
+  "\u0441": "c", "\u03f2": "c", // Cyrillic с, Greek lunate sigma
+  "\u0455": "s", // Cyrillic ѕ
+  "\u0456": "i", "\u0131": "i", "\u03b9": "i", "\u04cf": "i", // Cyrillic і ӏ, dotless ı, Greek ι
+  "\u0501": "d", // Cyrillic ԁ
+  "\u051d": "w", "\u0461": "w", "\u03c9": "w", // Cyrillic ԝ ѡ, Greek ω
+  "\u043a": "k", "\u03ba": "k", // Cyrillic к, Greek κ
+  "\u0433": "r", "\u0280": "r", // Cyrillic г, Latin small capital ʀ
+  "\u0578": "n", "\u03b7": "n", "\u043f": "n", // Armenian ո, Greek η, Cyrillic п
+  "\u0261": "g", "\u0581": "g", // Latin ɡ, Armenian ց
+  "\u03c4": "t", "\u0442": "t", // Greek τ, Cyrillic т
+  "\u03c5": "u", "\u057d": "u", "\u028b": "u" // Greek υ, Armenian ս, Latin ʋ
+}
+const LOOK_ALIKE_LETTERS = new RegExp(`[${Object.keys(LATIN_OF).join("")}]`, "gu")
 
 /**
  * The most UTF-8 bytes one event's payload JSON may hold (1 MiB, the default page budget
