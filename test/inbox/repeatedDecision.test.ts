@@ -69,6 +69,25 @@ describe("a decision repeated on a decided step", () => {
     expect(await stepOf(t)).toBe("reconcile")
   })
 
+  it("an Idempotency-Key is its caller's: another person sending it is a 409, not the first one's {ok: true}", async () => {
+    const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "close" }, as("boss@acme.test"))
+    const t = created.body.id as string
+    // A key a client derives from the task, as two people's clients may alike.
+    const key = { "idempotency-key": `approve-${t}` }
+    const decide = (headers: Record<string, string>) =>
+      http("POST", `${gw.url}/v1/tasks/${t}/action`, { type: "approved" }, { ...headers, ...key })
+    expect((await decide(as("ann@acme.test"))).status).toBe(200)
+    // Not assigned, same key and body (before: the stored {"ok":true} replayed to them).
+    const stranger = await decide(as("mallory@evil.test"))
+    expect(stranger.status).toBe(409)
+    expect(stranger.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+    expect(stranger.body.message).toContain("Idempotency-Key")
+    // The caller's own retry, in any case, still gets its result.
+    expect((await decide(as("ann@acme.test"))).body).toEqual({ ok: true })
+    expect((await decide(as("Ann@Acme.test"))).body).toEqual({ ok: true })
+    expect(await deciders(t)).toEqual(["prepare:ann@acme.test"])
+  })
+
   it("answers 403 to someone four-eyes excludes, though they are assigned", async () => {
     const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "close" }, as("boss@acme.test"))
     const t = created.body.id as string
