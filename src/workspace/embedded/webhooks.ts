@@ -288,6 +288,14 @@ export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Ef
           yield* sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${m.subscription_id}
             AND chain = ${m.chain} AND state = 'pending' AND id > ${m.id} AND claimed_by IS NULL`
         }
+      } else {
+        // Retrying (a failed attempt, the next one minutes or hours away): due now, on a fresh
+        // schedule, as a receiver that was just fixed expects; before, this answered and sent
+        // nothing until its backoff ran out. In flight (leased) or waiting behind an earlier
+        // message of its task (no due time): left as it is, it is sent as soon as it may be.
+        yield* sql`UPDATE webhook_messages SET attempts = 0, next_attempt_ms = ${Date.now()}
+          WHERE id = ${m.id} AND state = 'pending' AND claimed_by IS NULL AND next_attempt_ms IS NOT NULL
+          AND next_attempt_ms > ${Date.now()}`
       }
       const [after] = yield* sql<{ state: string; attempts: number | string }>`SELECT state, attempts FROM webhook_messages WHERE id = ${m.id}`
       return {
