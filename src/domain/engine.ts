@@ -272,7 +272,15 @@ export const acceptSignal = (
   }
   if (!stepBound) return { _tag: "record", expectedStep: named }
   const taken = decisionOf(snapshots, named, pending)
-  if (decision && taken === DECISIONS[signal.name]) return { _tag: "duplicate" }
+  if (decision && taken === DECISIONS[signal.name]) {
+    // One decision however often it is sent, but only for someone who could have taken it: its
+    // decider again, or another who passes the step's rules (two assignees at once). Anyone else
+    // hearing 2xx would be told their decision counted (a decision link's page says "approved").
+    const decider = deciderOf(Object.prototype.hasOwnProperty.call(snapshots, named) ? snapshots[named] : undefined)
+    const again = decider !== undefined && arrival.actor !== undefined && actorKey(decider) === actorKey(arrival.actor)
+    const refused = again ? undefined : actorRefusal(named, signal.name, snapshots, arrival)
+    return refused !== undefined ? { _tag: "forbidden", message: refused } : { _tag: "duplicate" }
+  }
   // Two files sent together to one upload step (bound by arrival): the step completes once, both
   // files are kept. A file naming a step that is done (an agent's stale submit) is a conflict.
   if (signal.name === FILE_SUBMITTED_SIGNAL && signal.expectedStep === undefined && taken === undefined && submittedOn(snapshots, named)) {
@@ -295,6 +303,18 @@ export const acceptSignal = (
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }
   }
+  const refused = actorRefusal(named, signal.name, snapshots, arrival)
+  if (refused !== undefined) return { _tag: "forbidden", message: refused }
+  return { _tag: "record", expectedStep: named }
+}
+
+/** Why the request's actor may not act on step `named`: assignment and claims, then four-eyes; undefined when they may. */
+const actorRefusal = (
+  named: string,
+  signalName: string,
+  snapshots: Record<string, unknown>,
+  arrival: Arrival
+): string | undefined => {
   // Assignment (src/domain/assignment.ts): decisions, row actions and file signals alike.
   const step = arrival.runbook?.steps.find((s) => s.id === named)
   if (step !== undefined) {
@@ -303,13 +323,9 @@ export const acceptSignal = (
       { actor: arrival.actor, groups: arrival.groups ?? [], enforced: arrival.enforced === true },
       claimOn(arrival.claim, named)
     )
-    if (refused !== undefined) return { _tag: "forbidden", message: refused }
+    if (refused !== undefined) return refused
   }
-  if (signal.name !== "user_action") {
-    const refused = distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor)
-    if (refused !== undefined) return { _tag: "forbidden", message: refused }
-  }
-  return { _tag: "record", expectedStep: named }
+  return signalName !== "user_action" ? distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor) : undefined
 }
 
 export interface RowState {

@@ -50,7 +50,10 @@ export const RevokeDecisionLinksDto = Schema.Struct({
 export type RevokeDecisionLinksDto = typeof RevokeDecisionLinksDto.Type
 
 export const RevokedDecisionLinks = Schema.Struct({
-  revoked: Schema.Number.annotate({ description: "Link pairs ended now (used, expired-by-revocation and revoked ones are not counted)" })
+  revoked: Schema.Number.annotate({ description: "Link pairs ended now (used, expired-by-revocation and revoked ones are not counted)" }),
+  deciding: Schema.optionalKey(Schema.Number.annotate({
+    description: "Pairs a decision was being made with at that moment: ended too, but that decision may still stand"
+  }))
 }).annotate({ identifier: "RevokedDecisionLinks" })
 export type RevokedDecisionLinks = typeof RevokedDecisionLinks.Type
 

@@ -17,13 +17,16 @@ import { NotImplementedWire } from "./errors.js"
 import { NonEmpty, StoredText, WorkspaceErrors } from "./paths.js"
 
 /**
- * The event types a subscription may name. `task.waiting` (a step became current and waits for
- * a person or an agent) and the tenant-level `gl.connected` / `gl.disconnected` are sent like the
- * timeline's own types.
+ * The event types a subscription may name: every type the gateway writes to a timeline (each is
+ * sent to subscriptions naming no types, so each must be nameable too). `task.waiting` (a step
+ * became current and waits for a person or an agent) and the tenant-level `gl.connected` /
+ * `gl.disconnected` are sent like the timeline's own types.
  */
 export const WEBHOOK_EVENT_TYPES = [
   "task.created",
   "task.waiting",
+  "step.claimed",
+  "step.released",
   "step.completed",
   "task.status_changed",
   "row.edited",

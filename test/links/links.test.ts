@@ -412,7 +412,7 @@ describe("links that do not work", () => {
       expect((await http("GET", local(l.rejectUrl))).text).toContain("This link was withdrawn")
     }
     const byPerson = await admin("/links/revoke", { tenantSlug: "acme", actor: "erin@acme.example" })
-    expect(byPerson.body).toEqual({ revoked: 1 })
+    expect(byPerson.body).toEqual({ revoked: 1, deciding: 0 })
     expect((await confirm(a2.approveUrl)).status).toBe(410)
     expect(await stepOf(t1)).toBe("controller_approval")
     expect(await stepOf(t2)).toBe("controller_approval")

@@ -189,6 +189,29 @@ describe("delivery", () => {
     expect(String(r!.headers["webhook-signature"]).split(" ")).toHaveLength(2)
     expect(() => verify(`whsec_${Buffer.alloc(32, 7).toString("base64")}`, r!)).toThrow()
   })
+
+  it("a second rotation within the day keeps the first secret signing for the 24 hours it was promised", async () => {
+    const sub = await subscribe("/rotated-twice", { events: ["task.created"] })
+    const first = await admin("POST", `/webhooks/${sub.id}/rotate-secret?tenant=acme`)
+    const second = await admin("POST", `/webhooks/${sub.id}/rotate-secret?tenant=acme`)
+    expect([first.status, second.status]).toEqual([200, 200])
+    const taskId = await newTask()
+    const [r] = await receiver.waitFor("/rotated-twice", 1, 15_000, ofTask(taskId))
+    // A receiver still on the original secret (its overlap runs until tomorrow): dropped before.
+    expect(verify(sub.secret, r!).type).toBe("task.created")
+    expect(verify(first.body.secret, r!).type).toBe("task.created")
+    expect(verify(second.body.secret, r!).type).toBe("task.created")
+    expect(String(r!.headers["webhook-signature"]).split(" ")).toHaveLength(3)
+    // However often it is rotated, at most 4 secrets sign (the newest ones).
+    const more = []
+    for (let i = 0; i < 4; i++) more.push((await admin("POST", `/webhooks/${sub.id}/rotate-secret?tenant=acme`)).body.secret as string)
+    const later = await newTask()
+    const [l] = await receiver.waitFor("/rotated-twice", 1, 15_000, ofTask(later))
+    expect(String(l!.headers["webhook-signature"]).split(" ")).toHaveLength(4)
+    expect(verify(more[3]!, l!).type).toBe("task.created")
+    expect(verify(more[0]!, l!).type).toBe("task.created")
+    expect(() => verify(sub.secret, l!)).toThrow()
+  })
 })
 
 describe("tenant-level events", () => {

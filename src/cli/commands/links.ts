@@ -74,7 +74,13 @@ const revoke = registryCommand(
           ...(Option.isSome(args.actor) ? { actor: args.actor.value } : {})
         }
       })
-      yield* ctx.output(result, (r) => line(`Revoked ${r.revoked} link pair${r.revoked === 1 ? "" : "s"}`))
+      yield* ctx.output(result, (r) =>
+        line(
+          `Revoked ${r.revoked} link pair${r.revoked === 1 ? "" : "s"}` +
+            (r.deciding !== undefined && r.deciding > 0
+              ? `; ${r.deciding} ${r.deciding === 1 ? "was" : "were"} deciding at that moment: that decision may stand`
+              : "")
+        ))
     })
 )
 

@@ -117,12 +117,15 @@ export interface DecisionLinkStore {
   readonly releaseDecisionLink: (pairId: string) => WsEffect<void>
   /** The pair has decided: neither link works again. */
   readonly completeDecisionLink: (pairId: string, decision: LinkDecision) => WsEffect<void>
-  /** Ends the open pairs of a task, of a person, or of that person on that task; how many. */
+  /**
+   * Ends the open pairs of a task, of a person, or of that person on that task: how many, and how
+   * many of them a decision was being made with at that moment (it may still stand).
+   */
   readonly revokeDecisionLinks: (input: {
     readonly tenantId: string
     readonly taskId?: string | undefined
     readonly actor?: string | undefined
-  }) => WsEffect<number, BadRequest>
+  }) => WsEffect<{ readonly revoked: number; readonly deciding: number }, BadRequest>
 }
 
 interface LinkRow {
@@ -302,10 +305,12 @@ export const makeDecisionLinkStore = (
           createdAt: row.created_at
         }
         if (!verifyLink(yield* keys, parsed, link)) return unknown
-        const lookup: LinkLookup = row.revoked_at !== null
-          ? { _tag: "Revoked", link }
-          : row.used_at !== null
+        // Used before revoked: a pair revoked while its decision was being made, which then
+        // decided, says what happened to it.
+        const lookup: LinkLookup = row.used_at !== null
           ? { _tag: "Used", link, usedDecision: row.used_decision === "reject" ? "reject" : "approve", usedAt: row.used_at }
+          : row.revoked_at !== null
+          ? { _tag: "Revoked", link }
           // The expiry instant itself is past: a link works strictly before it.
           : Date.now() >= Date.parse(row.expires_at)
           ? { _tag: "Expired", link }
@@ -335,12 +340,17 @@ export const makeDecisionLinkStore = (
     const revokeDecisionLinks: DecisionLinkStore["revokeDecisionLinks"] = (input) =>
       Effect.gen(function*() {
         if (input.taskId === undefined && input.actor === undefined) return yield* bad("taskId or actor is required")
-        const rows = yield* sql<{ readonly id: string }>`UPDATE decision_links SET revoked_at = ${nowIso()}
+        const stale = new Date(Date.now() - CLAIM_TIMEOUT_MS).toISOString()
+        const rows = yield* sql<{ readonly id: string; readonly claimed_at: string | null }>`UPDATE decision_links
+          SET revoked_at = ${nowIso()}
           WHERE tenant_id = ${input.tenantId} AND used_at IS NULL AND revoked_at IS NULL
           ${input.taskId !== undefined ? sql`AND task_id = ${input.taskId}` : sql``}
           ${input.actor !== undefined ? sql`AND actor_key = ${personKey(input.actor)}` : sql``}
-          RETURNING id`
-        return rows.length
+          RETURNING id, claimed_at`
+        // A pair claimed by a decision under way cannot be stopped: that decision may still stand
+        // (it is then "used"; refused, the pair stays revoked). Counted apart, not as revoked.
+        const deciding = rows.filter((r) => r.claimed_at !== null && r.claimed_at >= stale).length
+        return { revoked: rows.length - deciding, deciding }
       }).pipe(guard("revokeDecisionLinks"))
 
     const store: DecisionLinkStore = {

@@ -398,6 +398,15 @@ const documentFiles = statements(
   `ALTER TABLE documents ADD COLUMN file_backed INTEGER NOT NULL DEFAULT 0`
 )
 
+/**
+ * - `webhook_subscriptions.older_secrets`: the secrets replaced before the previous one that still
+ *   sign (JSON `[[secret, untilMs], ...]`, newest first), so that a second rotation within the
+ *   overlap does not end the first one's promised 24 hours (./webhooks.ts `signingSecrets`).
+ */
+const webhookOlderSecrets = statements(
+  `ALTER TABLE webhook_subscriptions ADD COLUMN older_secrets TEXT`
+)
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -409,7 +418,8 @@ export const migrations = Migrator.fromRecord({
   "0008_inbox_claims": inboxClaims,
   "0009_webhooks": webhooks,
   "0010_decision_links": decisionLinks,
-  "0011_document_files": documentFiles
+  "0011_document_files": documentFiles,
+  "0012_webhook_older_secrets": webhookOlderSecrets
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

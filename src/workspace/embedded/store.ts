@@ -117,8 +117,7 @@ export const makeEmbeddedWorkspaceWith = (options: EmbeddedOptions = {}) =>
       revokeDecisionLinksFor: (input) =>
         Effect.gen(function*() {
           const tenant = yield* tenantBySlug(input.tenantSlug)
-          const revoked = yield* links.revokeDecisionLinks({ tenantId: tenant.id, taskId: input.taskId, actor: input.actor })
-          return { revoked }
+          return yield* links.revokeDecisionLinks({ tenantId: tenant.id, taskId: input.taskId, actor: input.actor })
         }),
       ...inboxRecords(tx),
       ...eventRecords(tx),

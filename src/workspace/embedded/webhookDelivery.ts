@@ -40,7 +40,7 @@ import { describeError, yieldToEventLoop } from "./db.js"
 import { chainLock, onWebhookEnqueued, WEBHOOKS_CHANNEL } from "./webhookOutbox.js"
 import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
 import type { DecisionLinkStore } from "./links.js"
-import { disableSubscription } from "./webhooks.js"
+import { disableSubscription, signingSecrets } from "./webhooks.js"
 import { signedHeaders } from "./webhookSigning.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 
@@ -107,6 +107,7 @@ interface SubscriptionForSend {
   readonly secret: string
   readonly previous_secret: string | null
   readonly previous_until_ms: number | string | null
+  readonly older_secrets: string | null
   readonly enabled: number | string
   readonly failing_since_ms: number | string | null
 }
@@ -330,8 +331,8 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
     /** One attempt of a claimed message; never fails (a database failure leaves the lease to run out). */
     const attempt = (m: Claimed): Effect.Effect<void> =>
       Effect.gen(function*() {
-        const [sub] = yield* sql<SubscriptionForSend>`SELECT url, secret, previous_secret, previous_until_ms, enabled, failing_since_ms
-          FROM webhook_subscriptions WHERE id = ${m.subscription_id}`
+        const [sub] = yield* sql<SubscriptionForSend>`SELECT url, secret, previous_secret, previous_until_ms, older_secrets, enabled,
+          failing_since_ms FROM webhook_subscriptions WHERE id = ${m.subscription_id}`
         if (sub === undefined || Number(sub.enabled) !== 1) {
           yield* sql`UPDATE webhook_messages SET claimed_by = NULL, claimed_until_ms = NULL WHERE id = ${m.id} AND claimed_by = ${replicaId}`
           return
@@ -340,9 +341,7 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
         if (linked === undefined) return
         const body = bodyOf(linked)
         const started = Date.now()
-        const secrets = sub.previous_secret !== null && Number(sub.previous_until_ms ?? 0) > started
-          ? [sub.secret, sub.previous_secret]
-          : [sub.secret]
+        const secrets = signingSecrets(sub, started)
         const headers = signedHeaders(secrets, m.webhook_id, Math.floor(started / 1000), body)
         const result = yield* post(sub.url, headers, body)
         const durationMs = Date.now() - started

@@ -22,6 +22,56 @@ export const MAX_SUBSCRIPTIONS_PER_TENANT = 50
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000
 
+/**
+ * The most secrets that sign one attempt: the current one and up to three replaced ones still in
+ * their overlap. Rotating more often than that within a day ends the oldest early (bounded headers).
+ */
+export const MAX_SIGNING_SECRETS = 4
+
+/** The replaced secrets a row keeps, newest first, with when each stops signing. */
+type OlderSecrets = ReadonlyArray<readonly [secret: string, untilMs: number]>
+
+const olderOf = (text: string | null | undefined): OlderSecrets => {
+  if (text == null) return []
+  try {
+    const v = JSON.parse(text) as unknown
+    return Array.isArray(v)
+      ? v.filter((e): e is [string, number] => Array.isArray(e) && typeof e[0] === "string" && typeof e[1] === "number")
+      : []
+  } catch {
+    return []
+  }
+}
+
+/** A subscription's secrets as stored: the current one, the last replaced one, and those before it. */
+export interface StoredSecrets {
+  readonly secret: string
+  readonly previous_secret: string | null
+  readonly previous_until_ms: number | string | null
+  readonly older_secrets?: string | null | undefined
+}
+
+/** Every secret that signs an attempt at `nowMs`: the current one first, then replaced ones still in their overlap. */
+export const signingSecrets = (row: StoredSecrets, nowMs: number): ReadonlyArray<string> => {
+  const replaced: OlderSecrets = [
+    ...(row.previous_secret !== null ? [[row.previous_secret, Number(row.previous_until_ms ?? 0)] as const] : []),
+    ...olderOf(row.older_secrets)
+  ]
+  return [row.secret, ...replaced.filter(([, until]) => until > nowMs).map(([s]) => s)].slice(0, MAX_SIGNING_SECRETS)
+}
+
+/**
+ * The replaced secrets before the previous one, after a rotation at `nowMs`: the previous one joins
+ * them while it still signs (a second rotation within the overlap keeps the first one's promise).
+ */
+const olderAfterRotation = (row: StoredSecrets, nowMs: number): string | null => {
+  const kept: OlderSecrets = [
+    ...(row.previous_secret !== null ? [[row.previous_secret, Number(row.previous_until_ms ?? 0)] as const] : []),
+    ...olderOf(row.older_secrets)
+  ].filter(([, until]) => until > nowMs).slice(0, MAX_SIGNING_SECRETS - 2)
+  return kept.length === 0 ? null : JSON.stringify(kept)
+}
+
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks asks for 24 to 64). */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString("base64")}`
 
@@ -34,6 +84,7 @@ export interface SubscriptionRow {
   readonly secret: string
   readonly previous_secret: string | null
   readonly previous_until_ms: number | string | null
+  readonly older_secrets?: string | null
   readonly enabled: number | string
   readonly disabled_reason: string | null
   readonly failing_since_ms: number | string | null
@@ -164,9 +215,10 @@ export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Ef
     sql.withTransaction(Effect.gen(function*() {
       const row = yield* rowOf(tenant, id)
       const secret = newWebhookSecret()
-      const until = Date.now() + ROTATION_OVERLAP_MS
+      const now = Date.now()
+      const until = now + ROTATION_OVERLAP_MS
       yield* sql`UPDATE webhook_subscriptions SET secret = ${secret}, previous_secret = ${row.secret},
-        previous_until_ms = ${until}, updated_at = ${nowIso()} WHERE id = ${id}`
+        previous_until_ms = ${until}, older_secrets = ${olderAfterRotation(row, now)}, updated_at = ${nowIso()} WHERE id = ${id}`
       return { id, secret, previousSecretValidUntil: new Date(until).toISOString() }
     })).pipe(guard("rotateWebhookSecret"))
 
@@ -236,6 +288,14 @@ export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Ef
           yield* sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${m.subscription_id}
             AND chain = ${m.chain} AND state = 'pending' AND id > ${m.id} AND claimed_by IS NULL`
         }
+      } else {
+        // Retrying (a failed attempt, the next one minutes or hours away): due now, on a fresh
+        // schedule, as a receiver that was just fixed expects; before, this answered and sent
+        // nothing until its backoff ran out. In flight (leased) or waiting behind an earlier
+        // message of its task (no due time): left as it is, it is sent as soon as it may be.
+        yield* sql`UPDATE webhook_messages SET attempts = 0, next_attempt_ms = ${Date.now()}
+          WHERE id = ${m.id} AND state = 'pending' AND claimed_by IS NULL AND next_attempt_ms IS NOT NULL
+          AND next_attempt_ms > ${Date.now()}`
       }
       const [after] = yield* sql<{ state: string; attempts: number | string }>`SELECT state, attempts FROM webhook_messages WHERE id = ${m.id}`
       return {
