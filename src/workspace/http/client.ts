@@ -2,7 +2,9 @@
  * The WorkspaceClient port over HTTP: a client of WorkspaceApi derived with HttpApiClient,
  * selected when SVC_WORKSPACE_URL is set.
  *
- * - Connection reuse: Node's http client over one keep-alive agent.
+ * - Connection reuse: Node's http client over keep-alive agents, at most
+ *   SVC_WORKSPACE_MAX_CONNECTIONS connections in all (the calls', the downloads', the tenant
+ *   lookup's: HttpWorkspaceClientLive below); a call past them waits for one.
  * - One deadline per request (src/services/Deadline.ts) bounds every attempt, retry and backoff
  *   of every call; a 504 means it passed. An attempt unanswered after `timeoutMs` is abandoned
  *   and retried; failures are retried with jittered exponential backoff while it fits. Writes
