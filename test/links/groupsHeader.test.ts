@@ -1,0 +1,67 @@
+/**
+ * A decision link's route may be left open by the edge (the link names its person): then the
+ * groups header is the client's own, and must not vouch for the link's person. A step assigned to
+ * a group only: a link for someone outside it, posted with a forged groups header and no person
+ * named, is refused (403); the same groups with the person the edge names are taken. Before, the
+ * forged header decided the step.
+ */
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http, type RunningService, startBuilt } from "../support/process.js"
+import { acmeTask, writeWorld } from "./world.js"
+
+const PUBLIC = "https://approvals.example.test"
+const ADMIN_TOKEN = randomBytes(24).toString("base64url")
+let dir = ""
+let gw: RunningService
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "links-groups-"))
+  // The links world, its first step assigned to the finance group alone.
+  const file = writeWorld(dir)
+  const world = JSON.parse(readFileSync(file, "utf8"))
+  world.workflows[0].runbook.steps[0].assignees = ["group:finance"]
+  writeFileSync(file, JSON.stringify(world))
+  gw = await startBuilt({
+    SVC_TENANT_SLUG: "acme",
+    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
+    SVC_SEED_FILE: file,
+    SVC_PUBLIC_URL: PUBLIC,
+    SVC_ADMIN_TOKEN: ADMIN_TOKEN,
+    SVC_ACTOR_HEADER: "x-forwarded-email",
+    SVC_GROUPS_HEADER: "x-forwarded-groups"
+  })
+}, 60_000)
+afterAll(async () => {
+  await gw?.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const approveUrl = async (taskId: string, actor: string): Promise<string> => {
+  const res = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${ADMIN_TOKEN}` })
+  expect(res.status, res.text).toBe(201)
+  return gw.url + (res.body.approveUrl as string).slice(PUBLIC.length)
+}
+const post = (url: string, headers: Record<string, string>) => http("POST", url, {}, { "sec-fetch-site": "same-origin", ...headers })
+const stepOf = async (taskId: string) => ((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step?.id ?? null) as string | null
+
+describe("a decision link and the groups header", () => {
+  it("a forged groups header with no person named does not vouch for the link's person (403, nothing decided)", async () => {
+    const taskId = acmeTask(0)
+    const url = await approveUrl(taskId, "bob@acme.example")
+    const forged = await post(url, { "x-forwarded-groups": "finance" })
+    expect(forged.status, forged.text).toBe(403)
+    expect(await stepOf(taskId)).toBe("controller_approval")
+  })
+
+  it("the groups the edge sends with the person it names are taken", async () => {
+    const taskId = acmeTask(1)
+    const url = await approveUrl(taskId, "bob@acme.example")
+    const named = await post(url, { "x-forwarded-email": "bob@acme.example", "x-forwarded-groups": "finance" })
+    expect(named.status, named.text).toBe(200)
+    expect(await stepOf(taskId)).toBe("cfo_approval")
+  })
+})
