@@ -58,7 +58,7 @@ import { DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, DEMO_TENANT_SLUG, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
-import { limitStdoutBacklog, loggingLayer, logSettingsFromEnv, makeWriter, stdoutBacklogDefault } from "./observability/logging.js"
+import { limitStdoutBacklog, loggingLayer, logSettingsFromEnv, makeWriter } from "./observability/logging.js"
 import { observeMalformed, observeOwnAnswers } from "./observability/requests.js"
 import { Observability, observabilityConfig } from "./observability/Observability.js"
 import { otlpTracingLayer } from "./observability/tracing.js"
@@ -216,7 +216,7 @@ const main = Effect.gen(function*() {
   // arriving in between unanswered. Layers are memoized by reference: GatewayLive and the admin
   // listener get this same workspace instance.
   // The answers the Node server gives itself, logged and counted like the application's.
-  limitStdoutBacklog(observability.log.backlogBytes ?? stdoutBacklogDefault)
+  limitStdoutBacklog(observability.log.backlogBytes)
   const ownLog = { line: makeWriter().line, log: observability.log }
   const server = Layer.provide(
     Layer.merge(

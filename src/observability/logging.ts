@@ -93,14 +93,10 @@ export const logSettingsConfig = (isTty = process.stdout.isTTY === true): Config
 export const logSettingsFromEnv = (
   env: Record<string, string | undefined> = process.env,
   isTty = process.stdout.isTTY === true
-): LogSettings => {
-  const backlog = Number(env.SVC_LOG_BACKLOG_BYTES)
-  return {
-    level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? "Info",
-    format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json"),
-    backlogBytes: Number.isSafeInteger(backlog) && backlog >= 1 ? backlog : defaultOf("SVC_LOG_BACKLOG_BYTES")
-  }
-}
+): LogSettings => ({
+  level: parseLevel(env.SVC_LOG_LEVEL ?? "info") ?? "Info",
+  format: parseFormat(env.SVC_LOG_FORMAT ?? "auto", isTty) ?? (isTty ? "pretty" : "json")
+})
 
 // ---------------------------------------------------------------------------------------------
 // The writer: buffered, one write per turn.
@@ -164,12 +160,12 @@ export const boundedSink = (
   }
 }
 
-export const stdoutBacklogDefault = defaultOf("SVC_LOG_BACKLOG_BYTES")
-let stdoutBacklogBytes = logSettingsFromEnv().backlogBytes ?? stdoutBacklogDefault
+/** The default until the validated settings say otherwise (main.ts, at start). */
+let stdoutBacklogBytes = defaultOf("SVC_LOG_BACKLOG_BYTES")
 
 /** The bound of the stdout sink (SVC_LOG_BACKLOG_BYTES, as the validated settings read it). */
-export const limitStdoutBacklog = (bytes: number) => {
-  stdoutBacklogBytes = bytes
+export const limitStdoutBacklog = (bytes: number | undefined) => {
+  if (bytes !== undefined) stdoutBacklogBytes = bytes
 }
 
 /**
@@ -178,27 +174,20 @@ export const limitStdoutBacklog = (bytes: number) => {
  * the cell failing with the collector). Lines are dropped from then on; stderr is told once.
  */
 let stdoutGone = false
-const stdoutStream = () => {
-  if (!stdoutListening) {
-    stdoutListening = true
-    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-      if (stdoutGone) return
-      stdoutGone = true
-      try {
-        // stderr may be the same closed pipe: heard too, never thrown.
-        process.stderr.on("error", () => {})
-        process.stderr.write(`log: stdout failed (${error.code ?? error.message}); log lines are dropped from now on\n`)
-      } catch {
-        // nowhere left to say it
-      }
-    })
+const onStdoutError = (error: NodeJS.ErrnoException) => {
+  if (stdoutGone) return
+  stdoutGone = true
+  try {
+    // stderr may be the same closed pipe: heard too, never thrown.
+    process.stderr.on("error", () => {})
+    process.stderr.write(`log: stdout failed (${error.code ?? error.message}); log lines are dropped from now on\n`)
+  } catch {
+    // nowhere left to say it
   }
-  return stdoutGone ? GONE : process.stdout
 }
-let stdoutListening = false
 const GONE = { writableLength: 0, write: () => true }
 
-const stdoutSink: LineSink = boundedSink(stdoutStream, () => stdoutBacklogBytes)
+const stdoutSink: LineSink = boundedSink(() => (stdoutGone ? GONE : process.stdout), () => stdoutBacklogBytes)
 
 let stdoutWriter: BufferedWriter | undefined
 
@@ -211,6 +200,7 @@ export const makeWriter = (sink?: LineSink): { readonly line: (text: string) => 
   if (stdoutWriter === undefined) {
     const w = new BufferedWriter(stdoutSink)
     stdoutWriter = w
+    process.stdout.on("error", onStdoutError)
     process.once("exit", () => w.flush())
   }
   const w = stdoutWriter

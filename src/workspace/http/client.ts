@@ -74,7 +74,8 @@ export interface HttpWorkspaceClientOptions {
   readonly retries: number
   /**
    * Connections to the workspace service at most (SVC_WORKSPACE_MAX_CONNECTIONS, default 192):
-   * downloads at most a third of them, the calls the rest; a call past them waits for a free one.
+   * one for the tenant lookup, downloads at most a third, the calls the rest; a call past them
+   * waits for a free one.
    */
   readonly maxConnections?: number | undefined
   /**
