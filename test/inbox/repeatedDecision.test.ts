@@ -5,32 +5,25 @@
  * before the step was decided, not `{ok: true}` for a decision that never counted as theirs.
  * On the built process with an identity at the edge (SVC_ACTOR_HEADER, SVC_GROUPS_HEADER).
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/inbox.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 
-let dir = ""
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "repeated-decision-"))
-  gw = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
+  gw = await startBuiltGateway({
     SVC_SEED_FILE: FIXTURE,
-    SVC_TENANT_SLUG: "acme",
     SVC_ACTOR_HEADER: "x-forwarded-email",
     SVC_GROUPS_HEADER: "x-forwarded-groups"
   })
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const as = (actor: string, groups?: string) => ({

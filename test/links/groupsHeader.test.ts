@@ -6,38 +6,28 @@
  * forged header decided the step.
  */
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { acmeTask, writeWorld } from "./world.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { acmeTask, linksWorld } from "./world.js"
 
 const PUBLIC = "https://approvals.example.test"
 const ADMIN_TOKEN = randomBytes(24).toString("base64url")
-let dir = ""
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "links-groups-"))
   // The links world, its first step assigned to the finance group alone.
-  const file = writeWorld(dir)
-  const world = JSON.parse(readFileSync(file, "utf8"))
-  world.workflows[0].runbook.steps[0].assignees = ["group:finance"]
-  writeFileSync(file, JSON.stringify(world))
-  gw = await startBuilt({
-    SVC_TENANT_SLUG: "acme",
-    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
-    SVC_SEED_FILE: file,
+  const world = linksWorld()
+  Object.assign(world.workflows[0]!.runbook.steps[0]!, { assignees: ["group:finance"] })
+  gw = await startBuiltGateway({
     SVC_PUBLIC_URL: PUBLIC,
     SVC_ADMIN_TOKEN: ADMIN_TOKEN,
     SVC_ACTOR_HEADER: "x-forwarded-email",
     SVC_GROUPS_HEADER: "x-forwarded-groups"
-  })
+  }, world)
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const approveUrl = async (taskId: string, actor: string): Promise<string> => {

@@ -6,32 +6,21 @@
  * Now such a pair is counted as `deciding`, and its page says it was used, not withdrawn.
  */
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { acmeTask, ACME_TASKS, writeWorld } from "./world.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { acmeTask, ACME_TASKS, linksWorld } from "./world.js"
 
 const PUBLIC = "https://approvals.example.test/acme"
 const ADMIN_TOKEN = randomBytes(24).toString("base64url")
 
-let dir = ""
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "links-revoke-"))
-  gw = await startBuilt({
-    SVC_TENANT_SLUG: "acme",
-    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
-    SVC_SEED_FILE: writeWorld(dir),
-    SVC_PUBLIC_URL: PUBLIC,
-    SVC_ADMIN_TOKEN: ADMIN_TOKEN
-  })
+  gw = await startBuiltGateway({ SVC_PUBLIC_URL: PUBLIC, SVC_ADMIN_TOKEN: ADMIN_TOKEN }, linksWorld())
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const admin = (path: string, body: unknown) =>

@@ -53,9 +53,9 @@ const task = (id: string, tenantId: string, entityId: string, title: string, cur
   snapshots
 })
 
-export const writeWorld = (dir: string): string => {
-  const file = join(dir, "links-world.json")
-  writeFileSync(file, JSON.stringify({
+/** The world as a fixture object (a fresh copy each call: tests may change it). */
+export const linksWorld = () =>
+  structuredClone({
     tenants: [{ id: ACME, slug: "acme", name: "Acme" }, { id: GLOBEX, slug: "globex", name: "Globex" }],
     entities: [
       { id: ACME_ENTITY, tenantId: ACME, slug: "acme-us", name: "Acme US Inc." },
@@ -70,6 +70,10 @@ export const writeWorld = (dir: string): string => {
       }),
       task(GLOBEX_TASK, GLOBEX, GLOBEX_ENTITY, "Globex payment run", "controller_approval")
     ]
-  }))
+  })
+
+export const writeWorld = (dir: string): string => {
+  const file = join(dir, "links-world.json")
+  writeFileSync(file, JSON.stringify(linksWorld()))
   return file
 }

@@ -18,12 +18,13 @@ import { waitFor } from "../support/waitFor.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "log-backlog-"))
-let child: ChildProcess | undefined
+const children: Array<ChildProcess> = []
 
 afterAll(async () => {
-  if (child !== undefined && child.exitCode === null) {
+  for (const child of children) {
+    if (child.exitCode !== null || child.signalCode !== null) continue
     child.kill("SIGKILL")
-    await new Promise((resolve) => child!.once("exit", resolve))
+    await new Promise((resolve) => child.once("exit", resolve))
   }
   rmSync(dir, { recursive: true, force: true })
 })
@@ -37,31 +38,34 @@ const health = (base: string, id: string) =>
     }).on("error", reject)
   })
 
+/**
+ * The built gateway on its own database `db`, its stdout and stderr pipes nobody reads until the
+ * test says so (killed by pid after the file); resolves once it answers.
+ */
+const startPiped = async (db: string, env: Record<string, string> = {}) => {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  const child = spawn(process.execPath, [BUILT_ENTRY], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, db)}`, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.push(child)
+  await waitFor("the gateway to answer", async () => {
+    try {
+      return (await health(base, "start")) === 200
+    } catch {
+      return false
+    }
+  }, { timeoutMs: 30_000, everyMs: 100 })
+  return { child, base }
+}
+
 describe("the request log under a stalled collector", { timeout: 60_000 }, () => {
   it("holds at most SVC_LOG_BACKLOG_BYTES, drops the rest counted, and says how many once stdout reads again", async () => {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    child = spawn(process.execPath, [BUILT_ENTRY], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        SVC_ADMIN_PORT: "off",
-        SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
-        SVC_LOG_BACKLOG_BYTES: "65536"
-      },
-      // Nobody reads stdout until told: the pipe fills (64 KiB), then the process holds the rest.
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    // Nobody reads stdout until told: the pipe fills (64 KiB), then the process holds the rest.
+    const { child, base } = await startPiped("w.db", { SVC_LOG_BACKLOG_BYTES: "65536" })
     child.stderr!.resume()
-    await waitFor("the gateway to answer", async () => {
-      try {
-        return (await health(base, "start")) === 200
-      } catch {
-        return false
-      }
-    }, { timeoutMs: 30_000, everyMs: 100 })
 
     // About 1 MiB of request lines, 16 times the bound.
     const N = 4_000
@@ -97,40 +101,20 @@ describe("the request log under a stalled collector", { timeout: 60_000 }, () =>
   })
 
   it("a collector that exits (its pipe closed): the gateway keeps answering, says so once on stderr, drops the lines", async () => {
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const gateway = spawn(process.execPath, [BUILT_ENTRY], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${join(dir, "closed.db")}` },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    const { child: gateway, base } = await startPiped("closed.db")
     let stderr = ""
     gateway.stderr!.setEncoding("utf8")
     gateway.stderr!.on("data", (chunk: string) => (stderr += chunk))
     gateway.stdout!.resume()
-    try {
-      await waitFor("the gateway to answer", async () => {
-        try {
-          return (await health(base, "start")) === 200
-        } catch {
-          return false
-        }
-      }, { timeoutMs: 30_000, everyMs: 100 })
-      gateway.stdout!.destroy()
-      // Past a flush (every 25 ms): the first write after the close fails with EPIPE.
-      for (let i = 0; i < 40; i++) {
-        expect(await health(base, `closed-${i}`)).toBe(200)
-        await new Promise((resolve) => setTimeout(resolve, 5))
-      }
-      expect(gateway.exitCode).toBeNull()
-      await waitFor("the note on stderr", () => /log: stdout failed \(EPIPE\)/.test(stderr), { timeoutMs: 5_000 })
-      expect(stderr.match(/stdout failed/g)).toHaveLength(1)
-    } finally {
-      if (gateway.exitCode === null) {
-        gateway.kill("SIGKILL")
-        await new Promise((resolve) => gateway.once("exit", resolve))
-      }
+    gateway.stdout!.destroy()
+    // Past a flush (every 25 ms): the first write after the close fails with EPIPE.
+    for (let i = 0; i < 40; i++) {
+      expect(await health(base, `closed-${i}`)).toBe(200)
+      await new Promise((resolve) => setTimeout(resolve, 5))
     }
+    expect(gateway.exitCode).toBeNull()
+    await waitFor("the note on stderr", () => /log: stdout failed \(EPIPE\)/.test(stderr), { timeoutMs: 5_000 })
+    expect(stderr.match(/stdout failed/g)).toHaveLength(1)
   })
 
   it("the count is a line in the format of the lines it stands for (pretty on a terminal)", () => {

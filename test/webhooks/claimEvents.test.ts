@@ -4,39 +4,32 @@
  * types must be able to name them too (they were sent to the first and refused as "unknown event
  * type" to the second). On the built process with a real receiver and an identity at the edge.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/inbox.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const TOKEN = "claim-events-admin-token-0123456789"
 
-let dir = ""
 let receiver: Receiver
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "claim-events-"))
   receiver = await startReceiver()
-  gw = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
+  gw = await startBuiltGateway({
     SVC_SEED_FILE: FIXTURE,
-    SVC_TENANT_SLUG: "acme",
     SVC_ACTOR_HEADER: "x-forwarded-email",
     SVC_ADMIN_TOKEN: TOKEN,
     SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`
   })
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
+  await gw?.cleanup()
   await receiver?.close()
-  rmSync(dir, { recursive: true, force: true })
 })
 
 const subscribe = async (path: string, events?: ReadonlyArray<string>) => {

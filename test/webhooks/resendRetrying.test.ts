@@ -4,26 +4,21 @@
  * before, the resend answered 200 and sent nothing, and the task's later events waited behind it.
  * On the built process with a real receiver, verified with the reference library.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 import { type Receiver, startReceiver } from "./receiver.js"
 
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const TOKEN = "resend-retrying-admin-token-0123456789"
 
-let dir = ""
 let receiver: Receiver
-let gw: RunningService
+let gw: BuiltGateway
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "resend-retrying-"))
   receiver = await startReceiver()
-  gw = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
+  gw = await startBuiltGateway({
     SVC_ADMIN_TOKEN: TOKEN,
     SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`,
     // After the first failure the next attempt is an hour away.
@@ -31,9 +26,8 @@ beforeAll(async () => {
   })
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
+  await gw?.cleanup()
   await receiver?.close()
-  rmSync(dir, { recursive: true, force: true })
 })
 
 const admin = (method: string, path: string, body?: unknown) =>
