@@ -22,6 +22,8 @@ export const bundle = async (entry: string, outdir: string, name: string): Promi
     outExtension: { ".js": ".mjs" },
     chunkNames: "chunks/[name]-[hash]",
     splitting: true,
+    // For bench/experiments/s1-attribute.ts: a profile's frames mapped to their sources.
+    sourcemap: true,
     bundle: true,
     platform: "node",
     format: "esm",

@@ -240,6 +240,18 @@ export const cpuMs = (pid: number): number => {
   return fields === undefined ? NaN : cpuTicks(fields) * CLOCK_TICK_MS // NaN: the process is gone
 }
 
+/** Busy and total clock ticks of each core so far (/proc/stat), core 0 first. */
+export const coreTicks = (): ReadonlyArray<{ readonly busy: number; readonly total: number }> =>
+  readFileSync("/proc/stat", "utf8").split("\n").filter((l) => /^cpu\d+ /.test(l)).map((l) => {
+    const f = l.trim().split(/\s+/).slice(1).map(Number)
+    const total = f.reduce((a, b) => a + b, 0)
+    return { busy: total - f[3]! - f[4]!, total } // idle and iowait are not busy
+  })
+
+/** Each core's busy share between two `coreTicks` readings. */
+export const coreBusy = (before: ReturnType<typeof coreTicks>, after: ReturnType<typeof coreTicks>): Array<number> =>
+  after.map((c, i) => (c.busy - before[i]!.busy) / Math.max(1, c.total - before[i]!.total))
+
 /** VmRSS and VmHWM (peak) in bytes. */
 export const memory = (pid: number): { readonly rss: number; readonly hwm: number } => {
   let status = ""
