@@ -6,18 +6,14 @@
  *
  * Usage: tsx bench/experiments/s2-ceiling.ts [seconds=8] [rounds=2]
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { prepareBenchDb } from "../lib/benchDb.js"
-import { BENCH_ENTITY_ID, benchFixture } from "../lib/fixture.js"
+import { BENCH_ENTITY_ID } from "../lib/fixture.js"
 import { runAutocannon } from "../lib/load.js"
-import { startSlowUpstream } from "../lib/upstream.js"
-import { startFlags } from "../lib/startFlags.js"
-import { coreBusy, coreTicks, cpuMs, killAllSync, pinSelf, startServer, stopServer } from "../lib/proc.js"
+import { startS2World } from "../lib/upstream.js"
+import { coreBusy, coreTicks, cpuMs, killAllSync, pinSelf, stopServer } from "../lib/proc.js"
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const seconds = Number(process.argv[2] ?? "8")
 const rounds = Number(process.argv[3] ?? "2")
 const tmp = mkdtempSync(join(tmpdir(), "s2-ceiling-"))
@@ -29,17 +25,7 @@ let port = 42_000 + Math.floor(Math.random() * 10_000)
 
 const main = async () => {
   pinSelf()
-  const fixture = join(tmp, "fixture.json")
-  writeFileSync(fixture, JSON.stringify(benchFixture()))
-  prepareBenchDb(ROOT, `file:${join(tmp, "upstream.db")}`, fixture)
-  const { workspace, proxy, url } = await startSlowUpstream(() => port++, `file:${join(tmp, "upstream.db")}`)
-  const gw = await startServer({
-    name: "gateway",
-    port: port++,
-    nodeArgs: [...startFlags(ROOT), process.env.GATEWAY_ENTRY ?? "dist/main.js"],
-    env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" },
-    cwd: ROOT
-  })
+  const { workspace, proxy, gateway: gw } = await startS2World(tmp, () => port++)
   const target = `http://127.0.0.1:${gw.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`
   await runAutocannon({ url: target, connections: 10, durationS: 3, pid: gw.pid })
   for (let round = 0; round < rounds; round++) {

@@ -8,17 +8,13 @@
  * Usage: tsx bench/experiments/s2-latency.ts [requests]
  */
 import * as http from "node:http"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { prepareBenchDb } from "../lib/benchDb.js"
-import { BENCH_ENTITY_ID, benchFixture, TENANT_ID } from "../lib/fixture.js"
-import { startSlowUpstream } from "../lib/upstream.js"
-import { startFlags } from "../lib/startFlags.js"
-import { cpuMs, killAllSync, pinSelf, startServer, stopServer } from "../lib/proc.js"
+import { BENCH_ENTITY_ID, TENANT_ID } from "../lib/fixture.js"
+import { startS2World } from "../lib/upstream.js"
+import { cpuMs, killAllSync, pinSelf, stopServer } from "../lib/proc.js"
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const n = Number(process.argv[2] ?? "300")
 const tmp = mkdtempSync(join(tmpdir(), "s2-latency-"))
 process.on("exit", () => {
@@ -48,22 +44,9 @@ const series = async (label: string, url: string, pid?: number) => {
 
 const main = async () => {
   pinSelf()
-  const fixture = join(tmp, "fixture.json")
-  writeFileSync(fixture, JSON.stringify(benchFixture()))
-  prepareBenchDb(ROOT, `file:${join(tmp, "upstream.db")}`, fixture)
-  const { workspace, proxy, url } = await startSlowUpstream(() => port++, `file:${join(tmp, "upstream.db")}`)
-  const gw = await startServer({
-    name: "gateway",
-    port: port++,
-    // S2_PROFILE_DIR: a CPU profile of the gateway (written when it stops).
-    nodeArgs: [
-      ...(process.env.S2_PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.S2_PROFILE_DIR}`]),
-      ...startFlags(ROOT),
-      process.env.GATEWAY_ENTRY ?? "dist/main.js"
-    ],
-    env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" },
-    cwd: ROOT
-  })
+  // S2_PROFILE_DIR: a CPU profile of the gateway (written when it stops).
+  const profile = process.env.S2_PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${process.env.S2_PROFILE_DIR}`]
+  const { workspace, proxy, gateway: gw } = await startS2World(tmp, () => port++, profile)
   const board = `/workspace/tenants/${TENANT_ID}/entities/${BENCH_ENTITY_ID}/board`
   for (let round = 0; round < 2; round++) {
     await series("workspace board (no delay)", `http://127.0.0.1:${workspace.port}${board}`, workspace.pid)

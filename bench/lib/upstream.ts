@@ -4,10 +4,12 @@
  * proxy that holds each next-step lookup LOOKUP_MS (bench/servers/slowUpstream.ts), both on the
  * load generator's core. The gateway under test reads the proxy's URL as SVC_WORKSPACE_URL.
  */
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { prepareBenchDb } from "./benchDb.js"
 import { bundle } from "./bundle.js"
-import { LOOKUP_MS } from "./fixture.js"
+import { benchFixture, LOOKUP_MS } from "./fixture.js"
 import { LOAD_CORE, type Server, startServer } from "./proc.js"
 import { startFlags } from "./startFlags.js"
 
@@ -38,4 +40,24 @@ export const startSlowUpstream = async (
     readyPath: "/workspace/openapi.json"
   })
   return { workspace, proxy, url: `http://127.0.0.1:${proxy.port}` }
+}
+
+/**
+ * The experiments' S2 (bench/experiments/s2-*.ts): the bench fixture's database in `dir`, the
+ * slow upstream on it, and the shipped build (GATEWAY_ENTRY, else dist/main.js, under npm
+ * start's flags) reading it, as bench/run.ts's gateway-s2. `nodeArgs`: flags before the entry.
+ */
+export const startS2World = async (dir: string, nextPort: () => number, nodeArgs: ReadonlyArray<string> = []) => {
+  const fixture = join(dir, "fixture.json")
+  writeFileSync(fixture, JSON.stringify(benchFixture()))
+  prepareBenchDb(ROOT, `file:${join(dir, "upstream.db")}`, fixture)
+  const upstream = await startSlowUpstream(nextPort, `file:${join(dir, "upstream.db")}`)
+  const gateway = await startServer({
+    name: "gateway",
+    port: nextPort(),
+    nodeArgs: [...nodeArgs, ...startFlags(ROOT), process.env.GATEWAY_ENTRY ?? "dist/main.js"],
+    env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: upstream.url, SVC_TENANT_SLUG: "acme" },
+    cwd: ROOT
+  })
+  return { ...upstream, gateway }
 }
