@@ -16,6 +16,7 @@ import { claimEvent } from "../../domain/engine.js"
 import { inboxItemOf, selectSteps } from "../../domain/inbox.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
 import { claimOfRow, nowIso, runbookFromJson, type TaskRow, taskOfRow } from "./db.js"
+import { isoInstant } from "../../lib/isoInstant.js"
 import { writeClaim } from "./claims.js"
 import { appendToTimeline } from "./timeline.js"
 import type { Transactions } from "./transaction.js"
@@ -66,7 +67,9 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
           )))
         }
         if (query.after !== undefined) {
-          const { taskId, waitingSince } = query.after
+          // A cursor made before the stored times were one spelling may carry another (../../lib/isoInstant.ts).
+          const { taskId } = query.after
+          const waitingSince = isoInstant(query.after.waitingSince)
           clauses.push(sql`(t.waiting_since > ${waitingSince} OR (t.waiting_since = ${waitingSince} AND t.id > ${taskId}))`)
         }
         const rows = yield* sql<TaskRow & { entity_name: string }>`
