@@ -10,7 +10,7 @@ import { defaultOf, setting, type SettingName } from "./settings.js"
 
 /**
  * A whole number setting, at least `min`. A bad value fails naming the setting, its value and
- * what it takes (src/config/settingErrors.ts): `SVC_MAX_BODY_BYTES="abc": expected a
+ * what it takes (src/config/settingErrors.ts): `SVC_DB_POOL_SIZE="abc": expected a
  * positive integer`, not a bare "Expected an integer value".
  */
 const expectedInt = (min: number, max: number) =>
@@ -32,11 +32,12 @@ export const intText = (min: number, max: number = Number.MAX_SAFE_INTEGER) =>
   ).pipe(Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString))
 
 /**
- * The integer setting `name` with its declared default and lower bound; `fallback` only where
- * the default follows another setting (the declaration has none).
+ * The integer setting `name` with its declared default and bounds (a declared maximum too: without
+ * it a figure past the bound was taken as it came); `fallback` only where the default follows
+ * another setting (the declaration has none).
  */
 export const intSetting = (name: SettingName, fallback: number = defaultOf(name), min: number = setting(name).min ?? 1) =>
-  Config.schema(intText(min), name).pipe(Config.withDefault(fallback))
+  Config.schema(intText(min, setting(name).max), name).pipe(Config.withDefault(fallback))
 
 /** The integer setting `name` without a default (undefined when unset), in its declared bounds. */
 export const optionalIntSetting = (name: SettingName) =>

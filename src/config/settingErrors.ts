@@ -1,6 +1,6 @@
 /**
  * How a bad setting is said: its name, the value it has (secrets by length only) and what was
- * expected, e.g. `SVC_MAX_BODY_BYTES="abc": expected a positive integer`, one line per setting.
+ * expected, e.g. `SVC_MAX_BODY_BYTES="abc": expected an integer from 1 to 535822336`, one line per setting.
  * Start-up failures (src/http/server/failStart.ts) print these lines.
  */
 import * as Config from "effect/Config"

@@ -298,12 +298,18 @@ const DECLARATIONS = [
     type: "integer",
     default: 33_554_432,
     min: 1,
+    // 511 MiB. A JSON body is read whole into memory and made one string before it is parsed
+    // (src/http/input/jsonInput.ts), and V8's longest string is 2^29 - 24 characters (just under
+    // 512 MiB): past it the parse throws and the request would end in a 500. A raw upload is
+    // spooled to disk and stored in chunks or a file, so it could be larger, but one cap serves
+    // both. A MiB under the string limit keeps the figure round and the margin obvious.
+    max: 511 * 1024 * 1024,
     readBy: ["gateway"],
     section: "server",
     description:
-      "Request bodies over this many bytes answer 413 (Content-Length checked before reading; chunked capped).",
+      "Request bodies over this many bytes answer 413 (Content-Length checked before reading; chunked capped). At most 511 MiB (a JSON body is held as one string, and V8's longest is just under 512 MiB).",
     docs: { table: "main", default: "32 MiB", meaning:
-        "larger bodies answer 413" },
+        "larger bodies answer 413; at most 511 MiB (a JSON body is held as one string, and V8's longest is just under 512 MiB)" },
   },
   {
     name: "SVC_MAX_JSON_DEPTH",
@@ -583,12 +589,18 @@ const DECLARATIONS = [
     type: "integer",
     default: 192,
     min: 3,
+    // 4096: sixteen times the workspace service's own per-client cap (SVC_MAX_CONNECTIONS_PER_CLIENT,
+    // 256), past which it closes a connection as soon as it accepts it. Even a service raised to
+    // take more meets every connection as a descriptor on both ends; a figure past this is a slip
+    // (a byte count in the wrong setting), not a plan, and would leave calls refused and retried
+    // instead of waiting for a free connection.
+    max: 4096,
     readBy: ["gateway"],
     section: "upstream",
     description:
-      "Connections the gateway keeps to the workspace service at most; a call past them waits for a free one (inside its deadline) instead of a connection the service would refuse past its SVC_MAX_CONNECTIONS_PER_CLIENT (256). Downloads use at most a third of them, so long downloads never hold every connection, and one is kept for the tenant lookup (/readyz).",
+      "Connections the gateway keeps to the workspace service at most; a call past them waits for a free one (inside its deadline) instead of a connection the service would refuse past its SVC_MAX_CONNECTIONS_PER_CLIENT (256). Downloads use at most a third of them, so long downloads never hold every connection, and one is kept for the tenant lookup (/readyz). At most 4096.",
     docs: { table: "main", default: "192", meaning:
-        "with `SVC_WORKSPACE_URL`: connections to the workspace service at most (downloads at most a third of them, one kept for the tenant lookup `/readyz` makes); more calls wait for a free one. Keep it below the service's `SVC_MAX_CONNECTIONS_PER_CLIENT` (256) summed over every gateway behind one address" },
+        "with `SVC_WORKSPACE_URL`: connections to the workspace service at most (downloads at most a third of them, one kept for the tenant lookup `/readyz` makes); more calls wait for a free one. Keep it below the service's `SVC_MAX_CONNECTIONS_PER_CLIENT` (256) summed over every gateway behind one address; at most 4096" },
   },
   {
     name: "SVC_WORKSPACE_TOKEN",

@@ -133,6 +133,30 @@ export const claimDecision = (step: StepAssignment, caller: Caller, current: Cla
   return { _tag: "claim", override: false }
 }
 
+/** What a decision that claims first (a decision link's) does before it is judged: nothing, take the step, or a 409. */
+export type ClaimFirst =
+  | { readonly _tag: "none" }
+  | { readonly _tag: "take" }
+  | { readonly _tag: "conflict"; readonly message: string }
+
+/**
+ * A decision that claims first, on a step that requires a claim (`requireClaim`): a decision
+ * link's person acts from a message and has no way to claim there, so the decision takes the
+ * step for them when nobody holds it (in the transaction that records the decision: a decision
+ * then refused leaves no claim). A claim another holds is a 409 naming the holder; one the caller
+ * holds, or a claim the caller may not take (not assigned: the decision's own 403 says why),
+ * changes nothing here.
+ */
+export const claimFirst = (step: StepAssignment, caller: Caller, current: Claim | undefined): ClaimFirst => {
+  if (step.requireClaim !== true) return { _tag: "none" }
+  if (current !== undefined) {
+    return heldBy(current, caller)
+      ? { _tag: "none" }
+      : { _tag: "conflict", message: `Step "${step.id}" is claimed by ${current.by} (since ${current.at}): only they may decide it while they hold it` }
+  }
+  return claimDecision(step, caller, undefined, false)._tag === "claim" ? { _tag: "take" } : { _tag: "none" }
+}
+
 /** Whether `caller` may release the claim: its holder only (with assignment enforced; anyone named otherwise). */
 export const releaseRefusal = (claim: Claim, caller: Caller): string | undefined =>
   heldBy(claim, caller) || (!enforcedFor(caller) && caller.actor !== undefined)

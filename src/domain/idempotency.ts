@@ -9,6 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import { Conflict } from "../api/errors.js"
+import { actorKey } from "./actorSkeleton.js"
 
 /** How long a key and its result are kept: a retry later than this runs again. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -29,6 +30,30 @@ const sha256Hex = (data: string | Uint8Array): Effect.Effect<string> =>
  */
 export const fingerprintOf = (operation: string, args: unknown): Effect.Effect<string> =>
   Effect.suspend(() => sha256Hex(`${operation}\u0000${JSON.stringify(args) ?? "null"}`))
+
+/*
+ * A key is its caller's: the stored fingerprint is the request's (hex, never a space) followed by
+ * who sent it, ` actor:<actorKey>` for a person the edge names, ` anonymous` for a request that
+ * names nobody (SVC_ACTOR_REQUIRED=false). Anonymous is a caller of its own: a key first sent with
+ * no actor and then by a named person (or the other way round) is another request, a 409, not the
+ * first one's result. No NUL in the marks: PostgreSQL text cannot hold one.
+ */
+const ACTOR_MARK = " actor:"
+const ANONYMOUS_MARK = " anonymous"
+
+/** The fingerprint stored for a keyed write: the request's own (`bare`) and its caller. */
+export const callerFingerprint = (bare: string, actor: string | undefined): string =>
+  actor === undefined ? `${bare}${ANONYMOUS_MARK}` : `${bare}${ACTOR_MARK}${actorKey(actor)}`
+
+/**
+ * Whether a stored fingerprint is this request from this caller. A bare one (no caller mark) was
+ * stored before keys carried their caller, and nothing stores one now: it matches whoever repeats
+ * the request, for the 24 hours it is kept. (Anonymous keys were stored bare too until they got
+ * their own mark, so those of the last 24 hours before it still match a named caller; from then
+ * on they do not.)
+ */
+export const sameRequest = (stored: string, bare: string, actor: string | undefined): boolean =>
+  stored === callerFingerprint(bare, actor) || stored === bare
 
 const shown = (key: string) => (key.length > 64 ? `${key.slice(0, 64)}…` : key)
 

@@ -51,7 +51,10 @@ export const decideTask = (taskId: string, dto: TaskActionDto, via?: DecisionVia
       taskId,
       name: ACTION_SIGNAL[dto.type],
       payload: { ...(dto.comments === undefined ? {} : { reason: dto.comments }), ...(via === undefined ? {} : { via }) },
-      ...stepOf(dto.step)
+      ...stepOf(dto.step),
+      // A link's person acts from a message and cannot claim there: a step that requires a claim
+      // is claimed for them with the decision, if nobody holds it (src/domain/assignment.ts claimFirst).
+      ...(via === "link" ? { claimFirst: true } : {})
     })
     yield* ringAfterSignal(taskId)
   })

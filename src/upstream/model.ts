@@ -134,6 +134,11 @@ export const Signal = Schema.Struct({
       "applies to that step only: a repeat of the decision already taken on it is a no-op, a decision for a step " +
       "that is no longer current (or was decided the other way) is a 409 naming the current step. When omitted, " +
       "the step current when the signal is recorded."
+  })),
+  claimFirst: optional(Schema.Boolean.annotate({
+    description: "A decision only: on a step that requires a claim and that nobody holds, claim it for the request's " +
+      "actor in the same transaction first (a decision link's person cannot claim from a message); a claim another " +
+      "holds is a 409 naming them"
   }))
 }).pipe(closed("Signal"))
 

@@ -122,19 +122,26 @@ describe("start-up failures name their cause", { timeout: 120_000 }, () => {
   it("a port in use, an unresolvable HOST, bad settings", async () => {
     holder = createServer()
     const busy = await new Promise<number>((resolve) => holder!.listen(0, "127.0.0.1", () => resolve((holder!.address() as { port: number }).port)))
-    const [inUse, host, body, url] = await Promise.all([
+    const [inUse, host, body, url, hugeBody, connections] = await Promise.all([
       fails({ PORT: String(busy) }),
       fails({ PORT: String(await freePort()), HOST: "no-such-host.invalid" }),
       fails({ SVC_MAX_BODY_BYTES: "abc" }),
-      fails({ SVC_PUBLIC_URL: "garbage" })
+      fails({ SVC_PUBLIC_URL: "garbage" }),
+      // Past their upper bounds (src/config/settings.ts says why each figure).
+      fails({ SVC_MAX_BODY_BYTES: "1000000000" }),
+      fails({ SVC_WORKSPACE_MAX_CONNECTIONS: "1000000000" })
     ])
     expect(inUse.code).toBe(1)
     expect(inUse.output).toContain(`Cannot start: port ${busy} on 127.0.0.1 is already in use (PORT, HOST)`)
     expect(host.code).toBe(1)
     expect(host.output).toMatch(/Cannot start: HOST=\\?"no-such-host\.invalid\\?" does not resolve to an address \((ENOTFOUND|EAI_AGAIN)/)
     expect(body.code).toBe(1)
-    expect(body.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"abc\\?": expected a positive integer/)
+    expect(body.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"abc\\?": expected an integer from 1 to 535822336/)
     expect(url.code).toBe(1)
     expect(url.output).toMatch(/Cannot start: SVC_PUBLIC_URL=\\?"garbage\\?": expected an absolute URL/)
+    expect(hugeBody.code).toBe(1)
+    expect(hugeBody.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"1000000000\\?": expected an integer from 1 to 535822336/)
+    expect(connections.code).toBe(1)
+    expect(connections.output).toMatch(/Cannot start: SVC_WORKSPACE_MAX_CONNECTIONS=\\?"1000000000\\?": expected an integer from 3 to 4096/)
   })
 })

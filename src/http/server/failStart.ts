@@ -3,7 +3,7 @@
  * reason logged in words an operator can act on, exit code 1, no stack.
  *
  * - A setting: its name, the value it has (secrets by length only) and what was expected, e.g.
- *   `SVC_MAX_BODY_BYTES="abc": expected a positive integer`. Every bad setting is listed.
+ *   `SVC_MAX_BODY_BYTES="abc": expected an integer from 1 to 535822336`. Every bad setting is listed.
  * - A listener: `port 3000 on 127.0.0.1 is already in use (PORT, HOST)`, `HOST="db.invalid"
  *   does not resolve to an address (ENOTFOUND)`, ... naming the settings to change.
  * - Anything else: its message.

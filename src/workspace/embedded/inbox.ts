@@ -16,6 +16,8 @@ import { claimEvent } from "../../domain/engine.js"
 import { inboxItemOf, selectSteps } from "../../domain/inbox.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
 import { claimOfRow, nowIso, runbookFromJson, type TaskRow, taskOfRow } from "./db.js"
+import { isoInstant } from "../../lib/isoInstant.js"
+import { writeClaim } from "./claims.js"
 import { appendToTimeline } from "./timeline.js"
 import type { Transactions } from "./transaction.js"
 
@@ -65,7 +67,9 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
           )))
         }
         if (query.after !== undefined) {
-          const { taskId, waitingSince } = query.after
+          // A cursor made before the stored times were one spelling may carry another (../../lib/isoInstant.ts).
+          const { taskId } = query.after
+          const waitingSince = isoInstant(query.after.waitingSince)
           clauses.push(sql`(t.waiting_since > ${waitingSince} OR (t.waiting_since = ${waitingSince} AND t.id > ${taskId}))`)
         }
         const rows = yield* sql<TaskRow & { entity_name: string }>`
@@ -112,9 +116,7 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
               return { stepId: current!.stepId, by: current!.by, at: current!.at, override: current!.override }
           }
           const claim = { stepId: row.current_step, by: who.actor!, at: nowIso(), override: decided.override }
-          yield* sql`UPDATE tasks SET claim_step = ${claim.stepId}, claimed_by = ${claim.by}, claimed_at = ${claim.at},
-            claim_override = ${claim.override ? 1 : 0} WHERE id = ${row.id}`
-          yield* appendToTimeline(sql, tenantId, row.id, [claimEvent("claimed", claim, who)], claim.at)
+          yield* writeClaim(tx, tenantId, row.id, claim, who)
           return claim
         }))).pipe(guard("claimStep"), Effect.tap(() => Effect.sync(() => tx.bell.ring(rootTaskId(taskId))))),
 

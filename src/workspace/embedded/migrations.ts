@@ -9,6 +9,7 @@
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import { isoInstant } from "../../lib/isoInstant.js"
 
 /**
  * The PostgreSQL form of a statement written for SQLite; the only differences of the schema:
@@ -407,6 +408,23 @@ const webhookOlderSecrets = statements(
   `ALTER TABLE webhook_subscriptions ADD COLUMN older_secrets TEXT`
 )
 
+/**
+ * `tasks.waiting_since` in one spelling per instant (../../lib/isoInstant.ts): the inbox orders and
+ * pages by it as text, and seeded times without a fraction (`…00Z`) or with an offset sorted
+ * apart from the gateway's own (`…00.000Z`). The store writes only that form now; rows written
+ * before are rewritten here, in JS so both dialects get the very same text. Only rows not already
+ * in the form are read (`_` is any one character).
+ */
+const waitingSinceInstants = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ id: string; waiting_since: string }>`SELECT id, waiting_since FROM tasks
+    WHERE waiting_since IS NOT NULL AND waiting_since NOT LIKE '____-__-__T__:__:__.___Z'`
+  for (const row of rows) {
+    const instant = isoInstant(row.waiting_since)
+    if (instant !== row.waiting_since) yield* sql`UPDATE tasks SET waiting_since = ${instant} WHERE id = ${row.id}`
+  }
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -419,7 +437,8 @@ export const migrations = Migrator.fromRecord({
   "0009_webhooks": webhooks,
   "0010_decision_links": decisionLinks,
   "0011_document_files": documentFiles,
-  "0012_webhook_older_secrets": webhookOlderSecrets
+  "0012_webhook_older_secrets": webhookOlderSecrets,
+  "0013_waiting_since_instants": waitingSinceInstants
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

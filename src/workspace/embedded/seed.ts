@@ -15,6 +15,7 @@ import { resolveExternalRef } from "../../domain/agentRef.js"
 import { hashApiKey } from "../../domain/apiKeys.js"
 import { type Fixture, FixtureError, fixtureOrigin, readFixture } from "../../domain/fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson, upsertGlConnection } from "./db.js"
+import { isoInstant } from "../../lib/isoInstant.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */
 export const DEMO_FIXTURE = fileURLToPath(new URL("../../../fixtures/demo.json", import.meta.url))
@@ -58,7 +59,8 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
             current_step: t.currentStep,
             snapshots: toJson(t.snapshots),
             context: "{}",
-            waiting_since: t.createdAt
+            // The inbox orders by this as text: one spelling per instant (../../lib/isoInstant.ts).
+            waiting_since: isoInstant(t.createdAt)
           })
         } ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, entity_id = excluded.entity_id,
           workflow_id = excluded.workflow_id, title = excluded.title, status = excluded.status,

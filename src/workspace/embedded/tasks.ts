@@ -32,6 +32,7 @@ import { audit, historyStart, isRowAction, newTask, rowActionAllowed, rowActionO
 import { attributionNow } from "../../services/Actor.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
 import { appendToTimeline } from "./timeline.js"
+import { claimBeforeDecision } from "./claims.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import { type Transactions, fromDecision, notFound } from "./transaction.js"
 
@@ -331,6 +332,8 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
               row.task_id
             )
             if (allowed?._tag === "notFound") return yield* fromDecision(allowed, `${what} of task ${task.id}`)
+            // A decision link's: on a step that requires a claim, taken for its person first (./claims.ts).
+            yield* claimBeforeDecision(tx, tenantId, task, signal, who)
             // Bound to the step its request saw (../../domain/engine.ts): decisions still in the outbox count as taken.
             const bound = yield* accept(tenantId, signal, who)
             if (bound === undefined) return

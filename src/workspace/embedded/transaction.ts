@@ -28,8 +28,7 @@ import {
 } from "./db.js"
 import { acceptSignal, cellMoved, lastEditorOf, type PendingDecision, refusalOf, type StepHistory } from "../../domain/engine.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
-import { actorKey } from "../../domain/actorSkeleton.js"
-import { decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused } from "../../domain/idempotency.js"
+import { callerFingerprint, decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, sameRequest } from "../../domain/idempotency.js"
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 import { asTimelineWriter } from "./timeline.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
@@ -231,8 +230,6 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      * checked and its result stored atomically with the write; a concurrent retry waits for the
      * write lock and then finds it. Keys older than IDEMPOTENCY_TTL_MS are pruned now and then.
      */
-    // After the hex fingerprint (never a space); no NUL: PostgreSQL text cannot hold one.
-    const ACTOR_SEPARATOR = " actor:"
     let prunedAtMs = 0
     const PRUNE_EVERY_MS = 10 * 60_000
     const idempotent = <A, E, R>(tenantId: string, fingerprintOf: Effect.Effect<string>, self: Effect.Effect<A, E, R>) =>
@@ -241,9 +238,10 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
           // The key is the caller's: another person sending the same key (a guessed one, or a
           // client that derives keys from the task) must not be answered with this one's result
           // (a decision they may not take told {ok: true}, theirs never made): theirs is a 409.
+          // An anonymous caller is one of its own (../../domain/idempotency.ts callerFingerprint).
           const bare = yield* fingerprintOf
           const { actor } = yield* attributionNow
-          const fingerprint = actor === undefined ? bare : `${bare}${ACTOR_SEPARATOR}${actorKey(actor)}`
+          const fingerprint = callerFingerprint(bare, actor)
           // PostgreSQL: a concurrent retry on another replica waits here, then finds the stored result.
           yield* sql.onDialectOrElse({
             pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${tenantId}::text || ':' || ${key.value}::text, 0))`),
@@ -252,9 +250,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
           const [stored] = yield* sql<{ fingerprint: string; result: string | null }>`
             SELECT fingerprint, result FROM idempotency_keys WHERE tenant_id = ${tenantId} AND key = ${key.value}`
           if (stored !== undefined) {
-            // A key stored before keys were the caller's holds the bare fingerprint (kept 24 hours at most).
-            const same = stored.fingerprint === fingerprint || (!stored.fingerprint.includes(ACTOR_SEPARATOR) && stored.fingerprint === bare)
-            return same ? decodeResult<A>(stored.result) : yield* Effect.fail(keyReused(key.value))
+            return sameRequest(stored.fingerprint, bare, actor) ? decodeResult<A>(stored.result) : yield* Effect.fail(keyReused(key.value))
           }
           const result = yield* self
           const nowMs = Date.now()

@@ -11,7 +11,9 @@
  * Answers: a token that is malformed, altered, cut short, signed with a key no longer held or
  * of another tenant: 404, like any missing record; revoked, used (either link of the pair) or
  * expired: 410; a step that has moved on: 409; an edge that names someone other than the
- * link's person: 403. Pages say why in words; POSTs (and GETs asking for JSON) in the spec's
+ * link's person: 403. On a step that requires a claim, the decision claims it for the link's
+ * person when nobody holds it (they cannot claim from a message), in the decision's transaction;
+ * a claim another holds: 409 naming them, the link still usable. Pages say why in words; POSTs (and GETs asking for JSON) in the spec's
  * error shape.
  */
 import * as Effect from "effect/Effect"

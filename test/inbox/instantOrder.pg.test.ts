@@ -1,0 +1,23 @@
+/** The inbox's order by instant (./instantOrder.ts) on PostgreSQL. */
+import * as Pg from "pg"
+import { testDatabase } from "../support/postgres.js"
+import { instantOrder } from "./instantOrder.js"
+
+let url = ""
+
+instantOrder("PostgreSQL", {
+  env: async () => {
+    url = await testDatabase("inbox_instants")
+    return { SVC_DATABASE_URL: url, SVC_ADMIN_PORT: "off" }
+  },
+  rewind: async (_gw, rows) => {
+    const db = new Pg.Client({ connectionString: url })
+    await db.connect()
+    try {
+      for (const [id, at] of rows) await db.query("UPDATE tasks SET waiting_since = $1 WHERE id = $2", [at, id])
+      await db.query("DELETE FROM workspace_migrations WHERE name = 'waiting_since_instants'")
+    } finally {
+      await db.end()
+    }
+  }
+})

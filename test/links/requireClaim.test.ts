@@ -1,0 +1,92 @@
+/**
+ * A decision link on a step that says `requireClaim: true`: its person acts from a message and
+ * cannot claim from there, so the link's decision claims an unclaimed step for them and decides,
+ * in one transaction (the timeline: step.claimed, then step.completed, both by them). A step
+ * another person holds answers 409 naming the holder, and the link stays usable. A decision the
+ * step's rules refuse (four-eyes) leaves no claim behind. Before: 403 "must be claimed" always.
+ */
+import { randomBytes } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { http } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { acmeTask, CFO_TASK, linksWorld } from "./world.js"
+
+const PUBLIC = "https://approvals.example.test"
+const ADMIN_TOKEN = randomBytes(24).toString("base64url")
+const HEADER = "x-forwarded-email"
+let gw: BuiltGateway
+
+beforeAll(async () => {
+  // Both approval steps name ann and bob and require a claim; the CFO step is also four-eyes.
+  const world = linksWorld()
+  const [controller, cfo] = world.workflows[0]!.runbook.steps
+  Object.assign(controller!, { assignees: ["ann@acme.example", "bob@acme.example"], requireClaim: true })
+  Object.assign(cfo!, { assignees: ["ann@acme.example", "bob@acme.example"], requireClaim: true })
+  gw = await startBuiltGateway({ SVC_PUBLIC_URL: PUBLIC, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_ACTOR_HEADER: HEADER }, world)
+}, 60_000)
+afterAll(async () => {
+  await gw?.cleanup()
+})
+
+const approveUrl = async (taskId: string, actor: string): Promise<string> => {
+  const res = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${ADMIN_TOKEN}` })
+  expect(res.status, res.text).toBe(201)
+  return gw.url + (res.body.approveUrl as string).slice(PUBLIC.length)
+}
+/** The page's own POST, the link route left open by the edge (no person named). */
+const confirm = (url: string) => http("POST", url, {}, { "sec-fetch-site": "same-origin" })
+const stepOf = async (taskId: string) => ((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step?.id ?? null) as string | null
+const claimEvents = async (taskId: string) =>
+  ((await http("GET", `${gw.url}/v1/tasks/${taskId}/events`)).body.events as Array<{ type: string; payload: any }>)
+    .filter((e) => e.type === "step.claimed" || e.type === "step.released" || e.type === "step.completed")
+    .map((e) => `${e.type} ${e.payload.stepId} ${e.payload.holder ?? e.payload.actor} by ${e.payload.actor}`)
+
+describe("a decision link on a step that requires a claim", () => {
+  it("unclaimed: the link's decision claims it for the link's person and decides", async () => {
+    const taskId = acmeTask(0)
+    const decided = await confirm(await approveUrl(taskId, "ann@acme.example"))
+    // Before: 403, the step must be claimed first (which the person cannot do from a message).
+    expect(decided.status, decided.text).toBe(200)
+    expect(decided.body).toMatchObject({ ok: true, decision: "approved", actor: "ann@acme.example" })
+    expect(await stepOf(taskId)).toBe("cfo_approval")
+    expect(await claimEvents(taskId)).toEqual([
+      "step.claimed controller_approval ann@acme.example by ann@acme.example",
+      "step.completed controller_approval ann@acme.example by ann@acme.example"
+    ])
+  })
+
+  it("claimed by someone else: 409 naming the holder, nothing decided, and the link still works", async () => {
+    const taskId = acmeTask(1)
+    const url = await approveUrl(taskId, "ann@acme.example")
+    const claim = await http("POST", `${gw.url}/v1/tasks/${taskId}/claim`, {}, { [HEADER]: "bob@acme.example" })
+    expect(claim.status, claim.text).toBe(200)
+    const held = await confirm(url)
+    expect(held.status, held.text).toBe(409)
+    expect(held.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+    expect(held.body.message).toContain("bob@acme.example")
+    expect(await stepOf(taskId)).toBe("controller_approval")
+    // Bob lets go: the same link decides.
+    expect((await http("DELETE", `${gw.url}/v1/tasks/${taskId}/claim`, undefined, { [HEADER]: "bob@acme.example" })).status).toBeLessThan(300)
+    const decided = await confirm(url)
+    expect(decided.status, decided.text).toBe(200)
+    expect(await stepOf(taskId)).toBe("cfo_approval")
+  })
+
+  it("held by the link's person already: decides", async () => {
+    const taskId = acmeTask(2)
+    const url = await approveUrl(taskId, "ann@acme.example")
+    expect((await http("POST", `${gw.url}/v1/tasks/${taskId}/claim`, {}, { [HEADER]: "Ann@acme.example" })).status).toBe(200)
+    const decided = await confirm(url)
+    expect(decided.status, decided.text).toBe(200)
+    expect(await stepOf(taskId)).toBe("cfo_approval")
+  })
+
+  it("a decision the step's rules refuse (four-eyes) leaves no claim behind", async () => {
+    // CFO_TASK: controller_approval was approved by Ann; the CFO step needs someone else.
+    const refused = await confirm(await approveUrl(CFO_TASK, "ann@acme.example"))
+    expect(refused.status, refused.text).toBe(403)
+    expect(await claimEvents(CFO_TASK)).toEqual([])
+    // Nobody holds it: bob may claim it.
+    expect((await http("POST", `${gw.url}/v1/tasks/${CFO_TASK}/claim`, {}, { [HEADER]: "bob@acme.example" })).status).toBe(200)
+  })
+})
