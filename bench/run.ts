@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the gateway against raw node:http, Fastify and NestJS (bench/peers) on this
- * machine, in one run, scenarios S1-S6 of issue 5, and bench/RESULTS.md from it. The gateway is
+ * machine, in one run, scenarios S1-S6, and bench/RESULTS.md from it. The gateway is
  * the product as shipped: dist/main.js under npm start's node flags, default settings (defineServers).
  *
  * Every server is a child process pinned to core 1 (`taskset -c 1`); this process, the load
@@ -12,7 +12,7 @@
  * S7 is the scaling sweep: one list at growing sizes of what is behind it, with the growth
  * exponent between sizes (cost ~ n^k).
  *
- * S8 is the whole under load (issue 22, bench/lib/wholeLoad.ts): the built gateway during uploads,
+ * S8 is the whole under load (bench/lib/wholeLoad.ts): the built gateway during uploads,
  * event streams, abandoned requests and health checks at once; peak RSS, 5xx, health's p99. Run
  * alone (`BENCH_ONLY=S8 npm run bench`) it rewrites only its own section of RESULTS.md.
  *
@@ -641,7 +641,7 @@ const s5 = async (ingest: string) => {
  * connection. k is the growth exponent between consecutive sizes (CPU per request ~ n^k): about 1
  * for a list that answers every row, about 0 for one that answers a page. The task list answers
  * every task by the spec's definition (O(all rows) is its page); the default timeline answers every
- * event up to its budget (about SVC_EVENTS_PAGE_BYTES, 1 MiB, issue 22 item 7: some 4,100 of the
+ * event up to its budget (about SVC_EVENTS_PAGE_BYTES, 1 MiB: some 4,100 of the
  * sweep's events), then says where to read on, so its probe follows nextAfter to check that
  * every event is reached; the file list answers at most 20 documents (O(page)).
  */
@@ -676,7 +676,7 @@ const s7 = async () => {
       count: (body, path) => countWholeTimeline(body, (after) => fetch(url(key, `${path}?after=${after}`))),
       expected: (n) => n,
       target: 1.1,
-      note: "the default answer is every event up to its 1 MiB budget (issue 22 item 7), then hasMore/nextAfter; the probe follows them"
+      note: "the default answer is every event up to its 1 MiB budget, then hasMore/nextAfter; the probe follows them"
     },
     {
       what: "file list (GET /v1/tasks/:id/files)",
@@ -850,7 +850,7 @@ const s6 = async () => {
       met: rss <= 80,
       note: `${rss.toFixed(1)} MB; raw node:http ${(m(rawKey, (x) => x.rss) / MiB).toFixed(1)} MB`
     })
-    // Issue 26's target, independent of the Node version's own footprint: at most 25 MB above a
+    // The target, independent of the Node version's own footprint: at most 25 MB above a
     // raw node:http server started the same way on the same Node.
     const rawRss = m(rawKey, (x) => x.rss) / MiB
     rows.push({

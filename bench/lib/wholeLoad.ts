@@ -1,5 +1,5 @@
 /**
- * S8, the whole under load (issue 22): the gateway as `npm start` runs it (dist/main.js, its node
+ * S8, the whole under load: the gateway as `npm start` runs it (dist/main.js, its node
  * flags, embedded SQLite), and at the same time
  * - 16 uploads of 30 MiB (base64 JSON, about 40 MiB each), each on its own connection; a 503
  *   with Retry-After is waited out and retried, as a client should;

@@ -1,5 +1,5 @@
 /**
- * Issue 24: /metrics holds the documented set and nothing else. Every family the built process
+ * /metrics holds the documented set and nothing else. Every family the built process
  * exposes (after requests, so the request and upstream families exist) is named in the
  * README's Metrics table (`process_*` and `nodejs_*` as written there); Effect's runtime
  * counters (`effect_fiber_*`) are not part of it, but for the live fiber count the README lists.

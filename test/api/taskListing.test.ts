@@ -1,5 +1,5 @@
 /**
- * Opt-in filtering and paging of GET /v1/entities/:entityId/tasks (issue 24), on the built
+ * Opt-in filtering and paging of GET /v1/entities/:entityId/tasks, on the built
  * process with its SQLite store (the filter runs as SQL there): without parameters the spec's
  * answer, unchanged and without a cursor header; with them, the pages read by following
  * x-next-cursor put together exactly the tasks of the unfiltered list the filter keeps, in its

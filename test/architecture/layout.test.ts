@@ -1,5 +1,5 @@
 /**
- * The layout, checked from the sources' own imports (issue 25): every folder of `src` has a place
+ * The layout, checked from the sources' own imports: every folder of `src` has a place
  * in LAYERS, every import between folders points down that table, no two folders import each
  * other (directly or round a cycle), and the contracts import no implementation.
  *

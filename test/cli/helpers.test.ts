@@ -202,7 +202,7 @@ describe("an API error on stderr", () => {
     }
   }
 
-  it("names the current status once: not again when the message says it (issue 24)", async () => {
+  it("names the current status once: not again when the message says it", async () => {
     expect(await printed(new BadRequest({ message: "Row in status APPROVED cannot be edited", currentStatus: "APPROVED" }))).toEqual({
       code: 1,
       text: "svc: Row in status APPROVED cannot be edited [400 Bad Request]\n"

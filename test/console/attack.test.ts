@@ -1,5 +1,5 @@
 /**
- * The attack pass on the review screen (issue 23), in Chromium against the built gateway on the
+ * The attack pass on the review screen, in Chromium against the built gateway on the
  * demo fixture: what a controller does that the happy path does not. Clicking on to the next
  * cell while the last one saves; a reload that takes the edited row out of the filtered view;
  * hostile config and rows (a `__proto__` column, objects in fields); a German reader typing a

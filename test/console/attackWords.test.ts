@@ -1,5 +1,5 @@
 /**
- * The attack pass on the console's pure models (issue 23): hostile or odd data from a step's
+ * The attack pass on the console's pure models: hostile or odd data from a step's
  * rows and config, a runbook's odd patterns, odd audit payloads. No browser.
  */
 import { describe, expect, it } from "vitest"

@@ -1,5 +1,5 @@
 /**
- * Issue 21.3 in a real browser: a page on another site tries every write a page can send
+ * In a real browser: a page on another site tries every write a page can send
  * without a CORS preflight (a `no-cors` fetch with a Blob body, `navigator.sendBeacon`, a form
  * post with the `text/plain` JSON trick, a body-less form post) against approve, upload, ingest,
  * the raw upload, create and a row reject, and a DELETE of the GL connection; the gateway (the built process,

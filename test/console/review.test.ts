@@ -1,5 +1,5 @@
 /**
- * The review screen as a controller works in it (issue 23), in Chromium against the built
+ * The review screen as a controller works in it, in Chromium against the built
  * gateway on the demo fixture, at 1280 and 390 px: rows needing attention first with their
  * reason, the configured columns in order with labels and amounts in their currency, counts by
  * status that filter, a cell edited by keyboard only (Enter edits, Enter saves, Escape cancels,

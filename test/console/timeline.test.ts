@@ -1,5 +1,5 @@
 /**
- * The console's timeline says who did what (issue 21 item 5): against the built gateway with an
+ * The console's timeline says who did what: against the built gateway with an
  * edge that names the actor (SVC_ACTOR_HEADER), changes made through the API with that header
  * (a task started, a file uploaded, a cell edited directly and a row rejected by row action,
  * a step approved with comments) appear in the timeline panel as sentences: the actor, the

@@ -1,5 +1,5 @@
 /**
- * Issue 21, deliverables 4, 5 and 7 and the 504 retry of deliverable 1, on the built process:
+ * Identity, the audit trail, four-eyes and the retry after a 504, on the built process:
  * the edge names who acts (SVC_ACTOR_HEADER), every write lands in the task's timeline with
  * who and which request (old and new values for a cell), a four-eyes step refuses its earlier
  * decider, and an Idempotency-Key retry after a 504 decides one step only (a 504 needs an HTTP

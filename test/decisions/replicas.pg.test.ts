@@ -1,5 +1,5 @@
 /**
- * Issue 21, deliverable 1, across replicas: two gateway processes as `npm start` runs them, on one
+ * Across replicas: two gateway processes as `npm start` runs them, on one
  * PostgreSQL database. Identical approvals written together, half to each replica, are one
  * decision; an approval and a rejection written together to different replicas: one applies, the
  * other is a 409. The replicas compare the request's arrival with when the step became current,

@@ -1,5 +1,5 @@
 /**
- * Issue 21, deliverable 1, on the built process (`npm start`'s dist/main.js and node flags): a
+ * On the built process (`npm start`'s dist/main.js and node flags): a
  * decision applies to the step that was current when its request ARRIVED. Identical decisions
  * written together on separate keep-alive connections are one decision (every one answers
  * {ok:true}, the task moves one step); an opposite one written together answers 409 naming

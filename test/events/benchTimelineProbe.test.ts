@@ -1,6 +1,6 @@
 /**
  * The bench's S7 timeline probe (bench/lib/timeline.ts) against the built process: a timeline
- * beyond the answer budget (SVC_EVENTS_PAGE_BYTES, issue 22 item 7) comes in several answers, so
+ * beyond the answer budget (SVC_EVENTS_PAGE_BYTES) comes in several answers, so
  * counting the default answer's events (the probe before) reports a truncated timeline that is
  * not one (`npm run bench`: "4133 items instead of 10000"); following nextAfter reaches every event.
  */

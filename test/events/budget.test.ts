@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 7 on the built process: timeline answers and stream pages have a byte budget
+ * On the built process: timeline answers and stream pages have a byte budget
  * (SVC_EVENTS_PAGE_BYTES) and say how to read on; a stream whose client does not read holds at
  * most a page and is disconnected after SVC_EVENTS_STREAM_STALL_MS; clients that never read
  * their sockets do not pin the timeline per connection, and health stays responsive.

@@ -1,5 +1,5 @@
 /**
- * `svc events follow` reads only what is new (issue 12 item 5): against a counting stand-in
+ * `svc events follow` reads only what is new: against a counting stand-in
  * for the gateway whose timeline grows while the follower polls, every request after the first
  * asks for the events after the last position it printed, so the events served add up to the
  * timeline once, not once per poll.

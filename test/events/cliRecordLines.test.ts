@@ -1,5 +1,5 @@
 /**
- * `svc events list` and `follow` print the gateway's own record (issue 21 item 5: the audit
+ * `svc events list` and `follow` print the gateway's own record (the audit
  * events and the engine's) as one readable line each: who (the actor, "Someone" when nobody
  * was named, "Agent <name> (<short id>)" for agent:<uuid>), what, old → new. Other events keep
  * their generic line, a worker's step.completed included, and --json prints the events as

@@ -1,4 +1,4 @@
-/** `svc task ui` prints a table step's rows (issue 14 item 4), against the real gateway. */
+/** `svc task ui` prints a table step's rows, against the real gateway. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Gateway, startGateway, stopAllProcesses, svc } from "../cli/harness.js"
 

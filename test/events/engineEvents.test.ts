@@ -1,5 +1,5 @@
 /**
- * The engine fills the timeline (issue 14 item 3) and a table step's args carry its rows
+ * The engine fills the timeline and a table step's args carry its rows
  * (item 4), on the embedded store (the workspace that runs the engine).
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"

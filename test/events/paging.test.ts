@@ -1,4 +1,4 @@
-/** Opt-in timeline paging: GET /v1/tasks/:taskId/events?after=&limit= (issue 12 item 5), `after` an event's position. */
+/** Opt-in timeline paging: GET /v1/tasks/:taskId/events?after=&limit=, `after` an event's position. */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { expectError, raw, withGateway } from "../support/gateway.js"

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3 on the built process: no client-chosen `seq` can stop a task. The highest
+ * On the built process: no client-chosen `seq` can stop a task. The highest
  * seq a client may post is the `maximum` the OpenAPI document publishes for TaskEventDto.seq;
  * a task whose timeline holds that seq still moves (upload, two approvals, COMPLETED) with the
  * engine's events after it. Before the cap (maximum 2^53-1) the engine's next seq could not be

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3 on PostgreSQL: clients' appends racing the engine's delivery. The delivery
+ * On PostgreSQL: clients' appends racing the engine's delivery. The delivery
  * locks the task's row (FOR UPDATE) and writes its events in its own transaction. Before the
  * timeline had positions, the engine read the highest seq and inserted the next one, so a client
  * posting that very seq meanwhile had to wait for the task's row and then got a 409 (and before

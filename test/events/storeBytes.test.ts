@@ -1,5 +1,5 @@
 /**
- * `maxBytes` paging in the embedded store (issue 22 item 7): the same cut as
+ * `maxBytes` paging in the embedded store: the same cut as
  * src/api/eventPaging.ts's eventsWithinBytes, measured without reading the payloads whole.
  */
 import { afterAll, describe, expect, it } from "@effect/vitest"

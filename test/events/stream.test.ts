@@ -1,5 +1,5 @@
 /**
- * GET /v1/tasks/:taskId/events/stream (issue 14 item 2), in process over the embedded
+ * GET /v1/tasks/:taskId/events/stream, in process over the embedded
  * store: framing, resume, live delivery of API and engine events, 404, keep-alive, the
  * stream limit and the release of everything a stream holds when its client goes away.
  */

@@ -1,5 +1,5 @@
 /**
- * Aborted requests (issue 22, finding 2): a client that disconnects while its body is being read
+ * Aborted requests: a client that disconnects while its body is being read
  * must end its request's fiber and be logged once, at info (status 499, no stack), on every path
  * and method that carries a body. On the built process, over raw sockets: thousands of aborts,
  * then `effect_fiber_active` and the heap after a full collection (the idle collection npm start's

@@ -1,5 +1,5 @@
 /**
- * Budgets of the server (issue 22, finding 7), on the built process over real sockets:
+ * Budgets of the server, on the built process over real sockets:
  * - bytes of request bodies held at once (SVC_MAX_BODY_BYTES_IN_FLIGHT): concurrent uploads are
  *   admitted while they fit, the others wait briefly then answer 503 with Retry-After in the
  *   error shape; a client that retries gets every upload stored, and the process's peak RSS

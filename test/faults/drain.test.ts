@@ -1,5 +1,5 @@
 /**
- * SIGTERM under load (issue 10, finding 3): a real drain, on real processes and real signals.
+ * SIGTERM under load: a real drain, on real processes and real signals.
  * - keep-alive clients firing writes, SIGTERM mid-way: every request sent before the signal is
  *   answered, every acknowledged write is stored and nothing unacknowledged is, the process
  *   exits 0 within the grace period, and no answer is the start-up 503;

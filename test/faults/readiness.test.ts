@@ -1,5 +1,5 @@
 /**
- * Readiness beside liveness (issue 11): GET /readyz tells a healthy cell from a wrong tenant, a
+ * Readiness beside liveness: GET /readyz tells a healthy cell from a wrong tenant, a
  * dead or stalled upstream and a draining process, while /v1/health stays ok throughout.
  * Real processes; the upstream is `npm run workspace` behind the fault proxy.
  */

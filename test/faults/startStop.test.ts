@@ -1,6 +1,6 @@
 /**
  * The gateway's Node server between listening and serving: "starting up" only while starting
- * (issue 10, finding 3: it was also the answer to every request after SIGTERM).
+ * (it was also the answer to every request after SIGTERM).
  */
 import { describe, expect, it } from "vitest"
 import * as http from "node:http"

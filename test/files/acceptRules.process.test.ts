@@ -1,5 +1,5 @@
 /**
- * Issue 21 deliverable 6 on the built process: a file signal (`file_submitted`) for a FILE_UPLOAD
+ * On the built process: a file signal (`file_submitted`) for a FILE_UPLOAD
  * step whose `displayHint.config.accept` does not admit the document is a 400 naming the accepted
  * types, decided before anything is stored; the console decides with the same function
  * (src/api/fileAccept.ts). The demo's expense-review starts at upload_receipts, which accepts

@@ -1,5 +1,5 @@
 /**
- * Issue 22 #8 on the built process: a stored document is served so that a browser neither
+ * On the built process: a stored document is served so that a browser neither
  * sniffs it into something else nor runs it as a page of the gateway's origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"

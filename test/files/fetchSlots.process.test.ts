@@ -1,5 +1,5 @@
 /**
- * Issue 22 #7 (found by the attack pass): the bytes the gateway fetches itself (URL and local
+ * Found by an attack pass: the bytes the gateway fetches itself (URL and local
  * ingest) are not request bodies, so the body budget did not count them: 16 concurrent ingests of
  * a 45 MB file took RSS to 1.27 GB. Now ingests that fetch hold one of SVC_INGEST_FETCHES_AT_ONCE
  * slots from the fetch until the file is persisted; the others wait for a slot. On the built

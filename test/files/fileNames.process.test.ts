@@ -1,5 +1,5 @@
 /**
- * Issue 22 #8 on the built process: file names with bidirectional controls or other invisible
+ * On the built process: file names with bidirectional controls or other invisible
  * format characters (`inv\u202Efdp.exe` shows as `invexe.pdf`).
  *
  * - A name the caller gives (`fileName` of upload and ingest) is refused: 400 naming `fileName`.

@@ -1,5 +1,5 @@
 /**
- * Large uploads on the built process (issue 22, bench S8): a multi-MiB file is decoded in slices
+ * Large uploads on the built process: a multi-MiB file is decoded in slices
  * with turns of the event loop between them (src/files/base64.ts); what is stored and served
  * must still be the sent bytes exactly, and a flaw anywhere in the base64 the same 400.
  */

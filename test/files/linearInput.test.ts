@@ -1,5 +1,5 @@
 /**
- * Issue 22 #1: every check that runs a pattern over client or remote input finishes quickly on
+ * Every check that runs a pattern over client or remote input finishes quickly on
  * adversarial strings (long repetitions of separators and whitespace). Bounds are generous (a
  * linear check takes microseconds; the exponential one it replaced took seconds at 60 bytes).
  * The media-type scanner also accepts exactly the language of the RFC 9110 pattern it replaced.

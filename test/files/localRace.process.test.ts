@@ -1,5 +1,5 @@
 /**
- * Issue 22 #5 on the built process: a directory inside the local ingest root is swapped, in a
+ * On the built process: a directory inside the local ingest root is swapped, in a
  * tight loop in another process, with a symbolic link to a directory outside the root while
  * ingests of a file beneath it run. Checking the path and then opening it (O_NOFOLLOW guards only
  * the last component) read the outside file in 13 of 100 tries; the provider now verifies the

@@ -1,5 +1,5 @@
 /**
- * Issue 22 #8 on the built process: a URL ingest whose source redirects to another origin
+ * On the built process: a URL ingest whose source redirects to another origin
  * forwards only headers known to be safe there (Accept, Accept-Encoding, Accept-Language, Range,
  * User-Agent); every other caller header, credential-like or not, stays with the origin the
  * caller named. A same-origin redirect keeps them all.

@@ -1,5 +1,5 @@
 /**
- * Issue 22 #1 on the built process: content types made of repeated `;` and whitespace (which
+ * On the built process: content types made of repeated `;` and whitespace (which
  * once made the media-type check backtrack exponentially, 16 s for 59 bytes) are answered at
  * once through upload, ingest and a URL source's own `Content-Type`, and /v1/health stays fast
  * while they are in flight.

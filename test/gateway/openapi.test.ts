@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { raw, withGateway } from "../support/gateway.js"
 
-/** The 21 operations of spec §4 and the live event stream of issue 14, and no others. */
+/** The 21 operations of spec §4 and the live event stream, and no others. */
 const SPEC_OPERATIONS = [
   "GET /v1/health",
   "GET /v1/entities",

@@ -1,5 +1,5 @@
 /**
- * Issue 24: a /v1 request with a query parameter its endpoint does not declare answers 400
+ * A /v1 request with a query parameter its endpoint does not declare answers 400
  * naming it, in the error shape and message form of an unknown body key; declared ones (events
  * paging, the file list's source, the task list's filters) are still taken; routes outside /v1
  * (docs, OpenAPI) are not concerned.

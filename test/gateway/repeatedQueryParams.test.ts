@@ -1,5 +1,5 @@
 /**
- * Issue 24 attack pass, on the built process: a declared one-value query parameter given more
+ * On the built process: a declared one-value query parameter given more
  * than once (`?limit=1&limit=2`, `?status=A&status=B`) is a 400 that says so, not the decoder's
  * "Expected string, actual [...]" (or, for status, `Expected "IN_PROGRESS" | ... actual
  * ["COMPLETED","FAILED"]`, which reads as if the values were wrong). Unknown names still come first.

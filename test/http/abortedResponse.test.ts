@@ -1,5 +1,5 @@
 /**
- * An answer produced after its client left (issue 22, finding 2). The platform's response writer
+ * An answer produced after its client left. The platform's response writer
  * waits, uninterruptibly, for the callback of Node's `res.end`, which Node calls on 'finish' only:
  * on a closed connection it never came, so the request's fiber and its scope stayed open for
  * good. The gateway's Node server (src/http/server/nodeServer.ts) settles that callback on 'close'.

@@ -1,5 +1,5 @@
 /**
- * Issue 21.3, no cross-site writes, without a browser: raw requests to the built process
+ * No cross-site writes, without a browser: raw requests to the built process
  * (`npm start`) carrying exactly the headers a browser would (Sec-Fetch-Site, Origin, Referer,
  * no Content-Type), on /v1, /mcp and the GL connect page's completion. Refused writes change
  * nothing; same-origin, allowed-origin and non-browser writes still work. The Chromium test

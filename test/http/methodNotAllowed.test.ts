@@ -124,7 +124,7 @@ describe("405 Method Not Allowed with Allow", () => {
           const res = yield* send("PUT", path)
           expect(res.status, path).toBe(405)
           expect(res.headers["allow"]).toBe("GET, HEAD")
-          // GET takes no query parameters there: an unknown one is a 400 naming it (issue 24).
+          // GET takes no query parameters there: an unknown one is a 400 naming it.
           expect((yield* send("GET", path)).status, path).toBe(path.includes("?") ? 400 : 200)
         }
       })

@@ -1,5 +1,5 @@
 /**
- * JSON-RPC batches at /mcp (issue 22 #8), on the built process: a batch larger than
+ * JSON-RPC batches at /mcp, on the built process: a batch larger than
  * SVC_MCP_MAX_BATCH is refused as the SDK's transport refuses one over its own cap (400 with a
  * JSON-RPC "Invalid Request" error, id null), and maximal batches sent back to back leave
  * /v1/health responsive: the calls of a batch run one after another, each after a turn of the

@@ -1,5 +1,5 @@
 /**
- * A few bad keys must not lock out every agent behind one address (issue 22 #6), on the built
+ * A few bad keys must not lock out every agent behind one address, on the built
  * process with the official MCP client: failures are counted per client address and per
  * presented key; a valid key is never refused because of other callers' failures. The client
  * address is the socket's unless SVC_CLIENT_ADDRESS_HEADER names a header set by a trusted proxy.

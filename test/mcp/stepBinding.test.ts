@@ -1,5 +1,5 @@
 /**
- * An agent's write binds to the step whose assignment it checked (issue 22 #4), on the built
+ * An agent's write binds to the step whose assignment it checked, on the built
  * process with the official MCP client: a task's step 1 is assigned to agent A, step 2 to
  * agent B. A's submit_file checks step 1, then fetches its file from a slow source; meanwhile
  * a person completes step 1 on /v1. When A's bytes arrive, its signal must not complete B's

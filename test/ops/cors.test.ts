@@ -1,5 +1,5 @@
 /**
- * Issue 11: CORS off by default (OPTIONS answers 405), an allow-list when SVC_CORS_ORIGINS is
+ * CORS off by default (OPTIONS answers 405), an allow-list when SVC_CORS_ORIGINS is
  * set: preflights from allowed origins answer 204 with methods and headers, credentials only
  * when configured.
  */

@@ -1,6 +1,6 @@
 /**
- * Settings that depend on each other take their defaults from what the operator set (issue 24:
- * `SVC_REQUEST_TIMEOUT_MS=4000` alone was refused because of a default header timeout of 10 s
+ * Settings that depend on each other take their defaults from what the operator set
+ * (`SVC_REQUEST_TIMEOUT_MS=4000` alone was refused because of a default header timeout of 10 s
  * the operator never set). Only two values the operator set that contradict each other are refused.
  */
 import * as Result from "effect/Result"

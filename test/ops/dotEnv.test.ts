@@ -1,5 +1,5 @@
 /**
- * `.env` in the working directory is read as `.env.example` says (issue 24: nothing read it):
+ * `.env` in the working directory is read as `.env.example` says (nothing read it):
  * the built process started in a directory with a `.env` takes its settings from it, except
  * those the environment sets; a `.env` it cannot read ends the start with one line.
  */

@@ -1,5 +1,5 @@
 /**
- * The drain's first log line says what it will wait for in words (issue 24: an idle gateway
+ * The drain's first log line says what it will wait for in words (an idle gateway
  * said "0 request(s) in progress on 0 connection(s) answered").
  */
 import { mkdtempSync, rmSync } from "node:fs"

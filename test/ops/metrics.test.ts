@@ -1,5 +1,5 @@
 /**
- * Issue 11: GET /metrics in the Prometheus text format, read back with a Prometheus text parser
+ * GET /metrics in the Prometheus text format, read back with a Prometheus text parser
  * (parse-prometheus-text-format): requests by route template and status with a duration
  * histogram, upstream calls with duration and failures by kind, the outbox hooks, process metrics.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 11: one structured line per request (id, method, route template, status, duration,
+ * One structured line per request (id, method, route template, status, duration,
  * bytes); x-request-id accepted from the edge or generated, echoed, and sent on every call to
  * the upstream workspace together with the caller's traceparent.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 11, the process: `npm start` serves from the built entry (dist/main.js, built when
+ * The process: `npm start` serves from the built entry (dist/main.js, built when
  * stale), finds its assets wherever the build is put, stops with npm on SIGTERM (no orphan),
  * and start-up failures name their cause.
  */

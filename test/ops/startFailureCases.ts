@@ -1,6 +1,6 @@
 /**
  * Start failures of the built process, the same on every store: each exits 1 within a few
- * seconds with one `Cannot start:` line naming what to change (issue 24: on PostgreSQL a taken
+ * seconds with one `Cannot start:` line naming what to change (on PostgreSQL a taken
  * port printed the line and the process stayed alive, holding its database connection).
  */
 import { afterAll, expect, it } from "vitest"

@@ -1,5 +1,5 @@
 /**
- * Start failures found by operating the built process as a stranger would (issue 24's attack
+ * Start failures found by operating the built process as a stranger would (an attack
  * pass), beyond test/ops/startFailures*.test.ts: each exits 1 within seconds with one line that
  * says what to change, and a SIGTERM during a start that hangs is honoured within the grace.
  */

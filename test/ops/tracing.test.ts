@@ -1,5 +1,5 @@
 /**
- * Issue 11: with an OTLP endpoint configured (standard OTEL_* settings), request spans are
+ * With an OTLP endpoint configured (standard OTEL_* settings), request spans are
  * exported through @effect/opentelemetry, parented by the caller's traceparent; without one,
  * nothing of the exporter is loaded (the module graph of a process is checked).
  */

@@ -1,5 +1,5 @@
 /**
- * Heavy writes yield (issue 10, finding 6): while big ingests (5,000 rows) and big uploads
+ * Heavy writes yield: while big ingests (5,000 rows) and big uploads
  * (8 MB) are written, a real gateway process keeps answering health. The writes come from a
  * separate process, so the numbers measure the gateway, not this test's own event loop.
  */

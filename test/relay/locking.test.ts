@@ -1,5 +1,5 @@
 /**
- * SQLite locking as promised (issue 10, finding 7): a write blocked by another process's lock
+ * SQLite locking as promised: a write blocked by another process's lock
  * waits without blocking the event loop and answers 503 with Retry-After at the documented
  * bound (SVC_DB_BUSY_TIMEOUT_MS); a lock released in time lets it through. The write-ahead log
  * is checkpointed on a schedule and at a clean exit, and stays bounded meanwhile.

@@ -1,5 +1,5 @@
 /**
- * Signal delivery off the request path (issue 10, finding 2), on real gateway processes: a
+ * Signal delivery off the request path, on real gateway processes: a
  * signaled bulk ingest answers at its commit and the outbox relay delivers its signals in the
  * background, in batches, while the process keeps serving; a backlog left by a crash does not
  * hold back the start; SIGKILL and SIGTERM during delivery lose nothing and deliver nothing twice.

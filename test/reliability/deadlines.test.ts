@@ -1,5 +1,5 @@
 /**
- * Honest deadlines (issue 10, finding 4): one deadline per request (SVC_REQUEST_DEADLINE_MS)
+ * Honest deadlines: one deadline per request (SVC_REQUEST_DEADLINE_MS)
  * bounds every upstream call, timeout, retry and backoff inside it; a 504 means it passed, a
  * refused connection is a 503 (never a 504), and a write whose answer was lost is retried with
  * its idempotency key and stored once. Real upstreams: the workspace server on a loopback port

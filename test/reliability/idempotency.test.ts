@@ -1,5 +1,5 @@
 /**
- * Idempotent writes and step-bound decisions at the gateway (issue 10, findings 1 and 4): the
+ * Idempotent writes and step-bound decisions at the gateway: the
  * client's `Idempotency-Key` (or one generated per request) reaches the workspace with every
  * write; a decision names its step (the client's `step`, else the one current on arrival).
  */

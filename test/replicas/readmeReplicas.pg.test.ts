@@ -1,5 +1,5 @@
 /**
- * "Scaling out" followed as written (issue 24): the README's SQL creates the database and its
+ * "Scaling out" followed as written: the README's SQL creates the database and its
  * role, and two replicas start on one host with only what the README sets (the same
  * SVC_DATABASE_URL and SVC_TENANT_SLUG, each its own PORT; no SVC_ADMIN_PORT). Both serve, each
  * has its own admin listener at PORT + 1, and an agent registered through one replica's admin

@@ -1,5 +1,5 @@
 /**
- * Issue 24: registering the same kind://id twice is a 409, not a second agent. On PostgreSQL
+ * Registering the same kind://id twice is a 409, not a second agent. On PostgreSQL
  * the check and the insert run in a READ COMMITTED transaction on a pool of connections, so
  * registrations racing each other (two replicas' admin listeners, two `svc agents register`
  * runs) must still leave exactly one agent.

@@ -1,5 +1,5 @@
 /**
- * Issue 24 attack pass: the task list's cursor (`afterId`, keyset on the tasks' insertion order)
+ * The task list's cursor (`afterId`, keyset on the tasks' insertion order)
  * must not skip a task created concurrently on PostgreSQL. There the order is an identity
  * column, drawn when a task's INSERT runs but seen only at its commit: a task drawn first and
  * committed second would land behind a cursor a reader already took past it, and every page
