@@ -20,7 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import { BadRequest, type Conflict, type Forbidden, type NotFound, type UpstreamError } from "../api/errors.js"
+import { BadRequest, type Conflict, type Forbidden, type NotFound, type PayloadTooLarge, type UpstreamError } from "../api/errors.js"
 import type {
   CreatedTask,
   EntitySummary,
@@ -119,7 +119,8 @@ export interface WorkspaceClientService {
     tenantId: string,
     doc: Workspace.NewDocument,
     signal: Option.Option<Workspace.Signal>
-  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict | Forbidden>
+    // PayloadTooLarge: a remote service whose body cap is below this gateway's.
+  ) => WsEffect<Workspace.Document, NotFound | BadRequest | Conflict | Forbidden | PayloadTooLarge>
   /**
    * The record and a stream of its bytes. What the stream reads from (a remote implementation:
    * the download's connection) is held until the stream ends, and given up when the caller's
@@ -139,7 +140,7 @@ export interface WorkspaceClientService {
     tenantId: string,
     batch: Workspace.DataBatch,
     signal: Option.Option<Omit<Workspace.Signal, "payload">>
-  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict | Forbidden>
+  ) => WsEffect<ReadonlyArray<{ readonly id: string; readonly signaled: boolean }>, NotFound | BadRequest | Conflict | Forbidden | PayloadTooLarge>
   readonly rejectRow: (tenantId: string, ledger: string, rowId: string) => WsEffect<RejectResult, NotFound | BadRequest | Conflict>
   readonly updateRow: (
     tenantId: string,

@@ -72,9 +72,14 @@ export interface RemoteGateways {
   readonly stop: () => Promise<void>
 }
 
-/** Two built gateways: `store` on its own database (seeded from `fixture`), and `remote` on its workspace service with `env`. */
-export const startRemoteGateways = async (adminToken: string, fixture: unknown, env: Record<string, string> = {}): Promise<RemoteGateways> => {
-  const store = await startBuiltGateway({ SVC_ADMIN_TOKEN: adminToken }, fixture)
+/** Two built gateways: `store` on its own database (seeded from `fixture`) with `storeEnv`, and `remote` on its workspace service with `env`. */
+export const startRemoteGateways = async (
+  adminToken: string,
+  fixture: unknown,
+  env: Record<string, string> = {},
+  storeEnv: Record<string, string> = {}
+): Promise<RemoteGateways> => {
+  const store = await startBuiltGateway({ ...storeEnv, SVC_ADMIN_TOKEN: adminToken }, fixture)
   let remote: RunningService
   try {
     remote = await startBuilt({

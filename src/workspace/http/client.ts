@@ -43,6 +43,7 @@ import {
   InternalServerError,
   NotFound,
   NotFoundWire,
+  PayloadTooLarge,
   ServiceUnavailable,
   type UpstreamError
 } from "../../api/errors.js"
@@ -91,7 +92,7 @@ export interface HttpWorkspaceClientOptions {
   readonly token?: Redacted.Redacted<string> | undefined
 }
 
-type Kept = NotFound | BadRequest | Conflict | Forbidden
+type Kept = NotFound | BadRequest | Conflict | Forbidden | PayloadTooLarge
 type KeptTag = Kept["_tag"]
 type KeptOf<K extends KeptTag> = Extract<Kept, { readonly _tag: K }>
 
@@ -99,7 +100,7 @@ const isUpstream = (e: unknown): e is UpstreamError =>
   e instanceof BadGateway || e instanceof ServiceUnavailable || e instanceof GatewayTimeout
 
 const isKept = (e: unknown): e is Kept =>
-  e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict || e instanceof Forbidden
+  e instanceof NotFound || e instanceof BadRequest || e instanceof Conflict || e instanceof Forbidden || e instanceof PayloadTooLarge
 
 /** One line for the log: what failed, where, and the socket or decode detail under it. */
 const detailOf = (u: unknown): string => {
@@ -126,6 +127,9 @@ class ResponseFailure {
  * no socket detail (they reach the gateway's clients); `call` logs the raw failure.
  */
 const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
+  // A body past the service's own cap (lower than this gateway's SVC_MAX_BODY_BYTES): the
+  // client's 413, with the service's limit in words; sending it again would be refused again.
+  if (e instanceof PayloadTooLarge) return new PayloadTooLarge({ message: `The workspace service refuses it: ${e.message}` })
   if (isKept(e)) return e
   if (e instanceof InternalServerError || isUpstream(e)) {
     return new BadGateway({ message: `The workspace service answered ${e.statusCode} ${e.error}: ${e.message}` })
@@ -588,7 +592,7 @@ export const makeHttpWorkspaceClient = (
             },
             payload: bytes
           }),
-          ["NotFound", "BadRequest", "Conflict", "Forbidden"]
+          ["NotFound", "BadRequest", "Conflict", "Forbidden", "PayloadTooLarge"]
         )),
       openDocument,
       ingestData: (tenantId, batch, signal) =>
@@ -608,7 +612,7 @@ export const makeHttpWorkspaceClient = (
               })
             }
           }),
-          ["NotFound", "BadRequest", "Conflict", "Forbidden"]
+          ["NotFound", "BadRequest", "Conflict", "Forbidden", "PayloadTooLarge"]
         ),
       rejectRow: (tenantId, ledger, rowId) =>
         write(
