@@ -3,37 +3,25 @@
  * take-over cannot be claimed (the gateway refuses a claim by nobody); the controls then open with
  * that said plainly, and the decision goes through as the API allows without an identity.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("./details.fixture.json", import.meta.url))
 const AGENT_TASK = "11111111-1111-4111-8111-111111111111"
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-agent-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole({ SVC_SEED_FILE: FIXTURE })
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 describe("an agent's step without an identity at the edge", { timeout: 60_000 }, () => {
   it("says whose it is; Take over opens the controls with a warning that it cannot be recorded (1280 px)", async () => {

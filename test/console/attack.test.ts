@@ -5,40 +5,34 @@
  * hostile config and rows (a `__proto__` column, objects in fields); a German reader typing a
  * decimal comma; a proxy's 502 page instead of the gateway's error body.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page, Route } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type Browser, type ConsoleUnderTest, launch, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
 const REVIEW_TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 const FLIGHT_ROW = "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86" // row 2, Delta Air Lines, 1240 USD
 const UBER_ROW = "9c1e3a57-8d0f-4b2c-8e4a-7f9b1d3f5ba8" // row 4, Uber
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let german: Browser | undefined
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-attack-"))
-  ;[gw, browser, german] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch(),
-    launch({ locale: "de-DE" })
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  // A second browser for a German reader; each start closes what it started should it fail.
+  const [own, de] = await Promise.allSettled([startConsole({ SVC_SEED_FILE: FIXTURE }), launch({ locale: "de-DE" })])
+  if (own.status === "fulfilled") run = own.value
+  if (de.status === "fulfilled") german = de.value
+  if (own.status === "rejected") throw own.reason
+  if (de.status === "rejected") throw de.reason
+  ;({ gw, page, errors } = run!)
 }, 90_000)
 afterAll(async () => {
-  await Promise.allSettled([browser?.close(), german?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
+  await Promise.allSettled([run?.close(), german?.close()])
 })
 
 const open = async (p: Page) => {

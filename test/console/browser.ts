@@ -5,13 +5,16 @@
  * fresh browser context of it (its own cookies, storage and pages, closed with it): a Chromium
  * start is 1-2 s of two cores per file otherwise. Elsewhere (a run naming only files that need
  * no browser, `npm run console:screenshot`) each `launch()` starts its own, on an empty
- * temporary profile removed with it. Plus the axe-core check and keyboard helpers the tests share.
+ * temporary profile removed with it. Plus the axe-core check and keyboard helpers the tests share,
+ * and the start most browser tests make: the built gateway on a temporary database and a browser
+ * (startGatewayAndBrowser), with a page that records the console's script errors (startConsole).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Browser as Chromium, type BrowserContext, type BrowserServer, chromium, type Page } from "playwright-core"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
 
@@ -94,6 +97,66 @@ const launchOwn = async (options: { readonly locale?: string }): Promise<Browser
     }
   } catch (e) {
     rmSync(profile, { recursive: true, force: true })
+    throw e
+  }
+}
+
+export interface GatewayAndBrowser {
+  /** The built gateway (dist/main.js) on its own temporary database, bound to acme. */
+  readonly gw: BuiltGateway
+  readonly browser: Browser
+  /** Closes the browser and stops the gateway (by its pid) and removes its database, each whatever the other does. */
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The gateway (startBuiltGateway, with `env` on top: a seed file, identity headers) and a browser,
+ * started side by side (a Chromium context and a gateway start overlap). Should either fail, the
+ * other is closed and the database removed before the error is thrown: a failed start leaves no
+ * process behind for the file's afterAll to miss.
+ */
+export const startGatewayAndBrowser = async (env: Record<string, string> = {}): Promise<GatewayAndBrowser> => {
+  const [gw, browser] = await Promise.allSettled([startBuiltGateway(env), launch()])
+  if (gw.status === "rejected" || browser.status === "rejected") {
+    await Promise.allSettled([
+      gw.status === "fulfilled" ? gw.value.cleanup() : undefined,
+      browser.status === "fulfilled" ? browser.value.close() : undefined
+    ])
+    throw gw.status === "rejected" ? gw.reason : (browser as PromiseRejectedResult).reason
+  }
+  return {
+    gw: gw.value,
+    browser: browser.value,
+    close: async () => {
+      await Promise.allSettled([browser.value.close(), gw.value.cleanup()])
+    }
+  }
+}
+
+export interface ConsoleUnderTest extends GatewayAndBrowser {
+  /** A page of the browser, on no address yet. */
+  readonly page: Page
+  /** The page's uncaught script errors, as they come (the tests expect none). */
+  readonly errors: Array<string>
+}
+
+/**
+ * startGatewayAndBrowser and a page that records its script errors. `headers`: sent with every
+ * request of the browser (what an edge proxy adds: the person, their groups).
+ */
+export const startConsole = async (
+  env: Record<string, string> = {},
+  options: { readonly headers?: Record<string, string> } = {}
+): Promise<ConsoleUnderTest> => {
+  const started = await startGatewayAndBrowser(env)
+  try {
+    if (options.headers !== undefined) await started.browser.context.setExtraHTTPHeaders(options.headers)
+    const page = await started.browser.context.newPage()
+    const errors: Array<string> = []
+    page.on("pageerror", (e) => errors.push(e.message))
+    return { ...started, page, errors }
+  } catch (e) {
+    await started.close()
     throw e
   }
 }

@@ -8,14 +8,11 @@
  * of a task of the workflow for that period; "My groups" keeps the steps of the caller's groups
  * (GET /v1/me), not a step named for the caller that also lists a group they are not in.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("./details.fixture.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -32,33 +29,20 @@ const ROW = {
 }
 const ANN = { "x-forwarded-email": "ann@acme.test", "x-forwarded-groups": "controllers" }
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-details-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({
-      SVC_TENANT_SLUG: "acme",
-      SVC_SEED_FILE: FIXTURE,
-      SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
-      SVC_ACTOR_HEADER: "x-forwarded-email",
-      SVC_GROUPS_HEADER: "x-forwarded-groups"
-    }),
-    launch()
-  ])
-  // The edge (a proxy) names the person and their groups on every request of the page.
-  await browser.context.setExtraHTTPHeaders(ANN)
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole(
+    { SVC_SEED_FILE: FIXTURE, SVC_ACTOR_HEADER: "x-forwarded-email", SVC_GROUPS_HEADER: "x-forwarded-groups" },
+    // The edge (a proxy) names the person and their groups on every request of the page.
+    { headers: ANN }
+  )
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 const open = async (hash: string, width: number) => {
   await page.setViewportSize({ width, height: 900 })

@@ -5,26 +5,20 @@
  * browsing context of their own. And the page still works under it in Chromium: the reference
  * renders, with no policy violation reported.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startBuilt } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 import { launch } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 
-let dir: string
-let gw: RunningService | undefined
+let gw: BuiltGateway | undefined
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "docs-security-"))
-  gw = await startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}`, SVC_ADMIN_PORT: "0" })
+  gw = await startBuiltGateway({ SVC_SEED_FILE: FIXTURE, SVC_ADMIN_PORT: "0" })
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const expectPageHeaders = async (res: Response) => {

@@ -9,14 +9,11 @@
  * steps: the page falls back to polling, and the table test finds its rows in `args.rows`
  * when the step carries them, else acts by the fixture's row ids.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startService } from "../support/process.js"
-import { type Browser, launch, seriousViolations, tabTo } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type Browser, type ConsoleUnderTest, seriousViolations, startConsole, tabTo } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -26,26 +23,18 @@ const REJECT_ROW = "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86"
 // 1x1 transparent PNG.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64")
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
+let browser: Browser
 let page: Page
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-flow-"))
-  ;[gw, browser] = await Promise.all([
-    startService({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole({ SVC_SEED_FILE: FIXTURE })
+  ;({ gw, browser, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
-const errors: Array<string> = []
 const open = async (hash: string) => {
   await page.goto(`${gw!.url}/${hash}`)
   await page.locator("h1").first().waitFor()

@@ -4,29 +4,20 @@
  * message, its popup closed, and no waiting for a connection that cannot come. Real chromium
  * against the built gateway; the session answer is replaced in the browser.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type Browser, type GatewayAndBrowser, startGatewayAndBrowser } from "./browser.js"
 
-let dir = ""
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let started: GatewayAndBrowser | undefined
+let gw: RunningService
+let browser: Browser
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-gl-url-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
+  started = await startGatewayAndBrowser()
+  ;({ gw, browser } = started)
   expect((await http("DELETE", `${gw.url}/v1/gl`)).status).toBe(204)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => started?.close())
 
 describe("the GL connect link", { timeout: 60_000 }, () => {
   for (const link of ["javascript:document.title='owned'", "data:text/html,<h1>owned</h1>"]) {

@@ -4,46 +4,30 @@
  * waits for; Claim shows the holder, and a claim someone else took first says who holds it; the
  * page at 390 and 1280 px scrolls no sideways and axe finds no serious or critical violation.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/inbox.json", import.meta.url))
 const ACME_UK = "3acc7ce9-d0bf-431a-9528-aa340456a628"
 const LATE_TASK = "11111111-1111-4111-8111-111111111111"
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-inbox-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({
-      SVC_TENANT_SLUG: "acme",
-      SVC_SEED_FILE: FIXTURE,
-      SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
-      SVC_ACTOR_HEADER: "x-forwarded-email",
-      SVC_GROUPS_HEADER: "x-forwarded-groups"
-    }),
-    launch()
-  ])
-  // The edge (a proxy) names the person on every request of the page.
-  await browser.context.setExtraHTTPHeaders({ "x-forwarded-email": "ann@acme.test" })
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole(
+    { SVC_SEED_FILE: FIXTURE, SVC_ACTOR_HEADER: "x-forwarded-email", SVC_GROUPS_HEADER: "x-forwarded-groups" },
+    // The edge (a proxy) names the person on every request of the page.
+    { headers: { "x-forwarded-email": "ann@acme.test" } }
+  )
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 const open = async (width: number) => {
   await page.setViewportSize({ width, height: 900 })

@@ -5,38 +5,26 @@
  * actions are on screen at 1280 px without scrolling, touch targets are at least 44 px at 390 px,
  * and axe finds no serious or critical violation.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import type { RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const REVIEW_TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-layout-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole({ SVC_SEED_FILE: FIXTURE })
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 /** Each screen: its address and what shows it is loaded. */
 const SCREENS: ReadonlyArray<{ name: string; hash: string; ready: (p: Page) => Promise<unknown> }> = [

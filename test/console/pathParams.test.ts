@@ -4,33 +4,24 @@
  * as one path segment, so the page never shows (or offers actions on) the other task.
  * Real chromium against the built gateway.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch } from "./browser.js"
+import type { RunningService } from "../support/process.js"
+import { type Browser, type GatewayAndBrowser, startGatewayAndBrowser } from "./browser.js"
 
 const TASK_A = "694ebd37-72d4-4ae6-b944-eb027435cd70" // Expense review 2026-10
 const TASK_B = "1f3a5c7e-9b2d-4f60-8a1c-3e5b7d9f1a20" // Expense review 2026-11
 const TITLE_B = "Expense review 2026-11"
 
-let dir = ""
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let started: GatewayAndBrowser | undefined
+let gw: RunningService
+let browser: Browser
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-paths-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
+  started = await startGatewayAndBrowser()
+  ;({ gw, browser } = started)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => started?.close())
 
 describe("a task id from the console's address", { timeout: 60_000 }, () => {
   for (

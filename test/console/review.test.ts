@@ -7,14 +7,11 @@
  * approving with rows still needing attention, a 2,000-row step, and the other screens' words:
  * a refused file type, the start form's format hint, the GL's provider names and disconnect.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -22,25 +19,16 @@ const REVIEW_TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 const FLIGHT_ROW = "7a9c1e35-6b8d-4f0a-8c2e-5d7f9b1d3f86" // row 2, Delta Air Lines, 1240 USD
 const UBER_ROW = "9c1e3a57-8d0f-4b2c-8e4a-7f9b1d3f5ba8" // row 4, Uber
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-review-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` }),
-    launch()
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  run = await startConsole({ SVC_SEED_FILE: FIXTURE })
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 const openReview = async (width: number) => {
   await page.setViewportSize({ width, height: 900 })

@@ -3,28 +3,24 @@
  * (immutable hashed files, a revalidated index, ETags and 304), precompressed br/gzip chosen by
  * Accept-Encoding, a strict Content-Security-Policy, and /docs still the API reference.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { brotliDecompressSync, gunzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pickEncoding } from "../../src/gateway/console.js"
-import { type RunningService, startService } from "../support/process.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const FIXTURE = join(ROOT, "fixtures", "demo.json")
 
-let dir: string
-let gw: RunningService | undefined
+let gw: BuiltGateway | undefined
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-serving-"))
-  gw = await startService({ SVC_TENANT_SLUG: "acme", SVC_SEED_FILE: FIXTURE, SVC_DATABASE_URL: `file:${join(dir, "w.db")}` })
+  gw = await startBuiltGateway({ SVC_SEED_FILE: FIXTURE })
 }, 60_000)
 afterAll(async () => {
-  await gw?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await gw?.cleanup()
 })
 
 const get = (path: string, headers: Record<string, string> = {}) => fetch(`${gw!.url}${path}`, { headers })

@@ -6,13 +6,10 @@
  * step's title as the console knows it, old → new values in the reader's number format, the
  * time in the reader's locale. All as text (no markup from the payload), and axe stays clean.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt } from "../support/process.js"
-import { type Browser, launch, seriousViolations } from "./browser.js"
+import { http, type RunningService } from "../support/process.js"
+import { type ConsoleUnderTest, seriousViolations, startConsole } from "./browser.js"
 
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const REVIEW_TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70" // expense-review at review_expenses, with rows
@@ -21,25 +18,17 @@ const UBER_ROW = "9c1e3a57-8d0f-4b2c-8e4a-7f9b1d3f5ba8" // Uber, NEEDS_ATTENTION
 const ANN = "ann@acme.example"
 const BOB = "bob.controller@acme.example"
 
-let dir: string
-let gw: RunningService | undefined
-let browser: Browser | undefined
+let run: ConsoleUnderTest | undefined
+let gw: RunningService
 let page: Page
-const errors: Array<string> = []
+let errors: Array<string>
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "console-timeline-"))
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_ACTOR_HEADER: "x-forwarded-email" }),
-    launch()
-  ])
-  page = await browser.context.newPage()
-  page.on("pageerror", (e) => errors.push(e.message))
+  // The demo fixture (no seed file), bound to acme (the tenant an unset SVC_TENANT_SLUG binds).
+  run = await startConsole({ SVC_ACTOR_HEADER: "x-forwarded-email" })
+  ;({ gw, page, errors } = run)
 }, 90_000)
-afterAll(async () => {
-  await Promise.allSettled([browser?.close(), gw?.stop()])
-  rmSync(dir, { recursive: true, force: true })
-})
+afterAll(() => run?.close())
 
 const as = (actor: string) => ({ "x-forwarded-email": actor })
 const write = async (method: string, path: string, body: unknown, actor: string) => {

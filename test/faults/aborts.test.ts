@@ -8,15 +8,13 @@
  * waits for it three times or more, and what it proves does not depend on its length.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
+import type { BuiltGateway } from "../timeline/support.js"
 import { abortFlood, type AbortTarget } from "./abortFlood.js"
+import { startGatewayWithTask } from "./gatewayWithTask.js"
 import { afterIdleCollection } from "./idleMetrics.js"
 
-let dir: string
-let service: RunningService
+let service: BuiltGateway
 let port: number
 let taskId: string
 
@@ -25,21 +23,11 @@ const IDLE_COLLECT_MS = 1_500
 const MARGIN_MS = 2_000
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "gateway-aborts-"))
-  service = await startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_LOG_FORMAT: "json", SVC_IDLE_COLLECT_MS: String(IDLE_COLLECT_MS) })
-  port = Number(new URL(service.url).port)
-  const entities = await http("GET", `${service.url}/v1/entities`)
-  const created = await http("POST", `${service.url}/v1/entities/${entities.body[0].id}/tasks`, {
-    workflowId: "expense-review",
-    context: { period: "2026-11" }
-  })
-  expect(created.status).toBe(201)
-  taskId = encodeURIComponent(created.body.id)
+  ;({ gateway: service, port, taskId } = await startGatewayWithTask({ SVC_LOG_FORMAT: "json", SVC_IDLE_COLLECT_MS: String(IDLE_COLLECT_MS) }))
 }, 60_000)
 
 afterAll(async () => {
-  await service?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await service?.cleanup()
 })
 
 /** Fibers and heap after the server's idle full collection. */

@@ -9,12 +9,11 @@
  * already refused, and a declared length larger than the process can allocate is no 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { mkdtempSync, rmSync } from "node:fs"
 import * as net from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { http } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
+import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { startGatewayWithTask } from "./gatewayWithTask.js"
 import { afterIdleCollection } from "./idleMetrics.js"
 
 const MiB = 1024 * 1024
@@ -23,34 +22,22 @@ const LIMIT = 2 * MiB
 const IDLE_COLLECT_MS = 1_500
 const MARGIN_MS = 2_000
 
-let dir: string
-let service: RunningService
+let service: BuiltGateway
 let port: number
 let taskId: string
 const stayed: Array<net.Socket> = []
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "gateway-refused-"))
-  service = await startBuilt({
-    SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`,
+  ;({ gateway: service, port, taskId } = await startGatewayWithTask({
     SVC_LOG_FORMAT: "json",
     SVC_MAX_BODY_BYTES: String(LIMIT),
     SVC_IDLE_COLLECT_MS: String(IDLE_COLLECT_MS)
-  })
-  port = Number(new URL(service.url).port)
-  const entities = await http("GET", `${service.url}/v1/entities`)
-  const created = await http("POST", `${service.url}/v1/entities/${entities.body[0].id}/tasks`, {
-    workflowId: "expense-review",
-    context: { period: "2026-11" }
-  })
-  expect(created.status).toBe(201)
-  taskId = encodeURIComponent(created.body.id)
+  }))
 }, 60_000)
 
 afterAll(async () => {
   for (const socket of stayed) socket.destroy()
-  await service?.stop()
-  rmSync(dir, { recursive: true, force: true })
+  await service?.cleanup()
 })
 
 /** Fibers and external memory after the server's idle full collection. */
@@ -194,12 +181,7 @@ describe("a body refused on a connection its answer closes", () => {
 describe("a drain with a refused body still arriving", () => {
   it("closes its connection like an idle one instead of waiting out the grace period", async () => {
     const GRACE_MS = 6_000
-    const own = mkdtempSync(join(tmpdir(), "gateway-refused-drain-"))
-    const gateway = await startBuilt({
-      SVC_DATABASE_URL: `file:${join(own, "workspace.db")}`,
-      SVC_MAX_BODY_BYTES: String(LIMIT),
-      SVC_SHUTDOWN_GRACE_MS: String(GRACE_MS)
-    })
+    const gateway = await startBuiltGateway({ SVC_MAX_BODY_BYTES: String(LIMIT), SVC_SHUTDOWN_GRACE_MS: String(GRACE_MS) })
     const socket = net.connect(Number(new URL(gateway.url).port), "127.0.0.1")
     let drip: ReturnType<typeof setInterval> | undefined
     try {
@@ -223,20 +205,14 @@ describe("a drain with a refused body still arriving", () => {
     } finally {
       clearInterval(drip)
       socket.destroy()
-      await gateway.stop()
-      rmSync(own, { recursive: true, force: true })
+      await gateway.cleanup()
     }
   }, 60_000)
 })
 
 describe("a declared length larger than the process can allocate (a huge SVC_MAX_BODY_BYTES)", () => {
   it("is read as it arrives, not answered 500 before its first byte", async () => {
-    const own = mkdtempSync(join(tmpdir(), "gateway-huge-declared-"))
-    const gateway = await startBuilt({
-      SVC_DATABASE_URL: `file:${join(own, "workspace.db")}`,
-      SVC_LOG_FORMAT: "json",
-      SVC_MAX_BODY_BYTES: String(Number.MAX_SAFE_INTEGER)
-    })
+    const gateway = await startBuiltGateway({ SVC_LOG_FORMAT: "json", SVC_MAX_BODY_BYTES: String(Number.MAX_SAFE_INTEGER) })
     const socket = net.connect(Number(new URL(gateway.url).port), "127.0.0.1")
     try {
       let received = ""
@@ -257,8 +233,7 @@ describe("a declared length larger than the process can allocate (a huge SVC_MAX
       expect(gateway.output()).not.toMatch(/Unhandled failure|RangeError/)
     } finally {
       socket.destroy()
-      await gateway.stop()
-      rmSync(own, { recursive: true, force: true })
+      await gateway.cleanup()
     }
   }, 60_000)
 })

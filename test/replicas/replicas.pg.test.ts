@@ -5,12 +5,11 @@
  * SIGKILL mid-load loses nothing it acknowledged. No answer may be a 5xx.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
 import { testDatabase } from "../support/postgres.js"
-import { http, type JsonResponse, type RunningService, startService } from "../support/process.js"
+import { connectClient, startReplicas, stopReplicas } from "../support/pgReplicas.js"
+import { http, type JsonResponse, type RunningService } from "../support/process.js"
 
-const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 /** A short lease: the survivors take a killed replica's claims over within the test. */
 const LEASE_MS = 1500
@@ -31,23 +30,11 @@ beforeAll(async () => {
   // Empty: the three replicas race to migrate it.
   db = await testDatabase("replicas", { empty: true })
   // All three at once: migrations and seeding race too.
-  replicas.push(...await Promise.all([0, 1, 2].map(() =>
-    startService({
-      SVC_DATABASE_URL: db,
-      SVC_SEED_FILE: FIXTURE,
-      SVC_TENANT_SLUG: "acme",
-      SVC_SIGNAL_LEASE_MS: String(LEASE_MS),
-      SVC_DB_POOL_SIZE: "6"
-    })
-  )))
-  pg = new Pg.Client({ connectionString: db })
-  await pg.connect()
+  replicas.push(...await startReplicas(db, 3, { SVC_SIGNAL_LEASE_MS: String(LEASE_MS), SVC_DB_POOL_SIZE: "6" }))
+  pg = await connectClient(db)
 }, 120_000)
 
-afterAll(async () => {
-  await pg?.end().catch(() => {})
-  await Promise.all(replicas.map((r) => r.stop()))
-})
+afterAll(() => stopReplicas(replicas, pg))
 
 const newExpenseTask = async (via: RunningService) => {
   const created = await call("create task", "POST", `${via.url}/v1/entities/${ACME_US}/tasks`, {

@@ -8,14 +8,13 @@
  * `<transaction id>-<n>`, and sorting them as text passed events and read others twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fileURLToPath } from "node:url"
 import { testDatabase } from "../support/postgres.js"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { startReplicas, stopReplicas } from "../support/pgReplicas.js"
+import { http, type RunningService } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse } from "../events/sse.js"
 import { expectEachOnce, nearPowerOfTen, readTimeline, type TimelineEvent } from "./support.js"
 
-const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const PRODUCERS = 8
 const EVENTS = 30
 
@@ -23,20 +22,9 @@ let db: string
 const replicas: Array<RunningService> = []
 beforeAll(async () => {
   db = await testDatabase("timeline_followers")
-  replicas.push(...await Promise.all([0, 1, 2].map(() =>
-    startBuilt({
-      SVC_DATABASE_URL: db,
-      SVC_SEED_FILE: FIXTURE,
-      SVC_TENANT_SLUG: "acme",
-      SVC_ADMIN_PORT: "off",
-      SVC_DB_POOL_SIZE: "8",
-      SVC_EVENTS_POLL_MS: "100"
-    })
-  )))
+  replicas.push(...await startReplicas(db, 3, { SVC_ADMIN_PORT: "off", SVC_DB_POOL_SIZE: "8", SVC_EVENTS_POLL_MS: "100" }))
 }, 90_000)
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()))
-})
+afterAll(() => stopReplicas(replicas))
 
 describe("followers on three PostgreSQL replicas", () => {
   it("concurrent producers; paging followers and a stream read each event once, in the final order", async () => {

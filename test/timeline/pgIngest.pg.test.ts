@@ -10,15 +10,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { randomUUID } from "node:crypto"
-import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
 import { testDatabase } from "../support/postgres.js"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { connectClient, startReplicas, stopReplicas } from "../support/pgReplicas.js"
+import { http, type RunningService } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse, type SseConnection } from "../events/sse.js"
 import { expectEachOnce, nearPowerOfTen, readTimeline, type TimelineEvent } from "./support.js"
 
-const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const BATCHES = 12
 const ROWS = 200
 
@@ -28,24 +27,11 @@ const replicas: Array<RunningService> = []
 
 beforeAll(async () => {
   db = await testDatabase("timeline_ingest")
-  replicas.push(...await Promise.all([0, 1, 2].map(() =>
-    startBuilt({
-      SVC_DATABASE_URL: db,
-      SVC_SEED_FILE: FIXTURE,
-      SVC_TENANT_SLUG: "acme",
-      SVC_ADMIN_PORT: "off",
-      SVC_DB_POOL_SIZE: "6",
-      SVC_SIGNAL_LEASE_MS: "1500"
-    })
-  )))
-  pg = new Pg.Client({ connectionString: db })
-  await pg.connect()
+  replicas.push(...await startReplicas(db, 3, { SVC_ADMIN_PORT: "off", SVC_DB_POOL_SIZE: "6", SVC_SIGNAL_LEASE_MS: "1500" }))
+  pg = await connectClient(db)
 }, 90_000)
 
-afterAll(async () => {
-  await pg?.end().catch(() => {})
-  await Promise.all(replicas.map((r) => r.stop()))
-})
+afterAll(() => stopReplicas(replicas, pg))
 
 describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
   it("twelve 200-record ingests: no 5xx, every acknowledged batch whole with its data.ingested event, a follower reads each event once", async () => {

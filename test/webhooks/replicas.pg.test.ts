@@ -4,15 +4,14 @@
  * logged: once to fail, once to succeed), and one task's events reach the subscription in order,
  * whichever replica wrote or sent them.
  */
-import { fileURLToPath } from "node:url"
 import * as Pg from "pg"
 import { Webhook } from "standardwebhooks"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { testDatabase } from "../support/postgres.js"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { connectClient, startReplicas, stopReplicas } from "../support/pgReplicas.js"
+import { http, type RunningService } from "../support/process.js"
 import { type Receiver, startReceiver, until } from "./receiver.js"
 
-const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const TOKEN = "webhook-replicas-admin-token-0123456789"
 const TASKS = 12
@@ -25,24 +24,17 @@ const replicas: Array<RunningService> = []
 beforeAll(async () => {
   db = await testDatabase("webhooks", { empty: true })
   receiver = await startReceiver()
-  replicas.push(...await Promise.all([0, 1].map(() =>
-    startBuilt({
-      SVC_DATABASE_URL: db,
-      SVC_SEED_FILE: FIXTURE,
-      SVC_TENANT_SLUG: "acme",
-      SVC_ADMIN_TOKEN: TOKEN,
-      SVC_DB_POOL_SIZE: "6",
-      SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`,
-      SVC_WEBHOOK_RETRY_SCHEDULE: "0,200ms,200ms"
-    })
-  )))
-  pg = new Pg.Client({ connectionString: db })
-  await pg.connect()
+  replicas.push(...await startReplicas(db, 2, {
+    SVC_ADMIN_TOKEN: TOKEN,
+    SVC_DB_POOL_SIZE: "6",
+    SVC_WEBHOOK_URL_ALLOW: `127.0.0.1:${receiver.port}`,
+    SVC_WEBHOOK_RETRY_SCHEDULE: "0,200ms,200ms"
+  }))
+  pg = await connectClient(db)
 }, 120_000)
 
 afterAll(async () => {
-  await pg?.end().catch(() => {})
-  await Promise.all(replicas.map((r) => r.stop()))
+  await stopReplicas(replicas, pg)
   await receiver?.close()
 })
 
