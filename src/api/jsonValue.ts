@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { inexactNumberProblem } from "./jsonNumbers.js"
 
 export const DEFAULT_MAX_JSON_DEPTH = 64
 
@@ -80,6 +81,26 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
 }
 
 
+/** The first value (depth first, in key order) that `found` picks, with its path. */
+export const firstWhere = (
+  value: unknown,
+  found: (v: unknown) => boolean
+): { readonly path: string; readonly value: unknown } | undefined => {
+  const stack: Array<Frame> = [{ value, depth: 0, parent: undefined, key: undefined }]
+  while (stack.length > 0) {
+    const frame = stack.pop()!
+    const v = frame.value
+    if (found(v)) return { path: framePath(frame), value: v }
+    if (v === null || typeof v !== "object") continue
+    const depth = frame.depth + 1
+    const keys: ReadonlyArray<string | number> = Array.isArray(v) ? v.map((_, i) => i) : Object.keys(v)
+    for (let i = keys.length - 1; i >= 0; i--) {
+      stack.push({ value: (v as Record<string | number, unknown>)[keys[i]!], depth, parent: frame, key: keys[i] })
+    }
+  }
+  return undefined
+}
+
 /**
  * `Schema.fromJsonString(schema)` with the same rules as a request body (depth, `__proto__`,
  * text): for JSON carried inside a string, e.g. a query parameter.
@@ -96,7 +117,7 @@ export const CheckedJson = <S extends Schema.Top>(schema: S, maxDepth = DEFAULT_
           } catch {
             return Effect.fail(new SchemaIssue.InvalidValue({ message: "must be valid JSON" }, text))
           }
-          const problem = jsonValueProblem(value, maxDepth)
+          const problem = jsonValueProblem(value, maxDepth) ?? inexactNumberProblem(text, firstWhere)
           return problem === undefined
             // Checked by `schema`'s own decode, which follows.
             ? Effect.succeed(value as S["Encoded"])

@@ -7,7 +7,7 @@
  * before anything is sent (SVC_URL points nowhere, so a sent request would exit 1).
  * Most cases run the CLI in this process; a few run the real `svc` process.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -17,6 +17,12 @@ import { runInProcess } from "./inProcess.js"
 const ENTITY = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 const TASK = "694ebd37-72d4-4ae6-b944-eb027435cd70"
 const dir = mkdtempSync(path.join(tmpdir(), "svc-usage-"))
+// Records with an integer a float cannot hold: parsed as they are, they would be sent (and
+// stored) as 9007199254740992 with no word said.
+const BIG_JSON = path.join(dir, "big.json")
+writeFileSync(BIG_JSON, `[{"a":1},{"account":{"id":9007199254740993}}]`)
+const BIG_NDJSON = path.join(dir, "big.ndjson")
+writeFileSync(BIG_NDJSON, `{"a":1}\n{"id":-12345678901234567890}\n`)
 const ENV = { SVC_URL: "http://127.0.0.1:1", SVC_ADMIN_URL: "http://127.0.0.1:1" }
 
 const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
@@ -62,6 +68,8 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   [["files", "upload", TASK, "/nonexistent.pdf", "--source", "r"], "svc files upload", /^<path>: "\/nonexistent.pdf" does not exist$/],
   [["files", "upload", TASK, dir, "--source", "r"], "svc files upload", /^<path>: ".*" is a directory, not a file$/],
   [["data", "ingest", TASK, "/nonexistent.json"], "svc data ingest", /^<file>: "\/nonexistent.json" does not exist$/],
+  [["data", "ingest", TASK, BIG_JSON], "svc data ingest", /big\.json: \[1\]\.account\.id: the number 9007199254740993 cannot be stored exactly/],
+  [["data", "ingest", TASK, BIG_NDJSON], "svc data ingest", /big\.ndjson:2: id: the number -12345678901234567890 cannot be stored exactly/],
   [["agents", "add-version", ENTITY, "v1", "--config-file", "/nonexistent.json"], "svc agents add-version", /^--config-file: "\/nonexistent.json" does not exist$/],
   // Values the contract refuses: found before sending.
   [["tasks", "list", ENTITY, "--awaiting", ""], "svc tasks list", /^--awaiting: must be a component name/],

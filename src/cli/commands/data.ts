@@ -4,19 +4,25 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
 import { DataIngestDto } from "../../api/dtos.js"
+import { inexactNumberProblem } from "../../api/jsonNumbers.js"
+import { firstWhere } from "../../api/jsonValue.js"
 import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, unreadable, usage } from "../common.js"
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /**
  * The records of a file: a JSON array of objects, one JSON object, or NDJSON (one object per
- * line; blank lines skipped). `.ndjson` / `.jsonl` files are read as NDJSON only.
+ * line; blank lines skipped). `.ndjson` / `.jsonl` files are read as NDJSON only. A number the
+ * parse would change (an integer past 2^53, src/api/jsonNumbers.ts) is refused here, naming
+ * where it is: parsed, it would be sent, and stored, as another number with no word said.
  */
 export const parseRecords = (name: string, text: string): { ok: true; records: Array<unknown> } | { ok: false; message: string } => {
   const ndjsonOnly = /\.(nd)?jsonl?$/i.test(name) && !/\.json$/i.test(name)
   if (!ndjsonOnly) {
     try {
       const doc = JSON.parse(text) as unknown
+      const problem = inexactNumberProblem(text, firstWhere)
+      if (problem !== undefined) return { ok: false, message: `${name}: ${problem}` }
       return { ok: true, records: Array.isArray(doc) ? doc : [doc] }
     } catch {
       // not one JSON document: try NDJSON
@@ -32,6 +38,8 @@ export const parseRecords = (name: string, text: string): { ok: true; records: A
     } catch (e) {
       return { ok: false, message: `${name}:${i + 1}: not JSON (${(e as Error).message})` }
     }
+    const problem = inexactNumberProblem(l, firstWhere)
+    if (problem !== undefined) return { ok: false, message: `${name}:${i + 1}: ${problem}` }
   }
   return { ok: true, records }
 }
