@@ -25,6 +25,8 @@ import { type GatewayClient, makeGatewayClient, makeRegistryClient, type Registr
 import { NotFound } from "../api/errors.js"
 import { TaskId, Uuid } from "../api/ids.js"
 import { actorProblem, headerBytes } from "../services/actorValue.js"
+import { inexactNumberProblem } from "../api/jsonNumbers.js"
+import { firstWhere } from "../api/jsonValue.js"
 
 export const DEFAULT_URL = "http://127.0.0.1:3000"
 /** The embedded gateway's admin listener (SVC_ADMIN_HOST:SVC_ADMIN_PORT defaults). */
@@ -432,15 +434,34 @@ export const checkPayload = <A>(schema: Schema.Decoder<A>, value: unknown, what:
 // ---------------------------------------------------------------------------------------------
 // Values given as text: JSON when the text parses as JSON, else the text itself.
 
-export const parseValue = (raw: string): unknown => {
+/** `raw` as JSON when it parses, else the text; `inexact`: what to say of a number the parse changed. */
+const readValue = (raw: string): { readonly value: unknown; readonly inexact?: string } => {
+  let value: unknown
   try {
-    return JSON.parse(raw)
+    value = JSON.parse(raw)
   } catch {
-    return raw
+    return { value: raw }
   }
+  const problem = inexactNumberProblem(raw, firstWhere)
+  // A value that is the number itself has the request body's root path ("body"): here it is the flag's.
+  return problem === undefined ? { value } : { value, inexact: problem.replace(/^body: /, "") }
 }
 
-/** Parses `key=value` flags; the value is JSON when it parses, else a string. */
+/**
+ * `raw` as JSON when it parses, else the text. A number the parse would change (an integer past
+ * 2^53: src/api/jsonNumbers.ts) is a usage error naming `what`: parsed, it would be sent, and
+ * stored, as another number with no word said (quote it to send it as text).
+ */
+export const parseValue = (what: string, raw: string): Effect.Effect<unknown, UsageError> => {
+  const read = readValue(raw)
+  return read.inexact === undefined ? Effect.succeed(read.value) : usage(`${what}: ${read.inexact}`)
+}
+
+/**
+ * Parses `key=value` flags; the value is JSON when it parses, else a string. A number the parse
+ * changed is marked `inexact` (the message), not refused here: a string-typed start parameter
+ * takes the text as typed (src/cli/startParams.ts), any other use refuses it.
+ */
 export const parseKeyValues = (flag: string, raws: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const out: Array<{ key: string; raw: string; value: unknown }> = []
@@ -449,7 +470,7 @@ export const parseKeyValues = (flag: string, raws: ReadonlyArray<string>) =>
       if (eq <= 0) return yield* usage(`${flag} "${raw}": expected key=value`)
       const key = raw.slice(0, eq)
       if (out.some((p) => p.key === key)) return yield* usage(`${flag} ${key}: given more than once`)
-      out.push({ key, raw: raw.slice(eq + 1), value: parseValue(raw.slice(eq + 1)) })
+      out.push({ key, raw: raw.slice(eq + 1), ...readValue(raw.slice(eq + 1)) })
     }
     return out
   })

@@ -9,6 +9,14 @@ export interface ParsedParam {
   readonly key: string
   readonly raw: string
   readonly value: unknown
+  /** The value's JSON held a number the parse changed (src/api/jsonNumbers.ts): what to say of it. */
+  readonly inexact?: string
+}
+
+/** The first given parameter whose value the JSON reading changed, as a usage message. */
+export const inexactParam = (given: ReadonlyArray<ParsedParam>): string | undefined => {
+  const p = given.find((q) => q.inexact !== undefined)
+  return p === undefined ? undefined : `--param ${p.key}: ${p.inexact}`
 }
 
 const typeOf = (value: unknown) => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value)
@@ -47,6 +55,8 @@ export const buildContext = (
   const params = workflow.startParams
   if (params === undefined) {
     // The runbook lookup failed: nothing to check against; send what was given.
+    const inexact = inexactParam(given)
+    if (inexact !== undefined) return { ok: false, message: inexact }
     return { ok: true, context: Object.fromEntries(given.map((p) => [p.key, p.value])) }
   }
   const problems: Array<string> = []
@@ -58,6 +68,10 @@ export const buildContext = (
       continue
     }
     const value = param.type === "string" && typeof p.value !== "string" ? p.raw : p.value
+    if (value !== p.raw && p.inexact !== undefined) {
+      problems.push(`--param ${p.key}: ${p.inexact}`)
+      continue
+    }
     const actual = typeOf(value)
     if (actual !== param.type) {
       problems.push(`--param ${p.key}: expected ${param.type === "array" || param.type === "object" ? `a JSON ${param.type}` : `a ${param.type}`}, got ${actual} ${JSON.stringify(p.raw)}`)

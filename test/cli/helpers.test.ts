@@ -37,7 +37,21 @@ describe("--param key=value", () => {
       { key: "e", raw: "", value: "" },
       { key: "f", raw: "x=y", value: "x=y" }
     ])
-    expect(parseValue("null")).toBeNull()
+    expect(Effect.runSync(parseValue("value", "null"))).toBeNull()
+  })
+
+  it("refuses a number the JSON reading would change, naming where; a string parameter keeps its text", () => {
+    const refused = Effect.runSync(Effect.result(parseValue("value", "9007199254740993"))).pipe(Result.getFailure)
+    expect(refused).toMatchObject({ _tag: "Some", value: { message: expect.stringMatching(/^value: the number 9007199254740993 cannot be stored exactly/) } })
+    expect(Effect.runSync(parseValue("value", "9007199254740992"))).toBe(9007199254740992)
+    const [big] = given("accountId=9007199254740993")
+    expect(big).toMatchObject({ key: "accountId", raw: "9007199254740993", inexact: expect.stringContaining("cannot be stored exactly") })
+    // A string-typed parameter takes the text as typed; a number-typed one refuses it.
+    expect(buildContext(workflow, [...given("period=2026-11"), big!])).toMatchObject({ ok: true, context: { accountId: "9007199254740993" } })
+    expect(buildContext(workflow, given("period=2026-11", "threshold=9007199254740993"))).toMatchObject({
+      ok: false,
+      message: expect.stringContaining("--param threshold: the number 9007199254740993 cannot be stored exactly")
+    })
   })
 
   it("refuses a flag without a key, and a key given twice", () => {

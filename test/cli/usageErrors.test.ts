@@ -76,7 +76,11 @@ const CASES: ReadonlyArray<readonly [ReadonlyArray<string>, string, RegExp]> = [
   [["tasks", "list", ENTITY, "--awaiting", "TABLE REVIEW"], "svc tasks list", /^--awaiting: must be a component name/],
   [["tasks", "list", ENTITY, "--cursor", "a+b"], "svc tasks list", /^--cursor: must be/],
   [["tasks", "list", ENTITY, "--cursor", "zzz"], "svc tasks list", /^--cursor: must be/],
-  [["tasks", "start", ENTITY, "w", "--param", "novalue"], "svc tasks start", /--param/]
+  [["tasks", "start", ENTITY, "w", "--param", "novalue"], "svc tasks start", /--param/],
+  // A value the JSON reading would change: sent unchecked, it would go as another number.
+  [["tasks", "start", ENTITY, "w", "--no-check", "--param", "limit=9007199254740993"], "svc tasks start", /^--param limit: the number 9007199254740993 cannot be stored exactly/],
+  [["subledger", "edit", "expenses", ENTITY, "amount_gross", "12345678901234567890"], "svc subledger edit", /^value: the number 12345678901234567890 cannot be stored exactly/],
+  [["agents", "add-version", ENTITY, "v1", "--config", `{"n":{"id":9007199254740993}}`], "svc agents add-version", /^--config: n\.id: the number 9007199254740993 cannot be stored exactly/]
 ]
 
 const expectUsageError = (run: { code: number | null; stdout: string; stderr: string }, [args, command, message]: (typeof CASES)[number]) => {

@@ -142,7 +142,7 @@ const addVersion = registryCommand(
       }
       const body: Record<string, unknown> = { version }
       if (text !== undefined) {
-        const parsed = parseValue(text)
+        const parsed = yield* parseValue(`--config${Option.isSome(configFile) ? "-file" : ""}`, text)
         if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
           return yield* usage(`--config${Option.isSome(configFile) ? "-file" : ""}: expected a JSON object`)
         }

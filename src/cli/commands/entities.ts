@@ -20,7 +20,7 @@ import {
   table,
   usage
 } from "../common.js"
-import { buildContext, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
+import { buildContext, inexactParam, summarizeParams, unknownWorkflowMessage } from "../startParams.js"
 
 export const health = gatewayCommand("health", "Check that the gateway is up", {}, (_, ctx) =>
   Effect.flatMap(ctx.gateway.health.health(), (h) => ctx.output(h, () => line(`${h.status} (${ctx.baseUrl})`))))
@@ -112,6 +112,9 @@ const tasksStart = gatewayCommand(
   ({ entityId, noCheck, param, workflowId }, ctx) =>
     Effect.gen(function*() {
       const given = yield* parseKeyValues("--param", param)
+      // Sent unchecked (--no-check), a number the JSON reading changed would go as that other number.
+      const inexact = noCheck ? inexactParam(given) : undefined
+      if (inexact !== undefined) return yield* usage(inexact)
       let context: Record<string, unknown> = Object.fromEntries(given.map((p) => [p.key, p.value]))
       if (!noCheck) {
         const workflows = yield* ctx.gateway.entities.listWorkflows({ path: { entityId } })

@@ -26,7 +26,7 @@ const edit = gatewayCommand(
   },
   ({ field, ledger, rowId, value }, ctx) =>
     Effect.gen(function*() {
-      const parsed = parseValue(value)
+      const parsed = yield* parseValue("value", value)
       // Objects and arrays are not scalars: send such text as the string it was typed as.
       const scalar = typeof parsed === "object" && parsed !== null ? value : parsed
       const payload = yield* checkPayload(UpdateSubledgerCellDto, { field, value: scalar }, "subledger edit")

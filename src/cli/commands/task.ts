@@ -153,7 +153,7 @@ const rowAction = gatewayCommand(
     Effect.gen(function*() {
       const payload: Record<string, unknown> = { ledger: args.ledger, action: args.action, rowId: args.rowId }
       if (Option.isSome(args.field)) payload.field = args.field.value
-      if (Option.isSome(args.value)) payload.value = parseValue(args.value.value)
+      if (Option.isSome(args.value)) payload.value = yield* parseValue("value", args.value.value)
       const dto = yield* checkPayload(TaskRowActionDto, payload, "task row-action")
       const result = yield* ctx.gateway.tasks.rowAction({ path: { taskId: args.taskId }, payload: dto })
       yield* ctx.output(result, () => line(`Sent ${args.action} on ${args.ledger} row ${args.rowId} to task ${args.taskId}`))
