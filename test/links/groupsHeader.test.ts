@@ -5,38 +5,26 @@
  * named, is refused (403); the same groups with the person the edge names are taken. Before, the
  * forged header decided the step.
  */
-import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { type LinkGateway, startLinkGateway } from "./linkGateway.js"
 import { acmeTask, linksWorld } from "./world.js"
 
-const PUBLIC = "https://approvals.example.test"
-const ADMIN_TOKEN = randomBytes(24).toString("base64url")
-let gw: BuiltGateway
+let links: LinkGateway
 
 beforeAll(async () => {
   // The links world, its first step assigned to the finance group alone.
   const world = linksWorld()
   Object.assign(world.workflows[0]!.runbook.steps[0]!, { assignees: ["group:finance"] })
-  gw = await startBuiltGateway({
-    SVC_PUBLIC_URL: PUBLIC,
-    SVC_ADMIN_TOKEN: ADMIN_TOKEN,
-    SVC_ACTOR_HEADER: "x-forwarded-email",
-    SVC_GROUPS_HEADER: "x-forwarded-groups"
-  }, world)
+  links = await startLinkGateway(world, { SVC_ACTOR_HEADER: "x-forwarded-email", SVC_GROUPS_HEADER: "x-forwarded-groups" })
 }, 60_000)
 afterAll(async () => {
-  await gw?.cleanup()
+  await links?.gw.cleanup()
 })
 
-const approveUrl = async (taskId: string, actor: string): Promise<string> => {
-  const res = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${ADMIN_TOKEN}` })
-  expect(res.status, res.text).toBe(201)
-  return gw.url + (res.body.approveUrl as string).slice(PUBLIC.length)
-}
+const approveUrl = (taskId: string, actor: string) => links.approveUrl(taskId, actor)
 const post = (url: string, headers: Record<string, string>) => http("POST", url, {}, { "sec-fetch-site": "same-origin", ...headers })
-const stepOf = async (taskId: string) => ((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step?.id ?? null) as string | null
+const stepOf = (taskId: string) => links.stepOf(taskId)
 
 describe("a decision link and the groups header", () => {
   it("a forged groups header with no person named does not vouch for the link's person (403, nothing decided)", async () => {

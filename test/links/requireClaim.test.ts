@@ -5,15 +5,14 @@
  * another person holds answers 409 naming the holder, and the link stays usable. A decision the
  * step's rules refuse (four-eyes) leaves no claim behind. Before: 403 "must be claimed" always.
  */
-import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import type { BuiltGateway } from "../timeline/support.js"
+import { type LinkGateway, startLinkGateway } from "./linkGateway.js"
 import { acmeTask, CFO_TASK, linksWorld } from "./world.js"
 
-const PUBLIC = "https://approvals.example.test"
-const ADMIN_TOKEN = randomBytes(24).toString("base64url")
 const HEADER = "x-forwarded-email"
+let links: LinkGateway
 let gw: BuiltGateway
 
 beforeAll(async () => {
@@ -22,20 +21,17 @@ beforeAll(async () => {
   const [controller, cfo] = world.workflows[0]!.runbook.steps
   Object.assign(controller!, { assignees: ["ann@acme.example", "bob@acme.example"], requireClaim: true })
   Object.assign(cfo!, { assignees: ["ann@acme.example", "bob@acme.example"], requireClaim: true })
-  gw = await startBuiltGateway({ SVC_PUBLIC_URL: PUBLIC, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_ACTOR_HEADER: HEADER }, world)
+  links = await startLinkGateway(world, { SVC_ACTOR_HEADER: HEADER })
+  gw = links.gw
 }, 60_000)
 afterAll(async () => {
   await gw?.cleanup()
 })
 
-const approveUrl = async (taskId: string, actor: string): Promise<string> => {
-  const res = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${ADMIN_TOKEN}` })
-  expect(res.status, res.text).toBe(201)
-  return gw.url + (res.body.approveUrl as string).slice(PUBLIC.length)
-}
+const approveUrl = (taskId: string, actor: string) => links.approveUrl(taskId, actor)
 /** The page's own POST, the link route left open by the edge (no person named). */
 const confirm = (url: string) => http("POST", url, {}, { "sec-fetch-site": "same-origin" })
-const stepOf = async (taskId: string) => ((await http("GET", `${gw.url}/v1/tasks/${taskId}/ui`)).body.step?.id ?? null) as string | null
+const stepOf = (taskId: string) => links.stepOf(taskId)
 const claimEvents = async (taskId: string) =>
   ((await http("GET", `${gw.url}/v1/tasks/${taskId}/events`)).body.events as Array<{ type: string; payload: any }>)
     .filter((e) => e.type === "step.claimed" || e.type === "step.released" || e.type === "step.completed")
