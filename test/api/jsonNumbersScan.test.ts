@@ -2,7 +2,8 @@
  * The byte scan for number literals a float cannot keep (src/api/jsonNumbers.ts) skips the
  * exact-value check for literals that cannot leave the float range or round to 0: that shortcut
  * must never pass one the check would refuse. Generated literals around its bounds (15 digits,
- * exponents around 290) are scanned alone and compared with the check itself.
+ * exponents around 290, integers of 16 digits up to 2^53 - 1) are scanned alone and compared with
+ * the check itself.
  */
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -16,10 +17,26 @@ const literal = fc.tuple(
   fc.integer({ min: 280, max: 330 })
 ).map(([sign, int, frac, e, power]) => `${sign}${int}${frac === undefined ? "" : `.${frac}`}${e}${power}`)
 
+/** Integers of 15 to 17 digits, many of them near 2^53 (the 16-digit shortcut's bound). */
+const integer = fc.tuple(
+  fc.constantFrom("", "-"),
+  fc.oneof(
+    fc.bigInt({ min: 10n ** 14n, max: 10n ** 17n - 1n }),
+    fc.bigInt({ min: 2n ** 53n - 1000n, max: 2n ** 53n + 1000n })
+  )
+).map(([sign, n]) => `${sign}${n}`)
+
 describe("the number scan's shortcut", () => {
   it("refuses exactly what the exact-value check refuses, near its bounds", () => {
     fc.assert(fc.property(literal, (l) => {
       const found = firstInexactNumber(Buffer.from(`{"a":[${l}]}`))
+      expect(found, l).toBe(isExactNumberLiteral(l) ? undefined : l)
+    }), { numRuns: 3000 })
+  })
+
+  it("passes 16-digit integers up to 2^53 - 1 and refuses what the check refuses past it", () => {
+    fc.assert(fc.property(integer, (l) => {
+      const found = firstInexactNumber(Buffer.from(`[1,${l},2]`))
       expect(found, l).toBe(isExactNumberLiteral(l) ? undefined : l)
     }), { numRuns: 3000 })
   })
