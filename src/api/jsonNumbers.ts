@@ -25,11 +25,16 @@ const decimal = (literal: string): string => {
   const mantissa = text.slice(negative ? 1 : 0, e === -1 ? undefined : e)
   let exponent = e === -1 ? 0 : Number(text.slice(e + 1))
   const dot = mantissa.indexOf(".")
-  let digits = dot === -1 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1)
+  const digits = dot === -1 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1)
   if (dot !== -1) exponent -= mantissa.length - dot - 1
-  digits = digits.replace(/^0+/, "")
-  const trimmed = digits.replace(/0+$/, "")
-  exponent += digits.length - trimmed.length
+  // Zeros trimmed by index, not by pattern: `/0+$/` retries from every zero of an inner run
+  // (`1000…0001`), quadratic in a literal a body can make as long as it likes.
+  let first = 0
+  while (first < digits.length && digits.charCodeAt(first) === ZERO) first++
+  let end = digits.length
+  while (end > first && digits.charCodeAt(end - 1) === ZERO) end--
+  const trimmed = digits.slice(first, end)
+  exponent += digits.length - end
   // Zero's sign and exponent say nothing: -0, 0.0 and 0e5 are all 0 as JSON numbers.
   if (trimmed === "") return "0"
   return `${negative ? "-" : ""}${trimmed}e${exponent}`
