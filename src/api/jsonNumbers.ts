@@ -11,6 +11,8 @@
  * Pure (no Node modules), so that the contract can use it, like ./jsonValue.ts.
  */
 
+import { parseJson } from "../lib/jsonParse.js"
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const MINUS = 0x2d
@@ -130,7 +132,9 @@ export const inexactNumberProblem = (
   text: string,
   firstWhere: (value: unknown, found: (v: unknown) => boolean) => { readonly path: string; readonly value: unknown } | undefined
 ): string | undefined => {
-  const value: unknown = JSON.parse(text, (_key, v: unknown, context?: { readonly source?: string }) =>
+  // Keys with escapes read as written (../lib/jsonParse.ts): otherwise a number under one could
+  // come back with no source, and pass as exact.
+  const value: unknown = parseJson(text, (_key, v: unknown, context?: { readonly source?: string }) =>
     typeof v !== "number" || context?.source === undefined || isExactNumberLiteral(context.source)
       ? v
       : new Inexact(context.source))

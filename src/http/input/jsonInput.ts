@@ -30,6 +30,7 @@ import { LARGE_INPUT, oneLargeAtATime, yieldBeforeLarge } from "../../lib/eventL
 import { parseWithLongStrings, textWithoutLongStrings } from "./jsonLongStrings.js"
 import { Base64Literals, decodeLiterals, type KeptLiteral } from "./base64Literals.js"
 import { quoted } from "../../lib/quoted.js"
+import { parseJson } from "../../lib/jsonParse.js"
 import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 import { bodyBytesDone } from "../../lib/bufferRelease.js"
 
@@ -172,7 +173,8 @@ const parseBody = (
   }
   let value: unknown
   try {
-    value = JSON.parse(text)
+    // Keys with escapes read as written, whatever other bodies had (../../lib/jsonParse.ts).
+    value = parseJson(text)
   } catch (e) {
     return { ok: false, error: malformed(e) }
   }

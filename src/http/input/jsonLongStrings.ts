@@ -15,6 +15,7 @@
  */
 import { randomUUID } from "node:crypto"
 import type { KeptLiteral } from "./base64Literals.js"
+import { parseJson } from "../../lib/jsonParse.js"
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -121,7 +122,7 @@ export const parseWithLongStrings = (
   if (keep.length > 0) {
     let value: unknown
     try {
-      value = JSON.parse(text)
+      value = parseJson(text)
     } catch {
       return undefined
     }
@@ -141,7 +142,8 @@ export const parseWithLongStrings = (
   }
   try {
     return {
-      value: JSON.parse(text, (_key, value) => {
+      // Keys with escapes read as written (../../lib/jsonParse.ts).
+      value: parseJson(text, (_key, value) => {
         const i = indexOf(value)
         return i === undefined ? value : strings[i] ?? value
       }),
