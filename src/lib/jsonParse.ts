@@ -1,7 +1,7 @@
 /**
  * JSON.parse, with object keys written with an escape read right.
  *
- * V8 (Node 24's 13.6, and 14.6 still: nodejs/node#63785) resolves an escaped key through a map
+ * V8 (Node 24's 13.6, and 14.6 still: a known V8 bug, not fixed upstream) resolves an escaped key through a map
  * transition an earlier parse made when the key's raw text starts with that transition's key: once
  * any JSON (any request's) had `{"h":[],"\\":0}`, `{"h":1,"\"":2}` parses with the key `\`, and
  * `"\t"` or `"\n"` in that place likewise. A body would be acknowledged and stored with another key

@@ -1,6 +1,6 @@
 /**
  * Object keys written with an escape are stored as written, whatever bodies came before. V8's
- * JSON.parse (Node 24, nodejs/node#63785) reads an escaped key through a map transition an earlier
+ * JSON.parse (Node 24, a known V8 bug) reads an escaped key through a map transition an earlier
  * parse made when the key's raw text starts with that transition's key: after any request with
  * `{"h":[],"\\":0}`, `{"h":1,"\"":2}` was acknowledged and stored as `{"h":1,"\\":2}`, and an
  * integer past 2^53 under such a key passed the inexact-number check (its reviver found no source)

@@ -1,6 +1,6 @@
 /**
  * parseJson (src/lib/jsonParse.ts): JSON.parse's value, with keys written with an escape read as
- * written after the transitions V8 mistakes them for exist (nodejs/node#63785).
+ * written after the transitions V8 mistakes them for exist.
  */
 import { randomUUID } from "node:crypto"
 import { describe, expect, it } from "vitest"
@@ -13,7 +13,7 @@ describe("parseJson", () => {
     const k2 = `k${randomUUID()}`
     JSON.parse(`{"${k1}":[],"\\\\":0}`)
     JSON.parse(`{"${k2}":[],"\\\\":0}`)
-    // JSON.parse itself then reads the next key as `\\` in a fresh process (not asserted: whether
+    // JSON.parse itself then reads the next key as a backslash in a fresh process (not asserted: whether
     // it does depends on what else the process has parsed; test/http/escapedKeys shows it does).
     expect(Object.keys(parseJson(`{"${k1}":1,"\\"":2}`) as object)).toEqual([k1, "\""])
     expect(Object.keys(parseJson(`{"${k2}":1,"\\t":2}`) as object)).toEqual([k2, "\t"])
