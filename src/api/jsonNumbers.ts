@@ -11,6 +11,8 @@
  * Pure (no Node modules), so that the contract can use it, like ./jsonValue.ts.
  */
 
+import { parseJson } from "./jsonParse.js"
+
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
 const MINUS = 0x2d
@@ -25,11 +27,16 @@ const decimal = (literal: string): string => {
   const mantissa = text.slice(negative ? 1 : 0, e === -1 ? undefined : e)
   let exponent = e === -1 ? 0 : Number(text.slice(e + 1))
   const dot = mantissa.indexOf(".")
-  let digits = dot === -1 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1)
+  const digits = dot === -1 ? mantissa : mantissa.slice(0, dot) + mantissa.slice(dot + 1)
   if (dot !== -1) exponent -= mantissa.length - dot - 1
-  digits = digits.replace(/^0+/, "")
-  const trimmed = digits.replace(/0+$/, "")
-  exponent += digits.length - trimmed.length
+  // Zeros trimmed by index, not by pattern: `/0+$/` retries from every zero of an inner run
+  // (`1000…0001`), quadratic in a literal a body can make as long as it likes.
+  let first = 0
+  while (first < digits.length && digits.charCodeAt(first) === ZERO) first++
+  let end = digits.length
+  while (end > first && digits.charCodeAt(end - 1) === ZERO) end--
+  const trimmed = digits.slice(first, end)
+  exponent += digits.length - end
   // Zero's sign and exponent say nothing: -0, 0.0 and 0e5 are all 0 as JSON numbers.
   if (trimmed === "") return "0"
   return `${negative ? "-" : ""}${trimmed}e${exponent}`
@@ -119,9 +126,12 @@ export const firstInexactNumber = (bytes: Uint8Array): string | undefined => {
       // slow path costs about 0.3 us a literal: 1,000,000 of `1e1` (4 MB) held the loop 314 ms
       // against 27 ms for their parse before this case was taken out of it.
       if (exponent ? digits <= 15 && power <= 290 : fraction ? i - start <= 300 : digits <= 15 || safe16(bytes, start, digits)) continue
+      // A short literal a character at a time; a long one with `apply` on the bytes, not a spread
+      // (the spread built an argument array per literal: a body of 18-digit integers took 17
+      // parses' time in this loop instead of 5).
       let literal = ""
       if (i - start <= 64) for (let k = start; k < i; k++) literal += String.fromCharCode(bytes[k]!)
-      else for (let k = start; k < i; k += 4096) literal += String.fromCharCode(...bytes.subarray(k, Math.min(i, k + 4096)))
+      else for (let k = start; k < i; k += 4096) literal += String.fromCharCode.apply(null, bytes.subarray(k, Math.min(i, k + 4096)) as unknown as Array<number>)
       if (!isExactNumberLiteral(literal)) return literal
     } else i++
   }
@@ -149,7 +159,9 @@ export const inexactNumberProblem = (
   text: string,
   firstWhere: (value: unknown, found: (v: unknown) => boolean) => { readonly path: string; readonly value: unknown } | undefined
 ): string | undefined => {
-  const value: unknown = JSON.parse(text, (_key, v: unknown, context?: { readonly source?: string }) =>
+  // Keys with escapes read as written (./jsonParse.ts): otherwise a number under one could
+  // come back with no source, and pass as exact.
+  const value: unknown = parseJson(text, (_key, v: unknown, context?: { readonly source?: string }) =>
     typeof v !== "number" || context?.source === undefined || isExactNumberLiteral(context.source)
       ? v
       : new Inexact(context.source))

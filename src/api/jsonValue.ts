@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { inexactNumberProblem } from "./jsonNumbers.js"
+import { parseJson } from "./jsonParse.js"
 
 export const DEFAULT_MAX_JSON_DEPTH = 64
 
@@ -113,7 +114,7 @@ export const CheckedJson = <S extends Schema.Top>(schema: S, maxDepth = DEFAULT_
         decode: (text) => {
           let value: unknown
           try {
-            value = JSON.parse(text)
+            value = parseJson(text)
           } catch {
             return Effect.fail(new SchemaIssue.InvalidValue({ message: "must be valid JSON" }, text))
           }

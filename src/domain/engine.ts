@@ -247,10 +247,34 @@ export const distinctDeciderRefusal = (
   return undefined
 }
 
+/**
+ * Where a decision `taken` on step `named` leaves the task: where it is, unless the decision is
+ * still in the outbox (the task still at `named`), then where the decision takes it.
+ */
+const afterDecision = (
+  task: { readonly status: string; readonly currentStep: string | null },
+  named: string,
+  taken: string,
+  runbook: Workspace.Runbook | null | undefined
+) =>
+  named !== task.currentStep
+    ? task
+    : taken === "rejected"
+    ? { status: "FAILED", currentStep: null }
+    : runbook != null
+    ? completeCurrentStep(task, runbook)
+    : task
+
 export const acceptSignal = (
   task: { readonly status: string; readonly currentStep: string | null },
   snapshots: Record<string, unknown>,
-  signal: { readonly name: string; readonly payload: Record<string, unknown>; readonly expectedStep?: string | undefined },
+  signal: {
+    readonly name: string
+    readonly payload: Record<string, unknown>
+    readonly expectedStep?: string | undefined
+    /** A decision that claims the step first (Workspace.Signal's, a decision link's). */
+    readonly claimFirst?: boolean | undefined
+  },
   pending: ReadonlyArray<PendingDecision>,
   arrival: Arrival = {}
 ): Acceptance => {
@@ -279,6 +303,20 @@ export const acceptSignal = (
     const decider = deciderOf(Object.prototype.hasOwnProperty.call(snapshots, named) ? snapshots[named] : undefined)
     const again = decider !== undefined && arrival.actor !== undefined && actorKey(decider) === actorKey(arrival.actor)
     const refused = again ? undefined : actorRefusal(named, signal.name, snapshots, arrival)
+    if (refused !== undefined && signal.claimFirst === true && !again) {
+      // A decision that claims first (a decision link's) would have taken the claim had the step
+      // been free; it was not: the one who decided held it. Judged as if this caller held the
+      // claim, the step's other rules (assignment, four-eyes) still refuse with their 403; the
+      // claim alone is a 409 naming the decision, as a claim another holds is (assignment.ts
+      // claimFirst), not "must be claimed", which the link's person cannot do from a message.
+      const asHolder = actorRefusal(named, signal.name, snapshots, {
+        ...arrival,
+        claim: arrival.actor === undefined ? arrival.claim : { stepId: named, by: arrival.actor, at: "", override: false }
+      })
+      return asHolder !== undefined
+        ? { _tag: "forbidden", message: asHolder }
+        : { _tag: "conflict", message: `Step "${named}" was already ${taken}${decider === undefined ? "" : ` by ${decider}`}, who held its claim; ${whereIs(afterDecision(task, named, taken, arrival.runbook))}` }
+    }
     return refused !== undefined ? { _tag: "forbidden", message: refused } : { _tag: "duplicate" }
   }
   // Two files sent together to one upload step (bound by arrival): the step completes once, both
@@ -291,14 +329,7 @@ export const acceptSignal = (
     // sender's write delivers before it answers. Named is where that decision takes the task, not
     // the step it leaves (a commit's sync off the event loop lets a competing decision be judged
     // in between).
-    const after = named !== task.currentStep
-      ? task
-      : taken === "rejected"
-      ? { status: "FAILED", currentStep: null }
-      : arrival.runbook != null
-      ? completeCurrentStep(task, arrival.runbook)
-      : task
-    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(after)}` }
+    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(afterDecision(task, named, taken, arrival.runbook))}` }
   }
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }

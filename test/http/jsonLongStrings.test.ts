@@ -1,7 +1,7 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { parseJsonBody } from "../../src/http/input/jsonInput.js"
-import { parseWithLongStrings } from "../../src/http/input/jsonLongStrings.js"
+import { parseWithLongStrings, textWithoutLongStrings } from "../../src/http/input/jsonLongStrings.js"
 
 /** JSON.parse's answer: the value as JSON (key order kept), or that it throws. */
 const reference = (text: string): string | undefined => {
@@ -105,5 +105,15 @@ describe("long string values made from the bytes: JSON.parse's value, or none", 
       expect(got.ok).toBe(false)
       if (!got.ok && expected !== "parsed") expect(got.error.message).toBe(expected)
     }
+  })
+})
+
+describe("textWithoutLongStrings", () => {
+  it("makes long string values \"\" and keeps keys, short strings, escapes and numbers as they are", () => {
+    const long = "x".repeat(100)
+    const json = `{"${long}":{"a":"${long}","b\\"":"q\\\\","n":[1,"${long}\\"${long}",9007199254740993]}}`
+    const text = textWithoutLongStrings(Buffer.from(json), 50)
+    expect(text).toBe(`{"${long}":{"a":"","b\\"":"q\\\\","n":[1,"",9007199254740993]}}`)
+    expect(textWithoutLongStrings(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"é":"${long}"}`)]), 50)).toBe(`{"é":""}`)
   })
 })

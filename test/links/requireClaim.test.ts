@@ -77,6 +77,28 @@ describe("a decision link on a step that requires a claim", () => {
     expect(await stepOf(taskId)).toBe("cfo_approval")
   })
 
+  it("two people's links confirmed at once: one decides, the other is a 409 naming the decision, never 'must be claimed'", async () => {
+    // Whichever commits second finds the first's claim (409 naming its holder) or, once the first
+    // decision is delivered, the step approved by them. Before: 403 "must be claimed before it is
+    // acted on (POST /v1/tasks/:taskId/claim)", what a link's person cannot do from a message.
+    for (let i = 10; i < 14; i++) {
+      const taskId = acmeTask(i)
+      const [annUrl, bobUrl] = await Promise.all([approveUrl(taskId, "ann@acme.example"), approveUrl(taskId, "bob@acme.example")])
+      const answers = await Promise.all([confirm(annUrl), confirm(bobUrl)])
+      expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text).join("\n")).toEqual([200, 409])
+      const decided = answers.find((a) => a.status === 200)!
+      const refused = answers.find((a) => a.status === 409)!
+      const decider = decided.body.actor as string
+      expect(refused.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+      expect(refused.body.message).toContain(decider)
+      expect(await stepOf(taskId)).toBe("cfo_approval")
+      expect(await claimEvents(taskId)).toEqual([
+        `step.claimed controller_approval ${decider} by ${decider}`,
+        `step.completed controller_approval ${decider} by ${decider}`
+      ])
+    }
+  })
+
   it("a decision the step's rules refuse (four-eyes) leaves no claim behind", async () => {
     // CFO_TASK: controller_approval was approved by Ann; the CFO step needs someone else.
     const refused = await confirm(await approveUrl(CFO_TASK, "ann@acme.example"))

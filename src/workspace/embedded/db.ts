@@ -16,6 +16,7 @@ import { positionOf } from "../../api/eventPaging.js"
 import { isSpooled, Runbook, type SpooledBytes, type Workspace } from "../../upstream/model.js"
 import type { Claim } from "../../domain/assignment.js"
 import { defaultOf } from "../../config/settings.js"
+import { parseJson } from "../../api/jsonParse.js"
 
 export const nowIso = () => new Date().toISOString()
 
@@ -164,7 +165,8 @@ export const guard = guardFor(DEFAULT_BUSY_TIMEOUT_MS)
 export { yieldToEventLoop } from "../../lib/eventLoop.js"
 
 export const toJson = (value: unknown): string => JSON.stringify(value ?? null)
-export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : JSON.parse(text)) as A
+// Keys with escapes read as stored, whatever was parsed before (../../api/jsonParse.ts).
+export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : parseJson(text)) as A
 
 const decodeRunbook = Schema.decodeUnknownSync(Runbook)
 export const runbookFromJson = (text: string | null): Workspace.Runbook | null =>
