@@ -43,6 +43,8 @@ describe("a body the workspace service refuses as too large", () => {
     expect(res.status, JSON.stringify(body)).toBe(413)
     expect(body).toMatchObject({ statusCode: 413, error: "Payload Too Large" })
     expect(body.message).toContain(String(STORE_CAP))
+    // Whose limit it is: not the gateway's own SVC_MAX_BODY_BYTES, which the client can read.
+    expect(body.message).toMatch(/^The workspace service refuses it: /)
     expect(failedCalls() - before).toBe(0)
     const files = await http("GET", `${gateways!.remote.url}/v1/tasks/${EXPENSE_TASK}/files`)
     expect(files.status).toBe(200)

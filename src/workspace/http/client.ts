@@ -152,7 +152,7 @@ const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
 
 /** Failures before or while sending: unreachable (refused, DNS, reset) is a 503, an unencodable request a 400. */
 const fromCallFailure = (e: unknown): Kept | UpstreamError => {
-  if (e instanceof ResponseFailure) return fromResponseFailure(e.cause)
+  if (e instanceof ResponseFailure || e instanceof PayloadTooLarge) return fromResponseFailure(e instanceof ResponseFailure ? e.cause : e)
   if (isKept(e) || isUpstream(e)) return e
   if (HttpClientError.isHttpClientError(e) && e.response === undefined) {
     return e.reason._tag === "TransportError"
