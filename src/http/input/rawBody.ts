@@ -86,7 +86,7 @@ class Aborted extends Error {}
  * Ends with the length; fails with Aborted when the client left or the server refused the rest
  * (413/503 sent), with the write's error when the disk failed.
  */
-const spoolIncoming = (
+export const spoolIncoming = (
   message: IncomingMessage,
   handle: FileHandle,
   hash: ReturnType<typeof createHash>,
@@ -95,6 +95,10 @@ const spoolIncoming = (
   new Promise((resolve, reject) => {
     let length = 0
     let settled = false
+    // The chunk being written: Node emits 'end' once the request's buffer is empty, paused or not,
+    // so the end can come while the last chunk is still being written (a 21-byte upload was read
+    // back empty): the spool is done only when that write is.
+    let writing: Promise<void> = Promise.resolve()
     const settle = (done: () => void) => {
       if (settled) return
       settled = true
@@ -119,15 +123,18 @@ const spoolIncoming = (
       if (length > maxBytes) return settle(() => resolve(fileTooLarge(maxBytes)))
       hash.update(chunk)
       message.pause()
-      writeAll(chunk, at).then(
-        () => {
-          bodyBytesDone(chunk.byteLength) // written: dead (src/lib/bufferRelease.ts)
-          if (!settled) message.resume()
-        },
-        (e) => settle(() => reject(e))
-      )
+      // Rejects with the disk's error, for the end to see too (it may have settled already).
+      writing = writeAll(chunk, at).then(() => {
+        bodyBytesDone(chunk.byteLength) // written: dead (src/lib/bufferRelease.ts)
+        if (!settled) message.resume()
+      })
+      writing.catch((e) => settle(() => reject(e)))
     }
-    const onEnd = () => settle(() => (bodyRefused(message) || !message.complete ? reject(new Aborted()) : resolve(length)))
+    const onEnd = () =>
+      settle(() =>
+        bodyRefused(message) || !message.complete
+          ? reject(new Aborted())
+          : writing.then(() => resolve(length), reject))
     const onAbort = () => settle(() => reject(new Aborted()))
     message.on("data", onData)
     message.on("end", onEnd)
