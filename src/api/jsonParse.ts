@@ -32,13 +32,37 @@ const isKeyAt = (text: string, close: number): boolean => {
   return text.charCodeAt(i) === 0x3a
 }
 
+const KEY_ICON = "\u{1F511}"
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39
+
+/**
+ * A prefix the text does not hold, so no key of its own starts with it (no randomness: this also
+ * runs in browsers, where crypto.randomUUID needs a secure context): `🔑:`, else `🔑<n>:` with an
+ * n that no `🔑` of the text is followed by (then a colon). Found in one pass: making the prefix an
+ * icon longer per look at the whole text was quadratic in a run of icons (a 200 KB string value
+ * of them beside one backslash held the event loop 15 s), and the prefix as long as the run.
+ */
+const markerFor = (text: string): string => {
+  const plain = `${KEY_ICON}:`
+  if (!text.includes(plain)) return plain
+  const taken = new Set<number>()
+  for (let i = text.indexOf(KEY_ICON); i !== -1; i = text.indexOf(KEY_ICON, i + KEY_ICON.length)) {
+    let end = i + KEY_ICON.length
+    while (isDigit(text.charCodeAt(end))) end++
+    // More digits than there are icons in any string cannot be the n chosen below.
+    const digits = end - i - KEY_ICON.length
+    if (digits > 0 && digits <= 10 && text.charCodeAt(end) === 0x3a) taken.add(Number(text.slice(i + KEY_ICON.length, end)))
+  }
+  let n = 0
+  while (taken.has(n)) n++
+  return `${KEY_ICON}${n}:`
+}
+
 /** `text` (JSON; any other text gives a text JSON.parse refuses too) with every key that has an escape made `"<marker><n>"`, and those keys decoded; undefined when none has one. */
 const withPlaceholderKeys = (text: string): { readonly text: string; readonly marker: string; readonly keys: ReadonlyArray<string> } | undefined => {
   if (text.indexOf("\\") === -1) return undefined
-  // A prefix the text does not hold, so no key of its own starts with it (no randomness: this also
-  // runs in browsers, where crypto.randomUUID needs a secure context).
-  let marker = "\u{1F511}:"
-  while (text.includes(marker)) marker = `\u{1F511}${marker}`
+  const marker = markerFor(text)
   const keys: Array<string> = []
   let out = ""
   let from = 0
