@@ -65,6 +65,7 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
   const marker = markerFor(text)
   const keys: Array<string> = []
   const indexes = new Map<string, number>()
+  const writtenAs = new Map<string, string>()
   let out = ""
   let from = 0
   let at = 0
@@ -81,23 +82,40 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
     if (close === -1) break
     if (slash < close && isKeyAt(text, close)) {
       // A string value's decode: no property key is made, so no transition is consulted.
-      // One placeholder per key as written, however often: a placeholder per occurrence gave every
-      // object its own keys (a 32 MB array of {"\u0061":1} parsed 10 times slower than the text
-      // itself). Two spellings of one key in an object are two placeholders, rebuilt as JSON.parse's
-      // duplicate below.
       const literal = text.slice(open, close + 1)
-      let index = indexes.get(literal)
-      if (index === undefined) {
-        index = keys.push(JSON.parse(literal) as string) - 1
-        indexes.set(literal, index)
+      let written = writtenAs.get(literal)
+      if (written === undefined) {
+        const key = JSON.parse(literal) as string
+        if (!NEEDS_ESCAPE.test(key) && !key.startsWith(marker)) {
+          // A key that can be written without an escape (`\u0061`, `\u0031`, `\/`) is written
+          // so: it is the same key, and JSON.parse places it, duplicates and order included (an
+          // integer key, `1`, comes before the others, so a rebuild in key order had given
+          // {"\u0031":"first","1":"last"} the first value).
+          written = `"${key}"`
+        } else {
+          // One placeholder per key, however it is spelt and however often: JSON.parse keeps its
+          // duplicates as the key's own; and a placeholder per occurrence gave every object keys
+          // of its own (a 32 MB array of {"\"":1} parsed 10 times slower than the text itself).
+          let index = indexes.get(key)
+          if (index === undefined) {
+            index = keys.push(key) - 1
+            indexes.set(key, index)
+          }
+          written = `"${marker}${index}"`
+        }
+        writtenAs.set(literal, written)
       }
-      out += `${text.slice(from, open)}"${marker}${index}"`
+      out += text.slice(from, open) + written
       from = close + 1
     }
     at = close + 1
   }
-  return keys.length === 0 ? undefined : { text: out + text.slice(from), marker, keys }
+  // Keys only written without their escapes are still this text's to give, not the original's.
+  return from === 0 ? undefined : { text: out + text.slice(from), marker, keys }
 }
+
+/** What a key must escape to be written in JSON: a quote, a backslash, a control character. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/
 
 const define = (target: object, key: string, value: unknown) =>
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
@@ -163,5 +181,5 @@ export const parseJson = (text: string, reviver?: Reviver): unknown => {
     return parse(text)
   }
   if (placeheld === undefined) return parse(text)
-  return renamed(value, placeheld.marker, placeheld.keys)
+  return placeheld.keys.length === 0 ? value : renamed(value, placeheld.marker, placeheld.keys)
 }

@@ -20,6 +20,15 @@ describe("parseJson", () => {
     expect(parseJson(`[{"${k1}":1,"\\"":[{"${k1}":1,"\\u0022":9}]}]`)).toEqual([{ [k1]: 1, "\"": [{ [k1]: 1, "\"": 9 }] }])
   })
 
+  it("reads a key whose escape is not needed (\\u0061, \\/) as written, and its duplicates as JSON.parse does", () => {
+    const k = `k${randomUUID()}`
+    JSON.parse(`{"${k}":[],"\\\\":0}`)
+    expect(parseJson(String.raw`{"${k}":1,"\u0061":2,"\/":3}`)).toEqual({ [k]: 1, a: 2, "/": 3 })
+    // Before: rebuilt in key order, where an integer key comes first: {"1":"first"}.
+    const dup = parseJson(String.raw`{"\u0031":"first","1":"last","\u0061":"x","a":"y","\t":1,"\u0009":2}`)
+    expect(Object.entries(dup as object)).toEqual([["1", "last"], ["a", "y"], ["\t", 2]])
+  })
+
   it("keeps JSON.parse's order, duplicates, own __proto__ and errors", () => {
     const order = parseJson(String.raw`{"b":1,"\u0031":2,"a":3,"0":4,"\u0062":5}`) as Record<string, unknown>
     expect(Object.entries(order)).toEqual([["0", 4], ["1", 2], ["b", 5], ["a", 3]])

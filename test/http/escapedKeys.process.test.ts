@@ -72,3 +72,15 @@ describe("a body with a long run of key icons and a backslash", () => {
     expect(await storedText(task)).toContain(`"payload":{"\\t":"${run}:"}`)
   })
 })
+
+describe("a key written twice, once with an escape", () => {
+  it("keeps the last value, as JSON.parse does, an integer key included", async () => {
+    const task = await gw.newTask()
+    // Before: acknowledged and stored as {"1":"first","a":"y"}: the object rebuilt in key order,
+    // where the integer key 1 comes before the placeholder that stood for "\u0031".
+    const res = await event(task, 1, String.raw`{"\u0031":"first","1":"last","\u0061":"x","a":"y"}`)
+    expect(res.status, res.text).toBe(200)
+    expect(JSON.parse(res.text).event.payload).toEqual({ 1: "last", a: "y" })
+    expect(await storedText(task)).toContain(`"payload":{"1":"last","a":"y"}`)
+  })
+})
