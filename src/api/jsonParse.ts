@@ -64,7 +64,6 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
   if (text.indexOf("\\") === -1) return undefined
   const marker = markerFor(text)
   const keys: Array<string> = []
-  const indexes = new Map<string, number>()
   const writtenAs = new Map<string, string>()
   let out = ""
   let from = 0
@@ -93,16 +92,14 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
           // {"\u0031":"first","1":"last"} the first value).
           written = `"${key}"`
         } else {
-          // One placeholder per key, however it is spelt and however often: JSON.parse keeps its
-          // duplicates as the key's own; and a placeholder per occurrence gave every object keys
-          // of its own (a 32 MB array of {"\"":1} parsed 10 times slower than the text itself).
-          let index = indexes.get(key)
-          if (index === undefined) {
-            index = keys.push(key) - 1
-            indexes.set(key, index)
-          }
-          written = `"${marker}${index}"`
+          // One placeholder per key as spelt, however often: a placeholder per occurrence gave
+          // every object keys of its own (a 32 MB array of {"\"":1} parsed 10 times slower than
+          // the text itself). No placeholder is an integer, so an object's keys stay in the text's
+          // order and two spellings of one key (`\t`, `\u0009`) are rebuilt as JSON.parse's duplicate.
+          written = `"${marker}${keys.push(key) - 1}"`
         }
+        // Kept small: a body of a million different keys gains nothing from it and paid 1 us a key.
+        if (writtenAs.size === 4096) writtenAs.clear()
         writtenAs.set(literal, written)
       }
       out += text.slice(from, open) + written
