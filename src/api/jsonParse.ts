@@ -32,14 +32,39 @@ const isKeyAt = (text: string, close: number): boolean => {
   return text.charCodeAt(i) === 0x3a
 }
 
+const KEY_ICON = "\u{1F511}"
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39
+
+/**
+ * A prefix the text does not hold, so no key of its own starts with it (no randomness: this also
+ * runs in browsers, where crypto.randomUUID needs a secure context): `🔑:`, else `🔑<n>:` with an
+ * n that no `🔑` of the text is followed by (then a colon). Found in one pass: making the prefix an
+ * icon longer per look at the whole text was quadratic in a run of icons (a 200 KB string value
+ * of them beside one backslash held the event loop 15 s), and the prefix as long as the run.
+ */
+const markerFor = (text: string): string => {
+  const plain = `${KEY_ICON}:`
+  if (!text.includes(plain)) return plain
+  const taken = new Set<number>()
+  for (let i = text.indexOf(KEY_ICON); i !== -1; i = text.indexOf(KEY_ICON, i + KEY_ICON.length)) {
+    let end = i + KEY_ICON.length
+    while (isDigit(text.charCodeAt(end))) end++
+    // More digits than there are icons in any string cannot be the n chosen below.
+    const digits = end - i - KEY_ICON.length
+    if (digits > 0 && digits <= 10 && text.charCodeAt(end) === 0x3a) taken.add(Number(text.slice(i + KEY_ICON.length, end)))
+  }
+  let n = 0
+  while (taken.has(n)) n++
+  return `${KEY_ICON}${n}:`
+}
+
 /** `text` (JSON; any other text gives a text JSON.parse refuses too) with every key that has an escape made `"<marker><n>"`, and those keys decoded; undefined when none has one. */
 const withPlaceholderKeys = (text: string): { readonly text: string; readonly marker: string; readonly keys: ReadonlyArray<string> } | undefined => {
   if (text.indexOf("\\") === -1) return undefined
-  // A prefix the text does not hold, so no key of its own starts with it (no randomness: this also
-  // runs in browsers, where crypto.randomUUID needs a secure context).
-  let marker = "\u{1F511}:"
-  while (text.includes(marker)) marker = `\u{1F511}${marker}`
+  const marker = markerFor(text)
   const keys: Array<string> = []
+  const writtenAs = new Map<string, string>()
   let out = ""
   let from = 0
   let at = 0
@@ -56,37 +81,86 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
     if (close === -1) break
     if (slash < close && isKeyAt(text, close)) {
       // A string value's decode: no property key is made, so no transition is consulted.
-      keys.push(JSON.parse(text.slice(open, close + 1)) as string)
-      out += `${text.slice(from, open)}"${marker}${keys.length - 1}"`
+      const literal = text.slice(open, close + 1)
+      let written = writtenAs.get(literal)
+      if (written === undefined) {
+        const key = JSON.parse(literal) as string
+        if (!NEEDS_ESCAPE.test(key) && !key.startsWith(marker)) {
+          // A key that can be written without an escape (`\u0061`, `\u0031`, `\/`) is written
+          // so: it is the same key, and JSON.parse places it, duplicates and order included (an
+          // integer key, `1`, comes before the others, so a rebuild in key order had given
+          // {"\u0031":"first","1":"last"} the first value).
+          written = `"${key}"`
+        } else {
+          // One placeholder per key as spelt, however often: a placeholder per occurrence gave
+          // every object keys of its own (a 32 MB array of {"\"":1} parsed 10 times slower than
+          // the text itself). No placeholder is an integer, so an object's keys stay in the text's
+          // order and two spellings of one key (`\t`, `\u0009`) are rebuilt as JSON.parse's duplicate.
+          written = `"${marker}${keys.push(key) - 1}"`
+        }
+        // Kept small: a body of a million different keys gains nothing from it and paid 1 us a key.
+        if (writtenAs.size === 4096) writtenAs.clear()
+        writtenAs.set(literal, written)
+      }
+      out += text.slice(from, open) + written
       from = close + 1
     }
     at = close + 1
   }
-  return keys.length === 0 ? undefined : { text: out + text.slice(from), marker, keys }
+  // Keys only written without their escapes are still this text's to give, not the original's.
+  return from === 0 ? undefined : { text: out + text.slice(from), marker, keys }
 }
+
+/** What a key must escape to be written in JSON: a quote, a backslash, a control character. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f]/
 
 const define = (target: object, key: string, value: unknown) =>
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
 
-/** `root` with every object that has a placeholder key rebuilt with the keys decoded (no recursion: any depth). */
+/**
+ * `root` with every object that has a placeholder key rebuilt with the keys decoded (no recursion:
+ * any depth). Only objects and arrays are visited, arrays by index: a tuple per value, numbers
+ * included, made the walk 12 times the parse (an escaped key beside an array of 4,000,000 numbers).
+ */
 const renamed = (root: unknown, marker: string, keys: ReadonlyArray<string>): unknown => {
+  const hasPlaceholder = (o: object): boolean => {
+    for (const k in o) if (k.startsWith(marker)) return true
+    return false
+  }
   const rebuild = (o: Record<string, unknown>) => {
     const out: Record<string, unknown> = {}
-    for (const k of Object.keys(o)) define(out, k.startsWith(marker) ? keys[Number(k.slice(marker.length))]! : k, o[k])
+    for (const k of Object.keys(o)) {
+      const key = k.startsWith(marker) ? keys[Number(k.slice(marker.length))]! : k
+      // An assignment but for `__proto__`, which would set the prototype instead.
+      if (key === "__proto__") define(out, key, o[k])
+      else out[key] = o[k]
+    }
     return out
   }
-  let result = root
-  const stack: Array<readonly [object | undefined, string, unknown]> = [[undefined, "", root]]
+  const visited = (v: object): object => (!Array.isArray(v) && hasPlaceholder(v) ? rebuild(v as Record<string, unknown>) : v)
+  if (root === null || typeof root !== "object") return root
+  const result = visited(root)
+  const stack: Array<object> = [result]
   while (stack.length > 0) {
-    const [parent, key, v] = stack.pop()!
-    if (v === null || typeof v !== "object") continue
-    let node = v as Record<string, unknown>
-    if (!Array.isArray(v) && Object.keys(v).some((k) => k.startsWith(marker))) {
-      node = rebuild(node)
-      if (parent === undefined) result = node
-      else define(parent, key, node)
+    const node = stack.pop()!
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const v: unknown = node[i]
+        if (v === null || typeof v !== "object") continue
+        const w = visited(v)
+        if (w !== v) node[i] = w
+        stack.push(w)
+      }
+    } else {
+      const o = node as Record<string, unknown>
+      for (const k of Object.keys(o)) {
+        const v = o[k]
+        if (v === null || typeof v !== "object") continue
+        const w = visited(v)
+        if (w !== v) define(o, k, w)
+        stack.push(w)
+      }
     }
-    for (const k of Object.keys(node)) stack.push([node, k, node[k]])
   }
   return result
 }
@@ -104,5 +178,5 @@ export const parseJson = (text: string, reviver?: Reviver): unknown => {
     return parse(text)
   }
   if (placeheld === undefined) return parse(text)
-  return renamed(value, placeheld.marker, placeheld.keys)
+  return placeheld.keys.length === 0 ? value : renamed(value, placeheld.marker, placeheld.keys)
 }

@@ -7,7 +7,7 @@
  * and was stored as another number. src/api/jsonParse.ts reads such keys apart. On the built process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BuiltGateway, startGateway } from "../files/builtGateway.js"
+import { type BuiltGateway, healthLatency, startGateway } from "../files/builtGateway.js"
 
 let gw: BuiltGateway
 
@@ -51,5 +51,36 @@ describe("escaped object keys after a body with a backslash key", () => {
     for (const payload of [String.raw`{"h":[],"\\":0}`, String.raw`{"d":[],"\\":0}`, String.raw`{"h":1,"\"":2}`, String.raw`{"d":1,"\t":2}`]) {
       expect(served).toContain(`"payload":${payload}`)
     }
+  })
+})
+
+describe("a body with a long run of key icons and a backslash", () => {
+  it("is answered at once, and /v1/health meanwhile", async () => {
+    const task = await gw.newTask()
+    // The placeholder keys' prefix was made an icon longer per look at the whole body: this 200 KB
+    // body held the event loop 15 s (80 KB: 1.9 s), /v1/health and every other request waiting.
+    const run = "\u{1F511}".repeat(50_000)
+    const sent = performance.now()
+    const answer = event(task, 1, `{"\\t":"${run}:"}`)
+    const health = await healthLatency(gw.url)
+    const res = await answer
+    const ms = performance.now() - sent
+    expect(res.status, res.text).toBe(200)
+    expect(health.status).toBe(200)
+    expect(ms).toBeLessThan(1000)
+    expect(health.ms).toBeLessThan(1000)
+    expect(await storedText(task)).toContain(`"payload":{"\\t":"${run}:"}`)
+  })
+})
+
+describe("a key written twice, once with an escape", () => {
+  it("keeps the last value, as JSON.parse does, an integer key included", async () => {
+    const task = await gw.newTask()
+    // Before: acknowledged and stored as {"1":"first","a":"y"}: the object rebuilt in key order,
+    // where the integer key 1 comes before the placeholder that stood for "\u0031".
+    const res = await event(task, 1, String.raw`{"\u0031":"first","1":"last","\u0061":"x","a":"y"}`)
+    expect(res.status, res.text).toBe(200)
+    expect(JSON.parse(res.text).event.payload).toEqual({ 1: "last", a: "y" })
+    expect(await storedText(task)).toContain(`"payload":{"1":"last","a":"y"}`)
   })
 })
