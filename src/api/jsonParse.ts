@@ -65,6 +65,8 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
   const marker = markerFor(text)
   const keys: Array<string> = []
   const writtenAs = new Map<string, string>()
+  // Every key given a placeholder, decoded: never cleared (a key's placeholder must be one).
+  const placeholderOf = new Map<string, number>()
   let out = ""
   let from = 0
   let at = 0
@@ -92,11 +94,18 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
           // {"\u0031":"first","1":"last"} the first value).
           written = `"${key}"`
         } else {
-          // One placeholder per key as spelt, however often: a placeholder per occurrence gave
-          // every object keys of its own (a 32 MB array of {"\"":1} parsed 10 times slower than
-          // the text itself). No placeholder is an integer, so an object's keys stay in the text's
-          // order and two spellings of one key (`\t`, `\u0009`) are rebuilt as JSON.parse's duplicate.
-          written = `"${marker}${keys.push(key) - 1}"`
+          // One placeholder per key, however often and however spelt: a placeholder per occurrence
+          // gave every object keys of its own (a 32 MB array of {"\"":1} parsed 10 times slower
+          // than the text itself), and one per spelling made two spellings of one key (`\t`,
+          // `\u0009`) two keys, the rebuild keeping the later-placed one's value instead of the
+          // last written ({"\t":0,"\u0009":"","\t":"x"} gave ""). No placeholder is an integer, so
+          // an object's keys stay in the text's order.
+          let id = placeholderOf.get(key)
+          if (id === undefined) {
+            id = keys.push(key) - 1
+            placeholderOf.set(key, id)
+          }
+          written = `"${marker}${id}"`
         }
         // Kept small: a body of a million different keys gains nothing from it and paid 1 us a key.
         if (writtenAs.size === 4096) writtenAs.clear()

