@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import { Conflict } from "../api/errors.js"
 import { actorKey } from "./actorSkeleton.js"
+import { parseJson } from "../api/jsonParse.js"
 
 /** How long a key and its result are kept: a retry later than this runs again. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -66,7 +67,8 @@ export const keyReused = (key: string) =>
 
 /** A stored result, as text, and back (`undefined`, a void result, is stored as null). */
 export const encodeResult = (result: unknown): string | null => (result === undefined ? null : JSON.stringify(result))
-export const decodeResult = <A>(text: string | null): A => (text === null ? undefined : JSON.parse(text)) as A
+/** A stored result as first answered: keys written with an escape read as written (../api/jsonParse.ts). */
+export const decodeResult = <A>(text: string | null): A => (text === null ? undefined : parseJson(text)) as A
 
 /**
  * The fingerprint of each write of the port, from its arguments (computed only for a keyed
