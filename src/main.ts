@@ -19,6 +19,8 @@
  */
 // First: `.env` fills the environment before anything reads a setting.
 import { describeDotEnv } from "./dotEnv.js"
+// Then every JSON.parse of the process reads escaped keys as written (V8's key bug).
+import "./http/jsonParseFix.js"
 import { RAW_UPLOAD_ROUTE } from "./api/files.js"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"

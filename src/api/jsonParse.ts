@@ -15,6 +15,12 @@
  * Pure (no Node modules).
  */
 
+/**
+ * The engine's own JSON.parse, taken when this module loads: a process may put parseJson in its
+ * place (src/lib/jsonParseFix.ts), and parseJson itself must call the engine's.
+ */
+const nativeParse: typeof JSON.parse = JSON.parse
+
 type Reviver = (this: unknown, key: string, value: unknown, context?: { readonly source?: string }) => unknown
 
 const BACKSLASH = 0x5c
@@ -86,7 +92,7 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
       const literal = text.slice(open, close + 1)
       let written = writtenAs.get(literal)
       if (written === undefined) {
-        const key = JSON.parse(literal) as string
+        const key = nativeParse(literal) as string
         if (!NEEDS_ESCAPE.test(key) && !key.startsWith(marker)) {
           // A key that can be written without an escape (`\u0061`, `\u0031`, `\/`) is written
           // so: it is the same key, and JSON.parse places it, duplicates and order included (an
@@ -176,7 +182,7 @@ const renamed = (root: unknown, marker: string, keys: ReadonlyArray<string>): un
 
 /** JSON.parse(text, reviver), keys with escapes read as written (see above). Throws as JSON.parse does. */
 export const parseJson = (text: string, reviver?: Reviver): unknown => {
-  const parse = (t: string): unknown => (reviver === undefined ? JSON.parse(t) : JSON.parse(t, reviver as never))
+  const parse = (t: string): unknown => (reviver === undefined ? nativeParse(t) : nativeParse(t, reviver as never))
   let placeheld: ReturnType<typeof withPlaceholderKeys>
   let value: unknown
   try {

@@ -11,6 +11,8 @@
  * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/server/Drain.ts): exit 0, or 1 when
  * the grace period ran out.
  */
+// First: every JSON.parse of the process reads escaped keys as written (V8's key bug).
+import "../../http/jsonParseFix.js"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
