@@ -75,19 +75,21 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
   const placeholderOf = new Map<string, number>()
   let out = ""
   let from = 0
-  let at = 0
-  // The next backslash, looked for again only once passed (one look per literal was quadratic).
-  let slash = text.indexOf("\\")
-  for (;;) {
-    const open = text.indexOf('"', at)
-    if (open === -1) break
-    if (slash < open) slash = text.indexOf("\\", open + 1)
-    // No backslash after here: no key further on has an escape.
-    if (slash === -1) break
-    let close = text.indexOf('"', open + 1)
+  // From backslash to backslash: only a literal that holds one can be a key written with an
+  // escape, and in JSON a backslash stands only inside a literal. Walking every literal up to the
+  // last backslash cost a 1 MB text with `\n` in its values 35% more than its parse.
+  for (let slash = text.indexOf("\\"); slash !== -1; ) {
+    // Its literal's close: the next quote after it that no backslash escapes.
+    let close = text.indexOf('"', slash + 1)
     while (close !== -1 && escapedAt(text, close)) close = text.indexOf('"', close + 1)
     if (close === -1) break
-    if (slash < close && isKeyAt(text, close)) {
+    // Its open: the last quote before it that no backslash escapes (none stands inside a literal).
+    let open = text.lastIndexOf('"', slash)
+    while (open !== -1 && escapedAt(text, open)) open = text.lastIndexOf('"', open - 1)
+    slash = text.indexOf("\\", close + 1)
+    // Not a literal of its own (text that is no JSON: JSON.parse refuses it, below or after).
+    if (open < from) continue
+    if (isKeyAt(text, close)) {
       // A string value's decode: no property key is made, so no transition is consulted.
       const literal = text.slice(open, close + 1)
       let written = writtenAs.get(literal)
@@ -120,7 +122,6 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
       out += text.slice(from, open) + written
       from = close + 1
     }
-    at = close + 1
   }
   // Keys only written without their escapes are still this text's to give, not the original's.
   return from === 0 ? undefined : { text: out + text.slice(from), marker, keys }
