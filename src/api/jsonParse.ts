@@ -17,7 +17,7 @@
 
 /**
  * The engine's own JSON.parse, taken when this module loads: a process may put parseJson in its
- * place (src/lib/jsonParseFix.ts), and parseJson itself must call the engine's.
+ * place (src/http/jsonParseFix.ts), and parseJson itself must call the engine's.
  */
 const nativeParse: typeof JSON.parse = JSON.parse
 
@@ -68,7 +68,10 @@ const markerFor = (text: string): string => {
 /** `text` (JSON; any other text gives a text JSON.parse refuses too) with every key that has an escape made `"<marker><n>"`, and those keys decoded; undefined when none has one. */
 const withPlaceholderKeys = (text: string): { readonly text: string; readonly marker: string; readonly keys: ReadonlyArray<string> } | undefined => {
   if (text.indexOf("\\") === -1) return undefined
-  const marker = markerFor(text)
+  // Looked for only once a key with an escape is found: most texts with a backslash hold it in a
+  // value, and the look is a pass over the whole text.
+  let marker: string | undefined
+  const markerOf = () => (marker ??= markerFor(text))
   const keys: Array<string> = []
   const writtenAs = new Map<string, string>()
   // Every key given a placeholder, decoded: never cleared (a key's placeholder must be one).
@@ -95,7 +98,7 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
       let written = writtenAs.get(literal)
       if (written === undefined) {
         const key = nativeParse(literal) as string
-        if (!NEEDS_ESCAPE.test(key) && !key.startsWith(marker)) {
+        if (!NEEDS_ESCAPE.test(key) && !(key.startsWith(KEY_ICON) && key.startsWith(markerOf()))) {
           // A key that can be written without an escape (`\u0061`, `\u0031`, `\/`) is written
           // so: it is the same key, and JSON.parse places it, duplicates and order included (an
           // integer key, `1`, comes before the others, so a rebuild in key order had given
@@ -113,7 +116,7 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
             id = keys.push(key) - 1
             placeholderOf.set(key, id)
           }
-          written = `"${marker}${id}"`
+          written = `"${markerOf()}${id}"`
         }
         // Kept small: a body of a million different keys gains nothing from it and paid 1 us a key.
         if (writtenAs.size === 4096) writtenAs.clear()
@@ -124,7 +127,8 @@ const withPlaceholderKeys = (text: string): { readonly text: string; readonly ma
     }
   }
   // Keys only written without their escapes are still this text's to give, not the original's.
-  return from === 0 ? undefined : { text: out + text.slice(from), marker, keys }
+  // No marker was needed when no key took a placeholder (`keys` empty: nothing to rename).
+  return from === 0 ? undefined : { text: out + text.slice(from), marker: marker ?? "", keys }
 }
 
 /** What a key must escape to be written in JSON: a quote, a backslash, a control character. */

@@ -26,6 +26,7 @@ import { NotFound } from "../api/errors.js"
 import { TaskId, Uuid } from "../api/ids.js"
 import { actorProblem, headerBytes } from "../services/actorValue.js"
 import { inexactNumberProblem } from "../api/jsonNumbers.js"
+import { parseJson } from "../api/jsonParse.js"
 import { firstWhere } from "../api/jsonValue.js"
 
 export const DEFAULT_URL = "http://127.0.0.1:3000"
@@ -438,7 +439,7 @@ export const checkPayload = <A>(schema: Schema.Decoder<A>, value: unknown, what:
 const readValue = (raw: string): { readonly value: unknown; readonly inexact?: string } => {
   let value: unknown
   try {
-    value = JSON.parse(raw)
+    value = parseJson(raw)
   } catch {
     return { value: raw }
   }

@@ -3,6 +3,8 @@
  * dist/cli.js (scripts/build.mjs) and run by the bin src/cli/bin.mjs; `tsx src/cli/main.ts ...`
  * from a checkout. Exit codes: 0 success, 1 an API error (message on stderr), 2 a usage error.
  */
+// First: every JSON.parse of the process (the gateway's answers too) reads escaped keys as written.
+import "../http/jsonParseFix.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"

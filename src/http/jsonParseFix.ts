@@ -4,8 +4,9 @@
  * parseJson, but a process also parses what it did not write the call for: the workspace HTTP
  * client's answers (a gateway over a workspace service served `{"h":1,"\\":2}` for the stored
  * `{"h":1,"\"":2}` once it had read a backslash key), PostgreSQL's JSON columns, stored
- * idempotency results. Imported for its effect first thing by each process's entry (src/main.ts,
- * src/workspace/server/main.ts); a text that is not a string goes to the engine's own parse.
+ * idempotency results, the answers `svc` prints. Imported for its effect first thing by each
+ * process's entry (src/main.ts, src/workspace/server/main.ts, src/cli/main.ts); a text that is
+ * not a string goes to the engine's own parse.
  * A text with no backslash costs one `indexOf` more.
  */
 import { parseJson } from "../api/jsonParse.js"

@@ -5,6 +5,7 @@ import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
 import { DataIngestDto } from "../../api/dtos.js"
 import { inexactNumberProblem } from "../../api/jsonNumbers.js"
+import { parseJson } from "../../api/jsonParse.js"
 import { firstWhere } from "../../api/jsonValue.js"
 import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, unreadable, usage } from "../common.js"
 
@@ -14,13 +15,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * The records of a file: a JSON array of objects, one JSON object, or NDJSON (one object per
  * line; blank lines skipped). `.ndjson` / `.jsonl` files are read as NDJSON only. A number the
  * parse would change (an integer past 2^53, src/api/jsonNumbers.ts) is refused here, naming
- * where it is: parsed, it would be sent, and stored, as another number with no word said.
+ * where it is: parsed, it would be sent, and stored, as another number with no word said. Keys
+ * written with an escape are read as written (../../api/jsonParse.ts: a line after one with a
+ * backslash key had its `"\""` read as `\`).
  */
 export const parseRecords = (name: string, text: string): { ok: true; records: Array<unknown> } | { ok: false; message: string } => {
   const ndjsonOnly = /\.(nd)?jsonl?$/i.test(name) && !/\.json$/i.test(name)
   if (!ndjsonOnly) {
     try {
-      const doc = JSON.parse(text) as unknown
+      const doc = parseJson(text)
       const problem = inexactNumberProblem(text, firstWhere)
       if (problem !== undefined) return { ok: false, message: `${name}: ${problem}` }
       return { ok: true, records: Array.isArray(doc) ? doc : [doc] }
@@ -34,7 +37,7 @@ export const parseRecords = (name: string, text: string): { ok: true; records: A
     const l = lines[i]!.trim()
     if (l === "") continue
     try {
-      records.push(JSON.parse(l))
+      records.push(parseJson(l))
     } catch (e) {
       return { ok: false, message: `${name}:${i + 1}: not JSON (${(e as Error).message})` }
     }
