@@ -51,24 +51,23 @@ export interface StoredSecrets {
   readonly older_secrets?: string | null | undefined
 }
 
-/** Every secret that signs an attempt at `nowMs`: the current one first, then replaced ones still in their overlap. */
-export const signingSecrets = (row: StoredSecrets, nowMs: number): ReadonlyArray<string> => {
-  const replaced: OlderSecrets = [
+/** The replaced secrets still in their overlap at `nowMs`, newest first: the previous one, then those before it. */
+const stillSigning = (row: StoredSecrets, nowMs: number): OlderSecrets =>
+  [
     ...(row.previous_secret !== null ? [[row.previous_secret, Number(row.previous_until_ms ?? 0)] as const] : []),
     ...olderOf(row.older_secrets)
-  ]
-  return [row.secret, ...replaced.filter(([, until]) => until > nowMs).map(([s]) => s)].slice(0, MAX_SIGNING_SECRETS)
-}
+  ].filter(([, until]) => until > nowMs)
+
+/** Every secret that signs an attempt at `nowMs`: the current one first, then replaced ones still in their overlap. */
+export const signingSecrets = (row: StoredSecrets, nowMs: number): ReadonlyArray<string> =>
+  [row.secret, ...stillSigning(row, nowMs).map(([s]) => s)].slice(0, MAX_SIGNING_SECRETS)
 
 /**
  * The replaced secrets before the previous one, after a rotation at `nowMs`: the previous one joins
  * them while it still signs (a second rotation within the overlap keeps the first one's promise).
  */
 const olderAfterRotation = (row: StoredSecrets, nowMs: number): string | null => {
-  const kept: OlderSecrets = [
-    ...(row.previous_secret !== null ? [[row.previous_secret, Number(row.previous_until_ms ?? 0)] as const] : []),
-    ...olderOf(row.older_secrets)
-  ].filter(([, until]) => until > nowMs).slice(0, MAX_SIGNING_SECRETS - 2)
+  const kept = stillSigning(row, nowMs).slice(0, MAX_SIGNING_SECRETS - 2)
   return kept.length === 0 ? null : JSON.stringify(kept)
 }
 
