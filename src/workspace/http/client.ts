@@ -152,7 +152,9 @@ const fromResponseFailure = (e: unknown): Kept | UpstreamError => {
 
 /** Failures before or while sending: unreachable (refused, DNS, reset) is a 503, an unencodable request a 400. */
 const fromCallFailure = (e: unknown): Kept | UpstreamError => {
-  if (e instanceof ResponseFailure || e instanceof PayloadTooLarge) return fromResponseFailure(e instanceof ResponseFailure ? e.cause : e)
+  if (e instanceof ResponseFailure) return fromResponseFailure(e.cause)
+  // The service's 413 comes back decoded, not as a response failure: said as its own (above).
+  if (e instanceof PayloadTooLarge) return fromResponseFailure(e)
   if (isKept(e) || isUpstream(e)) return e
   if (HttpClientError.isHttpClientError(e) && e.response === undefined) {
     return e.reason._tag === "TransportError"
