@@ -5,20 +5,12 @@
  * (src/api/fileAccept.ts). The demo's expense-review starts at upload_receipts, which accepts
  * application/pdf and image/png; bank-reconciliation's upload step accepts anything.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { builtGatewayOfFile } from "./builtGateway.js"
 import { waitFor } from "../support/waitFor.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 const data = Buffer.from("%PDF-1.7 not really").toString("base64")
 const signal = (taskId: string) => ({ signalTaskId: taskId, signalName: "file_submitted" })

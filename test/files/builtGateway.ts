@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
+import { afterAll, beforeAll } from "vitest"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 
 /** The demo tenant's (acme) first entity. */
@@ -43,6 +44,38 @@ export const startGateway = async (env: Record<string, string> = {}): Promise<Bu
       await service.stop()
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+}
+
+/**
+ * The built gateway of the calling test file: started before its tests, stopped after them. What
+ * it returns reads the started one (so a test file writes `const gw = builtGatewayOfFile()` at its
+ * top instead of the start and stop hooks).
+ */
+export const builtGatewayOfFile = (env: Record<string, string> = {}): BuiltGateway => {
+  let started: BuiltGateway | undefined
+  beforeAll(async () => {
+    started = await startGateway(env)
+  }, 60_000)
+  afterAll(async () => {
+    await started?.stop()
+  })
+  const gateway = () => {
+    if (started === undefined) throw new Error("the file's gateway has not started")
+    return started
+  }
+  return {
+    get service() {
+      return gateway().service
+    },
+    get url() {
+      return gateway().url
+    },
+    get dir() {
+      return gateway().dir
+    },
+    newTask: (workflowId) => gateway().newTask(workflowId),
+    stop: () => gateway().stop()
   }
 }
 

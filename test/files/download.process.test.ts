@@ -2,19 +2,11 @@
  * On the built process: a stored document is served so that a browser neither
  * sniffs it into something else nor runs it as a page of the gateway's origin.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { builtGatewayOfFile } from "./builtGateway.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 const upload = async (taskId: string, fileName: string, contentType: string, body: string) => {
   const res = await http("POST", `${gw.url}/v1/tasks/${taskId}/files`, {

@@ -4,19 +4,11 @@
  * must still be the sent bytes exactly, and a flaw anywhere in the base64 the same 400.
  */
 import { createHash, randomBytes } from "node:crypto"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { builtGatewayOfFile } from "./builtGateway.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
 

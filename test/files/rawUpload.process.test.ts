@@ -11,22 +11,14 @@ import { createHash, randomBytes } from "node:crypto"
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { uploadFileRaw, uploadFileRawWithFetch } from "../../src/client/uploadRaw.js"
 import { svc } from "../cli/harness.js"
 import { http } from "../support/process.js"
-import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { builtGatewayOfFile } from "./builtGateway.js"
 import { waitFor } from "../support/waitFor.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
 

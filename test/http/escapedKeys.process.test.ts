@@ -6,18 +6,10 @@
  * integer past 2^53 under such a key passed the inexact-number check (its reviver found no source)
  * and was stored as another number. src/api/jsonParse.ts reads such keys apart. On the built process.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BuiltGateway, healthLatency, startGateway } from "../files/builtGateway.js"
+import { describe, expect, it } from "vitest"
+import { builtGatewayOfFile, healthLatency } from "../files/builtGateway.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 /** Sends `payload` (JSON text, as written) as a timeline event's payload. */
 const event = async (taskId: string, seq: number, payload: string) => {

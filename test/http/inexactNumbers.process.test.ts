@@ -5,19 +5,11 @@
  * ingest, a timeline event (small and large bodies), and an agent's append_event over /mcp; and
  * literals that only differ in spelling, or fractions that round to the nearest float, still pass.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { isExactNumberLiteral } from "../../src/api/jsonNumbers.js"
-import { type BuiltGateway, startGateway } from "../files/builtGateway.js"
+import { builtGatewayOfFile } from "../files/builtGateway.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 /** The body sent as it is written (JSON.stringify of a JS number could not carry the literals). */
 const post = async (path: string, body: string, headers: Record<string, string> = {}) => {

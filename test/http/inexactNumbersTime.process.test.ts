@@ -6,18 +6,10 @@
  * literal in a 60 KB body held the loop for seconds (100,000 digits: 7 s per look, and the body
  * is looked at twice), and /v1/health waited as long. On the built process.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BuiltGateway, healthLatency, startGateway } from "../files/builtGateway.js"
+import { afterAll, describe, expect, it } from "vitest"
+import { type BuiltGateway, builtGatewayOfFile, healthLatency, startGateway } from "../files/builtGateway.js"
 
-let gw: BuiltGateway
-
-beforeAll(async () => {
-  gw = await startGateway()
-}, 60_000)
-
-afterAll(async () => {
-  await gw?.stop()
-})
+const gw = builtGatewayOfFile()
 
 describe("an inexact number built to be slow to judge", () => {
   it("is refused in linear time: 400 naming the path, /v1/health answered meanwhile", async () => {
