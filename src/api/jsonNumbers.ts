@@ -11,10 +11,10 @@
  * Pure (no Node modules), so that the contract can use it, like ./jsonValue.ts.
  */
 
+import { closingQuote } from "./jsonScan.js"
 import { parseJson } from "./jsonParse.js"
 
 const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const MINUS = 0x2d
 const ZERO = 0x30
 const NINE = 0x39
@@ -63,12 +63,6 @@ export const isExactNumberLiteral = (literal: string): boolean => {
   return served === literal || decimal(literal) === decimal(served)
 }
 
-const escaped = (bytes: Uint8Array, quote: number): boolean => {
-  let n = 0
-  for (let i = quote - 1; i >= 0 && bytes[i] === BACKSLASH; i--) n++
-  return n % 2 === 1
-}
-
 /** 2^53 - 1, the largest integer every float keeps, as digits. */
 const MAX_SAFE_DIGITS = Array.from(String(Number.MAX_SAFE_INTEGER), (c) => c.charCodeAt(0))
 
@@ -101,8 +95,7 @@ export const firstInexactNumber = (bytes: Uint8Array): string | undefined => {
   while (i < n) {
     const c = bytes[i]!
     if (c === QUOTE) {
-      let close = bytes.indexOf(QUOTE, i + 1)
-      while (close !== -1 && escaped(bytes, close)) close = bytes.indexOf(QUOTE, close + 1)
+      const close = closingQuote(bytes, i)
       if (close === -1) return undefined
       i = close + 1
     } else if (c === MINUS || (c >= ZERO && c <= NINE)) {

@@ -16,6 +16,7 @@
 import { randomUUID } from "node:crypto"
 import type { KeptLiteral } from "./base64Literals.js"
 import { parseJson } from "../../api/jsonParse.js"
+import { closingQuote } from "../../api/jsonScan.js"
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -26,11 +27,6 @@ const MAX_LITERALS = 256
 
 const CONTROL = /[\u0000-\u001f]/
 
-const escaped = (bytes: Buffer, quote: number): boolean => {
-  let n = 0
-  for (let i = quote - 1; i >= 0 && bytes[i] === BACKSLASH; i--) n++
-  return n % 2 === 1
-}
 
 /** Whether the literal that closes at `close` is an object's key (a colon follows it). */
 const isKey = (bytes: Buffer, close: number): boolean => {
@@ -46,8 +42,7 @@ const longLiterals = (bytes: Buffer, minLength: number): Array<readonly [number,
   for (let seen = 0; seen < MAX_LITERALS; seen++) {
     const open = bytes.indexOf(QUOTE, at)
     if (open === -1) break
-    let close = bytes.indexOf(QUOTE, open + 1)
-    while (close !== -1 && escaped(bytes, close)) close = bytes.indexOf(QUOTE, close + 1)
+    const close = closingQuote(bytes, open)
     if (close === -1) break
     if (close - open - 1 >= minLength) {
       const backslash = bytes.indexOf(BACKSLASH, open + 1)
@@ -171,8 +166,7 @@ export const textWithoutLongStrings = (bytes: Buffer, minLength: number): string
   for (;;) {
     const open = bytes.indexOf(QUOTE, at)
     if (open === -1) break
-    let close = bytes.indexOf(QUOTE, open + 1)
-    while (close !== -1 && escaped(bytes, close)) close = bytes.indexOf(QUOTE, close + 1)
+    const close = closingQuote(bytes, open)
     if (close === -1) break
     if (close - open - 1 >= minLength && !isKey(bytes, close)) {
       text += bytes.toString("utf8", from, open + 1)
