@@ -81,10 +81,10 @@ export const writeFingerprint = {
     fingerprintOf("signal", { taskId: signal.taskId, name: signal.name, payload: signal.payload }),
   appendEvent: (taskId: string, event: unknown) => fingerprintOf("appendEvent", { taskId, event }),
   recordEvent: (taskId: string, record: unknown) => fingerprintOf("recordEvent", { taskId, record }),
-  putDocument: (doc: { readonly bytes: Uint8Array | { readonly sha256: string } }, signal: unknown) =>
+  putDocument: (doc: { readonly bytes: Uint8Array | { readonly sha256: Effect.Effect<string> } }, signal: unknown) =>
     Effect.flatMap(
-      // Spooled bytes were hashed as they arrived: the same digest as of the bytes in memory.
-      Effect.suspend(() => doc.bytes instanceof Uint8Array ? sha256Hex(doc.bytes) : Effect.succeed(doc.bytes.sha256)),
+      // Spooled bytes give their own digest: the same as of the bytes in memory.
+      Effect.suspend(() => doc.bytes instanceof Uint8Array ? sha256Hex(doc.bytes) : doc.bytes.sha256),
       (sha256) =>
       fingerprintOf("putDocument", { doc: { ...doc, bytes: { sha256 } }, signal: signal ?? null })),
   ingestData: (batch: unknown, signal: unknown) => fingerprintOf("ingestData", { batch, signal: signal ?? null }),

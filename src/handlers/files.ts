@@ -10,7 +10,7 @@ import { persistFile } from "../files/pipeline.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { UnsupportedMediaType } from "../api/errors.js"
 import { spoolBody } from "../http/input/rawBody.js"
-import { UploadSpoolDirectory } from "../upstream/WorkspaceClient.js"
+import { currentIdempotencyKey, UploadSpoolDirectory } from "../upstream/WorkspaceClient.js"
 import { currentDeadline } from "../services/Deadline.js"
 import * as Option from "effect/Option"
 
@@ -38,7 +38,9 @@ export const FilesLive = ParsedPayload.group(GatewayApi, "files", (handlers) =>
           return yield* new UnsupportedMediaType({ message: "Content-Type must be the file's media type (type/subtype)" })
         }
         const { maxBodyBytes, requestDeadlineMs } = yield* TenantConfig
-        const bytes = yield* spoolBody(request, maxBodyBytes, yield* UploadSpoolDirectory)
+        // Only a keyed write fingerprints the bytes: hash them on the way then, not otherwise.
+        const keyed = Option.isSome(yield* Effect.service(currentIdempotencyKey))
+        const bytes = yield* spoolBody(request, maxBodyBytes, yield* UploadSpoolDirectory, keyed)
         // The request's deadline counts from the body's end, as for bodies read before routing
         // (src/gateway/requestScope.ts): a slow upload spends the server's request timeout.
         const deadline = Option.some({ at: Date.now() + requestDeadlineMs, budgetMs: requestDeadlineMs })

@@ -172,8 +172,8 @@ export interface NewDocument {
  */
 export interface SpooledBytes {
   readonly length: number
-  /** Hex SHA-256 of the bytes (the idempotency fingerprint's stand-in for them). */
-  readonly sha256: string
+  /** Hex SHA-256 of the bytes (the idempotency fingerprint's stand-in for them), made or read back when asked. */
+  readonly sha256: Effect.Effect<string>
   /** `length` bytes from `offset` (fewer only at the end); valid until the next read (use or copy it first). */
   readonly read: (offset: number, length: number) => Effect.Effect<Uint8Array>
   /**

@@ -1,6 +1,6 @@
 /**
  * A raw request body (a file sent as its own bytes) spooled to a temporary file as it arrives,
- * hashed on the way: the process holds what the socket has buffered and the chunk being written,
+ * hashed on the way when its digest will be needed: the process holds what the socket has buffered and the chunk being written,
  * never the whole body. The store then reads it back a slice at a time: into a file beside its
  * database before its one transaction (src/workspace/embedded/DocumentFiles.ts), or as chunks
  * inside it (src/workspace/embedded/db.ts insertChunks).
@@ -32,8 +32,11 @@ import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 
 export interface SpooledBody {
   readonly length: number
-  /** Hex SHA-256 of the bytes. */
-  readonly sha256: string
+  /**
+   * Hex SHA-256 of the bytes: computed as they arrived when the caller said it would ask
+   * (`spoolBody`'s `hashOnTheWay`), otherwise read back from the spool when asked.
+   */
+  readonly sha256: Effect.Effect<string>
   /**
    * `length` bytes from `offset`, fewer only at the end. The returned view is valid until the
    * next read (one buffer serves them all): use or copy it first.
@@ -78,6 +81,11 @@ const openSpool = (dir: string | undefined) =>
 
 class Aborted extends Error {}
 
+/** Written bytes after which a spool in a store's directory starts its early flush (see `spoolIncoming`). */
+const EARLY_FLUSH_BYTES = 8 * 1024 * 1024
+/** One early flush at a time in the process: each holds a thread of libuv's pool (4) for its whole wait. */
+let earlyFlushing = false
+
 /**
  * Node's request, chunk by chunk into the file: the request is paused while a chunk is written,
  * so the socket's own buffer is the only other memory. Flowing mode, not an async iterator: the
@@ -89,11 +97,15 @@ class Aborted extends Error {}
 export const spoolIncoming = (
   message: IncomingMessage,
   handle: FileHandle,
-  hash: ReturnType<typeof createHash>,
-  maxBytes: number
+  /** Updated with each chunk; none: the bytes are not hashed. */
+  hash: ReturnType<typeof createHash> | undefined,
+  maxBytes: number,
+  /** Kept for the store (a file it will sync): flush it early, so that sync waits for little. */
+  flushEarly = false
 ): Promise<number | PayloadTooLarge> =>
   new Promise((resolve, reject) => {
     let length = 0
+    let unflushed = 0
     let settled = false
     // The chunk being written: Node emits 'end' once the request's buffer is empty, paused or not,
     // so the end can come while the last chunk is still being written (a 21-byte upload was read
@@ -121,11 +133,20 @@ export const spoolIncoming = (
       length += chunk.byteLength
       // Node caps bodies before the application sees them (./nodeServer.ts); this holds without it.
       if (length > maxBytes) return settle(() => resolve(fileTooLarge(maxBytes)))
-      hash.update(chunk)
+      hash?.update(chunk)
       message.pause()
       // Rejects with the disk's error, for the end to see too (it may have settled already).
       writing = writeAll(chunk, at).then(() => {
         bodyBytesDone(chunk.byteLength) // written: dead (src/lib/bufferRelease.ts)
+        unflushed += chunk.byteLength
+        if (flushEarly && unflushed >= EARLY_FLUSH_BYTES && !earlyFlushing) {
+          // The disk writes what has arrived while the rest arrives: the store's sync after the
+          // last byte then waits for the last few MiB only, not the whole file. Its error, if
+          // any, is the final sync's to report.
+          unflushed = 0
+          earlyFlushing = true
+          handle.datasync().catch(() => {}).finally(() => { earlyFlushing = false })
+        }
         if (!settled) message.resume()
       })
       writing.catch((e) => settle(() => reject(e)))
@@ -153,15 +174,21 @@ export const spoolBody = (
   request: HttpServerRequest.HttpServerRequest,
   maxBytes: number,
   /** A store's directory to spool into (UploadSpoolDirectory); unset: the OS temporary directory. */
-  dir?: string | undefined
+  dir?: string | undefined,
+  /**
+   * The digest will be asked for (an idempotent write fingerprints the bytes): hash them as they
+   * arrive. Otherwise none is made unless asked: SHA-256 is 18-19 ms of CPU per 30 MiB, a fifth
+   * of a raw upload's time on this machine (bench/RESULTS.md, "Raw uploads").
+   */
+  hashOnTheWay = true
 ): Effect.Effect<SpooledBody, PayloadTooLarge | ServiceUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
     const { handle, kept } = yield* openSpool(dir)
-    const hash = createHash("sha256")
+    const hash = hashOnTheWay ? createHash("sha256") : undefined
     const source = request.source
     const length: number | PayloadTooLarge | undefined = source instanceof IncomingMessage
       ? yield* Effect.tryPromise({
-        try: () => spoolIncoming(source, handle, hash, maxBytes),
+        try: () => spoolIncoming(source, handle, hash, maxBytes, kept !== undefined),
         catch: (e) => e
       }).pipe(Effect.catch((e) =>
         e instanceof Aborted
@@ -181,14 +208,13 @@ export const spoolBody = (
             : n + chunk.byteLength > maxBytes
             ? Effect.succeed(fileTooLarge(maxBytes))
             : Effect.promise(async () => {
-              hash.update(chunk)
+              hash?.update(chunk)
               await handle.write(chunk, 0, chunk.byteLength, n)
               return n + chunk.byteLength
             })
       ))
     if (length === undefined) return yield* clientAbort
     if (typeof length !== "number") return yield* Effect.fail(length)
-    const sha256 = hash.digest("hex")
     // One buffer for every read: the store binds a chunk (copying it) before it reads the next.
     let reused: Buffer | undefined
     const read = (offset: number, size: number) =>
@@ -204,6 +230,19 @@ export const spoolBody = (
         }
         return got === n ? buffer : buffer.subarray(0, got)
       })
+    const digest = hash?.digest("hex")
+    const sha256 = digest !== undefined ? Effect.succeed(digest) : Effect.promise(async () => {
+      // Read back a MiB at a time (the page cache has it; its own buffer, not `read`'s shared one).
+      const late = createHash("sha256")
+      const buffer = Buffer.allocUnsafeSlow(Math.min(length, 1024 * 1024))
+      for (let offset = 0; offset < length;) {
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(buffer.byteLength, length - offset), offset)
+        if (bytesRead === 0) break
+        late.update(buffer.subarray(0, bytesRead))
+        offset += bytesRead
+      }
+      return late.digest("hex")
+    })
     const file = kept === undefined ? undefined : { path: kept, sync: () => handle.sync() }
     return { length, sha256, read, file } satisfies SpooledBody
   })
