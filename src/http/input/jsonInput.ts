@@ -116,12 +116,16 @@ export const parseJsonBody = (
   // Numbers: JSON.parse turns a literal a float cannot hold (9007199254740993) into another number
   // without a word, which would then be stored and echoed as acknowledged (src/api/jsonNumbers.ts).
   // Looked for in the bytes of a body that parsed; the path is worked out only for one that has one.
-  if (parsed.ok === false || bytes.byteLength === 0 || firstInexactNumber(bytes) === undefined) return parsed
+  if (parsed.ok === false || bytes.byteLength === 0) return parsed
+  // Scanned as a Buffer (a view, no copy): the scan skips strings by `indexOf` of their closing
+  // quote, which is memchr on a Buffer and a byte loop on a plain Uint8Array (a 1.4 MB base64
+  // literal: 0.02 against 0.78 ms; 3.9% of S3's CPU profile).
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (firstInexactNumber(buffer) === undefined) return parsed
   let problem: string | undefined
   try {
     // The body parsed, so it is UTF-8. Its long strings are left out: the path needs only keys
     // and numbers, and a large upload's base64 parsed again held the event loop for seconds.
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     problem = inexactNumberProblem(textWithoutLongStrings(buffer, LONG_STRING), firstWhere)
   } catch {
     return parsed
