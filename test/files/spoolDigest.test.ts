@@ -85,3 +85,19 @@ describe("a raw upload's spool kept for the store", () => {
     expect(flushedAt).toEqual([])
   })
 })
+
+describe("a raw upload's spool whose early flush fails", () => {
+  // Linux reports a failed writeback once per open file: the fdatasync that meets it gets EIO,
+  // and the store's fsync after the last byte, on the same descriptor, then succeeds although the
+  // pages that failed may never reach the disk. The early flush's error must fail the spool (a
+  // 503, nothing stored), not be left for the final sync, which would answer 201 for them.
+  for (const delayMs of [0, 50]) {
+    it(`fails with the flush's error, not the length (the flush failing after ${delayMs} ms)`, async () => {
+      const handle = {
+        write: (_: Buffer, __: number, length: number) => Promise.resolve({ bytesWritten: length }),
+        datasync: () => new Promise<void>((_, reject) => setTimeout(() => reject(new Error("EIO: i/o error, fdatasync")), delayMs))
+      } as unknown as FileHandle
+      await expect(spoolIncoming(requestOf(30, MiB), handle, undefined, 64 * MiB, true)).rejects.toThrow(/EIO/)
+    })
+  }
+})

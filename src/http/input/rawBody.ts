@@ -106,6 +106,11 @@ export const spoolIncoming = (
   new Promise((resolve, reject) => {
     let length = 0
     let unflushed = 0
+    // This spool's early flush in flight, and the first one's error: Linux reports a failed
+    // writeback once per open file, to the sync that meets it, so the store's sync after the last
+    // byte (same descriptor) would succeed though those pages may never reach the disk.
+    let flushing: Promise<void> = Promise.resolve()
+    let flushFailed: { readonly error: unknown } | undefined
     let settled = false
     // The chunk being written: Node emits 'end' once the request's buffer is empty, paused or not,
     // so the end can come while the last chunk is still being written (a 21-byte upload was read
@@ -141,11 +146,11 @@ export const spoolIncoming = (
         unflushed += chunk.byteLength
         if (flushEarly && unflushed >= EARLY_FLUSH_BYTES && !earlyFlushing) {
           // The disk writes what has arrived while the rest arrives: the store's sync after the
-          // last byte then waits for the last few MiB only, not the whole file. Its error, if
-          // any, is the final sync's to report.
+          // last byte then waits for the last few MiB only, not the whole file. Its error fails
+          // the spool (at the end, below): the final sync would not report it again.
           unflushed = 0
           earlyFlushing = true
-          handle.datasync().catch(() => {}).finally(() => { earlyFlushing = false })
+          flushing = handle.datasync().catch((error) => { flushFailed ??= { error } }).finally(() => { earlyFlushing = false })
         }
         if (!settled) message.resume()
       })
@@ -155,7 +160,7 @@ export const spoolIncoming = (
       settle(() =>
         bodyRefused(message) || !message.complete
           ? reject(new Aborted())
-          : writing.then(() => resolve(length), reject))
+          : writing.then(() => flushing).then(() => flushFailed === undefined ? resolve(length) : reject(flushFailed.error), reject))
     const onAbort = () => settle(() => reject(new Aborted()))
     message.on("data", onData)
     message.on("end", onEnd)
