@@ -4,6 +4,7 @@ import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
 import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
+import { jsonObject } from "./jsonObject.js"
 import { jsonText } from "./jsonText.js"
 import { textProblem } from "./jsonValue.js"
 import { Scalar } from "./resources.js"
@@ -27,10 +28,7 @@ export const PARSE_OPTIONS = { errors: "all", reportInput: true } as const
 /** How the APIs decode request bodies: as PARSE_OPTIONS, and an unknown key is an error (see `closed`). */
 export const PAYLOAD_PARSE_OPTIONS = { ...PARSE_OPTIONS, onExcessProperty: "error" } as const
 
-const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  identifier: "JsonObject",
-  description: "Free-form JSON object"
-})
+const JsonObject = jsonObject({ identifier: "JsonObject", description: "Free-form JSON object" })
 
 const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 
@@ -166,13 +164,15 @@ const LOOK_ALIKE_LETTERS = new RegExp(`[${Object.keys(LATIN_OF).join("")}]`, "gu
  */
 export const TASK_EVENT_PAYLOAD_MAX_BYTES = 1024 * 1024
 
-const EventPayload = JsonObject.check(
+const EventPayload = jsonObject({
+  description: `Free-form JSON object, at most ${TASK_EVENT_PAYLOAD_MAX_BYTES} bytes as UTF-8 JSON`
+}).check(
   Schema.makeFilter((payload) => {
     const bytes = utf8Length(jsonText(payload))
     return bytes <= TASK_EVENT_PAYLOAD_MAX_BYTES ||
       `${bytes} bytes of JSON exceeds the ${TASK_EVENT_PAYLOAD_MAX_BYTES}-byte cap of one event`
   })
-).annotate({ description: `Free-form JSON object, at most ${TASK_EVENT_PAYLOAD_MAX_BYTES} bytes as UTF-8 JSON` })
+)
 
 const taskEventFields = {
   type: NonEmpty(128).annotate({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),

@@ -6,10 +6,11 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
+import { jsonObject } from "../api/jsonObject.js"
 import { Timestamp, Uuid } from "../api/ids.js"
 import { Scalar, UiStep } from "../api/resources.js"
 
-const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+const JsonObject = jsonObject()
 
 export const Tenant = Schema.Struct({ id: Uuid, slug: Schema.String, name: Schema.String }).annotate({
   identifier: "Tenant"

@@ -14,6 +14,7 @@ import {
 } from "../api/errors.js"
 import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
 import { textProblem } from "../api/jsonValue.js"
+import { jsonObject } from "../api/jsonObject.js"
 
 export const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
 
@@ -35,9 +36,7 @@ export const TenantPath = Schema.Struct({ tenantId: TenantIdParam })
 export const EntityPath = Schema.Struct({ tenantId: TenantIdParam, entityId: IdParam("Entity UUID") })
 export const TenantTaskPath = Schema.Struct({ tenantId: TenantIdParam, taskId: TaskIdParam })
 
-export const JsonObject = Schema.Record(Schema.String, Schema.Unknown).annotate({
-  description: "Free-form JSON object"
-})
+export const JsonObject = jsonObject({ description: "Free-form JSON object" })
 
 /**
  * The errors every workspace endpoint declares (Effect 4 has no API-wide errors): any request

@@ -14,6 +14,7 @@ import { Timestamp, Uuid } from "../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
 
 import { IdParam, JsonObject, NonEmpty, TenantPath, WorkspaceErrors } from "./paths.js"
+import { jsonObject } from "../api/jsonObject.js"
 import { createDecisionLinksEndpoint, revokeDecisionLinksEndpoint } from "./links.js"
 
 export const CreateAgentDto = Schema.Struct({
@@ -60,7 +61,7 @@ export type CreatedAgent = typeof CreatedAgent.Type
 
 export const CreateAgentVersionDto = Schema.Struct({
   version: NonEmpty(64).annotate({ description: "Version label, unique per agent" }),
-  config: optional(JsonObject.annotate({ description: "Free-form configuration of this version" }))
+  config: optional(jsonObject({ description: "Free-form configuration of this version" }))
 }).pipe(closed("CreateAgentVersionDto"))
 export type CreateAgentVersionDto = typeof CreateAgentVersionDto.Type
 

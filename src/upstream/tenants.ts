@@ -9,12 +9,13 @@ import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../api/resources.js"
 import { BoardTask, Runbook, StepRef, Task, Tenant, Workflow } from "./model.js"
 import { closed } from "../api/dtos.js"
-import { EntityPath, IdParam, JsonObject, NonEmpty, TenantIdParam, TenantPath, WorkspaceErrors } from "./paths.js"
+import { EntityPath, IdParam, NonEmpty, TenantIdParam, TenantPath, WorkspaceErrors } from "./paths.js"
+import { jsonObject } from "../api/jsonObject.js"
 
 export const CreateTaskRequest = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "A workflow of this tenant or a global one" }),
   // Described on the wire side: the document shows the encoded schema.
-  context: JsonObject.annotate({ description: "Forwarded into the workflow start payload" }).pipe(
+  context: jsonObject({ description: "Forwarded into the workflow start payload" }).pipe(
     Schema.withDecodingDefaultKey(Effect.succeed({}))
   )
 }).pipe(closed("WorkspaceCreateTaskRequest"))
