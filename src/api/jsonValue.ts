@@ -27,9 +27,15 @@ const pathOf = (segments: ReadonlyArray<string | number>): string =>
 // In a `u` regex a surrogate pair is one code point, so this class matches unpaired halves only.
 const UNPAIRED_SURROGATE = /[\uD800-\uDFFF]/u
 
+// Any NUL or surrogate code unit at all: most text has none, and one test of this says so (the
+// precise tests below run only then: 8,000 events of 100 keys, 0.8 M keys and strings).
+const SUSPECT = /[\u0000\uD800-\uDFFF]/
+
 /** Why a string cannot be stored exactly, or undefined. */
 export const textProblem = (s: string): string | undefined =>
-  s.includes("\u0000")
+  !SUSPECT.test(s)
+    ? undefined
+    : s.includes("\u0000")
     ? "contains a NUL character (U+0000), which cannot be stored"
     : UNPAIRED_SURROGATE.test(s)
     ? "contains an unpaired UTF-16 surrogate (not valid Unicode text)"
@@ -68,18 +74,30 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
     }
     const depth = frame.depth + 1
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, parent: frame, key: i })
+      for (let i = v.length - 1; i >= 0; i--) {
+        const child = v[i]
+        if (mayHaveProblem(child)) stack.push({ value: child, depth, parent: frame, key: i })
+      }
       continue
     }
     for (const key of Object.keys(v)) {
       if (key === "__proto__") return `${framePath(frame, key)}: the key "__proto__" is not allowed`
       const problem = textProblem(key)
       if (problem !== undefined) return `${framePath(frame, key)}: the key ${problem}`
-      stack.push({ value: (v as Record<string, unknown>)[key], depth, parent: frame, key })
+      const child = (v as Record<string, unknown>)[key]
+      if (mayHaveProblem(child)) stack.push({ value: child, depth, parent: frame, key })
     }
   }
   return undefined
 }
+
+/**
+ * Whether a value needs its own turn on the stack: an object or array, or a string with a
+ * problem (reported when its turn comes, so the first problem named is the same). Numbers,
+ * booleans, null and good strings, most of a body, make no frame.
+ */
+const mayHaveProblem = (v: unknown): boolean =>
+  typeof v === "object" ? v !== null : typeof v === "string" && textProblem(v) !== undefined
 
 
 /** The first value (depth first, in key order) that `found` picks, with its path. */
