@@ -29,3 +29,18 @@ export const jsonObject = (annotations: { readonly identifier?: string; readonly
     toCodecJson: () => undefined,
     toCodecArbitrary: () => Schema.link<Record<string, unknown>>()(AsRecord, SchemaTransformation.passthrough())
   }).check(Schema.makeFilter(() => true, { toJsonSchema: () => ({ type: "object" }) })).annotate(annotations)
+
+/**
+ * Any JSON value, its own JSON form: what `Schema.Unknown` is in a record of JSON values, without
+ * the JSON codec's walk of the whole value to see that it is JSON (a created task whose 25 MB
+ * context is a rest record's value: 0.4 s of one stretch to encode the answer). Only values that
+ * came from JSON (a body, the store) reach it. JSON Schema `{}` as for `Unknown`.
+ */
+export const JsonValue = Schema.declare((_: unknown): _ is unknown => true, {
+  expected: "a JSON value",
+  toCodecJson: () => undefined,
+  toCodecArbitrary: () => Schema.link<unknown>()(Schema.Unknown, SchemaTransformation.passthrough())
+})
+
+/** A record of JSON values (the rest of an open struct), walked key by key but not value by value. */
+export const JsonRecord = Schema.Record(Schema.String, JsonValue)

@@ -2,6 +2,7 @@
 import * as Schema from "effect/Schema"
 import { optional } from "./optional.js"
 import { Timestamp, Uuid } from "./ids.js"
+import { JsonRecord, jsonObject } from "./jsonObject.js"
 
 export const EntitySummary = Schema.Struct({
   id: Uuid,
@@ -63,26 +64,26 @@ export const CreatedTask = Schema.StructWithRest(
     workflowId: Schema.String,
     createdAt: Timestamp
   }),
-  [Schema.Record(Schema.String, Schema.Unknown)]
+  [JsonRecord]
 ).annotate({ identifier: "CreatedTask" })
 export type CreatedTask = typeof CreatedTask.Type
 
 export const DisplayHint = Schema.Struct({
   component: Schema.String,
-  config: Schema.Record(Schema.String, Schema.Unknown)
+  config: jsonObject()
 }).annotate({ identifier: "DisplayHint" })
 
 export const UiStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
   displayHint: DisplayHint,
-  args: Schema.Record(Schema.String, Schema.Unknown)
+  args: jsonObject()
 }).annotate({ identifier: "UiStep" })
 export type UiStep = typeof UiStep.Type
 
 export const UiState = Schema.Struct({
   task: Schema.StructWithRest(Schema.Struct({ id: Uuid, title: Schema.String, status: TaskStatus }), [
-    Schema.Record(Schema.String, Schema.Unknown)
+    JsonRecord
   ]),
   step: Schema.NullOr(UiStep).annotate({ description: "The current step; null for a task with no next step" }),
   steps: Schema.Array(Schema.Struct({
@@ -93,7 +94,7 @@ export const UiState = Schema.Struct({
 }).annotate({ identifier: "UiState" })
 export type UiState = typeof UiState.Type
 
-export const StepSnapshots = Schema.Record(Schema.String, Schema.Unknown).annotate({
+export const StepSnapshots = jsonObject({
   identifier: "StepSnapshots",
   description: "Map of step id to what was shown and decided at that completed step"
 })
@@ -116,7 +117,7 @@ export const TaskEvent = Schema.StructWithRest(
     seq: Schema.Int.annotate({
       description: "The producer's number, unique per task and source; the gateway's own events carry their position"
     }),
-    payload: Schema.Record(Schema.String, Schema.Unknown),
+    payload: jsonObject(),
     groupKey: optional(Schema.String),
     createdAt: Timestamp,
     position: Schema.String.annotate({
@@ -125,7 +126,7 @@ export const TaskEvent = Schema.StructWithRest(
     }),
     origin: EventOrigin.annotate({ description: "Who wrote the event, set by the store: gateway, agent or producer" })
   }),
-  [Schema.Record(Schema.String, Schema.Unknown)]
+  [JsonRecord]
 ).annotate({ identifier: "TaskEvent" })
 export type TaskEvent = typeof TaskEvent.Type
 

@@ -7,7 +7,8 @@
 import * as Schema from "effect/Schema"
 import { describe, expect, it } from "vitest"
 import { DataIngestDto, PAYLOAD_PARSE_OPTIONS } from "../../src/api/dtos.js"
-import { jsonObject } from "../../src/api/jsonObject.js"
+import { JsonRecord, jsonObject } from "../../src/api/jsonObject.js"
+import { TaskEvent } from "../../src/api/resources.js"
 
 const decodeJson = <S extends Schema.Top>(schema: S) =>
   Schema.decodeUnknownSync(Schema.toCodecJson(schema) as unknown as Schema.Codec<S["Type"], unknown>)
@@ -42,3 +43,25 @@ describe("the contract's JSON object", () => {
     expect(doc.definitions).toEqual({ JsonObject: { type: "object", description: "Free-form JSON object" } })
   })
 })
+
+describe("the answers' JSON objects and open records", () => {
+  it("encode an event's payload as the very object stored, and its extra keys' values as they are", () => {
+    const payload = { text: "reasoning ".repeat(3), items: [{ k: 1, ok: true }, { k: 2, v: null }] }
+    const extra = { deep: { rows: [{ a: 1, b: "xy" }] } }
+    const event = {
+      taskId: "t", type: "reasoning.delta", source: "worker", seq: 1, payload,
+      createdAt: "2026-12-06T00:00:00.000Z", position: "1", origin: "producer" as const, extra
+    }
+    const encoded = Schema.encodeUnknownSync(Schema.toCodecJson(TaskEvent))(event) as Record<string, unknown>
+    expect(encoded.payload).toBe(payload)
+    expect(encoded.extra).toBe(extra)
+    expect(JSON.parse(JSON.stringify(encoded))).toEqual(JSON.parse(JSON.stringify(event)))
+  })
+
+  it("a record of JSON values has the JSON Schema of a record of unknown values", () => {
+    const ours = Schema.toJsonSchemaDocument(Schema.Struct({ r: JsonRecord }))
+    const theirs = Schema.toJsonSchemaDocument(Schema.Struct({ r: Schema.Record(Schema.String, Schema.Unknown) }))
+    expect(ours).toEqual(theirs)
+  })
+})
+
