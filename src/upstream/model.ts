@@ -86,8 +86,8 @@ export const ISO_DURATION = /^P(?!$)(?:(\d{1,6})W)?(?:(\d{1,6})D)?(?:T(?!$)(?:(\
 export const RunbookStep = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
-  displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))) }),
-  args: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.succeed({}))),
+  displayHint: Schema.Struct({ component: Schema.String, config: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.sync(() => ({})))) }),
+  args: JsonObject.pipe(Schema.withDecodingDefaultKey(Effect.sync(() => ({})))),
   agentId: optional(Uuid.annotateKey({
     description: "Registry UUID of the agent this step is assigned to: only that agent may complete it through the agent tool server"
   })),

@@ -16,7 +16,7 @@ export const CreateTaskRequest = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "A workflow of this tenant or a global one" }),
   // Described on the wire side: the document shows the encoded schema.
   context: jsonObject({ description: "Forwarded into the workflow start payload" }).pipe(
-    Schema.withDecodingDefaultKey(Effect.succeed({}))
+    Schema.withDecodingDefaultKey(Effect.sync(() => ({})))
   )
 }).pipe(closed("WorkspaceCreateTaskRequest"))
 
