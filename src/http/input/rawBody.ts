@@ -1,9 +1,10 @@
 /**
  * A raw request body (a file sent as its own bytes) spooled to a temporary file as it arrives,
  * hashed on the way when its digest will be needed: the process holds what the socket has
- * buffered and the chunk being written, never the whole body. The store then reads it back a slice at a time: into a file beside its
- * database before its one transaction (src/workspace/embedded/DocumentFiles.ts), or as chunks
- * inside it (src/workspace/embedded/db.ts insertChunks).
+ * buffered and the chunk being written, never the whole body. The store then reads it back a
+ * slice at a time: into a file beside its database before its one transaction
+ * (src/workspace/embedded/DocumentFiles.ts), or as chunks inside it (src/workspace/embedded/db.ts
+ * insertChunks).
  *
  * Why a spool and not chunks written to the store as they arrive: the embedded store has one
  * writer (SQLite), and the document must appear whole or not at all, so its transaction would
