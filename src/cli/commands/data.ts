@@ -5,11 +5,11 @@ import * as Option from "effect/Option"
 import { readFile } from "node:fs/promises"
 import { DataIngestDto } from "../../api/dtos.js"
 import { inexactNumberProblem } from "../../api/jsonNumbers.js"
+import { isJsonObject } from "../../api/jsonObject.js"
 import { parseJson } from "../../api/jsonParse.js"
 import { firstWhere } from "../../api/jsonValue.js"
 import { booleanFlag, checkPayload, fileArg, gatewayCommand, group, line, table, taskIdArg, unreadable, usage } from "../common.js"
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /**
  * The records of a file: a JSON array of objects, one JSON object, or NDJSON (one object per
@@ -69,7 +69,7 @@ const ingest = gatewayCommand(
       const parsed = parseRecords(args.file, text)
       if (!parsed.ok) return yield* usage(parsed.message)
       if (parsed.records.length === 0) return yield* usage(`${args.file}: no records`)
-      const bad = parsed.records.findIndex((r) => !isObject(r) || (args.envelopes && !isObject(r.data)))
+      const bad = parsed.records.findIndex((r) => !isJsonObject(r) || (args.envelopes && !isJsonObject(r.data)))
       if (bad !== -1) {
         return yield* usage(
           `${args.file}: record ${bad + 1} is not ${args.envelopes ? "an event object with a data object" : "a JSON object"}`

@@ -111,7 +111,7 @@ export const parseJsonBody = (
   maxDepth: number,
   /** Where the body's base64 file content is, kept as bytes when long (./base64Literals.ts). */
   base64Fields: Base64Fields = []
-): ParsedBody => checkParsedBody(bytes, parseBody(bytes, contentType, maxDepth, base64Fields, true), maxDepth, true)
+): ParsedBody => checkParsedBody(bytes, parseBody(bytes, contentType, base64Fields), maxDepth)
 
 /**
  * The same in two steps, for a large body: the parse, then (on a later turn of the event loop)
@@ -121,18 +121,12 @@ export const parseJsonBody = (
 export const parseJsonBodyUnchecked = (
   bytes: Uint8Array,
   contentType: string | undefined,
-  maxDepth: number,
   base64Fields: Base64Fields = []
-): ParsedBody => parseBody(bytes, contentType, maxDepth, base64Fields, false)
+): ParsedBody => parseBody(bytes, contentType, base64Fields)
 
-/** The checks of a body `parseJsonBodyUnchecked` parsed (`valueChecked`: its value's were made already). */
-export const checkParsedBody = (
-  bytes: Uint8Array,
-  unchecked: ParsedBody,
-  maxDepth: number,
-  valueChecked = false
-): ParsedBody => {
-  const parsed = unchecked.ok === true && !valueChecked ? checkedValue(unchecked.value, maxDepth) : unchecked
+/** The checks of a body `parseJsonBodyUnchecked` parsed: its value's, then its numbers'. */
+export const checkParsedBody = (bytes: Uint8Array, unchecked: ParsedBody, maxDepth: number): ParsedBody => {
+  const parsed = unchecked.ok === true ? checkedValue(unchecked.value, maxDepth) : unchecked
   // Numbers: JSON.parse turns a literal a float cannot hold (9007199254740993) into another number
   // without a word, which would then be stored and echoed as acknowledged (src/api/jsonNumbers.ts).
   // Looked for in the bytes of a body that parsed; the path is worked out only for one that has one.
@@ -153,15 +147,12 @@ export const checkParsedBody = (
   return problem === undefined ? parsed : { ok: false, error: new BadRequest({ message: problem }) }
 }
 
+/** The body parsed, its value not yet checked (checkParsedBody does that). */
 const parseBody = (
   bytes: Uint8Array,
   contentType: string | undefined,
-  maxDepth: number,
-  base64Fields: Base64Fields,
-  /** Check the parsed value here (false: the caller does, with checkParsedBody). */
-  check: boolean
+  base64Fields: Base64Fields
 ): ParsedBody => {
-  const checked = (value: unknown): ParsedBody => check ? checkedValue(value, maxDepth) : { ok: true, value }
   if (bytes.byteLength === 0) return { ok: true, value: {} }
   // A body without a type is refused too: it is what a page on another site can send with no
   // CORS preflight (a Blob in a no-cors fetch, sendBeacon), so reading it as JSON let any site
@@ -182,7 +173,7 @@ const parseBody = (
     const parsed = parseWithLongStrings(buffer, LONG_STRING, base64Fields, encoding)
     if (parsed !== undefined) {
       return parsed.kept.length === 0
-        ? checked(parsed.value)
+        ? { ok: true, value: parsed.value }
         : { ok: "base64", value: parsed.value, bytes: buffer, encoding, literals: parsed.kept }
     }
   }
@@ -205,7 +196,7 @@ const parseBody = (
   } catch (e) {
     return { ok: false, error: malformed(e) }
   }
-  return checked(value)
+  return { ok: true, value }
 }
 
 /** String values at least this long in a large body are made from its bytes (./jsonLongStrings.ts). */
@@ -399,7 +390,7 @@ export const checkedJsonBodies = (
         ? Effect.sync(() => parseJsonBody(bytes, contentType, maxDepth, fields))
         // Large: the parse and the checks on two turns of the event loop, not one stretch.
         : Effect.flatMap(
-          Effect.sync(() => parseJsonBodyUnchecked(bytes, contentType, maxDepth, fields)),
+          Effect.sync(() => parseJsonBodyUnchecked(bytes, contentType, fields)),
           (parsed) => parsed.ok === false ? Effect.succeed(parsed) : Effect.andThen(
             yieldToEventLoop,
             Effect.sync(() => checkParsedBody(bytes, parsed, maxDepth))
