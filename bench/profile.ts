@@ -41,6 +41,21 @@ let port = 40_000 + Math.floor(Math.random() * 10_000)
 
 const INCLUSIVE = ["writev", "writeBuffer", "writeUtf8String", "parserOnHeadersComplete", "parserOnBody", "JSON.parse", "parse", "stringify", "test", "exec"]
 
+/** PROFILE_NODE_FLAGS: more flags for the gateway's node (with --trace-gc, its collections are summed up). */
+const extraFlags = (process.env.PROFILE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "")
+
+/** Count and pause time of each kind of collection in the trace's last lines (the output's tail). */
+const gcSummary = (output: string) => {
+  const kinds = new Map<string, { count: number; ms: number }>()
+  for (const m of output.matchAll(/ ms: ([A-Za-z-]+(?: \(reduce\))?)[^\n]*?, ([\d.]+) \/ [\d.]+ ms/g)) {
+    const kind = kinds.get(m[1]!) ?? { count: 0, ms: 0 }
+    kind.count++
+    kind.ms += Number(m[2])
+    kinds.set(m[1]!, kind)
+  }
+  return [...kinds].map(([k, v]) => `  ${k}: ${v.count} collections, ${v.ms.toFixed(1)} ms paused (${(v.ms / v.count).toFixed(2)} ms each)`).join("\n")
+}
+
 /** Starts the gateway with --cpu-prof, runs `load` (warm-up, then the profiled load), stops it, summarizes. */
 const profileUnderLoad = async (
   name: string,
@@ -58,7 +73,7 @@ const profileUnderLoad = async (
     port: port++,
     nodeArgs: floor || peer !== undefined || env.BENCH_WORKSPACE !== undefined
       ? ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--import", "tsx", floor ? "bench/experiments/s1-floor.ts" : peer !== undefined ? `bench/peers/${peer}.ts` : "bench/servers/gateway.ts"]
-      : ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...startFlags(ROOT), "dist/main.js"],
+      : ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...startFlags(ROOT), ...extraFlags, "dist/main.js"],
     env: floor ? { VARIANT: "effect" } : peer !== undefined
       ? { ...env, BENCH_FIXTURE: fixture, ...(existsSync(join(tmp, "doc.bin")) ? { BENCH_DOC_FILE: join(tmp, "doc.bin"), BENCH_DOC_ID: documentId } : {}) }
       : env,
@@ -70,6 +85,7 @@ const profileUnderLoad = async (
   await load(server, seconds)
   const loadMs = performance.now() - t0
   await stopServer(server, 10_000)
+  if (extraFlags.includes("--trace-gc")) console.log(gcSummary(server.output()), server.output().split("\n").filter((l) => l.includes("(+") || l.includes("(-") || l.includes("Mark-C")).slice(-12).join("\n"))
   // The main thread's profile is the largest; tsx's loader thread writes a small one.
   const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(dir, f))
   const main = files.map((f) => ({ f, size: Number(execFileSync("stat", ["-c", "%s", f], { encoding: "utf8" })) })).sort((a, b) => b.size - a.size)[0]!.f

@@ -117,7 +117,7 @@ const outputOf = (name: string, port: number): { readonly stdio: ["ignore", numb
   }
   logDir ??= mkdtempSync(join(tmpdir(), "bench-logs-"))
   // Appending: a cut (ftruncate) moves every later write back to the start.
-  const fd = openSync(join(logDir, `${name}-${port}.log`), "a+")
+  const fd = openSync(join(logDir, `${name.replace(/[^\w.-]/g, "_")}-${port}.log`), "a+")
   return {
     stdio: ["ignore", fd, fd],
     attach: (child) => {

@@ -4,6 +4,7 @@ import * as Result from "effect/Result"
 import { randomBytes } from "node:crypto"
 import { DECODE_SLICE_CHARS, decodeBase64, decodeStrictInSlices } from "../../src/files/base64.js"
 import * as fc from "../fixtures/arbitrary.js"
+import { asciiChars, decodeStrictInSlices as decodeCharsInSlices, PIECE_CHARS } from "../../src/lib/strictBase64.js"
 
 const decode = (s: string) => Effect.runSync(Effect.result(decodeBase64("data", s)))
 
@@ -97,6 +98,28 @@ describe("strict base64 in slices (large inputs): the same language and the same
     for (const bad of ["QQ==" + good, good.slice(0, 4) + "QQ==" + good.slice(8), good.slice(0, 7) + "=" + good.slice(8)]) {
       expect(sliced(bad, 8), bad).toBeUndefined()
       expect(sliced(bad, 4), bad).toBeUndefined()
+    }
+  })
+
+  it("no string longer than a piece is made, whatever the slice: each dies young instead of counting toward a full collection", () => {
+    const bytes = randomBytes(2 * 1024 * 1024 + 1)
+    const text = Buffer.from(bytes.toString("base64"), "latin1")
+    const chars = asciiChars(text, 0, text.length)
+    let longest = 0
+    const watched = { length: chars.length, part: (from: number, to: number) => (longest = Math.max(longest, to - from), chars.part(from, to)) }
+    const out = Effect.runSync(decodeCharsInSlices(watched, DECODE_SLICE_CHARS, Effect.void))
+    expect(Buffer.from(out!).equals(bytes)).toBe(true)
+    expect(PIECE_CHARS % 4).toBe(0)
+    // V8's largest ordinary object is 128 KiB: past it, a string goes to the large-object space.
+    expect(PIECE_CHARS).toBeLessThan(128 * 1024)
+    expect(longest).toBeLessThanOrEqual(PIECE_CHARS)
+    // A flaw at a piece's edge inside a slice is refused like one at a slice's edge.
+    for (const at of [PIECE_CHARS - 1, PIECE_CHARS, PIECE_CHARS + 1, 2 * PIECE_CHARS - 1]) {
+      for (const ch of ["=", " ", "-"]) {
+        const bad = Buffer.from(text)
+        bad[at] = ch.charCodeAt(0)
+        expect(Effect.runSync(decodeCharsInSlices(asciiChars(bad, 0, bad.length), DECODE_SLICE_CHARS, Effect.void)), `${ch} at ${at}`).toBeUndefined()
+      }
     }
   })
 

@@ -229,7 +229,7 @@ describe("large documents as files beside the database", { timeout: 180_000 }, (
       const big = await raw(taskId, randomBytes(2 * MiB))
       expect(big.status, big.text).toBe(503)
       expect(big.body.message).toBe("The upload could not be stored now; try again")
-      await until("the log names the failed write", () => /writing document \S+ to \S+ failed: EEXIST/.test(service.output()))
+      await until("the log names the failed write", () => /writing document \S+ to \S+ failed: (ENOTDIR|EEXIST)/.test(service.output()))
       const small = await raw(taskId, randomBytes(1000))
       expect(small.status, small.text).toBe(201)
       const list = (await http("GET", `${service.url}/v1/tasks/${taskId}/files`)).body as Array<{ id: string }>

@@ -134,8 +134,13 @@ export const makeDocumentFiles = (dir: string): DocumentFilesService => {
         )
         if (moved) return yield* Effect.tryPromise(syncDir)
       }
-      yield* Effect.tryPromise(() => mkdir(dir, { recursive: true, mode: 0o700 }))
-      const handle = yield* Effect.tryPromise(() => open(part, "wx", 0o600))
+      // The directory is made when missing only: a mkdir per upload was one more trip to the
+      // thread pool for a directory that is there from the first upload on.
+      const handle = yield* Effect.tryPromise(() =>
+        open(part, "wx", 0o600).catch((e: unknown) =>
+          isMissing(e) ? mkdir(dir, { recursive: true, mode: 0o700 }).then(() => open(part, "wx", 0o600)) : Promise.reject(e)
+        )
+      )
       yield* copy(handle).pipe(
         Effect.andThen(Effect.tryPromise(() => handle.sync())),
         Effect.ensuring(Effect.promise(() => handle.close().catch(() => {})))
