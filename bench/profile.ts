@@ -85,7 +85,8 @@ const profileUnderLoad = async (
   await load(server, seconds)
   const loadMs = performance.now() - t0
   await stopServer(server, 10_000)
-  if (extraFlags.includes("--trace-gc")) console.log(gcSummary(server.output()), server.output().split("\n").filter((l) => l.includes("(+") || l.includes("(-") || l.includes("Mark-C")).slice(-12).join("\n"))
+  if (extraFlags.includes("--trace-gc")) console.log(gcSummary(server.output()))
+  if (process.env.PROFILE_GREP !== undefined) console.log(server.output().split("\n").filter((l) => l.includes(process.env.PROFILE_GREP!)).join("\n"))
   // The main thread's profile is the largest; tsx's loader thread writes a small one.
   const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(dir, f))
   const main = files.map((f) => ({ f, size: Number(execFileSync("stat", ["-c", "%s", f], { encoding: "utf8" })) })).sort((a, b) => b.size - a.size)[0]!.f
