@@ -7,7 +7,9 @@
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
  * Environment: PROFILE_ENTRY (the S6 entry; default src/main.ts bundled like bench/run.ts does);
  * PROFILE_PEER=raw|fastify|nest profiles that peer instead of the gateway (S1-S5), for comparison;
- * PROFILE_S1_FLOOR=1 profiles bench/experiments/s1-floor.ts (bare HttpServer.serve) under S1's load.
+ * PROFILE_S1_FLOOR=1 profiles bench/experiments/s1-floor.ts (bare HttpServer.serve) under S1's load;
+ * PROFILE_NODE_FLAGS="--trace-gc ..." adds node flags to the shipped gateway's (with --trace-gc, each
+ * kind of collection is summed up); PROFILE_GREP=<text> prints the gateway's output lines holding it.
  */
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
