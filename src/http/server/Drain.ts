@@ -15,6 +15,7 @@ import * as Scope from "effect/Scope"
 import type * as http from "node:http"
 import * as net from "node:net"
 import type { Socket } from "node:net"
+import { InFlight } from "./InFlight.js"
 
 export interface DrainOutcome {
   /** True when the grace period ran out (or a second signal came) and what was open was cut. */
@@ -87,7 +88,8 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
 export class Drain {
   private readonly servers = new Set<http.Server>()
   private readonly sockets = new Map<Socket, ConnectionState>()
-  private readonly responses = new Set<http.ServerResponse>()
+  /** Answers in progress (./InFlight.ts: not a Set, whose table churns in the old space). */
+  private readonly responses = new InFlight<http.ServerResponse>()
   /** A connection was accepted since the accept phase last looked. */
   private accepted = false
   private running: Promise<DrainOutcome> | undefined
@@ -140,7 +142,7 @@ export class Drain {
 
   /** Registers a request as it arrives (before anything answers it). */
   admit(res: http.ServerResponse): void {
-    this.responses.add(res)
+    const removeResponse = this.responses.add(res)
     const socket = res.req?.socket as Socket | undefined
     const state = socket === undefined ? undefined : this.sockets.get(socket)
     if (state !== undefined) {
@@ -149,7 +151,7 @@ export class Drain {
     }
     // `on`, not `once`: a response closes once, and `once` wraps every listener.
     res.on("close", () => {
-      this.responses.delete(res)
+      removeResponse()
       if (state !== undefined && --state.active === 0) {
         state.idleSince = performance.now()
         state.bytesAtIdle = socket!.bytesRead
@@ -177,7 +179,7 @@ export class Drain {
     if (this.running !== undefined) return this.running
     this.draining_ = true
     this.startedAt = performance.now()
-    for (const res of this.responses) this.closeAfter(res)
+    for (const res of this.responses.values()) this.closeAfter(res)
     for (const listener of this.listeners) {
       try {
         listener()
@@ -206,7 +208,7 @@ export class Drain {
       }
       this.cut = () => {
         if (done) return
-        cutRequests = [...this.responses].filter((res) => !res.writableFinished).length
+        cutRequests = this.responses.values().filter((res) => !res.writableFinished).length
         cutConnections = this.sockets.size
         for (const server of this.servers) server.closeAllConnections()
         for (const socket of this.sockets.keys()) socket.destroy()
