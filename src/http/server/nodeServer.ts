@@ -669,98 +669,115 @@ export const createGatewayServer = (
       ;(req.socket as WithLastResponse)[LAST_RESPONSE] = res
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
-      if (req.rawHeaders.length / 2 > settings.maxHeaders) {
-        ownAnswer?.(req, res)
-        const body = tooManyHeaders(settings.maxHeaders)
-        res.writeHead(431, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
-        res.end(body)
-        return true
-      }
-      const target = req.url ?? "/"
-      const query = target.indexOf("?")
-      const path = query === -1 ? target : target.slice(0, query)
-      if (reserved.has(req.socket)) {
-        // A connection past the cap: the probes are answered, anything else is told to come back.
-        res.shouldKeepAlive = false
-        if (!settings.probePaths.includes(path)) {
+      const handle = (): boolean => {
+        if (req.rawHeaders.length / 2 > settings.maxHeaders) {
           ownAnswer?.(req, res)
-          const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
-          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          const body = tooManyHeaders(settings.maxHeaders)
+          res.writeHead(431, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
           res.end(body)
           return true
         }
-      }
-      if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
-        const client = requestClient(req, settings.clientAddress)
-        if (!streams.take(client, res)) {
+        const target = req.url ?? "/"
+        const query = target.indexOf("?")
+        const path = query === -1 ? target : target.slice(0, query)
+        if (reserved.has(req.socket)) {
+          // A connection past the cap: the probes are answered, anything else is told to come back.
+          res.shouldKeepAlive = false
+          if (!settings.probePaths.includes(path)) {
+            ownAnswer?.(req, res)
+            const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
+            res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+            res.end(body)
+            return true
+          }
+        }
+        if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
+          const client = requestClient(req, settings.clientAddress)
+          if (!streams.take(client, res)) {
+            ownAnswer?.(req, res)
+            const body = unavailable(
+              `Too many event streams open from one client (SVC_EVENT_STREAMS_PER_CLIENT=${settings.streams!.perClient}); ` +
+                `retry after ${RETRY_AFTER_SECONDS} s`
+            )
+            res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+            res.end(body)
+            return true
+          }
+        }
+        // Without a `%` there is no escape to be malformed.
+        const malformed = target.includes("%") ? malformedPercentEncoding(target) : undefined
+        if (malformed !== undefined) {
           ownAnswer?.(req, res)
-          const body = unavailable(
-            `Too many event streams open from one client (SVC_EVENT_STREAMS_PER_CLIENT=${settings.streams!.perClient}); ` +
-              `retry after ${RETRY_AFTER_SECONDS} s`
+          const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
+          const body = errorJson(
+            400,
+            "Bad Request",
+            `Malformed request ${where}: invalid percent-encoding ${JSON.stringify(malformed)} (expected %XX escapes of UTF-8 bytes)`
           )
-          res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
+          res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
           res.end(body)
           return true
         }
-      }
-      // Without a `%` there is no escape to be malformed.
-      const malformed = target.includes("%") ? malformedPercentEncoding(target) : undefined
-      if (malformed !== undefined) {
-        ownAnswer?.(req, res)
-        const where = query !== -1 && target.indexOf(malformed.replace(/…$/, "")) > query ? "query string" : "path"
-        const body = errorJson(
-          400,
-          "Bad Request",
-          `Malformed request ${where}: invalid percent-encoding ${JSON.stringify(malformed)} (expected %XX escapes of UTF-8 bytes)`
-        )
-        res.writeHead(400, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
-        res.end(body)
-        return true
-      }
-      // Listening but not serving: answer rather than leave the request hanging. Before the
-      // application is attached that is start-up; after, shutdown (a drain closes connections
-      // before the application is detached, so this is for servers run without one).
-      if (server.listenerCount("request") === 0) {
-        ownAnswer?.(req, res)
-        if (served) {
-          res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": RETRY_AFTER_SECONDS })
-          res.end(unavailable("Shutting down"))
-        } else {
-          res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
-          res.end(unavailable("Starting up; retry shortly"))
+        // Listening but not serving: answer rather than leave the request hanging. Before the
+        // application is attached that is start-up; after, shutdown (a drain closes connections
+        // before the application is detached, so this is for servers run without one).
+        if (server.listenerCount("request") === 0) {
+          ownAnswer?.(req, res)
+          if (served) {
+            res.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": RETRY_AFTER_SECONDS })
+            res.end(unavailable("Shutting down"))
+          } else {
+            res.writeHead(503, { "content-type": "application/json", "retry-after": "1" })
+            res.end(unavailable("Starting up; retry shortly"))
+          }
+          return true
         }
-        return true
-      }
-      const declared = req.headers["content-length"]
-      const length = declared === undefined ? 0 : Number(declared)
-      const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
-        settings.streamedBodies.test(routerPath(path))
-      if (length > maxBodyBytes) {
-        ownAnswer?.(req, res)
-        refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
-        return true
-      }
-      if (length > 0 && streamed) {
-        // Written to disk as it arrives: no budget to hold, but a trickle is still cut.
-        if (length > SMALL_BODY_BYTES) watchBodyPace(req, res, settings.minBodyBytesPerSecond)
+        const declared = req.headers["content-length"]
+        const length = declared === undefined ? 0 : Number(declared)
+        const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
+          settings.streamedBodies.test(routerPath(path))
+        if (length > maxBodyBytes) {
+          ownAnswer?.(req, res)
+          refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
+          return true
+        }
+        if (length > 0 && streamed) {
+          // Written to disk as it arrives: no budget to hold, but a trickle is still cut.
+          if (length > SMALL_BODY_BYTES) watchBodyPace(req, res, settings.minBodyBytesPerSecond)
+          return proceed()
+        }
+        if (length > 0) {
+          admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed, ownAnswer)
+          return true
+        }
+        if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
+          capChunkedBody(
+            req,
+            res,
+            maxBodyBytes,
+            streamed ? undefined : budget,
+            requestClient(req, settings.clientAddress),
+            settings.minBodyBytesPerSecond,
+            drain
+          )
+        }
         return proceed()
       }
-      if (length > 0) {
-        admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed, ownAnswer)
+      // During a drain the answer that closes a connection is the last request read on it
+      // (Drain.closeAfter, decided as its headers go out). Node hands over the requests pipelined
+      // in one read one at a time as it parses them, and one answered at once (health, a refusal
+      // below) would close the connection before the next was seen: those behind it, read and
+      // never answered. So in a drain each request is handled from the next turn on, once every
+      // request of the read has been admitted.
+      if (drain?.draining === true) {
+        setImmediate(() => {
+          // The client left meanwhile: its line, as a 499, as for a body that waited for room.
+          if (res.closed) ownAnswer?.(req, res)
+          else handle()
+        })
         return true
       }
-      if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-        capChunkedBody(
-          req,
-          res,
-          maxBodyBytes,
-          streamed ? undefined : budget,
-          requestClient(req, settings.clientAddress),
-          settings.minBodyBytesPerSecond,
-          drain
-        )
-      }
-      return proceed()
+      return handle()
     }
     return emit(event, ...args)
   }) as typeof server.emit
