@@ -343,6 +343,9 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     expect(exit.code, gw.output()).toBe(1)
     expect(exit.at - signalAt).toBeLessThan(3_000)
     expect(gw.output()).toMatch(/SIGINT received again: cutting/)
+    // Not the grace period of 30 s: the log says what cut it, and what it cut.
+    expect(gw.output()).toMatch(/shutdown: a second signal cut the drain \d+ ms in; cut 1 request\(s\) in progress and \d+ connection\(s\); exit code 1/)
+    expect(gw.output()).not.toMatch(/ran out/)
     expect(await stuck).toMatch(/ECONNRESET|socket hang up/)
   })
 })

@@ -20,6 +20,8 @@ import { InFlight } from "./InFlight.js"
 export interface DrainOutcome {
   /** True when the grace period ran out (or a second signal came) and what was open was cut. */
   readonly cut: boolean
+  /** The cut came from a second signal, not from the grace period running out. */
+  readonly bySignal: boolean
   /** From the start of the drain to its end. */
   readonly elapsedMs: number
   /** Requests whose answer was not complete when they were cut. */
@@ -93,7 +95,7 @@ export class Drain {
   /** A connection was accepted since the accept phase last looked. */
   private accepted = false
   private running: Promise<DrainOutcome> | undefined
-  private cut: (() => void) | undefined
+  private cut: ((bySignal: boolean) => void) | undefined
   private startedAt = 0
   private draining_ = false
   private outcome_: DrainOutcome | undefined
@@ -192,6 +194,8 @@ export class Drain {
       let cutRequests = 0
       let cutConnections = 0
       let done = false
+      /** Set by the first cut (the grace period's or a second signal's); a later one changes nothing. */
+      let cutBySignal: boolean | undefined
       const finish = () => {
         if (done) return
         done = true
@@ -200,14 +204,16 @@ export class Drain {
         const cutAny = cutConnections > 0 || cutRequests > 0
         this.outcome_ = {
           cut: cutAny,
+          bySignal: cutAny && cutBySignal === true,
           elapsedMs: Math.round(performance.now() - this.startedAt),
           cutRequests,
           cutConnections
         }
         resolve(this.outcome_)
       }
-      this.cut = () => {
-        if (done) return
+      this.cut = (bySignal) => {
+        if (done || cutBySignal !== undefined) return
+        cutBySignal = bySignal
         cutRequests = this.responses.values().filter((res) => !res.writableFinished).length
         cutConnections = this.sockets.size
         for (const server of this.servers) server.closeAllConnections()
@@ -215,7 +221,7 @@ export class Drain {
         // The servers' close callbacks follow once Node has seen every socket close.
         if (this.sockets.size === 0) finish()
       }
-      const timer = setTimeout(() => this.cut?.(), graceMs)
+      const timer = setTimeout(() => this.cut?.(false), graceMs)
       let idleCheck: ReturnType<typeof setInterval> | undefined
       const linger = Math.min(IDLE_LINGER_MS, graceMs / 4)
       const closeListeners = () => {
@@ -265,7 +271,7 @@ export class Drain {
 
   /** Cuts what is open now (a second signal); the drain ends as soon as Node has closed it. */
   cutNow(): void {
-    this.cut?.()
+    this.cut?.(true)
   }
 
   /**
@@ -364,7 +370,9 @@ export const drainOnSignals = (
         const outcome = yield* Effect.promise(() => drain.start(graceMs))
         if (outcome.cut) {
           yield* Effect.logWarning(
-            `shutdown: the grace period of ${graceMs} ms (SVC_SHUTDOWN_GRACE_MS) ran out; cut ` +
+            (outcome.bySignal
+              ? `shutdown: a second signal cut the drain ${outcome.elapsedMs} ms in; cut `
+              : `shutdown: the grace period of ${graceMs} ms (SVC_SHUTDOWN_GRACE_MS) ran out; cut `) +
               `${outcome.cutRequests} request(s) in progress and ${outcome.cutConnections} connection(s); exit code 1`
           )
         } else {
