@@ -28,10 +28,10 @@ const EQUALS = 61
 
 /**
  * Characters made a string at a time within a slice (a multiple of 4): below V8's largest
- * ordinary object (128 KiB), so each piece dies young in the new space. A 1 MiB piece was a
- * string outside the heap (Node's external strings start near 1 MB) or in the large-object
- * space, both counted toward the next full collection: under S3's 1 MiB uploads, one
- * mark-compact (6-10 ms, nothing concurrent at --v8-pool-size=0) every 120-150 ms.
+ * ordinary object (128 KiB), so each piece dies young in the new space. A whole 1 MiB slice as
+ * one string was outside the heap (Node's external strings start near 1 MB) or in the
+ * large-object space, both counted toward the next full collection: under S3's 1 MiB uploads,
+ * one mark-compact (6-10 ms, nothing concurrent at --v8-pool-size=0) every 120-150 ms.
  */
 export const PIECE_CHARS = 96 * 1024
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
