@@ -41,6 +41,10 @@ const open = async (p: Page) => {
   await p.getByRole("grid").waitFor()
 }
 const cell = (p: Page, rowId: string, column: number) => p.locator(`tr[data-row-id="${rowId}"] > td`).nth(column)
+/** Waits until the editor labelled so has the focus: it takes it after its render, and keys sent
+ * before that go elsewhere (a loaded CI machine lost the first keys: "rav", "50,75"). */
+const editorFocused = (p: Page, label: string) =>
+  expect.poll(() => p.getByLabel(label).evaluate((el) => el === (el.ownerDocument as { activeElement: unknown }).activeElement).catch(() => false), { timeout: 10_000 }).toBe(true)
 const rowNow = async (id: string) =>
   ((await http("GET", `${gw!.url}/v1/tasks/${REVIEW_TASK}/ui`)).body.step.args.rows as Array<{ id: string; status: string; fields: Record<string, unknown> }>)
     .find((r) => r.id === id)!
@@ -65,12 +69,11 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
     try {
       // Columns: reason, merchant, date, amount, category, GL account.
       await cell(page, FLIGHT_ROW, 1).click()
+      await editorFocused(page, "Merchant, row 2")
       await page.keyboard.press("Control+A")
       await page.keyboard.type("Delta Air Lines Inc")
       await cell(page, FLIGHT_ROW, 4).click() // leaving the merchant saves it (blur); the category opens
-      // Typed once its editor has the focus: on a loaded machine the first key came before it (CI: "rav").
-      const editor = page.getByLabel("Category, row 2")
-      await expect.poll(() => editor.evaluate((el) => el === (el.ownerDocument as { activeElement: unknown }).activeElement).catch(() => false), { timeout: 10_000 }).toBe(true)
+      await editorFocused(page, "Category, row 2")
       await page.keyboard.type("Trav")
       // The merchant's save comes back meanwhile.
       await expect.poll(() => page.getByRole("status").first().textContent(), { timeout: 10_000 }).toContain("Merchant of row 2 saved")
@@ -102,8 +105,7 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
       await open(page)
       await page.getByRole("group", { name: "Show rows by status" }).getByRole("button", { name: /^Needs attention/ }).click()
       await cell(page, FLIGHT_ROW, 1).click()
-      // Typed once the editor is there (it opens with the next render), as a person would.
-      await page.getByLabel("Merchant, row 2").waitFor()
+      await editorFocused(page, "Merchant, row 2")
       await page.keyboard.press("End")
       await page.keyboard.type(" (half")
       approvedElsewhere = true
@@ -143,6 +145,7 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
       expect(spaced(await cell(de, FLIGHT_ROW, 3).textContent())).toBe("1.240,00 $")
       await cell(de, FLIGHT_ROW, 3).click()
       const input = de.getByLabel("Amount gross, row 2")
+      await editorFocused(de, "Amount gross, row 2")
       await de.keyboard.press("Control+A")
       await de.keyboard.type("1250,75")
       await de.keyboard.press("Enter")
@@ -150,6 +153,7 @@ describe("the review screen under attack", { timeout: 120_000 }, () => {
       expect((await rowNow(FLIGHT_ROW)).fields.amount_gross).toBe(1250.75)
       // And the editor starts from the value as a German writes it.
       await cell(de, FLIGHT_ROW, 3).click()
+      await editorFocused(de, "Amount gross, row 2")
       expect(await input.inputValue()).toBe("1250,75")
       await de.keyboard.press("Escape")
     } finally {
