@@ -176,7 +176,9 @@ const answerAndDiscard = (
 /**
  * A chunked body: counted as it arrives, against the body limit (413 past it) and against the
  * bytes in flight (503 when a chunk does not fit; what it took is given back when the response
- * closes). Either way the rest is read and thrown away.
+ * closes). Either way the rest is read and thrown away. False when it was refused at once: what
+ * had arrived before the count began (a request handled on a later turn, in a drain) was past
+ * the limit or the budget.
  */
 const capChunkedBody = (
   req: http.IncomingMessage,
@@ -186,14 +188,19 @@ const capChunkedBody = (
   budget: BodyBudget | undefined,
   client: string,
   minRate: number,
-  drain: Drain | undefined
-) => {
+  drain: Drain | undefined,
+  /** Called before an answer given at once (the application then never sees the request). */
+  ownAnswer: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
+): boolean => {
   let seen = 0
   let taken = 0
   let watched = false
   res.once("close", () => budget?.release(taken, client))
   const push = req.push.bind(req)
-  const refuse = (refusal: Refusal, already: number) => {
+  /** While the bytes before the count are counted: a refusal then is the request's only answer. */
+  let early = false
+  const refuse = (refusal: Refusal, already: number): boolean => {
+    if (early) ownAnswer?.(req, res)
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
     // socket flowing). Its reader stops at once (BODY_REFUSED); once the parser has read the
     // rest, the connection serves its next request.
@@ -204,33 +211,42 @@ const capChunkedBody = (
       return true
     }
     refuseBody(req)
+    return false
+  }
+  /** `bytes` more of the body: false when that refused it. */
+  const count = (bytes: number): boolean => {
+    seen += bytes
+    if (seen > limit) return refuse(tooLarge(limit, budget === undefined), seen - limit)
+    // Chunks do not wait: a body already arriving is not held back for others. The first
+    // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
+    if (budget === undefined) {
+      if (!watched && seen > SMALL_BODY_BYTES) {
+        watched = true
+        watchBodyPace(req, res, minRate)
+      }
+      return true
+    }
+    if (seen <= SMALL_BODY_BYTES) budget.force(bytes, client)
+    else if (!budget.tryTake(bytes, true, client)) return refuse(busy(), bytes)
+    else if (!watched) {
+      // Past the small size, its pace counts: a trickle would hold what it took.
+      watched = true
+      watchBodyPace(req, res, minRate)
+    }
+    taken += bytes
     return true
   }
   // The HTTP parser hands each body chunk to push(); count there, before any reader sees it.
   req.push = (chunk: any, encoding?: BufferEncoding) => {
-    if (chunk !== null && chunk !== undefined) {
-      seen += chunk.length
-      if (seen > limit) return refuse(tooLarge(limit, budget === undefined), seen - limit)
-      // Chunks do not wait: a body already arriving is not held back for others. The first
-      // SMALL_BODY_BYTES are taken regardless, as for a declared small body.
-      if (budget === undefined) {
-        if (!watched && seen > SMALL_BODY_BYTES) {
-          watched = true
-          watchBodyPace(req, res, minRate)
-        }
-        return push(chunk, encoding)
-      }
-      if (seen <= SMALL_BODY_BYTES) budget.force(chunk.length, client)
-      else if (!budget.tryTake(chunk.length, true, client)) return refuse(busy(), chunk.length)
-      else if (!watched) {
-        // Past the small size, its pace counts: a trickle would hold what it took.
-        watched = true
-        watchBodyPace(req, res, minRate)
-      }
-      taken += chunk.length
-    }
+    if (chunk !== null && chunk !== undefined && !count(chunk.length)) return true
     return push(chunk, encoding)
   }
+  // Chunks of the read that brought the headers, pushed before this: up to a read (64 KiB) more.
+  if (req.readableLength === 0) return true
+  early = true
+  const counted = count(req.readableLength)
+  early = false
+  return counted
 }
 
 const refuseDeclaredBody = (
@@ -751,15 +767,17 @@ export const createGatewayServer = (
           return true
         }
         if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
-          capChunkedBody(
+          const counted = capChunkedBody(
             req,
             res,
             maxBodyBytes,
             streamed ? undefined : budget,
             requestClient(req, settings.clientAddress),
             settings.minBodyBytesPerSecond,
-            drain
+            drain,
+            ownAnswer
           )
+          if (!counted) return true
         }
         return proceed()
       }
