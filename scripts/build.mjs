@@ -188,6 +188,31 @@ const httpAsCommonJsPlugin = {
   }
 }
 
+/**
+ * effect's `Context.merge` flattens `self` (a copy of every service in the request's context,
+ * with its overlays) before it looks at `that`. HttpApiBuilder merges each handler group's build
+ * context into every request of the group, and the health group's is empty
+ * (src/handlers/health.ts): each health check paid that copy for nothing (effect 4.1.0 to 4.1.5).
+ * With `that` looked at first an empty merge is free: S1 33.0-35.7 against 35.3-39.9 us of CPU
+ * per request (4 rounds each, taking turns). Both empty: `self` instead of `that`, the same
+ * services. The build fails when the function no longer reads so (an upgrade: look again).
+ */
+const CONTEXT_MERGE_CHECKS = "  if (self.mapUnsafe.size === 0) return that;\n  if (that.mapUnsafe.size === 0) return self;\n"
+const contextMergePlugin = {
+  name: "context-merge-empty-first",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]effect[\\/]dist[\\/]Context\.js$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8")
+      const at = source.indexOf(CONTEXT_MERGE_CHECKS)
+      if (at === -1 || source.indexOf(CONTEXT_MERGE_CHECKS, at + 1) !== -1) {
+        return { errors: [{ text: `context-merge-empty-first: ${args.path} no longer has Context.merge's two emptiness checks once` }] }
+      }
+      const [selfFirst, thatFirst] = CONTEXT_MERGE_CHECKS.split("\n")
+      return { contents: source.replace(CONTEXT_MERGE_CHECKS, `${thatFirst}\n${selfFirst}\n`), loader: "js" }
+    })
+  }
+}
+
 /** Moves every file under `from` to the same place under `to` (rename: atomic per file); entries last. */
 const moveInto = (from, to, last) => {
   const files = []
@@ -254,7 +279,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), lazyWsPlugin, lazyTlsPlugin, lazyPlatformHttpsPlugin, httpAsCommonJsPlugin, packageVersionPlugin],
+    plugins: [assetsPlugin(staging), lazyWsPlugin, lazyTlsPlugin, lazyPlatformHttpsPlugin, httpAsCommonJsPlugin, packageVersionPlugin, contextMergePlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })
@@ -272,7 +297,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), packageVersionPlugin],
+    plugins: [assetsPlugin(staging), packageVersionPlugin, contextMergePlugin],
     define: { "import.meta.url": "__bundleImportMetaUrl" },
     banner: { js: "var __bundleImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" }
   })

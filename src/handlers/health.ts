@@ -27,8 +27,9 @@ interface Buildable<A> {
  * Built in an empty context: HttpApiBuilder merges the context a group was built in into every
  * request of that group (two copies of the request's whole context, then each of the group's
  * services set on the copy: 8 KB of garbage per request, a quarter of a health check's). The
- * health handler needs no service, so its group captures none and the merge costs one flatten
- * (bench/PROFILE.md, "S1 as shipped, attributed"; test/ops/healthAllocation.test.ts).
+ * health handler needs no service, so its group captures none, and the merge of an empty context
+ * costs nothing (with the build's contextMergePlugin, scripts/build.mjs; bench/PROFILE.md, "S1 as
+ * shipped, attributed"; test/ops/healthAllocation.test.ts).
  */
 export const HealthLive: Layer.Layer<HealthService> = Layer.effectContext(
   Effect.flatMap(Effect.scope, (scope) =>
