@@ -21,6 +21,8 @@
 import { describeDotEnv } from "./dotEnv.js"
 // Then every JSON.parse of the process reads escaped keys as written (V8's key bug).
 import "./http/jsonParseFix.js"
+// And Node's tick objects keep their maps (a freed map made every process.nextTick slow).
+import "./lib/tickObjectMaps.js"
 import { RAW_UPLOAD_ROUTE } from "./api/files.js"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"

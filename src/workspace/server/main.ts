@@ -13,6 +13,8 @@
  */
 // First: every JSON.parse of the process reads escaped keys as written (V8's key bug).
 import "../../http/jsonParseFix.js"
+// A server too: Node's tick objects keep their maps (src/lib/tickObjectMaps.ts).
+import "../../lib/tickObjectMaps.js"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Config from "effect/Config"
