@@ -790,7 +790,9 @@ const s6 = async () => {
     candidates.push({ key: "main-tsx", label: "gateway: tsx src/main.ts (npm run dev)", nodeArgs: ["--import", "tsx", "src/main.ts"], env: mainEnv })
   } catch (e) {
     gatewayEntry = "bench/servers/gateway.ts"
-    checks.push(`S6: src/main.ts did not start (${String(e).split("\n")[0]}); measured the bench entry bench/servers/gateway.ts (embedded store) instead.`)
+    // The error's first line, and the last lines of what the process wrote (why it stopped).
+    const lines = String(e).split("\n").filter((l) => l.trim() !== "")
+    checks.push(`S6: src/main.ts did not start (${[lines[0], ...lines.slice(1).slice(-3)].join(" / ")}); measured the bench entry bench/servers/gateway.ts (embedded store) instead.`)
     const benchEnv = { BENCH_WORKSPACE: "embedded", BENCH_DB: dbUrl("s6") }
     await prepareDb("s6", false)
     candidates.push({ key: "main-tsx", label: "gateway: tsx bench/servers/gateway.ts", nodeArgs: ["--import", "tsx", "bench/servers/gateway.ts"], env: benchEnv })
