@@ -318,6 +318,49 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     expect(exit.code, gw.output()).toBe(0)
   })
 
+  it("a chunked body that passes the limit in a later read, requests pipelined behind it in that read: each answered, only the last closing", async () => {
+    const limit = 32 * 1024
+    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(limit) })
+    const taskId = await createTask(gw.url)
+    const { hostname, port } = new URL(gw.url)
+    const socket = net.connect(Number(port), hostname)
+    let received = ""
+    let closed = false
+    socket.setEncoding("latin1")
+    socket.on("data", (d: string) => (received += d))
+    socket.on("error", () => {})
+    socket.on("close", () => (closed = true))
+    const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gateway\r\n\r\n`
+    socket.write(get("/v1/health"))
+    await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
+    received = ""
+    gw.kill("SIGTERM")
+    await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+    const body = JSON.stringify({ type: "big.one", source: "faults", seq: 2, payload: { pad: "x".repeat(limit / 2 * 3) } })
+    const part = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`
+    const cut = limit / 2
+    // The first read is under the limit (the request is handled, its body read); the second
+    // passes it, and two requests follow in that same read. The 413 is decided while Node
+    // parses that read, before the requests behind it were seen: it must not be the closing one.
+    socket.write(
+      `POST /v1/tasks/${taskId}/events HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
+        part(body.slice(0, cut))
+    )
+    await new Promise((r) => setTimeout(r, 200))
+    socket.write(part(body.slice(cut)) + "0\r\n\r\n" + get("/v1/health") + get("/v1/health"))
+    await until(() => closed, 5_000)
+    const heads = received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n/g) ?? []
+    expect(heads.map((head) => head.split(" ")[1]), received).toEqual(["413", "200", "200"])
+    expect(heads.map((head) => /^connection: (.*)$/im.exec(head)?.[1])).toEqual(["keep-alive", "keep-alive", "close"])
+    const exit = await exitWithin(gw, 5_000)
+    expect(exit.code, gw.output()).toBe(0)
+    // One line per request since the signal, with its status.
+    const afterSignal = gw.output().slice(gw.output().indexOf("SIGTERM received"))
+    const lines = afterSignal.split("\n").filter((l) => l.includes("\"msg\":\"request\"")).map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.status).sort(), afterSignal).toEqual([200, 200, 413])
+    expect(gw.output()).not.toMatch(/ERR_HTTP_HEADERS_SENT|ERR_STREAM/)
+  })
+
   it("a stalled download is cut at the grace period, and the exit code is 1", async () => {
     const graceMs = 1_500
     const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: String(graceMs) })

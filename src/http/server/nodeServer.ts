@@ -199,8 +199,7 @@ const capChunkedBody = (
   const push = req.push.bind(req)
   /** While the bytes before the count are counted: a refusal then is the request's only answer. */
   let early = false
-  const refuse = (refusal: Refusal, already: number): boolean => {
-    if (early) ownAnswer?.(req, res)
+  const answer = (refusal: Refusal, already: number) => {
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
     // socket flowing). Its reader stops at once (BODY_REFUSED); once the parser has read the
     // rest, the connection serves its next request.
@@ -211,6 +210,33 @@ const capChunkedBody = (
       return true
     }
     refuseBody(req)
+  }
+  const refuse = (refusal: Refusal, already: number): boolean => {
+    if (early) ownAnswer?.(req, res)
+    if (early || drain?.draining !== true) {
+      answer(refusal, already)
+      return false
+    }
+    // In a drain, refused as Node parses a read: requests pipelined behind this body in the same
+    // read are not admitted yet, and the closing answer is decided as its headers go out (the
+    // last request admitted on the connection): this answer would close it, and those behind it
+    // would be read and never answered. So it goes out on the next turn, once the whole read has
+    // been parsed. Meanwhile the body's bytes are thrown away and its end is held back: its
+    // reader sees neither a cut body nor an end before it is told the body was refused.
+    let held = already
+    let ended = false
+    req.push = (more: any) => {
+      if (more === null || more === undefined) ended = true
+      else {
+        held += more.length
+        bodyBytesDone(more.length)
+      }
+      return true
+    }
+    setImmediate(() => {
+      answer(refusal, held)
+      if (ended) push(null)
+    })
     return false
   }
   /** `bytes` more of the body: false when that refused it. */
