@@ -3,13 +3,14 @@
  * build afresh, one after the other, so what a process draws at start (the nextTick lottery,
  * bench/PROFILE.md, ninth pass) shows as spread between starts, not as noise within one. Each
  * set is `[@<entry>] <node flags>` (default entry dist/main.js); the server is pinned to core 1,
- * this process and autocannon to core 0; 2 s of warm-up, then 5 s measured.
+ * this process and autocannon to core 0; 2 s of warm-up, then 5 s measured. The servers' output
+ * goes to /dev/null, or to a file each with S1_OUTPUT=file (as bench/run.ts does).
  *
  * Usage: tsx bench/experiments/s1-starts.ts <rounds> "<set A>" "<set B>" ...
  * e.g.   tsx bench/experiments/s1-starts.ts 5 "@scratch/before/main.js $FLAGS" "$FLAGS"
  */
 import { execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runAutocannon } from "../lib/load.js"
@@ -24,10 +25,12 @@ for (let round = 0; round < Number(roundsArg); round++) {
     const port = 40_000 + Math.floor(Math.random() * 9_000)
     const words = set.split(" ").filter(Boolean)
     const entry = words[0]?.startsWith("@") ? words.shift()!.slice(1) : "dist/main.js"
+    const out = process.env.S1_OUTPUT === "file" ? openSync(join(dir, "out.log"), "a") : "ignore"
     const child = spawn("taskset", ["-c", "1", process.execPath, ...words, entry], {
       env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", SVC_ADMIN_PORT: "off", SVC_DATABASE_URL: `file:${dir}/w.db` },
-      stdio: ["ignore", "ignore", "inherit"]
+      stdio: ["ignore", out, "inherit"]
     })
+    if (typeof out === "number") closeSync(out)
     try {
       for (let k = 0; k < 100; k++) {
         const up = await fetch(`http://127.0.0.1:${port}/v1/health`).then(() => true, () => false)
