@@ -80,6 +80,42 @@ const allEvents = async (url: string): Promise<Array<any>> => {
 }
 
 /** The exit, or a failure naming what was left running when it does not come within `ms`. */
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gateway\r\n\r\n`
+/** A chunked POST of an event to the task's timeline: its head; its chunks follow (`chunkOf`). */
+const chunkedEvent = (taskId: string) =>
+  `POST /v1/tasks/${taskId}/events HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`
+const chunkOf = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`
+
+/**
+ * A raw keep-alive connection that was open (one health check answered) when the gateway got
+ * SIGTERM, once the drain has begun. `answers` writes its text and returns the heads of the
+ * answers read until the server closed the connection.
+ */
+const drainingConnection = async (gw: RunningService) => {
+  const { hostname, port } = new URL(gw.url)
+  const socket = net.connect(Number(port), hostname)
+  let received = ""
+  let closed = false
+  socket.setEncoding("latin1")
+  socket.on("data", (d: string) => (received += d))
+  socket.on("error", () => {})
+  socket.on("close", () => (closed = true))
+  socket.write(get("/v1/health"))
+  await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
+  received = ""
+  gw.kill("SIGTERM")
+  await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+  return {
+    socket,
+    received: () => received,
+    answers: async (text: string) => {
+      socket.write(text)
+      await until(() => closed, 5_000)
+      return received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n/g) ?? []
+    }
+  }
+}
+
 const exitWithin = async (service: RunningService, ms: number) => {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
@@ -261,27 +297,12 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
 
   it("requests pipelined in one write during the drain are all answered, only the last closing the connection", async () => {
     const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000" })
-    const { hostname, port } = new URL(gw.url)
-    const socket = net.connect(Number(port), hostname)
-    let received = ""
-    let closed = false
-    socket.setEncoding("latin1")
-    socket.on("data", (d: string) => (received += d))
-    socket.on("error", () => {})
-    socket.on("close", () => (closed = true))
-    const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gateway\r\n\r\n`
-    socket.write(get("/v1/health"))
-    await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
-    received = ""
-    gw.kill("SIGTERM")
-    await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+    const conn = await drainingConnection(gw)
     // Answered at once when handled (health, a malformed path): what decides the closing answer
     // must have seen the requests behind them in the same read.
     const paths = ["/v1/health", "/v1/health", "/v1/%zz", "/v1/health"]
-    socket.write(paths.map(get).join(""))
-    await until(() => closed, 5_000)
-    const heads = received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n/g) ?? []
-    expect(heads.map((head) => head.split(" ")[1]), received).toEqual(["200", "200", "400", "200"])
+    const heads = await conn.answers(paths.map(get).join(""))
+    expect(heads.map((head) => head.split(" ")[1]), conn.received()).toEqual(["200", "200", "400", "200"])
     expect(heads.map((head) => /^connection: (.*)$/im.exec(head)?.[1])).toEqual(["keep-alive", "keep-alive", "keep-alive", "close"])
     const exit = await exitWithin(gw, 5_000)
     expect(exit.code, gw.output()).toBe(0)
@@ -291,29 +312,13 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     const limit = 32 * 1024
     const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(limit) })
     const taskId = await createTask(gw.url)
-    const { hostname, port } = new URL(gw.url)
-    const socket = net.connect(Number(port), hostname)
-    let received = ""
-    let closed = false
-    socket.setEncoding("latin1")
-    socket.on("data", (d: string) => (received += d))
-    socket.on("error", () => {})
-    socket.on("close", () => (closed = true))
-    socket.write("GET /v1/health HTTP/1.1\r\nHost: gateway\r\n\r\n")
-    await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
-    received = ""
-    gw.kill("SIGTERM")
-    await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+    const conn = await drainingConnection(gw)
     // A valid event of 1.5x the limit: in a drain the request is handled a turn later, and its
     // body's chunks in this read were pushed before the count began (accepted with 201 then).
     const body = JSON.stringify({ type: "big.one", source: "faults", seq: 1, payload: { pad: "x".repeat(limit / 2 * 3) } })
-    socket.write(
-      `POST /v1/tasks/${taskId}/events HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
-        `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`
-    )
-    await until(() => closed, 5_000)
-    expect(received.split(" ")[1], received).toBe("413")
-    expect(received).toContain(`Request body exceeds the ${limit}-byte limit`)
+    await conn.answers(chunkedEvent(taskId) + chunkOf(body) + "0\r\n\r\n")
+    expect(conn.received().split(" ")[1], conn.received()).toBe("413")
+    expect(conn.received()).toContain(`Request body exceeds the ${limit}-byte limit`)
     const exit = await exitWithin(gw, 5_000)
     expect(exit.code, gw.output()).toBe(0)
   })
@@ -322,35 +327,16 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     const limit = 32 * 1024
     const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(limit) })
     const taskId = await createTask(gw.url)
-    const { hostname, port } = new URL(gw.url)
-    const socket = net.connect(Number(port), hostname)
-    let received = ""
-    let closed = false
-    socket.setEncoding("latin1")
-    socket.on("data", (d: string) => (received += d))
-    socket.on("error", () => {})
-    socket.on("close", () => (closed = true))
-    const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: gateway\r\n\r\n`
-    socket.write(get("/v1/health"))
-    await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
-    received = ""
-    gw.kill("SIGTERM")
-    await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+    const conn = await drainingConnection(gw)
     const body = JSON.stringify({ type: "big.one", source: "faults", seq: 2, payload: { pad: "x".repeat(limit / 2 * 3) } })
-    const part = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`
     const cut = limit / 2
     // The first read is under the limit (the request is handled, its body read); the second
     // passes it, and two requests follow in that same read. The 413 is decided while Node
     // parses that read, before the requests behind it were seen: it must not be the closing one.
-    socket.write(
-      `POST /v1/tasks/${taskId}/events HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n` +
-        part(body.slice(0, cut))
-    )
+    conn.socket.write(chunkedEvent(taskId) + chunkOf(body.slice(0, cut)))
     await new Promise((r) => setTimeout(r, 200))
-    socket.write(part(body.slice(cut)) + "0\r\n\r\n" + get("/v1/health") + get("/v1/health"))
-    await until(() => closed, 5_000)
-    const heads = received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n/g) ?? []
-    expect(heads.map((head) => head.split(" ")[1]), received).toEqual(["413", "200", "200"])
+    const heads = await conn.answers(chunkOf(body.slice(cut)) + "0\r\n\r\n" + get("/v1/health") + get("/v1/health"))
+    expect(heads.map((head) => head.split(" ")[1]), conn.received()).toEqual(["413", "200", "200"])
     expect(heads.map((head) => /^connection: (.*)$/im.exec(head)?.[1])).toEqual(["keep-alive", "keep-alive", "close"])
     const exit = await exitWithin(gw, 5_000)
     expect(exit.code, gw.output()).toBe(0)
