@@ -51,7 +51,7 @@ import { describeIdentity, IdentityConfig, identityConfigFromEnv } from "./confi
 import { makeKeySet } from "./gateway/jwtKeys.js"
 import { createGatewayServer } from "./http/server/nodeServer.js"
 import { Readiness } from "./gateway/Readiness.js"
-import { type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/server/ServerLimits.js"
+import { LISTEN_BACKLOG, type ServerLimits, serverLimitsConfig, shutdownGraceConfig } from "./http/server/ServerLimits.js"
 import { intSetting } from "./config/read.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
 import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
@@ -122,7 +122,8 @@ const adminListener = (
         HttpServer.HttpServer,
         NodeHttpServer.make(() => createGatewayServer(config.maxBodyBytes, { ...limits, probePaths: [], streams: undefined }, drain), {
           port: listen.port,
-          host: listen.host
+          host: listen.host,
+          backlog: LISTEN_BACKLOG
         })
           .pipe(Effect.mapError((e) => {
             const cause = e.cause as { code?: unknown; message?: unknown } | undefined
@@ -227,7 +228,7 @@ const main = Effect.gen(function*() {
       NodeHttpServer.layerServer(
         () =>
           createGatewayServer(config.maxBodyBytes, limits, drain, observeOwnAnswers(ownLog), observeMalformed(ownLog)),
-        { port: config.port, host: config.host }
+        { port: config.port, host: config.host, backlog: LISTEN_BACKLOG }
       ),
       HttpServices
     ),

@@ -90,6 +90,14 @@ export const DEFAULT_SERVER_LIMITS: ServerLimits = {
 /** Connections past SVC_MAX_CONNECTIONS kept for probes (ServerLimits.probePaths). */
 export const PROBE_RESERVE = 16
 
+/**
+ * Connections the kernel queues before they are accepted. Node's default (511) overflows under a
+ * burst of 1,100 connects (9-113 listen overflows per run of the flood test), and a probe's
+ * connection among the dropped ones waits 1-3 s for the handshake's retransmission. Linux caps it
+ * at net.core.somaxconn (4096 by default since 5.4).
+ */
+export const LISTEN_BACKLOG = 4096
+
 /** RFC 9110 token: a header name. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/
 

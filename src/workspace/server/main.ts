@@ -27,7 +27,7 @@ import * as Option from "effect/Option"
 import { Drain, drainTeardown, launchDrained } from "../../http/server/Drain.js"
 import { describeListenError, failStart, startFailureTeardown } from "../../http/server/failStart.js"
 import { createGatewayServer } from "../../http/server/nodeServer.js"
-import { serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
+import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
@@ -70,7 +70,7 @@ const main = Effect.gen(function*() {
       Layer.provide(
         // Name this process's own port setting (the gateway's words say PORT). Layer has no mapError in Effect 4.
         Layer.effectContext(Effect.mapError(
-          Layer.build(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host })),
+          Layer.build(NodeHttpServer.layer(() => createGatewayServer(maxBodyBytes, limits, drain), { port, host, backlog: LISTEN_BACKLOG })),
           (e) => {
             const reason = describeListenError(e.cause, { host, port, hostSetting: "HOST", portSetting: "SVC_WORKSPACE_PORT" })
             return reason === undefined ? e : new WorkspaceListenError({ message: reason })
