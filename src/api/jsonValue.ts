@@ -56,10 +56,13 @@ const framePath = (frame: Frame | undefined, last?: string | number): string => 
 
 /**
  * The first problem in a parsed JSON value, walked with an explicit stack (no recursion, so
- * any depth is safe to inspect), or undefined when it is acceptable.
+ * any depth is safe to inspect), or undefined when it is acceptable. `texts: false` skips the
+ * strings' and keys' own tests, for a value whose text is known to hold no NUL and no unpaired
+ * surrogate (src/http/input/jsonInput.ts: a body without a `\\u` escape).
  */
-export const jsonValueProblem = (value: unknown, maxDepth: number): string | undefined => {
+export const jsonValueProblem = (value: unknown, maxDepth: number, texts = true): string | undefined => {
   const stack: Array<Frame> = [{ value, depth: 0, parent: undefined, key: undefined }]
+  const needsFrame = texts ? mayHaveProblem : isContainer
   while (stack.length > 0) {
     const frame = stack.pop()!
     const v = frame.value
@@ -76,16 +79,16 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) {
         const child = v[i]
-        if (mayHaveProblem(child)) stack.push({ value: child, depth, parent: frame, key: i })
+        if (needsFrame(child)) stack.push({ value: child, depth, parent: frame, key: i })
       }
       continue
     }
     for (const key of Object.keys(v)) {
       if (key === "__proto__") return `${framePath(frame, key)}: the key "__proto__" is not allowed`
-      const problem = textProblem(key)
+      const problem = texts ? textProblem(key) : undefined
       if (problem !== undefined) return `${framePath(frame, key)}: the key ${problem}`
       const child = (v as Record<string, unknown>)[key]
-      if (mayHaveProblem(child)) stack.push({ value: child, depth, parent: frame, key })
+      if (needsFrame(child)) stack.push({ value: child, depth, parent: frame, key })
     }
   }
   return undefined
@@ -98,6 +101,9 @@ export const jsonValueProblem = (value: unknown, maxDepth: number): string | und
  */
 const mayHaveProblem = (v: unknown): boolean =>
   typeof v === "object" ? v !== null : typeof v === "string" && textProblem(v) !== undefined
+
+const isContainer = (v: unknown): boolean => typeof v === "object" && v !== null
+
 
 
 /** The first value (depth first, in key order) that `found` picks, with its path. */

@@ -11,12 +11,10 @@ import { attributionNow } from "../../services/Actor.js"
 import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import type { Transactions } from "./transaction.js"
+import { groupEnd } from "./insertGroups.js"
 
-/**
- * Rows per INSERT statement: keeps a large batch under SQLite's bound-parameter limit, and each
- * statement (synchronous in the driver) short: about 10 ms of event loop for 250 rows.
- */
-const INSERT_GROUP = 250
+/** Signals per outbox insert (small rows: the bound-parameter limit and a short statement). */
+const SIGNAL_GROUP = 250
 
 export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ingestData"> => {
   const { sql, outbox, taskOf, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
@@ -30,11 +28,13 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
           const bound = Option.isSome(signal) ? yield* accept(tenantId, { ...signal.value, payload: {} }, who) : undefined
           const createdAt = nowIso()
           const ids = batch.rows.map(() => randomUUID())
-          // A group at a time, serialized just before its insert; each insert runs synchronously
-          // in the driver, so the event loop gets a turn between groups (other requests go on).
-          for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+          // A group at a time (./insertGroups.ts), serialized just before its insert (jsonText
+          // remembers each row's text: measured, then stored); each insert runs synchronously in
+          // the driver, so the event loop gets a turn between groups (other requests go on).
+          for (let start = 0; start < ids.length;) {
             if (start > 0) yield* yieldToEventLoop
-            const group = batch.rows.slice(start, start + INSERT_GROUP).map((r, i) => ({
+            const end = groupEnd(start, ids.length, (i) => jsonText(batch.rows[i]!.data).length)
+            const group = batch.rows.slice(start, end).map((r, i) => ({
               id: ids[start + i]!,
               tenant_id: tenantId,
               task_id: batch.taskId,
@@ -44,16 +44,17 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
               source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
               created_at: createdAt
             }))
-            // Never empty (start < ids.length); the guard tells the insert helper so.
+            start = end
+            // Never empty (groupEnd takes at least one row); the guard tells the insert helper so.
             if (Arr.isArrayNonEmpty(group)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
           }
           yield* appendToTimeline(sql, tenantId, task.id, [
             audit.dataIngested(batch.taskId, batch.kind ?? null, ids, Option.isSome(signal) ? signal.value.name : null, who)
           ], createdAt)
           if (Option.isSome(signal) && bound !== undefined) {
-            for (let start = 0; start < ids.length; start += INSERT_GROUP) {
+            for (let start = 0; start < ids.length; start += SIGNAL_GROUP) {
               yield* yieldToEventLoop
-              yield* outbox.record(ids.slice(start, start + INSERT_GROUP).map((rowId) =>
+              yield* outbox.record(ids.slice(start, start + SIGNAL_GROUP).map((rowId) =>
                 signalFor(tenantId, bound, {
                   ...signal.value,
                   payload: { rowId, kind: batch.kind ?? null, taskId: batch.taskId }

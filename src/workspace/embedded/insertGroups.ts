@@ -1,0 +1,32 @@
+/**
+ * How many rows of a batch go into one multi-row INSERT. Each statement runs synchronously in the
+ * driver, so a group is also how long the event loop waits; between groups it gets a turn.
+ *
+ * Bounded by rows (SQLite's 32,766 bound parameters: 1,000 rows of data records use 8,000) and by
+ * the text the rows carry: about 15 ms of event loop per MiB here (S5's 1,000 events of 2 KB in
+ * 29 ms). Fewer, larger statements cost less per row: S5 as groups of 250 rows read 54.9-55.6 ms
+ * of CPU per batch, as groups of 500 51.4 and as one of 1,000 49.7 (bench/PROFILE.md).
+ */
+export const INSERT_GROUP_ROWS = 1000
+export const INSERT_GROUP_CHARS = 1024 * 1024
+
+/**
+ * Where the group that starts at `start` ends (exclusive), of `count` rows whose texts are
+ * `charsOf(i)` long: at most `maxRows` rows, and rows are added while the group holds fewer than
+ * `maxChars` characters (so a group passes it by at most its last row). Never empty.
+ */
+export const groupEnd = (
+  start: number,
+  count: number,
+  charsOf: (i: number) => number,
+  maxRows = INSERT_GROUP_ROWS,
+  maxChars = INSERT_GROUP_CHARS
+): number => {
+  let end = start
+  let chars = 0
+  while (end < count && end - start < maxRows && (end === start || chars < maxChars)) {
+    chars += charsOf(end)
+    end++
+  }
+  return end
+}
