@@ -1,6 +1,6 @@
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { groupEnd, INSERT_GROUP_CHARS, INSERT_GROUP_ROWS } from "../../src/workspace/embedded/insertGroups.js"
+import { groupEnd, INSERT_GROUP_CHARS, INSERT_GROUP_ROWS, nextGroup } from "../../src/workspace/embedded/insertGroups.js"
 
 describe("a batch's insert groups", () => {
   it("cover every row once, in order; none empty; each within its rows and passing its characters by its last row only", () => {
@@ -8,7 +8,10 @@ describe("a batch's insert groups", () => {
       fc.property(fc.array(fc.nat({ max: 300 }), { maxLength: 400 }), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 2_000 }), (lengths, maxRows, maxChars) => {
         const ends: Array<number> = []
         for (let start = 0; start < lengths.length;) {
-          const end = groupEnd(start, lengths.length, (i) => lengths[i]!, maxRows, maxChars)
+          const asked: Array<number> = []
+          const end = groupEnd(start, lengths.length, (i) => (asked.push(i), lengths[i]!), maxRows, maxChars)
+          // Asked once for each row it takes, in order (nextGroup collects the texts so).
+          expect(asked).toEqual(Array.from({ length: end - start }, (_, k) => start + k))
           expect(end).toBeGreaterThan(start)
           const rows = end - start
           const chars = lengths.slice(start, end).reduce((a, b) => a + b, 0)
@@ -36,5 +39,22 @@ describe("a batch's insert groups", () => {
     expect(groups(10_000, 40)).toBe(10)
     expect(INSERT_GROUP_ROWS * 8).toBeLessThan(32_766)
     expect(groups(3, INSERT_GROUP_CHARS * 2)).toBe(3)
+  })
+
+  it("count a row's source reference as well as its data: text carried there does not make one statement of the batch", () => {
+    const rows = Array.from({ length: 1_000 }, (_, i) => ({ data: { i }, sourceRef: "r".repeat(30_000) }))
+    const sizes: Array<number> = []
+    for (let start = 0; start < rows.length;) {
+      const texts = nextGroup(rows, start)
+      expect(texts.map((t) => t.sourceRef)).toEqual(rows.slice(start, start + texts.length).map((r) => JSON.stringify(r.sourceRef)))
+      expect(texts.map((t) => t.data)).toEqual(rows.slice(start, start + texts.length).map((r) => JSON.stringify(r.data)))
+      sizes.push(texts.length)
+      start += texts.length
+    }
+    // 30 KB a row: 35 rows reach 1 MiB.
+    expect(Math.max(...sizes)).toBe(35)
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(1_000)
+    // No source reference: stored as NULL, not "null".
+    expect(nextGroup([{ data: { a: 1 } }], 0)).toEqual([{ data: "{\"a\":1}", sourceRef: null }])
   })
 })

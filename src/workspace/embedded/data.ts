@@ -4,14 +4,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
-import { nowIso, toJson, yieldToEventLoop } from "./db.js"
-import { jsonText } from "../../api/jsonText.js"
+import { nowIso, yieldToEventLoop } from "./db.js"
 import { audit } from "../../domain/engine.js"
 import { attributionNow } from "../../services/Actor.js"
 import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import type { Transactions } from "./transaction.js"
-import { groupEnd } from "./insertGroups.js"
+import { nextGroup } from "./insertGroups.js"
 
 /** Signals per outbox insert (small rows: the bound-parameter limit and a short statement). */
 const SIGNAL_GROUP = 250
@@ -28,24 +27,24 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
           const bound = Option.isSome(signal) ? yield* accept(tenantId, { ...signal.value, payload: {} }, who) : undefined
           const createdAt = nowIso()
           const ids = batch.rows.map(() => randomUUID())
-          // A group at a time (./insertGroups.ts), serialized just before its insert (jsonText
-          // remembers each row's text: measured, then stored); each insert runs synchronously in
-          // the driver, so the event loop gets a turn between groups (other requests go on).
+          // A group at a time (./insertGroups.ts), serialized just before its insert; each insert
+          // runs synchronously in the driver, so the event loop gets a turn between groups (other
+          // requests go on).
           for (let start = 0; start < ids.length;) {
             if (start > 0) yield* yieldToEventLoop
-            const end = groupEnd(start, ids.length, (i) => jsonText(batch.rows[i]!.data).length)
-            const group = batch.rows.slice(start, end).map((r, i) => ({
+            const texts = nextGroup(batch.rows, start)
+            const group = texts.map((t, i) => ({
               id: ids[start + i]!,
               tenant_id: tenantId,
               task_id: batch.taskId,
               root_task_id: task.id,
               kind: batch.kind ?? null,
-              data: jsonText(r.data),
-              source_ref: r.sourceRef !== undefined ? toJson(r.sourceRef) : null,
+              data: t.data,
+              source_ref: t.sourceRef,
               created_at: createdAt
             }))
-            start = end
-            // Never empty (groupEnd takes at least one row); the guard tells the insert helper so.
+            start += texts.length
+            // Never empty (a group takes at least one row); the guard tells the insert helper so.
             if (Arr.isArrayNonEmpty(group)) yield* sql`INSERT INTO data_records ${sql.insert(group)}`
           }
           yield* appendToTimeline(sql, tenantId, task.id, [
