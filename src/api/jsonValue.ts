@@ -58,7 +58,7 @@ const framePath = (frame: Frame | undefined, last?: string | number): string => 
  * The first problem in a parsed JSON value, walked with an explicit stack (no recursion, so
  * any depth is safe to inspect), or undefined when it is acceptable. `texts: false` skips the
  * strings' and keys' own tests, for a value whose text is known to hold no NUL and no unpaired
- * surrogate (src/http/input/jsonInput.ts: a body without a `\\u` escape).
+ * surrogate (src/http/input/jsonInput.ts: a body without a `\u` escape).
  */
 export const jsonValueProblem = (value: unknown, maxDepth: number, texts = true): string | undefined => {
   const stack: Array<Frame> = [{ value, depth: 0, parent: undefined, key: undefined }]
@@ -103,8 +103,6 @@ const mayHaveProblem = (v: unknown): boolean =>
   typeof v === "object" ? v !== null : typeof v === "string" && textProblem(v) !== undefined
 
 const isContainer = (v: unknown): boolean => typeof v === "object" && v !== null
-
-
 
 /** The first value (depth first, in key order) that `found` picks, with its path. */
 export const firstWhere = (
