@@ -43,6 +43,9 @@ import { chunkReaderLayer } from "./ChunkReader.js"
 import { documentFilesLayer } from "./DocumentFiles.js"
 import { makeWalSync, type SyncFile, type WalSync } from "./walSync.js"
 import { defaultOf } from "../../config/settings.js"
+import { installStatementCache } from "./statementCache.js"
+
+installStatementCache()
 
 /**
  * SQLite's own busy_timeout is 0: its wait is a sleep in the calling thread, which here is the
