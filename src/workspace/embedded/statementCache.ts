@@ -11,7 +11,12 @@
  * A kept statement is the driver's own object, reused as the driver allows: each run binds its
  * arguments, steps and resets it; a run that failed leaves it usable. It comes back with the
  * modes its last user set (raw rows, safe integers), which @libsql/client sets on every call;
- * pluck (the driver's `pragma` helper sets it) is turned off. Measured on the workspace service's
+ * pluck (the driver's `pragma` helper sets it) is turned off. The driver has no way to finalize a
+ * statement, so a connection the store closes (after SQLITE_BUSY, ./libsql.ts) stays open in the
+ * driver, with its file descriptors, until the collector takes its kept statements: a full
+ * collection (npm start runs one when the server is idle: collectWhenIdle in
+ * src/http/server/nodeServer.ts), where a fresh statement went with the next young one.
+ * Measured on the workspace service's
  * task board (`bench/experiments/s2-board.ts`, 6 rounds): 685 -> 518 us of CPU per call (1.32x).
  */
 import { createRequire } from "node:module"
