@@ -16,8 +16,8 @@
  * driver, with its file descriptors, until the collector takes its kept statements: a full
  * collection (npm start runs one when the server is idle: collectWhenIdle in
  * src/http/server/nodeServer.ts), where a fresh statement went with the next young one.
- * Measured on the workspace service's
- * task board (`bench/experiments/s2-board.ts`, 6 rounds): 685 -> 518 us of CPU per call (1.32x).
+ * Measured on the workspace service's task board (`bench/experiments/s2-board.ts`, 6 rounds):
+ * 685 -> 518 us of CPU per call (1.32x).
  */
 import { createRequire } from "node:module"
 
