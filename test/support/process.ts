@@ -28,6 +28,23 @@ export const NODE = (() => {
  */
 const QUIET_PORTS = { low: 20_000, high: 32_000 }
 
+/**
+ * Each vitest worker (VITEST_POOL_ID 1, 2; the global set-up 0) draws from its own third of that
+ * range: a port is checked free, released, then bound by the child a few hundred ms later, and
+ * the other worker drew the same port in between once (a replica's "port 29990 is already in
+ * use", once in five clean-clone runs). Within a process a port is not handed out twice in
+ * SPENT_MS.
+ */
+const SLICES = 3
+const SPENT_MS = 120_000
+const slice = (() => {
+  const id = Number(process.env.VITEST_POOL_ID ?? 0)
+  const size = Math.floor((QUIET_PORTS.high - QUIET_PORTS.low) / SLICES)
+  const low = QUIET_PORTS.low + ((Number.isInteger(id) ? id : 0) % SLICES) * size
+  return { low, high: low + size }
+})()
+const spent = new Map<number, number>()
+
 const listenOn = (port: number) =>
   new Promise<ReturnType<typeof createServer> | undefined>((resolve) => {
     const server = createServer()
@@ -40,17 +57,20 @@ const listenOn = (port: number) =>
  * is known, then released.
  */
 export const freePorts = async (count: number, consecutive = false): Promise<Array<number>> => {
+  const now = Date.now()
+  for (const [port, at] of spent) if (now - at > SPENT_MS) spent.delete(port)
   for (let attempt = 0; attempt < 200; attempt++) {
-    const span = QUIET_PORTS.high - QUIET_PORTS.low - count
-    const first = QUIET_PORTS.low + Math.floor(Math.random() * span)
+    const span = slice.high - slice.low - count
+    const first = slice.low + Math.floor(Math.random() * span)
     const ports = Array.from({ length: count }, (_, i) =>
-      consecutive ? first + i : QUIET_PORTS.low + Math.floor(Math.random() * span))
-    if (new Set(ports).size !== count) continue
+      consecutive ? first + i : slice.low + Math.floor(Math.random() * span))
+    if (new Set(ports).size !== count || ports.some((port) => spent.has(port))) continue
+    for (const port of ports) spent.set(port, now)
     const held = await Promise.all(ports.map(listenOn))
     await Promise.all(held.map((server) => server === undefined ? undefined : new Promise((resolve) => server.close(resolve))))
     if (held.every((server) => server !== undefined)) return ports
   }
-  throw new Error(`no ${count} free ports on 127.0.0.1 between ${QUIET_PORTS.low} and ${QUIET_PORTS.high}`)
+  throw new Error(`no ${count} free ports on 127.0.0.1 between ${slice.low} and ${slice.high}`)
 }
 
 export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
