@@ -116,6 +116,21 @@ const drainingConnection = async (gw: RunningService) => {
   }
 }
 
+/** The body limit of the oversized-event cases. */
+const OVERSIZED_LIMIT = 32 * 1024
+
+/**
+ * A gateway with a 32 KiB body limit, a task, a connection open when the drain began, and a valid
+ * event of 1.5x the limit (sent chunked by the test, in one write or in two).
+ */
+const drainingWithOversizedEvent = async (seq: number) => {
+  const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(OVERSIZED_LIMIT) })
+  const taskId = await createTask(gw.url)
+  const conn = await drainingConnection(gw)
+  const body = JSON.stringify({ type: "big.one", source: "faults", seq, payload: { pad: "x".repeat(OVERSIZED_LIMIT / 2 * 3) } })
+  return { gw, taskId, conn, body }
+}
+
 const exitWithin = async (service: RunningService, ms: number) => {
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
@@ -309,27 +324,19 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
   })
 
   it("a chunked body past the limit in the same write as its headers, during the drain: 413, not read into the handler", async () => {
-    const limit = 32 * 1024
-    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(limit) })
-    const taskId = await createTask(gw.url)
-    const conn = await drainingConnection(gw)
-    // A valid event of 1.5x the limit: in a drain the request is handled a turn later, and its
-    // body's chunks in this read were pushed before the count began (accepted with 201 then).
-    const body = JSON.stringify({ type: "big.one", source: "faults", seq: 1, payload: { pad: "x".repeat(limit / 2 * 3) } })
+    const { gw, taskId, conn, body } = await drainingWithOversizedEvent(1)
+    // In a drain the request is handled a turn later, and its body's chunks in this read were
+    // pushed before the count began (accepted with 201 then).
     await conn.answers(chunkedEvent(taskId) + chunkOf(body) + "0\r\n\r\n")
     expect(conn.received().split(" ")[1], conn.received()).toBe("413")
-    expect(conn.received()).toContain(`Request body exceeds the ${limit}-byte limit`)
+    expect(conn.received()).toContain(`Request body exceeds the ${OVERSIZED_LIMIT}-byte limit`)
     const exit = await exitWithin(gw, 5_000)
     expect(exit.code, gw.output()).toBe(0)
   })
 
   it("a chunked body that passes the limit in a later read, requests pipelined behind it in that read: each answered, only the last closing", async () => {
-    const limit = 32 * 1024
-    const gw = await start({ SVC_DATABASE_URL: freshDb(), SVC_TENANT_SLUG: "acme", SVC_SHUTDOWN_GRACE_MS: "8000", SVC_MAX_BODY_BYTES: String(limit) })
-    const taskId = await createTask(gw.url)
-    const conn = await drainingConnection(gw)
-    const body = JSON.stringify({ type: "big.one", source: "faults", seq: 2, payload: { pad: "x".repeat(limit / 2 * 3) } })
-    const cut = limit / 2
+    const { gw, taskId, conn, body } = await drainingWithOversizedEvent(2)
+    const cut = OVERSIZED_LIMIT / 2
     // The first read is under the limit (the request is handled, its body read); the second
     // passes it, and two requests follow in that same read. The 413 is decided while Node
     // parses that read, before the requests behind it were seen: it must not be the closing one.

@@ -86,6 +86,15 @@ const connect = (url: string, head?: string, localAddress = "127.0.0.1"): Promis
     socket.once("error", reject)
   })
 
+/** The issue's flood: 1,100 connections that send nothing, from 5 addresses (each under its cap). */
+const silentFlood = (port: string): Array<net.Socket> =>
+  Array.from({ length: 1100 }, (_, i) => {
+    const s = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: `127.0.0.${11 + (i % 5)}` })
+    s.on("error", () => {})
+    sockets.push(s)
+    return s
+  })
+
 const statusOf = (text: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1])
 const headerOf = (text: string, name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)`, "i").exec(text)?.[1]
 
@@ -121,12 +130,7 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
   it("the issue's flood at default settings: 1,100 silent sockets from 5 addresses (each under its cap): every probe answered", async () => {
     const gw = await start({})
     const { port } = new URL(gw.url)
-    const flood = Array.from({ length: 1100 }, (_, i) => {
-      const s = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: `127.0.0.${11 + (i % 5)}` })
-      s.on("error", () => {})
-      sockets.push(s)
-      return s
-    })
+    const flood = silentFlood(port)
     const failed: Array<string> = []
     let answered = 0
     for (const end = Date.now() + 3_000; Date.now() < end;) {
@@ -149,12 +153,7 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
     // of Node's default 511 is full here and drops the probe's SYN; the retransmission comes 1 s later.
     gw.kill("SIGSTOP")
     try {
-      const flood = Array.from({ length: 1100 }, (_, i) => {
-        const s = net.connect({ port: Number(port), host: "127.0.0.1", localAddress: `127.0.0.${11 + (i % 5)}` })
-        s.on("error", () => {})
-        sockets.push(s)
-        return s
-      })
+      const flood = silentFlood(port)
       await new Promise((r) => setTimeout(r, 300))
       const probe = net.connect({ port: Number(port), host: "127.0.0.1" })
       sockets.push(probe)
