@@ -251,6 +251,19 @@ const defineServers = (docId: string, gatewayNode: ReadonlyArray<string>, upstre
     env: gatewayEnv({ SVC_DATABASE_URL: dbUrl("sweep") })
   },
   { key: "raw", label: "raw node:http", nodeArgs: ["--import", "tsx", "bench/peers/raw.ts"], env: peerEnv("raw", docId), db: "raw" },
+  // S2's peers as gateways in front of the same workspace service: one board call each list.
+  {
+    key: "raw-s2",
+    label: "raw node:http over the same workspace service",
+    nodeArgs: ["--import", "tsx", "bench/peers/raw.ts"],
+    env: { ...peerEnv(undefined, docId), BENCH_UPSTREAM_URL: upstreamUrl }
+  },
+  {
+    key: "nest-s2",
+    label: "NestJS (Express) over the same workspace service",
+    nodeArgs: ["--import", "tsx", "bench/peers/nest.ts"],
+    env: { ...peerEnv(undefined, docId), BENCH_UPSTREAM_URL: upstreamUrl }
+  },
   { key: "fastify", label: "Fastify", nodeArgs: ["--import", "tsx", "bench/peers/fastify.ts"], env: peerEnv(undefined, docId) },
   { key: "nest", label: "NestJS (Express)", nodeArgs: ["--import", "tsx", "bench/peers/nest.ts"], env: peerEnv("nest", docId), db: "nest" }
 ]
@@ -415,6 +428,12 @@ const probe = async (scenario: string, keys: ReadonlyArray<string>, path: string
 // Scenarios.
 
 const PEERS = ["raw", "fastify", "nest"] as const
+/**
+ * S2's peers over the workspace service the gateway reads (bench/peers/common.ts with
+ * BENCH_UPSTREAM_URL): the like-for-like comparison, each list one board call through the same
+ * delay proxy, so the upstream's CPU on core 0 is every server's, not the gateway's alone.
+ */
+const S2_UPSTREAM_PEERS = ["raw-s2", "nest-s2"] as const
 const get = (path: string, connections: number): Load => ({
   run: (key, durationS) => runAutocannon({ url: url(key, path), connections, durationS, pid: server(key).pid })
 })
@@ -442,7 +461,7 @@ const s1 = async () => {
 }
 
 const s2 = async () => {
-  const keys = ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS]
+  const keys = ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS, ...S2_UPSTREAM_PEERS]
   const path = `/v1/entities/${BENCH_ENTITY_ID}/tasks`
   const bodies = await probe("S2", keys, path, {}, (status, body) =>
     status === 200 && Array.isArray(body) && body.length === 50 && body.every((t: any) => typeof t.awaiting === "string")
@@ -470,6 +489,8 @@ const s2 = async () => {
     target: "",
     met: undefined
   })
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "p50 latency, 1 connection", latency, "gateway-s2", "nest-s2", (m) => m.p50)
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "p50 latency, 1 connection", latency, "gateway-s2", "raw-s2", (m) => m.p50)
   addMedians("S2 latency (1 connection)", latency, (m) => `${m.rps.toFixed(0)} req/s`)
 
   const rounds = await interleave("S2", keys, withUpstreamCpu(get(path, 10)))
@@ -479,6 +500,10 @@ const s2 = async () => {
   compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2", "nest", rps)
   compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "raw")
   compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "nest")
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2", "nest-s2", rps)
+  compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2", "raw-s2", rps)
+  compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "nest-s2")
+  compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2", "raw-s2")
   if (beforeDist !== undefined) {
     compare("S2 GET /v1/entities/:id/tasks (50 tasks)", "requests/s, 10 connections", rounds, "gateway-s2-before", "raw", rps)
     compareCpu("S2 GET /v1/entities/:id/tasks (50 tasks)", rounds, "gateway-s2-before", "raw")
@@ -488,21 +513,30 @@ const s2 = async () => {
   }
   addMedians("S2 (10 connections)", rounds, (m) => `${m.rps.toFixed(0)} req/s`)
   // The last entries are the rounds' (the warm-up came first).
-  const measured = upstreamRounds.slice(-settings.rounds)
-  if (measured.length > 0) {
+  const split = (key: string) => {
+    const measured = (upstreamRounds.get(key) ?? []).slice(-settings.rounds)
+    if (measured.length === 0) return undefined
     const m = (f: (r: UpstreamRound) => number) => median(measured.map(f))
+    return `the workspace service and the delay proxy spent ${m((r) => r.upstreamUs).toFixed(0)} us of CPU and the load generator ` +
+      `${m((r) => r.loadUs).toFixed(0)} us, all on core 0 (busy ${m((r) => r.core0).toFixed(2)}); the server ` +
+      `${m((r) => r.gatewayUs).toFixed(0)} us on core 1 (busy ${m((r) => r.core1).toFixed(2)})`
+  }
+  const gatewaySplit = split("gateway-s2")
+  if (gatewaySplit !== undefined) {
+    const peerSplits = S2_UPSTREAM_PEERS.flatMap((key) => {
+      const text = split(key)
+      return text === undefined ? [] : [`${specs.get(key)!.label}: ${text}`]
+    })
     checks.push(
-      `S2 at 10 connections, what bounds the gateway's lists (medians of its ${measured.length} rounds): per list, the workspace ` +
-        `service and the delay proxy spent ${m((r) => r.upstreamUs).toFixed(0)} us of CPU and the load generator ` +
-        `${m((r) => r.loadUs).toFixed(0)} us, all on core 0 (busy ${m((r) => r.core0).toFixed(2)}); the gateway ` +
-        `${m((r) => r.gatewayUs).toFixed(0)} us on core 1 (busy ${m((r) => r.core1).toFixed(2)}). The peers look their ` +
-        `lists up in-process (a ${LOOKUP_MS} ms timer), so core 0 carries only their load generator.`
+      `S2 at 10 connections, what bounds the lists (medians of ${settings.rounds} rounds), per list: gateway: ${gatewaySplit}. ` +
+        peerSplits.map((t) => `${t}. `).join("") +
+        `The other peers look their lists up in-process (a ${LOOKUP_MS} ms timer), so core 0 carries only their load generator.`
     )
   }
 }
 
 interface UpstreamRound { readonly upstreamUs: number; readonly loadUs: number; readonly gatewayUs: number; readonly core0: number; readonly core1: number }
-const upstreamRounds: Array<UpstreamRound> = []
+const upstreamRounds = new Map<string, Array<UpstreamRound>>()
 /**
  * S2's 10-connection load, with the CPU the gateway's upstream (the workspace service and the
  * delay proxy, on the load generator's core) and the load generator spent per list, and each
@@ -510,13 +544,16 @@ const upstreamRounds: Array<UpstreamRound> = []
  */
 const withUpstreamCpu = (load: Load): Load => ({
   run: async (key, durationS) => {
-    if (key !== "gateway-s2" || upstreamPids.length === 0) return load.run(key, durationS)
+    if ((key !== "gateway-s2" && !(S2_UPSTREAM_PEERS as ReadonlyArray<string>).includes(key)) || upstreamPids.length === 0) {
+      return load.run(key, durationS)
+    }
     const upstream = () => upstreamPids.reduce((sum, pid) => sum + cpuMs(pid), 0)
     const [u0, l0, t0] = [upstream(), cpuMs(process.pid), coreTicks()]
     const m = await load.run(key, durationS)
     const busy = coreBusy(t0, coreTicks())
     const perList = (ms: number) => (ms * 1000) / Math.max(1, m.completed)
-    upstreamRounds.push({
+    if (!upstreamRounds.has(key)) upstreamRounds.set(key, [])
+    upstreamRounds.get(key)!.push({
       upstreamUs: perList(upstream() - u0),
       loadUs: perList(cpuMs(process.pid) - l0),
       gatewayUs: m.cpuUsPerReq,
@@ -975,7 +1012,9 @@ const main = async () => {
   for (const spec of defineServers(docId, [...startFlags(ROOT), join(distDir, "main.js")], upstreamUrl)) specs.set(spec.key, spec)
   const wanted = new Set<string>()
   if (settings.only.has("S1")) ["gateway", ...(beforeDist === undefined ? [] : ["gateway-before"]), ...PEERS].forEach((k) => wanted.add(k))
-  if (settings.only.has("S2")) ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS].forEach((k) => wanted.add(k))
+  if (settings.only.has("S2")) {
+    for (const k of ["gateway-s2", ...(beforeDist === undefined ? [] : ["gateway-s2-before"]), ...PEERS, ...S2_UPSTREAM_PEERS]) wanted.add(k)
+  }
   if (settings.only.has("S7")) wanted.add("gateway-sweep")
   if (needsDb) DB_KEYS.forEach((k) => wanted.add(k))
   log(`starting ${[...wanted].join(", ")}`)

@@ -4,12 +4,14 @@
  * @libsql/client on a database prepared like the gateway's, the same document file.
  *
  * Settings: PORT, BENCH_FIXTURE, BENCH_DB (file: url), BENCH_DOC_FILE, BENCH_DOC_ID,
- * BENCH_LOOKUP_MS, BENCH_MAX_BODY.
+ * BENCH_LOOKUP_MS, BENCH_MAX_BODY, BENCH_UPSTREAM_URL (S2's lists from the workspace service, as
+ * the gateway reads them there, instead of the fixture and a timer).
  */
 import type { Client, InValue, Transaction } from "@libsql/client"
 import mime from "mime"
 import { randomUUID } from "node:crypto"
 import { existsSync, readFileSync, statSync } from "node:fs"
+import * as http from "node:http"
 import { setTimeout as sleep } from "node:timers/promises"
 
 const env = (name: string, fallback?: string): string => {
@@ -56,8 +58,61 @@ const awaitingOf = async (taskId: string): Promise<string | undefined> => {
   return step?.displayHint.component
 }
 
+interface BoardTask {
+  readonly id: string
+  readonly entityId: string
+  readonly workflowId: string
+  readonly title: string
+  readonly status: string
+  readonly priority: string
+  readonly createdAt: string
+  readonly awaiting?: string
+}
+
+/**
+ * S2 over the workspace service (BENCH_UPSTREAM_URL): what a gateway of this framework in front
+ * of it would do, with the gateway's upstream calls: one task board call (the entity's check, its
+ * tasks, each one's `awaiting`) on a keep-alive connection, its JSON parsed, the summaries mapped
+ * from it. Node's own HTTP client, the lightest a peer could pick.
+ */
+const upstream = process.env.BENCH_UPSTREAM_URL ? new URL(process.env.BENCH_UPSTREAM_URL) : undefined
+const upstreamAgent = new http.Agent({ keepAlive: true })
+const boardOf = (entityId: string) =>
+  new Promise<ReadonlyArray<BoardTask> | undefined>((resolve, reject) => {
+    http.get({
+      host: upstream!.hostname,
+      port: upstream!.port,
+      path: `/workspace/tenants/${tenantId}/entities/${encodeURIComponent(entityId)}/board`,
+      agent: upstreamAgent
+    }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (chunk: Buffer) => chunks.push(chunk))
+      res.on("end", () => {
+        if (res.statusCode === 404) resolve(undefined)
+        else if (res.statusCode !== 200) reject(new Error(`workspace answered ${res.statusCode}`))
+        else resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as ReadonlyArray<BoardTask>)
+      })
+      res.on("error", reject)
+    }).on("error", reject)
+  })
+
+const listTasksUpstream = async (entityId: string) => {
+  const board = await boardOf(entityId)
+  return board?.map((t) => ({
+    id: t.id,
+    title: t.title,
+    status: t.status,
+    priority: t.priority,
+    ...(t.awaiting !== undefined && t.status !== "COMPLETED" && t.status !== "FAILED" ? { awaiting: t.awaiting } : {}),
+    entityId: t.entityId,
+    workflowId: t.workflowId,
+    createdAt: t.createdAt
+  }))
+}
+
 /** S2: the entity's task summaries, every open task's next step looked up in parallel; undefined: 404. */
 export const listTasks = async (entityId: string) => {
+  if (upstream !== undefined) return listTasksUpstream(entityId)
   const entity = entities.get(entityId)
   if (entity === undefined || entity.tenantId !== tenantId) return undefined
   const mine = [...tasks.values()].filter((t) => t.tenantId === tenantId && t.entityId === entityId)
