@@ -33,6 +33,7 @@ import { quoted } from "../../lib/quoted.js"
 import { parseJson } from "../../api/jsonParse.js"
 import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 import { bodyBytesDone } from "../../lib/bufferRelease.js"
+import { type BodyBuffer, takeBodyBuffer } from "./bodyBuffers.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
@@ -220,20 +221,40 @@ const checkedValue = (value: unknown, maxDepth: number, texts = true): Exclude<P
  * costs a channel step per 64 KiB chunk (measured: about 1 ms of a 1 MiB upload's CPU); any
  * other request (a web Request in tests) is read through its stream.
  */
-const readBody = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<ArrayBuffer> =>
+const readBody = (request: HttpServerRequest.HttpServerRequest, reuse: boolean): Effect.Effect<ReadBody> =>
   Effect.map(
     request.source instanceof IncomingMessage
-      ? collectIncoming(request.source)
-      : Effect.orDie(Stream.runCollect(request.stream)),
-    (parts) => {
+      ? collectIncoming(request.source, reuse)
+      : Effect.map(Effect.orDie(Stream.runCollect(request.stream)), (parts): Collected => ({ parts, lease: undefined })),
+    ({ lease, parts }): ReadBody => {
+      // The whole body in a reused buffer (./bodyBuffers.ts): lent to the reader as it is.
+      if (lease !== undefined && parts.length === 1) return { bytes: parts[0]!, release: lease.release }
+      lease?.release()
       // One chunk is used as it is (Buffer.from would copy it, and the slice below again).
       const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts)
-      // A small Buffer may be a view into a shared pool: hand out exactly its own bytes.
-      return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
-        ? bytes.buffer as ArrayBuffer
-        : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+      return { bytes, release: noRelease }
     }
   )
+
+/** A body read whole: `release` once its bytes are no longer read (a reused buffer goes back). */
+interface ReadBody {
+  readonly bytes: Uint8Array
+  readonly release: () => void
+}
+
+const noRelease = () => {}
+
+/** Exactly the body's bytes as an ArrayBuffer of their own (a small Buffer may be a view into a shared pool). */
+const ownArrayBuffer = (bytes: Uint8Array): ArrayBuffer =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? bytes.buffer as ArrayBuffer
+    : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+
+interface Collected {
+  readonly parts: ReadonlyArray<Uint8Array>
+  /** The reused buffer the first part is a view of, if any. */
+  readonly lease: BodyBuffer | undefined
+}
 
 /**
  * The chunks of a Node request body, up to its end. A request whose client left before its end
@@ -258,7 +279,16 @@ const declaredBuffer = (bytes: number): Buffer | undefined => {
   }
 }
 
-const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<Uint8Array>> =>
+/** A reused buffer for `declared` bytes (./bodyBuffers.ts), or none (not that size, or no memory). */
+const lentBuffer = (declared: number): BodyBuffer | undefined => {
+  try {
+    return takeBodyBuffer(declared)
+  } catch {
+    return undefined
+  }
+}
+
+const collectIncoming = (message: IncomingMessage, reuse: boolean): Effect.Effect<Collected> =>
   Effect.callback((resume) => {
     // Refused before this reader began: the answer is out, the rest is being discarded.
     if (bodyRefused(message)) return resume(clientAbort)
@@ -266,8 +296,10 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     // one buffer of its size: each chunk can be collected as soon as it is copied, instead of all
     // of them living beside their concatenation (a 40 MiB upload held 80 MiB at its end).
     const declared = Number(message.headers["content-length"])
-    const whole = Number.isSafeInteger(declared) && declared > 0 ? declaredBuffer(declared) : undefined
+    const lease = reuse ? lentBuffer(declared) : undefined
+    const whole = lease?.bytes ?? (Number.isSafeInteger(declared) && declared > 0 ? declaredBuffer(declared) : undefined)
     let filled = 0
+    let handedOn = false
     const parts: Array<Uint8Array> = []
     const onData = (chunk: Uint8Array) => {
       if (whole !== undefined && filled + chunk.byteLength <= whole.byteLength) {
@@ -285,6 +317,8 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
       for (const part of parts) bytes += part.byteLength
       parts.length = 0
       bodyBytesDone(bytes)
+      // Nothing reads the partial body: its reused buffer goes back.
+      lease?.release()
     }
     // Refused mid-body (413, 503 or 408 already sent, nodeServer.ts): nothing more to answer.
     const onRefused = () => {
@@ -295,7 +329,8 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     const onEnd = () => {
       if (bodyRefused(message)) return onRefused()
       cleanup()
-      resume(Effect.succeed(whole === undefined ? parts : [whole.subarray(0, filled), ...parts]))
+      handedOn = true
+      resume(Effect.succeed({ parts: whole === undefined ? parts : [whole.subarray(0, filled), ...parts], lease }))
     }
     // Closed before its end (the client left; or a refused body past its discard budget):
     // the response may already be ended by the server, so nothing else would stop this fiber.
@@ -321,7 +356,11 @@ const collectIncoming = (message: IncomingMessage): Effect.Effect<ReadonlyArray<
     message.on("error", onError)
     message.on("close", onClose)
     message.on(BODY_REFUSED, onRefused)
-    return Effect.sync(cleanup)
+    // Interrupted while reading: nothing reads the partial body (once handed on, its reader releases it).
+    return Effect.sync(() => {
+      cleanup()
+      if (!handedOn) lease?.release()
+    })
   })
 
 const CHECKED_JSON = Symbol("gateway/checkedJson")
@@ -379,19 +418,19 @@ export const checkedJsonBodies = (
     const raw = rawBody(request)
     // A large body: decoding and parsing it, then the handler's work on it, each start on a
     // fresh turn of the event loop, so other requests are served in between (../lib/eventLoop.ts).
-    const read = Effect.tap(readBody(request), (buffer) => yieldBeforeLarge(buffer.byteLength))
-    return Effect.flatMap(read, (buffer): Effect.Effect<
+    // A reused buffer (./bodyBuffers.ts) only for a body parsed here: a raw body's bytes go on.
+    const read = Effect.tap(readBody(request, !raw), (body) => yieldBeforeLarge(body.bytes.byteLength))
+    return Effect.flatMap(read, ({ bytes, release }): Effect.Effect<
       HttpServerResponse.HttpServerResponse,
       E | BadRequest | UnsupportedMediaType,
       R | HttpServerRequest.HttpServerRequest
     > => {
       if (raw) {
-        const withBytes = Object.create(request, { arrayBuffer: { value: Effect.succeed(buffer) } }) as HttpServerRequest.HttpServerRequest
+        const withBytes = Object.create(request, { arrayBuffer: { value: Effect.succeed(ownArrayBuffer(bytes)) } }) as HttpServerRequest.HttpServerRequest
         return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBytes)
       }
-      const size = buffer.byteLength
+      const size = bytes.byteLength
       const fields = size >= LARGE_INPUT ? base64Fields(request) : []
-      const bytes = new Uint8Array(buffer)
       const contentType = request.headers["content-type"]
       const parse = size < LARGE_INPUT
         ? Effect.sync(() => parseJsonBody(bytes, contentType, maxDepth, fields))
@@ -403,33 +442,39 @@ export const checkedJsonBodies = (
             Effect.sync(() => checkParsedBody(bytes, parsed, maxDepth))
           )
         )
+      // Base64 file content kept as bytes is decoded after the parse, a slice at a time, before
+      // the value's checks (a control character in it makes the body malformed JSON, the first error).
+      const ready = Effect.flatMap(oneLargeAtATime(size, parse), (parsed): Effect.Effect<Ready> => {
+        if (parsed.ok !== "base64") return Effect.succeed(parsed)
+        const { bytes: kept, encoding, literals, value } = parsed
+        return Effect.map(oneLargeAtATime(size, decodeLiterals(kept, literals)), (outcome): Ready => {
+          if (outcome._tag === "NotJson") return { ok: false, error: controlCharacterError(kept, outcome.at, encoding) }
+          const checked = checkedValue(value, maxDepth)
+          return checked.ok === true ? { ok: true, value: checked.value, decoded: outcome.decoded } : checked
+        })
+      })
       const run = (value: unknown) =>
         Effect.provideService(
           Effect.andThen(yieldBeforeLarge(size), app),
           HttpServerRequest.HttpServerRequest,
           withJson(request, value)
         )
-      return Effect.flatMap(oneLargeAtATime(size, parse), (parsed): Effect.Effect<
+      // The bytes are read until here only (the value holds copies of its strings, the decoded
+      // file content its own bytes): a reused buffer goes back before the handler runs.
+      return Effect.flatMap(Effect.ensuring(ready, Effect.sync(release)), (outcome): Effect.Effect<
         HttpServerResponse.HttpServerResponse,
         E | BadRequest | UnsupportedMediaType,
         R | HttpServerRequest.HttpServerRequest
       > => {
-        if (parsed.ok === false) return Effect.fail(parsed.error)
-        if (parsed.ok === true) return run(parsed.value)
-        // Base64 file content kept as bytes: decoded now, a slice at a time, before the value's
-        // checks (a control character in it makes the body malformed JSON, the first error).
-        const { bytes, encoding, literals, value } = parsed
-        return Effect.flatMap(oneLargeAtATime(size, decodeLiterals(bytes, literals)), (outcome): Effect.Effect<
-          HttpServerResponse.HttpServerResponse,
-          E | BadRequest | UnsupportedMediaType,
-          R | HttpServerRequest.HttpServerRequest
-        > => {
-          if (outcome._tag === "NotJson") return Effect.fail(controlCharacterError(bytes, outcome.at, encoding))
-          const checked = checkedValue(value, maxDepth)
-          return checked.ok === true
-            ? Effect.provideService(run(checked.value), Base64Literals, outcome.decoded)
-            : Effect.fail(checked.error)
-        })
+        if (outcome.ok === false) return Effect.fail(outcome.error)
+        return outcome.decoded === undefined
+          ? run(outcome.value)
+          : Effect.provideService(run(outcome.value), Base64Literals, outcome.decoded)
       })
     })
   })
+
+/** A body parsed and checked (with its base64 file content decoded), or why not. */
+type Ready =
+  | { readonly ok: false; readonly error: BadRequest | UnsupportedMediaType }
+  | { readonly ok: true; readonly value: unknown; readonly decoded?: ReadonlyMap<string, Uint8Array | undefined> | undefined }
