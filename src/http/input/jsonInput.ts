@@ -419,7 +419,11 @@ export const checkedJsonBodies = (
     // A large body: decoding and parsing it, then the handler's work on it, each start on a
     // fresh turn of the event loop, so other requests are served in between (../lib/eventLoop.ts).
     // A reused buffer (./bodyBuffers.ts) only for a body parsed here: a raw body's bytes go on.
-    const read = Effect.tap(readBody(request, !raw), (body) => yieldBeforeLarge(body.bytes.byteLength))
+    const read = Effect.tap(
+      readBody(request, !raw),
+      // A client gone before the parse begins: its reused buffer goes back too.
+      (body) => Effect.onInterrupt(yieldBeforeLarge(body.bytes.byteLength), () => Effect.sync(body.release))
+    )
     return Effect.flatMap(read, ({ bytes, release }): Effect.Effect<
       HttpServerResponse.HttpServerResponse,
       E | BadRequest | UnsupportedMediaType,
