@@ -26,6 +26,7 @@ import { formatHeap, summarizeHeap } from "./lib/heapsnapshot.js"
 import { runAutocannon, runDownloads } from "./lib/load.js"
 import { startFlags } from "./lib/startFlags.js"
 import { killAllSync, memory, pinSelf, type Server, startServer, stopServer } from "./lib/proc.js"
+import { firstBenchPort } from "./lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const only = new Set((process.argv[2] ?? "S1,S2,S3,S4,S5,S6").split(","))
@@ -39,7 +40,7 @@ process.on("exit", () => {
 })
 const fixture = join(tmp, "fixture.json")
 writeFileSync(fixture, JSON.stringify(benchFixture()))
-let port = 40_000 + Math.floor(Math.random() * 10_000)
+let port = firstBenchPort()
 
 const INCLUSIVE = ["writev", "writeBuffer", "writeUtf8String", "parserOnHeadersComplete", "parserOnBody", "JSON.parse", "parse", "stringify", "test", "exec"]
 

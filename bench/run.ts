@@ -69,6 +69,7 @@ import { medianRow, renderResults, type Row, type ServerMedians } from "./lib/re
 import { renderS8, runS8, S8, sectionS8, spliceS8 } from "./lib/wholeLoad.js"
 import { handSections, withHandSections } from "./lib/handSections.js"
 import { countWholeTimeline } from "./lib/timeline.js"
+import { firstBenchPort } from "./lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const num = (name: string, fallback: number) => {
@@ -185,7 +186,7 @@ interface Spec {
   readonly db?: string
 }
 
-let nextPort = 20_000 + Math.floor(Math.random() * 20_000)
+let nextPort = firstBenchPort()
 const servers = new Map<string, Server>()
 const specs = new Map<string, Spec>()
 

@@ -21,6 +21,7 @@ import { prepareBenchDb } from "./lib/benchDb.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, EVENT_COUNT, ingestBody } from "./lib/fixture.js"
 import { median, type Measurement, runAutocannon } from "./lib/load.js"
 import { cpuModel, loadAverage, type Server, startServer, stopAll } from "./lib/proc.js"
+import { firstBenchPort } from "./lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -43,7 +44,7 @@ const main = async () => {
     writeFileSync(fixtureFile, JSON.stringify(benchFixture()))
     const urls = { SQLite: `file:${join(dir, "bench.db")}`, PostgreSQL: await createDatabase(pg.adminUrl, "bench") }
     for (const url of Object.values(urls)) prepare(url, fixtureFile)
-    let port = 21_000 + Math.floor(Math.random() * 10_000)
+    let port = firstBenchPort()
     const servers = new Map<string, Server>()
     for (const [store, url] of Object.entries(urls)) {
       servers.set(store, await startServer({

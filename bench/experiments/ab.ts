@@ -23,6 +23,7 @@ import { startFlags } from "../lib/startFlags.js"
 import { BENCH_ENTITY_ID, BENCH_TASK_ID, benchFixture, ingestBody, LOOKUP_MS, MiB, uploadBody } from "../lib/fixture.js"
 import { type Measurement, median, runAutocannon, runDownloads } from "../lib/load.js"
 import { killAllSync, memory, pinSelf, sampleRss, type Server, startServer, stopAll } from "../lib/proc.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const [scenario = "s1", beforeArg, roundsArg = "4", secondsArg = "4"] = process.argv.slice(2)
@@ -80,7 +81,7 @@ const main = async () => {
     { name: "gateway before", cwd: BEFORE, entry: "bench/servers/gateway.ts", env: gatewayEnv("before"), db: "before" },
     { name: "gateway after", cwd: ROOT, entry: "bench/servers/gateway.ts", env: gatewayEnv("after"), db: "after" }
   ]
-  let port = 30_000 + Math.floor(Math.random() * 10_000)
+  let port = firstBenchPort()
   const servers: Array<Server> = []
   for (const c of candidates) {
     // AB_AFTER_FLAGS: node flags of the "after" gateway instead of npm start's ("none": no flags).

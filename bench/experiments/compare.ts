@@ -18,6 +18,7 @@ import { benchFixture, LOOKUP_MS } from "../lib/fixture.js"
 import { startFlags } from "../lib/startFlags.js"
 import { type Measurement, median, runAutocannon } from "../lib/load.js"
 import { killAllSync, pinSelf, type Server, startServer, stopAll } from "../lib/proc.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const [set = "s1-layers", roundsArg = "5", secondsArg = "3"] = process.argv.slice(2)
@@ -87,7 +88,7 @@ if (chosen === undefined) throw new Error(`unknown set ${set}; one of ${Object.k
 
 const main = async () => {
   pinSelf()
-  let port = 30_000 + Math.floor(Math.random() * 10_000)
+  let port = firstBenchPort()
   const servers: Array<Server> = []
   // The gateway as npm start runs it (bundle, start flags), unless COMPARE_TSX=1.
   const gatewayBundle = process.env.COMPARE_TSX === "1"

@@ -24,12 +24,13 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import WebSocket from "ws"
 import { startFlags } from "../lib/startFlags.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const [dirArg = ".", nArg = "20000", topArg = "40"] = process.argv.slice(2)
 const dir = resolve(dirArg)
 const requests = Number(nArg)
 const tmp = mkdtempSync(join(tmpdir(), "gateway-alloc-"))
-const port = 37_000 + Math.floor(Math.random() * 1000) * 2
+const port = firstBenchPort()
 
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 interface SamplingNode { callFrame: CallFrame; selfSize: number; id: number; children: Array<SamplingNode> }

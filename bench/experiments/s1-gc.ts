@@ -18,6 +18,7 @@ import { join, resolve } from "node:path"
 import { setTimeout as sleep } from "node:timers/promises"
 import { SERVER_CORE } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const [nArg = "20000", ...dirs] = process.argv.slice(2)
 const requests = Number(nArg)
@@ -35,7 +36,7 @@ const measure = async (dirArg: string) => {
   const script = dirArg.startsWith("tsx:") ? dirArg.slice(4) : undefined
   const dir = resolve(script === undefined ? dirArg : ".")
   const tmp = mkdtempSync(join(tmpdir(), "gateway-gc-"))
-  const port = 36_000 + Math.floor(Math.random() * 1000) * 2
+  const port = firstBenchPort()
   const child = spawn("taskset", ["-c", String(SERVER_CORE), process.execPath, ...(script === undefined
     ? [...startFlags(dir), "--trace-gc-nvp", join(dir, "dist/main.js")]
     : [...startFlags(dir), "--trace-gc-nvp", "--import", "tsx", script])], {

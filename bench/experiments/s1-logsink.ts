@@ -14,12 +14,13 @@ import { fileURLToPath } from "node:url"
 import { runAutocannon } from "../lib/load.js"
 import { pinSelf, SERVER_CORE } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const rounds = Number(process.argv[2] ?? "3")
 const seconds = Number(process.argv[3] ?? "5")
 const tmp = mkdtempSync(join(tmpdir(), "s1-logsink-"))
-let port = 43_000 + Math.floor(Math.random() * 5_000)
+let port = firstBenchPort()
 
 type Sink = "pipe" | "pipe-discard" | "devnull"
 const start = async (sink: Sink) => {

@@ -19,6 +19,7 @@ import { interleavedRounds, printAgainstFirst } from "../lib/interleaved.js"
 import { runAutocannon } from "../lib/load.js"
 import { killAllSync, pinSelf, type Server, startServer, stopAll } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const [roundsArg = "6", secondsArg = "3", ...specs] = process.argv.slice(2)
@@ -38,7 +39,7 @@ const envOf = (name: string): Record<string, string> =>
 
 const main = async () => {
   pinSelf()
-  let port = 31_000 + Math.floor(Math.random() * 5_000) * 2
+  let port = firstBenchPort()
   const servers: Array<Server> = []
   for (const spec of specs) {
     const [name, target] = spec.split("=") as [string, string]

@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runAutocannon } from "../lib/load.js"
 import { killAllSync, pinSelf, startServer, stopServer } from "../lib/proc.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const [roundsArg = "3", ...sets] = process.argv.slice(2)
 /** S1_IDLE_S: seconds the process sits idle between warm-up and measure (the bench's other servers' turns). */
@@ -28,7 +29,7 @@ process.on("exit", () => {
 })
 pinSelf()
 
-let port = 40_000 + Math.floor(Math.random() * 9_000)
+let port = firstBenchPort()
 for (let round = 0; round < Number(roundsArg); round++) {
   for (const [i, set] of sets.entries()) {
     const words = set.split(" ").filter(Boolean)

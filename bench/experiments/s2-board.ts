@@ -22,6 +22,7 @@ import { interleavedRounds, printAgainstFirst } from "../lib/interleaved.js"
 import { runAutocannon } from "../lib/load.js"
 import { killAllSync, memory, pinSelf, type Server, startServer, stopAll, stopServer } from "../lib/proc.js"
 import { startFlags } from "../lib/startFlags.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 const [roundsArg = "6", secondsArg = "3", connectionsArg = "4", ...specs] = process.argv.slice(2)
@@ -41,7 +42,7 @@ const main = async () => {
   pinSelf()
   const fixture = join(tmp, "fixture.json")
   writeFileSync(fixture, JSON.stringify(benchFixture()))
-  let port = 41_000 + Math.floor(Math.random() * 5_000) * 2
+  let port = firstBenchPort()
   const servers: Array<Server> = []
   for (const spec of specs) {
     const [name, dir] = spec.split("=") as [string, string]

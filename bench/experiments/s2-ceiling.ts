@@ -13,6 +13,7 @@ import { BENCH_ENTITY_ID } from "../lib/fixture.js"
 import { runAutocannon } from "../lib/load.js"
 import { startS2World } from "../lib/upstream.js"
 import { coreBusy, coreTicks, cpuMs, killAllSync, pinSelf, stopServer } from "../lib/proc.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const seconds = Number(process.argv[2] ?? "8")
 const rounds = Number(process.argv[3] ?? "2")
@@ -21,7 +22,7 @@ process.on("exit", () => {
   killAllSync()
   rmSync(tmp, { recursive: true, force: true })
 })
-let port = 42_000 + Math.floor(Math.random() * 10_000)
+let port = firstBenchPort()
 
 const main = async () => {
   pinSelf()

@@ -16,6 +16,7 @@ import { benchFixture, BENCH_TASK_ID, uploadBody } from "../lib/fixture.js"
 import { runAutocannon } from "../lib/load.js"
 import { startFlags } from "../lib/startFlags.js"
 import { pinSelf } from "../lib/proc.js"
+import { firstBenchPort } from "../lib/ports.js"
 
 const [roundsArg, secondsArg, ...trees] = process.argv.slice(2)
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -25,7 +26,7 @@ writeFileSync(fixture, JSON.stringify(benchFixture()))
 const body = uploadBody()
 pinSelf()
 const results: Record<string, Array<string>> = {}
-let port = 23000 + Math.floor(Math.random() * 2000)
+let port = firstBenchPort()
 for (let r = 0; r < Number(roundsArg); r++) {
   for (const t of r % 2 === 0 ? trees : [...trees].reverse()) {
     const [name, dir] = t.split("=") as [string, string]
