@@ -68,7 +68,7 @@ import { Observability, observabilityConfig } from "./observability/Observabilit
 import { otlpTracingLayer } from "./observability/tracing.js"
 import { withWorkspaceMetrics } from "./observability/workspace.js"
 import { FiberCountLive } from "./observability/metrics.js"
-import { collectStartupGarbage } from "./lib/startupGarbage.js"
+import { collectStartupGarbage } from "./lib/reducingCollection.js"
 
 /** GET /v1/tasks/:taskId/events/stream (src/api/events.ts), its path as the router reads it (routerPath). */
 const EVENT_STREAM_PATH = /^\/v1\/tasks\/.+\/events\/stream$/
@@ -287,7 +287,7 @@ const main = Effect.gen(function*() {
     // process and sees its port answer can read where everything is.
     yield* Effect.sync(() => makeWriter().flush())
     // Start-up leaves its garbage in sparse old-generation pages; with `--expose-gc` (npm start)
-    // a memory-reducing collection now compacts them and returns the pages (src/lib/startupGarbage.ts).
+    // a memory-reducing collection now compacts them and returns the pages (src/lib/reducingCollection.ts).
     if ("gc" in globalThis) yield* Effect.forkChild(Effect.sync(collectStartupGarbage).pipe(Effect.delay("100 millis")))
     // A mistyped SVC_TENANT_SLUG or an unreachable upstream is said at start, not only by /readyz.
     const readiness = yield* Readiness

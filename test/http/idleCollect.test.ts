@@ -1,8 +1,9 @@
 /**
- * One full collection after the server has gone idle (src/http/server/nodeServer.ts collectWhenIdle),
- * which npm start relies on instead of V8's memory reducer.
+ * One memory-reducing collection after the server has gone idle (src/http/server/nodeServer.ts
+ * collectWhenIdle), which npm start relies on instead of V8's memory reducer.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { vi } from "vitest"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -43,6 +44,23 @@ describe("a collection once the server is idle", () => {
       await sleep(400)
       expect(collections).toBe(2)
     } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+
+  it("under --expose-gc the collection is the memory-reducing one, which gives a burst's pages back", async () => {
+    const calls: Array<unknown> = []
+    vi.stubGlobal("gc", (options: unknown) => calls.push(options))
+    const server = http.createServer((_req, res) => res.end("ok"))
+    try {
+      const noteRequest = collectWhenIdle(server, undefined, 100)
+      server.on("request", noteRequest)
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      expect(await get((server.address() as AddressInfo).port)).toBe(200)
+      await sleep(300)
+      expect(calls).toEqual([{ type: "major", execution: "sync", flavor: "last-resort" }])
+    } finally {
+      vi.unstubAllGlobals()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     }
   })

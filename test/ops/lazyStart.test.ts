@@ -161,7 +161,7 @@ describe("the built gateway's TLS, loaded by its first outbound https request", 
 
   it("the collection just after start is V8's memory-reducing one, and shrinks the committed heap", async () => {
     // A plain full collection leaves start-up's sparse old-generation pages committed, about
-    // 4.5 MB of an idle cell's private memory (src/lib/startupGarbage.ts, bench/RESULTS.md).
+    // 4.5 MB of an idle cell's private memory (src/lib/reducingCollection.ts, bench/RESULTS.md).
     const afterListening = () => service.output().slice(service.output().indexOf("tenant gateway listening on"))
     await expect.poll(afterListening, { timeout: 15_000 }).toMatch(/Mark-Compact \(reduce\)/)
     // V8's line: "used (committed) -> used (committed) MB"; committed after < before.

@@ -20,6 +20,7 @@ import { malformedPercentEncoding } from "../errors/percentEncoding.js"
 import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./ServerLimits.js"
 import { errorJson } from "../errors/errorBody.js"
 import { RETRY_AFTER_SECONDS } from "../errors/errorResponse.js"
+import { reducingCollection } from "../../lib/reducingCollection.js"
 
 /** An answer the server gives before the application sees the request. */
 interface Refusal {
@@ -567,16 +568,19 @@ export type MalformedAnswer = (status: number, rawPacket: unknown, bytes: number
 type Collect = () => void
 
 /**
- * One full collection once the server has been idle for `idleMs` after requests, when
- * the process runs with `--expose-gc` (npm start). npm start also turns off V8's memory reducer,
- * whose idle-time collections shrink the heap's growth limit so far that the next burst of
- * uploads ran a mark-compact every second request for seconds (0.50 vs 0.09 per upload, 28 vs
- * 15 ms of CPU each: bench/PROFILE.md); this one plain collection gives a burst's garbage back
- * instead (RSS measured in PROFILE.md) without that. Returns what to call on every request.
+ * One collection once the server has been idle for `idleMs` after requests, when the process
+ * runs with `--expose-gc` (npm start): the memory-reducing one (../../lib/reducingCollection.ts),
+ * which gives a burst's pages back (a cell's private memory 15 s after a burst: 113-186 MB with a
+ * plain full collection, 82-107 MB with this one, 33 MB before the burst). npm start turns off
+ * V8's memory reducer, whose repeated idle-time collections shrink the heap's growth limit so far
+ * that the next burst of uploads ran a mark-compact every second request for seconds (0.50 vs
+ * 0.09 per upload, 28 vs 15 ms of CPU each: bench/PROFILE.md); after this single one, the next
+ * burst's uploads cost what they did after the plain one (8.6-9.3 against 8.4-10.2 ms of CPU).
+ * Returns what to call on every request.
  */
 export const collectWhenIdle = (
   server: http.Server,
-  collect: Collect | undefined = (globalThis as { gc?: Collect }).gc,
+  collect: Collect | undefined = reducingCollection(),
   idleMs = DEFAULT_SERVER_LIMITS.idleCollectMs
 ): (() => void) => {
   if (collect === undefined) return () => {}

@@ -1,10 +1,10 @@
 /**
- * The collection after start (src/lib/startupGarbage.ts) asks V8 for its memory-reducing flavor:
+ * The collection after start (src/lib/reducingCollection.ts) asks V8 for its memory-reducing flavor:
  * a plain full collection leaves start-up's sparse old-generation pages committed (about 4.5 MB
  * of an idle cell's private memory, bench/RESULTS.md).
  */
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { collectStartupGarbage } from "../../src/lib/startupGarbage.js"
+import { collectStartupGarbage } from "../../src/lib/reducingCollection.js"
 
 describe("collectStartupGarbage", () => {
   afterEach(() => {
