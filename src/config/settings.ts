@@ -477,9 +477,9 @@ const DECLARATIONS = [
     readBy: ["gateway", "workspace"],
     section: "server",
     description:
-      "Under npm start (--expose-gc), one full garbage collection once the server has had no request this long: a burst's garbage given back without V8's memory reducer.",
+      "Under npm start (--expose-gc), one memory-reducing garbage collection once the server has had no request this long (probes of /v1/health and /readyz do not count): a burst's memory given back without V8's memory reducer.",
     docs: { table: "main", default: "10000", meaning:
-        "under `npm start`, one full garbage collection once no request has come for this long (a burst's memory given back)" },
+        "under `npm start`, one memory-reducing garbage collection once no request has come for this long, probes of `/v1/health` and `/readyz` not counted (a burst's memory given back)" },
   },
   {
     name: "SVC_NEXT_STEP_CONCURRENCY",

@@ -699,8 +699,13 @@ export const createGatewayServer = (
   server.emit = ((event: string, ...args: Array<any>) => {
     // Effect 4's server also takes `checkContinue` (Expect: 100-continue): the same checks apply.
     if (event === "request" || event === "checkContinue") {
-      noteRequest()
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
+      const target = req.url ?? "/"
+      const query = target.indexOf("?")
+      const path = query === -1 ? target : target.slice(0, query)
+      // A liveness probe every few seconds does not keep the cell from going idle (its memory
+      // would never be given back); its answers allocate next to nothing.
+      if (!settings.probePaths.includes(path)) noteRequest()
       // Effect 4 sends `100 Continue` only when its own body reader starts, and our body readers
       // (jsonInput.ts, the uploads) read Node's request directly: the client would wait for it.
       // So a request that passes the checks below is told to go on here, and the application
@@ -723,9 +728,6 @@ export const createGatewayServer = (
           res.end(body)
           return true
         }
-        const target = req.url ?? "/"
-        const query = target.indexOf("?")
-        const path = query === -1 ? target : target.slice(0, query)
         if (reserved.has(req.socket)) {
           // A connection past the cap: the probes are answered, anything else is told to come back.
           res.shouldKeepAlive = false
