@@ -584,19 +584,54 @@ export const collectWhenIdle = (
   idleMs = DEFAULT_SERVER_LIMITS.idleCollectMs
 ): (() => void) => {
   if (collect === undefined) return () => {}
+  const clock = idleClock(collect, idleMs)
+  clock.attach(server)
+  return clock.note
+}
+
+/** An idle clock: `note` every request of the servers attached; one `collect` per idle period. */
+const idleClock = (collect: Collect, idleMs: number) => {
   let lastRequestAt = 0
   let collected = true
-  const timer = setInterval(() => {
-    if (collected || Date.now() - lastRequestAt < idleMs) return
-    collected = true
-    collect()
-  }, Math.max(10, Math.floor(idleMs / 4)))
-  timer.unref()
-  server.once("close", () => clearInterval(timer))
-  return () => {
-    lastRequestAt = Date.now()
-    collected = false
+  let servers = 0
+  let timer: ReturnType<typeof setInterval> | undefined
+  return {
+    idleMs,
+    /** Counts `server`'s requests on this clock until it closes (the timer runs while any is open). */
+    attach: (server: http.Server) => {
+      if (servers++ === 0) {
+        timer = setInterval(() => {
+          if (collected || Date.now() - lastRequestAt < idleMs) return
+          collected = true
+          collect()
+        }, Math.max(10, Math.floor(idleMs / 4)))
+        timer.unref()
+      }
+      server.once("close", () => {
+        if (--servers === 0) clearInterval(timer)
+      })
+    },
+    note: () => {
+      lastRequestAt = Date.now()
+      collected = false
+    }
   }
+}
+
+let processClock: ReturnType<typeof idleClock> | undefined
+
+/**
+ * collectWhenIdle on the process's one clock: the gateway's port and the admin listener are one
+ * heap, so either one's requests keep both from counting as idle, and a burst on both is followed
+ * by one collection, not one per server (each had its own clock: the gateway's collection ran
+ * while the admin listener was busy).
+ */
+export const collectWhenProcessIdle = (server: http.Server, idleMs: number): (() => void) => {
+  const collect = reducingCollection()
+  if (collect === undefined) return () => {}
+  if (processClock === undefined || processClock.idleMs !== idleMs) processClock = idleClock(collect, idleMs)
+  processClock.attach(server)
+  return processClock.note
 }
 
 /**
@@ -688,7 +723,7 @@ export const createGatewayServer = (
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", clientErrorHandler(malformed))
   drain?.track(server)
-  const noteRequest = collectWhenIdle(server, undefined, settings.idleCollectMs)
+  const noteRequest = collectWhenProcessIdle(server, settings.idleCollectMs)
   // Whether the application was ever attached: before, a request is early ("starting up");
   // after (its handler detached at shutdown), late.
   let served = false
@@ -703,9 +738,13 @@ export const createGatewayServer = (
       const target = req.url ?? "/"
       const query = target.indexOf("?")
       const path = query === -1 ? target : target.slice(0, query)
+      // Read as the router reads it: `/v1/health/`, `//v1/Health` or an absolute-form target are
+      // the same probe, answered the same.
+      const routed = routerPath(path)
+      const probe = settings.probePaths.includes(routed)
       // A liveness probe every few seconds does not keep the cell from going idle (its memory
       // would never be given back); its answers allocate next to nothing.
-      if (!settings.probePaths.includes(path)) noteRequest()
+      if (!probe) noteRequest()
       // Effect 4 sends `100 Continue` only when its own body reader starts, and our body readers
       // (jsonInput.ts, the uploads) read Node's request directly: the client would wait for it.
       // So a request that passes the checks below is told to go on here, and the application
@@ -731,7 +770,7 @@ export const createGatewayServer = (
         if (reserved.has(req.socket)) {
           // A connection past the cap: the probes are answered, anything else is told to come back.
           res.shouldKeepAlive = false
-          if (!settings.probePaths.includes(path)) {
+          if (!probe) {
             ownAnswer?.(req, res)
             const body = unavailable(`At the connection cap (SVC_MAX_CONNECTIONS=${settings.maxConnections}); retry after ${RETRY_AFTER_SECONDS} s`)
             res.writeHead(503, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "retry-after": RETRY_AFTER_SECONDS })
@@ -739,7 +778,7 @@ export const createGatewayServer = (
             return true
           }
         }
-        if (streams !== undefined && settings.streams!.path.test(routerPath(path))) {
+        if (streams !== undefined && settings.streams!.path.test(routed)) {
           const client = requestClient(req, settings.clientAddress)
           if (!streams.take(client, res)) {
             ownAnswer?.(req, res)
@@ -783,7 +822,7 @@ export const createGatewayServer = (
         const declared = req.headers["content-length"]
         const length = declared === undefined ? 0 : Number(declared)
         const streamed = settings.streamedBodies !== undefined && req.method === "POST" &&
-          settings.streamedBodies.test(routerPath(path))
+          settings.streamedBodies.test(routed)
         if (length > maxBodyBytes) {
           ownAnswer?.(req, res)
           refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
