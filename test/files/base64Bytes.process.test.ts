@@ -8,9 +8,8 @@
  */
 import { createHash, randomBytes } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type BuiltGateway, startGateway } from "./builtGateway.js"
+import { type BuiltGateway, callOnOwnConnection, startGateway } from "./builtGateway.js"
 
 let gw: BuiltGateway
 
@@ -27,44 +26,8 @@ const NOT_STRICT = "must be strict base64 (A-Z a-z 0-9 + /, padded with =)"
 /** The parser slices literals in 768 KiB (src/http/input/base64Literals.ts, LITERAL_SLICE_CHARS). */
 const SLICE = 768 * 1024
 
-interface Answer {
-  readonly status: number
-  readonly bytes: Buffer
-  readonly text: string
-  readonly body: any
-}
-
-/**
- * One request on a new connection (the tests' shared fetch pool reuses kept-alive connections,
- * which the gateway may close just as a request starts on one when either loop is busy). A
- * string or Buffer body is sent as it is (JSON, not re-serialized).
- */
-const call = (method: string, path: string, text?: Buffer | string) =>
-  new Promise<Answer>((resolve, reject) => {
-    // Encoded before connecting: the gateway closes a connection that sends nothing for 2 s
-    // (SVC_FIRST_BYTE_TIMEOUT_MS), and encoding 40 MiB on a starved core can take that long.
-    const body = typeof text === "string" ? Buffer.from(text, "utf8") : text
-    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }
-    const req = request(`${gw.url}${path}`, { method, agent: false, headers }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        const bytes = Buffer.concat(chunks)
-        const text = bytes.toString("utf8")
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        resolve({ status: res.statusCode!, bytes, text, body: parsed })
-      })
-      res.on("error", reject)
-    })
-    // What the gateway said is in the error: a connection it cut tells why only there.
-    req.on("error", (e) => reject(new Error(`${method} ${path}: ${e.message}; gateway output: ${gw.service.output().slice(-1500)}`)))
-    req.end(body)
-  })
+/** One request on a connection of its own (./builtGateway.ts callOnOwnConnection). */
+const call = (method: string, path: string, text?: Buffer | string) => callOnOwnConnection(gw, method, path, text)
 
 const post = (path: string, value: unknown) => call("POST", path, JSON.stringify(value))
 const download = async (path: string) => (await call("GET", path)).bytes

@@ -3,6 +3,7 @@
  * the demo data, for the file tests that must hold on the real process.
  */
 import { mkdtempSync, rmSync } from "node:fs"
+import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -86,3 +87,50 @@ export const healthLatency = async (url: string): Promise<{ ms: number; status: 
   await res.arrayBuffer()
   return { ms: performance.now() - t, status: res.status }
 }
+
+/** An answer read whole: its bytes, their text, and the JSON they hold (undefined when not JSON). */
+export interface OwnConnectionAnswer {
+  readonly status: number
+  readonly bytes: Buffer
+  readonly text: string
+  readonly body: any
+}
+
+/**
+ * One request to `gw` on a new connection of its own (the tests' shared fetch pool reuses
+ * kept-alive connections, which the gateway may close just as a request starts on one when either
+ * loop is busy). A string or Buffer body is sent as it is (JSON, not re-serialized), its length
+ * declared. `cutAt`: only that many bytes of the body are sent, then the connection is destroyed
+ * (the answer is then status 0). A connection error fails with the gateway's last output: a
+ * connection it cut tells why only there.
+ */
+export const callOnOwnConnection = (gw: BuiltGateway, method: string, path: string, text?: Buffer | string, cutAt?: number) =>
+  new Promise<OwnConnectionAnswer>((resolve, reject) => {
+    // Encoded before connecting: the gateway closes a connection that sends nothing for 2 s
+    // (SVC_FIRST_BYTE_TIMEOUT_MS), and encoding 40 MiB on a starved core can take that long.
+    const body = typeof text === "string" ? Buffer.from(text, "utf8") : text
+    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }
+    const req = request(`${gw.url}${path}`, { method, agent: false, headers }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("end", () => {
+        const bytes = Buffer.concat(chunks)
+        const text = bytes.toString("utf8")
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch {
+          parsed = undefined
+        }
+        resolve({ status: res.statusCode!, bytes, text, body: parsed })
+      })
+      res.on("error", reject)
+    })
+    if (cutAt !== undefined && body !== undefined) {
+      req.on("error", () => resolve({ status: 0, bytes: Buffer.alloc(0), text: "", body: undefined }))
+      req.write(body.subarray(0, cutAt), () => setTimeout(() => req.destroy(), 20))
+      return
+    }
+    req.on("error", (e) => reject(new Error(`${method} ${path}: ${e.message}; gateway output: ${gw.service.output().slice(-1500)}`)))
+    req.end(body)
+  })

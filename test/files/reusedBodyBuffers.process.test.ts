@@ -6,9 +6,8 @@
  * second wave runs on the buffers the first gave back).
  */
 import { createHash, randomBytes } from "node:crypto"
-import { request } from "node:http"
 import { describe, expect, it } from "vitest"
-import { builtGatewayOfFile } from "./builtGateway.js"
+import { builtGatewayOfFile, callOnOwnConnection } from "./builtGateway.js"
 
 const gw = builtGatewayOfFile({ SVC_MAX_BODY_BYTES: String(16 * 1024 * 1024) })
 
@@ -16,42 +15,11 @@ const sha = (b: Uint8Array) => createHash("sha256").update(b).digest("hex")
 const KiB = 1024
 const MiB = 1024 * KiB
 
-interface Answer {
-  readonly status: number
-  readonly bytes: Buffer
-  readonly body: any
-}
-
 /**
  * One request on a connection of its own, the body's length declared. `cutAt`: only that many
  * bytes of the body are sent, then the connection is destroyed (the answer is then status 0).
  */
-const send = (method: string, path: string, body?: Buffer, cutAt?: number) =>
-  new Promise<Answer>((resolve, reject) => {
-    const headers = body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }
-    const req = request(`${gw.url}${path}`, { method, agent: false, headers }, (res) => {
-      const chunks: Array<Buffer> = []
-      res.on("data", (c: Buffer) => chunks.push(c))
-      res.on("end", () => {
-        const bytes = Buffer.concat(chunks)
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(bytes.toString("utf8"))
-        } catch {
-          parsed = undefined
-        }
-        resolve({ status: res.statusCode!, bytes, body: parsed })
-      })
-      res.on("error", reject)
-    })
-    if (cutAt !== undefined) {
-      req.on("error", () => resolve({ status: 0, bytes: Buffer.alloc(0), body: undefined }))
-      req.write(body!.subarray(0, cutAt), () => setTimeout(() => req.destroy(), 20))
-      return
-    }
-    req.on("error", reject)
-    req.end(body)
-  })
+const send = (method: string, path: string, body?: Buffer, cutAt?: number) => callOnOwnConnection(gw, method, path, body, cutAt)
 
 const json = (value: unknown, padTo = 0) => {
   const text = JSON.stringify(value)
