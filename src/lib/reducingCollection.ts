@@ -1,15 +1,15 @@
 /**
  * Memory handed back to the system: V8's memory-reducing collection (the "last-resort" flavor of
  * the `gc` function `--expose-gc` gives, npm start), once after start and once whenever the server
- * goes idle after requests (src/http/server/nodeServer.ts collectWhenIdle).
+ * goes idle after requests (src/http/server/nodeServer.ts collectWhenProcessIdle).
  *
  * A plain full collection marks and sweeps, but leaves sparse old-generation pages committed and
  * resident: start-up promotes most of what it allocates (layers, migrations, the seed, schema
  * derivations) and drops it (22 MB committed for 15.6 MB live, about 5 MB an idle cell kept for
  * nothing: -4.5 MB of private memory per idle cell, bench/RESULTS.md), and a burst leaves the same.
  * The memory-reducing flavor moves live objects off sparse pages and releases the emptied ones.
- * After a burst of uploads and task lists and 15 s idle, a cell's private memory was 113-163 MB
- * with the plain collection and 82-99 MB with this one (33 MB idle before the burst;
+ * After a burst of uploads and task lists and 15 s idle, a cell's private memory was 113-186 MB
+ * with the plain collection and 82-107 MB with this one (33 MB idle before the burst;
  * bench/PROFILE.md, issue 36's eleventh pass).
  *
  * That flavor also drops the bytecode of every function not running; the first requests after

@@ -14,7 +14,7 @@
  * pluck (the driver's `pragma` helper sets it) is turned off. The driver has no way to finalize a
  * statement, so a connection the store closes (after SQLITE_BUSY, ./libsql.ts) stays open in the
  * driver, with its file descriptors, until the collector takes its kept statements: a full
- * collection (npm start runs one when the server is idle: collectWhenIdle in
+ * collection (npm start runs one when the process is idle: collectWhenProcessIdle in
  * src/http/server/nodeServer.ts), where a fresh statement went with the next young one.
  * Measured on the workspace service's task board (`bench/experiments/s2-board.ts`, 6 rounds):
  * 685 -> 518 us of CPU per call (1.32x).
