@@ -767,6 +767,18 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         rows.forEach((r) => expect(r.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i))
       }))
 
+      test("ingestData's ids are time-ordered (UUIDv7): a later batch's ids sort after an earlier one's", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const batch = () => ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows: Array.from({ length: 50 }, (_, i) => ({ data: { i } })) }, Option.none())
+        const first = (yield* batch()).map((r) => r.id)
+        yield* Effect.sleep("3 millis")
+        const second = (yield* batch()).map((r) => r.id)
+        for (const id of [...first, ...second]) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+        // The primary-key index grows at its right edge: every id of the second batch after every id of the first.
+        expect(second.reduce((a, b) => (a < b ? a : b)) > first.reduce((a, b) => (a > b ? a : b))).toBe(true)
+        expect(new Set([...first, ...second]).size).toBe(100)
+      }))
+
       test("ingestData with a signal records one per row", Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const rows = yield* ws.ingestData(

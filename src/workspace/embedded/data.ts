@@ -2,7 +2,7 @@
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { randomUUID } from "node:crypto"
+import { timeOrderedUuid } from "../../lib/timeOrderedId.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { nowIso, yieldToEventLoop } from "./db.js"
 import { audit } from "../../domain/engine.js"
@@ -26,7 +26,7 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
           const task = yield* taskOf(tenantId, batch.taskId)
           const bound = Option.isSome(signal) ? yield* accept(tenantId, { ...signal.value, payload: {} }, who) : undefined
           const createdAt = nowIso()
-          const ids = batch.rows.map(() => randomUUID())
+          const ids = batch.rows.map(() => timeOrderedUuid())
           // A group at a time (./insertGroups.ts), serialized just before its insert; each insert
           // runs synchronously in the driver, so the event loop gets a turn between groups (other
           // requests go on).
