@@ -5,11 +5,14 @@
  *
  * Settings: PORT, BENCH_FIXTURE, BENCH_DB (file: url), BENCH_DOC_FILE, BENCH_DOC_ID,
  * BENCH_LOOKUP_MS, BENCH_MAX_BODY, BENCH_UPSTREAM_URL (S2's lists from the workspace service, as
- * the gateway reads them there, instead of the fixture and a timer).
+ * the gateway reads them there, instead of the fixture and a timer), BENCH_PEER_IDS=v7 (S5's data
+ * records keyed by time-ordered UUIDv7 as the gateway keys them, instead of the random v4 ids a
+ * service written the usual way makes: bench/PROFILE.md compares both).
  */
 import type { Client, InValue, Transaction } from "@libsql/client"
 import mime from "mime"
 import { randomUUID } from "node:crypto"
+import { v7 } from "uuid"
 import { existsSync, readFileSync, statSync } from "node:fs"
 import * as http from "node:http"
 import { setTimeout as sleep } from "node:timers/promises"
@@ -23,6 +26,7 @@ const env = (name: string, fallback?: string): string => {
 export const port = Number(env("PORT"))
 export const maxBodyBytes = Number(env("BENCH_MAX_BODY", String(32 * 1024 * 1024)))
 const lookupMs = Number(env("BENCH_LOOKUP_MS", "5"))
+const recordId: () => string = env("BENCH_PEER_IDS", "v4") === "v7" ? () => v7() : randomUUID
 
 interface Step { readonly id: string; readonly displayHint: { readonly component: string } }
 interface Fixture {
@@ -229,7 +233,7 @@ export const ingest = async (taskId: string, body: IngestBody) => {
     const task = await tx.execute({ sql: "SELECT id FROM tasks WHERE id = ? AND tenant_id = ?", args: [taskId, tenantId] })
     if (task.rows.length === 0) return undefined
     const createdAt = new Date().toISOString()
-    const ids = rows.map(() => randomUUID())
+    const ids = rows.map(() => recordId())
     for (let start = 0; start < rows.length; start += INSERT_GROUP) {
       const group = rows.slice(start, start + INSERT_GROUP)
       const args: Array<InValue> = []
