@@ -1,6 +1,6 @@
 /**
  * Data records' ids (src/lib/timeOrderedId.ts): UUIDv7 whose first 48 bits are the time they
- * were made, unique across the random pool's refills, sorting by time across milliseconds.
+ * were made, unique across the random pool's refills, each after the one made before it.
  */
 import { describe, expect, it } from "vitest"
 import { timeOrderedUuid } from "../../src/lib/timeOrderedId.js"
@@ -21,6 +21,11 @@ describe("time-ordered ids", () => {
     }
     // The random part is random: no two ids share their last 12 hex digits either.
     expect(new Set(ids.map((id) => id.slice(-12))).size).toBe(ids.length)
+  })
+
+  it("each id sorts after the one made before it, within a millisecond too", () => {
+    const ids = Array.from({ length: 20_000 }, () => timeOrderedUuid())
+    for (let i = 1; i < ids.length; i++) expect(ids[i]! > ids[i - 1]!).toBe(true)
   })
 
   it("an id made in a later millisecond sorts after every earlier one", async () => {

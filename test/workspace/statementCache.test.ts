@@ -1,6 +1,6 @@
 /**
  * Prepared statements kept per connection (src/workspace/embedded/statementCache.ts): the same
- * text on one connection is prepared once; what is not kept; long texts kept briefly; a kept statement after a failed run
+ * text on one connection is prepared once; what is not kept; a kept statement after a failed run
  * and after another connection changed the table, through @libsql/client as the store uses it.
  */
 import { createClient } from "@libsql/client/sqlite3"
@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterAll, describe, expect, it, vi } from "vitest"
-import { installStatementCache, LONG_IDLE_MS } from "../../src/workspace/embedded/statementCache.js"
+import { afterAll, describe, expect, it } from "vitest"
+import { installStatementCache } from "../../src/workspace/embedded/statementCache.js"
 
 installStatementCache()
 const Database = createRequire(createRequire(import.meta.url).resolve("@libsql/client"))("libsql") as new(path: string) => {
@@ -31,9 +31,19 @@ describe("prepared statements kept per connection", () => {
     b.close()
   })
 
-  it("not kept: a text with *; the least recently used past 128", () => {
+  it("not kept: a text with *, a long text, a multi-row insert; the least recently used past 128", () => {
     const db = new Database(join(dir, "b.db"))
     expect(db.prepare("SELECT * FROM sqlite_master")).not.toBe(db.prepare("SELECT * FROM sqlite_master"))
+    const long = `SELECT ${Array.from({ length: 400 }, (_, i) => `${i} AS c${i}`).join(", ")}`
+    expect(long.length).toBeGreaterThan(2_000)
+    expect(db.prepare(long)).not.toBe(db.prepare(long))
+    // A multi-row insert, however short: each row count its own text, each holding its last values.
+    const create = db.prepare("CREATE TABLE IF NOT EXISTS m (a TEXT)") as { run(): unknown }
+    create.run()
+    const rows = "INSERT INTO m (a) VALUES (?),(?),(?)"
+    expect(db.prepare(rows)).not.toBe(db.prepare(rows))
+    const row = "INSERT INTO m (a) VALUES (?)"
+    expect(db.prepare(row)).toBe(db.prepare(row))
     const first = db.prepare("SELECT 0 AS n")
     const recent = db.prepare("SELECT 1 AS n")
     for (let i = 2; i < 129; i++) {
@@ -47,39 +57,6 @@ describe("prepared statements kept per connection", () => {
     expect(pair.pluck().all()).toEqual([5])
     expect((db.prepare("SELECT 5 AS a, 6 AS b") as { all(): unknown }).all()).toEqual([{ a: 5, b: 6 }])
     db.close()
-  })
-
-  it("long texts (multi-row inserts): the last three kept, each dropped once unused for LONG_IDLE_MS", () => {
-    vi.useFakeTimers()
-    try {
-      const db = new Database(join(dir, "long.db"))
-      const long = (n: number) => `SELECT ${Array.from({ length: 400 + n }, (_, i) => `${i} AS c${i}`).join(", ")}`
-      expect(long(0).length).toBeGreaterThan(2_000)
-      const first = db.prepare(long(0))
-      expect(db.prepare(long(0))).toBe(first)
-      const second = db.prepare(long(1))
-      const third = db.prepare(long(2))
-      db.prepare(long(0)) // used again: the most recent
-      db.prepare(long(3)) // a fourth: the least recently used (long(1)) goes
-      expect(db.prepare(long(0))).toBe(first)
-      expect(db.prepare(long(2))).toBe(third)
-      expect(db.prepare(long(1))).not.toBe(second)
-      // Kept while used; gone once unused for LONG_IDLE_MS (an idle cell does not hold their memory).
-      vi.advanceTimersByTime(LONG_IDLE_MS - 1_000)
-      expect(db.prepare(long(0))).toBe(first)
-      vi.advanceTimersByTime(LONG_IDLE_MS - 1_000)
-      expect(db.prepare(long(0))).toBe(first)
-      expect(db.prepare(long(2))).not.toBe(third)
-      vi.advanceTimersByTime(3 * LONG_IDLE_MS)
-      expect(db.prepare(long(0))).not.toBe(first)
-      // Short texts are not swept.
-      const short = db.prepare("SELECT 42 AS n")
-      vi.advanceTimersByTime(3 * LONG_IDLE_MS)
-      expect(db.prepare("SELECT 42 AS n")).toBe(short)
-      db.close()
-    } finally {
-      vi.useRealTimers()
-    }
   })
 
   it("through @libsql/client: right answers after a failed run, and after another connection changed the table", async () => {

@@ -5,17 +5,18 @@
  * Database class, which @libsql/client uses: each connection keeps its last STATEMENTS_PER_CONNECTION
  * statements by their text.
  *
- * Long texts (multi-row inserts, whose texts vary with the row count) are kept apart and briefly:
- * the last LONG_PER_CONNECTION of them, each dropped once unused for LONG_IDLE_MS. Preparing a
- * 500-row insert of 8 columns takes 1.3-1.7 ms and the statement holds about 0.9 KB per row (0.8
- * MB for 900 rows), so an ingest that repeats a shape (batches of the same row count, the full
- * groups of a large batch: ./insertGroups.ts) prepares it once while it lasts, and an idle cell
- * does not keep the memory: 1,000 rows of 2 KB in two groups, 18.4-20.1 -> 15.1-16.8 ms of CPU on
- * the driver alone.
- *
  * Not kept: a text with `*` (its columns come from the schema as it is when prepared, and the
  * driver reads a reused statement's columns before SQLite re-prepares it after another process
- * changed the table).
+ * changed the table), and long texts (multi-row inserts: their texts vary with the row count).
+ * Keeping the last three long ones for 5 s saved S5 3% of its CPU (1.3-1.7 ms to prepare 500
+ * rows), but a statement that lives past a young collection is freed only by a full one, whose
+ * timing V8 decides without seeing the statement's native memory (about 0.9 KB a row, plus the
+ * values of its last run, which SQLite keeps bound): batches of 300 sizes in turn took RSS from
+ * 225 to 912 MB over 9,000 batches, 743 MB after the idle collection (malloc kept the freed,
+ * fragmented memory); unkept, each dies with the next young collection. For the same reason no
+ * multi-row insert is kept, however short (`),(` in its text: up to 105 rows fit in 2,000
+ * characters, each shape its own text, each holding its last group's values, up to 1 MiB of
+ * text: ./insertGroups.ts).
  * A kept statement is the driver's own object, reused as the driver allows: each run binds its
  * arguments, steps and resets it; a run that failed leaves it usable. It comes back with the
  * modes its last user set (raw rows, safe integers), which @libsql/client sets on every call;
@@ -31,9 +32,6 @@ import { createRequire } from "node:module"
 
 const STATEMENTS_PER_CONNECTION = 128
 const LONGEST_KEPT = 2_000
-const LONG_PER_CONNECTION = 3
-/** Below the idle collection's 10 s (SVC_IDLE_COLLECT_MS), so the statements it finds unused are gone. */
-export const LONG_IDLE_MS = 5_000
 
 interface Statement {
   pluck(on: boolean): unknown
@@ -43,34 +41,8 @@ interface Prepares {
   prepare(sql: string): Statement
 }
 
-interface Kept {
-  readonly short: Map<string, Statement>
-  readonly long: Map<string, { readonly statement: Statement; usedAt: number }>
-  sweep: ReturnType<typeof setTimeout> | undefined
-}
-
-const kept = new WeakMap<object, Kept>()
+const kept = new WeakMap<object, Map<string, Statement>>()
 const INSTALLED = Symbol.for("tenant-gateway/statementCache")
-
-/** Most recently used last: the first is the one to drop. */
-const touch = <V>(map: Map<string, V>, sql: string, value: V) => {
-  map.delete(sql)
-  map.set(sql, value)
-}
-
-/** Drops the long statements unused for LONG_IDLE_MS; looks again while some remain. */
-const sweepLong = (connection: Kept) => {
-  connection.sweep = undefined
-  const stale = Date.now() - LONG_IDLE_MS
-  for (const [sql, entry] of connection.long) if (entry.usedAt <= stale) connection.long.delete(sql)
-  if (connection.long.size > 0) scheduleSweep(connection)
-}
-
-const scheduleSweep = (connection: Kept) => {
-  if (connection.sweep !== undefined) return
-  connection.sweep = setTimeout(sweepLong, LONG_IDLE_MS, connection)
-  connection.sweep.unref()
-}
 
 export const installStatementCache = (): void => {
   const Database = createRequire(createRequire(import.meta.url).resolve("@libsql/client"))("libsql") as {
@@ -80,32 +52,22 @@ export const installStatementCache = (): void => {
   if (proto[INSTALLED] === true) return
   const prepare = proto.prepare
   proto.prepare = function(this: object, sql: string) {
-    if (typeof sql !== "string" || sql.includes("*")) return prepare.call(this, sql)
-    let connection = kept.get(this)
-    if (connection === undefined) kept.set(this, connection = { short: new Map(), long: new Map(), sweep: undefined })
-    if (sql.length > LONGEST_KEPT) {
-      const found = connection.long.get(sql)
-      if (found !== undefined) {
-        found.usedAt = Date.now()
-        touch(connection.long, sql, found)
-        found.statement.pluck(false)
-        return found.statement
-      }
-      const statement = prepare.call(this, sql)
-      connection.long.set(sql, { statement, usedAt: Date.now() })
-      if (connection.long.size > LONG_PER_CONNECTION) connection.long.delete(connection.long.keys().next().value!)
-      scheduleSweep(connection)
-      return statement
+    if (typeof sql !== "string" || sql.length > LONGEST_KEPT || sql.includes("*") || sql.includes("),(")) {
+      return prepare.call(this, sql)
     }
-    const found = connection.short.get(sql)
+    let statements = kept.get(this)
+    if (statements === undefined) kept.set(this, statements = new Map())
+    const found = statements.get(sql)
     if (found !== undefined) {
-      touch(connection.short, sql, found)
+      // Most recently used last: the first is the one to drop.
+      statements.delete(sql)
+      statements.set(sql, found)
       found.pluck(false)
       return found
     }
     const statement = prepare.call(this, sql)
-    connection.short.set(sql, statement)
-    if (connection.short.size > STATEMENTS_PER_CONNECTION) connection.short.delete(connection.short.keys().next().value!)
+    statements.set(sql, statement)
+    if (statements.size > STATEMENTS_PER_CONNECTION) statements.delete(statements.keys().next().value!)
     return statement
   }
   Object.defineProperty(proto, INSTALLED, { value: true })
