@@ -53,16 +53,30 @@ const classOf = (length: number): number => {
 }
 
 /**
+ * A buffer of `bytes` outside V8's heap, or undefined when that much cannot be had (a declared
+ * length past what the process can allocate, let in under a huge SVC_MAX_BODY_BYTES): the reader
+ * then collects the chunks as they come rather than failing the request before a byte.
+ */
+export const allocatedOrNone = (bytes: number): Buffer | undefined => {
+  try {
+    return Buffer.allocUnsafeSlow(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A buffer for a body of `length` bytes, or undefined when bodies of that size are not pooled
- * (below LARGE_INPUT, or above MAX_POOLED_BYTES): the caller allocates one of its own then.
- * Throws as `Buffer.allocUnsafeSlow` does when the memory cannot be had.
+ * (below LARGE_INPUT, or above MAX_POOLED_BYTES) or the memory cannot be had: the caller
+ * allocates one of its own then.
  */
 export const takeBodyBuffer = (length: number): BodyBuffer | undefined => {
   if (!Number.isSafeInteger(length) || length < LARGE_INPUT || length > MAX_POOLED_BYTES) return undefined
   const size = classOf(length)
   const kept = free.get(size)?.pop()
   if (kept !== undefined) keptBytes -= size
-  const whole = kept ?? Buffer.allocUnsafeSlow(size)
+  const whole = kept ?? allocatedOrNone(size)
+  if (whole === undefined) return undefined
   let lent = true
   return {
     bytes: whole.subarray(0, length),

@@ -33,7 +33,7 @@ import { quoted } from "../../lib/quoted.js"
 import { parseJson } from "../../api/jsonParse.js"
 import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 import { bodyBytesDone } from "../../lib/bufferRelease.js"
-import { type BodyBuffer, takeBodyBuffer } from "./bodyBuffers.js"
+import { allocatedOrNone, type BodyBuffer, takeBodyBuffer } from "./bodyBuffers.js"
 
 export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
@@ -266,28 +266,6 @@ interface Collected {
 /** Ends a request's fiber the way the platform does when the client is gone (no error logged). */
 const clientAbort = Effect.failCause(Cause.annotate(Cause.interrupt(), HttpServerError.ClientAbort.annotation))
 
-/**
- * A buffer of a body's declared size, or none when that much cannot be had (a length past what
- * the process can allocate, let in under a huge SVC_MAX_BODY_BYTES): the chunks are then collected
- * as they come, like a chunked body's, rather than the request failing with a 500 before a byte.
- */
-const declaredBuffer = (bytes: number): Buffer | undefined => {
-  try {
-    return Buffer.allocUnsafeSlow(bytes)
-  } catch {
-    return undefined
-  }
-}
-
-/** A reused buffer for `declared` bytes (./bodyBuffers.ts), or none (not that size, or no memory). */
-const lentBuffer = (declared: number): BodyBuffer | undefined => {
-  try {
-    return takeBodyBuffer(declared)
-  } catch {
-    return undefined
-  }
-}
-
 const collectIncoming = (message: IncomingMessage, reuse: boolean): Effect.Effect<Collected> =>
   Effect.callback((resume) => {
     // Refused before this reader began: the answer is out, the rest is being discarded.
@@ -296,8 +274,10 @@ const collectIncoming = (message: IncomingMessage, reuse: boolean): Effect.Effec
     // one buffer of its size: each chunk can be collected as soon as it is copied, instead of all
     // of them living beside their concatenation (a 40 MiB upload held 80 MiB at its end).
     const declared = Number(message.headers["content-length"])
-    const lease = reuse ? lentBuffer(declared) : undefined
-    const whole = lease?.bytes ?? (Number.isSafeInteger(declared) && declared > 0 ? declaredBuffer(declared) : undefined)
+    // A reused buffer (./bodyBuffers.ts) or one of its own; none when that much cannot be had: the
+    // chunks are then collected as they come, like a chunked body's, rather than a 500 before a byte.
+    const lease = reuse ? takeBodyBuffer(declared) : undefined
+    const whole = lease?.bytes ?? (Number.isSafeInteger(declared) && declared > 0 ? allocatedOrNone(declared) : undefined)
     let filled = 0
     let handedOn = false
     const parts: Array<Uint8Array> = []

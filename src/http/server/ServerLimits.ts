@@ -49,7 +49,7 @@ export interface ServerLimits {
   readonly minBodyBytesPerSecond: number
   /** A connection that sends no byte for this long after it opened is closed. */
   readonly firstByteTimeoutMs: number
-  /** After requests, no request for this long: one full collection (`collectWhenIdle`). */
+  /** After requests, no request for this long: one memory-reducing collection (`collectWhenProcessIdle`). */
   readonly idleCollectMs: number
   /** Which address a request counts against (the trusted proxy header, when set). */
   readonly clientAddress: ClientAddressSettings
