@@ -15,6 +15,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http, type RunningService, startBuilt, startService } from "../support/process.js"
 import { sendTogether } from "../support/together.js"
 
+/**
+ * A round whose second gateway this process resumed more than this many ms after stopping it
+ * (its 40 ms timer fired late on a loaded machine) did not test a 40 ms lag: it is run again, at
+ * most MAX_RERUNS times. Seen once in a full CI run: round 0 decided the CFO's step too, the
+ * lag being then whatever the machine made it, past the 100 ms settle time.
+ */
+const RESUMED_WITHIN_MS = 55
+const MAX_RERUNS = 5
+
 const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
 
@@ -41,10 +50,13 @@ afterAll(async () => {
 
 describe("two gateways in front of one workspace service (real processes)", () => {
   it("20 identical approvals, half to each gateway, the second reading its half 40 ms late: all {ok:true}, one step (3 rounds)", async () => {
+    let reruns = 0
     for (let round = 0; round < 3; round++) {
       const created = await http("POST", `${gateways[0]!.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run", context: {} })
       expect(created.status).toBe(201)
       const taskId = created.body.id as string
+      let stoppedAt = 0
+      let resumedAfter = 0
       const answers = await sendTogether(
         gateways[0]!.url,
         Array.from({ length: 20 }, (_, j) => ({
@@ -54,10 +66,22 @@ describe("two gateways in front of one workspace service (real processes)", () =
           body: { type: "approved" }
         })),
         {
-          beforeWrite: () => gateways[1]!.kill("SIGSTOP"),
-          afterWrite: () => setTimeout(() => gateways[1]!.kill("SIGCONT"), 40)
+          beforeWrite: () => {
+            gateways[1]!.kill("SIGSTOP")
+            stoppedAt = performance.now()
+          },
+          afterWrite: () =>
+            setTimeout(() => {
+              resumedAfter = performance.now() - stoppedAt
+              gateways[1]!.kill("SIGCONT")
+            }, 40)
         }
       )
+      if (resumedAfter > RESUMED_WITHIN_MS && reruns < MAX_RERUNS) {
+        reruns++
+        round--
+        continue
+      }
       expect(answers.map((a) => `${a.status} ${a.text}`), `round ${round}`).toEqual(Array.from({ length: 20 }, () => `200 {"ok":true}`))
       const snapshots = await http("GET", `${gateways[1]!.url}/v1/tasks/${taskId}/snapshots`)
       expect(Object.keys(snapshots.body), `round ${round}`).toEqual(["controller_approval"])
