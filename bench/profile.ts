@@ -6,6 +6,7 @@
  *
  * Usage: tsx bench/profile.ts [S1,S2,S3,S4,S5,S6] [seconds]
  * Environment: PROFILE_ENTRY (the S6 entry; default src/main.ts bundled like bench/run.ts does);
+ * PROFILE_S2_CONNECTIONS=1 profiles S2 at one connection (its latency's load) instead of 10;
  * PROFILE_PEER=raw|fastify|nest profiles that peer instead of the gateway (S1-S5), for comparison;
  * PROFILE_S1_FLOOR=1 profiles bench/experiments/s1-floor.ts (bare HttpServer.serve) under S1's load;
  * PROFILE_NODE_FLAGS="--trace-gc ..." adds node flags to the shipped gateway's (with --trace-gc, each
@@ -31,6 +32,8 @@ import { firstBenchPort } from "./lib/ports.js"
 const ROOT = fileURLToPath(new URL("..", import.meta.url))
 const only = new Set((process.argv[2] ?? "S1,S2,S3,S4,S5,S6").split(","))
 const seconds = Number(process.argv[3] ?? "8")
+/** S2's connections (PROFILE_S2_CONNECTIONS): 10 as bench/run.ts's throughput, 1 as its latency. */
+const s2Connections = Number(process.env.PROFILE_S2_CONNECTIONS ?? "10")
 const out = join(ROOT, "bench/.profiles")
 mkdirSync(out, { recursive: true })
 const tmp = mkdtempSync(join(tmpdir(), "gateway-profile-"))
@@ -130,7 +133,7 @@ const main = async () => {
     const { workspace, proxy, url } = await startSlowUpstream(() => port++, `file:${join(tmp, "upstream.db")}`)
     const env = { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" }
     await profileUnderLoad("S2", env, (s, d) =>
-      runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: 10, durationS: d, pid: s.pid }))
+      runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: s2Connections, durationS: d, pid: s.pid }))
     await stopServer(proxy)
     await stopServer(workspace)
   }
