@@ -4,7 +4,7 @@
  * textWithoutLongStrings): a large upload's base64 decoded and parsed again held the event loop
  * for seconds. Measured in this thread's CPU time, which a loaded machine does not stretch the
  * way it stretches wall time: a 50 MB body refused for its number costs at most a few ms more than
- * the same body with an exact number (0-4 ms here; 68-96 ms with the whole body parsed again).
+ * the same body with an exact number (0-8 ms here; 64-96 ms with the whole body parsed again).
  */
 import { describe, expect, it } from "vitest"
 import { checkParsedBody } from "../../src/http/input/jsonInput.js"

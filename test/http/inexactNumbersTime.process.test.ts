@@ -53,9 +53,9 @@ const loopDelayMaxMs = async (url: string): Promise<number> => {
  *
  * Here, on the built process: the answer, /v1/health answered throughout, and the gateway's own
  * event-loop delay (/metrics' maximum since the first scrape) never a second. Not /v1/health's
- * latency as this process sees it: this process writes the 200 MB body too, and on a loaded
- * machine (two test runs at once, load average 6) health waited 1.5 s here while the gateway's
- * loop was free.
+ * latency as this process sees it: this process writes the 200 MB body too, so that latency
+ * holds this process's own stalls, and on a loaded machine (two test runs at once, load average
+ * 6) health waited 1.5 s here.
  */
 describe("a large upload with an inexact number", () => {
   let big: BuiltGateway | undefined
