@@ -82,7 +82,9 @@ export const GatewayMiddleware = HttpRouter.middleware(
       (request) =>
         isRawUpload(request.method, request.url) ||
         !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url),
-      (request) => base64FieldsOf(request.method, request.url)
+      (request) => base64FieldsOf(request.method, request.url),
+      // A malformed JSON body where the API has not the method: the router's 405, as without a body.
+      (request) => routed(request.method, request.url)
     )
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.

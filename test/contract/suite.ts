@@ -155,7 +155,7 @@ export const contractSuite = <Id extends string, Groups extends HttpApiGroup.Con
         for (const method of HTTP_METHODS.filter((m) => !declared.includes(m))) {
           const wire = { ...toWire(request!), method }
           const answer = await send(target.baseUrl, wire)
-          const problems = judgeUndeclared(contract, answer, declared)
+          const problems = judgeUndeclared(contract, answer, declared, isMalformedPath(wire.url))
           if (problems.length > 0) {
             findings.add({
               operation: `${method} ${template}`,
@@ -223,15 +223,37 @@ const parseJson = (bytes: Buffer): unknown => {
 }
 
 /**
+ * Whether the URL's path holds an escape that is not UTF-8 (`pct` writes a lone surrogate as its
+ * 3-byte WTF-8 form, %ED%B0%80, as a hostile client may): a request the server refuses as
+ * malformed before it looks at the method.
+ */
+export const isMalformedPath = (url: string): boolean => {
+  try {
+    decodeURIComponent(url.split("?")[0]!)
+    return false
+  } catch {
+    return true
+  }
+}
+
+/**
  * An undeclared method on a declared path: 405 with an Allow header naming exactly the
  * document's methods for that path, body in the document's error shape (its `MethodNotAllowed`
  * component when it has one, else the shape of its `NotFound` with 405's status and name), or a
- * 404 in the NotFound shape.
+ * 404 in the NotFound shape. A path that is not UTF-8 (`malformedPath`) may be the 400 of a
+ * malformed request instead, in the BadRequest shape: the request line is judged before its
+ * method (a random seed's path parameter with a lone surrogate).
  */
-export const judgeUndeclared = (contract: Contract, answer: { status: number; headers: Readonly<Record<string, string>>; bytes: Buffer; error?: string }, declared: ReadonlyArray<string>): ReadonlyArray<string> => {
+export const judgeUndeclared = (
+  contract: Contract,
+  answer: { status: number; headers: Readonly<Record<string, string>>; bytes: Buffer; error?: string },
+  declared: ReadonlyArray<string>,
+  malformedPath = false
+): ReadonlyArray<string> => {
   if (answer.error !== undefined) return [answer.error]
   const body = parseJson(answer.bytes)
   if (answer.status === 404) return contract.checkComponent("NotFound", body).map((p) => `404 body: ${p}`)
+  if (answer.status === 400 && malformedPath) return contract.checkComponent("BadRequest", body).map((p) => `400 body: ${p}`)
   if (answer.status !== 405) return [`status ${answer.status}, expected 405 (or 404)`]
   const problems: Array<string> = []
   const allow = (answer.headers["allow"] ?? "").split(",").map((m) => m.trim().toUpperCase()).filter((m) => m !== "")

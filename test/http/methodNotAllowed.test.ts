@@ -42,6 +42,18 @@ const SPEC_PATHS: ReadonlyArray<readonly [path: string, allow: string]> = [
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
+/**
+ * JSON bodies the body checks refuse (src/http/input/jsonInput.ts): malformed, an unpaired
+ * surrogate, nesting past the depth limit, a number no float holds, a raw control character.
+ */
+const REFUSED_BODIES: ReadonlyArray<string> = [
+  `{"name":`,
+  `{"name":"\\udc00"}`,
+  `${"[".repeat(200)}${"]".repeat(200)}`,
+  `{"n":9007199254740993}`,
+  `{"name":"a\u0001b"}`
+]
+
 describe("405 Method Not Allowed with Allow", () => {
   it.effect("the event stream takes GET (and HEAD) only", () =>
     withGateway(() =>
@@ -83,6 +95,26 @@ describe("405 Method Not Allowed with Allow", () => {
             expect(res.status, `${method} ${path}`).not.toBe(405)
             expect(res.body?.message ?? "", `${method} ${path}`).not.toMatch(/^Cannot /)
           }
+        }
+      })
+    ))
+
+  it.effect("a body the JSON checks refuse does not hide the 405: the method is judged first, as without a body", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const body of REFUSED_BODIES) {
+          for (const [path, allow] of SPEC_PATHS) {
+            for (const method of ["PUT", "PATCH", "DELETE", "POST"].filter((m) => !allow.split(", ").includes(m))) {
+              const res = yield* send(method, path, { headers: { "content-type": "application/json" }, body })
+              expect(res.status, `${method} ${path} ${body.slice(0, 40)}`).toBe(405)
+              expect(res.headers["allow"], `${method} ${path}`).toBe(allow)
+              expect(res.body).toEqual(errorBody(405, "Method Not Allowed"))
+            }
+          }
+          // Where the method is taken, the same body is the 400 it was.
+          const taken = yield* send("POST", `/v1/tasks/${T}/events`, { headers: { "content-type": "application/json" }, body })
+          expect(taken.status, body.slice(0, 40)).toBe(400)
+          expect(taken.body).toEqual(errorBody(400, "Bad Request"))
         }
       })
     ))
@@ -147,6 +179,12 @@ describe("405 Method Not Allowed with Allow", () => {
         expect(res.headers["allow"]).toBe("GET, HEAD, DELETE")
         expect(res.body).toEqual(errorBody(405, "Method Not Allowed"))
         expect((yield* send("GET", "/workspace/registry/agents/x/versions")).headers["allow"]).toBe("POST")
+        // A body the JSON checks refuse does not hide it (a random seed of the contract's property test).
+        for (const body of REFUSED_BODIES) {
+          const refused = yield* send("PUT", "/workspace/webhooks", { headers: { "content-type": "application/json" }, body })
+          expect(refused.status, body.slice(0, 40)).toBe(405)
+          expect(refused.body).toEqual(errorBody(405, "Method Not Allowed"))
+        }
         expect((yield* send("PUT", "/workspace/nope")).status).toBe(404)
         // A gateway path is not a workspace path.
         expect((yield* send("PUT", "/v1/entities")).status).toBe(404)

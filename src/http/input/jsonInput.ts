@@ -372,6 +372,18 @@ const withJson = (request: HttpServerRequest.HttpServerRequest, value: unknown):
   }) as HttpServerRequest.HttpServerRequest
 }
 
+/** The request of a body refused here, for the router's 405: reading its body fails with the refusal. */
+const refusedBody = (request: HttpServerRequest.HttpServerRequest, error: BadRequest | UnsupportedMediaType): HttpServerRequest.HttpServerRequest => {
+  const refused = Effect.fail(error)
+  return Object.create(request, {
+    json: { value: refused },
+    text: { value: refused },
+    arrayBuffer: { value: refused },
+    urlParamsBody: { value: refused },
+    stream: { value: Stream.fail(error) }
+  }) as HttpServerRequest.HttpServerRequest
+}
+
 /**
  * Wraps an HttpApp: a request that may carry a body is read, checked and parsed first, and the
  * app sees a request whose `json`/`text`/`arrayBuffer` are the checked ones. Requests without a
@@ -384,7 +396,14 @@ export const checkedJsonBodies = (
   /** Requests whose handler streams the body itself (a raw upload): not read here at all. */
   streamedBody: (request: HttpServerRequest.HttpServerRequest) => boolean = () => false,
   /** Where a request's body carries base64 file content (none unless said: ./base64Literals.ts). */
-  base64Fields: (request: HttpServerRequest.HttpServerRequest) => Base64Fields = () => []
+  base64Fields: (request: HttpServerRequest.HttpServerRequest) => Base64Fields = () => [],
+  /**
+   * Whether the API has this request's method on its path, asked only of a body refused here:
+   * when it has not, the router's 405 answers whatever the body was (a PUT where only GET and
+   * POST are, with a malformed body, is told the method, as one without a body is), and the
+   * request goes on with accessors that fail with the refusal, which no route will read.
+   */
+  methodRouted: (request: HttpServerRequest.HttpServerRequest) => boolean = () => true
 ) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -450,7 +469,9 @@ export const checkedJsonBodies = (
         E | BadRequest | UnsupportedMediaType,
         R | HttpServerRequest.HttpServerRequest
       > => {
-        if (outcome.ok === false) return Effect.fail(outcome.error)
+        if (outcome.ok === false) {
+          return methodRouted(request) ? Effect.fail(outcome.error) : Effect.provideService(app, HttpServerRequest.HttpServerRequest, refusedBody(request, outcome.error))
+        }
         return outcome.decoded === undefined
           ? run(outcome.value)
           : Effect.provideService(run(outcome.value), Base64Literals, outcome.decoded)
