@@ -28,6 +28,12 @@ contractSuite({
     }),
     strings: stringsOf(fixture)
   },
+  // Routes beside the API (src/gateway/Gateway.ts): the console, the documents and the probes,
+  // as the router matches them (case, doubled and trailing slashes ignored).
+  servedBeside: (path) => {
+    const routed = path.toLowerCase().replace(/\/{2,}/g, "/").replace(/(.)\/$/, "$1")
+    return ["/", "/docs", "/openapi.json", "/readyz", "/metrics", "/mcp"].includes(routed) || /^\/console\/[^/]+$/.test(routed)
+  },
   start: async () => {
     const { layer } = makeGateway({ config: { eventsKey: Option.some(Redacted.make(EVENTS_KEY)) } })
     const runtime = ManagedRuntime.make(layer)

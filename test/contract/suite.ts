@@ -52,6 +52,11 @@ export interface SuiteOptions<Id extends string, Groups extends HttpApiGroup.Con
    * document, of undeclared methods and of undeclared paths cover every operation all the same.
    */
   readonly exercised?: (operation: Operation) => boolean
+  /**
+   * Paths the server answers beside the document, on purpose (the gateway's console at `/`, its
+   * probes and docs): not undeclared paths. The path only, decoded, without the query.
+   */
+  readonly servedBeside?: (path: string) => boolean
 }
 
 const report = (suite: string, findings: ReadonlyArray<Finding>) => {
@@ -155,7 +160,7 @@ export const contractSuite = <Id extends string, Groups extends HttpApiGroup.Con
         for (const method of HTTP_METHODS.filter((m) => !declared.includes(m))) {
           const wire = { ...toWire(request!), method }
           const answer = await send(target.baseUrl, wire)
-          const problems = judgeUndeclared(contract, answer, declared, isMalformedPath(wire.url))
+          const problems = judgeUndeclared(contract, answer, declared, isMalformedUrl(wire.url))
           if (problems.length > 0) {
             findings.add({
               operation: `${method} ${template}`,
@@ -184,7 +189,7 @@ export const contractSuite = <Id extends string, Groups extends HttpApiGroup.Con
         fc.asyncProperty(fc.array(segment, { minLength: 1, maxLength: 4 }), fc.constantFrom(...HTTP_METHODS), fc.boolean(), async (segments, method, prefixed) => {
           const url = `${prefixed ? prefix : ""}/${segments.join("/")}`
           const known = contract.operations.some((o) => new RegExp(`^${o.template.replace(/\{\w+\}/g, "[^/]+")}$`).test(url.split("?")[0]!))
-          if (known) return true
+          if (known || (!isMalformedUrl(url) && options.servedBeside?.(decodeURIComponent(url.split("?")[0]!)) === true)) return true
           const wire = { method, url, headers: {}, body: undefined }
           const answer = await send(target.baseUrl, wire)
           const problems = answer.error !== undefined
@@ -223,13 +228,13 @@ const parseJson = (bytes: Buffer): unknown => {
 }
 
 /**
- * Whether the URL's path holds an escape that is not UTF-8 (`pct` writes a lone surrogate as its
- * 3-byte WTF-8 form, %ED%B0%80, as a hostile client may): a request the server refuses as
- * malformed before it looks at the method.
+ * Whether the URL (its path or its query) holds an escape that is not UTF-8 (`pct` writes a lone
+ * surrogate as its 3-byte WTF-8 form, %ED%B0%80, as a hostile client may): a request the server
+ * refuses as malformed before it looks at the method.
  */
-export const isMalformedPath = (url: string): boolean => {
+export const isMalformedUrl = (url: string): boolean => {
   try {
-    decodeURIComponent(url.split("?")[0]!)
+    decodeURIComponent(url)
     return false
   } catch {
     return true
@@ -240,20 +245,20 @@ export const isMalformedPath = (url: string): boolean => {
  * An undeclared method on a declared path: 405 with an Allow header naming exactly the
  * document's methods for that path, body in the document's error shape (its `MethodNotAllowed`
  * component when it has one, else the shape of its `NotFound` with 405's status and name), or a
- * 404 in the NotFound shape. A path that is not UTF-8 (`malformedPath`) may be the 400 of a
+ * 404 in the NotFound shape. A URL that is not UTF-8 (`malformedUrl`) may be the 400 of a
  * malformed request instead, in the BadRequest shape: the request line is judged before its
- * method (a random seed's path parameter with a lone surrogate).
+ * method (random seeds' path and query parameters with a lone surrogate).
  */
 export const judgeUndeclared = (
   contract: Contract,
   answer: { status: number; headers: Readonly<Record<string, string>>; bytes: Buffer; error?: string },
   declared: ReadonlyArray<string>,
-  malformedPath = false
+  malformedUrl = false
 ): ReadonlyArray<string> => {
   if (answer.error !== undefined) return [answer.error]
   const body = parseJson(answer.bytes)
   if (answer.status === 404) return contract.checkComponent("NotFound", body).map((p) => `404 body: ${p}`)
-  if (answer.status === 400 && malformedPath) return contract.checkComponent("BadRequest", body).map((p) => `400 body: ${p}`)
+  if (answer.status === 400 && malformedUrl) return contract.checkComponent("BadRequest", body).map((p) => `400 body: ${p}`)
   if (answer.status !== 405) return [`status ${answer.status}, expected 405 (or 404)`]
   const problems: Array<string> = []
   const allow = (answer.headers["allow"] ?? "").split(",").map((m) => m.trim().toUpperCase()).filter((m) => m !== "")
