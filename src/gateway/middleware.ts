@@ -33,7 +33,7 @@ const isRawUpload = (method: string, url: string): boolean => {
     try {
       path = new URL(url).pathname
     } catch {
-      return false
+      // Not a URL (`*v1/tasks/t/files/raw`): the router reads its first character as `/`, and so does routerPath.
     }
   }
   return RAW_UPLOAD_ROUTE.test(routerPath(path))

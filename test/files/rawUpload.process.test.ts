@@ -77,6 +77,27 @@ describe("raw uploads", { timeout: 120_000 }, () => {
     expect((await download(empty.body.downloadUrl)).length).toBe(0)
   })
 
+  it("a request target the router reads as the path (`*v1/…`: any first character is `/`) is a raw upload too, not a 415", async () => {
+    const taskId = await gw.newTask()
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = httpRequest({
+        host: "127.0.0.1",
+        port: Number(new URL(gw.url).port),
+        method: "POST",
+        path: `*v1/tasks/${taskId}/files/raw?source=s&fileName=rows.csv`,
+        headers: { ...RAW, "content-type": "text/csv" }
+      }, (answer) => {
+        const chunks: Array<Buffer> = []
+        answer.on("data", (c: Buffer) => chunks.push(c))
+        answer.on("end", () => resolve({ status: answer.statusCode!, text: Buffer.concat(chunks).toString("utf8") }))
+      })
+      req.on("error", reject)
+      req.end("a,b\n")
+    })
+    expect(res.status, res.text).toBe(201)
+    expect(JSON.parse(res.text)).toMatchObject({ taskId, filename: "rows.csv", contentType: "text/csv", sizeBytes: 4 })
+  })
+
   it("the process holds a chunk of the file, not the file: RSS grows by far less than a 30 MiB upload", async () => {
     const taskId = await gw.newTask()
     const size = 30 * 1024 * 1024

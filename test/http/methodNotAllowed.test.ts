@@ -151,8 +151,9 @@ describe("405 Method Not Allowed with Allow", () => {
           expect(res.status, path).toBe(404)
           expect(res.body).toEqual(errorBody(404, "Not Found"))
         }
-        // The router ignores a trailing slash, duplicate slashes, case and the query: so does Allow.
-        for (const path of ["/v1/entities/", "//v1//entities", "/V1/Entities", "/v1/entities?x=1"]) {
+        // The router ignores a trailing slash, duplicate slashes, case and the query, and takes any
+        // first character as `/` (`*v1/entities`): so does Allow.
+        for (const path of ["/v1/entities/", "//v1//entities", "/V1/Entities", "/v1/entities?x=1", "*v1/entities"]) {
           const res = yield* send("PUT", path)
           expect(res.status, path).toBe(405)
           expect(res.headers["allow"]).toBe("GET, HEAD")

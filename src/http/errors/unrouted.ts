@@ -77,6 +77,8 @@ export const templatesOf = (api: ApiRoutes): ReadonlyArray<Template> => {
 const splitPath = (url: string): Array<string> => {
   // An absolute-form request target (`GET http://host/path`): the router drops the origin too.
   let path = url.replace(/^https?:\/\/[^/]*/i, "")
+  // The router takes any first character as `/` (`*v1/gl` is `/v1/gl`: ../server/nodeServer.ts normalisedRouterPath).
+  if (path.length > 0 && path.charCodeAt(0) !== 47) path = "/" + path.slice(1)
   const end = path.search(/[?;#]/)
   if (end !== -1) path = path.slice(0, end)
   return path.split("/").filter((part) => part !== "")
