@@ -83,7 +83,7 @@ export const GatewayMiddleware = HttpRouter.middleware(
         isRawUpload(request.method, request.url) ||
         !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url),
       (request) => base64FieldsOf(request.method, request.url),
-      // A malformed JSON body where the API has not the method: the router's 405, as without a body.
+      // A refused JSON body where the API does not have the method: the router's 405, as without a body.
       (request) => routed(request.method, request.url)
     )
     const scoped = requestScope(config.requestDeadlineMs)

@@ -240,7 +240,7 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
   const limit = limitDeclaredBody(maxBodyBytes)
-  // A malformed JSON body where the API has not the method: the router's 405, as without a body.
+  // A refused JSON body where the API does not have the method: the router's 405, as without a body.
   const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) =>
     explainUnrouted(WorkspaceApi, request.method, request.url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed")
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
