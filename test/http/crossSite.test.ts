@@ -200,6 +200,27 @@ describe("cross-site writes on the built process", { timeout: 60_000 }, () => {
     expect(await state()).toEqual(before)
   })
 
+  it("a body in a content coding (gzip, br, ...) is a 415 naming it, on every write route; identity passes; nothing changes", async () => {
+    const before = await state()
+    for (const [method, path, body] of WRITES) {
+      for (const coding of ["gzip", "br", "deflate, gzip", "x-unknown"]) {
+        const res = await send(method, path, body ?? "{}", { ...JSON_TYPE, "content-encoding": coding })
+        expect(res.status, `${method} ${path} ${coding}: ${res.text}`).toBe(415)
+        expect(res.body).toEqual({ statusCode: 415, error: "Unsupported Media Type", message: `Content-Encoding "${coding}" is not supported: send the body uncompressed` })
+      }
+    }
+    expect(await state()).toEqual(before)
+    // No coding at all, said so: the body is read as it is.
+    const identity = await send("POST", `/v1/tasks/${REVIEW_TASK}/events`, JSON.stringify({ type: "note", source: "coding-test", seq: 1, payload: {} }), {
+      ...JSON_TYPE,
+      "content-encoding": "identity"
+    })
+    expect(identity.status, identity.text).toBe(200)
+    expect(identity.body.ok).toBe(true)
+    // A method the path does not take: its 405, whatever the coding.
+    expect((await send("PUT", "/v1/entities", "{}", { ...JSON_TYPE, "content-encoding": "gzip" })).status).toBe(405)
+  })
+
   it("a chunked body without a type is a 415 as well, and so is one with a body on a read", async () => {
     const chunked = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(port, "127.0.0.1")

@@ -163,6 +163,8 @@ export const refuseCrossSite = (
     const headers = request.headers
     const refusal = crossSiteRefusal(request.method, headers, allows)
     if (refusal !== undefined) return Effect.succeed(forbidden(refusal))
+    const coding = unsupportedCoding(headers)
+    if (coding !== undefined && (routed?.(request.method, request.url) ?? true)) return Effect.fail(coding)
     if (raw !== undefined && raw.matches(request.method, request.url)) {
       const refused = rawBodyRefusal(raw, headers)
       if (refused === undefined) return app
@@ -176,6 +178,21 @@ export const refuseCrossSite = (
     }
     return app
   })
+
+/** `Content-Encoding` values a body may carry: none, or no coding at all (RFC 9110 §8.4.1). */
+const IDENTITY = /^\s*(?:identity)?\s*$/i
+
+/**
+ * A body in a content coding (gzip, br, ...): 415, as RFC 9110 §15.5.16 says for a coding the
+ * server does not apply. Nothing decodes one here, so it would be read as the compressed bytes: a
+ * gzip'd JSON body a 400 about its JSON, a gzip'd raw upload stored compressed, and a plain body
+ * that claims a coding taken as it is.
+ */
+const unsupportedCoding = (headers: RequestHeaders): UnsupportedMediaType | undefined => {
+  const coding = headers["content-encoding"]
+  if (coding === undefined || IDENTITY.test(coding) || !hasBody(headers)) return undefined
+  return new UnsupportedMediaType({ message: `Content-Encoding ${quoted(coding)} is not supported: send the body uncompressed` })
+}
 
 /**
  * Check 1 alone, with no origin allowed, for a listener no browser page has business writing
