@@ -20,9 +20,8 @@ import { BASE64_FILE_FIELDS, RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
-import { type ApiRoutes, explainUnrouted, matchPath } from "../http/errors/unrouted.js"
+import { type ApiRoutes, matchPath, methodRoutedBy } from "../http/errors/unrouted.js"
 import type { Base64Fields } from "../http/input/jsonInput.js"
-import { MAX_PATH_PARAM_LENGTH } from "../http/server/ServerLimits.js"
 
 /** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
 const isRawUpload = (method: string, url: string): boolean => {
@@ -72,8 +71,7 @@ export const GatewayMiddleware = HttpRouter.middleware(
     // A method the API does not have on an API path: the router's 405 answers, whatever the body
     // (a file sent with the wrong method is not a 415). Paths outside the API (/mcp, the connect
     // and link pages) keep the JSON rule.
-    const routed = (method: string, url: string) =>
-      explainUnrouted(GatewayApi, method, url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed"
+    const routed = methodRoutedBy(GatewayApi)
     // Only a body that is not JSON can be one the cross-site rule let through for a 405 (it
     // refuses the others first): JSON writes, the hot path, never match paths here.
     const checked = checkedJsonBodies(

@@ -12,6 +12,7 @@
  * cut off, duplicate and trailing slashes ignored, static segments case-insensitive.
  */
 import { safeDecode } from "./percentEncoding.js"
+import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
 
 /**
  * What is read of an HttpApi: its endpoints' methods and paths. Structural, so any concrete
@@ -162,3 +163,11 @@ export const explainUnrouted = (
   }
   return { _tag: "NotFound" }
 }
+
+/**
+ * Whether a request may reach a route of `api` by its method: false only where endpoints have
+ * the path but not the method (the router's 405 then answers, whatever the body); paths the API
+ * does not have at all are true (routes beside it, such as /mcp, read their bodies).
+ */
+export const methodRoutedBy = (api: ApiRoutes) => (method: string, url: string): boolean =>
+  explainUnrouted(api, method, url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed"

@@ -38,8 +38,8 @@ import { shapeErrors } from "../../http/errors/errorResponse.js"
 import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonInput.js"
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
-import { MAX_PATH_PARAM_LENGTH, withRouterConfig } from "../../http/server/ServerLimits.js"
-import { explainUnrouted } from "../../http/errors/unrouted.js"
+import { withRouterConfig } from "../../http/server/ServerLimits.js"
+import { methodRoutedBy } from "../../http/errors/unrouted.js"
 import { type TaskQuery, withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { boardJson, taskBoard } from "../../upstream/taskBoard.js"
 import type { TaskQueryParams } from "../../upstream/tenants.js"
@@ -241,8 +241,8 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
   const limit = limitDeclaredBody(maxBodyBytes)
   // A refused JSON body where the API does not have the method: the router's 405, as without a body.
-  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) =>
-    explainUnrouted(WorkspaceApi, request.method, request.url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed")
+  const routed = methodRoutedBy(WorkspaceApi)
+  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) => routed(request.method, request.url))
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
   // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
   // leave errors alone, hence the widened error type.
