@@ -57,8 +57,8 @@ import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./con
 import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
 import { unknownSettingWarnings } from "./config/unknownSettings.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
-import { adminWorkspaceApp, GlConnectRoutes } from "./workspace/server/mount.js"
-import { DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
+import { adminWorkspaceApp, GL_CONNECT_ROUTES, GlConnectRoutes } from "./workspace/server/mount.js"
+import { DECISION_LINK_ROUTES, DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX } from "./upstream/WorkspaceApi.js"
 import { databaseLabel, DEMO_TENANT_SLUG, EmbeddedWorkspace, embeddedSettings, EmbeddedWorkspaceLive } from "./workspace/embedded/layer.js"
 import { HttpWorkspaceClientLive } from "./workspace/http/client.js"
@@ -240,7 +240,7 @@ const main = Effect.gen(function*() {
   // The gateway's port gets the connect page of this tenant's sessions and the decision links' pages
   // (src/workspace/server/linkRoutes.ts), nothing else of the workspace.
   const gateway = embedded
-    ? gatewayLive(Layer.merge(GlConnectRoutes(config.tenantSlug), DecisionLinkRoutes)).pipe(Layer.provide(measuredEmbedded))
+    ? gatewayLive(Layer.merge(GlConnectRoutes(config.tenantSlug), DecisionLinkRoutes), [...GL_CONNECT_ROUTES, ...DECISION_LINK_ROUTES]).pipe(Layer.provide(measuredEmbedded))
     : GatewayLive
   const app = Layer.merge(gateway, Readiness.layer).pipe(
     Layer.provide(Layer.succeed(ProcessDrain, drain)),

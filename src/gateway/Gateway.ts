@@ -35,7 +35,9 @@ import { Tenant } from "../services/Tenant.js"
 import { TenantConfig } from "../config/TenantConfig.js"
 import { lazyRoutes } from "../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../http/output/pageSecurity.js"
-import { GatewayMiddleware } from "./middleware.js"
+import { gatewayMiddleware } from "./middleware.js"
+import { type Route, withRoutes } from "../http/errors/unrouted.js"
+import { MCP_PATH } from "../mcp/McpConfig.js"
 import { Readiness } from "./Readiness.js"
 import { routerConfig } from "../http/server/ServerLimits.js"
 import { McpLive } from "../mcp/route.js"
@@ -103,6 +105,17 @@ const MetricsRoute = HttpRouter.use((router) =>
   })
 )
 
+/** The routes above beside the API's, as the router has them: what 404 and 405 are judged by. */
+const BESIDE_API: ReadonlyArray<Route> = [
+  { method: "GET", path: "/openapi.json" },
+  { method: "GET", path: "/docs" },
+  { method: "GET", path: "/" },
+  { method: "GET", path: "/console/:file" },
+  { method: "*", path: MCP_PATH },
+  { method: "GET", path: "/readyz" },
+  { method: "GET", path: "/metrics" }
+]
+
 /**
  * Every route, each telling the request's log line and metrics which route it is (RouteCaptureLive);
  * `extra`: routes of the process beside the API (main.ts: the embedded workspace's GL connect page).
@@ -158,10 +171,14 @@ const requestContextLean = Layer.effect(
 /**
  * Served without Effect's request logger (our own line is written by the middleware) and
  * without its "Listening on" line (main.ts says where it listens). Path parameters up to
- * MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's 100.
+ * MAX_PATH_PARAM_LENGTH (nested composite task ids), not find-my-way's 100. `extraRoutes`: the
+ * methods and paths `extra` adds.
  */
-export const gatewayLive = <E = never, R = never>(extra: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>) =>
-  HttpRouter.serve(Layer.merge(routes(extra), GatewayMiddleware), {
+export const gatewayLive = <E = never, R = never>(
+  extra: Layer.Layer<never, E, R> = Layer.empty as Layer.Layer<never, E, R>,
+  extraRoutes: ReadonlyArray<Route> = []
+) =>
+  HttpRouter.serve(Layer.merge(routes(extra), gatewayMiddleware(withRoutes(GatewayApi, [...BESIDE_API, ...extraRoutes]))), {
     routerConfig,
     disableLogger: true,
     disableListenLog: true

@@ -20,7 +20,7 @@ import { BASE64_FILE_FIELDS, RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
-import { type ApiRoutes, matchPath, methodRoutedBy } from "../http/errors/unrouted.js"
+import { type ApiRoutes, matchPath, routableBy } from "../http/errors/unrouted.js"
 import type { Base64Fields } from "../http/input/jsonInput.js"
 
 /** The raw upload (its body is the file, streamed by its handler): the path as the router reads it. */
@@ -62,16 +62,17 @@ const base64FieldsOf = (method: string, url: string): Base64Fields => {
  * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
  *
  * A global router middleware: it wraps the router itself, so unrouted requests (404, 405) pass
- * through it like the rest.
+ * through it like the rest. `routes`: every route the server has (the API's and those beside it,
+ * ../http/errors/unrouted.ts withRoutes), what 404 and 405 are judged by.
  */
-export const GatewayMiddleware = HttpRouter.middleware(
+export const gatewayMiddleware = (routes: ApiRoutes) => HttpRouter.middleware(
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const limit = limitDeclaredBody(config.maxBodyBytes)
-    // A method the API does not have on an API path: the router's 405 answers, whatever the body
-    // (a file sent with the wrong method is not a 415). Paths outside the API (/mcp, the connect
-    // and link pages) keep the JSON rule.
-    const routed = methodRoutedBy(GatewayApi)
+    // A method no route takes on the path, or a path no route has: the router's 405 or 404
+    // answers, whatever the body (a file sent with the wrong method is not a 415, a malformed
+    // body to a mistyped path not a 400).
+    const routed = routableBy(routes)
     // Only a body that is not JSON can be one the cross-site rule let through for a 405 (it
     // refuses the others first): JSON writes, the hot path, never match paths here.
     const checked = checkedJsonBodies(
@@ -111,7 +112,7 @@ export const GatewayMiddleware = HttpRouter.middleware(
       HttpServerResponse.HttpServerResponse,
       Types.unhandled,
       HttpServerRequest.HttpServerRequest
-    > => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app)))))), GatewayApi)))
+    > => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app)))))), routes)))
   }),
   { global: true }
 )

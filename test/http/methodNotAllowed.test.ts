@@ -146,7 +146,7 @@ describe("405 Method Not Allowed with Allow", () => {
   it.effect("unknown paths stay 404, trailing and duplicate slashes and case as the router sees them", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        for (const path of ["/v1/nope", "/v2/entities", `/v1/tasks/${T}`, `/v1/tasks/${T}/ui/extra`, "/"]) {
+        for (const path of ["/v1/nope", "/v2/entities", `/v1/tasks/${T}`, `/v1/tasks/${T}/ui/extra`, "/nope"]) {
           const res = yield* send("PUT", path)
           expect(res.status, path).toBe(404)
           expect(res.body).toEqual(errorBody(404, "Not Found"))
@@ -160,6 +160,51 @@ describe("405 Method Not Allowed with Allow", () => {
           // GET takes no query parameters there: an unknown one is a 400 naming it.
           expect((yield* send("GET", path)).status, path).toBe(path.includes("?") ? 400 : 200)
         }
+      })
+    ))
+
+  it.effect("the routes served beside the API (console, docs, probes, metrics) answer a method they do not take with 405 and Allow", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const path of ["/", "/console/app.js", "/docs", "/openapi.json", "/readyz", "/metrics", "/READYZ", "/metrics/"]) {
+          for (const method of ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+            const res = yield* send(method, path)
+            expect(res.status, `${method} ${path}`).toBe(405)
+            expect(res.headers["allow"], `${method} ${path}`).toBe("GET, HEAD")
+            expect(res.body).toEqual(errorBody(405, "Method Not Allowed"))
+          }
+          // With a body the checks would refuse, too: the method is judged first.
+          const refused = yield* send("POST", path, { headers: { "content-type": "application/json" }, body: REFUSED_BODIES[0]! })
+          expect(refused.status, path).toBe(405)
+          expect((yield* send("GET", path)).status, path).not.toBe(405)
+        }
+        // A console file that is not there: a 404 for GET, a 405 for a write (the path is the console's).
+        expect((yield* send("GET", "/console/nope.js")).status).toBe(404)
+        // The agent tool server takes every method (its own answers say what it makes of them).
+        for (const method of ["GET", "POST", "PUT", "DELETE"]) expect((yield* send(method, "/mcp")).status, method).not.toBe(405)
+      })
+    ))
+
+  it.effect("a path no route has is a 404 whatever its body: refused JSON, another media type, a content coding", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        for (const path of ["/nope", "/v1/nope", "/v2/entities", `/v1/tasks/${T}/ui/extra`, "/console", "/console/a/b"]) {
+          for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+            for (const body of REFUSED_BODIES) {
+              const res = yield* send(method, path, { headers: { "content-type": "application/json" }, body })
+              expect(res.status, `${method} ${path} ${body.slice(0, 20)}`).toBe(404)
+              expect(res.body).toEqual(errorBody(404, "Not Found"))
+            }
+            const text = yield* send(method, path, { headers: { "content-type": "text/plain" }, body: "hello" })
+            expect(text.status, `${method} ${path} text/plain`).toBe(404)
+            const gzip = yield* send(method, path, { headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: "{}" })
+            expect(gzip.status, `${method} ${path} gzip`).toBe(404)
+          }
+        }
+        // Where a route takes the method, the body checks still answer first: /mcp's JSON is checked.
+        const mcp = yield* send("POST", "/mcp", { headers: { "content-type": "application/json" }, body: REFUSED_BODIES[0]! })
+        expect(mcp.status).toBe(400)
+        expect((yield* send("POST", "/mcp", { headers: { "content-type": "text/plain" }, body: "x" })).status).toBe(415)
       })
     ))
 
@@ -187,6 +232,15 @@ describe("405 Method Not Allowed with Allow", () => {
           expect(refused.body).toEqual(errorBody(405, "Method Not Allowed"))
         }
         expect((yield* send("PUT", "/workspace/nope")).status).toBe(404)
+        // Its docs beside it: 405 for a write; a path it does not have: 404 whatever the body.
+        for (const path of ["/workspace/openapi.json", "/workspace/docs"]) {
+          const res = yield* send("POST", path, { headers: { "content-type": "application/json" }, body: REFUSED_BODIES[0]! })
+          expect(res.status, path).toBe(405)
+          expect(res.headers["allow"], path).toBe("GET, HEAD")
+        }
+        for (const body of REFUSED_BODIES) {
+          expect((yield* send("POST", "/workspace/nope", { headers: { "content-type": "application/json" }, body })).status).toBe(404)
+        }
         // A gateway path is not a workspace path.
         expect((yield* send("PUT", "/v1/entities")).status).toBe(404)
       }),

@@ -316,9 +316,23 @@ describe("deciding", () => {
     // Bad bodies are named by field.
     expect(messages.slice(-3, -1)).toEqual(["\"coment\": is unexpected, expected: \"comments\"", "comments: expected text of at most 4000 characters"])
     for (const method of ["PUT", "DELETE", "PATCH"]) {
-      const res = await fetch(url, { method })
-      expect(res.status, method).toBe(405)
-      expect(res.headers.get("allow")).toBe("GET, HEAD, POST")
+      // With no body, a malformed one, or one of another type: the method is judged first.
+      for (const init of [{}, { headers: { "content-type": "application/json" }, body: "[" }, { headers: { "content-type": "text/plain" }, body: "x" }]) {
+        const res = await fetch(url, { method, ...init })
+        expect(res.status, `${method} ${JSON.stringify(init)}`).toBe(405)
+        expect(res.headers.get("allow")).toBe("GET, HEAD, POST")
+        // The 405 does not echo the token (it is the link's credential).
+        expect(await res.text()).not.toContain(url.split("/").pop()!)
+      }
+    }
+    // The GL connect page beside it: GET its page, POST its completion, 405 with Allow otherwise.
+    const connect = `${gw.url}/workspace/gl/connect/${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`
+    for (const [path, allow] of [[connect, "GET, HEAD"], [`${connect}/complete`, "POST"]] as const) {
+      for (const method of ["POST", "PUT", "DELETE", "PATCH", "GET"].filter((m) => !allow.includes(m))) {
+        const res = await fetch(path, { method, headers: { "content-type": "application/json", "sec-fetch-site": "same-origin" }, body: method === "GET" ? null : "[" })
+        expect(res.status, `${method} ${path}`).toBe(405)
+        expect(res.headers.get("allow"), `${method} ${path}`).toBe(allow)
+      }
     }
     expect(await stepOf(taskId)).toBe("controller_approval")
     expect((await confirm(links.approveUrl)).status).toBe(200)

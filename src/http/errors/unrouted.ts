@@ -8,11 +8,14 @@
  * - a path with its method right that the router still refused: a path parameter longer than
  *   the router matches (find-my-way's `maxParamLength`): 400 naming the parameter.
  *
+ * Routes served beside the API (pages, probes, /mcp) join it through `withRoutes`: a server
+ * judges by every route it has, so `POST /readyz` is a 405 and a path none has a 404, whatever
+ * the body.
+ *
  * Paths are matched the way the router (find-my-way) matches them: query (`?`, `;`, `#`)
  * cut off, duplicate and trailing slashes ignored, static segments case-insensitive.
  */
 import { safeDecode } from "./percentEncoding.js"
-import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
 
 /**
  * What is read of an HttpApi: its endpoints' methods and paths. Structural, so any concrete
@@ -35,6 +38,8 @@ interface Template {
   readonly method: string
   readonly path: string
   readonly segments: ReadonlyArray<Segment>
+  /** Served beside the API (withRoutes): a parameter too long for the router is a 404 there, as a missing page. */
+  readonly beside: boolean
 }
 
 /** A template the request path matched, with its decoded path parameters. */
@@ -42,7 +47,27 @@ export interface PathMatch {
   readonly method: string
   readonly path: string
   readonly params: ReadonlyArray<readonly [name: string, value: string]>
+  readonly beside?: boolean
 }
+
+/** A route that takes every method (the router's `*`, as /mcp's): never a 405. */
+export const ANY_METHOD = "*"
+
+/** A route served beside an HttpApi (a page, a probe, /mcp): its method (or `*`) and path template. */
+export interface Route {
+  readonly method: string
+  readonly path: string
+}
+
+/**
+ * `api`'s endpoints and the routes served beside it, as one table: what a server answers 405
+ * (or routes) from, so `POST /readyz` is a 405 listing GET and HEAD like `POST /v1/health`.
+ */
+export const withRoutes = (api: ApiRoutes, beside: ReadonlyArray<Route>): ApiRoutes => ({
+  groups: { ...api.groups, [BESIDE]: { endpoints: Object.fromEntries(beside.map((route, i) => [String(i), route])) } }
+})
+
+const BESIDE = "~beside"
 
 /** The methods in the order `Allow` lists them. */
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -64,9 +89,9 @@ export const templatesOf = (api: ApiRoutes): ReadonlyArray<Template> => {
   const cached = templates.get(api)
   if (cached !== undefined) return cached
   const result: Array<Template> = []
-  for (const group of Object.values(api.groups)) {
+  for (const [name, group] of Object.entries(api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
-      result.push({ method: endpoint.method, path: endpoint.path, segments: compileSegments(endpoint.path) })
+      result.push({ method: endpoint.method, path: endpoint.path, segments: compileSegments(endpoint.path), beside: name === BESIDE })
     }
   }
   templates.set(api, result)
@@ -87,17 +112,19 @@ const splitPath = (url: string): Array<string> => {
 
 const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMatch | undefined => {
   const params: Array<readonly [string, string]> = []
+  const matched = (): PathMatch =>
+    template.beside ? { method: template.method, path: template.path, params, beside: true } : { method: template.method, path: template.path, params }
   const segments = template.segments
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!
     const part = parts[i]
     if (segment._tag === "Wildcard") {
       params.push(["*", safeDecode(parts.slice(i).join("/")) ?? parts.slice(i).join("/")])
-      return { method: template.method, path: template.path, params }
+      return matched()
     }
     if (part === undefined) {
       return segment._tag === "Param" && segment.optional && i === segments.length - 1
-        ? { method: template.method, path: template.path, params }
+        ? matched()
         : undefined
     }
     const decoded = safeDecode(part) ?? part
@@ -107,7 +134,7 @@ const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMa
       params.push([segment.name, decoded])
     }
   }
-  return parts.length === segments.length ? { method: template.method, path: template.path, params } : undefined
+  return parts.length === segments.length ? matched() : undefined
 }
 
 /** The API's endpoints whose path template matches the request URL (any method). */
@@ -121,9 +148,15 @@ export const matchPath = (api: ApiRoutes, url: string): ReadonlyArray<PathMatch>
   return matches
 }
 
+/** Whether a matched template takes `method`: its own, HEAD where it is GET, any where it is `*`. */
+const takes = (method: string) => {
+  const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
+  return (m: PathMatch) => m.method === ANY_METHOD || m.method.toUpperCase() === wanted
+}
+
 /** The methods `Allow` lists for these matches: each endpoint's method, HEAD wherever GET is. */
 export const allowOf = (matches: ReadonlyArray<PathMatch>): ReadonlyArray<string> => {
-  const methods = new Set(matches.map((m) => m.method.toUpperCase()))
+  const methods = new Set(matches.filter((m) => m.method !== ANY_METHOD).map((m) => m.method.toUpperCase()))
   if (methods.has("GET")) methods.add("HEAD")
   const rank = (m: string) => {
     const i = METHOD_ORDER.indexOf(m)
@@ -153,10 +186,10 @@ export const explainUnrouted = (
   const matches = matchPath(api, url)
   if (matches.length === 0) return { _tag: "NotFound" }
   const allow = allowOf(matches)
-  const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
-  const same = matches.filter((m) => m.method.toUpperCase() === wanted)
+  const same = matches.filter(takes(method))
   if (same.length === 0) return { _tag: "MethodNotAllowed", allow }
   for (const match of same) {
+    if (match.beside === true) continue
     for (const [name, value] of match.params) {
       if (value.length > maxParamLength) return { _tag: "ParamTooLong", name, length: value.length }
     }
@@ -165,9 +198,10 @@ export const explainUnrouted = (
 }
 
 /**
- * Whether a request may reach a route of `api` by its method: false only where endpoints have
- * the path but not the method (the router's 405 then answers, whatever the body); paths the API
- * does not have at all are true (routes beside it, such as /mcp, read their bodies).
+ * Whether a route of `routes` takes this method on this path: a request that none does goes to
+ * the router whatever its body, which answers 404 (no route has the path) or 405 (others' methods).
+ * For a server whose every route is in `routes` (withRoutes); a route missing here still reads its
+ * body, and a refused body fails that read with its 400.
  */
-export const methodRoutedBy = (api: ApiRoutes) => (method: string, url: string): boolean =>
-  explainUnrouted(api, method, url, MAX_PATH_PARAM_LENGTH)._tag !== "MethodNotAllowed"
+export const routableBy = (routes: ApiRoutes) => (method: string, url: string): boolean =>
+  matchPath(routes, url).some(takes(method))

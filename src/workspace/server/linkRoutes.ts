@@ -28,6 +28,7 @@ import { personKey } from "../../domain/engine.js"
 import type { LinkDecision } from "../../domain/links.js"
 import { crossSiteRefusal } from "../../http/input/crossSite.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
+import type { Route } from "../../http/errors/unrouted.js"
 import { actorNow, withActor } from "../../services/Actor.js"
 import { decideTask } from "../../services/tasks.js"
 import { Tenant } from "../../services/Tenant.js"
@@ -125,6 +126,15 @@ const otherPerson = (actor: string): Problem => ({
   title: "This link is for someone else",
   message: `This decision link is for ${actor}, and you are signed in as someone else: open it signed in as ${actor}.`
 })
+
+/**
+ * The methods and paths DecisionLinkRoutes serves. Its PUT, PATCH and DELETE are its own 405 (the
+ * token left unquoted), answered whatever the body: so they are not listed as taken here.
+ */
+export const DECISION_LINK_ROUTES: ReadonlyArray<Route> = [
+  { method: "GET", path: `${LINK_PATH}/:token` },
+  { method: "POST", path: `${LINK_PATH}/:token` }
+]
 
 /** Whether the request asks for JSON rather than a page (scripts, the page's own POST). */
 const wantsJson = (request: HttpServerRequest.HttpServerRequest) => {

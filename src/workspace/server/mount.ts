@@ -33,6 +33,7 @@ import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions, WorkspaceServices } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
+import type { Route } from "../../http/errors/unrouted.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
 
@@ -100,6 +101,12 @@ export const makeGlConnect = (workspace: EmbeddedWorkspace, allows: (session: Gl
 }
 
 const paramOf = Effect.map(HttpRouter.params, (params) => params.consumerId ?? "")
+
+/** GlConnectRoutes' methods and paths. */
+export const GL_CONNECT_ROUTES: ReadonlyArray<Route> = [
+  { method: "GET", path: `${GL_CONNECT_PATH}/:consumerId` },
+  { method: "POST", path: `${GL_CONNECT_PATH}/:consumerId/complete` }
+]
 
 /**
  * The gateway port's part: the connect page and completion of this tenant's sessions only

@@ -39,7 +39,7 @@ import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonIn
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
-import { methodRoutedBy } from "../../http/errors/unrouted.js"
+import { routableBy, withRoutes } from "../../http/errors/unrouted.js"
 import { type TaskQuery, withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
 import { boardJson, taskBoard } from "../../upstream/taskBoard.js"
 import type { TaskQueryParams } from "../../upstream/tenants.js"
@@ -240,8 +240,9 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  */
 export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
   const limit = limitDeclaredBody(maxBodyBytes)
-  // A refused JSON body where the API does not have the method: the router's 405, as without a body.
-  const routed = methodRoutedBy(WorkspaceApi)
+  // A refused JSON body where no route takes the method (or has the path): the router's 405 or
+  // 404, as without a body.
+  const routed = routableBy(WORKSPACE_ROUTES)
   const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) => routed(request.method, request.url))
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
   // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
@@ -267,7 +268,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
             )
           ))
         ))),
-        WorkspaceApi
+        WORKSPACE_ROUTES
       ),
     { global: true }
   )
@@ -342,6 +343,12 @@ export const WorkspaceDocsLive = Layer.mergeAll(
   )
 )
 
+/** Every route of the app (the API's and its docs'): what 404 and 405 are judged by. */
+const WORKSPACE_ROUTES = withRoutes(WorkspaceApi, [
+  { method: "GET", path: WORKSPACE_OPENAPI_PATH },
+  { method: "GET", path: `${WORKSPACE_PREFIX}/docs` }
+])
+
 /** What building the API's routes needs from the platform (NodeHttpServer.layer gives all of it). */
 export type WorkspaceServices = Layer.Services<ReturnType<typeof WorkspaceHandlersLive>>
 
@@ -375,7 +382,7 @@ export const makeWorkspaceHttpApp = (
         Context.omit(CurrentRequest)(withoutRequest(context))
       )
     )
-    const app = requireBearer(Option.fromNullishOr(options.adminToken))(shapeErrors(served, WorkspaceApi))
+    const app = requireBearer(Option.fromNullishOr(options.adminToken))(shapeErrors(served, WORKSPACE_ROUTES))
     return options.tracing === true ? app : Effect.provideService(app, References.TracerEnabled, false)
   })
 
