@@ -111,7 +111,8 @@ const BESIDE_API: ReadonlyArray<Route> = [
   { method: "GET", path: "/docs" },
   { method: "GET", path: "/" },
   { method: "GET", path: "/console/:file" },
-  { method: "*", path: MCP_PATH },
+  // The agent tool server's route takes every method and answers all but POST 405 itself.
+  { method: "POST", path: MCP_PATH },
   { method: "GET", path: "/readyz" },
   { method: "GET", path: "/metrics" }
 ]

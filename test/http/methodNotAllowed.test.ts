@@ -201,6 +201,20 @@ describe("405 Method Not Allowed with Allow", () => {
             expect(gzip.status, `${method} ${path} gzip`).toBe(404)
           }
         }
+        // Spellings the router cannot route are no route here either: an absolute-form target it
+        // does not strip (an upper-case scheme with a port the adapter cannot parse), a parameter
+        // before the last segment whose lower case is longer (the router's offsets slip: `İ`).
+        for (const path of ["HTTP://x:99999/readyz", "HTTP://x:99999/v1/entities", "/v1/tasks/%C4%B0/ui", "/v1/tasks/%C4%B0/action"]) {
+          for (const method of ["GET", "POST"]) {
+            const res = yield* send(method, path, { headers: { "content-type": "text/plain" }, body: "x" })
+            expect(res.status, `${method} ${path}`).toBe(404)
+          }
+        }
+        // The agent tool server takes POST: another method is its own 405 (or 401 without a key), whatever the body.
+        for (const method of ["PUT", "DELETE", "PATCH"]) {
+          const res = yield* send(method, "/mcp", { headers: { "content-type": "application/json" }, body: REFUSED_BODIES[0]! })
+          expect(res.status, method).toBe(401)
+        }
         // Where a route takes the method, the body checks still answer first: /mcp's JSON is checked.
         const mcp = yield* send("POST", "/mcp", { headers: { "content-type": "application/json" }, body: REFUSED_BODIES[0]! })
         expect(mcp.status).toBe(400)

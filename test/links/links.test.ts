@@ -315,7 +315,7 @@ describe("deciding", () => {
     }
     // Bad bodies are named by field.
     expect(messages.slice(-3, -1)).toEqual(["\"coment\": is unexpected, expected: \"comments\"", "comments: expected text of at most 4000 characters"])
-    for (const method of ["PUT", "DELETE", "PATCH"]) {
+    for (const method of ["PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND"]) {
       // With no body, a malformed one, or one of another type: the method is judged first.
       for (const init of [{}, { headers: { "content-type": "application/json" }, body: "[" }, { headers: { "content-type": "text/plain" }, body: "x" }]) {
         const res = await fetch(url, { method, ...init })
@@ -325,6 +325,10 @@ describe("deciding", () => {
         expect(await res.text()).not.toContain(url.split("/").pop()!)
       }
     }
+    // A path below a link's: a 404 that does not echo the token either.
+    const below = await fetch(`${url}/x`)
+    expect(below.status).toBe(404)
+    expect(await below.text()).not.toContain(url.split("/").pop()!)
     // The GL connect page beside it: GET its page, POST its completion, 405 with Allow otherwise.
     const connect = `${gw.url}/workspace/gl/connect/${"0".repeat(8)}-0000-4000-8000-${"0".repeat(12)}`
     for (const [path, allow] of [[connect, "GET, HEAD"], [`${connect}/complete`, "POST"]] as const) {

@@ -125,4 +125,31 @@ describe("npm run workspace (the standalone service), same rule", { timeout: 60_
     expect(own.status, own.text).toBe(204)
     expect((await to("GET", `/workspace/tenants/${ACME}/gl`, {})).body).toMatchObject({ connection: { service: "xero", status: "ACTIVE" } })
   })
+
+  it("its connect page: HEAD as GET, any other method a 405 with Allow, paths spelt as the router reads them", async () => {
+    const session = await to("POST", `/workspace/tenants/${ACME}/gl/sessions`, { "content-type": "application/json" }, JSON.stringify({ serviceId: "xero" }))
+    expect(session.status, session.text).toBe(201)
+    const id = session.body.consumerId as string
+    for (const page of [`/workspace/gl/connect/${id}`, `//Workspace/GL/connect/${id}/`]) {
+      expect((await to("GET", page, {})).status, page).toBe(200)
+      const head = await to("HEAD", page, {})
+      expect(head.status, page).toBe(200)
+      expect(head.text).toBe("")
+      for (const method of ["PUT", "DELETE", "PATCH", "POST"]) {
+        const res = await to(method, page, { "content-type": "application/json" }, "[")
+        expect(res.status, `${method} ${page}`).toBe(405)
+        expect(res.headers["allow"]).toBe("GET, HEAD")
+      }
+    }
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      const res = await to(method, `/workspace/gl/connect/${id}/complete`, {})
+      expect(res.status, method).toBe(405)
+      expect(res.headers["allow"]).toBe("POST")
+    }
+    // Still open: nothing above completed it.
+    expect((await to("GET", `/workspace/gl/connect/${id}`, {})).status).toBe(200)
+    // A documents path no route has: the router's 404, not the documents' 415.
+    const nowhere = await to("POST", "/workspace/nothing/documents", { "content-type": "application/json" }, "{}")
+    expect(nowhere.status, nowhere.text).toBe(404)
+  })
 })

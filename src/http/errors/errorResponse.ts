@@ -25,6 +25,7 @@ import { type ApiRoutes, explainUnrouted, matchPath } from "./unrouted.js"
 import { malformedPercentEncoding } from "./percentEncoding.js"
 import { MAX_PATH_PARAM_LENGTH } from "../server/ServerLimits.js"
 import { clip } from "../../lib/quoted.js"
+import { redactLinkPath } from "../../api/linkPath.js"
 import { errorBody } from "./errorBody.js"
 import { boundMessage, describeIssues } from "./errorMessages.js"
 
@@ -47,7 +48,8 @@ export const RETRY_AFTER_SECONDS = "1"
 /** A request the router found no route for, judged against the API being served (when known). */
 const unrouted = (request: { readonly method: string; readonly url: string }, api: ApiRoutes | undefined) => {
   const path = request.url.split("?", 1)[0]!
-  const quoted = clip(path, MAX_QUOTED_PATH_CHARS)
+  // A decision link's path is its credential: never quoted back (nor cached with it by whoever relays the answer).
+  const quoted = clip(redactLinkPath(path), MAX_QUOTED_PATH_CHARS)
   const malformed = malformedPercentEncoding(path)
   if (malformed !== undefined) {
     return new BadRequest({

@@ -101,8 +101,10 @@ export const templatesOf = (api: ApiRoutes): ReadonlyArray<Template> => {
 
 /** The path of a request URL as the router sees it, split into its (still encoded) segments. */
 const splitPath = (url: string): Array<string> => {
-  // An absolute-form request target (`GET http://host/path`): the router drops the origin too.
-  let path = url.replace(/^https?:\/\/[^/]*/i, "")
+  let path = url
+  // An absolute-form target the Node adapter could not parse (`HTTP://x:99999/readyz`) reaches
+  // the router whole, which drops a lower-case origin only (and a web Request's URL's).
+  if (path.charCodeAt(0) !== 47) path = path.replace(/^https?:\/\/.*?\//, "/")
   // The router takes any first character as `/` (`*v1/gl` is `/v1/gl`: ../server/nodeServer.ts normalisedRouterPath).
   if (path.length > 0 && path.charCodeAt(0) !== 47) path = "/" + path.slice(1)
   const end = path.search(/[?;#]/)
@@ -137,9 +139,30 @@ const matchTemplate = (template: Template, parts: ReadonlyArray<string>): PathMa
   return parts.length === segments.length ? matched() : undefined
 }
 
+/**
+ * Whether the router misses every route for these segments: it lower-cases the whole decoded
+ * path to match it and cuts parameters out of the original at the lower-cased offsets, so a
+ * segment before the last whose lower case is longer (`İ`, `%C4%B0`, is two characters lower
+ * case) puts every later segment off by one. (A segment of our static paths is ASCII, so such a
+ * segment could only have been a parameter.)
+ */
+const shiftsParams = (parts: ReadonlyArray<string>): boolean => {
+  for (let i = 0; i < parts.length - 1; i++) {
+    const part = parts[i]!
+    if (!NOT_PLAIN.test(part)) continue
+    const decoded = safeDecode(part) ?? part
+    if (decoded.toLowerCase().length !== decoded.length) return true
+  }
+  return false
+}
+
+/** A segment that may change length lower-cased: an escape or a character past ASCII. */
+const NOT_PLAIN = /[%\u0080-\uffff]/
+
 /** The API's endpoints whose path template matches the request URL (any method). */
 export const matchPath = (api: ApiRoutes, url: string): ReadonlyArray<PathMatch> => {
   const parts = splitPath(url)
+  if (shiftsParams(parts)) return []
   const matches: Array<PathMatch> = []
   for (const template of templatesOf(api)) {
     const match = matchTemplate(template, parts)

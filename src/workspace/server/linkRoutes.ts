@@ -127,10 +127,7 @@ const otherPerson = (actor: string): Problem => ({
   message: `This decision link is for ${actor}, and you are signed in as someone else: open it signed in as ${actor}.`
 })
 
-/**
- * The methods and paths DecisionLinkRoutes serves. Its PUT, PATCH and DELETE are its own 405 (the
- * token left unquoted), answered whatever the body: so they are not listed as taken here.
- */
+/** The methods and paths DecisionLinkRoutes serves (HEAD with GET). */
 export const DECISION_LINK_ROUTES: ReadonlyArray<Route> = [
   { method: "GET", path: `${LINK_PATH}/:token` },
   { method: "POST", path: `${LINK_PATH}/:token` }
@@ -272,10 +269,8 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
       )
     )
 
+    // Any other method: the gateway's 405 from DECISION_LINK_ROUTES, the token not quoted.
     yield* router.add("GET", `${LINK_PATH}/:token`, page)
     yield* router.add("POST", `${LINK_PATH}/:token`, decide)
-    // Not in the HttpApi contract, so the API's own 405 does not know these paths.
-    const allow = errorResponse(405, "Method Not Allowed", "A decision link takes GET, HEAD and POST", { allow: "GET, HEAD, POST" })
-    for (const method of ["PUT", "PATCH", "DELETE"] as const) yield* router.add(method, `${LINK_PATH}/:token`, Effect.succeed(allow))
   })
 )

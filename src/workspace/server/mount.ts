@@ -33,7 +33,7 @@ import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions, WorkspaceServices } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
-import type { Route } from "../../http/errors/unrouted.js"
+import { matchPath, type Route, withRoutes } from "../../http/errors/unrouted.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
 
@@ -139,17 +139,10 @@ export const adminWorkspaceApp = (
 > =>
   Effect.flatMap(EmbeddedWorkspace, (workspace) => makeWorkspaceHttpApp(workspace, workspace, options))
 
-const safeDecode = (segment: string) => {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
-}
-
 const ownPageOnly = refuseAllCrossSiteWrites("the connect page completes only from its own page")
 
-const PAGE = new RegExp(`^${GL_CONNECT_PATH}/([^/?#]+)(/complete)?/?(?:\\?.*)?$`)
+/** GL_CONNECT_ROUTES as a table to match requests against (../../http/errors/unrouted.ts). */
+const GL_CONNECT_TABLE = withRoutes({ groups: {} }, GL_CONNECT_ROUTES)
 
 /**
  * `npm run workspace`: the WorkspaceApi behind the token, and in front of it the connect page
@@ -165,13 +158,15 @@ export const standaloneWorkspaceApp = (
     const guarded = requireBearer(token)(api)
     const connect = makeGlConnect(workspace, () => true)
     return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const match = PAGE.exec(request.url)
-      if (match !== null) {
-        const consumerId = safeDecode(match[1]!)
-        if (match[2] === undefined && request.method === "GET") return connect.page(consumerId)
-        // Completed from the page itself (same-origin), never by a page on another site.
-        if (match[2] !== undefined && request.method === "POST") return ownPageOnly(connect.complete(consumerId))
-      }
-      return guarded
+      // Matched as the router matches paths (case, repeated slashes, escapes), as on the gateway's port.
+      const match = matchPath(GL_CONNECT_TABLE, request.url)[0]
+      if (match === undefined) return guarded
+      const consumerId = match.params[0]?.[1] ?? ""
+      const completes = match.path.endsWith("/complete")
+      if (!completes && (request.method === "GET" || request.method === "HEAD")) return connect.page(consumerId)
+      // Completed from the page itself (same-origin), never by a page on another site.
+      if (completes && request.method === "POST") return ownPageOnly(connect.complete(consumerId))
+      const allow = completes ? "POST" : "GET, HEAD"
+      return Effect.succeed(errorResponse(405, "Method Not Allowed", `A connect ${completes ? "completion takes POST" : "page takes GET and HEAD"}`, { allow }))
     })
   })

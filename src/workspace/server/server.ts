@@ -313,7 +313,8 @@ const octetDocuments = <E, R>(
     E | UnsupportedMediaType,
     R
   > => {
-    if (!isDocumentPost(request) || isOctetStream(request)) return app
+    // A path no route has (`POST /workspace/nope/documents`): the router's 404, not a 415.
+    if (!isDocumentPost(request) || isOctetStream(request) || !routableBy(WORKSPACE_ROUTES)(request.method, request.url)) return app
     const type = request.headers["content-type"]
     return Effect.fail(unsupportedMediaType(type, "application/octet-stream"))
   })
