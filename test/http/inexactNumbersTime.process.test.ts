@@ -65,7 +65,15 @@ describe("a large upload with an inexact number", () => {
   })
 
   it("is refused naming the path without holding the event loop for the body's second parse", async () => {
-    big = await startGateway({ SVC_MAX_BODY_BYTES: String(256 * 1024 * 1024) })
+    // This process writes the 200 MB body itself and, on a loaded machine, may stall seconds
+    // between taking a connection and sending on it: once the connection was closed under it
+    // with nothing answered ("other side closed", only the headers written). The first-byte and
+    // keep-alive limits are not what this test is about, so they are made long here.
+    big = await startGateway({
+      SVC_MAX_BODY_BYTES: String(256 * 1024 * 1024),
+      SVC_FIRST_BYTE_TIMEOUT_MS: "9000",
+      SVC_KEEP_ALIVE_TIMEOUT_MS: "60000"
+    })
     const gateway = big
     const task = await gateway.newTask()
     const head = Buffer.from(`{"source":"s","fileName":"a.bin","fileRef":{"provider":"inline_base64","n":9007199254740993,"data":"`)
@@ -78,6 +86,10 @@ describe("a large upload with an inexact number", () => {
     let done = false
     const posted = fetch(`${gateway.url}/v1/tasks/${task}/files/ingest`, { method: "POST", headers: { "content-type": "application/json" }, body })
       .then(async (res) => ({ status: res.status, body: (await res.json()) as { message: string } }))
+      // A failure says what the gateway logged (the connection's end is in its lines).
+      .catch((e: unknown) => {
+        throw new Error(`${String(e)} (${String((e as { cause?: unknown }).cause)}); the gateway's log:\n${gateway.service.output().slice(-3000)}`)
+      })
       .finally(() => {
         done = true
       })
