@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freePort, http, type RunningService, startBuilt } from "../support/process.js"
+import { allStarted, freePort, http, type RunningService, startBuilt } from "../support/process.js"
 import { type Browser, launch } from "./browser.js"
 
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -157,9 +157,9 @@ beforeAll(async () => {
     await serve("127.0.0.1", p2, attackPage),
     await serve("127.0.0.3", p3, friendlyPage)
   )
-  ;[gw, browser] = await Promise.all([
-    startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_CORS_ORIGINS: listed, SVC_LOG_FORMAT: "json" }),
-    launch()
+  await allStarted([
+    startBuilt({ SVC_DATABASE_URL: `file:${join(dir, "workspace.db")}`, SVC_CORS_ORIGINS: listed, SVC_LOG_FORMAT: "json" }).then((s) => (gw = s)),
+    launch().then((b) => (browser = b))
   ])
 }, 90_000)
 afterAll(async () => {

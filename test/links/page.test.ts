@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Browser, launch, seriousViolations } from "../console/browser.js"
-import { http, type RunningService, startBuilt } from "../support/process.js"
+import { allStarted, http, type RunningService, startBuilt } from "../support/process.js"
 import { acmeTask, writeWorld } from "./world.js"
 
 const PUBLIC = "https://approvals.example.test"
@@ -22,15 +22,15 @@ let browser: Browser | undefined
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "links-page-"))
-  ;[gw, browser] = await Promise.all([
+  await allStarted([
     startBuilt({
       SVC_TENANT_SLUG: "acme",
       SVC_DATABASE_URL: `file:${join(dir, "w.db")}`,
       SVC_SEED_FILE: writeWorld(dir),
       SVC_PUBLIC_URL: PUBLIC,
       SVC_ADMIN_TOKEN: ADMIN_TOKEN
-    }),
-    launch()
+    }).then((s) => (gw = s)),
+    launch().then((b) => (browser = b))
   ])
 }, 90_000)
 afterAll(async () => {

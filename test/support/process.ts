@@ -237,3 +237,13 @@ export const http = async (
   }
   return { status: res.status, body: parsed as any, headers: res.headers, text }
 }
+
+/**
+ * Settles starts made together (a gateway and a browser, say) and then throws the first failure:
+ * with `Promise.all`, a browser that failed to launch left the gateway started beside it unassigned,
+ * so no `afterAll` stopped it and it outlived the run. Each start assigns its result as it settles.
+ */
+export const allStarted = async (starts: ReadonlyArray<Promise<unknown>>): Promise<void> => {
+  const settled = await Promise.allSettled(starts)
+  for (const result of settled) if (result.status === "rejected") throw result.reason
+}

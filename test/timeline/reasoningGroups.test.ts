@@ -9,7 +9,7 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http } from "../support/process.js"
+import { allStarted, http } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { call, connect, KEY_A, mcpFixture, ok } from "../mcp/world.js"
 import { stopAllProcesses, svc } from "../cli/harness.js"
@@ -25,7 +25,7 @@ let browser: Browser | undefined
 let taskId: string
 
 beforeAll(async () => {
-  ;[gw, browser] = await Promise.all([startBuiltGateway({ SVC_ADMIN_PORT: "off" }, mcpFixture()), launch()])
+  await allStarted([startBuiltGateway({ SVC_ADMIN_PORT: "off" }, mcpFixture()).then((g) => (gw = g)), launch().then((b) => (browser = b))])
   agent = await connect(gw.url, KEY_A)
   const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
   expect(created.status).toBe(201)
