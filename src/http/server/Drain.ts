@@ -28,11 +28,6 @@ export interface DrainOutcome {
   readonly cutRequests: number
   /** Connections closed by force (with or without a request on them). */
   readonly cutConnections: number
-  /**
-   * Connections closed because the body of their request stopped arriving (STALLED_BODY_MS): a
-   * request never received whole, which the client sends again elsewhere; not a cut.
-   */
-  readonly stalledBodies: number
 }
 
 /**
@@ -49,14 +44,6 @@ export const ACCEPT_PHASE_MAX_TURNS = 1024
  */
 export const IDLE_LINGER_MS = 500
 
-/**
- * How long a request's body may send nothing during a drain before its connection is closed: as
- * long as a new connection may send nothing (SVC_FIRST_BYTE_TIMEOUT_MS's default). Bodies up to
- * 64 KiB have no pace (SVC_MIN_BODY_BYTES_PER_SECOND), so one whose client stopped sending held
- * the drain for the whole grace period and made the exit 1 (SVC_REQUEST_TIMEOUT_MS is 60 s).
- */
-export const STALLED_BODY_MS = 2_000
-
 /** How often the drain looks for connections idle long enough to close. */
 const IDLE_CHECK_MS = 20
 
@@ -65,9 +52,6 @@ interface ConnectionState {
   active: number
   idleSince: number
   bytesAtIdle: number
-  /** Bytes read when the drain last saw the connection's request body make progress, and when. */
-  bytesAtStall: number
-  stallSince: number
   /** The request admitted last on it: the one answer that closes the connection in a drain. */
   last: http.ServerResponse | undefined
 }
@@ -93,8 +77,7 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
  *    as plain net servers (which also keeps the header and request
  *    timeouts checked during the drain).
  * 4. Each connection closes after its last answer (a download whose headers had gone out
- *    keep-alive is closed once it is complete). A request whose body has sent nothing for
- *    STALLED_BODY_MS is not waited for: its connection is closed (the client sends it again).
+ *    keep-alive is closed once it is complete).
  * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
  *    workspace closes its database, ...) and the process exits 0.
  * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
@@ -117,7 +100,6 @@ export class Drain {
   private draining_ = false
   private outcome_: DrainOutcome | undefined
   private readonly listeners = new Set<() => void>()
-  private stalledBodies = 0
 
   /** True from the start of the drain on. */
   get draining(): boolean {
@@ -155,7 +137,7 @@ export class Drain {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, last: undefined })
+      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, last: undefined })
       socket.once("close", () => this.sockets.delete(socket))
     })
   }
@@ -225,8 +207,7 @@ export class Drain {
           bySignal: cutAny && cutBySignal === true,
           elapsedMs: Math.round(performance.now() - this.startedAt),
           cutRequests,
-          cutConnections,
-          stalledBodies: this.stalledBodies
+          cutConnections
         }
         resolve(this.outcome_)
       }
@@ -284,23 +265,7 @@ export class Drain {
   private closeIdle(lingerMs: number): void {
     const now = performance.now()
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0) {
-        if (socket.bytesRead === state.bytesAtIdle && now - state.idleSince >= lingerMs) socket.destroy()
-        continue
-      }
-      // A request whose body is still to come: closed once it has sent nothing for STALLED_BODY_MS.
-      // Only a connection with that one request: an answer before it on the connection is not cut.
-      const req = state.last?.req
-      if (state.active > 1 || req === undefined || req.complete || state.last!.headersSent) {
-        state.bytesAtStall = -1
-      } else if (socket.bytesRead !== state.bytesAtStall || socket.isPaused()) {
-        // Progress, or held back by the application (a paused socket is not the client's stall).
-        state.bytesAtStall = socket.bytesRead
-        state.stallSince = now
-      } else if (now - state.stallSince >= STALLED_BODY_MS) {
-        this.stalledBodies++
-        socket.destroy()
-      }
+      if (state.active === 0 && socket.bytesRead === state.bytesAtIdle && now - state.idleSince >= lingerMs) socket.destroy()
     }
   }
 
@@ -411,11 +376,7 @@ export const drainOnSignals = (
               `${outcome.cutRequests} request(s) in progress and ${outcome.cutConnections} connection(s); exit code 1`
           )
         } else {
-          yield* Effect.logInfo(
-            `shutdown: drained in ${outcome.elapsedMs} ms` + (outcome.stalledBodies > 0
-              ? `; closed ${count(outcome.stalledBodies, "connection")} whose request body had stopped arriving (nothing for ${STALLED_BODY_MS} ms)`
-              : "")
-          )
+          yield* Effect.logInfo(`shutdown: drained in ${outcome.elapsedMs} ms`)
         }
         setTimeout(() => {
           runSync(Effect.logError(`shutdown: still not done ${SHUTDOWN_BACKSTOP_MS} ms after the drain; exiting (code 1)`))
