@@ -82,7 +82,7 @@ export const gatewayMiddleware = (routes: ApiRoutes) => HttpRouter.middleware(
         isRawUpload(request.method, request.url) ||
         !isJsonMediaType(request.headers["content-type"] ?? "") && !routed(request.method, request.url),
       (request) => base64FieldsOf(request.method, request.url),
-      // A refused JSON body where the API does not have the method: the router's 405, as without a body.
+      // A refused JSON body where no route takes the method (or has the path): the router's 405 or 404, as without a body.
       (request) => routed(request.method, request.url)
     )
     const scoped = requestScope(config.requestDeadlineMs)

@@ -50,10 +50,7 @@ export interface PathMatch {
   readonly beside?: boolean
 }
 
-/** A route that takes every method (the router's `*`, as /mcp's): never a 405. */
-export const ANY_METHOD = "*"
-
-/** A route served beside an HttpApi (a page, a probe, /mcp): its method (or `*`) and path template. */
+/** A route served beside an HttpApi (a page, a probe, /mcp): its method and path template. */
 export interface Route {
   readonly method: string
   readonly path: string
@@ -171,15 +168,15 @@ export const matchPath = (api: ApiRoutes, url: string): ReadonlyArray<PathMatch>
   return matches
 }
 
-/** Whether a matched template takes `method`: its own, HEAD where it is GET, any where it is `*`. */
-const takes = (method: string) => {
+/** Whether a matched template takes `method`: its own, and HEAD where it is GET. */
+export const takes = (method: string) => {
   const wanted = method.toUpperCase() === "HEAD" ? "GET" : method.toUpperCase()
-  return (m: PathMatch) => m.method === ANY_METHOD || m.method.toUpperCase() === wanted
+  return (m: PathMatch) => m.method.toUpperCase() === wanted
 }
 
 /** The methods `Allow` lists for these matches: each endpoint's method, HEAD wherever GET is. */
 export const allowOf = (matches: ReadonlyArray<PathMatch>): ReadonlyArray<string> => {
-  const methods = new Set(matches.filter((m) => m.method !== ANY_METHOD).map((m) => m.method.toUpperCase()))
+  const methods = new Set(matches.map((m) => m.method.toUpperCase()))
   if (methods.has("GET")) methods.add("HEAD")
   const rank = (m: string) => {
     const i = METHOD_ORDER.indexOf(m)

@@ -145,7 +145,7 @@ const rawBodyRefusal = (raw: RawBodies, headers: RequestHeaders): HttpServerResp
 export const refuseCrossSite = (
   allows: (origin: string | undefined) => boolean,
   raw?: RawBodies,
-  /** Whether the API has this method on this path: when not, the router's 404 or 405 says so, not a 415. */
+  /** Whether a route takes this method on this path: when none does, the router's 404 or 405 says so, not a 415. */
   routed?: (method: string, url: string) => boolean
 ) =>
 <E, R>(

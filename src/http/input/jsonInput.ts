@@ -398,9 +398,9 @@ export const checkedJsonBodies = (
   /** Where a request's body carries base64 file content (none unless said: ./base64Literals.ts). */
   base64Fields: (request: HttpServerRequest.HttpServerRequest) => Base64Fields = () => [],
   /**
-   * Whether the API has this request's method on its path, asked only of a body refused here:
-   * when it has not, the router's 405 answers whatever the body was (a PUT where only GET and
-   * POST are, with a malformed body, is told the method, as one without a body is), and the
+   * Whether a route takes this request's method on its path, asked only of a body refused here:
+   * when none does, the router's 405 or 404 answers whatever the body was (a PUT where only GET
+   * and POST are, with a malformed body, is told the method, as one without a body is), and the
    * request goes on with accessors that fail with the refusal, which no route will read.
    */
   methodRouted: (request: HttpServerRequest.HttpServerRequest) => boolean = () => true

@@ -33,7 +33,7 @@ import { requireBearer } from "./AdminConfig.js"
 import type { WorkspaceServerOptions, WorkspaceServices } from "./server.js"
 import { WORKSPACE_PREFIX } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
-import { matchPath, type Route, withRoutes } from "../../http/errors/unrouted.js"
+import { allowOf, matchPath, type Route, takes, withRoutes } from "../../http/errors/unrouted.js"
 
 export const GL_CONNECT_PATH = `${WORKSPACE_PREFIX}/gl/connect`
 
@@ -162,11 +162,12 @@ export const standaloneWorkspaceApp = (
       const match = matchPath(GL_CONNECT_TABLE, request.url)[0]
       if (match === undefined) return guarded
       const consumerId = match.params[0]?.[1] ?? ""
-      const completes = match.path.endsWith("/complete")
-      if (!completes && (request.method === "GET" || request.method === "HEAD")) return connect.page(consumerId)
-      // Completed from the page itself (same-origin), never by a page on another site.
-      if (completes && request.method === "POST") return ownPageOnly(connect.complete(consumerId))
-      const allow = completes ? "POST" : "GET, HEAD"
+      const completes = match.method === "POST"
+      if (takes(request.method)(match)) {
+        // Completed from the page itself (same-origin), never by a page on another site.
+        return completes ? ownPageOnly(connect.complete(consumerId)) : connect.page(consumerId)
+      }
+      const allow = allowOf([match]).join(", ")
       return Effect.succeed(errorResponse(405, "Method Not Allowed", `A connect ${completes ? "completion takes POST" : "page takes GET and HEAD"}`, { allow }))
     })
   })

@@ -228,6 +228,13 @@ const groups = (service: WorkspaceClientService, extras: WorkspaceExtras | undef
 const notImplemented = (e: NotImplemented) =>
   errorResponse(e.statusCode, e.error, e.message)
 
+/** Every route of the app (the API's and its docs'): what 404 and 405 are judged by. */
+const WORKSPACE_ROUTES = withRoutes(WorkspaceApi, [
+  { method: "GET", path: WORKSPACE_OPENAPI_PATH },
+  { method: "GET", path: `${WORKSPACE_PREFIX}/docs` }
+])
+const workspaceRouted = routableBy(WORKSPACE_ROUTES)
+
 /** What the router hands a global middleware (Effect 4's router types the errors as unhandled). */
 type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
 
@@ -242,8 +249,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
   const limit = limitDeclaredBody(maxBodyBytes)
   // A refused JSON body where no route takes the method (or has the path): the router's 405 or
   // 404, as without a body.
-  const routed = routableBy(WORKSPACE_ROUTES)
-  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) => routed(request.method, request.url))
+  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) => workspaceRouted(request.method, request.url))
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
   // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
   // leave errors alone, hence the widened error type.
@@ -314,7 +320,7 @@ const octetDocuments = <E, R>(
     R
   > => {
     // A path no route has (`POST /workspace/nope/documents`): the router's 404, not a 415.
-    if (!isDocumentPost(request) || isOctetStream(request) || !routableBy(WORKSPACE_ROUTES)(request.method, request.url)) return app
+    if (!isDocumentPost(request) || isOctetStream(request) || !workspaceRouted(request.method, request.url)) return app
     const type = request.headers["content-type"]
     return Effect.fail(unsupportedMediaType(type, "application/octet-stream"))
   })
@@ -344,11 +350,6 @@ export const WorkspaceDocsLive = Layer.mergeAll(
   )
 )
 
-/** Every route of the app (the API's and its docs'): what 404 and 405 are judged by. */
-const WORKSPACE_ROUTES = withRoutes(WorkspaceApi, [
-  { method: "GET", path: WORKSPACE_OPENAPI_PATH },
-  { method: "GET", path: `${WORKSPACE_PREFIX}/docs` }
-])
 
 /** What building the API's routes needs from the platform (NodeHttpServer.layer gives all of it). */
 export type WorkspaceServices = Layer.Services<ReturnType<typeof WorkspaceHandlersLive>>
