@@ -203,7 +203,7 @@ const submittedOn = (snapshots: Record<string, unknown>, step: string) => {
 }
 
 /** Who decided or submitted each step, from its snapshot. */
-const deciderOf = (snapshot: unknown): string | undefined => {
+export const deciderOf = (snapshot: unknown): string | undefined => {
   const s = snapshot as { decidedBy?: unknown; submittedBy?: unknown } | null | undefined
   const who = s?.decidedBy ?? s?.submittedBy
   return typeof who === "string" ? who : undefined

@@ -248,11 +248,27 @@ describe("deciding", () => {
     const res = await confirm(links.rejectUrl)
     expect(res.status).toBe(409)
     expect(res.body.message).toMatch(/no longer at step “Controller approval”/)
+    // Who decided, and how: the step's record says (two people's links confirmed at once: the
+    // later one is told who decided, not "decided another way").
+    expect(res.body.message).toContain("it was already approved by bob@acme.example")
     const page = await http("GET", local(links.approveUrl))
     expect(page.status).toBe(409)
     expect(page.text).toContain("This step has moved on")
+    expect(page.text).toContain("already approved by bob@acme.example")
     expect(await stepOf(taskId)).toBe("cfo_approval")
     expect(await completedEvents(taskId)).toHaveLength(1)
+  })
+
+  it("a link of a step rejected by another says so, naming them", async () => {
+    const taskId = freshTask()
+    const links = await makeLinks(taskId, "ann@acme.example")
+    const rejected = await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "rejected", comments: "wrong period" }, {
+      "x-forwarded-email": "Carol@acme.example"
+    })
+    expect(rejected.status, rejected.text).toBe(200)
+    const res = await confirm(links.approveUrl)
+    expect(res.status).toBe(409)
+    expect(res.body.message).toMatch(/it was already rejected by Carol@acme\.example\.$/)
   })
 
   it("four-eyes holds through links: the earlier step's decider is refused (403) and the pair stays unused", async () => {

@@ -34,7 +34,7 @@ import { decideTask } from "../../services/tasks.js"
 import { Tenant } from "../../services/Tenant.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace } from "../embedded/layer.js"
-import type { LinkLookup, OpenedLink } from "../embedded/links.js"
+import type { LinkLookup, OpenedLink, StepOutcome } from "../embedded/links.js"
 import { LINK_PAGE_CSP, linkConfirmPage, type LinkPageTask, linkProblemPage } from "./linkPage.js"
 
 /** A link's page and answers: never cached, framed, indexed, or leaked in a Referer. */
@@ -113,12 +113,22 @@ const problemOf = (lookup: Exclude<LinkLookup, { _tag: "Open" }>): Problem => {
   }
 }
 
-const movedOn = (stepTitle: string, now: string): Problem => ({
-  status: 409,
-  error: "Conflict",
-  title: "This step has moved on",
-  message: `The task is no longer at step “${stepTitle}” (${now}): it was decided another way, or the task moved on.`
-})
+/**
+ * 409: the link's step is no longer current. Who completed it, and how, when its record says
+ * (two people's links confirmed at once: the later one learns who decided), else why it may be.
+ */
+const movedOn = (stepTitle: string, now: string, outcome: StepOutcome | undefined): Problem => {
+  const how = outcome?.decision ?? "completed"
+  const decided = outcome === undefined
+    ? "it was decided another way, or the task moved on"
+    : `it was already ${how}${outcome.by !== undefined ? ` by ${outcome.by}` : ""}`
+  return {
+    status: 409,
+    error: "Conflict",
+    title: "This step has moved on",
+    message: `The task is no longer at step “${stepTitle}” (${now}): ${decided}.`
+  }
+}
 
 const otherPerson = (actor: string): Problem => ({
   status: 403,
@@ -176,7 +186,10 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
         if (lookup._tag !== "Open") return { _tag: "Problem" as const, problem: problemOf(lookup), task: undefined, link: undefined }
         const link = lookup.link
         const { current, now, view } = yield* taskOf(link)
-        if (!current) return { _tag: "Problem" as const, problem: movedOn(view.stepTitle, now), task: view, link }
+        if (!current) {
+          const outcome = yield* store.stepOutcome(link.tenantId, link.taskId, link.stepId)
+          return { _tag: "Problem" as const, problem: movedOn(view.stepTitle, now, outcome), task: view, link }
+        }
         // Behind a login the edge names who opened it: it must be the link's person.
         const edge = yield* actorNow
         if (edge !== undefined && personKey(edge) !== personKey(link.actor)) {
