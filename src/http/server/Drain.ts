@@ -28,6 +28,12 @@ export interface DrainOutcome {
   readonly cutRequests: number
   /** Connections closed by force (with or without a request on them). */
   readonly cutConnections: number
+  /**
+   * Connections closed because their client stopped sending a request partway (its headers or
+   * its body: nothing for STALLED_MS): a request never received whole, which the client sends
+   * again elsewhere; not a cut.
+   */
+  readonly stalled: number
 }
 
 /**
@@ -44,14 +50,36 @@ export const ACCEPT_PHASE_MAX_TURNS = 1024
  */
 export const IDLE_LINGER_MS = 500
 
+/**
+ * How long, during a drain, a request partway in (its headers, or a body the server is reading)
+ * may send nothing before its connection is closed: as long as a new connection may send nothing
+ * (SVC_FIRST_BYTE_TIMEOUT_MS's default). Bodies up to 64 KiB have no pace
+ * (SVC_MIN_BODY_BYTES_PER_SECOND) and SVC_REQUEST_TIMEOUT_MS is 60 s, so one client that stopped
+ * sending held every drain for the whole grace period and made the exit 1.
+ */
+export const STALLED_MS = 2_000
+
 /** How often the drain looks for connections idle long enough to close. */
 const IDLE_CHECK_MS = 20
+
+/**
+ * A check this late ran after the event loop was held (a large body's parse: 2-7 s for 15 MiB of
+ * `[{},...]`): timers run before sockets are read, so the bytes that came meanwhile are not
+ * counted yet. Such a check closes nothing and restarts every stall clock.
+ */
+const LATE_CHECK_MS = 50
 
 /** Per connection: answers in progress, and since when (and at what bytes read) it is idle. */
 interface ConnectionState {
   active: number
   idleSince: number
   bytesAtIdle: number
+  /**
+   * While a request is partway in during a drain: the bytes read when it last made progress, and
+   * when (-1: not watched).
+   */
+  bytesAtStall: number
+  stallSince: number
   /** The request admitted last on it: the one answer that closes the connection in a drain. */
   last: http.ServerResponse | undefined
 }
@@ -77,7 +105,11 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
  *    as plain net servers (which also keeps the header and request
  *    timeouts checked during the drain).
  * 4. Each connection closes after its last answer (a download whose headers had gone out
- *    keep-alive is closed once it is complete).
+ *    keep-alive is closed once it is complete). A client that stops sending a request partway
+ *    (its headers, or its body once the server reads it) is not waited for: after STALLED_MS of
+ *    nothing its connection is closed. A body the server holds back (its socket paused, or
+ *    `Expect: 100-continue` not yet answered) is not a stall, and neither is a wait the event
+ *    loop caused (LATE_CHECK_MS).
  * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
  *    workspace closes its database, ...) and the process exits 0.
  * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
@@ -100,6 +132,9 @@ export class Drain {
   private draining_ = false
   private outcome_: DrainOutcome | undefined
   private readonly listeners = new Set<() => void>()
+  private stalled = 0
+  /** When the last idle check ran (LATE_CHECK_MS). */
+  private lastCheck = 0
 
   /** True from the start of the drain on. */
   get draining(): boolean {
@@ -137,7 +172,7 @@ export class Drain {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, last: undefined })
+      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, last: undefined })
       socket.once("close", () => this.sockets.delete(socket))
     })
   }
@@ -207,7 +242,8 @@ export class Drain {
           bySignal: cutAny && cutBySignal === true,
           elapsedMs: Math.round(performance.now() - this.startedAt),
           cutRequests,
-          cutConnections
+          cutConnections,
+          stalled: this.stalled
         }
         resolve(this.outcome_)
       }
@@ -235,6 +271,7 @@ export class Drain {
           })
         }
         // From the next turn on: the connections accepted last have their request bytes read.
+        this.lastCheck = performance.now()
         setImmediate(() => this.closeIdle(linger))
         idleCheck = setInterval(() => this.closeIdle(linger), IDLE_CHECK_MS)
       }
@@ -260,13 +297,53 @@ export class Drain {
   /**
    * Closes the connections idle for at least `lingerMs`: no answer in progress and not a byte
    * read since the last one went out (or since it was accepted). A connection on which a request
-   * is arriving or being answered is left to close after its answer (`Connection: close`).
+   * is arriving or being answered is left to close after its answer (`Connection: close`), unless
+   * its client stopped sending that request partway (STALLED_MS).
    */
   private closeIdle(lingerMs: number): void {
     const now = performance.now()
+    const late = now - this.lastCheck > LATE_CHECK_MS
+    this.lastCheck = now
     for (const [socket, state] of this.sockets) {
-      if (state.active === 0 && socket.bytesRead === state.bytesAtIdle && now - state.idleSince >= lingerMs) socket.destroy()
+      if (late) {
+        // Bytes may be waiting unread: judge nothing on this check.
+        if (state.bytesAtStall !== -1) {
+          state.bytesAtStall = socket.bytesRead
+          state.stallSince = now
+        }
+        continue
+      }
+      if (state.active === 0 && socket.bytesRead === state.bytesAtIdle) {
+        state.bytesAtStall = -1
+        if (now - state.idleSince >= lingerMs) socket.destroy()
+        continue
+      }
+      if (!this.partwayIn(socket, state)) {
+        state.bytesAtStall = -1
+      } else if (state.bytesAtStall !== socket.bytesRead) {
+        state.bytesAtStall = socket.bytesRead
+        state.stallSince = now
+      } else if (now - state.stallSince >= STALLED_MS) {
+        this.stalled++
+        socket.destroy()
+      }
     }
+  }
+
+  /**
+   * Whether the connection's client is in the middle of sending a request the server waits for:
+   * its headers (bytes came since the last answer and no request is admitted yet), or the body of
+   * its one request, which the server is reading. Not when an answer is under way on it, nor
+   * when the server holds the body back: its socket paused (the reader is full, or the body
+   * budget holds it), or `Expect: 100-continue` not yet answered.
+   */
+  private partwayIn(socket: Socket, state: ConnectionState): boolean {
+    if (state.active === 0) return true
+    const res = state.last
+    const req = res?.req
+    if (state.active > 1 || req === undefined || req.complete || res!.headersSent || socket.isPaused()) return false
+    const expect = req.headers.expect
+    return !(typeof expect === "string" && /^100-continue$/i.test(expect.trim()) && (res as { _sent100?: boolean })._sent100 !== true)
   }
 
   /** Cuts what is open now (a second signal); the drain ends as soon as Node has closed it. */
@@ -368,15 +445,18 @@ export const drainOnSignals = (
         // is closed by its own finalizers.
         if (!drain.draining && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return
         const outcome = yield* Effect.promise(() => drain.start(graceMs))
+        const stalled = outcome.stalled > 0
+          ? `; closed ${count(outcome.stalled, "connection")} whose client stopped sending its request partway (nothing for ${STALLED_MS} ms)`
+          : ""
         if (outcome.cut) {
           yield* Effect.logWarning(
             (outcome.bySignal
               ? `shutdown: a second signal cut the drain ${outcome.elapsedMs} ms in; cut `
               : `shutdown: the grace period of ${graceMs} ms (SVC_SHUTDOWN_GRACE_MS) ran out; cut `) +
-              `${outcome.cutRequests} request(s) in progress and ${outcome.cutConnections} connection(s); exit code 1`
+              `${outcome.cutRequests} request(s) in progress and ${outcome.cutConnections} connection(s)${stalled}; exit code 1`
           )
         } else {
-          yield* Effect.logInfo(`shutdown: drained in ${outcome.elapsedMs} ms`)
+          yield* Effect.logInfo(`shutdown: drained in ${outcome.elapsedMs} ms${stalled}`)
         }
         setTimeout(() => {
           runSync(Effect.logError(`shutdown: still not done ${SHUTDOWN_BACKSTOP_MS} ms after the drain; exiting (code 1)`))

@@ -1,0 +1,144 @@
+/**
+ * The drain's stall rule in process (src/http/server/Drain.ts STALLED_MS), on a real node:http
+ * server and real sockets: a request whose client stopped sending partway is closed after 2 s
+ * of nothing; a wait the event loop caused is not the client's stall. The built process is tested
+ * in test/faults/drainStall.test.ts.
+ */
+import { afterEach, describe, expect, it } from "vitest"
+import * as http from "node:http"
+import * as net from "node:net"
+import type { AddressInfo } from "node:net"
+import { Drain, STALLED_MS } from "../../src/http/server/Drain.js"
+
+let server: http.Server | undefined
+const sockets: Array<net.Socket> = []
+afterEach(async () => {
+  for (const s of sockets) s.destroy()
+  sockets.length = 0
+  if (server !== undefined) {
+    server.closeAllConnections()
+    await new Promise((r) => server!.close(r))
+    server = undefined
+  }
+})
+
+/** A server that reads each body whole and answers its length. */
+const serve = async (drain: Drain) => {
+  server = http.createServer((req, res) => {
+    drain.admit(res)
+    let n = 0
+    req.on("data", (d: Buffer) => (n += d.length))
+    req.on("end", () => res.end(`got ${n}`))
+  })
+  drain.track(server)
+  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r))
+  return (server.address() as AddressInfo).port
+}
+
+const connect = (port: number) => {
+  const socket = net.connect(port, "127.0.0.1")
+  sockets.push(socket)
+  let answer = ""
+  let closedAt: number | undefined
+  socket.on("data", (d) => (answer += d))
+  socket.on("error", () => {})
+  const closed = new Promise<void>((resolve) =>
+    socket.on("close", () => {
+      closedAt = performance.now()
+      resolve()
+    })
+  )
+  return { socket, answer: () => answer, closedAt: () => closedAt, closed }
+}
+
+const busyFor = (ms: number) => {
+  const until = performance.now() + ms
+  while (performance.now() < until) {
+    // Holds the event loop, as a large body's parse does.
+  }
+}
+
+const HEAD = (length: number) => `POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n`
+
+describe("a drain and a request partway in", () => {
+  it("a body that stopped arriving is closed after STALLED_MS; the drain ends clean", async () => {
+    const drain = new Drain()
+    const port = await serve(drain)
+    const client = connect(port)
+    client.socket.write(HEAD(100) + "0123456789")
+    await new Promise((r) => setTimeout(r, 100))
+    const startedAt = performance.now()
+    const outcome = await drain.start(8_000)
+    await client.closed
+    expect(outcome).toMatchObject({ cut: false, stalled: 1 })
+    expect(client.closedAt()! - startedAt).toBeGreaterThanOrEqual(STALLED_MS - 50)
+    expect(client.closedAt()! - startedAt).toBeLessThan(STALLED_MS + 1_500)
+  })
+
+  it("headers that stopped arriving are closed after STALLED_MS too", async () => {
+    const drain = new Drain()
+    const port = await serve(drain)
+    const client = connect(port)
+    client.socket.write("POST /x HTTP/1.1\r\nHost: x\r\nContent-Le")
+    await new Promise((r) => setTimeout(r, 100))
+    const outcome = await drain.start(8_000)
+    expect(outcome).toMatchObject({ cut: false, stalled: 1 })
+  })
+
+  it("a loop held for 3 s is not the client's stall: a body sent a byte every 400 ms is answered", async () => {
+    const drain = new Drain()
+    const port = await serve(drain)
+    const client = connect(port)
+    const body = "x".repeat(16)
+    client.socket.write(HEAD(body.length))
+    let sent = 0
+    const feeding = setInterval(() => {
+      client.socket.write(body[sent++]!)
+      if (sent === body.length) clearInterval(feeding)
+    }, 400)
+    await new Promise((r) => setTimeout(r, 200))
+    const drained = drain.start(15_000)
+    // The loop is held past STALLED_MS while the client (here, in the same process) cannot write:
+    // before, the first check after it saw 3 s without a byte and closed a client still sending.
+    setTimeout(() => busyFor(STALLED_MS + 1_000), 300)
+    const outcome = await drained
+    await client.closed
+    clearInterval(feeding)
+    expect(client.answer()).toMatch(/^HTTP\/1\.1 200 [^]*got 16$/)
+    expect(outcome).toMatchObject({ cut: false, stalled: 0 })
+  })
+
+  it("Expect: 100-continue not yet answered is the server holding back, not a stall", async () => {
+    const drain = new Drain()
+    let release: (() => void) | undefined
+    server = http.createServer((req, res) => {
+      drain.admit(res)
+      let n = 0
+      req.on("data", (d: Buffer) => (n += d.length))
+      req.on("end", () => res.end(`got ${n}`))
+    })
+    // Held back for 3 s, as the body budget holds a client whose share is full.
+    server.on("checkContinue", (req, res) => {
+      drain.admit(res)
+      release = () => {
+        res.writeContinue()
+        let n = 0
+        req.on("data", (d: Buffer) => (n += d.length))
+        req.on("end", () => res.end(`got ${n}`))
+      }
+      setTimeout(() => release!(), STALLED_MS + 1_000)
+    })
+    drain.track(server)
+    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r))
+    const client = connect((server.address() as AddressInfo).port)
+    client.socket.write("POST /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+    client.socket.on("data", (d) => {
+      if (String(d).startsWith("HTTP/1.1 100")) client.socket.write("abcd")
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    const outcome = await drain.start(10_000)
+    await client.closed
+    expect(client.answer()).toMatch(/HTTP\/1\.1 200 [^]*got 4$/)
+    expect(outcome).toMatchObject({ cut: false, stalled: 0 })
+  })
+})
