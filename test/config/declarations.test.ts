@@ -33,6 +33,7 @@ const READERS: Partial<Record<SettingName, Reader>> = {
   PORT: [tenantConfigFromEnv, (c) => c.port],
   SVC_MAX_BODY_BYTES: [tenantConfigFromEnv, (c) => c.maxBodyBytes],
   SVC_MAX_JSON_DEPTH: [tenantConfigFromEnv, (c) => c.maxJsonDepth],
+  SVC_MAX_JSON_VALUES: [tenantConfigFromEnv, (c) => c.maxJsonValues],
   SVC_NEXT_STEP_CONCURRENCY: [tenantConfigFromEnv, (c) => c.nextStepConcurrency],
   SVC_RUNBOOK_CONCURRENCY: [tenantConfigFromEnv, (c) => c.runbookConcurrency],
   SVC_WORKSPACE_TIMEOUT_MS: [tenantConfigFromEnv, (c) => c.workspaceTimeoutMs],

@@ -172,6 +172,19 @@ describe("class: deeply nested JSON is a 400 naming the limit, never a stack ove
       }), { config: { maxJsonDepth: 4 } }))
 })
 
+describe("class: a body of more values than SVC_MAX_JSON_VALUES is a 413 before its parse", () => {
+  it.effect("the value limit is a setting: one value past it is refused, at it accepted", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        // The event's own 4 values (the body, type, source, seq) and its payload's.
+        const payload = (n: number) => ({ rows: Array.from({ length: n }, (_, i) => i) })
+        expect((yield* raw("POST", `/v1/tasks/${T}/events`, event(8, { payload: payload(1_000 - 6) }))).status).toBe(200)
+        const over = yield* raw("POST", `/v1/tasks/${T}/events`, event(9, { payload: payload(1_000 - 5) }))
+        expectError(over, 413, "Payload Too Large", "more than 1000 values")
+        expect(over.body.message).toContain("SVC_MAX_JSON_VALUES")
+      }), { config: { maxJsonValues: 1_000 } }))
+})
+
 describe("class: header-bound values are checked at input so that everything stored can be served", () => {
   const upload = (extra: Record<string, unknown>) => raw("POST", `/v1/tasks/${T}/files`, { source: "receipts", data: "aGk=", ...extra })
 
