@@ -80,6 +80,11 @@ interface ConnectionState {
    */
   bytesAtStall: number
   stallSince: number
+  /**
+   * The body of its last request is being read and thrown away after its answer (Node's own
+   * discard of a body nobody read, a 404 before its body came): those bytes are no request.
+   */
+  discarding: boolean
   /** The request admitted last on it: the one answer that closes the connection in a drain. */
   last: http.ServerResponse | undefined
 }
@@ -172,7 +177,7 @@ export class Drain {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, last: undefined })
+      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, discarding: false, last: undefined })
       socket.once("close", () => this.sockets.delete(socket))
     })
   }
@@ -192,6 +197,16 @@ export class Drain {
       if (state !== undefined && --state.active === 0) {
         state.idleSince = performance.now()
         state.bytesAtIdle = socket!.bytesRead
+        const req = res.req
+        if (req !== undefined && !req.complete && !socket!.destroyed) {
+          state.discarding = true
+          const done = () => {
+            state.discarding = false
+            state.bytesAtIdle = socket!.bytesRead
+          }
+          req.once("end", done)
+          req.once("close", done)
+        }
       }
     })
     if (this.draining_) this.closeAfter(res)
@@ -313,6 +328,9 @@ export class Drain {
         }
         continue
       }
+      // The rest of an answered request's body: thrown away, so the connection is idle (a client
+      // that goes on sending it is closed after the linger, as one whose body was refused).
+      if (state.active === 0 && state.discarding) state.bytesAtIdle = socket.bytesRead
       if (state.active === 0 && socket.bytesRead === state.bytesAtIdle) {
         state.bytesAtStall = -1
         if (now - state.idleSince >= lingerMs) socket.destroy()
@@ -342,8 +360,7 @@ export class Drain {
     const res = state.last
     const req = res?.req
     if (state.active > 1 || req === undefined || req.complete || res!.headersSent || socket.isPaused()) return false
-    const expect = req.headers.expect
-    return !(typeof expect === "string" && /^100-continue$/i.test(expect.trim()) && (res as { _sent100?: boolean })._sent100 !== true)
+    return !(waitsForContinue(req) && (res as { _sent100?: boolean })._sent100 !== true)
   }
 
   /** Cuts what is open now (a second signal); the drain ends as soon as Node has closed it. */
@@ -375,6 +392,17 @@ export class Drain {
 }
 
 const count = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`
+
+/**
+ * Whether Node holds the request's body for a `100 Continue` (its own rule, _http_server.js: an
+ * HTTP/1.1 request whose Expect names 100-continue anywhere, a repeated header included); an
+ * HTTP/1.0 client is never sent one, so its body is read like any other.
+ */
+const waitsForContinue = (req: http.IncomingMessage): boolean => {
+  const expect = req.headers.expect
+  return req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && typeof expect === "string" &&
+    /(?:^|\W)100-continue(?:$|\W)/i.test(expect)
+}
 
 /** What the drain will wait for, as its first log line says it. */
 export const describeInProgress = (open: { readonly connections: number; readonly requests: number }): string =>
@@ -446,7 +474,7 @@ export const drainOnSignals = (
         if (!drain.draining && Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return
         const outcome = yield* Effect.promise(() => drain.start(graceMs))
         const stalled = outcome.stalled > 0
-          ? `; closed ${count(outcome.stalled, "connection")} whose client stopped sending its request partway (nothing for ${STALLED_MS} ms)`
+          ? `; closed ${count(outcome.stalled, "connection")} on which a request stopped arriving partway (nothing for ${STALLED_MS} ms)`
           : ""
         if (outcome.cut) {
           yield* Effect.logWarning(
