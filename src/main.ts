@@ -105,6 +105,7 @@ const adminListener = (
       const app = yield* Effect.cached(
         adminWorkspaceApp({
           maxBodyBytes: config.maxBodyBytes,
+          maxJsonItems: config.maxJsonItems,
           tracing: config.tracing,
           adminToken: Option.getOrUndefined(token)
         }).pipe(Scope.provide(scope), Effect.provide(context))

@@ -84,7 +84,7 @@ const gatewayNoMiddleware = () => {
       port,
       maxBodyBytes: 32 * 1024 * 1024,
       maxJsonDepth: 64,
-      maxJsonValues: 1_000_000,
+      maxJsonItems: 1_000_000,
       nextStepConcurrency: 16,
       runbookConcurrency: 8,
       tracing: false,

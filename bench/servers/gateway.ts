@@ -44,7 +44,7 @@ const app = GatewayLive.pipe(
     port,
     maxBodyBytes,
     maxJsonDepth: 64,
-    maxJsonValues: 1_000_000,
+    maxJsonItems: 1_000_000,
     nextStepConcurrency: Number(env("BENCH_NEXT_STEP_CONCURRENCY", "16")),
     runbookConcurrency: 8,
     tracing: false,

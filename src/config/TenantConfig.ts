@@ -25,7 +25,7 @@ export interface TenantConfigShape {
   /** JSON bodies nested deeper than this answer 400 (src/http/input/jsonInput.ts). */
   readonly maxJsonDepth: number
   /** JSON bodies holding more values than this answer 413 before they are parsed (src/http/input/jsonInput.ts). */
-  readonly maxJsonValues: number
+  readonly maxJsonItems: number
   /** How many next-step lookups one task list runs at once. */
   readonly nextStepConcurrency: number
   /** How many runbook lookups one workflow list runs at once. */
@@ -61,7 +61,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings
   port: Config.Port("PORT").pipe(Config.withDefault(defaultOf("PORT"))),
   maxBodyBytes: intSetting("SVC_MAX_BODY_BYTES"),
   maxJsonDepth: intSetting("SVC_MAX_JSON_DEPTH"),
-  maxJsonValues: intSetting("SVC_MAX_JSON_VALUES"),
+  maxJsonItems: intSetting("SVC_MAX_JSON_ITEMS"),
   nextStepConcurrency: intSetting("SVC_NEXT_STEP_CONCURRENCY"),
   runbookConcurrency: intSetting("SVC_RUNBOOK_CONCURRENCY"),
   // On by default only when traces are exported (OTEL_EXPORTER_OTLP_*, src/config/otlp.ts).

@@ -324,16 +324,16 @@ const DECLARATIONS = [
         "JSON bodies nested deeper answer 400 naming the limit" },
   },
   {
-    name: "SVC_MAX_JSON_VALUES",
+    name: "SVC_MAX_JSON_ITEMS",
     type: "integer",
     default: 1_000_000,
     min: 1,
-    readBy: ["gateway"],
+    readBy: ["gateway", "workspace"],
     section: "server",
     description:
-      "JSON bodies holding more values than this (objects, arrays, strings, numbers, literals; keys not counted) answer 413 before they are parsed: a parse is one stretch of the event loop, and 1 million empty objects take about 0.6 s.",
+      "JSON bodies holding more items than this (values, i.e. objects, arrays, strings, numbers and literals, and object keys; a key written with an escape counts 8) answer 413 before they are parsed: a parse holds the whole process, and a million empty objects take about 0.6 s. The workspace service takes 64 more (what the gateway forwards wraps a client's body).",
     docs: { table: "main", default: "1000000", meaning:
-        "JSON bodies holding more values (objects, arrays, strings, numbers, literals) answer 413 before they are parsed; a parse holds the process, and 5 million small objects (14 MiB) held it for 2-3 s" },
+        "JSON bodies holding more items (values and object keys; a key written with an escape counts 8) answer 413 before they are parsed: a parse holds the whole process, and 5 million small objects (14 MiB) held it for 2-3 s; 10,000 ingest rows of 30 fields are 610,001 items. `npm run workspace` and the admin listener read it too (64 more, for what the gateway wraps around a client's body)" },
   },
   {
     name: "SVC_HEADERS_TIMEOUT_MS",

@@ -84,7 +84,7 @@ export const gatewayMiddleware = (routes: ApiRoutes) => HttpRouter.middleware(
       (request) => base64FieldsOf(request.method, request.url),
       // A refused JSON body where no route takes the method (or has the path): the router's 405 or 404, as without a body.
       (request) => routed(request.method, request.url),
-      config.maxJsonValues
+      config.maxJsonItems
     )
     const scoped = requestScope(config.requestDeadlineMs)
     // Settings read at start (a test may provide them); a bad one stops the start naming it.

@@ -172,17 +172,17 @@ describe("class: deeply nested JSON is a 400 naming the limit, never a stack ove
       }), { config: { maxJsonDepth: 4 } }))
 })
 
-describe("class: a body of more values than SVC_MAX_JSON_VALUES is a 413 before its parse", () => {
-  it.effect("the value limit is a setting: one value past it is refused, at it accepted", () =>
+describe("class: a body of more items than SVC_MAX_JSON_ITEMS is a 413 before its parse", () => {
+  it.effect("the item limit is a setting: one item past it is refused, at it accepted", () =>
     withGateway(() =>
       Effect.gen(function*() {
-        // The event's own 4 values (the body, type, source, seq) and its payload's.
+        // The event's own 9 items (the body, 4 keys and their values) and its payload's 2 and rows.
         const payload = (n: number) => ({ rows: Array.from({ length: n }, (_, i) => i) })
-        expect((yield* raw("POST", `/v1/tasks/${T}/events`, event(8, { payload: payload(1_000 - 6) }))).status).toBe(200)
-        const over = yield* raw("POST", `/v1/tasks/${T}/events`, event(9, { payload: payload(1_000 - 5) }))
-        expectError(over, 413, "Payload Too Large", "more than 1000 values")
-        expect(over.body.message).toContain("SVC_MAX_JSON_VALUES")
-      }), { config: { maxJsonValues: 1_000 } }))
+        expect((yield* raw("POST", `/v1/tasks/${T}/events`, event(8, { payload: payload(1_000 - 11) }))).status).toBe(200)
+        const over = yield* raw("POST", `/v1/tasks/${T}/events`, event(9, { payload: payload(1_000 - 10) }))
+        expectError(over, 413, "Payload Too Large", "more than 1000 items")
+        expect(over.body.message).toContain("SVC_MAX_JSON_ITEMS")
+      }), { config: { maxJsonItems: 1_000 } }))
 })
 
 describe("class: header-bound values are checked at input so that everything stored can be served", () => {

@@ -34,7 +34,7 @@ export const defaultConfig: TenantConfigShape = {
   port: 0,
   maxBodyBytes: 1024 * 1024,
   maxJsonDepth: 64,
-  maxJsonValues: 1_000_000,
+  maxJsonItems: 1_000_000,
   nextStepConcurrency: 4,
   runbookConcurrency: 4,
   tracing: false,

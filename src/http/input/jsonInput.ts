@@ -31,7 +31,7 @@ import { parseWithLongStrings, textWithoutLongStrings } from "./jsonLongStrings.
 import { Base64Literals, decodeLiterals, type KeptLiteral } from "./base64Literals.js"
 import { quoted } from "../../lib/quoted.js"
 import { parseJson } from "../../api/jsonParse.js"
-import { countJsonValues } from "../../api/jsonScan.js"
+import { countJsonItems } from "../../api/jsonScan.js"
 import { BODY_REFUSED, bodyRefused } from "../server/nodeServer.js"
 import { bodyBytesDone } from "../../lib/bufferRelease.js"
 import { allocatedOrNone, type BodyBuffer, takeBodyBuffer } from "./bodyBuffers.js"
@@ -39,18 +39,20 @@ import { allocatedOrNone, type BodyBuffer, takeBodyBuffer } from "./bodyBuffers.
 export { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 
 /**
- * The most values one JSON body may hold (SVC_MAX_JSON_VALUES). Its parse is one stretch of the
- * event loop, and what it costs is the values, not the bytes: 14 MiB of `[{},{},...]` (5 million
- * objects) held the loop for 2.2-3.4 s, 1 million objects for 0.6-0.7 s, while 10,000 ingest rows
- * of 30 fields (310,000 values, 6 MiB) parse in 70 ms. Counted from the bytes first (11 ms for the
- * first million of `{},`; a base64 upload's one long string is skipped by memchr).
+ * The most items (values and keys: ../../api/jsonScan.ts countJsonItems) one JSON body may hold
+ * (SVC_MAX_JSON_ITEMS). Its parse is one stretch of the event loop, and what it costs is the
+ * items, not the bytes: 14 MiB of `[{},{},...]` (5 million objects) held the loop for 2.2-3.4 s,
+ * a million empty objects 0.6-0.7 s, a million distinct keys 1.3 s (5.7 s written with escapes,
+ * which count 8), while 10,000 ingest rows of 30 fields (610,001 items, 6 MiB) parse in 70 ms.
+ * Counted from the bytes first (11 ms for the first million of `{},`; a base64 upload's one long
+ * string is skipped by memchr).
  */
-export const DEFAULT_MAX_JSON_VALUES = 1_000_000
+export const DEFAULT_MAX_JSON_ITEMS = 1_000_000
 
-/** The 413 for a body holding more than `max` values. */
-export const tooManyValues = (max: number): PayloadTooLarge =>
+/** The 413 for a body holding more than `max` items. */
+export const tooManyItems = (max: number): PayloadTooLarge =>
   new PayloadTooLarge({
-    message: `The JSON body holds more than ${max} values (objects, arrays, strings, numbers, literals; SVC_MAX_JSON_VALUES): send it in parts`
+    message: `The JSON body holds more than ${max} items (values and object keys; SVC_MAX_JSON_ITEMS): send it in parts`
   })
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"])
@@ -420,8 +422,8 @@ export const checkedJsonBodies = (
    * request goes on with accessors that fail with the refusal, which no route will read.
    */
   methodRouted: (request: HttpServerRequest.HttpServerRequest) => boolean = () => true,
-  /** The most values a body may hold (DEFAULT_MAX_JSON_VALUES): past it, 413 before the parse. */
-  maxValues: number = DEFAULT_MAX_JSON_VALUES
+  /** The most values a body may hold (DEFAULT_MAX_JSON_ITEMS): past it, 413 before the parse. */
+  maxItems: number = DEFAULT_MAX_JSON_ITEMS
 ) =>
 <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -453,12 +455,8 @@ export const checkedJsonBodies = (
       const size = bytes.byteLength
       const fields = size >= LARGE_INPUT ? base64Fields(request) : []
       const contentType = request.headers["content-type"]
-      // A value takes at least 2 bytes (`1,`): only a body this large can hold too many to parse.
-      const parse = size >= 2 * maxValues && contentType !== undefined && isJsonMediaType(contentType) &&
-          countJsonValues(bytes, maxValues) > maxValues
-        ? Effect.succeed<ParsedBody | Ready>({ ok: false, error: tooManyValues(maxValues) })
-        : size < LARGE_INPUT
-        ? Effect.sync(() => parseJsonBody(bytes, contentType, maxDepth, fields))
+      const unlimited = size < LARGE_INPUT
+        ? Effect.sync((): ParsedBody | Ready => parseJsonBody(bytes, contentType, maxDepth, fields))
         // Large: the parse and the checks on two turns of the event loop, not one stretch.
         : Effect.flatMap(
           Effect.sync(() => parseJsonBodyUnchecked(bytes, contentType, fields)),
@@ -467,6 +465,15 @@ export const checkedJsonBodies = (
             Effect.sync(() => checkParsedBody(bytes, parsed, maxDepth))
           )
         )
+      // An item takes at least 2 bytes (`1,`, `"":`): only a body this large can hold too many.
+      // Counted in the parse's turn (one large input at a time), not beside other bodies' counts.
+      const parse = size >= 2 * maxItems && contentType !== undefined && isJsonMediaType(contentType)
+        ? Effect.suspend(() =>
+          countJsonItems(bytes, maxItems) > maxItems
+            ? Effect.succeed<ParsedBody | Ready>({ ok: false, error: tooManyItems(maxItems) })
+            : unlimited
+        )
+        : unlimited
       // Base64 file content kept as bytes is decoded after the parse, a slice at a time, before
       // the value's checks (a control character in it makes the body malformed JSON, the first error).
       const ready = Effect.flatMap(oneLargeAtATime(size, parse), (parsed): Effect.Effect<Ready> => {

@@ -29,6 +29,7 @@ import { describeListenError, failStart, startFailureTeardown } from "../../http
 import { createGatewayServer } from "../../http/server/nodeServer.js"
 import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
+import { intSetting } from "../../config/read.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -45,13 +46,14 @@ const main = Effect.gen(function*() {
   const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
   yield* Effect.fromResult(checkExposure("HOST", host, token))
   const maxBodyBytes = DEFAULT_MAX_BODY_BYTES
+  const maxJsonItems = yield* intSetting("SVC_MAX_JSON_ITEMS")
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
   const settings = yield* embeddedSettings
   const explicitPublicUrl = yield* Config.option(Config.String("SVC_PUBLIC_URL"))
   const { url } = settings
   const serve = Layer.unwrap(
-    Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes }), (app) => HttpServer.serve(app))
+    Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes, maxJsonItems }), (app) => HttpServer.serve(app))
   )
   const base = `http://${host.includes(":") ? `[${host}]` : host}:${port}`
   // GL connect links point at this process unless SVC_PUBLIC_URL says otherwise.

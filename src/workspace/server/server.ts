@@ -35,7 +35,7 @@ import { limitDeclaredBody } from "../../http/input/bodyLimit.js"
 import { refuseAllCrossSiteWrites } from "../../http/input/crossSite.js"
 import { DEFAULT_MAX_JSON_DEPTH } from "../../api/jsonValue.js"
 import { shapeErrors } from "../../http/errors/errorResponse.js"
-import { checkedJsonBodies, unsupportedMediaType } from "../../http/input/jsonInput.js"
+import { checkedJsonBodies, DEFAULT_MAX_JSON_ITEMS, unsupportedMediaType } from "../../http/input/jsonInput.js"
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
@@ -50,9 +50,20 @@ import type { WebhookSubscriptions, WorkspaceExtras } from "../../upstream/extra
 import { WORKSPACE_OPENAPI_PATH, WORKSPACE_PREFIX, WorkspaceApi } from "../../upstream/WorkspaceApi.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
 
+/**
+ * Items the workspace service takes past SVC_MAX_JSON_ITEMS: what the gateway forwards is a
+ * client's body within that limit, wrapped (an ingest's rows with its kind and signal: a few items).
+ */
+export const ENVELOPE_ITEMS = 64
+
 export interface WorkspaceServerOptions {
   /** Request bodies above this many bytes answer 413 (default 64 MiB). */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * JSON bodies holding more items answer 413 before their parse (SVC_MAX_JSON_ITEMS, default
+   * 1,000,000), ENVELOPE_ITEMS more taken: what the gateway forwards wraps a client's body.
+   */
+  readonly maxJsonItems?: number | undefined
   /** A tracing span per request (default off: it costs a large share of throughput). */
   readonly tracing?: boolean | undefined
   /**
@@ -245,11 +256,18 @@ type RouterApp = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unha
  * (The gateway's own middleware does the same with its TenantConfig limit.) A global router
  * middleware: unrouted requests (404, 405) pass through it too.
  */
-export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) => {
+export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES, maxJsonItems: number = DEFAULT_MAX_JSON_ITEMS) => {
   const limit = limitDeclaredBody(maxBodyBytes)
   // A refused JSON body where no route takes the method (or has the path): the router's 405 or
   // 404, as without a body.
-  const checked = checkedJsonBodies(DEFAULT_MAX_JSON_DEPTH, isRawDocument, undefined, undefined, (request) => workspaceRouted(request.method, request.url))
+  const checked = checkedJsonBodies(
+    DEFAULT_MAX_JSON_DEPTH,
+    isRawDocument,
+    undefined,
+    undefined,
+    (request) => workspaceRouted(request.method, request.url),
+    maxJsonItems + ENVELOPE_ITEMS
+  )
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
   // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
   // leave errors alone, hence the widened error type.
@@ -374,7 +392,7 @@ export const makeWorkspaceHttpApp = (
     const routes = Layer.mergeAll(
       WorkspaceHandlersLive(service, extras),
       WorkspaceDocsLive,
-      WorkspaceMiddleware(options.maxBodyBytes)
+      WorkspaceMiddleware(options.maxBodyBytes, options.maxJsonItems)
     )
     // Built inside a first request too (the admin listener): Effect 4's HttpApi handlers run in
     // the context the routes were built in, so that request must not be in it, or every later
