@@ -91,6 +91,25 @@ describe("what the schema formatter says, and why a value came out twice", () =>
     expect(message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS)
   })
 
+  it("past a thousand problems only the first thousand are formatted, the rest counted: the same message", () => {
+    // Half a million unknown keys (within SVC_MAX_JSON_ITEMS) took 2-3 s to format for ten lines.
+    // A payload is decoded as the union of its endpoint's schemas: one, here as there.
+    const S = Schema.Struct({ a: Schema.optional(Schema.String) })
+    for (const n of [999, 1_000, 1_001, 50_000]) {
+      const value = Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))
+      for (const schema of [S, Schema.Union([S])]) {
+        const message = describeIssues(decodeError(schema, value))
+        expect(message.startsWith("k0: is unexpected; k1: is unexpected"), message.slice(0, 80)).toBe(true)
+        expect(message, `${n} keys`).toMatch(new RegExp(`; and ${n - MAX_LISTED_ISSUES} more$`))
+      }
+    }
+    // Two members: the problems cut are counted, not merged across the members (at least as many).
+    const two = describeIssues(decodeError(Schema.Union([S, Schema.Struct({ b: Schema.optional(Schema.Number) })]), {
+      ...Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i]))
+    }))
+    expect(Number(two.match(/; and (\d+) more$/)?.[1])).toBeGreaterThanOrEqual(5_000 - MAX_LISTED_ISSUES)
+  })
+
   it("a cut never splits an escape sequence or a surrogate pair", () => {
     for (const filler of ["\\", "\"", "é", "\u0001", "😀"]) {
       for (let pad = 0; pad < 8; pad++) {

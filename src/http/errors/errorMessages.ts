@@ -131,12 +131,57 @@ const describeProblem = (p: Problem): string => {
   return clip(`${p.path}: Expected ${alternatives.join(" | ")}, actual ${p.actual}`, MAX_ISSUE_CHARS)
 }
 
+/**
+ * At most this many of an error's issues are formatted; the rest are only counted (as issues: the
+ * members of a union of several schemas may report one problem each, which the formatted ones
+ * merge). A body of half a million unknown keys (within SVC_MAX_JSON_ITEMS) took 2-3 s to format,
+ * for a message that lists MAX_LISTED_ISSUES of them.
+ */
+const MAX_FORMATTED_ISSUES = 1_000
+
+/** The issues under `issue` that hold no other (what the formatter lists). */
+const leafCount = (issue: SchemaIssue.Issue): number => {
+  let n = 0
+  const stack: Array<SchemaIssue.Issue> = [issue]
+  while (stack.length > 0) {
+    const next = stack.pop()!
+    if (next._tag === "Composite" || next._tag === "AnyOf") stack.push(...next.issues)
+    else if (next._tag === "Pointer" || next._tag === "Filter" || next._tag === "Encoding") stack.push(next.issue)
+    else n++
+  }
+  return n
+}
+
+/**
+ * `issue` with at most `budget.left` of its leaf issues kept (composites and unions cut short, the
+ * same issue objects otherwise); `budget.omitted` counts what was cut.
+ */
+const capped = (issue: SchemaIssue.Issue, budget: { left: number; omitted: number }): SchemaIssue.Issue => {
+  if (issue._tag === "Pointer" || issue._tag === "Filter" || issue._tag === "Encoding") {
+    const inner = capped(issue.issue, budget)
+    return inner === issue.issue ? issue : Object.create(issue, { issue: { value: inner } })
+  }
+  if (issue._tag !== "Composite" && issue._tag !== "AnyOf") {
+    budget.left--
+    return issue
+  }
+  const kept: Array<SchemaIssue.Issue> = []
+  for (const child of issue.issues) {
+    if (budget.left > 0) kept.push(capped(child, budget))
+    else budget.omitted += leafCount(child)
+  }
+  return kept.length === issue.issues.length && kept.every((k, i) => k === issue.issues[i])
+    ? issue
+    : Object.create(issue, { issues: { value: kept } })
+}
+
 /** A decode error (or its issue) as one bounded message naming each field path once. */
 export const describeIssues = (e: Schema.SchemaError | SchemaIssue.Issue): string => {
-  const issues = issueLines(Schema.isSchemaError(e) ? e.issue : e)
+  const budget = { left: MAX_FORMATTED_ISSUES, omitted: 0 }
+  const issues = issueLines(capped(Schema.isSchemaError(e) ? e.issue : e, budget))
   if (issues.length === 0) return boundMessage(String(e))
   const lines = problemsOf(issues).map(describeProblem)
   const listed = lines.slice(0, MAX_LISTED_ISSUES).join("; ")
-  const rest = lines.length - MAX_LISTED_ISSUES
+  const rest = lines.length - MAX_LISTED_ISSUES + budget.omitted
   return boundMessage(rest > 0 ? `${listed}; and ${rest} more` : listed)
 }
