@@ -100,7 +100,8 @@ const storedSeqs = async (db: string, taskId: string) => {
   return (page.body.events as Array<any>).filter((e) => e.type === "drain.stall").map((e) => e.seq as number).sort()
 }
 
-describe("SIGTERM and clients that stopped sending partway", { timeout: 60_000 }, () => {
+// Each test has its own gateway: they wait side by side.
+describe.concurrent("SIGTERM and clients that stopped sending partway", { timeout: 60_000 }, () => {
   it("a stalled body and stalled headers are closed about 2 s in; a body fed every 500 ms is answered and stored; exit 0", async () => {
     const { gw, db, taskId, port } = await start({ SVC_SHUTDOWN_GRACE_MS: "10000" })
     const stalledBody = eventBody(1, 100)

@@ -4,40 +4,40 @@
  * of nothing; a wait the event loop caused is not the client's stall. The built process is tested
  * in test/faults/drainStall.test.ts.
  */
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it, onTestFinished } from "vitest"
 import * as http from "node:http"
 import * as net from "node:net"
 import type { AddressInfo } from "node:net"
 import { Drain, STALLED_MS } from "../../src/http/server/Drain.js"
 
-let server: http.Server | undefined
-const sockets: Array<net.Socket> = []
-afterEach(async () => {
-  for (const s of sockets) s.destroy()
-  sockets.length = 0
-  if (server !== undefined) {
-    server.closeAllConnections()
-    await new Promise((r) => server!.close(r))
-    server = undefined
-  }
-})
-
-/** A server that reads each body whole and answers its length. */
-const serve = async (drain: Drain) => {
-  server = http.createServer((req, res) => {
-    drain.admit(res)
-    let n = 0
-    req.on("data", (d: Buffer) => (n += d.length))
-    req.on("end", () => res.end(`got ${n}`))
-  })
+/** Listens on a free port, tracked by `drain`; closed when the test ends. Its port. */
+const listen = async (drain: Drain, server: http.Server) => {
   drain.track(server)
-  await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r))
+  onTestFinished(async () => {
+    server.closeAllConnections()
+    await new Promise((r) => server.close(r))
+  })
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r))
   return (server.address() as AddressInfo).port
 }
 
+/** A server that reads each body whole and answers its length. */
+const serve = (drain: Drain) =>
+  listen(
+    drain,
+    http.createServer((req, res) => {
+      drain.admit(res)
+      let n = 0
+      req.on("data", (d: Buffer) => (n += d.length))
+      req.on("end", () => res.end(`got ${n}`))
+    })
+  )
+
 const connect = (port: number) => {
   const socket = net.connect(port, "127.0.0.1")
-  sockets.push(socket)
+  onTestFinished(() => {
+    socket.destroy()
+  })
   let answer = ""
   let closedAt: number | undefined
   socket.on("data", (d) => (answer += d))
@@ -60,54 +60,8 @@ const busyFor = (ms: number) => {
 
 const HEAD = (length: number) => `POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n`
 
-describe("a drain and a request partway in", () => {
-  it("a body that stopped arriving is closed after STALLED_MS (HTTP/1.0 with an Expect Node never answers too); the drain ends clean", async () => {
-    const drain = new Drain()
-    const port = await serve(drain)
-    const client = connect(port)
-    client.socket.write(HEAD(100) + "0123456789")
-    // Node sends no 100 Continue to HTTP/1.0: its body is read at once, so it is the client's stall.
-    const old = connect(port)
-    old.socket.write("POST /x HTTP/1.0\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n0123456789")
-    await new Promise((r) => setTimeout(r, 100))
-    const startedAt = performance.now()
-    const outcome = await drain.start(8_000)
-    await Promise.all([client.closed, old.closed])
-    expect(outcome).toMatchObject({ cut: false, stalled: 2 })
-    for (const c of [client, old]) {
-      expect(c.closedAt()! - startedAt).toBeGreaterThanOrEqual(STALLED_MS - 50)
-      expect(c.closedAt()! - startedAt).toBeLessThan(STALLED_MS + 1_500)
-    }
-  })
-
-  it("the rest of a body after its answer (Node throws it away) is no request partway: closed as idle, not counted", async () => {
-    const drain = new Drain()
-    server = http.createServer((_req, res) => {
-      drain.admit(res)
-      res.writeHead(404).end()
-    })
-    drain.track(server)
-    await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r))
-    const client = connect((server.address() as AddressInfo).port)
-    client.socket.write(HEAD(1_000) + "x".repeat(10))
-    await new Promise((r) => setTimeout(r, 100))
-    expect(client.answer()).toMatch(/^HTTP\/1\.1 404 /)
-    client.socket.write("y".repeat(10))
-    const outcome = await drain.start(8_000)
-    await client.closed
-    expect(outcome).toMatchObject({ cut: false, stalled: 0 })
-  })
-
-  it("headers that stopped arriving are closed after STALLED_MS too", async () => {
-    const drain = new Drain()
-    const port = await serve(drain)
-    const client = connect(port)
-    client.socket.write("POST /x HTTP/1.1\r\nHost: x\r\nContent-Le")
-    await new Promise((r) => setTimeout(r, 100))
-    const outcome = await drain.start(8_000)
-    expect(outcome).toMatchObject({ cut: false, stalled: 1 })
-  })
-
+// Alone: it holds the event loop for 3 s, which would hold the other tests' clocks too.
+describe("a drain and a held event loop", () => {
   it("a loop held for 3 s is not the client's stall: a body sent a byte every 400 ms is answered", async () => {
     const drain = new Drain()
     const port = await serve(drain)
@@ -130,11 +84,62 @@ describe("a drain and a request partway in", () => {
     expect(client.answer()).toMatch(/^HTTP\/1\.1 200 [^]*got 10$/)
     expect(outcome).toMatchObject({ cut: false, stalled: 0 })
   })
+})
+
+// Each test has its own server, drain and clients: they wait side by side.
+describe.concurrent("a drain and a request partway in", () => {
+  it("a body that stopped arriving is closed after STALLED_MS (HTTP/1.0 with an Expect Node never answers too); the drain ends clean", async () => {
+    const drain = new Drain()
+    const port = await serve(drain)
+    const client = connect(port)
+    client.socket.write(HEAD(100) + "0123456789")
+    // Node sends no 100 Continue to HTTP/1.0: its body is read at once, so it is the client's stall.
+    const old = connect(port)
+    old.socket.write("POST /x HTTP/1.0\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n0123456789")
+    await new Promise((r) => setTimeout(r, 100))
+    const startedAt = performance.now()
+    const outcome = await drain.start(8_000)
+    await Promise.all([client.closed, old.closed])
+    expect(outcome).toMatchObject({ cut: false, stalled: 2 })
+    for (const c of [client, old]) {
+      expect(c.closedAt()! - startedAt).toBeGreaterThanOrEqual(STALLED_MS - 50)
+      expect(c.closedAt()! - startedAt).toBeLessThan(STALLED_MS + 1_500)
+    }
+  })
+
+  it("the rest of a body after its answer (Node throws it away) is no request partway: closed as idle, not counted", async () => {
+    const drain = new Drain()
+    const port = await listen(
+      drain,
+      http.createServer((_req, res) => {
+        drain.admit(res)
+        res.writeHead(404).end()
+      })
+    )
+    const client = connect(port)
+    client.socket.write(HEAD(1_000) + "x".repeat(10))
+    await new Promise((r) => setTimeout(r, 100))
+    expect(client.answer()).toMatch(/^HTTP\/1\.1 404 /)
+    client.socket.write("y".repeat(10))
+    const outcome = await drain.start(8_000)
+    await client.closed
+    expect(outcome).toMatchObject({ cut: false, stalled: 0 })
+  })
+
+  it("headers that stopped arriving are closed after STALLED_MS too", async () => {
+    const drain = new Drain()
+    const port = await serve(drain)
+    const client = connect(port)
+    client.socket.write("POST /x HTTP/1.1\r\nHost: x\r\nContent-Le")
+    await new Promise((r) => setTimeout(r, 100))
+    const outcome = await drain.start(8_000)
+    expect(outcome).toMatchObject({ cut: false, stalled: 1 })
+  })
 
   for (const header of ["Expect: 100-continue", "Expect: 100-continue\r\nExpect: 100-continue"]) {
     it(`Expect: 100-continue not yet answered is the server holding back, not a stall (${JSON.stringify(header)})`, async () => {
       const drain = new Drain()
-      server = http.createServer((_req, res) => {
+      const server = http.createServer((_req, res) => {
         drain.admit(res)
         res.writeHead(500).end("no 100-continue seen")
       })
@@ -148,9 +153,7 @@ describe("a drain and a request partway in", () => {
           req.on("end", () => res.end(`got ${n}`))
         }, STALLED_MS + 1_000)
       })
-      drain.track(server)
-      await new Promise<void>((r) => server!.listen(0, "127.0.0.1", r))
-      const client = connect((server.address() as AddressInfo).port)
+      const client = connect(await listen(drain, server))
       client.socket.write(`POST /x HTTP/1.1\r\nHost: x\r\n${header}\r\nContent-Length: 4\r\n\r\n`)
       client.socket.on("data", (d) => {
         if (String(d).startsWith("HTTP/1.1 100")) client.socket.write("abcd")
