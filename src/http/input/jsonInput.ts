@@ -422,7 +422,7 @@ export const checkedJsonBodies = (
    * request goes on with accessors that fail with the refusal, which no route will read.
    */
   methodRouted: (request: HttpServerRequest.HttpServerRequest) => boolean = () => true,
-  /** The most values a body may hold (DEFAULT_MAX_JSON_ITEMS): past it, 413 before the parse. */
+  /** The most items (values and keys) a body may hold (DEFAULT_MAX_JSON_ITEMS): past it, 413 before the parse. */
   maxItems: number = DEFAULT_MAX_JSON_ITEMS
 ) =>
 <E, R>(
