@@ -182,6 +182,13 @@ describe("class: a body of more items than SVC_MAX_JSON_ITEMS is a 413 before it
         const over = yield* raw("POST", `/v1/tasks/${T}/events`, event(9, { payload: payload(1_000 - 10) }))
         expectError(over, 413, "Payload Too Large", "more than 1000 items")
         expect(over.body.message).toContain("SVC_MAX_JSON_ITEMS")
+        // Keys written with an escape count 8: 9 + 9n items in about 10n bytes, under twice the
+        // limit in bytes (a body that small was not counted at all).
+        const escaped = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`\n${i}`, 0]))
+        expect((yield* raw("POST", `/v1/tasks/${T}/events`, event(10, { payload: escaped(110) }))).status).toBe(200)
+        const escapedOver = JSON.stringify(event(11, { payload: escaped(111) }))
+        expect(escapedOver.length).toBeLessThan(2 * 1_000)
+        expectError(yield* raw("POST", `/v1/tasks/${T}/events`, escapedOver), 413, "Payload Too Large", "more than 1000 items")
       }), { config: { maxJsonItems: 1_000 } }))
 })
 

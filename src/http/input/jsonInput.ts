@@ -465,9 +465,10 @@ export const checkedJsonBodies = (
             Effect.sync(() => checkParsedBody(bytes, parsed, maxDepth))
           )
         )
-      // An item takes at least 2 bytes (`1,`, `"":`): only a body this large can hold too many.
-      // Counted in the parse's turn (one large input at a time), not beside other bodies' counts.
-      const parse = size >= 2 * maxItems && contentType !== undefined && isJsonMediaType(contentType)
+      // Nine items take at least 7 bytes (an escaped key and its value, `"\n":0,`): a body of
+      // fewer than half as many bytes as the limit cannot hold too many. Counted in the parse's
+      // turn (one large input at a time), not beside other bodies' counts.
+      const parse = 2 * size >= maxItems && contentType !== undefined && isJsonMediaType(contentType)
         ? Effect.suspend(() =>
           countJsonItems(bytes, maxItems) > maxItems
             ? Effect.succeed<ParsedBody | Ready>({ ok: false, error: tooManyItems(maxItems) })
