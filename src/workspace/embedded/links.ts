@@ -15,7 +15,7 @@ import * as Option from "effect/Option"
 import { randomBytes } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { LINK_PATH } from "../../api/linkPath.js"
-import { decisionOf, deciderOf, personKey } from "../../domain/engine.js"
+import { personKey } from "../../domain/engine.js"
 import {
   DEFAULT_LINK_TTL_MS,
   type LinkBinding,
@@ -75,12 +75,6 @@ export type LinkLookup =
   | { readonly _tag: "Expired"; readonly link: OpenedLink }
   | { readonly _tag: "Open"; readonly link: OpenedLink }
 
-/** How a step was completed: `decision` for an approval step, `by` when the step names who. */
-export interface StepOutcome {
-  readonly decision?: "approved" | "rejected" | undefined
-  readonly by?: string | undefined
-}
-
 export interface DecisionLinkStore {
   /** Whether links can be made (SVC_PUBLIC_URL set explicitly); `createDecisionLinks` says why not. */
   readonly linksEnabled: boolean
@@ -117,12 +111,6 @@ export interface DecisionLinkStore {
   }) => WsEffect<ReadonlyArray<WaitingLinks>>
   /** What `token` names for `tenantId`'s gateway (any other tenant's pair is Unknown). */
   readonly openDecisionLink: (tenantId: string, token: string) => WsEffect<LinkLookup>
-  /**
-   * How a step of the task was last completed, from its snapshot: the decision (none for a file
-   * or form step) and who took it, when recorded; undefined for a step never completed. A link's
-   * 409 says who decided the step it was for.
-   */
-  readonly stepOutcome: (tenantId: string, taskId: string, stepId: string) => WsEffect<StepOutcome | undefined>
   /** Holds the pair for one decision; false when it is used, revoked or held by another request. */
   readonly claimDecisionLink: (pairId: string) => WsEffect<boolean>
   /** Lets go of a claim whose decision did not happen (refused, conflict, store trouble). */
@@ -330,23 +318,6 @@ export const makeDecisionLinkStore = (
         return lookup
       }).pipe(guard("openDecisionLink"))
 
-    const stepOutcome: DecisionLinkStore["stepOutcome"] = (tenantId, taskId, stepId) =>
-      Effect.gen(function*() {
-        const [row] = yield* sql<{ readonly snapshots: string }>`SELECT snapshots FROM tasks
-          WHERE id = ${taskId} AND tenant_id = ${tenantId}`
-        if (row === undefined) return undefined
-        let snapshots: Record<string, unknown>
-        try {
-          const parsed: unknown = JSON.parse(row.snapshots)
-          if (parsed === null || typeof parsed !== "object") return undefined
-          snapshots = parsed as Record<string, unknown>
-        } catch {
-          return undefined
-        }
-        if (!Object.prototype.hasOwnProperty.call(snapshots, stepId)) return undefined
-        return { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]) }
-      }).pipe(guard("stepOutcome"))
-
     const claimDecisionLink: DecisionLinkStore["claimDecisionLink"] = (pairId) =>
       Effect.gen(function*() {
         const now = nowIso()
@@ -389,7 +360,6 @@ export const makeDecisionLinkStore = (
       boundTenantId: boundTenant.pipe(guard("boundTenantId")),
       mintWaitingLinks,
       openDecisionLink,
-      stepOutcome,
       claimDecisionLink,
       releaseDecisionLink,
       completeDecisionLink,

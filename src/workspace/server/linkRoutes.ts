@@ -24,7 +24,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { LINK_PATH } from "../../api/linkPath.js"
-import { personKey } from "../../domain/engine.js"
+import { deciderOf, decisionOf, personKey } from "../../domain/engine.js"
 import type { LinkDecision } from "../../domain/links.js"
 import { crossSiteRefusal } from "../../http/input/crossSite.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
@@ -34,7 +34,7 @@ import { decideTask } from "../../services/tasks.js"
 import { Tenant } from "../../services/Tenant.js"
 import { WorkspaceClient } from "../../upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace } from "../embedded/layer.js"
-import type { LinkLookup, OpenedLink, StepOutcome } from "../embedded/links.js"
+import type { LinkLookup, OpenedLink } from "../embedded/links.js"
 import { LINK_PAGE_CSP, linkConfirmPage, type LinkPageTask, linkProblemPage } from "./linkPage.js"
 
 /** A link's page and answers: never cached, framed, indexed, or leaked in a Referer. */
@@ -113,6 +113,17 @@ const problemOf = (lookup: Exclude<LinkLookup, { _tag: "Open" }>): Problem => {
   }
 }
 
+/** How a step was completed, from the task's snapshots: undefined for a step never completed. */
+interface StepOutcome {
+  readonly decision?: "approved" | "rejected" | undefined
+  readonly by?: string | undefined
+}
+
+const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined =>
+  Object.prototype.hasOwnProperty.call(snapshots, stepId)
+    ? { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]) }
+    : undefined
+
 /**
  * 409: the link's step is no longer current. Who completed it, and how, when its record says
  * (two people's links confirmed at once: the later one learns who decided), else why it may be.
@@ -187,7 +198,10 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
         const link = lookup.link
         const { current, now, view } = yield* taskOf(link)
         if (!current) {
-          const outcome = yield* store.stepOutcome(link.tenantId, link.taskId, link.stepId)
+          const outcome = yield* workspace.getSnapshots(link.tenantId, link.taskId).pipe(
+            Effect.map((snapshots) => outcomeOf(snapshots, link.stepId)),
+            Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+          )
           return { _tag: "Problem" as const, problem: movedOn(view.stepTitle, now, outcome), task: view, link }
         }
         // Behind a login the edge names who opened it: it must be the link's person.
