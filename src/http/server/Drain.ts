@@ -81,8 +81,11 @@ interface ConnectionState {
   bytesAtStall: number
   stallSince: number
   /**
-   * The body of its last request is being read and thrown away after its answer (Node's own
-   * discard of a body nobody read, a 404 before its body came): those bytes are no request.
+   * The body of its last request is still arriving after its answer, read and thrown away (a
+   * refused body, nodeServer.ts; Node's own discard of a body nobody read, a 404 before its body
+   * came): those bytes are no request, so the connection is idle while its client sends the rest,
+   * and a drain closes it after the linger like any idle one (it held the drain for the whole grace
+   * period, then exited 1, while the client kept sending a body already answered 413).
    */
   discarding: boolean
   /** The request admitted last on it: the one answer that closes the connection in a drain. */
@@ -210,17 +213,6 @@ export class Drain {
       }
     })
     if (this.draining_) this.closeAfter(res)
-  }
-
-  /**
-   * Bytes of a refused body were read and thrown away on `socket` (nodeServer.ts): they are not a
-   * request arriving, so a connection whose answer is out stays idle while its client sends the
-   * rest, and a drain closes it after the linger like any idle one (it held the drain for the
-   * whole grace period, then exited 1, while the client kept sending a body already answered 413).
-   */
-  discarded(socket: Socket): void {
-    const state = this.sockets.get(socket)
-    if (state !== undefined && state.active === 0) state.bytesAtIdle = socket.bytesRead
   }
 
   /**

@@ -151,7 +151,6 @@ const answerAndDiscard = (
   res: http.ServerResponse,
   refusal: Refusal,
   limit: number,
-  drain: Drain | undefined,
   already = 0
 ) => {
   if (!res.headersSent) {
@@ -169,7 +168,6 @@ const answerAndDiscard = (
   return (bytes: number) => {
     discarded += bytes
     bodyBytesDone(bytes) // thrown away: dead at once
-    drain?.discarded(req.socket) // not a request arriving: a drain may close the connection
     if (discarded > budget) req.socket.destroy()
   }
 }
@@ -204,7 +202,7 @@ const capChunkedBody = (
     // Like a declared refused body, the rest read and thrown away here (returning true keeps the
     // socket flowing). Its reader stops at once (BODY_REFUSED); once the parser has read the
     // rest, the connection serves its next request.
-    const discard = answerAndDiscard(req, res, refusal, limit, drain, already)
+    const discard = answerAndDiscard(req, res, refusal, limit, already)
     req.push = (more: any, enc?: BufferEncoding) => {
       if (more === null || more === undefined) return push(more, enc)
       discard(more.length)
@@ -280,10 +278,9 @@ const refuseDeclaredBody = (
   req: http.IncomingMessage,
   res: http.ServerResponse,
   refusal: Refusal,
-  limit: number,
-  drain: Drain | undefined
+  limit: number
 ) => {
-  const discard = answerAndDiscard(req, res, refusal, limit, drain)
+  const discard = answerAndDiscard(req, res, refusal, limit)
   req.on("data", (chunk: Buffer) => discard(chunk.length))
 }
 
@@ -299,7 +296,6 @@ const admitDeclaredBody = (
   budget: BodyBudget,
   settings: ServerLimits,
   limit: number,
-  drain: Drain | undefined,
   proceed: () => void,
   ownAnswer: ((req: http.IncomingMessage, res: http.ServerResponse) => void) | undefined
 ) => {
@@ -315,7 +311,7 @@ const admitDeclaredBody = (
     proceed()
   }, () => {
     ownAnswer?.(req, res)
-    refuseDeclaredBody(req, res, busy(), limit, drain)
+    refuseDeclaredBody(req, res, busy(), limit)
   }, client)
   // The client left while waiting: it gives up its place, and its request is logged (499) like
   // any the client abandons.
@@ -825,7 +821,7 @@ export const createGatewayServer = (
           settings.streamedBodies.test(routed)
         if (length > maxBodyBytes) {
           ownAnswer?.(req, res)
-          refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes, drain)
+          refuseDeclaredBody(req, res, tooLarge(maxBodyBytes, streamed), maxBodyBytes)
           return true
         }
         if (length > 0 && streamed) {
@@ -834,7 +830,7 @@ export const createGatewayServer = (
           return proceed()
         }
         if (length > 0) {
-          admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, drain, proceed, ownAnswer)
+          admitDeclaredBody(req, res, length, budget, settings, maxBodyBytes, proceed, ownAnswer)
           return true
         }
         if (declared === undefined && req.headers["transfer-encoding"] !== undefined) {
