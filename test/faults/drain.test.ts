@@ -21,7 +21,7 @@ import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { http as json, type RunningService, startService } from "../support/process.js"
+import { exitWithin, http as json, type RunningService, startService } from "../support/process.js"
 import { type Exchange, exchange, keepAliveLoad } from "./load.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -129,18 +129,6 @@ const drainingWithOversizedEvent = async (seq: number) => {
   const conn = await drainingConnection(gw)
   const body = JSON.stringify({ type: "big.one", source: "faults", seq, payload: { pad: "x".repeat(OVERSIZED_LIMIT / 2 * 3) } })
   return { gw, taskId, conn, body }
-}
-
-const exitWithin = async (service: RunningService, ms: number) => {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms of SIGTERM:\n${service.output().slice(-2000)}`)), ms)
-  })
-  try {
-    return await Promise.race([service.exited, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 const until = async (what: () => boolean, ms: number) => {

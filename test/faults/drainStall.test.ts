@@ -11,7 +11,7 @@ import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { http as json, type RunningService, startService } from "../support/process.js"
+import { exitWithin, http as json, type RunningService, startService } from "../support/process.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/example.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -42,18 +42,6 @@ const start = async (env: Record<string, string>) => {
   const created = await json("POST", `${service.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
   expect(created.status).toBe(201)
   return { gw: service, db, taskId: created.body.id as string, port: Number(new URL(service.url).port) }
-}
-
-const exitWithin = async (service: RunningService, ms: number) => {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms of SIGTERM:\n${service.output().slice(-2000)}`)), ms)
-  })
-  try {
-    return await Promise.race([service.exited, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
 }
 
 const connect = (port: number) => {

@@ -203,6 +203,21 @@ export const startService = async (
   return { url, adminUrl, pid: child.pid!, output: () => output, stop, exited, kill }
 }
 
+/**
+ * The exit of `service` after a SIGTERM, within `ms`; else fails, quoting the end of its output.
+ */
+export const exitWithin = async (service: RunningService, ms: number): Promise<ProcessExit> => {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no exit within ${ms} ms of SIGTERM:\n${service.output().slice(-2000)}`)), ms)
+  })
+  try {
+    return await Promise.race([service.exited, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export interface JsonResponse {
   readonly status: number
   /** The parsed JSON; the text itself when it is not JSON; undefined when empty. */
