@@ -16,24 +16,15 @@
 import { randomUUID } from "node:crypto"
 import type { KeptLiteral } from "./base64Literals.js"
 import { parseJson } from "../../api/jsonParse.js"
-import { closingQuote } from "../../api/jsonScan.js"
+import { closingQuote, isKeyAt } from "../../api/jsonScan.js"
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
-const COLON = 0x3a
 
 /** String literals looked at for long ones, from the start of the body: an upload has a few. */
 const MAX_LITERALS = 256
 
 const CONTROL = /[\u0000-\u001f]/
-
-
-/** Whether the literal that closes at `close` is an object's key (a colon follows it). */
-const isKey = (bytes: Buffer, close: number): boolean => {
-  let i = close + 1
-  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x09 || bytes[i] === 0x0a || bytes[i] === 0x0d)) i++
-  return bytes[i] === COLON
-}
 
 /** The content ranges [start, end) of the long, plain string values among the body's first literals. */
 const longLiterals = (bytes: Buffer, minLength: number): Array<readonly [number, number]> => {
@@ -46,7 +37,7 @@ const longLiterals = (bytes: Buffer, minLength: number): Array<readonly [number,
     if (close === -1) break
     if (close - open - 1 >= minLength) {
       const backslash = bytes.indexOf(BACKSLASH, open + 1)
-      if ((backslash === -1 || backslash > close) && !isKey(bytes, close)) found.push([open + 1, close])
+      if ((backslash === -1 || backslash > close) && !isKeyAt(bytes, close)) found.push([open + 1, close])
     }
     at = close + 1
   }
@@ -168,7 +159,7 @@ export const textWithoutLongStrings = (bytes: Buffer, minLength: number): string
     if (open === -1) break
     const close = closingQuote(bytes, open)
     if (close === -1) break
-    if (close - open - 1 >= minLength && !isKey(bytes, close)) {
+    if (close - open - 1 >= minLength && !isKeyAt(bytes, close)) {
       text += bytes.toString("utf8", from, open + 1)
       from = close
     }
