@@ -368,7 +368,6 @@ export const WorkspaceDocsLive = Layer.mergeAll(
   )
 )
 
-
 /** What building the API's routes needs from the platform (NodeHttpServer.layer gives all of it). */
 export type WorkspaceServices = Layer.Services<ReturnType<typeof WorkspaceHandlersLive>>
 
