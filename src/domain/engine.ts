@@ -119,7 +119,10 @@ export const applyToTask = (
 /** A decision made through a decision link says so (`via: "link"`); other ways add nothing. */
 const viaOf = (payload: Record<string, unknown>) => (payload.via === "link" ? { via: "link" as const } : {})
 
-/** A decision recorded but not yet applied (the embedded store's outbox): it already decides its step. */
+/**
+ * A step signal recorded but not yet applied (the embedded store's outbox): a decision, or a file
+ * submitted to an upload step; either already decides its step.
+ */
 export interface PendingDecision {
   readonly name: string
   readonly expectedStep: string | null
@@ -201,6 +204,21 @@ const submittedOn = (snapshots: Record<string, unknown>, step: string) => {
   const snapshot = Object.prototype.hasOwnProperty.call(snapshots, step) ? snapshots[step] : undefined
   return typeof (snapshot as { submittedAt?: unknown } | null | undefined)?.submittedAt === "string"
 }
+
+/**
+ * Whether a file completes (or completed) the step: applied (its snapshot), or still in the
+ * outbox on an upload step, which its sender's write delivers before it answers. A file signal
+ * on any other step is only recorded (applyToTask), so it decides nothing.
+ */
+const fileCompletes = (
+  snapshots: Record<string, unknown>,
+  step: string,
+  pending: ReadonlyArray<PendingDecision>,
+  runbook: Workspace.Runbook | null | undefined
+) =>
+  submittedOn(snapshots, step) ||
+  (pending.some((p) => p.name === FILE_SUBMITTED_SIGNAL && p.expectedStep === step) &&
+    runbook?.steps.find((s) => s.id === step)?.displayHint.component === "FILE_UPLOAD")
 
 /** Who decided or submitted each step, from its snapshot. */
 export const deciderOf = (snapshot: unknown): string | undefined => {
@@ -321,8 +339,15 @@ export const acceptSignal = (
   }
   // Two files sent together to one upload step (bound by arrival): the step completes once, both
   // files are kept. A file naming a step that is done (an agent's stale submit) is a conflict.
-  if (signal.name === FILE_SUBMITTED_SIGNAL && signal.expectedStep === undefined && taken === undefined && submittedOn(snapshots, named)) {
+  const filed = taken === undefined && fileCompletes(snapshots, named, pending, arrival.runbook)
+  if (signal.name === FILE_SUBMITTED_SIGNAL && signal.expectedStep === undefined && filed) {
     return { _tag: "duplicate" }
+  }
+  if (filed) {
+    // Anything else on a step a file completes (a decision written together with the file, a
+    // file naming the step): a 409, never a record that delivery would then drop after a 2xx.
+    const after = named === task.currentStep && arrival.runbook != null ? completeCurrentStep(task, arrival.runbook) : task
+    return { _tag: "conflict", message: `Step "${named}" was already completed by a submitted file; ${whereIs(after)}` }
   }
   if (taken !== undefined) {
     // Decided on the step the task is still at: by a decision still in the outbox, which its

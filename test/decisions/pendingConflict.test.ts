@@ -51,3 +51,37 @@ describe("a decision against one still in the outbox", () => {
     })
   })
 })
+
+describe("a signal against a file still in the outbox", () => {
+  const upload = { id: "upload_receipts", title: "Upload", displayHint: { component: "FILE_UPLOAD" } } as unknown as Workspace.Runbook["steps"][number]
+  const withUpload = { steps: [upload, step("review")] } as unknown as Workspace.Runbook
+  const atUpload = { status: "IN_PROGRESS", currentStep: "upload_receipts" }
+  const pendingFile = [{ name: "file_submitted", expectedStep: "upload_receipts" }]
+  const on = (name: string, expectedStep?: string) =>
+    ({ taskId: "t1", name, payload: {}, ...(expectedStep !== undefined ? { expectedStep } : {}) }) as unknown as Workspace.Signal
+
+  it("an approval of the upload step is a 409 naming the file and the step it moves the task to", () => {
+    // Before: recorded (a 200), then dropped at delivery as "no longer current".
+    expect(acceptSignal(atUpload, {}, on("approve", "upload_receipts"), pendingFile, { runbook: withUpload })).toEqual({
+      _tag: "conflict",
+      message: 'Step "upload_receipts" was already completed by a submitted file; the task is at step "review"'
+    })
+    expect(acceptSignal(atUpload, {}, on("reject"), pendingFile, { runbook: withUpload })).toMatchObject({ _tag: "conflict" })
+  })
+
+  it("a second file bound by arrival is the same completion; one naming the step is a 409", () => {
+    expect(acceptSignal(atUpload, {}, on("file_submitted"), pendingFile, { runbook: withUpload })).toEqual({ _tag: "duplicate" })
+    expect(acceptSignal(atUpload, {}, on("file_submitted", "upload_receipts"), pendingFile, { runbook: withUpload })).toMatchObject({
+      _tag: "conflict"
+    })
+  })
+
+  it("a file on a step that is not an upload step decides nothing: a decision there is recorded", () => {
+    const atReview = { status: "IN_PROGRESS", currentStep: "review" }
+    const filedOnReview = [{ name: "file_submitted", expectedStep: "review" }]
+    expect(acceptSignal(atReview, {}, on("approve", "review"), filedOnReview, { runbook: withUpload })).toEqual({
+      _tag: "record",
+      expectedStep: "review"
+    })
+  })
+})

@@ -140,6 +140,47 @@ describe("decisions written together on separate keep-alive connections (built p
     })
   })
 
+  it(`an approval and a file submission together on an upload step: one completes it, the other is a 409, never a 2xx dropped (${ROUNDS} rounds)`, async () => {
+    // Before the fix a file still in the outbox did not count as completing its step: in 8 of 20
+    // rounds the approval answered {ok:true} and was then thrown away at delivery.
+    let reruns = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      const taskId = await newPaymentRun()
+      for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })
+      expect((await stateOf(taskId)).step).toBe("upload_remittance")
+      const approval = { ...action(taskId, "approved"), body: { type: "approved", comments: `round ${round}` } }
+      const upload = {
+        method: "POST",
+        path: `/v1/tasks/${taskId}/files`,
+        body: {
+          source: "remittance",
+          fileName: "remittance.txt",
+          contentType: "text/plain",
+          data: Buffer.from("paid").toString("base64"),
+          signalTaskId: taskId,
+          signalName: "file_submitted"
+        }
+      }
+      const answers = await sendTogether(gateway.url, round % 2 === 0 ? [approval, upload] : [upload, approval])
+      if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
+        reruns++
+        round--
+        continue
+      }
+      const [a, f] = round % 2 === 0 ? answers : [answers[1]!, answers[0]!]
+      const snapshot = (await http("GET", `${gateway.url}/v1/tasks/${taskId}/snapshots`)).body.upload_remittance
+      expect((await stateOf(taskId)).step, `round ${round}`).toBe("release")
+      if (a!.status === 200) {
+        expect(f!.status, `round ${round}: ${summary(answers)}`).toBe(409)
+        expect(snapshot, `round ${round}`).toMatchObject({ decision: "approved" })
+      } else {
+        expect([a!.status, f!.status], `round ${round}: ${summary(answers)}`).toEqual([409, 201])
+        expect(a!.body.message).toMatch(/upload_remittance.*file/)
+        expect(snapshot, `round ${round}`).toHaveProperty("submittedAt")
+      }
+    }
+  }, 120_000)
+
   it("two identical file submissions together complete the upload step once; both files are kept", async () => {
     const taskId = await newPaymentRun()
     for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })

@@ -216,11 +216,11 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
         Effect.flatMap(({ recorded, value }) => Effect.as(outbox.afterCommit(recorded), value))
       )
 
-    /** Decisions recorded for the task and not yet applied: they have decided their step already. */
+    /** Decisions and files recorded for the task and not yet applied: they have decided their step already. */
     const pendingDecisions = (rootTaskId: string) =>
       sql<{ name: string; expected_step: string | null }>`
         SELECT name, expected_step FROM signals
-        WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject')
+        WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject' OR name = 'file_submitted')
         ORDER BY id`.pipe(
         Effect.map((rows) => rows.map((r): PendingDecision => ({ name: r.name, expectedStep: r.expected_step })))
       )
