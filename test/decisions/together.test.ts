@@ -173,6 +173,8 @@ describe("decisions written together on separate keep-alive connections (built p
       if (a!.status === 200) {
         expect(f!.status, `round ${round}: ${summary(answers)}`).toBe(409)
         expect(snapshot, `round ${round}`).toMatchObject({ decision: "approved" })
+        // The refused file is not stored either: one transaction with its signal.
+        expect((await http("GET", `${gateway.url}/v1/tasks/${taskId}/files`)).body, `round ${round}`).toEqual([])
       } else {
         expect([a!.status, f!.status], `round ${round}: ${summary(answers)}`).toEqual([409, 201])
         expect(a!.body.message).toMatch(/upload_remittance.*file/)
