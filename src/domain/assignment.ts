@@ -87,6 +87,10 @@ export const actRefusal = (step: StepAssignment, caller: Caller, claim: Claim | 
       return `Step "${step.id}" waits for ${waitsFor(step)}; ${caller.actor} is not assigned${agentHint}`
     }
   }
+  // Taken over: the agent waits until the person releases the step (else both would act on it).
+  if (claim?.override === true && !holds && caller.actor !== undefined && agentIdOf(caller.actor) !== undefined) {
+    return `Step "${step.id}" was taken over from its agent by ${claim.by} (a claim with override): the agent may act on it once that claim is released`
+  }
   if (step.requireClaim === true && !holds) {
     return claim !== undefined
       ? `Step "${step.id}" is claimed by ${claim.by}: only the claim's holder may act on it`

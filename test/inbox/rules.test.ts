@@ -70,6 +70,10 @@ describe("four-eyes and assignment", () => {
     const claim = { stepId: "s", by: "ann@acme.test", at: "2026-01-01T00:00:00.000Z", override: true }
     expect(actRefusal(step, ann, claim)).toBeUndefined()
     expect(actRefusal(step, { ...ann, actor: "bob@acme.test" }, claim)).toBeDefined()
+    // Taken over: the step's own agent waits for the release (before: it still decided the step).
+    const agent = { actor: `agent:${AGENT}`, groups: [], enforced: false }
+    expect(actRefusal(step, agent, claim)).toMatch(/taken over from its agent by ann@acme\.test.*released/)
+    expect(actRefusal(step, agent, { ...claim, override: false })).toBeUndefined()
     expect(claimDecision(step, { actor: `agent:${AGENT}`, groups: [], enforced: false }, undefined, true)._tag).toBe("forbidden")
   })
 

@@ -126,7 +126,7 @@ describe("an agent's write is bound to the step it checked", () => {
     source.release()
     const error = toolError(await pending)
     expect(error.statusCode).toBe(409)
-    expect(error.message).toBe(`Step "collect" is not the current step: the task is at step "compile"`)
+    expect(error.message).toBe(`Step "collect" was already completed by a submitted file; the task is at step "compile"`)
     // Give a wrongly recorded signal time to be delivered before looking.
     await new Promise((r) => setTimeout(r, 500))
     const after = await stepOf(TASK_INGEST)
