@@ -14,6 +14,8 @@ import { isTerminalStatus } from "../api/taskListing.js"
 import { completeCurrentStep, FILE_SUBMITTED_SIGNAL, TABLE_COMPONENT } from "./runbook.js"
 import { actRefusal, type Claim, claimOn, dueAtOf } from "./assignment.js"
 import { actorKey, isAgentActor, samePerson } from "./actorSkeleton.js"
+import { parseJson } from "../api/jsonParse.js"
+import { sameJsonValue } from "../lib/sameJson.js"
 
 export interface PendingSignal {
   readonly name: string
@@ -650,9 +652,19 @@ export const sameEvent = (
   b: { readonly type: string; readonly source: string; readonly sourceLabel?: string | null | undefined; readonly groupKey?: string | null | undefined; readonly payload: unknown }
 ) =>
   a.type === b.type && a.source === b.source && (a.sourceLabel ?? null) === (b.sourceLabel ?? null) &&
-  (a.groupKey ?? null) === (b.groupKey ?? null) &&
-  (typeof a.payload === "string" ? a.payload : JSON.stringify(a.payload)) ===
-    (typeof b.payload === "string" ? b.payload : JSON.stringify(b.payload))
+  (a.groupKey ?? null) === (b.groupKey ?? null) && samePayload(a.payload, b.payload)
+
+/** The same JSON text, or (parsed only then: a retry rarely differs) the same value in another key order. */
+const samePayload = (a: unknown, b: unknown): boolean => {
+  const ta = typeof a === "string" ? a : JSON.stringify(a)
+  const tb = typeof b === "string" ? b : JSON.stringify(b)
+  if (ta === tb) return true
+  try {
+    return sameJsonValue(parseJson(ta), parseJson(tb))
+  } catch {
+    return false
+  }
+}
 
 /** A new task of a workflow: titled by its period when the context gives one, at the runbook's first step. */
 export const newTask = (

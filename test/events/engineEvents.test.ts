@@ -223,6 +223,18 @@ for (const [name, run] of [["embedded store", embedded]] as const) {
           const clash = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 41, payload: { other: 1 } }))
           expect(clash._tag).toBe("Conflict")
           expect(clash.message).toBe(`seq 41 of source "worker" is already taken by a different event`)
+          // The same event retried with its payload's keys in another order is the same event
+          // (before: a 409); a value changed deep inside it is not.
+          const nested = { a: 1, b: { c: [1, { d: "é", e: null }], f: true } }
+          const first = yield* ws.appendEvent(ACME, TASK_REVIEW, { type: "note", source: "worker", seq: 42, payload: nested })
+          const reordered = yield* ws.appendEvent(ACME, TASK_REVIEW, {
+            type: "note", source: "worker", seq: 42, payload: { b: { f: true, c: [1, { e: null, d: "é" }] }, a: 1 }
+          })
+          expect(reordered).toEqual(first)
+          const deep = yield* Effect.flip(ws.appendEvent(ACME, TASK_REVIEW, {
+            type: "note", source: "worker", seq: 42, payload: { b: { f: true, c: [{ e: null, d: "é" }, 1] }, a: 1 }
+          }))
+          expect(deep._tag).toBe("Conflict")
         })))
 
     it.live("a table step's args carry the task's rows of its ledger, with the fields editable now", () =>

@@ -1,0 +1,18 @@
+/**
+ * Whether two JSON values are the same value: objects with the same members in any order (RFC
+ * 8259: an object's members are unordered), arrays element by element, scalars by value. A
+ * producer retrying an event with a serializer that orders keys otherwise sends the same event.
+ */
+export const sameJsonValue = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    return a.every((x, i) => sameJsonValue(x, b[i]))
+  }
+  const ka = Object.keys(a)
+  const ob = b as Record<string, unknown>
+  if (ka.length !== Object.keys(ob).length) return false
+  const oa = a as Record<string, unknown>
+  return ka.every((k) => Object.prototype.hasOwnProperty.call(ob, k) && sameJsonValue(oa[k], ob[k]))
+}
