@@ -312,6 +312,11 @@ export const acceptSignal = (
     if (decision && (task.currentStep === null || isTerminalStatus(task.status))) {
       return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
     }
+    // A file asked to complete a step of a task that has none left: refused like a decision
+    // (nothing stored), not acknowledged as signaled and then dropped at delivery.
+    if (signal.name === FILE_SUBMITTED_SIGNAL && (task.currentStep === null || isTerminalStatus(task.status))) {
+      return { _tag: "badRequest", message: `Task is ${task.status} with no step for a submitted file to complete`, currentStatus: task.status }
+    }
     return { _tag: "record", expectedStep: task.currentStep }
   }
   if (!stepBound) return { _tag: "record", expectedStep: named }

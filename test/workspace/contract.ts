@@ -729,6 +729,13 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
           { ...doc, taskId: ID.taskCompleted },
           Option.some({ taskId: ID.taskCompleted, name: "approve", payload: {} })
         ))).toBe("BadRequest")
+        // A file asked to complete a step of a finished task (before: stored, "signaled", dropped).
+        const late = yield* failure(ws.putDocument(
+          ID.tenantA,
+          { ...doc, taskId: ID.taskCompleted },
+          Option.some({ taskId: ID.taskCompleted, name: FILE_SUBMITTED_SIGNAL, payload: {} })
+        ))
+        expect(late).toMatchObject({ _tag: "BadRequest", message: "Task is COMPLETED with no step for a submitted file to complete" })
         expect(yield* ws.listDocuments(ID.tenantA, ID.taskCompleted, { limit: 20 })).toEqual([])
         expect(yield* ws.listDocuments(ID.tenantB, ID.taskBeta, { limit: 20 })).toHaveLength(1)
       }))
