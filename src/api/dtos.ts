@@ -1,5 +1,6 @@
 /** Request bodies of spec §2, with the limits of §8. */
 import * as Schema from "effect/Schema"
+import { isMaxChars } from "./textLength.js"
 import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
@@ -30,7 +31,7 @@ export const PAYLOAD_PARSE_OPTIONS = { ...PARSE_OPTIONS, onExcessProperty: "erro
 
 const JsonObject = jsonObject({ identifier: "JsonObject", description: "Free-form JSON object" })
 
-const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
+const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), isMaxChars(max))
 
 export const CreateTaskDto = Schema.Struct({
   workflowId: NonEmpty(256).annotate({ description: "An id returned by the workflows list" }),
@@ -177,7 +178,7 @@ const EventPayload = jsonObject({
 const taskEventFields = {
   type: NonEmpty(128).annotate({ description: "e.g. reasoning.delta, step.completed, source.submitted" }),
   source: NonEmpty(64).annotate({ description: "Producer, typically worker" }),
-  sourceLabel: optional(Schema.String.check(Schema.isMaxLength(256))),
+  sourceLabel: optional(Schema.String.check(isMaxChars(256))),
   seq: seqUpTo(CLIENT_SEQ_MAX),
   payload: EventPayload,
   groupKey: optional(NonEmpty(128).annotate({ description: "Thread/group id for one panel" }))

@@ -4,6 +4,7 @@
  * other-tenant record, identically on every implementation of the port.
  */
 import * as Schema from "effect/Schema"
+import { isMaxChars } from "../api/textLength.js"
 import {
   BadGatewayWire,
   BadRequestWire,
@@ -16,7 +17,7 @@ import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
 import { textProblem } from "../api/jsonValue.js"
 import { jsonObject } from "../api/jsonObject.js"
 
-export const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(max))
+export const NonEmpty = (max: number) => Schema.String.check(Schema.isMinLength(1), isMaxChars(max))
 
 /** Text the store keeps: exactly as sent, so no NUL and no unpaired surrogate (query values are not body-checked). */
 export const StoredText = (max: number) =>

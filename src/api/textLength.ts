@@ -1,0 +1,30 @@
+/**
+ * A text's length in characters (Unicode code points), as JSON Schema's `maxLength` counts it
+ * and as the spec's "up to 128 characters" reads: an emoji is one character, two UTF-16 units.
+ * Effect's `isMaxLength` counts UTF-16 units, so 128 emoji were refused as 256 "characters".
+ */
+import * as Schema from "effect/Schema"
+
+/** Code points: UTF-16 units less one per surrogate pair (a lone surrogate counts as one). */
+export const charCount = (s: string): number => {
+  let n = s.length
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--
+        i++
+      }
+    }
+  }
+  return n
+}
+
+/** At most `max` characters; its 400 and published `maxLength` read as `Schema.isMaxLength`'s. */
+export const isMaxChars = (max: number) =>
+  Schema.makeFilter<string>((s) => s.length <= max || charCount(s) <= max, {
+    expected: `a value with a length of at most ${max}`,
+    toJsonSchema: () => ({ maxLength: max }),
+    arbitraryConstraint: { maxLength: max }
+  })

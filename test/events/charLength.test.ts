@@ -1,0 +1,39 @@
+/**
+ * An event's text fields are bounded in characters (code points), as the spec's "up to 128
+ * characters" and the published document's `maxLength` (JSON Schema counts code points) say:
+ * 128 emoji (256 UTF-16 units) fit a `type`; 129 do not, and the 400 names the field.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { charCount } from "../../src/api/textLength.js"
+import { expectError, raw, withGateway } from "../support/gateway.js"
+import { EXPENSE_TASK } from "../support/world.js"
+
+const post = (fields: Record<string, unknown>) =>
+  raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "worker", payload: {}, ...fields })
+
+describe("event text bounded in characters", () => {
+  it.effect("type, source, groupKey and sourceLabel: at the bound in emoji and CJK accepted, one past refused naming the field", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const cases = [["type", 128], ["source", 64], ["groupKey", 128], ["sourceLabel", 256]] as const
+        let seq = 0
+        for (const [field, max] of cases) {
+          for (const unit of ["😀", "𠀀", "界"]) {
+            const ok = yield* post({ [field]: unit.repeat(max), seq: seq++ })
+            expect(ok.status, `${field} ${max} x ${unit}: ${JSON.stringify(ok.body)}`).toBe(200)
+            const over = yield* post({ [field]: unit.repeat(max + 1), seq: seq++ })
+            expectError(over, 400, "Bad Request", field)
+            expect(over.body.message).toContain(`at most ${max} character(s)`)
+          }
+        }
+      })
+    ))
+
+  it("charCount: surrogate pairs count once, lone surrogates once each", () => {
+    expect(charCount("😀".repeat(3))).toBe(3)
+    expect(charCount("a\uD800b\uDC00")).toBe(4)
+    expect(charCount("\uD83D\uDE00\uD83D")).toBe(2)
+    expect(charCount("")).toBe(0)
+  })
+})
