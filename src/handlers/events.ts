@@ -4,6 +4,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
 import { GatewayApi } from "../api/Api.js"
+import { BadRequest } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
 import { EventStreams, type StreamOutput } from "../services/EventStreams.js"
 import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
@@ -41,6 +42,12 @@ const output = (request: HttpServerRequest.HttpServerRequest): StreamOutput => {
   }
 }
 
+/** A refusal of the store's `after` told as one of the Last-Event-ID header's. */
+const renamedAfter = <E>(error: E): E | BadRequest =>
+  error instanceof BadRequest && error.message.startsWith("after: ")
+    ? new BadRequest({ message: `${LAST_EVENT_ID_HEADER}: ${error.message.slice("after: ".length)}` })
+    : error
+
 export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
     const config = yield* TenantConfig
@@ -61,7 +68,10 @@ export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.after, clientGone(request), output(request))),
+            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.after, clientGone(request), output(request)).pipe(
+              // The store names its parameter, `after`; this position came from the header.
+              Effect.mapError((error) => headers[LAST_EVENT_ID_HEADER] === undefined ? error : renamedAfter(error))
+            )),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",
