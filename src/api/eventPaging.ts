@@ -34,9 +34,16 @@ const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
  */
 export const POSITION_PATTERN = /^(?:\d{1,19}-)?\d{1,16}$/u
 
-/** A position as a query or header value: the events after it (in the store's order) are wanted. */
+/**
+ * A position as a query or header value: the events after it (in the store's order) are wanted.
+ * Its number is a safe integer (the store's are): a larger one would be read as another.
+ */
 export const PositionParam = Schema.String.check(
-  Schema.isPattern(POSITION_PATTERN, { message: "must be an event's position (digits, or digits-digits)" })
+  Schema.isPattern(POSITION_PATTERN, { message: "must be an event's position (digits, or digits-digits)" }),
+  // Told only of a value of the pattern: one message per value.
+  Schema.makeFilter((s: string) =>
+    !POSITION_PATTERN.test(s) || Number(s.slice(s.indexOf("-") + 1)) <= Number.MAX_SAFE_INTEGER ||
+    `must be an event's position: its number is at most ${Number.MAX_SAFE_INTEGER}`, { toJsonSchema: () => ({}) })
 ).pipe(Schema.annotateEncoded({ description: "Only the events after this position (the `position` of the last event read)" }))
 
 /** A position's parts: the writing transaction (0 where the store does not order by it) and the number. */

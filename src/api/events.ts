@@ -50,7 +50,9 @@ export class EventsGroup extends HttpApiGroup.make("events")
         "The task's timeline in the store's order: every event once, each producer's events by seq ascending, " +
           "the gateway's own events where they were written. Needs no key. Paging: `after` (an event's `position`) " +
           `returns only the events that follow it, \`limit\` (1..${EVENT_PAGE_MAX}) at most that many; a follower ` +
-          "passes the last position it has as `after` and reads only what is new. An answer holds about " +
+          "passes the last position it has as `after` and reads only what is new. A position past every one the " +
+          "store has given out (a `<tx>-<n>` one on SQLite, whose positions are digits; a transaction not yet begun " +
+          "on PostgreSQL) is a 400 naming `after`: no later event would follow it. An answer holds about " +
           `SVC_EVENTS_PAGE_BYTES (default ${DEFAULT_EVENT_PAGE_BYTES} bytes of event JSON, UTF-8) and at most ${ANSWER_EVENTS_MAX} events: ` +
           "it stops after the event that takes it to that size (a larger event comes alone). An answer that stopped " +
           "before the end (budget or limit) always carries `hasMore: true` and `nextAfter`: pass that as `after` to read on."
@@ -69,7 +71,8 @@ export class EventsGroup extends HttpApiGroup.make("events")
         OpenApi.Description,
         "The task's timeline as Server-Sent Events, live: each event is one message with `id: <position>` and " +
           "`data: <the TaskEvent JSON as GET /events returns it>` (event name `message`). It starts after the " +
-          "position in the `Last-Event-ID` header (an EventSource sends it when it reconnects) or in `after`; " +
+          "position in the `Last-Event-ID` header (an EventSource sends it when it reconnects) or in `after` " +
+          "(one past every position the store has given out is a 400 naming the one sent, as for GET /events); " +
           "without either, the existing events come first, then new ones as they are appended. A comment line " +
           "(`: keep-alive`) is sent after 15 s of silence. 404 before the stream starts for an unknown task; 503 " +
           "when the process serves as many streams as SVC_EVENT_STREAMS_MAX allows. The stream ends when the " +

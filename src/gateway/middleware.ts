@@ -20,6 +20,7 @@ import { BASE64_FILE_FIELDS, RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
 import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
+import { refuseWithoutEventsKey } from "../handlers/eventsKey.js"
 import { type ApiRoutes, matchPath, routableBy } from "../http/errors/unrouted.js"
 import type { Base64Fields } from "../http/input/jsonInput.js"
 
@@ -58,7 +59,8 @@ const base64FieldsOf = (method: string, url: string): Base64Fields => {
  * bodies are capped by the Node server, nodeServer.ts), every body passes the one JSON input
  * check (jsonInput.ts) before routing, every request then gets its deadline and every write
  * its idempotency key (requestScope.ts), and every failure leaves in the spec's error shape.
- * Before the body is touched: who acts (identity.ts; off unless SVC_ACTOR_HEADER or SVC_JWT_JWKS).
+ * Before the body is touched: who acts (identity.ts; off unless SVC_ACTOR_HEADER or SVC_JWT_JWKS),
+ * then the events key of POST /v1/tasks/:taskId/events (../handlers/eventsKey.ts).
  * Around all of it: request ids, logs and metrics, and CORS (src/observability/).
  *
  * A global router middleware: it wraps the router itself, so unrouted requests (404, 405) pass
@@ -107,13 +109,16 @@ export const gatewayMiddleware = (routes: ApiRoutes) => HttpRouter.middleware(
     }, routed)
     // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
     const knownQuery = refuseUnknownQueryParams(GatewayApi)
+    // The events key of POST /v1/tasks/:taskId/events, from the headers: a request refused for it
+    // has no body read or parsed (../handlers/eventsKey.ts).
+    const eventsKey = refuseWithoutEventsKey(GatewayApi as unknown as ApiRoutes, config.eventsKey)
     // Every failure is answered here (shapeErrors), so nothing is left unhandled; the router's
     // types ask a global middleware to leave errors alone, hence the widened error type.
     return (app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>): Effect.Effect<
       HttpServerResponse.HttpServerResponse,
       Types.unhandled,
       HttpServerRequest.HttpServerRequest
-    > => observe(withCors(shapeErrors(sameSite(identify(limit(knownQuery(checked(scoped(app)))))), routes)))
+    > => observe(withCors(shapeErrors(sameSite(identify(eventsKey(limit(knownQuery(checked(scoped(app))))))), routes)))
   }),
   { global: true }
 )

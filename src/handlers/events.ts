@@ -3,15 +3,13 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
-import { secretMatcher } from "../lib/secretMatcher.js"
 import { GatewayApi } from "../api/Api.js"
-import { Unauthorized } from "../api/errors.js"
+import { BadRequest } from "../api/errors.js"
 import { EVENTS_KEY_HEADER, LAST_EVENT_ID_HEADER } from "../api/events.js"
 import { EventStreams, type StreamOutput } from "../services/EventStreams.js"
 import { appendTaskEvent, readTimelinePage } from "../services/taskEvents.js"
 import { TenantConfig } from "../config/TenantConfig.js"
+import { eventsKeyCheck } from "./eventsKey.js"
 
 
 /**
@@ -44,20 +42,19 @@ const output = (request: HttpServerRequest.HttpServerRequest): StreamOutput => {
   }
 }
 
+/** A refusal of the store's `after` told as one of the Last-Event-ID header's. */
+const renamedAfter = <E>(error: E): E | BadRequest =>
+  error instanceof BadRequest && error.message.startsWith("after: ")
+    ? new BadRequest({ message: `${LAST_EVENT_ID_HEADER}: ${error.message.slice("after: ".length)}` })
+    : error
+
 export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =>
   Effect.gen(function*() {
     const config = yield* TenantConfig
     const streams = yield* EventStreams
-    const expected = Option.map(config.eventsKey, (key) => secretMatcher(Redacted.value(key)))
-
-    const authorize = (given: string | undefined): Effect.Effect<void, Unauthorized> =>
-      Option.match(expected, {
-        onNone: () => Effect.void,
-        onSome: (want) =>
-          given !== undefined && given !== "" && want(given)
-            ? Effect.void
-            : Effect.fail(new Unauthorized({ message: `Missing or invalid ${EVENTS_KEY_HEADER} header` }))
-      })
+    // Judged before the body is read (./eventsKey.ts, an api-wide middleware); asked again here of
+    // the request this handler is given.
+    const authorize = eventsKeyCheck(config.eventsKey)
 
     return handlers
       .handle("appendEvent", ({ headers, params, payload }) =>
@@ -71,7 +68,10 @@ export const EventsLive = ParsedPayload.group(GatewayApi, "events", (handlers) =
         Effect.map(
           // A reconnecting EventSource sends Last-Event-ID and repeats the original URL: the header wins.
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.after, clientGone(request), output(request))),
+            streams.open(params.taskId, headers[LAST_EVENT_ID_HEADER] ?? query.after, clientGone(request), output(request)).pipe(
+              // The store names its parameter, `after`; this position came from the header.
+              Effect.mapError((error) => headers[LAST_EVENT_ID_HEADER] === undefined ? error : renamedAfter(error))
+            )),
           (body) =>
             HttpServerResponse.stream(body, {
               contentType: "text/event-stream",

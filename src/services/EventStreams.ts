@@ -33,7 +33,7 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import { type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
+import { type BadRequest, type NotFound, ServiceUnavailable, type UpstreamError } from "../api/errors.js"
 import type { TaskEvent } from "../api/resources.js"
 import { comparePositions, DEFAULT_EVENT_PAGE_BYTES, laterPosition } from "../api/eventPaging.js"
 import { ProcessDrain } from "../lib/ProcessDrain.js"
@@ -96,8 +96,9 @@ export const STREAM_PAGE_BYTES = 256 * 1024
 export interface EventStreamsService {
   /**
    * The SSE body of the task's timeline after position `after` (all of it when undefined). Fails
-   * before anything is sent: NotFound for an unknown or other tenant's task, ServiceUnavailable
-   * when SVC_EVENT_STREAMS_MAX streams are open.
+   * before anything is sent: NotFound for an unknown or other tenant's task, BadRequest (naming
+   * `after`) for a position past every one the store has given out, ServiceUnavailable when
+   * SVC_EVENT_STREAMS_MAX streams are open.
    */
   readonly open: (
     taskId: string,
@@ -106,7 +107,7 @@ export interface EventStreamsService {
     clientGone?: Effect.Effect<void>,
     /** Watched for a client that stopped reading. */
     output?: StreamOutput
-  ) => Effect.Effect<Stream.Stream<Uint8Array>, NotFound | ServiceUnavailable | UpstreamError, Tenant | WorkspaceClient>
+  ) => Effect.Effect<Stream.Stream<Uint8Array>, NotFound | BadRequest | ServiceUnavailable | UpstreamError, Tenant | WorkspaceClient>
   readonly settings: EventStreamSettings
   /** Streams open now, and tasks with a poller now (tests, metrics). */
   readonly stats: () => { readonly streams: number; readonly watchedTasks: number }

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import type { TaskEventDto, TimelineRecord } from "../api/dtos.js"
 import { ANSWER_EVENTS_MAX, type TimelinePage } from "../api/eventPaging.js"
-import type { NotFound, UpstreamError } from "../api/errors.js"
+import type { BadRequest, NotFound, UpstreamError } from "../api/errors.js"
 import { Tenant } from "./Tenant.js"
 import { TaskEventBell } from "./TaskEventBell.js"
 import { intSetting } from "../config/read.js"
@@ -54,5 +54,5 @@ export const readTimelinePage = (
   taskId: string,
   page: { readonly after?: string | undefined; readonly limit?: number | undefined },
   maxBytes: number
-): Effect.Effect<TimelinePage, NotFound | UpstreamError, Tenant | WorkspaceClient> =>
+): Effect.Effect<TimelinePage, NotFound | BadRequest | UpstreamError, Tenant | WorkspaceClient> =>
   listTaskEvents(taskId, { after: page.after, limit: page.limit ?? ANSWER_EVENTS_MAX, maxBytes })

@@ -107,8 +107,12 @@ export interface WorkspaceClientService {
    * authenticated; without a seq it takes the next of its own source).
    */
   readonly recordEvent: (tenantId: string, taskId: string, record: TimelineRecord) => WsEffect<TaskEvent, NotFound | Conflict>
-  /** The timeline in position order; with `page`, only events after `after`, at most `limit` (and `maxBytes`) of them. */
-  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<TimelinePage, NotFound>
+  /**
+   * The timeline in position order; with `page`, only events after `after`, at most `limit` (and
+   * `maxBytes`) of them. BadRequest (naming `after`) for a position past every one the store has
+   * given out: no later event would follow it.
+   */
+  readonly listEvents: (tenantId: string, taskId: string, page?: EventPage) => WsEffect<TimelinePage, NotFound | BadRequest>
   readonly listDocuments: (
     tenantId: string,
     taskId: string,

@@ -59,6 +59,36 @@ describe("POST /v1/tasks/:taskId/events", () => {
         expect((yield* raw("GET", url)).status).toBe(200)
       }), keyed))
 
+  it.effect("with the key set, a request without a valid one is a 401 whatever its body, judged before the body is parsed", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const url = `/v1/tasks/${EXPENSE_TASK}/events`
+        const deep = "[".repeat(100) + "]".repeat(100)
+        // Each of these bodies is a 400 once read: fields missing, malformed JSON, none, not an object,
+        // nesting past SVC_MAX_JSON_DEPTH, a __proto__ key.
+        const bodies = ["{\"type\":\"x\"}", "{\"type\":", "", "null", "[]", deep, "{\"__proto__\":{}}"]
+        for (const body of bodies) {
+          for (const headers of [{}, { "x-svc-events-key": "" }, { "x-svc-events-key": "s3cret-kez" }, { "x-svc-events-key": "s" }]) {
+            const res = yield* raw("POST", url, body, headers)
+            expectError(res, 401, "Unauthorized", "Missing or invalid x-svc-events-key header")
+            expect(res.headers["www-authenticate"]).toBeUndefined()
+            expect(res.headers["x-request-id"]).toEqual(expect.any(String))
+          }
+        }
+        // The path as the router reads it (any case, an escape, a trailing slash): the same endpoint.
+        for (const path of [`/V1/Tasks/${EXPENSE_TASK}/EVENTS`, `/v1/tasks/${EXPENSE_TASK}/%65vents`, `${url}/`, `/${url}`]) {
+          expectError(yield* raw("POST", path, "{\"type\":"), 401, "Unauthorized", "x-svc-events-key")
+        }
+        // With the key, the body is read as ever.
+        const keyed = { "x-svc-events-key": "s3cret-key" }
+        expectError(yield* raw("POST", url, "{\"type\":\"x\"}", keyed), 400, "Bad Request", "source")
+        expectError(yield* raw("POST", url, "{\"type\":", keyed), 400, "Bad Request", "JSON")
+        expectError(yield* raw("POST", url, deep, keyed), 400, "Bad Request", "SVC_MAX_JSON_DEPTH")
+        // Other writes and reads ask for no key.
+        expectError(yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, "{\"type\":"), 400, "Bad Request", "JSON")
+        expect((yield* raw("GET", url)).status).toBe(200)
+      }), keyed))
+
   it.effect("limits of spec §8: type 128, source 64, sourceLabel 256, groupKey 128, seq an integer >= 0", () =>
     withGateway(() =>
       Effect.gen(function*() {

@@ -206,10 +206,17 @@ describe("one task, three PostgreSQL replicas, a SIGKILL", () => {
     }
     expect(Date.now() - started).toBeLessThan(60_000)
 
-    // Cursors at the extremes of a PostgreSQL position: read, never a 5xx.
-    for (const after of ["0", "9999999999999999", "0-0", "9999999999999999999-9999999999999999", events[0]!.position.replace(/-.*/, "-0")]) {
+    // Cursors at the extremes of a PostgreSQL position: read (a plain number comes before every
+    // transaction), or a 400 naming after (a number past 2^53; a transaction not yet begun, past
+    // every position given out), never a 5xx.
+    for (const after of ["0", "9007199254740991", "0-0", events[0]!.position.replace(/-.*/, "-0")]) {
       const res = await http("GET", `${replicas[0]!.url}/v1/tasks/${taskId}/events?after=${after}&limit=3`)
       expect(res.status, `after=${after}: ${res.text}`).toBe(200)
+    }
+    for (const after of ["9999999999999999", "9999999999999999999-9999999999999999", "9999999999999999999-9007199254740991"]) {
+      const res = await http("GET", `${replicas[0]!.url}/v1/tasks/${taskId}/events?after=${after}&limit=3`)
+      expect(res.status, `after=${after}: ${res.text}`).toBe(400)
+      expect(res.body.message).toMatch(/^after: /)
     }
   }, 120_000)
 })

@@ -77,4 +77,18 @@ describe("a gateway on a remote workspace (built processes)", () => {
     // answer's count (up to 10,000 events in the byte budget), more than a client may ask.
     expect((await readTimeline(url, taskId)).events).toEqual(timeline)
   }, 90_000)
+
+  it("a cursor past every position the remote store has given out: its 400 naming after, or last-event-id on a stream", async () => {
+    const url = gateways!.remote.url
+    const created = await http("POST", `${url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+    expect(created.status, created.text).toBe(201)
+    const events = `${url}/v1/tasks/${created.body.id as string}/events`
+    const page = await http("GET", `${events}?after=1-0`)
+    expect(page.status, page.text).toBe(400)
+    expect(page.body).toEqual({ statusCode: 400, error: "Bad Request", message: expect.stringMatching(/^after: "1-0" is past every position/) })
+    const byHeader = await http("GET", `${events}/stream`, undefined, { "last-event-id": "1-0" })
+    expect(byHeader.status, byHeader.text).toBe(400)
+    expect(byHeader.body.message).toMatch(/^last-event-id: "1-0" is past every position/)
+    expect((await http("GET", `${events}?after=0`)).status).toBe(200)
+  })
 })

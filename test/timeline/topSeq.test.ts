@@ -121,25 +121,4 @@ describe("after the top seq (built process)", () => {
     expect(fresh.status, fresh.text).toBe(200)
     expect(fresh.body.event).toMatchObject({ seq: 1, source: "auditor-bot", origin: "producer" })
   }, 60_000)
-
-  it("cursors at the extremes: read, never a 5xx; a malformed one a 400 naming after", async () => {
-    const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
-    const taskId: string = created.body.id
-    const events = `${gw.url}/v1/tasks/${taskId}/events`
-    for (const after of ["0", "1", "9999999999999999", "0-0", "9999999999999999999-9999999999999999", "0000000000000000000-1"]) {
-      const res = await http("GET", `${events}?after=${after}&limit=1000`)
-      expect(res.status, `after=${after}: ${res.text}`).toBe(200)
-      const sse = await http("GET", `${events}/stream?after=${after}`)
-      expect(sse.status, `stream after=${after}`).toBe(200)
-    }
-    for (const after of ["-1", "1.5", "1e3", "abc", "1-", "-", "1-2-3", "10000000000000000000-1", "99999999999999999", " 1", "１"]) {
-      const res = await http("GET", `${events}?after=${encodeURIComponent(after)}`)
-      expect(res.status, `after=${after}: ${res.text}`).toBe(400)
-      expect(res.body.message).toMatch(/after/)
-      // A header carries only visible ASCII (fetch refuses the others).
-      if (!/^[\x21-\x7e]+$/.test(after)) continue
-      const header = await http("GET", `${events}/stream`, undefined, { "last-event-id": after })
-      expect(header.status, `last-event-id ${after}`).toBe(400)
-    }
-  })
 })

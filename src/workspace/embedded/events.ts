@@ -4,7 +4,7 @@
  * seq (./timeline.ts). Read in the store's order, (tx, position), in pages the store alone cuts.
  */
 import * as Effect from "effect/Effect"
-import { Conflict } from "../../api/errors.js"
+import { BadRequest, Conflict } from "../../api/errors.js"
 import { quoted } from "../../lib/quoted.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
@@ -113,6 +113,36 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
     })
   }
 
+  /**
+   * A cursor past every position this store has given out would hide the events written after
+   * it (each is read only after its cursor): a 400 naming `after`, not an empty answer. Asked
+   * only when a read after it found nothing (one with events after it is before one of them).
+   * SQLite: positions are plain digits (tx 0), so one with a transaction is past them all, and so
+   * is a number past the last. PostgreSQL: ordered by transaction first, every later writer's
+   * transaction is at least the snapshot's xmax; a cursor of a transaction before that is passed
+   * by them, whatever its number (plain digits come before every transaction).
+   */
+  const refusePastTheEnd = (after: string | undefined) => {
+    if (after === undefined) return Effect.void
+    const { tx: t, n } = positionParts(after)
+    const past = (why: string) =>
+      Effect.fail(new BadRequest({ message: `after: ${quoted(after)} is past every position this store has given out (${why}): no later event would follow it` }))
+    return sql.onDialectOrElse({
+      pg: () =>
+        Effect.flatMap(
+          sql<{ begun: boolean }>`SELECT ${t}::xid8 < pg_snapshot_xmax(pg_current_snapshot()) AS begun`,
+          ([row]) => row?.begun === true ? Effect.void : past(`transaction ${t} has not begun`)
+        ),
+      orElse: () =>
+        t !== "0"
+          ? past("its positions are plain digits")
+          : Effect.flatMap(
+            sql<{ last: number | string | null }>`SELECT MAX(position) AS last FROM events`,
+            ([row]) => n <= Number(row?.last ?? 0) ? Effect.void : past("its last is lower")
+          )
+    })
+  }
+
   return {
     appendEvent: (tenantId, taskId, dto) =>
       write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), appendToSource(tenantId, taskId, dto, "producer", dto.seq)))
@@ -136,6 +166,7 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
         if (page.maxBytes === undefined) {
           const rows = yield* sql<EventRow>`SELECT ${cols} FROM events WHERE task_id = ${taskId} ${after} ${settled}
             ORDER BY events.tx, events.position ${ask}`
+          if (rows.length === 0) yield* refusePastTheEnd(page.after)
           const more = page.limit !== undefined && rows.length > page.limit
           return timelinePage((more ? rows.slice(0, page.limit) : rows).map(eventOfRow), more)
         }
@@ -147,7 +178,10 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
           FROM events WHERE task_id = ${taskId} ${after} ${settled} ORDER BY events.tx, events.position ${ask}`
         const wanted = page.limit !== undefined ? Math.min(page.limit, sizes.length) : sizes.length
         const n = eventsWithinBytes(sizes.slice(0, wanted).map((r) => EVENT_SIZE_OVERHEAD + Number(r.n)), page.maxBytes)
-        if (n === 0) return timelinePage([], false)
+        if (n === 0) {
+          yield* refusePastTheEnd(page.after)
+          return timelinePage([], false)
+        }
         const last = sizes[n - 1]!
         // The rows of the sizes read: between the cursor and the last one taken, in the same order.
         const upTo = sql.onDialectOrElse({

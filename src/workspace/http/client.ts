@@ -557,7 +557,7 @@ export const makeHttpWorkspaceClient = (
             }
           }),
           READ,
-          ["NotFound"]
+          ["NotFound", "BadRequest"]
         ),
       listDocuments: (tenantId, taskId, query) =>
         call(
