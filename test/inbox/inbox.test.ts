@@ -102,6 +102,25 @@ describe("GET /v1/inbox", () => {
     expect((await inbox(`?entityId=${GLOBEX_US}`)).items).toEqual([])
   })
 
+  it("assignee=me from a request that names nobody is a 400 saying so; groups without a person are nobody's, in /v1/me too", async () => {
+    for (const headers of [{}, { "x-forwarded-groups": "controllers" }]) {
+      const answer = await http("GET", `${gw.url}/v1/inbox?assignee=me`, undefined, headers)
+      // Before: 200 with an empty page ("Nothing waits here." in the CLI).
+      expect(answer.status, JSON.stringify(headers)).toBe(400)
+      expect(answer.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+      expect(answer.body.message).toBe(
+        `assignee: "me" matches nobody: this request names no one (the edge names a person in header x-forwarded-email); ` +
+          "name an actor or group:<name>, or leave assignee out"
+      )
+    }
+    // /v1/me is what assignee=me matches: with no actor, no groups either (before: ["controllers"]).
+    const me = await http("GET", `${gw.url}/v1/me`, undefined, { "x-forwarded-groups": "controllers" })
+    expect(me.status).toBe(200)
+    expect(me.body).toMatchObject({ actor: null, groups: [], identity: "edge" })
+    expect((await http("GET", `${gw.url}/v1/me`, undefined, as("carol@acme.test", "controllers"))).body)
+      .toMatchObject({ actor: "carol@acme.test", groups: ["controllers"], identity: "edge" })
+  })
+
   it("bad filters and cursors are 400s naming the parameter; a cursor of another query is refused", async () => {
     for (const q of ["?limit=0", "?limit=201", "?overdue=yes", "?entityId=nope", "?cursor=%2F%2F", "?cursor=abc"]) {
       const answer = await http("GET", `${gw.url}/v1/inbox${q}`)
