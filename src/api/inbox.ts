@@ -114,8 +114,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       .annotate(OpenApi.Summary, "Who the gateway takes the caller to be")
       .annotate(
         OpenApi.Description,
-        "The actor and groups the edge names for this request and whether an identity is configured: what the " +
-          "inbox's `assignee=me` matches; and the tenant this gateway is bound to (id, slug, name)."
+        "The actor and groups the edge names for this request (groups only with an actor) and whether an identity " +
+          "is configured: what the inbox's `assignee=me` matches; and the tenant this gateway is bound to (id, slug, name)."
       )
   )
   .add(
@@ -125,7 +125,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
         OpenApi.Description,
         "Every waiting step of the tenant's IN_PROGRESS tasks across entities, oldest waiting first, with its " +
           "entity, step, waitingSince, dueAt, assignees, claim and whether the caller may act. Filters: `awaiting` " +
-          "(component), `assignee` (`me`, or an actor or group:<name>), `entityId`, `workflowId`, `overdue=true`. " +
+          "(component), `assignee` (`me`, or an actor or group:<name>; `me` from a request that names nobody is a 400), " +
+          "`entityId`, `workflowId`, `overdue=true`. " +
           `Pages of \`limit\` (default ${INBOX_PAGE_DEFAULT}); \`nextCursor\` continues with the same filters and covers ` +
           "every waiting step once: a step that becomes current after the cursor's position appears later."
       )

@@ -91,6 +91,8 @@ export const writeFingerprint = {
   rejectRow: (ledger: string, rowId: string) => fingerprintOf("rejectRow", { ledger, rowId }),
   updateRow: (ledger: string, rowId: string, field: string, value: unknown, expected?: { readonly value: unknown }) =>
     fingerprintOf("updateRow", { ledger, rowId, field, value, ...(expected !== undefined ? { expected: expected.value } : {}) }),
+  claimStep: (taskId: string, override: boolean) => fingerprintOf("claimStep", { taskId, override }),
+  releaseClaim: (taskId: string) => fingerprintOf("releaseClaim", { taskId }),
   createGlSession: (serviceId: string | undefined) => fingerprintOf("createGlSession", { serviceId: serviceId ?? null }),
   deleteGlConnection: () => fingerprintOf("deleteGlConnection", {})
 } as const

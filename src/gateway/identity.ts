@@ -278,6 +278,8 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
       : yield* Effect.tryPromise({ try: () => makeJwtVerifier(jwt, tenantSlug, onWarning), catch: (e) => e as Error })
 
     const groupsHeader = settings.groupsHeader
+    /** How this edge names a person, for answers to a request that names nobody. */
+    const namedBy = jwt !== undefined ? `the bearer token's ${jwt.actorClaim} claim` : `header ${header!.name}`
     /** Header mode: the actor, and the groups when SVC_GROUPS_HEADER names them; a repeated header is refused. */
     const fromHeaders = (request: HttpServerRequest.HttpServerRequest, optional: boolean): Verdict => {
       for (const name of [header!.name, ...(groupsHeader !== undefined ? [groupsHeader] : [])]) {
@@ -286,9 +288,11 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
       }
       const v = headerVerdict(header!.name, header!.required && !optional, request.method, request.headers[header!.name])
       if (v._tag === "Refused" || groupsHeader === undefined) return v
-      // A link's route the edge left open (no one named): the groups header is then the client's
-      // own, and would vouch for the link's person; groups come with the person the edge names.
-      if (optional && v.actor === undefined) return v
+      // Groups come with the person the edge names: without one they are nobody's, so they are
+      // not read (a claim or a decision needs an actor, and `assignee=me` and /v1/me would
+      // otherwise match steps for no one). On a link's route the edge left open the groups header
+      // is moreover the client's own, and would vouch for the link's person.
+      if (v.actor === undefined) return v
       const raw = request.headers[groupsHeader]
       if (raw === undefined || raw === "") return v
       const text = headerText(raw)
@@ -319,6 +323,6 @@ export const identityMiddleware = (settings: IdentitySettings, tenantSlug: Optio
         return Effect.flatMap(verdict(request), (v) =>
           v._tag === "Refused"
             ? Effect.succeed(v.response)
-            : withIdentity({ groups: v.groups ?? [], enforced: true })(withActor(v.actor)(app)))
+            : withIdentity({ groups: v.groups ?? [], enforced: true, namedBy })(withActor(v.actor)(app)))
       })
   })

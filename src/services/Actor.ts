@@ -37,6 +37,8 @@ export const actorNow: Effect.Effect<string | undefined> = currentActor
 export interface Identity {
   readonly groups: ReadonlyArray<string>
   readonly enforced: boolean
+  /** How the edge names a person ("header x-forwarded-email"), to tell a request that names nobody. */
+  readonly namedBy?: string | undefined
 }
 
 export const NO_IDENTITY: Identity = { groups: [], enforced: false }

@@ -12,7 +12,7 @@ import { INBOX_CURSOR_MESSAGE, INBOX_PAGE_DEFAULT, type InboxPage, type InboxQue
 import type { InboxQuery } from "../upstream/inbox.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
-import { actorNow, currentIdentity } from "./Actor.js"
+import { actorNow, currentIdentity, type Identity } from "./Actor.js"
 import { actorProblem } from "./actorValue.js"
 import { GROUP_PREFIX } from "../domain/actorSkeleton.js"
 import { Tenant } from "./Tenant.js"
@@ -54,6 +54,20 @@ export const whoAmI = Effect.gen(function*() {
   return me
 })
 
+/**
+ * `assignee=me` from a request that names nobody: a 400, not an empty page that reads as "nothing
+ * waits for you". Groups come only with a named person (src/gateway/identity.ts), and a step is
+ * never assigned to nobody.
+ */
+const nobodyIsMe = (identity: Identity) =>
+  new BadRequest({
+    message: `assignee: "me" matches nobody: this request names no one (` +
+      (identity.namedBy !== undefined
+        ? `the edge names a person in ${identity.namedBy}`
+        : "no identity is configured at the edge: SVC_ACTOR_HEADER or SVC_JWT_JWKS") +
+      "); name an actor or group:<name>, or leave assignee out"
+  })
+
 /** One page of the inbox for the caller of this request. */
 export const inboxPage = (params: InboxQueryParams) =>
   Effect.gen(function*() {
@@ -62,6 +76,7 @@ export const inboxPage = (params: InboxQueryParams) =>
     const { cursor, limit, ...given } = params
     // A UUID in any case names the same entity (the store keeps them lower case).
     const filters = given.entityId === undefined ? given : { ...given, entityId: given.entityId.toLowerCase() }
+    if (filters.assignee === "me" && (yield* actorNow) === undefined) return yield* Effect.fail(nobodyIsMe(yield* currentIdentity))
     if (filters.assignee !== undefined && filters.assignee !== "me") {
       const named = filters.assignee.startsWith(GROUP_PREFIX) ? filters.assignee.slice(GROUP_PREFIX.length) : filters.assignee
       const problem = actorProblem(named, { agentAllowed: true })

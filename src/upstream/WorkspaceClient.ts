@@ -175,8 +175,8 @@ export interface WorkspaceClientService {
   readonly inbox: (tenantId: string, query: InboxQuery) => WsEffect<InboxSlice>
   /** Claims the task's current step for the request's actor (src/domain/assignment.ts claimDecision). */
   readonly claimStep: (tenantId: string, taskId: string, override: boolean) => WsEffect<StepClaim, NotFound | BadRequest | Conflict | Forbidden>
-  /** Releases the current step's claim (a no-op when none). */
-  readonly releaseClaim: (tenantId: string, taskId: string) => WsEffect<void, NotFound | Forbidden>
+  /** Releases the current step's claim (a no-op when none); Conflict: an Idempotency-Key reused for another request. */
+  readonly releaseClaim: (tenantId: string, taskId: string) => WsEffect<void, NotFound | Forbidden | Conflict>
 }
 
 /**

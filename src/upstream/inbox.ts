@@ -84,7 +84,8 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       params: TenantTaskPath,
       headers: IdempotencyKeyHeaders,
       success: HttpApiSchema.NoContent,
-      error: [...WorkspaceErrors, ForbiddenWire, NotFoundWire]
+      // 409: an Idempotency-Key reused for a different request.
+      error: [...WorkspaceErrors, ConflictWire, ForbiddenWire, NotFoundWire]
     })
       .annotate(OpenApi.Summary, "Release the claim of a task's current step")
       .annotate(

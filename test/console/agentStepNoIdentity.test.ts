@@ -39,4 +39,21 @@ describe("an agent's step without an identity at the edge", { timeout: 60_000 },
     await page.getByRole("heading", { name: "Current step: Review flagged expenses" }).waitFor()
     expect(errors).toEqual([])
   })
+
+  it("the inbox's Mine view says nobody is named, without asking for assignee=me (a 400 when nobody is); All lists the work", async () => {
+    const inboxQueries: Array<string> = []
+    page.on("request", (r) => {
+      if (r.url().includes("/v1/inbox")) inboxQueries.push(new URL(r.url()).search)
+    })
+    await page.goto("about:blank")
+    await page.evaluate(() => sessionStorage.clear()).catch(() => undefined)
+    await page.goto(`${gw!.url}/`)
+    await page.getByRole("heading", { name: "Inbox" }).waitFor()
+    await page.getByText("Without an identity at the gateway's edge nobody is named, so only All lists the work.").waitFor()
+    expect(await page.getByRole("alert").count()).toBe(0)
+    await page.getByRole("button", { name: "All" }).click()
+    await page.getByRole("list", { name: "Waiting steps" }).waitFor()
+    expect(inboxQueries.filter((q) => q.includes("assignee=me"))).toEqual([])
+    expect(errors).toEqual([])
+  })
 })

@@ -226,9 +226,15 @@ describe("without an identity, assignment is shown and not enforced", () => {
   it("anyone decides an assigned step; headers naming people or groups are not read", async () => {
     const t = await newTask(gw)
     expect((await approve(gw, t, as("carol@acme.test", "controllers"))).status).toBe(200)
+    // Nobody is named here: assignee=me matches no one, and says so (before: an empty page).
     const inbox = await http("GET", `${gw.url}/v1/inbox?assignee=me`, undefined, as("ann@acme.test", "controllers"))
-    expect(inbox.status).toBe(200)
-    expect(inbox.body.items).toEqual([])
+    expect(inbox.status).toBe(400)
+    expect(inbox.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+    expect(inbox.body.message).toBe(
+      `assignee: "me" matches nobody: this request names no one (no identity is configured at the edge: ` +
+        `SVC_ACTOR_HEADER or SVC_JWT_JWKS); name an actor or group:<name>, or leave assignee out`
+    )
+    expect((await http("GET", `${gw.url}/v1/inbox?assignee=ann@acme.test`)).body.items.length).toBeGreaterThan(0)
   })
 
   it("with the actor header but no SVC_GROUPS_HEADER, a groups header a client sends names no groups", async () => {

@@ -102,6 +102,25 @@ describe("GET /v1/inbox", () => {
     expect((await inbox(`?entityId=${GLOBEX_US}`)).items).toEqual([])
   })
 
+  it("assignee=me from a request that names nobody is a 400 saying so; groups without a person are nobody's, in /v1/me too", async () => {
+    for (const headers of [{}, { "x-forwarded-groups": "controllers" }]) {
+      const answer = await http("GET", `${gw.url}/v1/inbox?assignee=me`, undefined, headers)
+      // Before: 200 with an empty page ("Nothing waits here." in the CLI).
+      expect(answer.status, JSON.stringify(headers)).toBe(400)
+      expect(answer.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+      expect(answer.body.message).toBe(
+        `assignee: "me" matches nobody: this request names no one (the edge names a person in header x-forwarded-email); ` +
+          "name an actor or group:<name>, or leave assignee out"
+      )
+    }
+    // /v1/me is what assignee=me matches: with no actor, no groups either (before: ["controllers"]).
+    const me = await http("GET", `${gw.url}/v1/me`, undefined, { "x-forwarded-groups": "controllers" })
+    expect(me.status).toBe(200)
+    expect(me.body).toMatchObject({ actor: null, groups: [], identity: "edge" })
+    expect((await http("GET", `${gw.url}/v1/me`, undefined, as("carol@acme.test", "controllers"))).body)
+      .toMatchObject({ actor: "carol@acme.test", groups: ["controllers"], identity: "edge" })
+  })
+
   it("bad filters and cursors are 400s naming the parameter; a cursor of another query is refused", async () => {
     for (const q of ["?limit=0", "?limit=201", "?overdue=yes", "?entityId=nope", "?cursor=%2F%2F", "?cursor=abc"]) {
       const answer = await http("GET", `${gw.url}/v1/inbox${q}`)
@@ -152,5 +171,34 @@ describe("GET /v1/inbox", () => {
     const after = (await inbox(`?entityId=${ACME_US}&limit=200`)).items.find((i) => i.task.id === t)
     expect(after.step.id).toBe("reconcile")
     expect(after.claim).toBeUndefined()
+  })
+
+  it("a claim and a release sent again with their Idempotency-Key get the first answer and write nothing; the key is its caller's", async () => {
+    const t = await newTask(ACME_US, "close")
+    const claim = (key: string, headers: Record<string, string>) =>
+      http("POST", `${gw.url}/v1/tasks/${t}/claim`, {}, { ...headers, "idempotency-key": key })
+    const release = (key: string, headers: Record<string, string>) =>
+      http("DELETE", `${gw.url}/v1/tasks/${t}/claim`, undefined, { ...headers, "idempotency-key": key })
+    const claimOf = async () => (await inbox(`?entityId=${ACME_US}&limit=200`)).items.find((i) => i.task.id === t).claim
+    const first = await claim("k1", as("ann@acme.test"))
+    expect(first.status).toBe(200)
+    expect((await release("k2", as("ann@acme.test"))).status).toBe(204)
+    // The claim's retry: its first answer, no new claim (before: a new one at a later time).
+    const again = await claim("k1", as("ann@acme.test"))
+    expect(again.status).toBe(200)
+    expect(again.body).toEqual(first.body)
+    expect(await claimOf()).toBeUndefined()
+    // Ann claims again (a new key): the release's retry leaves that claim alone.
+    const held = await claim(`fresh-${t}`, as("ann@acme.test"))
+    expect((await release("k2", as("ann@acme.test"))).status).toBe(204)
+    expect(await claimOf()).toEqual(held.body)
+    // Ann's key sent by Bob (a controller, who may claim): the key reused, not the claim's conflict.
+    const bob = await claim("k1", as("bob@acme.test", "controllers"))
+    expect(bob.status).toBe(409)
+    expect(bob.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+    expect(bob.body.message).toContain(`Idempotency-Key "k1" was already used for a different request`)
+    const events = (await http("GET", `${gw.url}/v1/tasks/${t}/events`)).body.events as Array<{ type: string }>
+    expect(events.filter((e) => e.type === "step.claimed" || e.type === "step.released").map((e) => e.type))
+      .toEqual(["step.claimed", "step.released", "step.claimed"])
   })
 })

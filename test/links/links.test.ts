@@ -236,8 +236,35 @@ describe("deciding", () => {
       const statuses = answers.map((a) => a.status)
       expect(statuses.filter((s) => s === 200), JSON.stringify(answers.map((a) => a.body))).toHaveLength(1)
       for (const a of answers) if (a.status !== 200) expect([409, 410]).toContain(a.status)
+      // A 409 while the winner decides names the link that holds the pair: this one, or the other.
+      const urls = [links.approveUrl, links.rejectUrl, links.approveUrl]
+      const winner = urls[statuses.indexOf(200)]
+      answers.forEach((a, i) => {
+        if (a.status === 409 && /right now/.test(a.body.message)) {
+          expect(a.body.message).toContain(urls[i] === winner ? "This link is being used right now" : "The other link of this pair")
+        }
+      })
       expect(await completedEvents(taskId)).toHaveLength(1)
     }
+  })
+
+  it("the same link sent twice at once: one decides, the other is told this link is being used, not the other link", async () => {
+    let held = 0
+    for (let round = 0; round < 4 && held === 0; round++) {
+      const taskId = freshTask()
+      const links = await makeLinks(taskId, "ann@acme.example")
+      const answers = await Promise.all(Array.from({ length: 4 }, () => confirm(links.approveUrl)))
+      expect(answers.filter((a) => a.status === 200), JSON.stringify(answers.map((a) => a.body))).toHaveLength(1)
+      for (const a of answers.filter((a) => a.status === 409 && /right now/.test(a.body.message))) {
+        held++
+        expect(a.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+        // Before: "The other link of this pair is deciding right now", of the very same link.
+        expect(a.body.message).toBe("This link is being used right now: another request with it is deciding; a link decides once")
+      }
+      expect(await completedEvents(taskId)).toHaveLength(1)
+    }
+    // Four posts written at once overlap the first one's decision (a settle wait and a transaction).
+    expect(held).toBeGreaterThan(0)
   })
 
   it("a link of a step that has moved on answers 409 and changes nothing", async () => {

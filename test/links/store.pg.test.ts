@@ -33,12 +33,14 @@ const scenario = (url: string, seedFile: string) => {
       expect(opened.link).toMatchObject({ taskId: acmeTask(round), stepId: "controller_approval", decision: "reject", actor: "Ann@Acme.example" })
       // Another tenant's gateway: the token names nothing there.
       expect((yield* ws.openDecisionLink(GLOBEX, tokenOf(links.rejectUrl)))._tag).toBe("Unknown")
-      const claims = yield* Effect.all(Array.from({ length: 8 }, () => ws.claimDecisionLink(opened.link.pairId)), { concurrency: "unbounded" })
+      const claims = yield* Effect.all(Array.from({ length: 8 }, () => ws.claimDecisionLink(opened.link.pairId, "reject")), { concurrency: "unbounded" })
       expect(claims.filter((c) => c)).toHaveLength(1)
+      // While it decides, either link opened says which of the pair holds it.
+      expect(yield* ws.openDecisionLink(ACME, tokenOf(links.approveUrl))).toMatchObject({ _tag: "Open", deciding: "reject" })
       yield* ws.completeDecisionLink(opened.link.pairId, "reject")
       const used = yield* ws.openDecisionLink(ACME, tokenOf(links.approveUrl))
       expect(used).toMatchObject({ _tag: "Used", usedDecision: "reject" })
-      expect(yield* ws.claimDecisionLink(opened.link.pairId)).toBe(false)
+      expect(yield* ws.claimDecisionLink(opened.link.pairId, "approve")).toBe(false)
       // Revoking does not touch a used pair.
       expect(yield* ws.revokeDecisionLinks({ tenantId: ACME, taskId: acmeTask(round) })).toEqual({ revoked: 0, deciding: 0 })
     }
@@ -50,9 +52,12 @@ const scenario = (url: string, seedFile: string) => {
     // A refused decision lets go of its claim: the pair can be claimed again.
     const b = yield* ws.createDecisionLinks({ tenantId: ACME, taskId: acmeTask(7), actor: "bob@acme.example" })
     const pairId = tokenOf(b.approveUrl).split(".")[0]!
-    expect(yield* ws.claimDecisionLink(pairId)).toBe(true)
+    expect(yield* ws.claimDecisionLink(pairId, "approve")).toBe(true)
     yield* ws.releaseDecisionLink(pairId)
-    expect(yield* ws.claimDecisionLink(pairId)).toBe(true)
+    // Let go: nobody is deciding with it.
+    const released = yield* ws.openDecisionLink(ACME, tokenOf(b.approveUrl))
+    expect(released._tag === "Open" && released.deciding).toBe(undefined)
+    expect(yield* ws.claimDecisionLink(pairId, "approve")).toBe(true)
   }).pipe(Effect.provide(layer))
 }
 

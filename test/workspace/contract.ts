@@ -516,6 +516,31 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
           .toEqual(["step.claimed", "step.released", "step.claimed"])
         expect(events.filter((e) => e.type === "task.waiting").map((e) => (e.payload as { stepId: string }).stepId)).toEqual(["second"])
       }))
+
+      test("a claim and a release retried with their Idempotency-Key get the first answer and write nothing; the key is its caller's", Effect.gen(function*() {
+        const ws = yield* WorkspaceClient
+        const keyed = withIdempotencyKey
+        const claimed = yield* keyed("claim-1")(ws.claimStep(ID.tenantA, ID.taskApprove, false)).pipe(asPerson("ann@alpha.example"))
+        yield* keyed("release-1")(ws.releaseClaim(ID.tenantA, ID.taskApprove)).pipe(asPerson("ann@alpha.example"))
+        // The claim's retry after the release: its first answer, not a new claim.
+        expect(yield* keyed("claim-1")(ws.claimStep(ID.tenantA, ID.taskApprove, false)).pipe(asPerson("ann@alpha.example"))).toEqual(claimed)
+        expect((yield* page()).items.find((i) => i.task.id === ID.taskApprove)?.claim).toBeUndefined()
+        // Another person's claim: the release's retry does not release it.
+        const bobs = yield* ws.claimStep(ID.tenantA, ID.taskApprove, false).pipe(asPerson("bob@alpha.example", ["approvers"]))
+        yield* keyed("release-1")(ws.releaseClaim(ID.tenantA, ID.taskApprove)).pipe(asPerson("ann@alpha.example"))
+        expect((yield* page()).items.find((i) => i.task.id === ID.taskApprove)?.claim).toEqual(bobs)
+        // Ann's key sent by Bob: the key reused (a 409 saying so), not the claim's answer.
+        const reused = yield* failure(keyed("claim-1")(ws.claimStep(ID.tenantA, ID.taskApprove, false)).pipe(asPerson("bob@alpha.example", ["approvers"])))
+        expect(reused).toMatchObject({ _tag: "Conflict" })
+        expect(reused.message).toContain(`Idempotency-Key "claim-1" was already used for a different request`)
+        const released = yield* failure(keyed("release-1")(ws.releaseClaim(ID.tenantA, ID.taskApprove)).pipe(asPerson("bob@alpha.example", ["approvers"])))
+        expect(released).toMatchObject({ _tag: "Conflict" })
+        expect(released.message).toContain(`Idempotency-Key "release-1" was already used for a different request`)
+        expect((yield* page()).items.find((i) => i.task.id === ID.taskApprove)?.claim).toEqual(bobs)
+        const { events } = yield* ws.listEvents(ID.tenantA, ID.taskApprove)
+        expect(events.filter((e) => e.type === "step.claimed" || e.type === "step.released").map((e) => `${e.type}:${(e.payload as { holder?: string }).holder}`))
+          .toEqual(["step.claimed:ann@alpha.example", "step.released:ann@alpha.example", "step.claimed:bob@alpha.example"])
+      }))
     })
 
     describe("idempotent writes", () => {

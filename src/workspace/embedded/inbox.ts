@@ -3,7 +3,8 @@
  * the tasks (joined to their entities) after the tenant's runbooks are read: the step filters
  * become (workflow, step) pairs (../../domain/inbox.ts), so the page needs only plain columns
  * and the `tasks_waiting` index. A claim is a column set on the task, valid while it names the
- * current step; taking and releasing one write the timeline in the same transaction.
+ * current step; taking and releasing one write the timeline in the same transaction. Both are
+ * idempotent writes (an Idempotency-Key's retry gets the first answer and writes nothing).
  */
 import * as Effect from "effect/Effect"
 import type * as Statement from "effect/sql/Statement"
@@ -14,6 +15,7 @@ import type { Workspace } from "../../upstream/model.js"
 import { claimDecision, claimOn, releaseRefusal, type Caller } from "../../domain/assignment.js"
 import { claimEvent } from "../../domain/engine.js"
 import { inboxItemOf, selectSteps } from "../../domain/inbox.js"
+import { writeFingerprint } from "../../domain/idempotency.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
 import { claimOfRow, nowIso, runbookFromJson, type TaskRow, taskOfRow } from "./db.js"
 import { isoInstant } from "../../lib/isoInstant.js"
@@ -24,7 +26,7 @@ import type { Transactions } from "./transaction.js"
 const callerOf = (who: Attribution): Caller => ({ actor: who.actor, groups: who.groups ?? [], enforced: who.enforced === true })
 
 export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "inbox" | "claimStep" | "releaseClaim"> => {
-  const { sql, guard, taskOf, runbookOf, lockTask, write } = tx
+  const { sql, guard, taskOf, runbookOf, lockTask, write, idempotent } = tx
 
   /** The tenant's workflows with their runbooks (a runbook that does not decode counts as none). */
   const runbooksOf = (tenantId: string) =>
@@ -97,7 +99,7 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
 
     claimStep: (tenantId, taskId, override) =>
       Effect.flatMap(attributionNow, (who) =>
-        write(Effect.gen(function*() {
+        write(idempotent(tenantId, writeFingerprint.claimStep(taskId, override), Effect.gen(function*() {
           yield* lockTask(taskId)
           const row = yield* taskOf(tenantId, taskId)
           if (row.current_step === null || row.status !== "IN_PROGRESS") {
@@ -118,11 +120,11 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
           const claim = { stepId: row.current_step, by: who.actor!, at: nowIso(), override: decided.override }
           yield* writeClaim(tx, tenantId, row.id, claim, who)
           return claim
-        }))).pipe(guard("claimStep"), Effect.tap(() => Effect.sync(() => tx.bell.ring(rootTaskId(taskId))))),
+        })))).pipe(guard("claimStep"), Effect.tap(() => Effect.sync(() => tx.bell.ring(rootTaskId(taskId))))),
 
     releaseClaim: (tenantId, taskId) =>
       Effect.flatMap(attributionNow, (who) =>
-        write(Effect.gen(function*() {
+        write(idempotent(tenantId, writeFingerprint.releaseClaim(taskId), Effect.gen(function*() {
           yield* lockTask(taskId)
           const row = yield* taskOf(tenantId, taskId)
           const current = claimOn(claimOfRow(row), row.current_step)
@@ -132,7 +134,7 @@ export const inboxRecords = (tx: Transactions): Pick<WorkspaceClientService, "in
           yield* sql`UPDATE tasks SET claim_step = NULL, claimed_by = NULL, claimed_at = NULL, claim_override = 0 WHERE id = ${row.id}`
           yield* appendToTimeline(sql, tenantId, row.id, [claimEvent("released", current, who)], nowIso())
           return true
-        }))).pipe(
+        })))).pipe(
           guard("releaseClaim"),
           Effect.tap((released) => Effect.sync(() => released && tx.bell.ring(rootTaskId(taskId)))),
           Effect.asVoid

@@ -74,7 +74,8 @@ export type LinkLookup =
   | { readonly _tag: "Revoked"; readonly link: OpenedLink }
   | { readonly _tag: "Used"; readonly link: OpenedLink; readonly usedDecision: LinkDecision; readonly usedAt: string }
   | { readonly _tag: "Expired"; readonly link: OpenedLink }
-  | { readonly _tag: "Open"; readonly link: OpenedLink }
+  /** `deciding`: the link of the pair whose decision is being made now, when one is (and which is known). */
+  | { readonly _tag: "Open"; readonly link: OpenedLink; readonly deciding?: LinkDecision | undefined }
 
 export interface DecisionLinkStore {
   /** Whether links can be made (SVC_PUBLIC_URL set explicitly); `createDecisionLinks` says why not. */
@@ -112,8 +113,11 @@ export interface DecisionLinkStore {
   }) => WsEffect<ReadonlyArray<WaitingLinks>>
   /** What `token` names for `tenantId`'s gateway (any other tenant's pair is Unknown). */
   readonly openDecisionLink: (tenantId: string, token: string) => WsEffect<LinkLookup>
-  /** Holds the pair for one decision; false when it is used, revoked or held by another request. */
-  readonly claimDecisionLink: (pairId: string) => WsEffect<boolean>
+  /**
+   * Holds the pair for one decision, by the link that makes it (`decision`, told to a request that
+   * finds the pair held); false when it is used, revoked or held by another request.
+   */
+  readonly claimDecisionLink: (pairId: string, decision: LinkDecision) => WsEffect<boolean>
   /** Lets go of a claim whose decision did not happen (refused, conflict, store trouble). */
   readonly releaseDecisionLink: (pairId: string) => WsEffect<void>
   /** The pair has decided: neither link works again. */
@@ -137,6 +141,7 @@ interface LinkRow {
   readonly actor: string
   readonly expires_at: string
   readonly created_at: string
+  readonly claimed_at: string | null
   readonly used_at: string | null
   readonly used_decision: string | null
   readonly revoked_at: string | null
@@ -298,13 +303,24 @@ export const makeDecisionLinkStore = (
         return links
       }).pipe(guard("createDecisionLinks"))
 
+    /**
+     * The link of an open pair whose decision is being made now: a claim younger than
+     * CLAIM_TIMEOUT_MS, by the link its `used_decision` names (set with the claim, cleared with
+     * its release; a claim taken by an older version's process names none).
+     */
+    const decidingOf = (row: LinkRow): { deciding?: LinkDecision } =>
+      row.claimed_at !== null && row.claimed_at >= new Date(Date.now() - CLAIM_TIMEOUT_MS).toISOString() &&
+        (row.used_decision === "approve" || row.used_decision === "reject")
+        ? { deciding: row.used_decision }
+        : {}
+
     const openDecisionLink: DecisionLinkStore["openDecisionLink"] = (tenantId, token) =>
       Effect.gen(function*() {
         const unknown: LinkLookup = { _tag: "Unknown" }
         const parsed = parseToken(token)
         if (parsed === undefined) return unknown
         const [row] = yield* sql<LinkRow>`SELECT id, tenant_id, task_id, step_id, actor, expires_at, created_at,
-          used_at, used_decision, revoked_at FROM decision_links WHERE id = ${parsed.pairId}`
+          claimed_at, used_at, used_decision, revoked_at FROM decision_links WHERE id = ${parsed.pairId}`
         if (row === undefined || row.tenant_id !== tenantId) return unknown
         const link: OpenedLink = {
           pairId: row.id,
@@ -326,22 +342,22 @@ export const makeDecisionLinkStore = (
           // The expiry instant itself is past: a link works strictly before it.
           : Date.now() >= Date.parse(row.expires_at)
           ? { _tag: "Expired", link }
-          : { _tag: "Open", link }
+          : { _tag: "Open", link, ...decidingOf(row) }
         return lookup
       }).pipe(guard("openDecisionLink"))
 
-    const claimDecisionLink: DecisionLinkStore["claimDecisionLink"] = (pairId) =>
+    const claimDecisionLink: DecisionLinkStore["claimDecisionLink"] = (pairId, decision) =>
       Effect.gen(function*() {
         const now = nowIso()
         const stale = new Date(Date.now() - CLAIM_TIMEOUT_MS).toISOString()
-        const rows = yield* sql<{ readonly id: string }>`UPDATE decision_links SET claimed_at = ${now}
+        const rows = yield* sql<{ readonly id: string }>`UPDATE decision_links SET claimed_at = ${now}, used_decision = ${decision}
           WHERE id = ${pairId} AND used_at IS NULL AND revoked_at IS NULL AND (claimed_at IS NULL OR claimed_at < ${stale})
           RETURNING id`
         return rows.length === 1
       }).pipe(guard("claimDecisionLink"))
 
     const releaseDecisionLink: DecisionLinkStore["releaseDecisionLink"] = (pairId) =>
-      Effect.asVoid(sql`UPDATE decision_links SET claimed_at = NULL WHERE id = ${pairId} AND used_at IS NULL`).pipe(
+      Effect.asVoid(sql`UPDATE decision_links SET claimed_at = NULL, used_decision = NULL WHERE id = ${pairId} AND used_at IS NULL`).pipe(
         guard("releaseDecisionLink")
       )
 

@@ -231,7 +231,8 @@ const decisionsAttributed = statements(
  * Decision links (../../domain/links.ts, ./links.ts): one row per approve/reject pair for a named
  * person, bound to a task's step until `expires_at`. `claimed_at` holds the pair while its
  * decision is being made (a claim older than a minute is taken over: its process is gone),
- * `used_at` ends it with the decision taken, `revoked_at` ends it early. `actor_key` is the
+ * `used_at` ends it with the decision taken, `revoked_at` ends it early. `used_decision` is the
+ * decision of the link that holds the claim while `claimed_at` holds it, then the one taken. `actor_key` is the
  * person however their name is spelt (four-eyes' comparison), for revoking a person's links.
  * `decision_link_keys` holds the signing key generated once when SVC_LINK_SIGNING_KEYS is unset.
  */

@@ -653,7 +653,7 @@ export const makeHttpWorkspaceClient = (
           "Forbidden"
         ]),
       releaseClaim: (tenantId, taskId) =>
-        write((headers) => api.inbox.releaseClaim({ params: enc({ tenantId, taskId }), headers }), ["NotFound", "Forbidden"])
+        write((headers) => api.inbox.releaseClaim({ params: enc({ tenantId, taskId }), headers }), ["NotFound", "Forbidden", "Conflict"])
     }
     return service
   })

@@ -248,6 +248,21 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
           )))
     )
 
+    /**
+     * The 409 for a pair held by a decision under way: this link's own (the same link posted
+     * twice at once), the other link's, or one not known (a claim taken by an older process).
+     */
+    const decidingNow = (mine: LinkDecision, deciding: LinkDecision | undefined): Problem => ({
+      status: 409,
+      error: "Conflict",
+      title: "",
+      message: deciding === mine
+        ? "This link is being used right now: another request with it is deciding; a link decides once"
+        : deciding !== undefined
+        ? `The other link of this pair (${deciding}) is deciding right now; a link decides once`
+        : "A link of this pair is deciding right now; a link decides once"
+    })
+
     const fail = (p: Problem) =>
       Effect.fail(
         p.status === 404
@@ -269,14 +284,11 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
       const found = yield* inspect(yield* tokenParam)
       if (found._tag === "Problem") return yield* fail(found.problem)
       const { link } = found
-      if (!(yield* store.claimDecisionLink(link.pairId))) {
-        // Used (or revoked) meanwhile, or another request of the pair is deciding right now.
+      if (!(yield* store.claimDecisionLink(link.pairId, link.decision))) {
+        // Used (or revoked) meanwhile, or another request of the pair is deciding right now:
+        // with this very link (sent twice) or with the other one.
         const again = yield* store.openDecisionLink(link.tenantId, yield* tokenParam)
-        return yield* fail(
-          again._tag === "Open"
-            ? { status: 409, error: "Conflict", title: "", message: "The other link of this pair is deciding right now; a link decides once" }
-            : problemOf(again)
-        )
+        return yield* fail(again._tag === "Open" ? decidingNow(link.decision, again.deciding) : problemOf(again))
       }
       const decided = decideTask(
         link.taskId,
