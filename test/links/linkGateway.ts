@@ -14,8 +14,6 @@ export interface LinkGateway {
   readonly gw: BuiltGateway
   /** A link approving the task's current step for `actor`, on this process's own address. */
   readonly approveUrl: (taskId: string, actor: string) => Promise<string>
-  /** The admin listener's answer to making a link pair for `actor`. */
-  readonly create: (taskId: string, actor: string) => ReturnType<typeof http>
   /** The task's current step, null when none. */
   readonly stepOf: (taskId: string) => Promise<string | null>
 }
@@ -25,8 +23,6 @@ export const startLinkGateway = async (world: ReturnType<typeof linksWorld>, env
   const gw = await startBuiltGateway({ ...env, SVC_PUBLIC_URL: PUBLIC, SVC_ADMIN_TOKEN: adminToken }, world)
   return {
     gw,
-    create: (taskId, actor) =>
-      http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${adminToken}` }),
     approveUrl: async (taskId, actor) => {
       const res = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor }, { authorization: `Bearer ${adminToken}` })
       expect(res.status, res.text).toBe(201)

@@ -38,18 +38,6 @@ const claimEvents = async (taskId: string) =>
     .map((e) => `${e.type} ${e.payload.stepId} ${e.payload.holder ?? e.payload.actor} by ${e.payload.actor}`)
 
 describe("a decision link on a step that requires a claim", () => {
-  it("is made only for someone the step waits for: another person, or a look-alike of an assignee, is a 400 naming actor", async () => {
-    const taskId = acmeTask(9)
-    // Before: a link pair made, each link then a 403 "not assigned" when used.
-    for (const actor of ["zed@acme.example", "b\u043eb@acme.example", "bob@acme.example.evil"]) {
-      const res = await links.create(taskId, actor)
-      expect(res.status, `${actor}: ${res.text}`).toBe(400)
-      expect(res.body.message).toMatch(/^actor: .* is not assigned to step "controller_approval", which waits for ann@acme\.example, bob@acme\.example/)
-    }
-    // An assignee in another case or compatibility form is that person.
-    for (const actor of ["BOB@acme.example", "\uff41nn@acme.example"]) expect((await links.create(taskId, actor)).status, actor).toBe(201)
-  })
-
   it("unclaimed: the link's decision claims it for the link's person and decides", async () => {
     const taskId = acmeTask(0)
     const decided = await confirm(await approveUrl(taskId, "ann@acme.example"))

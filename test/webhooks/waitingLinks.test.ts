@@ -168,7 +168,7 @@ describe("task.waiting carries decision links", () => {
     expect((await confirm(links[0]!.approveUrl)).status).toBe(409)
 
     // The four-eyes step: Ann, Bob and Carol (named twice, one pair). Bob decided before: his
-    // link is refused by four-eyes; a link for Dave (not assigned) is not made.
+    // link is refused by four-eyes; Dave's (made by an operator) by assignment.
     const second = await waitingAt("/people", sub.secret, taskId, "cfo_approval")
     expect(second.data.links!.map((l) => l.actor)).toEqual(["ann@acme.example", "bob@acme.example", "carol@acme.example"])
     const bobAgain = await confirm(second.data.links![1]!.approveUrl)
@@ -177,9 +177,10 @@ describe("task.waiting carries decision links", () => {
     const made = await http("POST", `${gw.adminUrl}/workspace/links`, { tenantSlug: "acme", taskId, actor: "dave@acme.example" }, {
       authorization: `Bearer ${TOKEN}`
     })
-    // Refused when made, not by a 403 each time the link is used.
-    expect(made.status, made.text).toBe(400)
-    expect(made.body.message).toMatch(/^actor: dave@acme\.example is not assigned to step "cfo_approval"/)
+    expect(made.status, made.text).toBe(201)
+    const daveLink = await confirm(made.body.approveUrl)
+    expect(daveLink.status).toBe(403)
+    expect(daveLink.body.message).toMatch(/dave@acme\.example is not assigned/)
     expect(await stepOf(taskId)).toBe("cfo_approval")
     const carol = second.data.links!.find((l) => l.actor === "carol@acme.example")!
     expect((await confirm(carol.rejectUrl, { comments: "Wrong period" })).status).toBe(200)

@@ -26,8 +26,7 @@ import {
   signLink,
   verifyLink
 } from "../../domain/links.js"
-import { actorProblem, GROUP_ACTOR_PREFIX } from "../../services/actorValue.js"
-import { assigneesOf, isAssignee } from "../../domain/assignment.js"
+import { actorProblem } from "../../services/actorValue.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import type { DecisionLinks } from "../../upstream/links.js"
 import { guard, nowIso, runbookFromJson } from "./db.js"
@@ -277,17 +276,6 @@ export const makeDecisionLinkStore = (
           return yield* bad(
             `Current step "${step.id}" (${step.displayHint.component}) is not an ${LINK_COMPONENT} step: links decide approval steps only`
           )
-        }
-        // A person the step could never take a link's decision from: told now, not by a 403 when
-        // the link is used. Only people and agents are known here; a link's groups come from the
-        // edge when it is used, so a step that names a group may take anyone.
-        const [row] = yield* sql<{ readonly runbook: string | null }>`
-          SELECT w.runbook FROM tasks t JOIN workflows w ON w.id = t.workflow_id WHERE t.id = ${task.id}`
-        const assigned = runbookFromJson(row?.runbook ?? null)?.steps.find((s) => s.id === step.id)
-        const waiting = assigned === undefined ? [] : assigneesOf(assigned)
-        if (waiting.length > 0 && !waiting.some((a) => personKey(a).startsWith(GROUP_ACTOR_PREFIX)) &&
-          !isAssignee(assigned!, { actor: input.actor, groups: [], enforced: true })) {
-          return yield* bad(`actor: ${input.actor} is not assigned to step "${step.id}", which waits for ${waiting.join(", ")}: the link could never decide it`)
         }
         const made = yield* mint(input.tenantId, task.id, step.id, input.actor, ttl)
         const links: DecisionLinks = {
