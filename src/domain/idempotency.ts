@@ -8,6 +8,7 @@
  * semantics). Failed writes store nothing, so a retry after a failure runs again.
  */
 import * as Effect from "effect/Effect"
+import { canonicalJsonValue } from "../lib/sameJson.js"
 import { Conflict } from "../api/errors.js"
 import { actorKey } from "./actorSkeleton.js"
 import { parseJson } from "../api/jsonParse.js"
@@ -79,7 +80,8 @@ export const writeFingerprint = {
   createTask: (entityId: string, input: unknown) => fingerprintOf("createTask", { entityId, input }),
   signal: (signal: { readonly taskId: string; readonly name: string; readonly payload: unknown }) =>
     fingerprintOf("signal", { taskId: signal.taskId, name: signal.name, payload: signal.payload }),
-  appendEvent: (taskId: string, event: unknown) => fingerprintOf("appendEvent", { taskId, event }),
+  // Members in any order are the same event (the store answers such a re-post with the stored one).
+  appendEvent: (taskId: string, event: unknown) => fingerprintOf("appendEvent", { taskId, event: canonicalJsonValue(event) }),
   recordEvent: (taskId: string, record: unknown) => fingerprintOf("recordEvent", { taskId, record }),
   putDocument: (doc: { readonly bytes: Uint8Array | { readonly sha256: Effect.Effect<string> } }, signal: unknown) =>
     Effect.flatMap(

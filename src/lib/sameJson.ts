@@ -16,3 +16,14 @@ export const sameJsonValue = (a: unknown, b: unknown): boolean => {
   const oa = a as Record<string, unknown>
   return ka.every((k) => Object.prototype.hasOwnProperty.call(ob, k) && sameJsonValue(oa[k], ob[k]))
 }
+
+/**
+ * The value with every object's members in code-unit order of their names, arrays as they are:
+ * one text for every spelling of the same value (an Idempotency-Key's fingerprint of an event).
+ */
+export const canonicalJsonValue = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(canonicalJsonValue)
+    : v !== null && typeof v === "object"
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonicalJsonValue((v as Record<string, unknown>)[k])]))
+    : v

@@ -1,7 +1,7 @@
 /** sameJsonValue: the same JSON value whatever the order of each object's members; nothing else. */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { sameJsonValue } from "../../src/lib/sameJson.js"
+import { canonicalJsonValue, sameJsonValue } from "../../src/lib/sameJson.js"
 
 /** The value with every object's members in reverse order (arrays keep theirs). */
 const reordered = (v: unknown): unknown =>
@@ -23,6 +23,9 @@ describe("sameJsonValue", () => {
             ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`
             : JSON.stringify(v)
         expect(sameJsonValue(a, b)).toBe(canonical(a) === canonical(b))
+        // The fingerprint's text: one for every order of the members, another for another value.
+        expect(JSON.stringify(canonicalJsonValue(reordered(a)))).toBe(JSON.stringify(canonicalJsonValue(a)))
+        expect(JSON.stringify(canonicalJsonValue(a)) === JSON.stringify(canonicalJsonValue(b))).toBe(sameJsonValue(a, b))
       }),
       { numRuns: 500 }
     )

@@ -60,6 +60,21 @@ describe("Idempotency-Key on the gateway's writes", () => {
       })
     ))
 
+  it.effect("an event retried with its key and its payload's members in another order is the same request", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        const key = { "idempotency-key": "event-order" }
+        const post = (payload: unknown) =>
+          raw("POST", `/v1/tasks/${EXPENSE_TASK}/events`, { type: "note", source: "worker", seq: 9, payload }, key)
+        const first = yield* post({ a: 1, b: { c: [1, { d: 2, e: 3 }] } })
+        expect(first.status).toBe(200)
+        // Before: 409 "already used for a different request" (the fingerprint kept the order).
+        const again = yield* post({ b: { c: [1, { e: 3, d: 2 }] }, a: 1 })
+        expect([again.status, again.body]).toEqual([200, first.body])
+        expectError(yield* post({ b: { c: [{ e: 3, d: 2 }, 1] }, a: 1 }), 409, "Conflict", "different request")
+      })
+    ))
+
   it.effect("a malformed key is a 400 before anything is written", () =>
     withGateway((ws) =>
       Effect.gen(function*() {
