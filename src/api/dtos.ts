@@ -53,7 +53,7 @@ const StepId = NonEmpty(256).annotate({
 export const TaskActionDto = Schema.Struct({
   type: Schema.Literals(["approved", "rejected"]),
   step: optional(StepId),
-  comments: optional(Schema.String.check(Schema.isMaxLength(10_000)).annotate({
+  comments: optional(Schema.String.check(isMaxChars(10_000)).annotate({
     description: "Free text; recorded in the audit log; forwarded as `reason`"
   }))
 }).pipe(closed("TaskActionDto"))

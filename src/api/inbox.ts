@@ -8,6 +8,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { isMaxChars } from "./textLength.js"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { closed } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
@@ -62,12 +63,12 @@ const LIMIT_MESSAGE = `must be an integer from 1 to ${INBOX_PAGE_MAX}`
 export const InboxParams = Schema.Struct({
   awaiting: Schema.optionalKey(AwaitingParam),
   assignee: Schema.optionalKey(
-    Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(262)).annotate({
+    Schema.String.check(Schema.isMinLength(1), isMaxChars(262)).annotate({
       description: "`me` (the caller's actor and groups), or an actor or group:<name> as the steps name them"
     })
   ),
   entityId: Schema.optionalKey(Uuid),
-  workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))),
+  workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), isMaxChars(256))),
   overdue: Schema.optionalKey(Schema.Literals(["true", "false"]).annotate({ description: "true: only steps past their dueAt" })),
   limit: Schema.optionalKey(
     Schema.String.check(Schema.isPattern(/^\d{1,4}$/u, { message: LIMIT_MESSAGE })).pipe(

@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { isMaxChars } from "../api/textLength.js"
 import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
 import { jsonObject } from "../api/jsonObject.js"
@@ -59,8 +60,8 @@ export const NextStepOf = Schema.Struct({
 
 /** One step of one workflow: a task's current step, as a list filter names it. */
 export const StepRef = Schema.Struct({
-  workflowId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)),
-  stepId: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))
+  workflowId: Schema.String.check(Schema.isMinLength(1), isMaxChars(256)),
+  stepId: Schema.String.check(Schema.isMinLength(1), isMaxChars(256))
 }).annotate({ identifier: "StepRef" })
 
 export const Workflow = Schema.Struct({
@@ -93,7 +94,7 @@ export const RunbookStep = Schema.Struct({
   })),
   assignees: optional(
     Schema.Array(
-      Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)).annotate({
+      Schema.String.check(Schema.isMinLength(1), isMaxChars(256)).annotate({
         description: "An actor as the edge names it (e.g. ann@acme.example), or a group as group:<name>"
       })
     ).check(Schema.isMaxLength(50)).annotateKey({
@@ -130,7 +131,7 @@ export const Signal = Schema.Struct({
   taskId: Schema.String.annotate({ description: "Task or composite child id; resolved to its root task" }),
   name: Schema.String,
   payload: JsonObject,
-  expectedStep: optional(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256)).annotate({
+  expectedStep: optional(Schema.String.check(Schema.isMinLength(1), isMaxChars(256)).annotate({
     description: "The step this signal is for (approve, reject, file_submitted, row actions). When given, the signal " +
       "applies to that step only: a repeat of the decision already taken on it is a no-op, a decision for a step " +
       "that is no longer current (or was decided the other way) is a 409 naming the current step. When omitted, " +

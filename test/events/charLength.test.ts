@@ -30,6 +30,19 @@ describe("event text bounded in characters", () => {
       })
     ))
 
+  it.effect("a decision's step and comments, and the inbox's workflowId, count characters too", () =>
+    withGateway(() =>
+      Effect.gen(function*() {
+        // 256 emoji name no step of the task: the step's 409, not a 400 for its length.
+        const far = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved", step: "😀".repeat(256) })
+        expect(far.status, JSON.stringify(far.body)).toBe(409)
+        expectError(yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/action`, { type: "approved", step: "😀".repeat(257) }), 400, "Bad Request", "step")
+        const inbox = yield* raw("GET", `/v1/inbox?workflowId=${encodeURIComponent("😀".repeat(256))}`)
+        expect(inbox.status, JSON.stringify(inbox.body)).toBe(200)
+        expectError(yield* raw("GET", `/v1/inbox?workflowId=${encodeURIComponent("😀".repeat(257))}`), 400, "Bad Request", "workflowId")
+      })
+    ))
+
   it("charCount: surrogate pairs count once, lone surrogates once each", () => {
     expect(charCount("😀".repeat(3))).toBe(3)
     expect(charCount("a\uD800b\uDC00")).toBe(4)
