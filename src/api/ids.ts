@@ -1,4 +1,5 @@
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 // Written without the `i` flag so that the published JSON Schema pattern means the same; with `u`,
 // which Effect 4 requires to publish a pattern (JSON Schema patterns are Unicode-aware).
@@ -31,6 +32,18 @@ export const TaskId = Schema.String.check(
   description:
     `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters`
 })
+
+/**
+ * Path parameters naming an id: its UUID in lower case once decoded, as the store keeps ids (it
+ * makes them, lower case): RFC 9562 reads UUIDs case-insensitively on input, and an upper-case
+ * one named nothing (404). A composite task id's steps and slugs are left as written.
+ */
+const foldUuid = SchemaTransformation.transform<string, string>({
+  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
+  encode: (s) => s
+})
+export const UuidParam = Uuid.pipe(Schema.decodeTo(Uuid, foldUuid))
+export const TaskIdParam = TaskId.pipe(Schema.decodeTo(TaskId, foldUuid))
 
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!

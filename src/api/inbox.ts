@@ -12,7 +12,7 @@ import { isMaxChars } from "./textLength.js"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { closed } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
-import { TaskId, Timestamp, Uuid } from "./ids.js"
+import { TaskIdParam, Timestamp, Uuid } from "./ids.js"
 import { optional } from "./optional.js"
 import { TaskSummary } from "./resources.js"
 import { AwaitingParam } from "./taskListing.js"
@@ -90,7 +90,7 @@ export const ClaimDto = Schema.Struct({
   }))
 }).pipe(closed("ClaimDto"))
 
-const TaskPath = Schema.Struct({ taskId: TaskId })
+const TaskPath = Schema.Struct({ taskId: TaskIdParam })
 
 /** Who the gateway takes the caller to be: what "Mine" and "My groups" of the inbox mean for them. */
 export const Me = Schema.Struct({
