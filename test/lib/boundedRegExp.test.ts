@@ -82,7 +82,9 @@ describe("the linear engine means what JavaScript means", () => {
     fc.assert(fc.property(pattern, subject, ({ flags, source }, s) => {
       const re = new RegExp(source, flags)
       if (engineFor(re) === "linear") linear++
-      expect(testWithin(re, s), `/${source}/${flags} on ${JSON.stringify(s)}`).toBe(re.test(s))
+      // What it means, not how fast: a budget a collection of this worker's heap cannot pass (a
+      // full run once saw a one-character value "timeout" under the 25 ms one, CPU spent).
+      expect(testWithin(re, s, 2_000), `/${source}/${flags} on ${JSON.stringify(s)}`).toBe(re.test(s))
     }), { numRuns: 3_000 })
     expect(linear).toBeGreaterThan(1_000)
   })
