@@ -125,7 +125,7 @@ const viaOf = (payload: Record<string, unknown>) => (payload.via === "link" ? { 
  * A step signal recorded but not yet applied (the embedded store's outbox): a decision, or a file
  * submitted to an upload step; either already decides its step.
  */
-export interface PendingDecision {
+export interface PendingStepSignal {
   readonly name: string
   readonly expectedStep: string | null
 }
@@ -138,7 +138,7 @@ export const isDecision = (name: string) => name === "approve" || name === "reje
 export const decisionOf = (
   snapshots: Record<string, unknown>,
   step: string,
-  pending: ReadonlyArray<PendingDecision>
+  pending: ReadonlyArray<PendingStepSignal>
 ): "approved" | "rejected" | undefined => {
   const snapshot = Object.prototype.hasOwnProperty.call(snapshots, step) ? snapshots[step] : undefined
   const taken = (snapshot as { decision?: unknown } | null | undefined)?.decision
@@ -215,7 +215,7 @@ const submittedOn = (snapshots: Record<string, unknown>, step: string) => {
 const fileCompletes = (
   snapshots: Record<string, unknown>,
   step: string,
-  pending: ReadonlyArray<PendingDecision>,
+  pending: ReadonlyArray<PendingStepSignal>,
   runbook: Workspace.Runbook | null | undefined
 ) =>
   submittedOn(snapshots, step) ||
@@ -295,7 +295,7 @@ export const acceptSignal = (
     /** A decision that claims the step first (Workspace.Signal's, a decision link's). */
     readonly claimFirst?: boolean | undefined
   },
-  pending: ReadonlyArray<PendingDecision>,
+  pending: ReadonlyArray<PendingStepSignal>,
   arrival: Arrival = {}
 ): Acceptance => {
   const decision = isDecision(signal.name)
@@ -309,13 +309,12 @@ export const acceptSignal = (
   // the outbox, or applied) is seen: a second one is a duplicate or a conflict, never a second record.
   const named = signal.expectedStep ?? (stepBound ? (atArrival ?? task.currentStep) ?? undefined : undefined)
   if (named === undefined) {
-    if (decision && (task.currentStep === null || isTerminalStatus(task.status))) {
-      return { _tag: "badRequest", message: `Task is ${task.status} with no step to decide`, currentStatus: task.status }
-    }
-    // A file asked to complete a step of a task that has none left: refused like a decision
+    // A decision, or a file asked to complete a step, on a task that has none left: refused
     // (nothing stored), not acknowledged as signaled and then dropped at delivery.
-    if (signal.name === FILE_SUBMITTED_SIGNAL && (task.currentStep === null || isTerminalStatus(task.status))) {
-      return { _tag: "badRequest", message: `Task is ${task.status} with no step for a submitted file to complete`, currentStatus: task.status }
+    const file = signal.name === FILE_SUBMITTED_SIGNAL
+    if ((decision || file) && (task.currentStep === null || isTerminalStatus(task.status))) {
+      const what = file ? "for a submitted file to complete" : "to decide"
+      return { _tag: "badRequest", message: `Task is ${task.status} with no step ${what}`, currentStatus: task.status }
     }
     return { _tag: "record", expectedStep: task.currentStep }
   }

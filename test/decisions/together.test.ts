@@ -55,6 +55,28 @@ const action = (taskId: string, type: "approved" | "rejected") => ({
 
 const summary = (answers: ReadonlyArray<RawResponse>) => answers.map((a) => `${a.status} ${a.text}`)
 
+/** A payment run approved twice, at its upload step. */
+const paymentRunAtUpload = async () => {
+  const taskId = await newPaymentRun()
+  for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })
+  expect((await stateOf(taskId)).step).toBe("upload_remittance")
+  return taskId
+}
+
+/** The remittance file, submitted to complete the task's upload step. */
+const remittanceUpload = (taskId: string) => ({
+  method: "POST",
+  path: `/v1/tasks/${taskId}/files`,
+  body: {
+    source: "remittance",
+    fileName: "remittance.txt",
+    contentType: "text/plain",
+    data: Buffer.from("paid").toString("base64"),
+    signalTaskId: taskId,
+    signalName: "file_submitted"
+  }
+})
+
 describe("decisions written together on separate keep-alive connections (built process)", () => {
   for (const n of [2, 20]) {
     it(`${n} identical approvals: every one {ok:true}, the task moves one step (${ROUNDS} rounds)`, async () => {
@@ -145,22 +167,9 @@ describe("decisions written together on separate keep-alive connections (built p
     // rounds the approval answered {ok:true} and was then thrown away at delivery.
     let reruns = 0
     for (let round = 0; round < ROUNDS; round++) {
-      const taskId = await newPaymentRun()
-      for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })
-      expect((await stateOf(taskId)).step).toBe("upload_remittance")
+      const taskId = await paymentRunAtUpload()
       const approval = { ...action(taskId, "approved"), body: { type: "approved", comments: `round ${round}` } }
-      const upload = {
-        method: "POST",
-        path: `/v1/tasks/${taskId}/files`,
-        body: {
-          source: "remittance",
-          fileName: "remittance.txt",
-          contentType: "text/plain",
-          data: Buffer.from("paid").toString("base64"),
-          signalTaskId: taskId,
-          signalName: "file_submitted"
-        }
-      }
+      const upload = remittanceUpload(taskId)
       const answers = await sendTogether(gateway.url, round % 2 === 0 ? [approval, upload] : [upload, approval])
       if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
         reruns++
@@ -184,21 +193,8 @@ describe("decisions written together on separate keep-alive connections (built p
   }, 120_000)
 
   it("two identical file submissions together complete the upload step once; both files are kept", async () => {
-    const taskId = await newPaymentRun()
-    for (let i = 0; i < 2; i++) await http("POST", `${gateway.url}/v1/tasks/${taskId}/action`, { type: "approved" })
-    expect((await stateOf(taskId)).step).toBe("upload_remittance")
-    const upload = {
-      method: "POST",
-      path: `/v1/tasks/${taskId}/files`,
-      body: {
-        source: "remittance",
-        fileName: "remittance.txt",
-        contentType: "text/plain",
-        data: Buffer.from("paid").toString("base64"),
-        signalTaskId: taskId,
-        signalName: "file_submitted"
-      }
-    }
+    const taskId = await paymentRunAtUpload()
+    const upload = remittanceUpload(taskId)
     const answers = await sendTogether(gateway.url, [upload, upload])
     expect(answers.map((a) => a.status), summary(answers).join("\n")).toEqual([201, 201])
     expect(await stateOf(taskId)).toEqual({

@@ -6,17 +6,15 @@
  * header), on a page and on a stream alike. Any other is read, and events written after it come.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { readFileSync } from "node:fs"
 import { http } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse } from "../events/sse.js"
-import { type BuiltGateway, startBuiltGateway } from "./support.js"
+import { type BuiltGateway, startBuiltGateway, EXAMPLE_FIXTURE } from "./support.js"
 
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 
 let gw: BuiltGateway
 beforeAll(async () => {
-  gw = await startBuiltGateway({ SVC_ADMIN_PORT: "off", SVC_EVENTS_POLL_MS: "200" }, fixture)
+  gw = await startBuiltGateway({ SVC_ADMIN_PORT: "off", SVC_EVENTS_POLL_MS: "200" }, EXAMPLE_FIXTURE)
 }, 60_000)
 afterAll(async () => {
   await gw?.cleanup()

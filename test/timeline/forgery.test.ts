@@ -10,18 +10,16 @@
  * Cyrillic look-alike passed, and the admin API stored `source: "audit"` with any actor.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { readFileSync } from "node:fs"
 import { http } from "../support/process.js"
 import { ACME, ACME_US } from "../support/world.js"
 import { stopAllProcesses, svc } from "../cli/harness.js"
-import { type BuiltGateway, readTimeline, startBuiltGateway } from "./support.js"
+import { type BuiltGateway, readTimeline, startBuiltGateway, EXAMPLE_FIXTURE } from "./support.js"
 
 const ADMIN_TOKEN = "timeline-forgery-admin-token-0123456789"
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 
 let gw: BuiltGateway
 beforeAll(async () => {
-  gw = await startBuiltGateway({ SVC_ADMIN_TOKEN: ADMIN_TOKEN }, fixture)
+  gw = await startBuiltGateway({ SVC_ADMIN_TOKEN: ADMIN_TOKEN }, EXAMPLE_FIXTURE)
 }, 60_000)
 afterAll(async () => {
   await gw?.cleanup()

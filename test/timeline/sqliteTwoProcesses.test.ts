@@ -7,14 +7,12 @@
  * once, in the final order.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { readFileSync } from "node:fs"
 import { pathToFileURL } from "node:url"
 import { http, type RunningService, startBuilt } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse } from "../events/sse.js"
-import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway, type TimelineEvent } from "./support.js"
+import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway, type TimelineEvent, EXAMPLE_FIXTURE } from "./support.js"
 
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 const SETTINGS = { SVC_ADMIN_PORT: "off", SVC_EVENTS_POLL_MS: "100", SVC_EVENTS_PAGE_BYTES: "3000" }
 const PRODUCERS = 6
 const EVENTS = 30
@@ -22,7 +20,7 @@ const EVENTS = 30
 let first: BuiltGateway
 let second: RunningService | undefined
 beforeAll(async () => {
-  first = await startBuiltGateway(SETTINGS, fixture)
+  first = await startBuiltGateway(SETTINGS, EXAMPLE_FIXTURE)
   second = await startBuilt({ ...SETTINGS, SVC_TENANT_SLUG: "acme", SVC_DATABASE_URL: pathToFileURL(first.dbFile).href })
 }, 60_000)
 afterAll(async () => {

@@ -4,7 +4,7 @@
  * client must (following nextAfter until an answer no longer says hasMore).
  */
 import { expect } from "vitest"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -30,6 +30,9 @@ export interface BuiltGateway extends RunningService {
   readonly dbFile: string
   readonly cleanup: () => Promise<void>
 }
+
+/** test/fixtures/example.json as an object, to seed a built gateway with. */
+export const EXAMPLE_FIXTURE = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 
 /** The built gateway on a fresh temporary database, seeded from `fixture` (an object) when given. */
 export const startBuiltGateway = async (env: Record<string, string> = {}, fixture?: unknown, dbFile?: string): Promise<BuiltGateway> => {

@@ -8,18 +8,16 @@
  * from the end got a 400.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { readFileSync } from "node:fs"
 import { http } from "../support/process.js"
 import { ACME_US } from "../support/world.js"
 import { openSse, type SseConnection } from "../events/sse.js"
-import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway, type TimelineEvent } from "./support.js"
+import { type BuiltGateway, expectEachOnce, readTimeline, startBuiltGateway, type TimelineEvent, EXAMPLE_FIXTURE } from "./support.js"
 
 const TOP = 2_147_483_647
-const fixture = JSON.parse(readFileSync(new URL("../fixtures/example.json", import.meta.url), "utf8")) as unknown
 
 let gw: BuiltGateway
 beforeAll(async () => {
-  gw = await startBuiltGateway({ SVC_ADMIN_PORT: "off", SVC_EVENTS_POLL_MS: "200" }, fixture)
+  gw = await startBuiltGateway({ SVC_ADMIN_PORT: "off", SVC_EVENTS_POLL_MS: "200" }, EXAMPLE_FIXTURE)
 }, 60_000)
 afterAll(async () => {
   await gw?.cleanup()

@@ -26,7 +26,7 @@ import {
   type TaskRow,
   yieldToEventLoop
 } from "./db.js"
-import { acceptSignal, cellMoved, lastEditorOf, type PendingDecision, refusalOf, type StepHistory } from "../../domain/engine.js"
+import { acceptSignal, cellMoved, lastEditorOf, type PendingStepSignal, refusalOf, type StepHistory } from "../../domain/engine.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
 import { callerFingerprint, decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, sameRequest } from "../../domain/idempotency.js"
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
@@ -120,7 +120,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
       Effect.gen(function*() {
         yield* lockTask(signal.taskId)
         const task = yield* taskOf(tenantId, signal.taskId)
-        const pending = yield* pendingDecisions(task.id)
+        const pending = yield* pendingStepSignals(task.id)
         const accepted = acceptSignal(
           { status: task.status, currentStep: task.current_step },
           fromJson(task.snapshots),
@@ -217,12 +217,12 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
       )
 
     /** Decisions and files recorded for the task and not yet applied: they have decided their step already. */
-    const pendingDecisions = (rootTaskId: string) =>
+    const pendingStepSignals = (rootTaskId: string) =>
       sql<{ name: string; expected_step: string | null }>`
         SELECT name, expected_step FROM signals
         WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject' OR name = 'file_submitted')
         ORDER BY id`.pipe(
-        Effect.map((rows) => rows.map((r): PendingDecision => ({ name: r.name, expectedStep: r.expected_step })))
+        Effect.map((rows) => rows.map((r): PendingStepSignal => ({ name: r.name, expectedStep: r.expected_step })))
       )
 
     /**
