@@ -4,7 +4,7 @@ import { isMaxChars } from "./textLength.js"
 import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
 import { FileName, MediaType } from "./headerValues.js"
-import { TASK_ID_MAX_LENGTH, Uuid } from "./ids.js"
+import { TASK_ID_MAX_LENGTH, UuidInput, withUuidFolded } from "./ids.js"
 import { jsonObject } from "./jsonObject.js"
 import { jsonText } from "./jsonText.js"
 import { textProblem } from "./jsonValue.js"
@@ -72,7 +72,7 @@ export const TaskRowActionDto = Schema.Struct({
       "row that needs attention as resolved (NEEDS_ATTENTION → RESOLVED), recorded in the timeline as row.resolved"
   }),
   step: optional(StepId),
-  rowId: Uuid,
+  rowId: UuidInput,
   field: optional(NonEmpty(128).annotate({ description: "Column key; required for edit_cell" })),
   value: Schema.optionalKey(Scalar).annotateKey({
     description: "Scalar or null; required for edit_cell"
@@ -251,7 +251,7 @@ const FileMetaFields = {
   })),
   period: optional(Period),
   schemaSlug: optional(NonEmpty(128)),
-  signalTaskId: optional(NonEmpty(TASK_ID_MAX_LENGTH).annotate({ description: "Workflow id to signal after persist" })),
+  signalTaskId: optional(withUuidFolded(NonEmpty(TASK_ID_MAX_LENGTH).annotate({ description: "Workflow id to signal after persist" }))),
   signalName: optional(NonEmpty(128).annotate({ description: "Signal name to fire after persist" }))
 }
 
@@ -328,7 +328,7 @@ export const DataIngestDto = Schema.Struct({
   })),
   sourceRef: optional(Schema.Unknown.annotateKey({ description: "Ignored when events is given" })),
   kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
-  signalTaskId: optional(NonEmpty(TASK_ID_MAX_LENGTH)),
+  signalTaskId: optional(withUuidFolded(NonEmpty(TASK_ID_MAX_LENGTH))),
   signalName: optional(NonEmpty(128))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>

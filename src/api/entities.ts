@@ -5,11 +5,11 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { CreateTaskDto } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
-import { UuidParam } from "./ids.js"
+import { UuidInput } from "./ids.js"
 import { CreatedTask, EntitySummary, TaskSummary, WorkflowEntry } from "./resources.js"
 import { NEXT_CURSOR_HEADER, TASK_PAGE_MAX, TaskListParams } from "./taskListing.js"
 
-const EntityPath = Schema.Struct({ entityId: UuidParam })
+const EntityPath = Schema.Struct({ entityId: UuidInput })
 
 export class EntitiesGroup extends HttpApiGroup.make("entities")
   .add(

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import { optional } from "./optional.js"
 import { IngestFileDto, RawUploadQuery, UploadFileDto } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire, UnsupportedMediaTypeWire } from "./errors.js"
-import { TaskIdParam, UuidParam } from "./ids.js"
+import { TaskIdInput, UuidInput } from "./ids.js"
 import { FileDocument, UploadResult } from "./resources.js"
 import { TaskPath } from "./tasks.js"
 
@@ -101,7 +101,7 @@ export class FilesGroup extends HttpApiGroup.make("files")
   )
   .add(
     HttpApiEndpoint.get("downloadFile", "/tasks/:taskId/files/:documentRef/download", {
-      params: { taskId: TaskIdParam, documentRef: UuidParam },
+      params: { taskId: TaskIdInput, documentRef: UuidInput },
       // The stored Content-Type, whatever it is: any media type (checked at upload) may come back.
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "*/*" })),
       error: [...CommonErrors, NotFoundWire]

@@ -12,7 +12,7 @@ import { isMaxChars } from "./textLength.js"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { closed } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
-import { TaskIdParam, Timestamp, Uuid } from "./ids.js"
+import { TaskIdInput, Timestamp, Uuid, UuidInput } from "./ids.js"
 import { optional } from "./optional.js"
 import { TaskSummary } from "./resources.js"
 import { AwaitingParam } from "./taskListing.js"
@@ -67,7 +67,7 @@ export const InboxParams = Schema.Struct({
       description: "`me` (the caller's actor and groups), or an actor or group:<name> as the steps name them"
     })
   ),
-  entityId: Schema.optionalKey(Uuid),
+  entityId: Schema.optionalKey(UuidInput),
   workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), isMaxChars(256))),
   overdue: Schema.optionalKey(Schema.Literals(["true", "false"]).annotate({ description: "true: only steps past their dueAt" })),
   limit: Schema.optionalKey(
@@ -90,7 +90,7 @@ export const ClaimDto = Schema.Struct({
   }))
 }).pipe(closed("ClaimDto"))
 
-const TaskPath = Schema.Struct({ taskId: TaskIdParam })
+const TaskPath = Schema.Struct({ taskId: TaskIdInput })
 
 /** Who the gateway takes the caller to be: what "Mine" and "My groups" of the inbox mean for them. */
 export const Me = Schema.Struct({

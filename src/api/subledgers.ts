@@ -4,10 +4,10 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { UpdateSubledgerCellDto } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
-import { UuidParam } from "./ids.js"
+import { UuidInput } from "./ids.js"
 import { RejectResult, UpdateResult } from "./resources.js"
 
-const RowPath = Schema.Struct({ ledger: Schema.String.check(Schema.isMinLength(1)), rowId: UuidParam })
+const RowPath = Schema.Struct({ ledger: Schema.String.check(Schema.isMinLength(1)), rowId: UuidInput })
 
 // Every operation here writes: an Idempotency-Key reused for another request is a 409.
 const RowErrors = [...CommonErrors, NotFoundWire, ConflictWire] as const

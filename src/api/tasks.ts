@@ -4,10 +4,10 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { TaskActionDto, TaskRowActionDto } from "./dtos.js"
 import { CommonErrors, ConflictWire, NotFoundWire } from "./errors.js"
-import { TaskIdParam } from "./ids.js"
+import { TaskIdInput } from "./ids.js"
 import { Ok, StepSnapshots, UiState } from "./resources.js"
 
-export const TaskPath = Schema.Struct({ taskId: TaskIdParam })
+export const TaskPath = Schema.Struct({ taskId: TaskIdInput })
 
 export class TasksGroup extends HttpApiGroup.make("tasks")
   .add(

@@ -15,7 +15,7 @@ import { BadRequest, PayloadTooLarge } from "../api/errors.js"
 import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES } from "../api/taskListing.js"
 import { FileName, MediaType } from "../api/headerValues.js"
 import { optional } from "../api/optional.js"
-import { Uuid } from "../api/ids.js"
+import { Uuid, UuidInput } from "../api/ids.js"
 import {
   CreatedTask,
   DataIngestResult,
@@ -47,7 +47,7 @@ import { McpConfig } from "./McpConfig.js"
 import { type AnyTool, reply, tool, type ToolContext, type ToolFailure, type ToolServices } from "./toolkit.js"
 import { agentLabel, agentSource, AgentTimeline, ownWrite } from "./AgentTimeline.js"
 
-const EntityPath = Schema.Struct({ entityId: Uuid })
+const EntityPath = Schema.Struct({ entityId: UuidInput })
 const NO_ARGUMENTS = "is unexpected: this tool takes no arguments"
 /** No arguments (MCP sends an object; any key in it is a 400 naming it). */
 const NoInput = Schema.Struct({}).annotate({ messageUnexpectedKey: NO_ARGUMENTS }).check(
@@ -396,7 +396,7 @@ const readFileTool = tool({
   description: "The content of one document of the task (documentRef from list_files or a write result): text types " +
     "that are valid UTF-8 come back as text, anything else as a base64 blob resource. Documents over the size cap " +
     "are refused, naming their download URL.",
-  input: Schema.Struct({ taskId: TaskPath.fields.taskId, documentRef: Uuid }).pipe(closed("ReadFileInput")),
+  input: Schema.Struct({ taskId: TaskPath.fields.taskId, documentRef: UuidInput }).pipe(closed("ReadFileInput")),
   output: Schema.Struct({
     document: Schema.Struct({
       documentRef: Uuid,
