@@ -12,18 +12,25 @@
  * ALLOC_LIVE=1: only the objects still in the heap at the end; ALLOC_LIVE=promoted: those and the
  * ones a full collection freed (what lived through young collections).
  * ALLOC_STACKS=1 (ALLOC_DEPTH=4): also where the native allocations (Map copies...) are called from.
- * ALLOC_CALLERS_OF=<function> (e.g. nextTick): where the allocations in that function come from.
+ * ALLOC_CALLERS_OF=<function> (e.g. nextTick), or a module (a text with a "/", e.g. effect/SchemaAST):
+ * where the allocations in that function or module come from.
  * ALLOC_WITHIN=requests.ts: also what is allocated (by leaf frame) in what that file of ours calls.
+ * ALLOC_S2=1: S2 instead (the task list of the bench entity, the gateway on the workspace service
+ * behind the lookup-delay proxy, as bench/run.ts's gateway-s2).
  */
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping"
 import autocannon from "autocannon"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import WebSocket from "ws"
 import { startFlags } from "../lib/startFlags.js"
+import { prepareBenchDb } from "../lib/benchDb.js"
+import { BENCH_ENTITY_ID, benchFixture } from "../lib/fixture.js"
+import { killAllSync } from "../lib/proc.js"
+import { startSlowUpstream } from "../lib/upstream.js"
 import { firstBenchPort } from "../lib/ports.js"
 
 const [dirArg = ".", nArg = "20000", topArg = "40"] = process.argv.slice(2)
@@ -35,14 +42,25 @@ const port = firstBenchPort()
 interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
 interface SamplingNode { callFrame: CallFrame; selfSize: number; id: number; children: Array<SamplingNode> }
 
+const s2 = process.env.ALLOC_S2 === "1"
+const path = s2 ? `/v1/entities/${BENCH_ENTITY_ID}/tasks` : "/v1/health"
 const load = (n: number) =>
   new Promise<void>((done, fail) =>
-    autocannon({ url: `http://127.0.0.1:${port}/v1/health`, connections: 10, amount: n }, (e) => (e ? fail(e) : done()))
+    autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: 10, amount: n }, (e) => (e ? fail(e) : done()))
   )
 
 const main = async () => {
+  let upstream: Record<string, string> = {}
+  if (s2) {
+    const fixture = join(tmp, "fixture.json")
+    writeFileSync(fixture, JSON.stringify(benchFixture()))
+    prepareBenchDb(dir, `file:${join(tmp, "upstream.db")}`, fixture)
+    let next = port + 2
+    const { url } = await startSlowUpstream(() => next++, `file:${join(tmp, "upstream.db")}`)
+    upstream = { SVC_WORKSPACE_URL: url, SVC_TENANT_SLUG: "acme" }
+  }
   const child = spawn(process.execPath, [...startFlags(dir), "--inspect=127.0.0.1:0", join(dir, "dist/main.js")], {
-    env: { ...process.env, PORT: String(port), SVC_ADMIN_PORT: String(port + 1), SVC_DATABASE_URL: `file:${join(tmp, "db")}` },
+    env: { ...process.env, PORT: String(port), SVC_ADMIN_PORT: String(port + 1), SVC_DATABASE_URL: `file:${join(tmp, "db")}`, ...upstream },
     stdio: ["ignore", "ignore", "pipe"]
   })
   const wsUrl = await new Promise<string>((done) => {
@@ -58,7 +76,7 @@ const main = async () => {
     if (ok) break
     await new Promise((r) => setTimeout(r, 100))
   }
-  const ws = new WebSocket(wsUrl)
+  const ws = new WebSocket(wsUrl, { maxPayload: 2 ** 30 })
   await new Promise((r) => ws.once("open", r))
   let seq = 0
   const pending = new Map<number, (v: any) => void>()
@@ -114,7 +132,9 @@ const main = async () => {
     const callersOf = process.env.ALLOC_CALLERS_OF
     if (
       node.selfSize > 0 && here === undefined &&
-      (callersOf !== undefined ? fn === callersOf : process.env.ALLOC_STACKS === "1" && source.startsWith("native"))
+      (callersOf !== undefined
+        ? fn === callersOf || (callersOf.includes("/") && source.includes(callersOf))
+        : process.env.ALLOC_STACKS === "1" && source.startsWith("native"))
     ) {
       const key = `${source} <- ${stack.slice(-Number(process.env.ALLOC_DEPTH ?? 4)).reverse().join(" <- ")}`
       callers.set(key, (callers.get(key) ?? 0) + node.selfSize)
@@ -138,6 +158,7 @@ const main = async () => {
     console.log(`${(v / requests).toFixed(0).padStart(6)} B/req ${((v / all) * 100).toFixed(1).padStart(5)}%  ${k}`)
   }
   for (const [k, v] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(v / requests).toFixed(0).padStart(6)} B/req  ${k}`)
+  killAllSync()
   rmSync(tmp, { recursive: true, force: true })
 }
 

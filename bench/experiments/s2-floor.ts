@@ -7,16 +7,22 @@
  * each started with --perf-basic-prof).
  *
  * Usage: tsx bench/experiments/s2-floor.ts [seconds=6] [rounds=2] [strace=0]
+ * S2_BEFORE=<build dir> (e.g. bench/.build/before, from `node scripts/build.mjs <dir>`): that build
+ * too, as a second gateway on the same upstream; S2_ONLY=gateways: the gateways alone.
  */
 import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { BENCH_ENTITY_ID, benchFixture, LOOKUP_MS, TENANT_ID } from "../lib/fixture.js"
 import { runAutocannon } from "../lib/load.js"
 import { startS2World } from "../lib/upstream.js"
 import { killAllSync, pinSelf, startServer, statFields, stopServer } from "../lib/proc.js"
 import { firstBenchPort } from "../lib/ports.js"
+import { startFlags } from "../lib/startFlags.js"
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url))
 
 const seconds = Number(process.argv[2] ?? "6")
 const rounds = Number(process.argv[3] ?? "2")
@@ -65,7 +71,14 @@ const main = async () => {
   const raw = await peer("raw-s2", ["bench/peers/raw.ts"])
   const effect = await peer("effect-floor", ["bench/experiments/s2-floor-server.ts"], { VARIANT: "effect" })
   const effectClient = await peer("effect-floor-client", ["bench/experiments/s2-floor-server.ts"], { VARIANT: "effect-client" })
-  const servers = [gateway, nest, raw, effect, effectClient]
+  const before = process.env.S2_BEFORE === undefined ? undefined : await startServer({
+    name: "gateway-before",
+    port: port++,
+    nodeArgs: [...startFlags(ROOT), join(process.env.S2_BEFORE, "main.js")],
+    env: { HOST: "127.0.0.1", SVC_ADMIN_PORT: "0", SVC_WORKSPACE_URL: `http://127.0.0.1:${proxy.port}`, SVC_TENANT_SLUG: "acme" }
+  })
+  const gateways = before === undefined ? [gateway] : [gateway, before]
+  const servers = process.env.S2_ONLY === "gateways" ? gateways : [...gateways, nest, raw, effect, effectClient]
   for (const s of servers) {
     await runAutocannon({ url: `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`, connections: 10, durationS: 3, pid: s.pid })
   }
@@ -109,7 +122,7 @@ const main = async () => {
       console.log(`${s.name} perf: ${m.completed} lists -> ${out}`)
     }
   }
-  for (const s of [effectClient, effect, raw]) await stopServer(s)
+  for (const s of [effectClient, effect, raw, ...(before === undefined ? [] : [before])]) await stopServer(s)
   await stopServer(nest)
   await stopServer(gateway)
   await stopServer(proxy)

@@ -5,7 +5,7 @@
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { DataGroup } from "./data.js"
-import { PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "./dtos.js"
+import { ANSWER_PARSE_OPTIONS, PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "./dtos.js"
 import { EntitiesGroup } from "./entities.js"
 import { EventsGroup } from "./events.js"
 import { FilesGroup } from "./files.js"
@@ -33,6 +33,8 @@ export class GatewayApi extends HttpApi.make("gateway")
   .prefix("/v1")
   .annotate(HttpApi.ParseOptions, PARSE_OPTIONS)
   .annotate(HttpApi.PayloadParseOptions, PAYLOAD_PARSE_OPTIONS)
+  .annotate(HttpApi.SuccessParseOptions, ANSWER_PARSE_OPTIONS)
+  .annotate(HttpApi.ErrorParseOptions, ANSWER_PARSE_OPTIONS)
   // Every write takes an optional Idempotency-Key header (read by the middleware, ./idempotency.ts).
   .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(advertiseOwnDecodeErrors(spec)))
   .annotate(OpenApi.Title, "Tenant gateway")

@@ -3,8 +3,9 @@ import * as Schema from "effect/Schema"
 import { isMaxChars } from "./textLength.js"
 import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
+import { FILE_SUBMITTED_SIGNAL } from "./fileSignal.js"
 import { FileName, MediaType } from "./headerValues.js"
-import { TASK_ID_MAX_LENGTH, UuidInput, withUuidFolded } from "./ids.js"
+import { TaskIdInput, UuidInput } from "./ids.js"
 import { jsonObject } from "./jsonObject.js"
 import { jsonText } from "./jsonText.js"
 import { textProblem } from "./jsonValue.js"
@@ -28,6 +29,14 @@ export const closed = (identifier: string) =>
 export const PARSE_OPTIONS = { errors: "all", reportInput: true } as const
 /** How the APIs decode request bodies: as PARSE_OPTIONS, and an unknown key is an error (see `closed`). */
 export const PAYLOAD_PARSE_OPTIONS = { ...PARSE_OPTIONS, onExcessProperty: "error" } as const
+/**
+ * How the APIs encode their answers and their clients decode them (success and error bodies):
+ * Schema's defaults, the first problem. An answer that does not fit its schema is a fault of ours
+ * or a mismatched version (a 500 or a 502), not a client's input to list in full; with every
+ * problem collected, the workspace client's decode of a 50-task board allocated 62 KB beyond its
+ * JSON.parse, 17 KB with the first (bench/PROFILE.md, S2, sixteenth pass).
+ */
+export const ANSWER_PARSE_OPTIONS = {} as const
 
 const JsonObject = jsonObject({ identifier: "JsonObject", description: "Free-form JSON object" })
 
@@ -251,7 +260,7 @@ const FileMetaFields = {
   })),
   period: optional(Period),
   schemaSlug: optional(NonEmpty(128)),
-  signalTaskId: optional(withUuidFolded(NonEmpty(TASK_ID_MAX_LENGTH).annotate({ description: "Workflow id to signal after persist" }))),
+  signalTaskId: optional(TaskIdInput),
   signalName: optional(NonEmpty(128).annotate({ description: "Signal name to fire after persist" }))
 }
 
@@ -328,12 +337,20 @@ export const DataIngestDto = Schema.Struct({
   })),
   sourceRef: optional(Schema.Unknown.annotateKey({ description: "Ignored when events is given" })),
   kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
-  signalTaskId: optional(withUuidFolded(NonEmpty(TASK_ID_MAX_LENGTH))),
-  signalName: optional(NonEmpty(128))
+  signalTaskId: optional(TaskIdInput),
+  signalName: optional(NonEmpty(128).annotate({
+    description: `Signal name, one per record; not \`${FILE_SUBMITTED_SIGNAL}\`, a submitted file's signal (send the file)`
+  }))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     (dto.data === undefined) === (dto.events === undefined)
       ? { path: ["data"], issue: "exactly one of data / events must be set" }
+      : dto.signalName === FILE_SUBMITTED_SIGNAL
+      ? {
+        path: ["signalName"],
+        issue: `${FILE_SUBMITTED_SIGNAL} is a submitted file's signal (it completes a FILE_UPLOAD step with the file): ` +
+          "send the file to POST /v1/tasks/{taskId}/files instead"
+      }
       : signalPair(dto), {
     // Inside allOf: a top-level oneOf would make Effect replace the whole object schema.
     toJsonSchema: () => ({ allOf: [{ oneOf: [{ required: ["data"] }, { required: ["events"] }] }], ...signalPairSchema })

@@ -37,19 +37,15 @@ export const TaskId = Schema.String.check(
  * Ids a client sends (path parameters, query parameters, body fields): their UUID in lower case
  * once decoded, as the store keeps ids (it makes them, lower case): RFC 9562 reads UUIDs
  * case-insensitively on input, and an upper-case one named nothing (a 404, or a signal to no
- * task). A composite task id's steps and slugs, and text that does not begin with a UUID (a
- * signal's workflow id may be any text), are left as written.
+ * task). A composite task id's steps and slugs are left as written. Checked before it is folded:
+ * only ASCII hex reaches the fold.
  */
-const LEADING_UUID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?=$|:)`, "u")
 const foldUuid = SchemaTransformation.transform<string, string>({
-  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) && LEADING_UUID_RE.test(s) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
+  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
   encode: (s) => s
 })
 export const UuidInput = Uuid.pipe(Schema.decodeTo(Uuid, foldUuid))
 export const TaskIdInput = TaskId.pipe(Schema.decodeTo(TaskId, foldUuid))
-/** `schema` (text) with a leading UUID folded to lower case as it decodes; published as `schema`. */
-export const withUuidFolded = <S extends Schema.Codec<string, string>>(schema: S) =>
-  schema.pipe(Schema.decodeTo(Schema.toType(schema), foldUuid))
 
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!

@@ -3,14 +3,13 @@
  * and its next step (a table step with the rows it reviews), and which step follows the current
  * one. What a signal does to a task is the engine's (./engine.ts). No I/O here.
  */
+import { FILE_SUBMITTED_SIGNAL } from "../api/fileSignal.js"
 import type { Scalar, UiStep } from "../api/resources.js"
 import { ledgerRules } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 
 export const STEP = { COMPLETED: "COMPLETED", CURRENT: "IN_PROGRESS", PENDING: "PENDING", SKIPPED: "SKIPPED" } as const
 
-/** The signal a FILE_UPLOAD step's submit_file action names; receiving it completes the step. */
-export const FILE_SUBMITTED_SIGNAL = "file_submitted"
 
 /** Every step's status: before the current one COMPLETED; all COMPLETED for a COMPLETED task. */
 export const stepStatuses = (

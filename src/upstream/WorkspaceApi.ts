@@ -11,7 +11,7 @@
  */
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
-import { PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "../api/dtos.js"
+import { ANSWER_PARSE_OPTIONS, PARSE_OPTIONS, PAYLOAD_PARSE_OPTIONS } from "../api/dtos.js"
 import { advertiseOwnDecodeErrors } from "../api/openapiTransform.js"
 import { API_VERSION } from "../api/version.js"
 import { DocumentsGroup } from "./documents.js"
@@ -39,6 +39,8 @@ export class WorkspaceApi extends HttpApi.make("workspace")
   // Errors any request can meet are declared on each endpoint (paths.ts, WorkspaceErrors).
   .annotate(HttpApi.ParseOptions, PARSE_OPTIONS)
   .annotate(HttpApi.PayloadParseOptions, PAYLOAD_PARSE_OPTIONS)
+  .annotate(HttpApi.SuccessParseOptions, ANSWER_PARSE_OPTIONS)
+  .annotate(HttpApi.ErrorParseOptions, ANSWER_PARSE_OPTIONS)
   .annotate(OpenApi.Transform, advertiseOwnDecodeErrors)
   .annotate(OpenApi.Title, "Workspace service")
   .annotate(OpenApi.Version, API_VERSION)

@@ -14,7 +14,8 @@ import { isTerminalStatus } from "../../src/api/taskListing.js"
 import { taskBoard } from "../../src/upstream/taskBoard.js"
 import { withActor, withIdentity } from "../../src/services/Actor.js"
 import type { Fixture } from "../../src/domain/fixture.js"
-import { FILE_SUBMITTED_SIGNAL, STEP } from "../../src/domain/runbook.js"
+import { FILE_SUBMITTED_SIGNAL } from "../../src/api/fileSignal.js"
+import { STEP } from "../../src/domain/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
 
 export type MakeWorkspaceLayer = (fixture: Fixture) => Layer.Layer<WorkspaceClient, unknown>

@@ -1,0 +1,2 @@
+/** The signal a FILE_UPLOAD step's submit_file action names; receiving it with the file completes the step. */
+export const FILE_SUBMITTED_SIGNAL = "file_submitted"
