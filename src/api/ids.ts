@@ -47,6 +47,19 @@ const foldUuid = SchemaTransformation.transform<string, string>({
 export const UuidInput = Uuid.pipe(Schema.decodeTo(Uuid, foldUuid))
 export const TaskIdInput = TaskId.pipe(Schema.decodeTo(TaskId, foldUuid))
 
+const LEADING_UUID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?=$|:)`, "u")
+const foldLeadingUuid = SchemaTransformation.transform<string, string>({
+  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) && LEADING_UUID_RE.test(s) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
+  encode: (s) => s
+})
+/**
+ * Text that names a record by id where any text is taken (the workspace API's paths: an id of
+ * another shape names nothing, a 404): a leading UUID (alone, or before a composite's `:`) folded
+ * as above, anything else as written. Published as `schema`.
+ */
+export const withUuidFolded = <S extends Schema.Codec<string, string>>(schema: S) =>
+  schema.pipe(Schema.decodeTo(Schema.toType(schema), foldLeadingUuid))
+
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!
 

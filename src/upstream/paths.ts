@@ -13,7 +13,7 @@ import {
   PayloadTooLargeWire,
   ServiceUnavailableWire
 } from "../api/errors.js"
-import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
+import { TASK_ID_MAX_LENGTH, withUuidFolded } from "../api/ids.js"
 import { textProblem } from "../api/jsonValue.js"
 import { jsonObject } from "../api/jsonObject.js"
 
@@ -25,7 +25,8 @@ export const StoredText = (max: number) =>
   // description) in the document: Effect 4 puts those annotations on this last check.
   NonEmpty(max).check(Schema.makeFilter((s) => textProblem(s) ?? true, { toJsonSchema: () => ({}) }))
 
-export const IdParam = (description: string, max = 512) => NonEmpty(max).annotate({ description })
+/** An id in a path: any text (another shape names nothing: 404), its UUID read in any case. */
+export const IdParam = (description: string, max = 512) => withUuidFolded(NonEmpty(max).annotate({ description }))
 
 export const TenantIdParam = IdParam("Tenant UUID")
 export const TaskIdParam = IdParam(

@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
 import { BadRequestWire, ConflictWire, NotFoundWire } from "../api/errors.js"
-import { Timestamp, Uuid } from "../api/ids.js"
+import { Timestamp, Uuid, UuidInput, withUuidFolded } from "../api/ids.js"
 import { NotImplementedWire } from "./errors.js"
 
 import { IdParam, JsonObject, NonEmpty, TenantPath, WorkspaceErrors } from "./paths.js"
@@ -22,7 +22,7 @@ export const CreateAgentDto = Schema.Struct({
   externalRef: NonEmpty(1024).annotate({ description: "The agent's native id, or `<kind>://<native-id>`" }),
   name: NonEmpty(256),
   tenantSlug: optional(NonEmpty(128).annotate({ description: "Owning tenant by slug" })),
-  tenantId: optional(Uuid.annotateKey({ description: "Owning tenant by id" }))
+  tenantId: optional(withUuidFolded(Uuid.annotateKey({ description: "Owning tenant by id" })))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     dto.tenantSlug !== undefined || dto.tenantId !== undefined ||
@@ -99,7 +99,7 @@ export class RegistryGroup extends HttpApiGroup.make("registry")
   )
   .add(
     HttpApiEndpoint.get("listAgents", "/registry/agents", {
-      query: Schema.Struct({ tenantId: optional(Uuid) }),
+      query: Schema.Struct({ tenantId: optional(UuidInput) }),
       success: Schema.Array(Agent),
       error: [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire]
     })

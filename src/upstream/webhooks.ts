@@ -11,7 +11,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed } from "../api/dtos.js"
 import { BadRequestWire, NotFoundWire } from "../api/errors.js"
-import { Timestamp, Uuid } from "../api/ids.js"
+import { Timestamp, Uuid, withUuidFolded } from "../api/ids.js"
 import { optional } from "../api/optional.js"
 import { NotImplementedWire } from "./errors.js"
 import { NonEmpty, StoredText, WorkspaceErrors } from "./paths.js"
@@ -135,7 +135,7 @@ export type WebhookDelivery = typeof WebhookDelivery.Type
 const TenantQuery = Schema.Struct({ tenant: TenantSlug })
 // Path text as the store keeps it (no NUL, no lone surrogate): such a path never decodes anyway
 // (400 for its percent-encoding), and the published document then says so.
-const WebhookPath = Schema.Struct({ id: StoredText(512).annotate({ description: "Subscription UUID" }) })
+const WebhookPath = Schema.Struct({ id: withUuidFolded(StoredText(512).annotate({ description: "Subscription UUID" })) })
 const Errors = [...WorkspaceErrors, NotFoundWire, BadRequestWire, NotImplementedWire] as const
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")

@@ -101,6 +101,30 @@ describe("workspace OpenAPI document", () => {
 })
 
 describe("workspace server", () => {
+  it.live("ids in paths in any case name what they name in lower case (the admin listener's API)", () =>
+    withServer(
+      storeServer(),
+      Effect.gen(function*() {
+        const up = (id: string) => id.toUpperCase()
+        const paths = [
+          `/workspace/tenants/${ID.tenantA}/entities`,
+          `/workspace/tenants/${ID.tenantA}/entities/${ID.entityA1}/board`,
+          `/workspace/tasks/${ID.taskUpload}`,
+          `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/next-step`,
+          `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskReview}/documents?limit=5`,
+          `/workspace/tenants/${ID.tenantA}/documents/${ID.docNew}/download`
+        ]
+        for (const path of paths) {
+          const lower = yield* raw("GET", path)
+          expect(lower.status, path).toBe(200)
+          const shouted = yield* raw("GET", path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, up))
+          expect([shouted.status, shouted.bytes.equals(lower.bytes)], path).toEqual([200, true])
+        }
+        // Another tenant's record is still none of this one's, in any case.
+        expect((yield* raw("GET", `/workspace/tenants/${up(ID.tenantA)}/documents/${up(ID.docBeta)}/download`)).status).toBe(404)
+      })
+    ))
+
   it.live("stores a raw octet-stream body with metadata in the query, and streams it back with its headers", () =>
     withServer(
       storeServer(),
