@@ -3,7 +3,7 @@ import * as Schema from "effect/Schema"
 import { isMaxChars } from "./textLength.js"
 import { utf8Length } from "./eventPaging.js"
 import { optional } from "./optional.js"
-import { FILE_SUBMITTED_SIGNAL } from "./fileSignal.js"
+import { FILE_SUBMITTED_SIGNAL } from "./stepSignals.js"
 import { FileName, MediaType } from "./headerValues.js"
 import { TaskIdInput, UuidInput } from "./ids.js"
 import { jsonObject } from "./jsonObject.js"
@@ -127,49 +127,14 @@ const seqUpTo = (max: number) => {
  * authenticated). A client posting one would forge an audit entry.
  */
 export const isReservedEventSource = (source: string) => {
-  const seen = asReaderSees(source)
+  // Compared as a reader sees it: any case, compatibility forms (full-width letters) decomposed
+  // and their marks dropped (`AUDİT`), invisible and space characters dropped (` audit`,
+  // `\u200baudit`, `au\u00addit`), and letters of other scripts that look like the Latin ones
+  // read as those (Cyrillic `аudit`, Greek `wοrkspace`).
+  const seen = source.normalize("NFKD").replace(/[\p{M}\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
+    .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c)
   return seen === "workspace" || seen === "audit" || seen.startsWith("agent:")
 }
-
-/**
- * Text compared as a reader sees it: any case, compatibility forms (full-width letters)
- * decomposed and their marks dropped (`AUDİT`), invisible and space characters dropped
- * (` audit`, `\u200baudit`, `au\u00addit`), and letters of other scripts that look like the
- * Latin ones read as those (Cyrillic `аudit`, Greek `wοrkspace`).
- */
-const asReaderSees = (text: string) =>
-  text.normalize("NFKD").replace(/[\p{M}\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
-    .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c)
-
-/**
- * The step signal a signal name reads as (dashes and underscores alike), or undefined. Step
- * signals decide a step, so each comes from the route that checks it: `approve` and `reject`
- * from a decision (bound to the person the edge names, four-eyes, claims), `file_submitted`
- * from an uploaded file (the step's accepted types). From a data ingest, or as another name that
- * looks like one, they decided a step past those checks or silently did nothing.
- */
-const stepSignalSeenIn = (name: string): string | undefined => {
-  const seen = asReaderSees(name).replace(/[\p{Pd}\p{Pc}]/gu, "_")
-  return STEP_SIGNAL_NAMES.includes(seen) ? seen : undefined
-}
-
-const STEP_SIGNAL_NAMES: ReadonlyArray<string> = ["approve", "reject", FILE_SUBMITTED_SIGNAL]
-
-const stepSignalProblem = (name: string, allowed: string | undefined): string | undefined => {
-  const seen = stepSignalSeenIn(name)
-  if (seen === undefined || name === allowed) return undefined
-  if (seen === allowed) return `${JSON.stringify(name)} reads as ${JSON.stringify(allowed)}: send it exactly so`
-  return (name === seen ? `${JSON.stringify(name)} is a step signal` : `${JSON.stringify(name)} reads as the step signal ${JSON.stringify(seen)}`) +
-    ", which only " +
-    (seen === FILE_SUBMITTED_SIGNAL ? "an uploaded file sends (upload the file with it)" : "a decision on the task sends")
-}
-
-/** A signal name a write may send: any but a step signal of another route (`allowed`: its own, exactly). */
-const SignalName = (allowed: string | undefined, description: string) =>
-  NonEmpty(128).check(Schema.makeFilter((name: string) => stepSignalProblem(name, allowed) ?? true, {
-    // Nothing to publish for the check itself; `{}` keeps the description in the document.
-    toJsonSchema: () => ({})
-  })).annotate({ description })
 
 /**
  * A source the gateway writes, exactly as it writes it: what its own records carry. (A look-alike
@@ -296,10 +261,10 @@ const FileMetaFields = {
   period: optional(Period),
   schemaSlug: optional(NonEmpty(128)),
   signalTaskId: optional(TaskIdInput),
-  signalName: optional(SignalName(
-    FILE_SUBMITTED_SIGNAL,
-    `Signal name to fire after persist (\`${FILE_SUBMITTED_SIGNAL}\` completes a FILE_UPLOAD step; not \`approve\` or \`reject\`, which only a decision sends)`
-  ))
+  signalName: optional(NonEmpty(128).annotate({
+    description: `Signal name to fire after persist (\`${FILE_SUBMITTED_SIGNAL}\` completes a FILE_UPLOAD step; not another ` +
+      "step signal, nor one that reads as one: `approve` and `reject` only a decision sends, `user_action` only a row action)"
+  }))
 }
 
 /** Published beside the rule below: each of the two requires the other. */
@@ -376,10 +341,11 @@ export const DataIngestDto = Schema.Struct({
   sourceRef: optional(Schema.Unknown.annotateKey({ description: "Ignored when events is given" })),
   kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
   signalTaskId: optional(TaskIdInput),
-  signalName: optional(SignalName(
-    undefined,
-    `Signal name, one per record; not a step signal (\`approve\`, \`reject\`: a decision's; \`${FILE_SUBMITTED_SIGNAL}\`: an uploaded file's)`
-  ))
+  signalName: optional(NonEmpty(128).annotate({
+    description: `Signal name, one per record (\`${FILE_SUBMITTED_SIGNAL}\` completes a FILE_UPLOAD step with the records ` +
+      "as its source); not another step signal, nor one that reads as one: `approve` and `reject` only a decision sends, " +
+      "`user_action` only a row action"
+  }))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>
     (dto.data === undefined) === (dto.events === undefined)

@@ -3,7 +3,7 @@
  * and its next step (a table step with the rows it reviews), and which step follows the current
  * one. What a signal does to a task is the engine's (./engine.ts). No I/O here.
  */
-import { FILE_SUBMITTED_SIGNAL } from "../api/fileSignal.js"
+import { FILE_SUBMITTED_SIGNAL } from "../api/stepSignals.js"
 import type { Scalar, UiStep } from "../api/resources.js"
 import { ledgerRules } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"

@@ -12,6 +12,7 @@ import { FileFetcher } from "./FileFetcher.js"
 import { Tenant } from "../services/Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { downloadUrl } from "./downloadUrl.js"
+import { requireSignalName } from "../services/signals.js"
 import { persistFile, type PersistOptions } from "./pipeline.js"
 
 /** Up to FILE_LIST_LIMIT documents of the task, newest first, optionally of one source. */
@@ -33,6 +34,8 @@ export const listFiles = (taskId: string, source: string | undefined) =>
 export const ingestFile = (taskId: string, { fileRef, ...meta }: IngestFileDto, options: PersistOptions = {}) =>
   Effect.gen(function*() {
     const fetcher = yield* FileFetcher
+    // Before the fetch: a refused name fetches nothing (persistFile judges it again for the other routes).
+    yield* requireSignalName(meta.signalName)
     yield* (yield* Tenant).requireTask(taskId)
     // The fetched bytes are held until persisted: both in one fetch slot (memory is budgeted).
     return yield* fetcher.withFetchSlot(

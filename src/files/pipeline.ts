@@ -14,8 +14,8 @@ import { guessType } from "./mimeType.js"
 import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import type { SpooledBytes } from "../upstream/model.js"
-import { FILE_SUBMITTED_SIGNAL } from "../api/fileSignal.js"
-import { signalFrom } from "../services/signals.js"
+import { FILE_SUBMITTED_SIGNAL } from "../api/stepSignals.js"
+import { requireSignalName, signalFrom } from "../services/signals.js"
 import { ringAfterSignal } from "../services/TaskEventBell.js"
 import { downloadUrl } from "./downloadUrl.js"
 
@@ -89,6 +89,7 @@ export type PersistedFile = Omit<FetchedFile, "bytes"> & { readonly bytes: Uint8
 
 export const persistFile = (taskId: string, meta: FileMeta, fetched: PersistedFile, options: PersistOptions = {}) =>
   Effect.gen(function*() {
+    yield* requireSignalName(meta.signalName)
     const tenants = yield* Tenant
     const tenant = yield* tenants.current
     const workspace = yield* WorkspaceClient

@@ -8,7 +8,7 @@ import { EVENT_DATA_MAX_BYTES } from "../api/data.js"
 import type { DataIngestDto } from "../api/dtos.js"
 import { jsonText } from "../api/jsonText.js"
 import { BadRequest } from "../api/errors.js"
-import { signalFrom } from "./signals.js"
+import { requireSignalName, signalFrom } from "./signals.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
 import { Tenant } from "./Tenant.js"
 import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
@@ -42,6 +42,7 @@ export const ingestData = (taskId: string, dto: DataIngestDto, options: { readon
     const workspace = yield* WorkspaceClient
     const rows = rowsOf(dto)
     yield* checkSizes(rows, dto.events !== undefined)
+    yield* requireSignalName(dto.signalName)
     const { tenant } = yield* (yield* Tenant).requireTask(taskId)
     const results = yield* workspace.ingestData(
       tenant.id,

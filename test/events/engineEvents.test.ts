@@ -13,7 +13,7 @@ import { join } from "node:path"
 import type { TaskEvent } from "../../src/api/resources.js"
 import type { WorkspaceClientService } from "../../src/upstream/WorkspaceClient.js"
 import { EmbeddedWorkspace, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
-import { FILE_SUBMITTED_SIGNAL } from "../../src/api/fileSignal.js"
+import { FILE_SUBMITTED_SIGNAL } from "../../src/api/stepSignals.js"
 
 // Ids from fixtures/demo.json.
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"

@@ -14,7 +14,7 @@ import { isTerminalStatus } from "../../src/api/taskListing.js"
 import { taskBoard } from "../../src/upstream/taskBoard.js"
 import { withActor, withIdentity } from "../../src/services/Actor.js"
 import type { Fixture } from "../../src/domain/fixture.js"
-import { FILE_SUBMITTED_SIGNAL } from "../../src/api/fileSignal.js"
+import { FILE_SUBMITTED_SIGNAL } from "../../src/api/stepSignals.js"
 import { STEP } from "../../src/domain/runbook.js"
 import { contractFixture, DOC_NEW_BYTES, DOC_OLD_BYTES, ID, SLUG, WF } from "./contractFixture.js"
 
@@ -766,7 +766,7 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* ws.listDocuments(ID.tenantB, ID.taskBeta, { limit: 20 })).toHaveLength(1)
       }))
 
-      test("putDocument and ingestData with a signal naming a step no longer current: a Conflict, nothing stored", Effect.gen(function*() {
+      test("putDocument and ingestData with a signal naming a step no longer current: a Conflict; with a decision's signal: a BadRequest; nothing stored", Effect.gen(function*() {
         const ws = yield* WorkspaceClient
         const doc = { taskId: ID.taskReview, source: "late", filename: "late.txt", contentType: "text/plain", bytes: new Uint8Array([1]) }
         const stale = { taskId: ID.taskReview, name: FILE_SUBMITTED_SIGNAL, expectedStep: "upload" }
@@ -778,6 +778,12 @@ export const runWorkspaceContract = (name: string, makeLayer: MakeWorkspaceLayer
         expect(yield* ws.listDocuments(ID.tenantA, ID.taskReview, { source: "late", limit: 20 })).toEqual([])
         expect(yield* tagOf(ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows: [{ data: { a: 1 } }] }, Option.some(stale))))
           .toBe("Conflict")
+        // A write sends no decision's signal, in any spelling (src/domain/signalNames.ts): refused before anything else.
+        expect(yield* tagOf(ws.putDocument(ID.tenantA, doc, Option.some({ ...stale, name: "\u0430pprove", payload: {} }))))
+          .toBe("BadRequest")
+        expect(yield* tagOf(ws.ingestData(ID.tenantA, { taskId: ID.taskReview, rows: [{ data: { a: 1 } }] }, Option.some({ ...stale, name: "reject" }))))
+          .toBe("BadRequest")
+        expect(yield* ws.listDocuments(ID.tenantA, ID.taskReview, { source: "late", limit: 20 })).toEqual([])
         expect((yield* ws.getTask(ID.taskReview)).currentStep).toBe("review")
         // Named for the step that is current, the file completes it.
         yield* ws.putDocument(ID.tenantA, { ...doc, taskId: ID.taskUpload }, Option.some({

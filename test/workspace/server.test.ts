@@ -101,6 +101,27 @@ describe("workspace OpenAPI document", () => {
 })
 
 describe("workspace server", () => {
+  it.live("a data row or a document sends no decision's or row action's signal, in any spelling, on this API too (the admin listener's)", () =>
+    withServer(
+      storeServer(),
+      Effect.gen(function*() {
+        const tasks = `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}`
+        for (const name of ["approve", "reject", "user_action", "\u0430pprove", "File_Submitted"]) {
+          const row = yield* json("POST", `${tasks}/data`, { rows: [{ data: { x: 1 } }], signal: { taskId: ID.taskUpload, name } })
+          expect([row.status, row.body.message], name).toEqual([400, expect.stringMatching(/^signalName: .*(step signal|send it exactly so)/)])
+        }
+        for (const name of ["approve", "reject", "File_Submitted"]) {
+          const query = new URLSearchParams({ source: "x", filename: "a.pdf", contentType: "application/pdf", signalTaskId: ID.taskUpload, signalName: name })
+          const doc = yield* raw("POST", `${tasks}/documents?${query}`, { body: new Uint8Array([1, 2]), headers: { "content-type": "application/octet-stream" } })
+          expect([doc.status, doc.body.message], name).toEqual([400, expect.stringContaining("signalName")])
+        }
+        const listed = yield* raw("GET", `${tasks}/documents?limit=50`)
+        expect(listed.body.some((d: { source: string }) => d.source === "x")).toBe(false)
+        const next = yield* raw("GET", `${tasks}/next-step`)
+        expect(next.body.step.id).toBe(next.body.steps.find((s: { status: string }) => s.status === "IN_PROGRESS").id)
+      })
+    ))
+
   it.live("ids in paths in any case name what they name in lower case (the admin listener's API)", () =>
     withServer(
       storeServer(),

@@ -11,6 +11,7 @@ import { appendToTimeline } from "./timeline.js"
 import { writeFingerprint } from "../../domain/idempotency.js"
 import type { Transactions } from "./transaction.js"
 import { nextGroup } from "./insertGroups.js"
+import { requireSignalName } from "../../services/signals.js"
 
 /** Signals per outbox insert (small rows: the bound-parameter limit and a short statement). */
 const SIGNAL_GROUP = 250
@@ -19,7 +20,7 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
   const { sql, outbox, taskOf, accept, signalFor, letArrivalsIn, writeThenDeliver, idempotent } = tx
   return {
     ingestData: (tenantId, batch, signal) =>
-      Effect.flatMap(attributionNow, (who) =>
+      Effect.andThen(requireSignalName(Option.getOrUndefined(signal)?.name), Effect.flatMap(attributionNow, (who) =>
       Effect.andThen(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
         "ingestData",
         idempotent(tenantId, writeFingerprint.ingestData(batch, Option.getOrNull(signal)), Effect.gen(function*() {
@@ -63,6 +64,6 @@ export const dataRecords = (tx: Transactions): Pick<WorkspaceClientService, "ing
           }
           return ids.map((id) => ({ id, signaled: Option.isSome(signal) }))
         }))
-      )))
+      ))))
   }
 }

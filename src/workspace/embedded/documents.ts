@@ -4,6 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { requireSignalName } from "../../services/signals.js"
 import * as Stream from "effect/Stream"
 import { randomUUID } from "node:crypto"
 import { rootTaskId } from "../../api/ids.js"
@@ -54,7 +55,7 @@ export const makeDocumentRecords = (tx: Transactions) =>
           guard("listDocuments")
         ),
 
-      putDocument: (tenantId, doc, signal) => Effect.suspend(() => {
+      putDocument: (tenantId, doc, signal) => Effect.andThen(requireSignalName(Option.getOrUndefined(signal)?.name), Effect.suspend(() => {
         const id = randomUUID()
         const toFile = Option.isSome(files) && doc.bytes.length >= FILE_BACKED_MIN_BYTES
         const stored = Effect.flatMap(attributionNow, (who) =>
@@ -109,7 +110,7 @@ export const makeDocumentRecords = (tx: Transactions) =>
                 Effect.catchCause(() => Effect.void)
               )
         )
-      }),
+      })),
 
       openDocument: (tenantId, documentId) =>
         sql<DocumentRow>`SELECT * FROM documents WHERE id = ${documentId} AND tenant_id = ${tenantId}`.pipe(

@@ -1,0 +1,48 @@
+/**
+ * Which signal names a write (a file, a data ingest) may send. Step signals decide a step, so
+ * each comes from the route that checks it: `approve` and `reject` from a decision (bound to the
+ * person the edge names, four-eyes, claims), `user_action` from a row action. Sent with a file or
+ * a data row they decided a step past those checks (a task approved by no one). A write's own
+ * step signal is `file_submitted`, which completes an upload step with its source, a file or data
+ * records (`source.submitted`), spelled exactly: a name that only reads as it did nothing. Judged by the store, for every caller (the
+ * workspace service's API is served on the admin listener too), and first by the gateway's data
+ * ingest and file pipeline (a file ingest's before its fetch). Not in the contract's schemas,
+ * which the console and the typed client also bundle: the skeleton's confusables table is the
+ * server's.
+ */
+import { FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL } from "../api/stepSignals.js"
+import { skeleton } from "../lib/skeleton.js"
+
+const STEP_SIGNALS: ReadonlyArray<string> = ["approve", "reject", FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL]
+
+// Small capitals read as the letters they are; the confusables table leaves most of them alone.
+const SMALL_CAPITALS: Readonly<Record<string, string>> = Object.fromEntries(
+  [..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!])
+)
+const SMALL_CAPITAL = new RegExp(`[${Object.keys(SMALL_CAPITALS).join("")}]`, "gu")
+
+/**
+ * A name as a reader tells it apart: the skeleton four-eyes compares people by, without spaces,
+ * dashes and underscores alike, and `i` and `l` alike (the table reads `I` as `l` but Cyrillic
+ * `ӏ` as `i`; once case is folded, `fiIe` would read as `fiie`).
+ */
+const readAs = (name: string) =>
+  skeleton(name.replace(SMALL_CAPITAL, (c) => SMALL_CAPITALS[c] ?? c))
+    .replace(/[\p{Z}\s]/gu, "").replace(/[\p{Pd}\p{Pc}\u2212]/gu, "_").replace(/i/g, "l")
+
+let bySkeleton: ReadonlyMap<string, string> | undefined
+// Made on first use: the skeleton loads the confusables table (src/lib/skeleton.ts).
+const stepSignalsBySkeleton = () => (bySkeleton ??= new Map(STEP_SIGNALS.map((n) => [readAs(n), n])))
+
+/** Why a write may not send `name` (a 400 naming signalName), or undefined. */
+export const signalNameRefusal = (name: string): string | undefined => {
+  const seen = stepSignalsBySkeleton().get(readAs(name))
+  if (seen === undefined || name === FILE_SUBMITTED_SIGNAL) return undefined
+  if (seen === FILE_SUBMITTED_SIGNAL) {
+    return `signalName: ${JSON.stringify(name)} reads as ${JSON.stringify(FILE_SUBMITTED_SIGNAL)}: send it exactly so`
+  }
+  const what = name === seen
+    ? `${JSON.stringify(name)} is a step signal`
+    : `${JSON.stringify(name)} reads as the step signal ${JSON.stringify(seen)}`
+  return `signalName: ${what}, which only ${seen === ROW_ACTION_SIGNAL ? "a row action" : "a decision"} on the task sends`
+}
