@@ -15,20 +15,25 @@ import { skeleton } from "../lib/skeleton.js"
 
 const STEP_SIGNALS: ReadonlyArray<string> = ["approve", "reject", FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL]
 
-// Small capitals read as the letters they are; the confusables table leaves most of them alone.
-const SMALL_CAPITALS: Readonly<Record<string, string>> = Object.fromEntries(
-  [..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!])
-)
-const SMALL_CAPITAL = new RegExp(`[${Object.keys(SMALL_CAPITALS).join("")}]`, "gu")
+// Letters the confusables table leaves alone or makes (Cyrillic `т` and Greek `τ` become `ᴛ`):
+// small capitals, and the dotless `ı` and `ȷ`, read as the letters they are.
+const AS_LETTERS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries([..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!])),
+  "ı": "i",
+  "ȷ": "j"
+}
+const AS_LETTER = new RegExp(`[${Object.keys(AS_LETTERS).join("")}]`, "gu")
+const asLetters = (text: string) => text.replace(AS_LETTER, (c) => AS_LETTERS[c] ?? c)
 
 /**
- * A name as a reader tells it apart: the skeleton four-eyes compares people by, without spaces,
- * dashes and underscores alike, and `i` and `l` alike (the table reads `I` as `l` but Cyrillic
- * `ӏ` as `i`; once case is folded, `fiIe` would read as `fiie`).
+ * A name as a reader tells it apart: the skeleton four-eyes compares people by, letters read as
+ * above before and after it, without separators (spaces, punctuation, symbols, and `ー`, which the
+ * table makes of dashes: `user action`, `user—action` and `userAction` read as `user_action`), and
+ * `i` and `l` alike (the table reads `I` as `l` but Cyrillic `ӏ` as `i`; once case is folded,
+ * `fiIe` would read as `fiie`).
  */
 const readAs = (name: string) =>
-  skeleton(name.replace(SMALL_CAPITAL, (c) => SMALL_CAPITALS[c] ?? c))
-    .replace(/[\p{Z}\s]/gu, "").replace(/[\p{Pd}\p{Pc}\u2212]/gu, "_").replace(/i/g, "l")
+  asLetters(skeleton(asLetters(name))).replace(/[\p{Z}\s\p{P}\p{S}\u30fc]/gu, "").replace(/i/g, "l")
 
 let bySkeleton: ReadonlyMap<string, string> | undefined
 // Made on first use: the skeleton loads the confusables table (src/lib/skeleton.ts).

@@ -46,7 +46,9 @@ describe("signals: a task id, and no step signal of another route", () => {
           " approve", "APPROVE\u200b", "\u0430pprove", "ｒｅｊｅｃｔ",
           // Letters of other scripts, small capitals, digits and fillers that read as Latin ones (UTS #39).
           "re\u0458ect", "appro\u03bde", "fi\u04cfe_submitted", "\u1d00pprove", "file_submitted\u3164", "file\u2212submitted",
-          "fiIe_submitted", "fi1e_submitted", "appr0ve"
+          "fiIe_submitted", "fi1e_submitted", "appr0ve",
+          // Letters the table makes small capitals (Cyrillic т, Cherokee ꭺ), the dashes it makes ー, other separators.
+          "rejec\u0442", "\uab7approve", "user\u2014action", "user action", "userAction", "user.action", "re\u0237ect", "re_ject"
         ]
         for (const signalName of names) {
           for (const body of [{ data: { n: 1 } }, { events: [{ data: { n: 1 } }] }]) {
@@ -57,7 +59,7 @@ describe("signals: a task id, and no step signal of another route", () => {
         expect(yield* ws.signals).toEqual([])
         expect((yield* ws.task(EXPENSE_TASK))?.currentStep).toBe("upload_receipts")
         // Any other name still goes to the workflow, names that merely begin or end like one included.
-        for (const signalName of ["records_ready", "approved", "approval_needed", "rejected_rows", "file_submitted_v2", "reapprove", "re_ject", "承認"]) {
+        for (const signalName of ["records_ready", "approved", "approval_needed", "rejected_rows", "file_submitted_v2", "reapprove", "reject_row", "承認"]) {
           const other = yield* raw("POST", `/v1/tasks/${EXPENSE_TASK}/data/ingest`, { data: { n: 1 }, signalTaskId: EXPENSE_TASK, signalName })
           expect(other.status, signalName).toBe(201)
         }
