@@ -4,11 +4,12 @@
  * person the edge names, four-eyes, claims), `user_action` from a row action. Sent with a file or
  * a data row they decided a step past those checks (a task approved by no one). A write's own
  * step signal is `file_submitted`, which completes an upload step with its source, a file or data
- * records (`source.submitted`), spelled exactly: a name that only reads as it did nothing. Judged by the store, for every caller (the
- * workspace service's API is served on the admin listener too), and first by the gateway's data
- * ingest and file pipeline (a file ingest's before its fetch). Not in the contract's schemas,
- * which the console and the typed client also bundle: the skeleton's confusables table is the
- * server's.
+ * records (`source.submitted`), spelled exactly: a name that only read as it did nothing.
+ *
+ * Judged by the store, for every caller (the workspace service's API is served on the admin
+ * listener too), and first by the gateway's data ingest and file pipeline (a file ingest's before
+ * its fetch). Not in the contract's schemas, which the console and the typed client also bundle:
+ * the skeleton's confusables table is the server's.
  */
 import { FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL } from "../api/stepSignals.js"
 import { skeleton } from "../lib/skeleton.js"

@@ -3,14 +3,14 @@
  * Look-alikes meet (`аpprove` and `approve`, `rn` and `m`, `0` and `O`), so it is for refusals:
  * a comparison that errs towards "the same". Four-eyes compares people by it
  * (src/domain/actorSkeleton.ts), and a write's signal names are refused by it when they read as
- * a step signal of another route (src/api/dtos.ts).
+ * a step signal of another route (src/domain/signalNames.ts).
  */
 import { createRequire } from "node:module"
 
 // The confusables table (a 6,000-key object and one regular expression of all its keys) is
-// loaded by the first skeleton, not at start: a gateway that never compares two people or signal names keeps
-// it out of memory (bench/RESULTS.md, memory per cell). `require` stays a call at run time in
-// the bundle, resolved from node_modules like the native driver.
+// loaded by the first skeleton, not at start: a gateway that never compares two people or a
+// signal name keeps it out of memory (bench/RESULTS.md, memory per cell). `require` stays a call
+// at run time in the bundle, resolved from node_modules like the native driver.
 const requireLazily = createRequire(import.meta.url)
 let confusables: ((s: string) => string) | undefined
 const unhomoglyph = (s: string): string =>
