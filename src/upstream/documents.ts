@@ -7,7 +7,7 @@ import { optional } from "../api/optional.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { FileName, MediaType } from "../api/headerValues.js"
-import { TASK_ID_MAX_LENGTH } from "../api/ids.js"
+import { TASK_ID_MAX_LENGTH, withUuidFolded } from "../api/ids.js"
 import { CheckedJson } from "../api/jsonValue.js"
 import { Document } from "./model.js"
 import { IdParam, JsonObject, NonEmpty, StoredText, TenantIdParam, TenantTaskPath, WorkspaceErrors } from "./paths.js"
@@ -28,7 +28,7 @@ export const PutDocumentParams = Schema.Struct({
   contentType: MediaType.annotateKey({ description: "The document's MIME type (the body itself is sent as octet-stream)" }),
   period: optional(StoredText(16).annotate({ description: "Accounting period, YYYY-MM" })),
   schemaSlug: optional(StoredText(128).annotate({ description: "Extraction schema slug used downstream" })),
-  signalTaskId: optional(StoredText(TASK_ID_MAX_LENGTH).annotate({ description: "Signal to record with the document: its task" })),
+  signalTaskId: optional(withUuidFolded(StoredText(TASK_ID_MAX_LENGTH).annotate({ description: "Signal to record with the document: its task" }))),
   signalName: optional(StoredText(128).annotate({ description: "Signal to record with the document: its name" })),
   // Described on the wire side (a string of JSON), which the document shows.
   signalPayload: optional(CheckedJson(JsonObject).pipe(Schema.annotateEncoded({

@@ -8,7 +8,7 @@ import { isMaxChars } from "../api/textLength.js"
 import { optional } from "../api/optional.js"
 import { closed } from "../api/dtos.js"
 import { jsonObject } from "../api/jsonObject.js"
-import { Timestamp, Uuid } from "../api/ids.js"
+import { Timestamp, Uuid, withUuidFolded } from "../api/ids.js"
 import { Scalar, UiStep } from "../api/resources.js"
 
 const JsonObject = jsonObject()
@@ -128,7 +128,7 @@ export const Runbook = Schema.Struct({
 }).annotate({ identifier: "Runbook" })
 
 export const Signal = Schema.Struct({
-  taskId: Schema.String.annotate({ description: "Task or composite child id; resolved to its root task" }),
+  taskId: withUuidFolded(Schema.String.annotate({ description: "Task or composite child id; resolved to its root task" })),
   name: Schema.String,
   payload: JsonObject,
   expectedStep: optional(Schema.String.check(Schema.isMinLength(1), isMaxChars(256)).annotate({

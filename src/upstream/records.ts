@@ -7,7 +7,7 @@ import { optional } from "../api/optional.js"
 import { closed, UpdateSubledgerCellDto } from "../api/dtos.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
-import { TASK_ID_MAX_LENGTH, Uuid } from "../api/ids.js"
+import { TASK_ID_MAX_LENGTH, Uuid, withUuidFolded } from "../api/ids.js"
 import { RejectResult, UpdateResult } from "../api/resources.js"
 import { IdParam, JsonObject, NonEmpty, TenantIdParam, TenantTaskPath, WorkspaceErrors } from "./paths.js"
 
@@ -15,7 +15,7 @@ export const IngestDataRequest = Schema.Struct({
   kind: optional(NonEmpty(128).annotate({ description: "Discriminator shared by the batch" })),
   rows: Schema.Array(Schema.Struct({ data: JsonObject, sourceRef: optional(Schema.Unknown) }).pipe(closed("WorkspaceIngestRow"))).check(Schema.isMinLength(1)),
   signal: optional(Schema.Struct({
-    taskId: NonEmpty(TASK_ID_MAX_LENGTH),
+    taskId: withUuidFolded(NonEmpty(TASK_ID_MAX_LENGTH)),
     name: NonEmpty(128),
     expectedStep: optional(NonEmpty(256).annotate({ description: "The step the signal is for (409 when no longer current)" }))
   }).pipe(closed("WorkspaceIngestSignal")).annotate({

@@ -122,7 +122,7 @@ describe("workspace server", () => {
       })
     ))
 
-  it.live("ids in paths in any case name what they name in lower case (the admin listener's API)", () =>
+  it.live("ids in any case name what they name in lower case, in paths, bodies and queries (the admin listener's API)", () =>
     withServer(
       storeServer(),
       Effect.gen(function*() {
@@ -143,6 +143,21 @@ describe("workspace server", () => {
         }
         // Another tenant's record is still none of this one's, in any case.
         expect((yield* raw("GET", `/workspace/tenants/${up(ID.tenantA)}/documents/${up(ID.docBeta)}/download`)).status).toBe(404)
+        // Ids in bodies and queries too: a signal's task, a data row's signal, a document's signal.
+        const signal = yield* json("POST", `/workspace/tenants/${ID.tenantA}/signals`, { taskId: up(ID.taskReview), name: "custom_ping", payload: {} })
+        expect(signal.status, JSON.stringify(signal.body)).toBeLessThan(300)
+        const rows = yield* json("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskReview}/data`, {
+          rows: [{ data: { x: 1 } }],
+          signal: { taskId: up(ID.taskReview), name: "custom_ping" }
+        })
+        expect([rows.status, rows.body[0].signaled]).toEqual([201, true])
+        const query = new URLSearchParams({ source: "y", filename: "a.pdf", contentType: "application/pdf", signalTaskId: up(ID.taskUpload), signalName: "file_submitted" })
+        const doc = yield* raw("POST", `/workspace/tenants/${ID.tenantA}/tasks/${ID.taskUpload}/documents?${query}`, {
+          body: new Uint8Array([1]),
+          headers: { "content-type": "application/octet-stream" }
+        })
+        expect(doc.status, JSON.stringify(doc.body)).toBe(201)
+        expect((yield* raw("GET", `/workspace/tasks/${ID.taskUpload}`)).body.currentStep).not.toBe("upload")
       })
     ))
 
