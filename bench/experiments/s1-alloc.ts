@@ -49,6 +49,9 @@ const load = (n: number) =>
     autocannon({ url: `http://127.0.0.1:${port}${path}`, connections: 10, amount: n }, (e) => (e ? fail(e) : done()))
   )
 
+// The upstream's processes go with this one, however it ends (killAllSync: by their pids).
+process.on("exit", killAllSync)
+
 const main = async () => {
   let upstream: Record<string, string> = {}
   if (s2) {
@@ -158,7 +161,6 @@ const main = async () => {
     console.log(`${(v / requests).toFixed(0).padStart(6)} B/req ${((v / all) * 100).toFixed(1).padStart(5)}%  ${k}`)
   }
   for (const [k, v] of [...callers].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${(v / requests).toFixed(0).padStart(6)} B/req  ${k}`)
-  killAllSync()
   rmSync(tmp, { recursive: true, force: true })
 }
 
