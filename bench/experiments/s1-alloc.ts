@@ -66,6 +66,7 @@ const main = async () => {
     env: { ...process.env, PORT: String(port), SVC_ADMIN_PORT: String(port + 1), SVC_DATABASE_URL: `file:${join(tmp, "db")}`, ...upstream },
     stdio: ["ignore", "ignore", "pipe"]
   })
+  process.once("exit", () => child.exitCode === null && child.kill("SIGKILL"))
   const wsUrl = await new Promise<string>((done) => {
     let err = ""
     child.stderr!.on("data", (c: Buffer) => {
