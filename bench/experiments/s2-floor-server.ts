@@ -20,32 +20,10 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import { createServer } from "node:http"
-import { listTasks, port } from "../peers/common.js"
+import { type BoardTask, listTasks, port, summariesOf } from "../peers/common.js"
 
 const upstream = process.env.BENCH_UPSTREAM_URL!
 const tenantId = process.env.BENCH_TENANT_ID!
-
-interface BoardTask {
-  readonly id: string
-  readonly entityId: string
-  readonly workflowId: string
-  readonly title: string
-  readonly status: string
-  readonly priority: string
-  readonly createdAt: string
-  readonly awaiting?: string
-}
-const summaries = (board: ReadonlyArray<BoardTask>) =>
-  board.map((t) => ({
-    id: t.id,
-    title: t.title,
-    status: t.status,
-    priority: t.priority,
-    ...(t.awaiting !== undefined && t.status !== "COMPLETED" && t.status !== "FAILED" ? { awaiting: t.awaiting } : {}),
-    entityId: t.entityId,
-    workflowId: t.workflowId,
-    createdAt: t.createdAt
-  }))
 
 const json = (status: number, value: unknown) =>
   HttpServerResponse.text(JSON.stringify(value), { status, contentType: "application/json" })
@@ -57,7 +35,7 @@ const viaHttpClient = (id: string) =>
   Effect.flatMap(HttpClient.HttpClient, (client) =>
     client.get(`${upstream}/workspace/tenants/${tenantId}/entities/${encodeURIComponent(id)}/board`).pipe(
       Effect.flatMap((res) => res.status === 404 ? Effect.succeed(undefined) : res.json),
-      Effect.map((board) => board === undefined ? json(404, { message: "not found" }) : json(200, summaries(board as unknown as ReadonlyArray<BoardTask>))),
+      Effect.map((board) => board === undefined ? json(404, { message: "not found" }) : json(200, summariesOf(board as unknown as ReadonlyArray<BoardTask>))),
       Effect.orDie
     ))
 

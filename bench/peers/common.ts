@@ -62,7 +62,7 @@ const awaitingOf = async (taskId: string): Promise<string | undefined> => {
   return step?.displayHint.component
 }
 
-interface BoardTask {
+export interface BoardTask {
   readonly id: string
   readonly entityId: string
   readonly workflowId: string
@@ -100,9 +100,9 @@ const boardOf = (entityId: string) =>
     }).on("error", reject)
   })
 
-const listTasksUpstream = async (entityId: string) => {
-  const board = await boardOf(entityId)
-  return board?.map((t) => ({
+/** A board's tasks as the list's summaries (bench/experiments/s2-floor-server.ts maps them too). */
+export const summariesOf = (board: ReadonlyArray<BoardTask>) =>
+  board.map((t) => ({
     id: t.id,
     title: t.title,
     status: t.status,
@@ -112,6 +112,10 @@ const listTasksUpstream = async (entityId: string) => {
     workflowId: t.workflowId,
     createdAt: t.createdAt
   }))
+
+const listTasksUpstream = async (entityId: string) => {
+  const board = await boardOf(entityId)
+  return board === undefined ? undefined : summariesOf(board)
 }
 
 /** S2: the entity's task summaries, every open task's next step looked up in parallel; undefined: 404. */

@@ -37,28 +37,22 @@ export const TaskId = Schema.String.check(
  * Ids a client sends (path parameters, query parameters, body fields): their UUID in lower case
  * once decoded, as the store keeps ids (it makes them, lower case): RFC 9562 reads UUIDs
  * case-insensitively on input, and an upper-case one named nothing (a 404, or a signal to no
- * task). A composite task id's steps and slugs are left as written. Checked before it is folded:
- * only ASCII hex reaches the fold.
+ * task). Only a leading UUID (alone, or before a composite's `:`) is folded: a composite task
+ * id's steps and slugs, and text of any other shape, are left as written.
  */
+const LEADING_UUID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?=$|:)`, "u")
 const foldUuid = SchemaTransformation.transform<string, string>({
-  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
+  decode: (s) => (/[A-F]/.test(s.slice(0, 36)) && LEADING_UUID_RE.test(s) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
   encode: (s) => s
 })
 export const UuidInput = Uuid.pipe(Schema.decodeTo(Uuid, foldUuid))
 export const TaskIdInput = TaskId.pipe(Schema.decodeTo(TaskId, foldUuid))
-
-const LEADING_UUID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?=$|:)`, "u")
-const foldLeadingUuid = SchemaTransformation.transform<string, string>({
-  decode: (s) => (s.length >= 36 && /[A-F]/.test(s.slice(0, 36)) && LEADING_UUID_RE.test(s) ? s.slice(0, 36).toLowerCase() + s.slice(36) : s),
-  encode: (s) => s
-})
 /**
  * Text that names a record by id where any text is taken (the workspace API's paths: an id of
- * another shape names nothing, a 404): a leading UUID (alone, or before a composite's `:`) folded
- * as above, anything else as written. Published as `schema`.
+ * another shape names nothing, a 404), its leading UUID folded as above. Published as `schema`.
  */
 export const withUuidFolded = <S extends Schema.Codec<string, string>>(schema: S) =>
-  schema.pipe(Schema.decodeTo(Schema.toType(schema), foldLeadingUuid))
+  schema.pipe(Schema.decodeTo(Schema.toType(schema), foldUuid))
 
 /** The part of a task id before the first `:`, i.e. the root task UUID. */
 export const rootTaskId = (taskId: string): string => taskId.split(":", 1)[0]!

@@ -11,7 +11,7 @@ import type { Scalar } from "../api/resources.js"
 import { decideEdit, decideReject, decideResolve } from "./ledgers.js"
 import type { Workspace } from "../upstream/model.js"
 import { isTerminalStatus } from "../api/taskListing.js"
-import { FILE_SUBMITTED_SIGNAL } from "../api/stepSignals.js"
+import { FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL } from "../api/stepSignals.js"
 import { completeCurrentStep, TABLE_COMPONENT } from "./runbook.js"
 import { actRefusal, type Claim, claimOn, dueAtOf } from "./assignment.js"
 import { actorKey, isAgentActor, samePerson } from "./actorSkeleton.js"
@@ -72,7 +72,7 @@ export type TaskOutcome =
 export const STEP_SIGNALS: ReadonlySet<string> = new Set(["approve", "reject", FILE_SUBMITTED_SIGNAL])
 
 export const isRowAction = (s: { readonly name: string; readonly payload: Record<string, unknown> }) =>
-  s.name === "user_action" && s.payload.kind === "row_action"
+  s.name === ROW_ACTION_SIGNAL && s.payload.kind === "row_action"
 
 const ignored = (reason: string): TaskOutcome => ({ _tag: "ignored", reason })
 
@@ -388,7 +388,7 @@ const actorRefusal = (
     )
     if (refused !== undefined) return refused
   }
-  return signalName !== "user_action" ? distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor) : undefined
+  return signalName !== ROW_ACTION_SIGNAL ? distinctDeciderRefusal(arrival.runbook, named, snapshots, arrival.actor) : undefined
 }
 
 export interface RowState {

@@ -13,8 +13,10 @@
  */
 import { FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL } from "../api/stepSignals.js"
 import { skeleton } from "../lib/skeleton.js"
+import { STEP_SIGNALS as DECIDING_SIGNALS } from "./engine.js"
 
-const STEP_SIGNALS: ReadonlyArray<string> = ["approve", "reject", FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL]
+/** The signals that act on a step: the engine's deciding ones, and a row action's. */
+const STEP_SIGNALS: ReadonlyArray<string> = [...DECIDING_SIGNALS, ROW_ACTION_SIGNAL]
 
 // Letters the confusables table leaves alone or makes (Cyrillic `т` and Greek `τ` become `ᴛ`):
 // small capitals, and the dotless `ı` and `ȷ`, read as the letters they are.

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
 import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
+import { remittanceFile } from "./remittance.js"
 
 const FIXTURE = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -48,14 +49,7 @@ describe("a settle time longer than the request's deadline (built process, embed
   it("a file naming a step too: 504, no file kept, the step not completed", async () => {
     const created = await http("POST", `${gw.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "payment-run", context: {} })
     const taskId = created.body.id as string
-    const answer = await http("POST", `${gw.url}/v1/tasks/${taskId}/files`, {
-      source: "remittance",
-      fileName: "remittance.txt",
-      contentType: "text/plain",
-      data: Buffer.from("paid").toString("base64"),
-      signalTaskId: taskId,
-      signalName: "file_submitted"
-    })
+    const answer = await http("POST", `${gw.url}/v1/tasks/${taskId}/files`, remittanceFile(taskId))
     expect(answer.status, answer.text).toBe(504)
     expect((await http("GET", `${gw.url}/v1/tasks/${taskId}/files`)).body).toEqual([])
   }, 30_000)

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { http } from "../support/process.js"
 import { type BuiltGateway, startBuiltGateway } from "../timeline/support.js"
 import { lastWriteSpreadMs, type RawResponse, sendTogether } from "../support/together.js"
+import { remittanceFile } from "./remittance.js"
 
 /**
  * A round whose requests this process could not write within this many ms (descheduled on a
@@ -64,18 +65,7 @@ const paymentRunAtUpload = async () => {
 }
 
 /** The remittance file, submitted to complete the task's upload step. */
-const remittanceUpload = (taskId: string) => ({
-  method: "POST",
-  path: `/v1/tasks/${taskId}/files`,
-  body: {
-    source: "remittance",
-    fileName: "remittance.txt",
-    contentType: "text/plain",
-    data: Buffer.from("paid").toString("base64"),
-    signalTaskId: taskId,
-    signalName: "file_submitted"
-  }
-})
+const remittanceUpload = (taskId: string) => ({ method: "POST", path: `/v1/tasks/${taskId}/files`, body: remittanceFile(taskId) })
 
 describe("decisions written together on separate keep-alive connections (built process)", () => {
   for (const n of [2, 20]) {
