@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { isMaxUtf8Bytes } from "./textLength.js"
 
 // Written without the `i` flag so that the published JSON Schema pattern means the same; with `u`,
 // which Effect 4 requires to publish a pattern (JSON Schema patterns are Unicode-aware).
@@ -19,6 +20,13 @@ export const isUuid = (s: string): boolean => UUID_RE.test(s)
  */
 export const TASK_ID_MAX_LENGTH = 2048
 
+/**
+ * The same bound in UTF-8 bytes: the gateway puts task ids in the workspace service's paths,
+ * percent-encoded (3 characters a byte), and 2,048 CJK characters made a 18 KiB path that the
+ * service refused with 431 (the gateway's 502). 2,048 bytes are at most 6 KiB in a path.
+ */
+export const TASK_ID_MAX_BYTES = 2048
+
 /** A UUID, then `:<step>:<slug>` pairs of non-empty segments (child ids nest). */
 const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`, "u")
 
@@ -26,11 +34,12 @@ const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$
 export const TaskId = Schema.String.check(
   // Aborting: a too-long id is that one problem, not also a pattern mismatch (as on Effect 3).
   Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }).abort(),
+  isMaxUtf8Bytes(TASK_ID_MAX_BYTES).abort(),
   Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
 ).annotate({
   identifier: "TaskId",
   description:
-    `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters`
+    `Workspace task UUID, or for a child workflow the composite \`<parent_task_id>:<step>:<slug>\` (nesting allowed), at most ${TASK_ID_MAX_LENGTH} characters and ${TASK_ID_MAX_BYTES} bytes in UTF-8`
 })
 
 /**

@@ -28,3 +28,24 @@ export const isMaxChars = (max: number) =>
     toJsonSchema: () => ({ maxLength: max }),
     arbitraryConstraint: { maxLength: max }
   })
+
+/** UTF-8 bytes of `s` (a lone surrogate as the 3 bytes of U+FFFD, as TextEncoder writes it). */
+export const utf8Length = (s: string): number => {
+  let n = s.length
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) continue
+    if (c < 0x800) n += 1
+    else if (c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2 // 4 bytes for the pair's two units
+      i++
+    } else n += 2
+  }
+  return n
+}
+
+/** At most `max` bytes in UTF-8. A text of up to `max / 4` units cannot exceed it: not counted. */
+export const isMaxUtf8Bytes = (max: number) =>
+  Schema.makeFilter<string>((s) => s.length <= max / 4 || utf8Length(s) <= max || `must be at most ${max} bytes in UTF-8`, {
+    expected: `a value of at most ${max} bytes in UTF-8`
+  })

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { charCount } from "../../src/api/textLength.js"
+import * as fc from "fast-check"
+import { charCount, utf8Length } from "../../src/api/textLength.js"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import { EXPENSE_TASK } from "../support/world.js"
 
@@ -48,5 +49,18 @@ describe("event text bounded in characters", () => {
     expect(charCount("a\uD800b\uDC00")).toBe(4)
     expect(charCount("\uD83D\uDE00\uD83D")).toBe(2)
     expect(charCount("")).toBe(0)
+  })
+})
+
+describe("utf8Length (a task id's bound in bytes)", () => {
+  it("is what TextEncoder writes, for any text, lone surrogates included", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 64 }), fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), maxLength: 4 }), (text, surrogates) => {
+        for (const s of [text, surrogates, text + surrogates + text]) {
+          expect(utf8Length(s), JSON.stringify(s)).toBe(new TextEncoder().encode(s).length)
+        }
+      }),
+      { numRuns: 500 }
+    )
   })
 })
