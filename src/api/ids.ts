@@ -22,7 +22,7 @@ export const TASK_ID_MAX_LENGTH = 2048
 
 /**
  * The same bound in UTF-8 bytes: the gateway puts task ids in the workspace service's paths,
- * percent-encoded (3 characters a byte), and 2,048 CJK characters made a 18 KiB path that the
+ * percent-encoded (3 characters a byte), and 2,048 CJK characters made an 18 KiB path that the
  * service refused with 431 (the gateway's 502). 2,048 bytes are at most 6 KiB in a path.
  */
 export const TASK_ID_MAX_BYTES = 2048
