@@ -89,6 +89,25 @@ describe("decisions written together on separate keep-alive connections (built p
     }, 120_000)
   }
 
+  // Connections a client opens and writes at once: Node accepts one waiting connection per turn of
+  // its event loop, so the last of 20 was stamped 15-45 ms after the first; two turns after the
+  // settle time then moved the task two or three steps in about half the rounds (before the fix:
+  // 3 of 5 rounds failed in the attack pass).
+  it(`20 identical approvals on connections just opened (not warmed): the task moves one step (${ROUNDS} rounds)`, async () => {
+    let reruns = 0
+    for (let round = 0; round < ROUNDS; round++) {
+      const taskId = await newPaymentRun()
+      const answers = await sendTogether(gateway.url, Array.from({ length: 20 }, () => action(taskId, "approved")), {}, true)
+      if (lastWriteSpreadMs > TOGETHER_MS && reruns < MAX_RERUNS) {
+        reruns++
+        round--
+        continue
+      }
+      expect(summary(answers), `round ${round}`).toEqual(Array.from({ length: 20 }, () => `200 {"ok":true}`))
+      expect(await stateOf(taskId), `round ${round}`).toEqual({ status: "IN_PROGRESS", step: "cfo_approval", decided: ["controller_approval"] })
+    }
+  }, 120_000)
+
   it(`an approval and a rejection together: one applies, the other is a 409 naming the current step (${ROUNDS} rounds)`, async () => {
     let reruns = 0
     for (let round = 0; round < ROUNDS; round++) {

@@ -1,7 +1,7 @@
 /**
  * Requests written together, the way a double-click or two clients at once reach a server:
- * one keep-alive connection per request, all connected (and warmed by a first request) before
- * any of them is written, then every request written in the same tick of this process.
+ * one keep-alive connection per request, all connected (and warmed by a first request, unless
+ * `cold`) before any of them is written, then every request written in the same tick of this process.
  */
 import { connect, type Socket } from "node:net"
 
@@ -79,7 +79,12 @@ export const sendTogether = async (
   url: string,
   requests: ReadonlyArray<RawRequest>,
   /** Around the writes, once every connection is set up (e.g. to stop and resume a server). */
-  around: { readonly beforeWrite?: () => void; readonly afterWrite?: () => void } = {}
+  around: { readonly beforeWrite?: () => void; readonly afterWrite?: () => void } = {},
+  /**
+   * Written as soon as each connection is open, without the first exchange: the server may not
+   * have accepted them yet, as with a client that opens a connection per request.
+   */
+  cold = false
 ): Promise<Array<RawResponse>> => {
   const targets = requests.map((r) => new URL(r.url ?? url))
   const sockets = await Promise.all(targets.map((t) =>
@@ -91,7 +96,7 @@ export const sendTogether = async (
   ))
   try {
     // A first exchange on each: the connection is fully set up (accepted, parser ready) before the race.
-    await Promise.all(sockets.map((s, i) => {
+    if (!cold) await Promise.all(sockets.map((s, i) => {
       const answer = readResponse(s)
       s.write(format(targets[i]!.host, { method: "GET", path: "/v1/health" }))
       return answer

@@ -20,6 +20,7 @@ import { malformedPercentEncoding } from "../errors/percentEncoding.js"
 import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./ServerLimits.js"
 import { errorJson } from "../errors/errorBody.js"
 import { RETRY_AFTER_SECONDS } from "../errors/errorResponse.js"
+import { noteAccepted } from "../../lib/acceptedConnections.js"
 import { reducingCollection } from "../../lib/reducingCollection.js"
 
 /** An answer the server gives before the application sees the request. */
@@ -705,6 +706,7 @@ export const createGatewayServer = (
   // One more than the reserve: the connection that finds it full is let in to evict a silent one.
   server.maxConnections = settings.maxConnections + reserve + (reserve > 0 ? 1 : 0)
   limitPerClient(server, settings.maxConnectionsPerClient)
+  server.on("connection", noteAccepted)
   // Connections on which a request's headers have arrived.
   const requested = new WeakSet<Socket>()
   const reserved = reserveForProbes(

@@ -32,6 +32,7 @@ import { callerFingerprint, decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyR
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
 import { asTimelineWriter } from "./timeline.js"
 import { preciseNowMs } from "../../lib/preciseClock.js"
+import { acceptedSoFar } from "../../lib/acceptedConnections.js"
 
 /**
  * How close after one another two step-bound requests count as written together (letArrivalsIn).
@@ -43,6 +44,28 @@ import { preciseNowMs } from "../../lib/preciseClock.js"
  */
 const SETTLE_MS = 3
 const REPLICA_SETTLE_MS = 100
+/** The longest a step-bound write waits after its arrival for the connections being accepted (letArrivalsIn). */
+const QUIET_MAX_MS = 100
+
+/**
+ * Turns of the event loop until two pass in which this process accepted no connection, or until
+ * `untilMs` (wall clock): requests on connections accepted meanwhile are read and stamped first.
+ */
+const quietTurns = (untilMs: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    let seen = acceptedSoFar()
+    let quiet = 0
+    const turn: Effect.Effect<void> = Effect.flatMap(yieldToEventLoop, () => {
+      const now = acceptedSoFar()
+      if (now === seen) quiet++
+      else {
+        seen = now
+        quiet = 0
+      }
+      return quiet >= 2 || preciseNowMs() >= untilMs ? Effect.void : turn
+    })
+    return turn
+  })
 // SVC_DECISION_SETTLE_MS overrides either (declared in src/config/settings.ts without a default).
 
 export const notFound = (what: string) => Effect.fail(new NotFound({ message: `${what} not found` }))
@@ -156,13 +179,17 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
     })
 
     /**
-     * Before a step-bound write of a request: until the settle time after its arrival, then two turns
-     * of the event loop (setImmediate twice), so that every request that reached the sockets
-     * within it of this one is read and stamped before this one can move the task on (replicas:
-     * every request another replica stamped within it).
+     * Before a step-bound write of a request: until the settle time after its arrival, then turns
+     * of the event loop until two pass in which no connection was accepted (`quietTurns`), so that
+     * every request that reached the sockets within it of this one is read and stamped before this
+     * one can move the task on (replicas: every request another replica stamped within it).
      * - The turns: one runs in the check phase of the same loop iteration, before the next poll
      *   (measured on the built process: 2 approvals written together then decided both steps in
-     *   about 1 round of 10); two let a poll phase pass.
+     *   about 1 round of 10); two let a poll phase pass. But Node accepts one waiting connection
+     *   per turn (../../lib/acceptedConnections.ts): 20 approvals written at once on 20 new
+     *   connections were stamped over 15-45 ms, and two turns moved the task two or three steps
+     *   in about half the rounds; so the turns go on while connections are being accepted, up to
+     *   QUIET_MAX_MS after the arrival (a flood of connections cannot hold a decision longer).
      * - The wait: a client writing 20 requests takes a millisecond or two; a fast server had
      *   applied the first before the last reached its socket (seen in full test runs: 10
      *   approvals and 10 rejections written within 2 ms decided two steps). Decisions on one
@@ -196,7 +223,9 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
           )
         }
         return Effect.sleep(Math.ceil(wait))
-      }).pipe(Effect.andThen(yieldToEventLoop), Effect.andThen(yieldToEventLoop))
+      }).pipe(Effect.andThen(Effect.flatMap(currentDeadline, (deadline) =>
+        quietTurns(Math.min(arrivedAt + QUIET_MAX_MS, Option.isSome(deadline) ? deadline.value.at : Number.POSITIVE_INFINITY))
+      )))
     }
 
     /**
