@@ -325,7 +325,8 @@ export const taskRecords = (tx: Transactions): Pick<WorkspaceClientService, "lis
             const rowAction = isRowAction(signal)
             const p = rowActionOf(signal.payload)
             const what = `Row ${p.rowId} in ${p.ledger}`
-            const row = rowAction ? yield* rowOf(tenantId, p.ledger, p.rowId) : undefined
+            // Checked as the row actions still to be applied will leave it (tx.rowAsPending).
+            const row = rowAction ? yield* Effect.flatMap(rowOf(tenantId, p.ledger, p.rowId), tx.rowAsPending) : undefined
             const allowed = row === undefined ? undefined : rowActionAllowed(
               { id: task.id, status: task.status, currentStep: task.current_step },
               yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null),

@@ -24,9 +24,22 @@ import {
   runbookFromJson,
   type SubledgerRow,
   type TaskRow,
+  toJson,
   yieldToEventLoop
 } from "./db.js"
-import { acceptSignal, cellMoved, lastEditorOf, type PendingStepSignal, refusalOf, type StepHistory } from "../../domain/engine.js"
+import {
+  acceptSignal,
+  applyToRow,
+  cellMoved,
+  isRowAction,
+  lastEditorOf,
+  type PendingStepSignal,
+  refusalOf,
+  rowActionOf,
+  type RowState,
+  type StepHistory
+} from "../../domain/engine.js"
+import { ROW_ACTION_SIGNAL } from "../../api/stepSignals.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
 import { callerFingerprint, decodeResult, encodeResult, IDEMPOTENCY_TTL_MS, keyReused, sameRequest } from "../../domain/idempotency.js"
 import { makeOutbox, type NewSignal, type RelayOptions } from "./outbox.js"
@@ -298,6 +311,35 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      * the cell holds another now: a Conflict with the current value and who changed it last (the
      * newest row.edited of that cell on the row's task timeline).
      */
+    /**
+     * The row as the row actions recorded for it and not yet applied will leave it, in order: a
+     * row action is checked when it is recorded and applied on delivery, so a second one checked
+     * against the row as stored passed the same `expected` (or an edit passed beside a reject),
+     * answered 200, and was dropped on delivery ("changed since the editor saw it"). For checks
+     * only: a write's compare-and-set is on the row as stored.
+     */
+    const rowAsPending = (row: SubledgerRow) =>
+      Effect.map(
+        sql<{ payload: string }>`SELECT payload FROM signals
+          WHERE tenant_id = ${row.tenant_id} AND delivered_at IS NULL AND name = ${ROW_ACTION_SIGNAL} ORDER BY id`,
+        (pending): SubledgerRow => {
+          let state: RowState = { status: row.status, fields: rowFields(row) }
+          let changed = false
+          for (const p of pending) {
+            const payload = fromJson<Record<string, unknown>>(p.payload)
+            if (!isRowAction({ name: ROW_ACTION_SIGNAL, payload })) continue
+            const action = rowActionOf(payload)
+            if (action.ledger !== row.ledger || action.rowId !== row.id) continue
+            const applied = applyToRow(state, action)
+            if (applied._tag === "changed") {
+              state = applied.row
+              changed = true
+            }
+          }
+          return changed ? { ...row, status: state.status, fields: toJson(state.fields) } : row
+        }
+      )
+
     const checkExpected = (row: SubledgerRow, field: string, expected: Scalar) =>
       Effect.gen(function*() {
         const current = rowFields(row)[field]
@@ -318,6 +360,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
       sql,
       outbox,
       checkExpected,
+      rowAsPending,
       guard,
       bell,
       taskOf,
