@@ -1,5 +1,6 @@
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
+import { textProblem } from "./jsonValue.js"
 import { isMaxUtf8Bytes } from "./textLength.js"
 
 // Written without the `i` flag so that the published JSON Schema pattern means the same; with `u`,
@@ -35,6 +36,8 @@ export const TaskId = Schema.String.check(
   // Aborting: a too-long id is that one problem, not also a pattern mismatch (as on Effect 3).
   Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }).abort(),
   isMaxUtf8Bytes(TASK_ID_MAX_BYTES).abort(),
+  // A NUL in a path's composite id (`%00`) was stored cut at it, naming another child.
+  Schema.makeFilter((s: string) => textProblem(s) ?? true, { toJsonSchema: () => ({}) }).abort(),
   Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
 ).annotate({
   identifier: "TaskId",
