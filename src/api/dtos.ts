@@ -1,7 +1,6 @@
 /** Request bodies of spec §2, with the limits of §8. */
 import * as Schema from "effect/Schema"
-import { isMaxChars } from "./textLength.js"
-import { utf8Length } from "./eventPaging.js"
+import { isMaxChars, utf8Length } from "./textLength.js"
 import { optional } from "./optional.js"
 import { FILE_SUBMITTED_SIGNAL } from "./stepSignals.js"
 import { FileName, MediaType } from "./headerValues.js"
@@ -130,10 +129,12 @@ export const isReservedEventSource = (source: string) => {
   // Compared as a reader sees it: any case, compatibility forms (full-width letters) decomposed
   // and their marks dropped (`AUDİT`), invisible and space characters dropped (` audit`,
   // `\u200baudit`, `au\u00addit`), and letters of other scripts that look like the Latin ones
-  // read as those (Cyrillic `аudit`, Greek `wοrkspace`).
+  // read as those (Cyrillic `аudit`, Greek `wοrkspace`, small capitals `ᴀᴜᴅɪᴛ`); `l`, `1` and `i`
+  // alike and `0` as `o` (`audlt`, `aud1t`, `w0rkspace`), as signal names are read.
   const seen = source.normalize("NFKD").replace(/[\p{M}\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
     .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c)
-  return seen === "workspace" || seen === "audit" || seen.startsWith("agent:")
+  const read = seen.replace(/[l1]/g, "i").replace(/0/g, "o")
+  return read === "workspace" || read === "audit" || read.startsWith("agent:")
 }
 
 /**
@@ -161,7 +162,10 @@ const LATIN_OF: Readonly<Record<string, string>> = {
   "\u0578": "n", "\u03b7": "n", "\u043f": "n", // Armenian ո, Greek η, Cyrillic п
   "\u0261": "g", "\u0581": "g", // Latin ɡ, Armenian ց
   "\u03c4": "t", "\u0442": "t", // Greek τ, Cyrillic т
-  "\u03c5": "u", "\u057d": "u", "\u028b": "u" // Greek υ, Armenian ս, Latin ʋ
+  "\u03c5": "u", "\u057d": "u", "\u028b": "u", // Greek υ, Armenian ս, Latin ʋ
+  // Latin small capitals (not folded by NFKD or lower case)
+  "\u1d00": "a", "\u1d04": "c", "\u1d05": "d", "\u1d07": "e", "\u0262": "g", "\u026a": "i", "\u1d0b": "k",
+  "\u0274": "n", "\u1d0f": "o", "\u1d18": "p", "\ua731": "s", "\u1d1b": "t", "\u1d1c": "u", "\u1d21": "w"
 }
 const LOOK_ALIKE_LETTERS = new RegExp(`[${Object.keys(LATIN_OF).join("")}]`, "gu")
 

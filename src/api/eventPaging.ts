@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import type * as SchemaAST from "effect/SchemaAST"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { TaskEvent } from "./resources.js"
+import { utf8Length } from "./textLength.js"
 
 /** The most events one page may ask for. */
 export const EVENT_PAGE_MAX = 1000
@@ -88,17 +89,6 @@ export const ANSWER_EVENTS_MAX = 10_000
 
 /** What an event costs in an answer besides its variable fields: keys, seq, position, origin, createdAt, quotes. */
 export const EVENT_SIZE_OVERHEAD = 160
-
-/** UTF-8 length of a string without Node's Buffer (this module is also built for the browser). */
-export const utf8Length = (s: string): number => {
-  let n = s.length
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i)
-    // 2 bytes up to U+07FF, 3 up to U+FFFF; a surrogate pair (2 units) is 4 bytes.
-    if (c >= 0x80) n += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2
-  }
-  return n
-}
 
 /**
  * An event's size as answers count it: UTF-8 bytes of its variable fields (the payload as the

@@ -29,7 +29,10 @@ export const isMaxChars = (max: number) =>
     arbitraryConstraint: { maxLength: max }
   })
 
-/** UTF-8 bytes of `s` (a lone surrogate as the 3 bytes of U+FFFD, as TextEncoder writes it). */
+/**
+ * UTF-8 bytes of `s`, without Node's Buffer (this module is also built for the browser); a lone
+ * surrogate as the 3 bytes of U+FFFD, as TextEncoder writes it.
+ */
 export const utf8Length = (s: string): number => {
   let n = s.length
   for (let i = 0; i < s.length; i++) {
