@@ -21,9 +21,8 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
     Effect.gen(function*() {
       const who = yield* attributionNow
       const row = yield* rowOf(tenantId, ledger, rowId)
-      // Checked as the row actions still to be applied will leave it (tx.rowAsPending).
-      const pending = yield* tx.rowAsPending(row)
-      const newStatus = yield* fromDecision(decideReject(ledger, pending.status), `Row ${rowId} in ${ledger}`)
+      yield* tx.noRowActionPending(row)
+      const newStatus = yield* fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`)
       // Compare-and-set on the status read: a row another replica changed meanwhile is read again.
       const updated = yield* sql`UPDATE subledger_rows SET status = ${newStatus}
         WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} RETURNING id`
@@ -36,10 +35,10 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
     Effect.gen(function*() {
       const who = yield* attributionNow
       const row = yield* rowOf(tenantId, ledger, rowId)
-      const pending = yield* tx.rowAsPending(row)
-      const coerced = yield* fromDecision(decideEdit(ledger, pending.status, field, value), `Row ${rowId} in ${ledger}`)
+      yield* tx.noRowActionPending(row)
+      const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
       const before = rowFields(row)
-      if (Option.isSome(expected)) yield* tx.checkExpected(pending, field, expected.value)
+      if (Option.isSome(expected)) yield* tx.checkExpected(row, field, expected.value)
       const fields = { ...before, [field]: coerced }
       const updated = yield* sql`UPDATE subledger_rows SET fields = ${toJson(fields)}
         WHERE ledger = ${ledger} AND id = ${rowId} AND status = ${row.status} AND fields = ${row.fields} RETURNING id`

@@ -318,27 +318,46 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      * answered 200, and was dropped on delivery ("changed since the editor saw it"). For checks
      * only: a write's compare-and-set is on the row as stored.
      */
-    const rowAsPending = (row: SubledgerRow) =>
+    const pendingRowActions = (row: SubledgerRow) =>
       Effect.map(
         sql<{ payload: string }>`SELECT payload FROM signals
           WHERE tenant_id = ${row.tenant_id} AND delivered_at IS NULL AND name = ${ROW_ACTION_SIGNAL} ORDER BY id`,
-        (pending): SubledgerRow => {
-          let state: RowState = { status: row.status, fields: rowFields(row) }
-          let changed = false
-          for (const p of pending) {
+        (pending) =>
+          pending.flatMap((p) => {
             const payload = fromJson<Record<string, unknown>>(p.payload)
-            if (!isRowAction({ name: ROW_ACTION_SIGNAL, payload })) continue
+            if (!isRowAction({ name: ROW_ACTION_SIGNAL, payload })) return []
             const action = rowActionOf(payload)
-            if (action.ledger !== row.ledger || action.rowId !== row.id) continue
-            const applied = applyToRow(state, action)
-            if (applied._tag === "changed") {
-              state = applied.row
-              changed = true
-            }
-          }
-          return changed ? { ...row, status: state.status, fields: toJson(state.fields) } : row
-        }
+            return action.ledger === row.ledger && action.rowId === row.id ? [action] : []
+          })
       )
+    const rowAsPending = (row: SubledgerRow) =>
+      Effect.map(pendingRowActions(row), (pending): SubledgerRow => {
+        let state: RowState = { status: row.status, fields: rowFields(row) }
+        let changed = false
+        for (const action of pending) {
+          const applied = applyToRow(state, action)
+          if (applied._tag === "changed") {
+            state = applied.row
+            changed = true
+          }
+        }
+        return changed ? { ...row, status: state.status, fields: toJson(state.fields) } : row
+      })
+
+    /**
+     * A direct reject or edit of a row waits for the row actions recorded for it to be applied:
+     * written in between, it would change the row under one whose 200 was given (an edit with
+     * `expected` is then dropped on delivery, one without overwrites the later direct write). Its
+     * 409 says to send it again: they are applied right after their commit, or by the relay.
+     */
+    const noRowActionPending = (row: SubledgerRow) =>
+      Effect.flatMap(pendingRowActions(row), (pending) =>
+        pending.length === 0 ? Effect.void : Effect.fail(
+          new Conflict({
+            message: `Row ${row.id} in ${row.ledger} has ${pending.length === 1 ? "a row action" : `${pending.length} row actions`} ` +
+              "still being applied; send the change again"
+          })
+        ))
 
     const checkExpected = (row: SubledgerRow, field: string, expected: Scalar) =>
       Effect.gen(function*() {
@@ -361,6 +380,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
       outbox,
       checkExpected,
       rowAsPending,
+      noRowActionPending,
       guard,
       bell,
       taskOf,
