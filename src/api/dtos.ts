@@ -131,8 +131,8 @@ export const isReservedEventSource = (source: string) => {
   // `\u200baudit`, `au\u00addit`), and letters of other scripts that look like the Latin ones
   // read as those (Cyrillic `аudit`, Greek `wοrkspace`, small capitals `ᴀᴜᴅɪᴛ`); `l`, `1` and `i`
   // alike and `0` as `o` (`audlt`, `aud1t`, `w0rkspace`), as signal names are read.
-  const seen = source.normalize("NFKD").replace(/[\p{M}\p{Cc}\p{Cf}\p{Z}\s]/gu, "").toLowerCase()
-    .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c)
+  const seen = source.normalize("NFKD").replace(INVISIBLE, "").toLowerCase()
+    .replace(LOOK_ALIKE_LETTERS, (c) => LATIN_OF[c] ?? c).replace(COLON_LIKE, ":")
   const read = seen.replace(/[l1]/g, "i").replace(/0/g, "o")
   return read === "workspace" || read === "audit" || read.startsWith("agent:")
 }
@@ -167,6 +167,10 @@ const LATIN_OF: Readonly<Record<string, string>> = {
   "\u1d00": "a", "\u1d04": "c", "\u1d05": "d", "\u1d07": "e", "\u0262": "g", "\u026a": "i", "\u1d0b": "k",
   "\u0274": "n", "\u1d0f": "o", "\u1d18": "p", "\ua731": "s", "\u1d1b": "t", "\u1d1c": "u", "\u1d21": "w"
 }
+/** Marks, controls, formats, spaces, and what draws nothing: Hangul fillers, the Braille blank. */
+const INVISIBLE = /[\p{M}\p{Cc}\p{Cf}\p{Z}\s\p{Default_Ignorable_Code_Point}\u2800]/gu
+/** Characters drawn as a colon (`agent∶x`): ratio, triangular colons, modifier colons. */
+const COLON_LIKE = /[\u2236\u02d0\u02f8\ua789\u0589\u05c3\u2982\ufe13\ufe55\uff1a]/gu
 const LOOK_ALIKE_LETTERS = new RegExp(`[${Object.keys(LATIN_OF).join("")}]`, "gu")
 
 /**

@@ -82,7 +82,9 @@ describe("names that read as the gateway's own (built process)", () => {
     const sources = [
       "Audit", "AUDIT", " audit", "audit ", "\u200baudit", "au\u00addit", "Workspace", "agent\u200b:x", "\uff41udit",
       // Small capitals, and l, 1 and i alike, 0 as o (before: stored as a producer's).
-      "\u1d00\u1d1c\u1d05\u026a\u1d1b", "audlt", "aud1t", "w0rkspace", "\u1d21\u1d0fʀ\u1d0bsp\u1d00\u1d04\u1d07"
+      "\u1d00\u1d1c\u1d05\u026a\u1d1b", "audlt", "aud1t", "w0rkspace", "\u1d21\u1d0fʀ\u1d0bsp\u1d00\u1d04\u1d07",
+      // Hangul fillers and the Braille blank draw nothing; colon look-alikes after agent.
+      "au\u3164dit", "au\u115fdit", "au\u2800dit", "agent\u2236x", "agent\u02d0x", "agent\ua789x"
     ]
     for (const [i, source] of sources.entries()) {
       const posted = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, {
