@@ -17,10 +17,18 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
   const auditRow = (tenantId: string, row: SubledgerRow, event: ReturnType<typeof audit.rowRejected>) =>
     row.task_id === null ? Effect.void : appendToTimeline(sql, tenantId, row.task_id, [event], nowIso())
 
+  /**
+   * The row, read with its task locked (PostgreSQL; SQLite's writes are serial already): a row
+   * action recorded by another replica meanwhile is then committed and seen as pending, or waits.
+   */
+  const lockedRow = (tenantId: string, ledger: string, rowId: string) =>
+    Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
+      row.task_id === null ? Effect.succeed(row) : Effect.andThen(tx.lockTask(row.task_id), rowOf(tenantId, ledger, rowId)))
+
   const rejectRowTx = (tenantId: string, ledger: string, rowId: string) =>
     Effect.gen(function*() {
       const who = yield* attributionNow
-      const row = yield* rowOf(tenantId, ledger, rowId)
+      const row = yield* lockedRow(tenantId, ledger, rowId)
       yield* tx.noRowActionPending(row)
       const newStatus = yield* fromDecision(decideReject(ledger, row.status), `Row ${rowId} in ${ledger}`)
       // Compare-and-set on the status read: a row another replica changed meanwhile is read again.
@@ -34,7 +42,7 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
   const updateRowTx = (tenantId: string, ledger: string, rowId: string, field: string, value: Scalar, expected: Option.Option<Scalar>) =>
     Effect.gen(function*() {
       const who = yield* attributionNow
-      const row = yield* rowOf(tenantId, ledger, rowId)
+      const row = yield* lockedRow(tenantId, ledger, rowId)
       yield* tx.noRowActionPending(row)
       const coerced = yield* fromDecision(decideEdit(ledger, row.status, field, value), `Row ${rowId} in ${ledger}`)
       const before = rowFields(row)
