@@ -759,10 +759,10 @@ const DECLARATIONS = [
     readBy: ["gateway", "workspace"],
     section: "embedded",
     description:
-      "How long an operation waits for another process's write lock on the database file (the wait holds up no other request); then 503 with Retry-After. On PostgreSQL it bounds the retries of serialization failures, deadlocks and lost compare-and-sets.",
+      "How long an operation waits for another process's write lock on the database file (the wait holds up no other request); then 503 with Retry-After. On PostgreSQL it bounds each wait for another transaction's lock (lock_timeout) and the retries of serialization failures, deadlocks and lost compare-and-sets.",
     docs: [{ table: "main", default: "5000", meaning:
         "how long an embedded-store write waits (holding up no other request) for another process's lock on the database file; then 503 with `Retry-After: 1`" }, { table: "postgres", default: "5000", meaning:
-        "also bounds retries of serialization failures, deadlocks and lost compare-and-sets" }],
+        "also each wait for another transaction's lock (`lock_timeout`: a replica frozen mid-write holds its task's row) and the retries of serialization failures, deadlocks and lost compare-and-sets" }],
   },
   {
     name: "SVC_DB_CHECKPOINT_INTERVAL_MS",

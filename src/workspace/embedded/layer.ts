@@ -131,7 +131,7 @@ export const sqlLayer = (
   url: string,
   options: Pick<
     EmbeddedLayerOptions,
-    "checkpointIntervalMs" | "walLimitBytes" | "poolSize" | "statementTimeoutMs" | "connectTimeoutMs"
+    "checkpointIntervalMs" | "walLimitBytes" | "poolSize" | "statementTimeoutMs" | "connectTimeoutMs" | "busyTimeoutMs"
   > = {}
 ): Layer.Layer<SqlClient.SqlClient, EmbeddedStartError> =>
   Layer.unwrap(Effect.gen(function*() {

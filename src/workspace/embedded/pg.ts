@@ -24,6 +24,7 @@ import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import { ConnectionError, SqlError } from "effect/sql/SqlError"
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, type PgOptions } from "./pgUrl.js"
+import { DEFAULT_BUSY_TIMEOUT_MS } from "./db.js"
 
 export * from "./pgUrl.js"
 
@@ -132,6 +133,7 @@ export const pgLayer = (
 ): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> => {
   const statementTimeoutMs = Math.max(0, Math.floor(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS))
   const connectTimeoutMs = Math.max(1, Math.floor(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS))
+  const lockTimeoutMs = Math.max(0, Math.floor(options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
   return Layer.effectContext(
     Effect.gen(function*() {
       const ssl = yield* Effect.try({
@@ -146,7 +148,11 @@ export const pgLayer = (
         connectTimeout: Duration.millis(connectTimeoutMs),
         idleTimeout: Duration.seconds(30),
         applicationName: "tenant-gateway",
-        startupOptions: `-c statement_timeout=${statementTimeoutMs} ` +
+        // lock_timeout: a write waits for another transaction's lock (a task's row, a key's
+        // advisory lock) as long as SQLite waits for the file (SVC_DB_BUSY_TIMEOUT_MS), then 503
+        // (55P03 reads as busy): behind a replica frozen mid-write every write to that task
+        // waited for statement_timeout (30 s), past the request's deadline of 15 s.
+        startupOptions: `-c statement_timeout=${statementTimeoutMs} -c lock_timeout=${lockTimeoutMs} ` +
           `-c idle_in_transaction_session_timeout=${idleInTransactionMs(statementTimeoutMs)}`
       })
       yield* client`SELECT 1`

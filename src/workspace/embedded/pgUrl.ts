@@ -16,6 +16,8 @@ export interface PgOptions {
   readonly statementTimeoutMs?: number | undefined
   /** How long opening a connection may take (SVC_DB_CONNECT_TIMEOUT_MS). */
   readonly connectTimeoutMs?: number | undefined
+  /** How long a statement waits for a lock another transaction holds (SVC_DB_BUSY_TIMEOUT_MS); 0 = no limit. */
+  readonly busyTimeoutMs?: number | undefined
 }
 
 export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url)
