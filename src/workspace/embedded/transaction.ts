@@ -317,13 +317,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      * the cell holds another now: a Conflict with the current value and who changed it last (the
      * newest row.edited of that cell on the row's task timeline).
      */
-    /**
-     * The row as the row actions recorded for it and not yet applied will leave it, in order: a
-     * row action is checked when it is recorded and applied on delivery, so a second one checked
-     * against the row as stored passed the same `expected` (or an edit passed beside a reject),
-     * answered 200, and was dropped on delivery ("changed since the editor saw it"). For checks
-     * only: a write's compare-and-set is on the row as stored.
-     */
+    /** The row actions recorded for `row` and not yet applied, in order. */
     const pendingRowActions = (row: SubledgerRow) =>
       Effect.map(
         sql<{ payload: string }>`SELECT payload FROM signals
@@ -336,6 +330,13 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
             return action.ledger === row.ledger && action.rowId === row.id ? [action] : []
           })
       )
+    /**
+     * The row as the row actions recorded for it and not yet applied will leave it, in order: a
+     * row action is checked when it is recorded and applied on delivery, so a second one checked
+     * against the row as stored passed the same `expected` (or an edit passed beside a reject),
+     * answered 200, and was dropped on delivery ("changed since the editor saw it"). For checks
+     * only: a write's compare-and-set is on the row as stored.
+     */
     const rowAsPending = (row: SubledgerRow) =>
       Effect.map(pendingRowActions(row), (pending): SubledgerRow => {
         let state: RowState = { status: row.status, fields: rowFields(row) }
