@@ -146,7 +146,10 @@ export const shapeErrors = <E, R>(
   api?: ApiRoutes
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
   Effect.catchCause(Effect.flatMap(app, (response) => retryAfterOnApi503(response, api)), (cause) => {
-    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    // Interrupted (the client went away, or the drain cut it): no one to answer, whatever else
+    // failed meanwhile. A store query that failed as its request was interrupted (a replica
+    // resumed after its sessions were ended) was logged as an unhandled failure with its stack.
+    if (Cause.hasInterrupts(cause)) return Effect.failCause(cause as Cause.Cause<never>)
     const known = Option.flatMap(firstFailure(cause), (f) => classify(f, api))
     if (Option.isSome(known)) return Effect.succeed(toResponse(known.value))
     return Effect.as(Effect.logError("Unhandled failure", cause), toResponse(internal))
