@@ -1,7 +1,7 @@
 import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 import { textProblem } from "./jsonValue.js"
-import { isMaxUtf8Bytes } from "./textLength.js"
+import { utf8Length } from "./textLength.js"
 
 // Written without the `i` flag so that the published JSON Schema pattern means the same; with `u`,
 // which Effect 4 requires to publish a pattern (JSON Schema patterns are Unicode-aware).
@@ -32,12 +32,32 @@ export const TASK_ID_MAX_BYTES = 2048
 const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`, "u")
 
 /** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
+/**
+ * The bounds in characters and UTF-8 bytes, and text the store keeps (a NUL in a path's composite
+ * id, `%00`, was stored cut at it, naming another child), in one check: every answer's and every
+ * board's task ids pass it (50 ids decoded and encoded: 25-27 us with three checks before the
+ * pattern, 23-24 with this one, 21-23 with the length alone).
+ * Aborting: a too-long id is that one problem, not also a pattern mismatch (as on Effect 3).
+ */
+const taskIdBounds = Schema.makeFilter(
+  (s: string) =>
+    // A plain UUID's 36 characters: the pattern decides (hex digits and dashes hold no NUL).
+    s.length === 36
+      ? true
+      : s.length > TASK_ID_MAX_LENGTH
+      ? `must be at most ${TASK_ID_MAX_LENGTH} characters`
+      : s.length > TASK_ID_MAX_BYTES / 4 && utf8Length(s) > TASK_ID_MAX_BYTES
+      ? `must be at most ${TASK_ID_MAX_BYTES} bytes in UTF-8`
+      : textProblem(s) ?? true,
+  {
+    expected: `a value with a length of at most ${TASK_ID_MAX_LENGTH}`,
+    toJsonSchema: () => ({ maxLength: TASK_ID_MAX_LENGTH }),
+    arbitraryConstraint: { maxLength: TASK_ID_MAX_LENGTH }
+  }
+).abort()
+
 export const TaskId = Schema.String.check(
-  // Aborting: a too-long id is that one problem, not also a pattern mismatch (as on Effect 3).
-  Schema.isMaxLength(TASK_ID_MAX_LENGTH, { message: `must be at most ${TASK_ID_MAX_LENGTH} characters` }).abort(),
-  isMaxUtf8Bytes(TASK_ID_MAX_BYTES).abort(),
-  // A NUL in a path's composite id (`%00`) was stored cut at it, naming another child.
-  Schema.makeFilter((s: string) => textProblem(s) ?? true, { toJsonSchema: () => ({}) }).abort(),
+  taskIdBounds,
   Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
 ).annotate({
   identifier: "TaskId",

@@ -46,9 +46,3 @@ export const utf8Length = (s: string): number => {
   }
   return n
 }
-
-/** At most `max` bytes in UTF-8. A text of up to `max / 4` units cannot exceed it: not counted. */
-export const isMaxUtf8Bytes = (max: number) =>
-  Schema.makeFilter<string>((s) => s.length <= max / 4 || utf8Length(s) <= max || `must be at most ${max} bytes in UTF-8`, {
-    expected: `a value of at most ${max} bytes in UTF-8`
-  })
