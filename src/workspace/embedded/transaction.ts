@@ -60,29 +60,36 @@ const REPLICA_SETTLE_MS = 100
 // SVC_DECISION_SETTLE_MS overrides either (declared in src/config/settings.ts without a default).
 
 /**
- * The longest a step-bound write waits after its arrival for the connections being accepted
- * (letArrivalsIn): the replicas' settle time. Under a steady stream of new connections (about
- * 5,600 a second) every decision waits it: 110 ms at p50 (125 ms on the build before, from the
- * load alone); past it, a decision that does not name its step may be read after the move.
+ * How long a step-bound write waits after its arrival for the connections being accepted
+ * (letArrivalsIn), at most: the replicas' settle time, and at least QUIET_MIN_TURNS turns, so
+ * that a process the machine left waiting (no turns while the time passes) still takes in that
+ * many connections, one a turn. Under a steady stream of new connections (about 5,600 a second)
+ * every decision waits it: 110 ms at p50 (125 ms on the build before, from the load alone); past
+ * it, a decision that does not name its step may be read after the move.
  */
 const QUIET_MAX_MS = 100
+const QUIET_MIN_TURNS = 64
 
 /**
  * Turns of the event loop until two pass in which this process accepted no connection, or until
- * `untilMs` (wall clock): requests on connections accepted meanwhile are read and stamped first.
+ * `untilMs` (wall clock) once QUIET_MIN_TURNS have passed, or the request's deadline: requests on
+ * connections accepted meanwhile are read and stamped first.
  */
-const quietTurns = (untilMs: number): Effect.Effect<void> =>
+const quietTurns = (untilMs: number, deadlineMs: number): Effect.Effect<void> =>
   Effect.suspend(() => {
     let seen = acceptedSoFar()
     let quiet = 0
+    let turns = 0
     const turn: Effect.Effect<void> = Effect.flatMap(yieldToEventLoop, () => {
+      turns++
       const now = acceptedSoFar()
       if (now === seen) quiet++
       else {
         seen = now
         quiet = 0
       }
-      return quiet >= 2 || preciseNowMs() >= untilMs ? Effect.void : turn
+      const at = preciseNowMs()
+      return quiet >= 2 || at >= deadlineMs || (turns >= QUIET_MIN_TURNS && at >= untilMs) ? Effect.void : turn
     })
     return turn
   })
@@ -243,7 +250,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
         }
         return Effect.sleep(Math.ceil(wait))
       }).pipe(Effect.andThen(Effect.flatMap(currentDeadline, (deadline) =>
-        quietTurns(Math.min(arrivedAt + QUIET_MAX_MS, Option.isSome(deadline) ? deadline.value.at : Number.POSITIVE_INFINITY))
+        quietTurns(arrivedAt + QUIET_MAX_MS, Option.isSome(deadline) ? deadline.value.at : Number.POSITIVE_INFINITY)
       )))
     }
 
