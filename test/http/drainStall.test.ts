@@ -4,14 +4,21 @@
  * of nothing; a wait the event loop caused is not the client's stall. The built process is tested
  * in test/faults/drainStall.test.ts.
  */
-import { describe, expect, it, onTestFinished } from "vitest"
+import { describe, expect, it, type TestContext } from "vitest"
 import * as http from "node:http"
 import * as net from "node:net"
 import type { AddressInfo } from "node:net"
 import { Drain, STALLED_MS } from "../../src/http/server/Drain.js"
 
+/**
+ * The test's own `onTestFinished`, from its context: the tests below run side by side, and the
+ * global hook registered after an `await` went to whichever test vitest took as current (another
+ * test's end then closed this one's sockets: `stalled: 0` at 3 s, once in a CI run).
+ */
+type OnFinished = TestContext["onTestFinished"]
+
 /** Listens on a free port, tracked by `drain`; closed when the test ends. Its port. */
-const listen = async (drain: Drain, server: http.Server) => {
+const listen = async (drain: Drain, server: http.Server, onTestFinished: OnFinished) => {
   drain.track(server)
   onTestFinished(async () => {
     server.closeAllConnections()
@@ -22,7 +29,7 @@ const listen = async (drain: Drain, server: http.Server) => {
 }
 
 /** A server that reads each body whole and answers its length. */
-const serve = (drain: Drain) =>
+const serve = (drain: Drain, onTestFinished: OnFinished) =>
   listen(
     drain,
     http.createServer((req, res) => {
@@ -30,10 +37,11 @@ const serve = (drain: Drain) =>
       let n = 0
       req.on("data", (d: Buffer) => (n += d.length))
       req.on("end", () => res.end(`got ${n}`))
-    })
+    }),
+    onTestFinished
   )
 
-const connect = (port: number) => {
+const connect = (port: number, onTestFinished: OnFinished) => {
   const socket = net.connect(port, "127.0.0.1")
   onTestFinished(() => {
     socket.destroy()
@@ -62,10 +70,10 @@ const HEAD = (length: number) => `POST /x HTTP/1.1\r\nHost: x\r\nContent-Length:
 
 // Alone: it holds the event loop for 3 s, which would hold the other tests' clocks too.
 describe("a drain and a held event loop", () => {
-  it("a loop held for 3 s is not the client's stall: a body sent a byte every 400 ms is answered", async () => {
+  it("a loop held for 3 s is not the client's stall: a body sent a byte every 400 ms is answered", async ({ onTestFinished }) => {
     const drain = new Drain()
-    const port = await serve(drain)
-    const client = connect(port)
+    const port = await serve(drain, onTestFinished)
+    const client = connect(port, onTestFinished)
     const body = "x".repeat(10)
     client.socket.write(HEAD(body.length))
     let sent = 0
@@ -88,13 +96,13 @@ describe("a drain and a held event loop", () => {
 
 // Each test has its own server, drain and clients: they wait side by side.
 describe.concurrent("a drain and a request partway in", () => {
-  it("a body that stopped arriving is closed after STALLED_MS (HTTP/1.0 with an Expect Node never answers too); the drain ends clean", async () => {
+  it("a body that stopped arriving is closed after STALLED_MS (HTTP/1.0 with an Expect Node never answers too); the drain ends clean", async ({ onTestFinished }) => {
     const drain = new Drain()
-    const port = await serve(drain)
-    const client = connect(port)
+    const port = await serve(drain, onTestFinished)
+    const client = connect(port, onTestFinished)
     client.socket.write(HEAD(100) + "0123456789")
     // Node sends no 100 Continue to HTTP/1.0: its body is read at once, so it is the client's stall.
-    const old = connect(port)
+    const old = connect(port, onTestFinished)
     old.socket.write("POST /x HTTP/1.0\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100\r\n\r\n0123456789")
     await new Promise((r) => setTimeout(r, 100))
     const startedAt = performance.now()
@@ -107,16 +115,17 @@ describe.concurrent("a drain and a request partway in", () => {
     }
   })
 
-  it("the rest of a body after its answer (Node throws it away) is no request partway: closed as idle, not counted", async () => {
+  it("the rest of a body after its answer (Node throws it away) is no request partway: closed as idle, not counted", async ({ onTestFinished }) => {
     const drain = new Drain()
     const port = await listen(
       drain,
       http.createServer((_req, res) => {
         drain.admit(res)
         res.writeHead(404).end()
-      })
+      }),
+      onTestFinished
     )
-    const client = connect(port)
+    const client = connect(port, onTestFinished)
     client.socket.write(HEAD(1_000) + "x".repeat(10))
     await new Promise((r) => setTimeout(r, 100))
     expect(client.answer()).toMatch(/^HTTP\/1\.1 404 /)
@@ -126,10 +135,10 @@ describe.concurrent("a drain and a request partway in", () => {
     expect(outcome).toMatchObject({ cut: false, stalled: 0 })
   })
 
-  it("headers that stopped arriving are closed after STALLED_MS too", async () => {
+  it("headers that stopped arriving are closed after STALLED_MS too", async ({ onTestFinished }) => {
     const drain = new Drain()
-    const port = await serve(drain)
-    const client = connect(port)
+    const port = await serve(drain, onTestFinished)
+    const client = connect(port, onTestFinished)
     client.socket.write("POST /x HTTP/1.1\r\nHost: x\r\nContent-Le")
     await new Promise((r) => setTimeout(r, 100))
     const outcome = await drain.start(8_000)
@@ -137,7 +146,7 @@ describe.concurrent("a drain and a request partway in", () => {
   })
 
   for (const header of ["Expect: 100-continue", "Expect: 100-continue\r\nExpect: 100-continue"]) {
-    it(`Expect: 100-continue not yet answered is the server holding back, not a stall (${JSON.stringify(header)})`, async () => {
+    it(`Expect: 100-continue not yet answered is the server holding back, not a stall (${JSON.stringify(header)})`, async ({ onTestFinished }) => {
       const drain = new Drain()
       const server = http.createServer((_req, res) => {
         drain.admit(res)
@@ -153,7 +162,7 @@ describe.concurrent("a drain and a request partway in", () => {
           req.on("end", () => res.end(`got ${n}`))
         }, STALLED_MS + 1_000)
       })
-      const client = connect(await listen(drain, server))
+      const client = connect(await listen(drain, server, onTestFinished), onTestFinished)
       client.socket.write(`POST /x HTTP/1.1\r\nHost: x\r\n${header}\r\nContent-Length: 4\r\n\r\n`)
       client.socket.on("data", (d) => {
         if (String(d).startsWith("HTTP/1.1 100")) client.socket.write("abcd")
