@@ -23,7 +23,11 @@ export const subledgerRecords = (tx: Transactions): Pick<WorkspaceClientService,
    */
   const lockedRow = (tenantId: string, ledger: string, rowId: string) =>
     Effect.flatMap(rowOf(tenantId, ledger, rowId), (row) =>
-      row.task_id === null ? Effect.succeed(row) : Effect.andThen(tx.lockTask(row.task_id), rowOf(tenantId, ledger, rowId)))
+      row.task_id === null ? Effect.succeed(row) : sql.onDialectOrElse({
+        // Read again once locked: what another replica committed meanwhile.
+        pg: () => Effect.andThen(tx.lockTask(row.task_id!), rowOf(tenantId, ledger, rowId)),
+        orElse: () => Effect.succeed(row)
+      }))
 
   const rejectRowTx = (tenantId: string, ledger: string, rowId: string) =>
     Effect.gen(function*() {

@@ -324,11 +324,15 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
      * the cell holds another now: a Conflict with the current value and who changed it last (the
      * newest row.edited of that cell on the row's task timeline).
      */
-    /** The row actions recorded for `row` and not yet applied, in order. */
+    /**
+     * The row actions recorded for `row` and not yet applied, in order. Only its own task takes a
+     * row action on it (rowActionAllowed), so they are among that task's pending signals (the
+     * signals_pending_by_task index); a row of no task has none.
+     */
     const pendingRowActions = (row: SubledgerRow) =>
-      Effect.map(
+      row.task_id === null ? Effect.succeed([]) : Effect.map(
         sql<{ payload: string }>`SELECT payload FROM signals
-          WHERE tenant_id = ${row.tenant_id} AND delivered_at IS NULL AND name = ${ROW_ACTION_SIGNAL} ORDER BY id`,
+          WHERE root_task_id = ${row.task_id} AND delivered_at IS NULL AND name = ${ROW_ACTION_SIGNAL} ORDER BY id`,
         (pending) =>
           pending.flatMap((p) => {
             const payload = fromJson<Record<string, unknown>>(p.payload)
