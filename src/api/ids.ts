@@ -31,7 +31,6 @@ export const TASK_ID_MAX_BYTES = 2048
 /** A UUID, then `:<step>:<slug>` pairs of non-empty segments (child ids nest). */
 const TASK_ID_RE = new RegExp(`^${UUID_RE.source.slice(1, -1)}(?::[^:]+:[^:]+)*$`, "u")
 
-/** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
 /**
  * The bounds in characters and UTF-8 bytes, and text the store keeps (a NUL in a path's composite
  * id, `%00`, was stored cut at it, naming another child), in one check: every answer's and every
@@ -56,6 +55,7 @@ const taskIdBounds = Schema.makeFilter(
   }
 ).abort()
 
+/** A task UUID, or a child workflow's composite `<parent_task_id>:<step>:<slug>`. */
 export const TaskId = Schema.String.check(
   taskIdBounds,
   Schema.isPattern(TASK_ID_RE, { message: "must be a task UUID or a composite <uuid>:<step>:<slug>" })
