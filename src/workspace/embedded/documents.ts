@@ -3,6 +3,7 @@
  * SQLite file) as a file beside the database (./DocumentFiles.ts), read back a chunk at a time.
  */
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { requireSignalName } from "../../services/signals.js"
 import * as Stream from "effect/Stream"
@@ -18,6 +19,7 @@ import { ChunkReader, readChunks } from "./ChunkReader.js"
 import { DocumentFiles, FILE_BACKED_MIN_BYTES } from "./DocumentFiles.js"
 import { ServiceUnavailable } from "../../api/errors.js"
 import { type Transactions, notFound } from "./transaction.js"
+import { STAGED_MIN_BYTES, adoptStaged, dropStaged, stageChunks, stagesChunks } from "./stagedChunks.js"
 
 export const makeDocumentRecords = (tx: Transactions) =>
   Effect.gen(function*() {
@@ -58,6 +60,7 @@ export const makeDocumentRecords = (tx: Transactions) =>
       putDocument: (tenantId, doc, signal) => Effect.andThen(requireSignalName(Option.getOrUndefined(signal)?.name), Effect.suspend(() => {
         const id = randomUUID()
         const toFile = Option.isSome(files) && doc.bytes.length >= FILE_BACKED_MIN_BYTES
+        const staged = !toFile && stagesChunks(sql) && doc.bytes.length >= STAGED_MIN_BYTES
         const stored = Effect.flatMap(attributionNow, (who) =>
         Effect.andThen(Option.isSome(signal) ? letArrivalsIn(who) : Effect.void, writeThenDeliver(
           "putDocument",
@@ -81,7 +84,8 @@ export const makeDocumentRecords = (tx: Transactions) =>
               file_backed: toFile ? 1 : 0
             }
             yield* sql`INSERT INTO documents ${sql.insert({ ...row })}`
-            if (!toFile) yield* insertChunks(sql, row.id, doc.bytes)
+            if (staged) yield* adoptStaged(sql, row.id)
+            else if (!toFile) yield* insertChunks(sql, row.id, doc.bytes)
             const stored = documentOfRow(row)
             yield* appendToTimeline(sql, tenantId, task.id, [
               audit.fileStored(stored, Option.isSome(signal) ? signal.value.name : null, who)
@@ -93,6 +97,15 @@ export const makeDocumentRecords = (tx: Transactions) =>
             return stored
           }))
         )))
+        const committed = (exit: Exit.Exit<{ readonly id: string }, unknown>) => exit._tag === "Success" && exit.value.id === id
+        // Staged chunks (./stagedChunks.ts) are dropped unless their document was committed; when
+        // the outcome is unknown (the check fails) they stay for the start-up sweep.
+        if (staged) {
+          return Effect.onExit(
+            Effect.andThen(stageChunks(sql, id, doc.bytes).pipe(guard("putDocument")), stored),
+            (exit) => committed(exit) ? Effect.void : dropStaged(sql, id).pipe(Effect.catchCause(() => Effect.void))
+          )
+        }
         if (!toFile) return stored
         // The file is durable before the transaction starts (its write is not cut short by an
         // interruption: a half-written file would be removed under a running write). It is
@@ -103,7 +116,7 @@ export const makeDocumentRecords = (tx: Transactions) =>
         return Effect.onExit(
           Effect.andThen(Effect.uninterruptible(files.value.write(id, doc.bytes)), stored),
           (exit) =>
-            exit._tag === "Success" && exit.value.id === id
+            committed(exit)
               ? Effect.void
               : sql<{ id: string }>`SELECT id FROM documents WHERE id = ${id}`.pipe(
                 Effect.flatMap((rows) => rows.length === 0 ? files.value.remove(id) : Effect.void),

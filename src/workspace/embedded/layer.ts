@@ -26,6 +26,7 @@ import { UploadSpoolDirectory, WorkspaceClient } from "../../upstream/WorkspaceC
 import type { Fixture, FixtureError } from "../../domain/fixture.js"
 import { BusyTimeout, DEFAULT_BUSY_TIMEOUT_MS, describeError, retryBusy } from "./db.js"
 import { DocumentFiles } from "./DocumentFiles.js"
+import { stagesChunks, sweepStaged } from "./stagedChunks.js"
 import { libsqlLayer } from "./libsql.js"
 import { runMigrations } from "./migrations.js"
 import { DEFAULT_CONNECT_TIMEOUT_MS, isPostgresUrl, redactUrl } from "./pgUrl.js"
@@ -213,12 +214,14 @@ export const storeLayer = (
       }).pipe(Effect.provideService(BusyTimeout, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS))
       // What a crash left in the documents directory (./DocumentFiles.ts), in the background.
       const files = yield* Effect.serviceOption(DocumentFiles)
+      const sql = yield* SqlClient.SqlClient
       if (Option.isSome(files)) {
-        const sql = yield* SqlClient.SqlClient
         yield* Effect.forkScoped(files.value.sweep((id) =>
           Effect.map(sql<{ id: string }>`SELECT id FROM documents WHERE id = ${id} AND file_backed = 1`, (rows) => rows.length > 0)
         ))
       }
+      // Chunks staged by an upload that a crash kept from being recorded (./stagedChunks.ts).
+      if (stagesChunks(sql)) yield* Effect.forkScoped(sweepStaged(sql))
       yield* Effect.forkScoped(workspace.relay)
       yield* Effect.forkScoped(workspace.webhookDeliverer)
       return workspace

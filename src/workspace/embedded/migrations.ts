@@ -426,6 +426,31 @@ const waitingSinceInstants = Effect.gen(function*() {
   }
 })
 
+/**
+ * Large documents' bytes stored before the transaction that records them (./stagedChunks.ts), on
+ * PostgreSQL: `staged_documents` names each document whose chunks were written so until that
+ * transaction commits (it deletes the row), for the start-up sweep of what a crash left; and
+ * document_chunks no longer references documents there (its chunks exist before its row).
+ * Nothing deletes documents, so the cascade went unused. SQLite keeps the reference: it stages
+ * nothing (a file's large documents are files; an in-memory database has no other reader).
+ */
+const stagedDocuments = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* statements(`CREATE TABLE staged_documents (
+    id TEXT PRIMARY KEY NOT NULL,
+    staged_ms INTEGER NOT NULL
+  )`)
+  yield* sql.onDialectOrElse({
+    pg: () =>
+      sql.unsafe(`DO $$ DECLARE c text; BEGIN
+        FOR c IN SELECT conname FROM pg_constraint WHERE conrelid = 'document_chunks'::regclass AND contype = 'f' LOOP
+          EXECUTE format('ALTER TABLE document_chunks DROP CONSTRAINT %I', c);
+        END LOOP;
+      END $$`),
+    orElse: () => Effect.void
+  })
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -439,7 +464,8 @@ export const migrations = Migrator.fromRecord({
   "0010_decision_links": decisionLinks,
   "0011_document_files": documentFiles,
   "0012_webhook_older_secrets": webhookOlderSecrets,
-  "0013_waiting_since_instants": waitingSinceInstants
+  "0013_waiting_since_instants": waitingSinceInstants,
+  "0014_staged_documents": stagedDocuments
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */
