@@ -12,21 +12,11 @@
  * the skeleton's confusables table is the server's.
  */
 import { FILE_SUBMITTED_SIGNAL, ROW_ACTION_SIGNAL } from "../api/stepSignals.js"
-import { skeleton } from "../lib/skeleton.js"
+import { asLetters, skeleton } from "../lib/skeleton.js"
 import { STEP_SIGNALS as DECIDING_SIGNALS } from "./engine.js"
 
 /** The signals that act on a step: the engine's deciding ones, and a row action's. */
 const STEP_SIGNALS: ReadonlyArray<string> = [...DECIDING_SIGNALS, ROW_ACTION_SIGNAL]
-
-// Letters the confusables table leaves alone or makes (Cyrillic `т` and Greek `τ` become `ᴛ`):
-// small capitals, and the dotless `ı` and `ȷ`, read as the letters they are.
-const AS_LETTERS: Readonly<Record<string, string>> = {
-  ...Object.fromEntries([..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!])),
-  "ı": "i",
-  "ȷ": "j"
-}
-const AS_LETTER = new RegExp(`[${Object.keys(AS_LETTERS).join("")}]`, "gu")
-const asLetters = (text: string) => text.replace(AS_LETTER, (c) => AS_LETTERS[c] ?? c)
 
 /**
  * A name as a reader tells it apart: the skeleton four-eyes compares people by, letters read as

@@ -23,8 +23,16 @@ const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\u2800]/gu
 const SOFT_DOTTED_DOT = /(\p{Soft_Dotted})\u0307/gu
 const IDEOGRAPHIC_FULL_STOP = /\u3002/g
 
-/** NFKC and case folding: `toUpperCase()` then `toLowerCase()` (so `ẞ`, `ß` and `SS` meet as `ss`). */
-export const foldCase = (text: string): string => text.normalize("NFKC").toUpperCase().toLowerCase()
+// Cherokee folds to its capitals (Unicode's CaseFolding.txt, for stability): lower case makes
+// small letters that the confusables table does not know (`ᏔORKSPACE` would not read as `workspace`).
+const CHEROKEE_SMALL = /[\uab70-\uabbf\u13f8-\u13fd]/g
+
+/**
+ * NFKC and case folding: `toUpperCase()` then `toLowerCase()` (so `ẞ`, `ß` and `SS` meet as `ss`),
+ * Cherokee to its capitals.
+ */
+export const foldCase = (text: string): string =>
+  text.normalize("NFKC").toUpperCase().toLowerCase().replace(CHEROKEE_SMALL, (c) => c.toUpperCase())
 
 /**
  * Exactly, in this order:
@@ -46,3 +54,16 @@ export const skeleton = (text: string): string =>
   unhomoglyph(
     foldCase(text).normalize("NFD").replace(IGNORED, "").replace(SOFT_DOTTED_DOT, "$1").replace(IDEOGRAPHIC_FULL_STOP, ".")
   ).normalize("NFD").toLowerCase()
+
+// Letters the confusables table leaves alone or makes (Cyrillic `т` and Greek `τ` become `ᴛ`, a
+// Cherokee capital folds to a small letter the table makes a small capital): small capitals, and
+// the dotless `ı` and `ȷ`, read as the letters they are.
+const AS_LETTERS: Readonly<Record<string, string>> = {
+  ...Object.fromEntries([..."ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ"].map((c, i) => [c, "abcdefghijklmnopqrstuvwyz"[i]!])),
+  "ı": "i",
+  "ȷ": "j"
+}
+const AS_LETTER = new RegExp(`[${Object.keys(AS_LETTERS).join("")}]`, "gu")
+
+/** Small capitals and the dotless `ı` and `ȷ` as the letters they are (before and after `skeleton`). */
+export const asLetters = (text: string): string => text.replace(AS_LETTER, (c) => AS_LETTERS[c] ?? c)

@@ -100,7 +100,8 @@ export interface WorkspaceClientService {
    * identical re-post answers the stored event, a different event at a taken seq is a Conflict.
    * Nothing the gateway writes takes a producer's seq.
    */
-  readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict>
+  /** BadRequest: a source that reads as the gateway's (src/domain/eventSources.ts), judged by the store. */
+  readonly appendEvent: (tenantId: string, taskId: string, event: TaskEventDto) => WsEffect<TaskEvent, NotFound | Conflict | BadRequest>
   /**
    * Appends an event the gateway vouches for: its own record (origin `gateway`, read with seq =
    * position), or an agent's own event (origin `agent`: a producer whose source the tool server

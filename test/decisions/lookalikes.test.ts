@@ -84,7 +84,9 @@ describe("names that read as the gateway's own (built process)", () => {
       // Small capitals, and l, 1 and i alike, 0 as o (before: stored as a producer's).
       "\u1d00\u1d1c\u1d05\u026a\u1d1b", "audlt", "aud1t", "w0rkspace", "\u1d21\u1d0fʀ\u1d0bsp\u1d00\u1d04\u1d07",
       // Hangul fillers and the Braille blank draw nothing; colon look-alikes after agent.
-      "au\u3164dit", "au\u115fdit", "au\u2800dit", "agent\u2236x", "agent\u02d0x", "agent\ua789x"
+      "au\u3164dit", "au\u115fdit", "au\u2800dit", "agent\u2236x", "agent\u02d0x", "agent\ua789x",
+      // Read through the whole confusables table by the store: Lisu and Cherokee capitals, vv as w.
+      "\ua4eeudit", "\ua4eaorkspace", "\u13aaUDIT", "\u13d4ORKSPACE", "vvorkspace", "\ua4ee\ua4d6\ua4f0\ua4e0\ua4d4:x", "\ua4ea\ua4f3\ua4e3\ua4d7\ua4e2\ua4d1\ua4ee\ua4da\ua4f0"
     ]
     for (const [i, source] of sources.entries()) {
       const posted = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, {
@@ -94,10 +96,13 @@ describe("names that read as the gateway's own (built process)", () => {
         payload: { actor: "bob@acme.test" }
       }, as("mallory@acme.test"))
       expect(posted.status, JSON.stringify(source)).toBe(400)
-      expect(posted.body.message).toMatch(/written by the gateway only/)
+      expect(posted.body.message, JSON.stringify(source)).toMatch(/written by the gateway only/)
+      expect(posted.body.message, JSON.stringify(source)).toMatch(/source/)
     }
-    // An ordinary source is still taken.
-    const ok = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, { type: "note", source: "auditor-bot", seq: 99, payload: {} }, as("mallory@acme.test"))
-    expect(ok.status).toBe(200)
+    // Ordinary sources are still taken, in any script.
+    for (const [i, source] of ["auditor-bot", "worker", "vvorker", "agents", "agent-runner", "\u0430\u0433\u0435\u043d\u0442", "\u5be9\u8a08", "\u13a0\u13cd\u13a6\u13b8"].entries()) {
+      const ok = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, { type: "note", source, seq: 50 + i, payload: {} }, as("mallory@acme.test"))
+      expect(ok.status, `${source}: ${JSON.stringify(ok.body)}`).toBe(200)
+    }
   })
 })

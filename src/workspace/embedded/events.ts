@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { BadRequest, Conflict } from "../../api/errors.js"
+import { eventSourceRefusal } from "../../domain/eventSources.js"
 import { quoted } from "../../lib/quoted.js"
 import { EVENT_SIZE_OVERHEAD, eventsWithinBytes, positionParts, timelinePage } from "../../api/eventPaging.js"
 import type { WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
@@ -22,6 +23,12 @@ interface Fields {
   readonly groupKey?: string | undefined
 }
 
+
+/** A 400 naming `source` when a producer's source reads as the gateway's. */
+const requireProducerSource = (source: string): Effect.Effect<void, BadRequest> => {
+  const refusal = eventSourceRefusal(source)
+  return refusal === undefined ? Effect.void : Effect.fail(new BadRequest({ message: refusal }))
+}
 
 export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "appendEvent" | "recordEvent" | "listEvents"> => {
   const { sql, guard, bell, taskOf, write, idempotent } = tx
@@ -145,8 +152,8 @@ export const eventRecords = (tx: Transactions): Pick<WorkspaceClientService, "ap
 
   return {
     appendEvent: (tenantId, taskId, dto) =>
-      write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), appendToSource(tenantId, taskId, dto, "producer", dto.seq)))
-        .pipe(guard("appendEvent"), Effect.tap(() => Effect.sync(() => bell.ring(taskId)))),
+      Effect.andThen(requireProducerSource(dto.source), write(idempotent(tenantId, writeFingerprint.appendEvent(taskId, dto), appendToSource(tenantId, taskId, dto, "producer", dto.seq)))
+        .pipe(guard("appendEvent"), Effect.tap(() => Effect.sync(() => bell.ring(taskId))))),
 
     recordEvent: (tenantId, taskId, record) =>
       write(idempotent(

@@ -543,7 +543,7 @@ export const makeHttpWorkspaceClient = (
           "Forbidden"
         ]),
       appendEvent: (tenantId, taskId, event) =>
-        write((headers) => api.tasks.appendEvent({ params: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict"]),
+        write((headers) => api.tasks.appendEvent({ params: enc({ tenantId, taskId }), headers, payload: event }), ["NotFound", "Conflict", "BadRequest"]),
       recordEvent: (tenantId, taskId, record) =>
         write((headers) => api.tasks.recordEvent({ params: enc({ tenantId, taskId }), headers, payload: record }), ["NotFound", "Conflict"]),
       listEvents: (tenantId, taskId, page = {}) =>
