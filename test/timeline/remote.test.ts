@@ -63,6 +63,11 @@ describe("a gateway on a remote workspace (built processes)", () => {
     expect([200, 400]).toContain(forged.status)
     if (forged.status === 200) expect(forged.body.event.origin).toBe("producer")
     expect((await http("POST", events, { type: "step.completed", source: "audit", seq: 2, payload: {} })).status).toBe(400)
+    // Read through the whole confusables table by the remote store, its 400 passed on as it is.
+    for (const source of ["\ua4eeudit", "\u13d4ORKSPACE"]) {
+      const refused = await http("POST", events, { type: "step.completed", source, seq: 3, payload: {} })
+      expect([refused.status, refused.body.message], refused.text).toEqual([400, expect.stringMatching(/^source: .* written by the gateway only$/)])
+    }
 
     const { events: timeline, pages } = await readTimeline(url, taskId, 6)
     expectEachOnce(timeline)
