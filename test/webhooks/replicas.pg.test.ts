@@ -106,4 +106,36 @@ describe("two replicas", () => {
       expect(types, taskId).toEqual(["task.created", "file.stored", "source.submitted", "step.completed"])
     }
   }, 120_000)
+
+  it("deliver concurrent writes to one task in the timeline's order", async () => {
+    // Before: the chain followed the order writers took its lock, the timeline the order their
+    // transactions began; 40 uploads at once to one task differed in 5 of 5 rounds.
+    receiver.answer("/order", () => ({ status: 200 }))
+    const created = await http("POST", `${replicas[0]!.adminUrl}/workspace/webhooks`, {
+      tenant: "acme",
+      url: receiver.url("/order"),
+      events: ["file.stored"]
+    }, { authorization: `Bearer ${TOKEN}` })
+    expect(created.status, created.text).toBe(201)
+    for (let round = 0; round < 3; round++) {
+      const task = await http("POST", `${replicas[0]!.url}/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context: { period: "2026-11" } })
+      expect(task.status, task.text).toBe(201)
+      const taskId: string = task.body.id
+      const uploads = await Promise.all(Array.from({ length: 40 }, (_, i) =>
+        http("POST", `${replicas[i % 2]!.url}/v1/tasks/${taskId}/files`, {
+          source: "receipts",
+          fileName: `ρ${i}.pdf`,
+          data: Buffer.from(`file ${i}`).toString("base64")
+        })
+      ))
+      for (const u of uploads) expect(u.status, u.text).toBe(201)
+      const ofTask = (r: { body: string }) => (JSON.parse(r.body) as { data: { taskId: string } }).data.taskId === taskId
+      const got = await receiver.waitFor("/order", 40, 30_000, ofTask)
+      const delivered = got.map((r) => (JSON.parse(r.body) as { data: { documentId: string } }).data.documentId)
+      const timeline = (await http("GET", `${replicas[1]!.url}/v1/tasks/${taskId}/events?limit=1000`)).body.events as Array<{ type: string; payload: { documentId: string } }>
+      const stored = timeline.filter((e) => e.type === "file.stored").map((e) => e.payload.documentId)
+      expect(stored).toHaveLength(40)
+      expect(delivered, `round ${round}`).toEqual(stored)
+    }
+  }, 120_000)
 })

@@ -451,6 +451,24 @@ const stagedDocuments = Effect.gen(function*() {
   })
 })
 
+/**
+ * `webhook_messages.tx`: the writing transaction's id (PostgreSQL; 0 on SQLite, whose writes are
+ * serial), so a chain (subscription, task) is in the timeline's order, (`tx`, `id`), not in the
+ * order writers took the chain's lock: concurrent writes to one task commit in any order, and the
+ * timeline orders them by transaction (./timeline.ts). Rows from before keep their id order.
+ */
+const webhookMessageTx = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(sql.onDialectOrElse({
+    pg: () => `ALTER TABLE webhook_messages ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id()`,
+    orElse: () => `ALTER TABLE webhook_messages ADD COLUMN tx INTEGER NOT NULL DEFAULT 0`
+  }))
+  yield* statements(
+    `DROP INDEX webhook_messages_chain`,
+    `CREATE INDEX webhook_messages_chain ON webhook_messages (subscription_id, chain, tx, id) WHERE state = 'pending'`
+  )
+})
+
 export const migrations = Migrator.fromRecord({
   "0001_init": init,
   "0002_idempotency_keys": idempotencyKeys,
@@ -465,7 +483,8 @@ export const migrations = Migrator.fromRecord({
   "0011_document_files": documentFiles,
   "0012_webhook_older_secrets": webhookOlderSecrets,
   "0013_waiting_since_instants": waitingSinceInstants,
-  "0014_staged_documents": stagedDocuments
+  "0014_staged_documents": stagedDocuments,
+  "0015_webhook_message_tx": webhookMessageTx
 })
 
 /** The generic Migrator, for SQLite and PostgreSQL (no schema dump: the schema is this file). */

@@ -39,16 +39,14 @@ export const asTimelineWriter = (sql: SqlClient.SqlClient): Effect.Effect<void, 
   })
 
 /**
- * The rows a reader may take. PostgreSQL: only those of transactions older than every writer of
- * this store still running (ordered by transaction first, so no later commit lands behind a
- * reader's cursor). A running transaction counts unless it is shown not to be one: its id lock is
- * held by a transaction without the writer lock (a transaction that ended meanwhile still counts:
- * its rows are not in this snapshot). SQLite: every row (writes are serial).
+ * PostgreSQL: the oldest transaction id of this store's writers still running (or the snapshot's
+ * xmax when none runs): rows of older transactions are settled, no later commit lands before
+ * them. A running transaction counts unless it is shown not to be one: its id lock is held by a
+ * transaction without the writer lock (a transaction that ended meanwhile still counts: its rows
+ * are not in this snapshot).
  */
-export const settledEvents = (sql: SqlClient.SqlClient) =>
-  sql.onDialectOrElse({
-    pg: () =>
-      sql`AND events.tx < COALESCE((
+const oldestRunningWriter = (sql: SqlClient.SqlClient) =>
+  sql`COALESCE((
         SELECT x.x FROM pg_snapshot_xip(pg_current_snapshot()) AS x(x)
         WHERE NOT EXISTS (
           SELECT 1 FROM pg_locks t
@@ -60,7 +58,26 @@ export const settledEvents = (sql: SqlClient.SqlClient) =>
                 AND a.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                 AND a.classid = 0 AND a.objid = ${TIMELINE_WRITER_LOCK} AND a.objsubid = 1))
         ORDER BY x.x LIMIT 1
-      ), pg_snapshot_xmax(pg_current_snapshot()))`,
+      ), pg_snapshot_xmax(pg_current_snapshot()))`
+
+/**
+ * The rows a reader may take. PostgreSQL: only those of transactions older than every writer of
+ * this store still running (ordered by transaction first, so no later commit lands behind a
+ * reader's cursor). SQLite: every row (writes are serial).
+ */
+export const settledEvents = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
+    pg: () => sql`AND events.tx < ${oldestRunningWriter(sql)}`,
+    orElse: () => sql``
+  })
+
+/**
+ * Webhook messages (aliased `m`) a deliverer may send, by the same rule: a chain is in timeline
+ * order, (`tx`, `id`), so its head is sent only once no older writer can still add before it.
+ */
+export const settledMessages = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
+    pg: () => sql`AND m.tx < ${oldestRunningWriter(sql)}`,
     orElse: () => sql``
   })
 

@@ -38,6 +38,7 @@ import { hostname } from "node:os"
 import { webhookMetrics } from "../../observability/metrics.js"
 import { describeError, yieldToEventLoop } from "./db.js"
 import { chainLock, onWebhookEnqueued, WEBHOOKS_CHANNEL } from "./webhookOutbox.js"
+import { settledMessages } from "./timeline.js"
 import { makeWebhookPoster, type PostResult } from "./webhookPost.js"
 import type { DecisionLinkStore } from "./links.js"
 import { disableSubscription, signingSecrets } from "./webhooks.js"
@@ -215,6 +216,7 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
             : sql``
         }
             AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = m.subscription_id AND s.enabled = 1)
+            ${settledMessages(sql)}
           ORDER BY m.next_attempt_ms, m.id LIMIT ${free * 4}`
         const room = new Map<string, number>()
         const picked: Array<number> = []
@@ -237,7 +239,8 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
     /** The chain's next message becomes due (its subscription enabled); call with the chain's lock held. */
     const promoteNext = (m: Claimed, now: number) =>
       sql`UPDATE webhook_messages SET next_attempt_ms = ${now} WHERE id = (
-          SELECT MIN(id) FROM webhook_messages WHERE subscription_id = ${m.subscription_id} AND chain = ${m.chain} AND state = 'pending')
+          SELECT id FROM webhook_messages WHERE subscription_id = ${m.subscription_id} AND chain = ${m.chain} AND state = 'pending'
+          ORDER BY tx, id LIMIT 1)
         AND next_attempt_ms IS NULL AND claimed_by IS NULL
         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = ${m.subscription_id} AND s.enabled = 1)`
 

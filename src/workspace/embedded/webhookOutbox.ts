@@ -8,7 +8,10 @@
  * time, its head; later messages wait with `next_attempt_ms` NULL until the head is done
  * (./webhookDelivery.ts promotes the next). On PostgreSQL the enqueue and the promotion of one
  * chain take the same transaction-scoped advisory lock, so a message written while its head
- * completes is either seen by the promotion or sees the head done.
+ * completes is either seen by the promotion or sees the head done. A chain's order is the
+ * timeline's, (`tx`, `id`): concurrent writers to one task take the lock in any order, and a
+ * message a younger transaction queued first waits behind an older one's (the deliverer sends
+ * only messages no running writer is older than: ./timeline.ts `settledMessages`).
  *
  * The body is Standard Webhooks' `{type, timestamp, data}`; `data` names the tenant, the task
  * and its entity, and what changed, thinned (`thinData`): the receiver reads more through the API.
@@ -40,6 +43,10 @@ export const chainLock = (sql: SqlClient.SqlClient, subscriptionId: string, chai
     pg: () => Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`webhook:${subscriptionId}:${chain}`}::text, 0))`),
     orElse: () => Effect.void
   })
+
+/** The current transaction's id as `webhook_messages.tx` holds it (PostgreSQL); 0 on SQLite. */
+const currentTx = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({ pg: () => sql`pg_current_xact_id()`, orElse: () => sql`0` })
 
 /** Keys never sent: inputs the receiver can read through the API, and may be large. */
 const DROPPED_KEYS = new Set(["context"])
@@ -112,8 +119,15 @@ export const enqueueWebhooks = (
       const matching = events.filter((e) => wanted === null || wanted.has(e.type))
       if (matching.length === 0) continue
       yield* chainLock(sql, s.id, chain)
+      // A message before these in the chain's order: an older transaction's, or this one's.
       const [head] = yield* sql<{ id: number }>`SELECT id FROM webhook_messages
-        WHERE subscription_id = ${s.id} AND chain = ${chain} AND state = 'pending' ORDER BY id LIMIT 1`
+        WHERE subscription_id = ${s.id} AND chain = ${chain} AND state = 'pending' AND tx <= ${currentTx(sql)} LIMIT 1`
+      // These go first: what a younger transaction queued meanwhile waits behind them (never sent
+      // yet: no message is sent while an older writer, this one, runs).
+      if (head === undefined) {
+        yield* sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${s.id} AND chain = ${chain}
+          AND state = 'pending' AND tx > ${currentTx(sql)} AND claimed_by IS NULL`
+      }
       const rows: Array<Record<string, unknown>> = matching.map((e, i) => ({
           webhook_id: newWebhookId(),
           subscription_id: s.id,

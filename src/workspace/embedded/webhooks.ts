@@ -130,11 +130,12 @@ const park = (sql: SqlClient.SqlClient, subscriptionId: string) =>
   sql`UPDATE webhook_messages SET next_attempt_ms = NULL
     WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND claimed_by IS NULL`
 
-/** Makes each chain's first pending message due now (after enable, resend). */
+/** Makes each chain's first pending message, in the chain's (`tx`, `id`) order, due now (after enable, resend). */
 export const promoteHeads = (sql: SqlClient.SqlClient, subscriptionId: string, nowMs: number) =>
   sql`UPDATE webhook_messages SET next_attempt_ms = ${nowMs}
-    WHERE state = 'pending' AND next_attempt_ms IS NULL AND claimed_by IS NULL AND id IN (
-      SELECT MIN(id) FROM webhook_messages WHERE subscription_id = ${subscriptionId} AND state = 'pending' GROUP BY chain)`
+    WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND next_attempt_ms IS NULL AND claimed_by IS NULL
+      AND NOT EXISTS (SELECT 1 FROM webhook_messages e WHERE e.subscription_id = ${subscriptionId}
+        AND e.chain = webhook_messages.chain AND e.state = 'pending' AND (e.tx, e.id) < (webhook_messages.tx, webhook_messages.id))`
 
 /** Disables a subscription with its reason, parking what waits for it. */
 export const disableSubscription = (sql: SqlClient.SqlClient, subscriptionId: string, reason: string) =>
@@ -278,14 +279,16 @@ export const makeWebhookSubscriptions = (publicUrl: Option.Option<string>) => Ef
       if (m.state !== "pending") {
         yield* chainLock(sql, m.subscription_id, m.chain)
         const [head] = yield* sql<{ id: number }>`SELECT id FROM webhook_messages
-          WHERE subscription_id = ${m.subscription_id} AND chain = ${m.chain} AND state = 'pending' AND id < ${m.id} LIMIT 1`
+          WHERE subscription_id = ${m.subscription_id} AND chain = ${m.chain} AND state = 'pending'
+            AND (tx, id) < (SELECT tx, id FROM webhook_messages WHERE id = ${m.id}) LIMIT 1`
         // A fresh schedule; due now unless an earlier message of its task still waits (then after it).
         yield* sql`UPDATE webhook_messages SET state = 'pending', attempts = 0, finished_ms = NULL, claimed_by = NULL,
           claimed_until_ms = NULL, next_attempt_ms = ${head === undefined ? Date.now() : null} WHERE id = ${m.id}`
         // A later message of the chain that was due now waits behind this one again.
         if (head === undefined) {
           yield* sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${m.subscription_id}
-            AND chain = ${m.chain} AND state = 'pending' AND id > ${m.id} AND claimed_by IS NULL`
+            AND chain = ${m.chain} AND state = 'pending' AND (tx, id) > (SELECT tx, id FROM webhook_messages WHERE id = ${m.id})
+            AND claimed_by IS NULL`
         }
       } else {
         // Retrying (a failed attempt, the next one minutes or hours away): due now, on a fresh
