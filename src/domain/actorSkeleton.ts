@@ -22,9 +22,12 @@ export const actorKey = (name: string): string => foldCase(name)
 
 /**
  * The key two people are told apart by for four-eyes: UTS #39's skeleton after case and
- * compatibility folding, exactly as src/lib/skeleton.ts spells it out.
+ * compatibility folding, exactly as src/lib/skeleton.ts spells it out, with `i` and `l` alike.
+ * The table reads a capital `I` (and Greek `Ι`, Cyrillic `І`, the numeral `Ⅰ`) as `l`, but case
+ * folding comes first and makes each an `i`: `biII@…` had read apart from `bill@…`, and decided
+ * a four-eyes step after it.
  */
-export const actorSkeleton = (name: string): string => skeleton(name)
+export const actorSkeleton = (name: string): string => skeleton(name).replace(/i/g, "l")
 
 /** Whether `actor` names an agent of the tool server (`agent:<uuid>`), in any case or form. */
 export const isAgentActor = (actor: string): boolean => foldCase(actor).startsWith(AGENT_PREFIX)

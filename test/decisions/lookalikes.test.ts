@@ -49,7 +49,10 @@ describe("four-eyes compares people, not spellings (built process)", () => {
   const cases: ReadonlyArray<readonly [string, string, string]> = [
     ["another case", "ana@acme.test", "Ana@ACME.test"],
     ["composed vs decomposed", "an\u00e4@acme.test", "ana\u0308@acme.test"],
-    ["full-width letters", "ana@acme.test", "\uff41na@acme.test"]
+    ["full-width letters", "ana@acme.test", "\uff41na@acme.test"],
+    // Capital I (Latin, Greek) for l: before, case folding made it an i and the second approval passed.
+    ["capital I for l", "bill@acme.test", "biII@acme.test"],
+    ["Greek capital iota for l", "bill@acme.test", "bi\u0399\u0399@acme.test"]
   ]
   for (const [what, first, second] of cases) {
     it(`${what}: the controller's second approval is refused`, async () => {

@@ -24,6 +24,12 @@ describe("actorSkeleton: one person however their name is written", () => {
       expect(actorSkeleton(v), JSON.stringify(v)).toBe(fin)
     }
     expect(actorSkeleton("f\u00ECn@acme.test")).not.toBe(fin)
+    // Capital I in Latin, Greek, Cyrillic and as a numeral reads as l (case folding made each an i).
+    const bill = actorSkeleton("bill@acme.test")
+    for (const v of ["biII@acme.test", "bi\u0399\u0399@acme.test", "bi\u0406\u0406@acme.test", "bi\u2160\u2160@acme.test", "bi11@acme.test", "BILL@acme.test", "bi\u01c0\u01c0@acme.test"]) {
+      expect(actorSkeleton(v), JSON.stringify(v)).toBe(bill)
+    }
+    expect(actorSkeleton("bell@acme.test")).not.toBe(bill)
     expect(actorSkeleton("bob@acme.test")).not.toBe(ann)
   })
 
