@@ -21,6 +21,16 @@ export const charCount = (s: string): number => {
   return n
 }
 
+/** The first `max` characters (code points) of `s`: a surrogate pair is never cut in two. */
+export const firstChars = (s: string, max: number): string => {
+  let units = 0
+  for (let n = 0; n < max && units < s.length; n++) {
+    const c = s.charCodeAt(units)
+    units += c >= 0xd800 && c <= 0xdbff && (s.charCodeAt(units + 1) & 0xfc00) === 0xdc00 ? 2 : 1
+  }
+  return s.slice(0, units)
+}
+
 /** At most `max` characters; its 400 and published `maxLength` read as `Schema.isMaxLength`'s. */
 export const isMaxChars = (max: number) =>
   Schema.makeFilter<string>((s) => s.length <= max || charCount(s) <= max, {

@@ -138,4 +138,23 @@ describe("two replicas", () => {
       expect(delivered, `round ${round}`).toEqual(stored)
     }
   }, 120_000)
+
+  it("hold the tenant's 50 subscriptions when both create at once", async () => {
+    const admin = { authorization: `Bearer ${TOKEN}` }
+    const { rows: [before] } = await pg.query(`SELECT COUNT(*)::int AS n FROM webhook_subscriptions`)
+    // Before: count and insert were apart, and 120 at once left 88-108.
+    const answers = await Promise.all(Array.from({ length: 120 }, (_, i) =>
+      http("POST", `${replicas[i % 2]!.adminUrl}/workspace/webhooks`, { tenant: "acme", url: receiver.url(`/cap${i}`), events: ["task.created"] }, admin)
+    ))
+    const made = answers.filter((a) => a.status === 201)
+    expect(made).toHaveLength(50 - before.n)
+    for (const a of answers.filter((a) => a.status !== 201)) {
+      expect([a.status, a.body.message], a.text).toEqual([400, expect.stringMatching(/already has 50 webhook subscriptions/)])
+    }
+    const { rows: [after] } = await pg.query(`SELECT COUNT(*)::int AS n FROM webhook_subscriptions`)
+    expect(after.n).toBe(50)
+    for (const a of made) {
+      expect((await http("DELETE", `${replicas[0]!.adminUrl}/workspace/webhooks/${a.body.id}?tenant=acme`, undefined, admin)).status).toBeLessThan(300)
+    }
+  }, 60_000)
 })

@@ -21,6 +21,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import { randomBytes } from "node:crypto"
+import { charCount, firstChars } from "../../api/textLength.js"
 
 /** What the outbox needs of an event: its type and payload. */
 export interface WebhookEvent {
@@ -64,7 +65,11 @@ export const thinData = (payload: Record<string, unknown>): Record<string, unkno
   for (const [key, raw] of Object.entries(payload)) {
     if (DROPPED_KEYS.has(key)) continue
     let value = raw
-    if (typeof value === "string" && value.length > MAX_STRING) value = `${value.slice(0, MAX_STRING - 1)}…`
+    // Cut by characters: a cut between a surrogate pair's halves sent a lone surrogate, which
+    // strict JSON parsers (serde_json) refuse, failing the receiver for good.
+    if (typeof value === "string" && value.length > MAX_STRING && charCount(value) > MAX_STRING) {
+      value = `${firstChars(value, MAX_STRING - 1)}…`
+    }
     if (Array.isArray(value) && value.length > MAX_ARRAY) value = value.slice(0, MAX_ARRAY)
     if (value !== null && typeof value === "object" && JSON.stringify(value).length > MAX_VALUE_JSON) {
       omitted.push(key)
