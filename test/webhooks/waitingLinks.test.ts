@@ -270,6 +270,54 @@ describe("several tenants' gateways on one database", () => {
   }, 60_000)
 })
 
+describe("several tenants' gateways on one database, retries", () => {
+  it("every attempt of a task.waiting sends its first body, with its own tenant's console URL, whichever gateway retries it", async () => {
+    // Before: the console URL was added at send time from the sender's SVC_PUBLIC_URL, so a retry
+    // the acme gateway took sent acme's address for a globex task (4 of 12 webhook-ids went out
+    // with two bodies in an attack pass).
+    const PUBLIC_GLOBEX = "https://approvals.example.test/globex-retries"
+    const globex = await startBuilt(env({
+      SVC_TENANT_SLUG: "globex",
+      SVC_DATABASE_URL: `file:${join(dir, "with.db")}`,
+      SVC_PUBLIC_URL: PUBLIC_GLOBEX,
+      SVC_ADMIN_PORT: "0"
+    }))
+    try {
+      // Each message's first attempt fails; globex's gateway makes them (acme's leaves another
+      // tenant's new task.waiting to it), then stops, so acme's gateway makes every retry.
+      receiver.answer("/globex-retries", (n) => {
+        const id = receiver.received("/globex-retries")[n]!.headers["webhook-id"]
+        return { status: receiver.received("/globex-retries").findIndex((r) => r.headers["webhook-id"] === id) === n ? 503 : 204 }
+      })
+      const sub = await subscribe(gw, "/globex-retries", "globex")
+      const TASKS = 6
+      const taskIds = await Promise.all(Array.from({ length: TASKS }, async () => {
+        const created = await http("POST", `${gw.adminUrl}/workspace/tenants/${GLOBEX}/entities/${GLOBEX_ENTITY}/tasks`, {
+          workflowId: "payment-run",
+          context: {}
+        }, { authorization: `Bearer ${TOKEN}`, "x-svc-actor": "gina@globex.example" })
+        expect(created.status, created.text).toBe(201)
+        return created.body.id as string
+      }))
+      const ofTasks = (r: Received) => taskIds.includes((JSON.parse(r.body) as Waiting).data.taskId)
+      await receiver.waitFor("/globex-retries", TASKS, 30_000, ofTasks)
+      await globex.stop()
+      const attempts = await receiver.waitFor("/globex-retries", 2 * TASKS, 30_000, ofTasks)
+      const byId = new Map<string, Set<string>>()
+      for (const r of attempts) {
+        const id = String(r.headers["webhook-id"])
+        byId.set(id, (byId.get(id) ?? new Set()).add(r.body))
+        const data = verify(sub.secret, r).data as Waiting["data"] & { consoleUrl?: string }
+        expect(data.consoleUrl, r.body).toBe(`${PUBLIC_GLOBEX}/#/tasks/${data.taskId}`)
+      }
+      expect(byId.size).toBe(TASKS)
+      for (const [id, bodies] of byId) expect(bodies.size, id).toBe(1)
+    } finally {
+      await globex.stop()
+    }
+  }, 90_000)
+})
+
 describe("without SVC_PUBLIC_URL", () => {
   it("no link is made: task.waiting carries no links field", async () => {
     const bare = await startBuilt(env({ SVC_DATABASE_URL: `file:${join(dir, "without.db")}` }))

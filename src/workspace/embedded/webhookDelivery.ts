@@ -153,42 +153,42 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
     const inFlight = new Map<string, number>()
     let total = 0
 
-    /** The body as sent: task.waiting gets the console URL of its task when SVC_PUBLIC_URL is set. */
-    const bodyOf = (m: Claimed): string => {
-      if (m.event_type !== "task.waiting" || Option.isNone(publicUrl) || m.chain === "") return m.body
-      const parsed = JSON.parse(m.body) as { data?: Record<string, unknown> }
-      parsed.data = { ...parsed.data, consoleUrl: `${publicUrl.value}/#/tasks/${encodeURIComponent(m.chain)}` }
-      return JSON.stringify(parsed)
-    }
-
     /**
-     * A task.waiting message of an APPROVAL step that names people gets, at its first attempt,
-     * an approve/reject pair per person (`data.links`), written into the stored body in the same
-     * transaction that stores the pairs: every later attempt (and a resend) sends these same
-     * links, and a change that rolled back queued no message, so no pair exists for a step that
-     * never became current. A step that has moved on by then gets none, and so does another
-     * tenant's message (left to its own gateway for LINK_OWNER_GRACE_MS first: see `claim`).
+     * A task.waiting message gets, at its first attempt, written into the stored body: the task's
+     * page in the console (`consoleUrl`, under this process's SVC_PUBLIC_URL) and, for an
+     * APPROVAL step that names people, an approve/reject pair per person (`data.links`), in the
+     * same transaction that stores the pairs. Every later attempt (and a resend) sends the body as
+     * stored, whichever process makes it: the URL added at send time had been the sender's, so a
+     * retry another tenant's gateway took sent that gateway's address, and one webhook-id went out
+     * with two bodies. A change that rolled back queued no message, so no pair exists for a step
+     * that never became current; a step that has moved on by then gets none. Another tenant's
+     * message (left to its own gateway for LINK_OWNER_GRACE_MS first: see `claim`) gets neither:
+     * this process's address serves neither its links nor its console.
      * Undefined: this process no longer holds the message's lease (no attempt now).
      */
-    const withLinks = (m: Claimed): Effect.Effect<Claimed | undefined, unknown> =>
+    const firstAttemptBody = (m: Claimed): Effect.Effect<Claimed | undefined, unknown> =>
       Effect.gen(function*() {
-        // Only the first attempt makes links: every later one sends the body as stored.
-        if (links === undefined || m.attempts > 0 || m.event_type !== "task.waiting" || m.chain === "") return m
+        if (m.attempts > 0 || m.event_type !== "task.waiting" || m.chain === "") return m
         const parsed = JSON.parse(m.body) as { data?: Record<string, unknown> }
         const data = parsed.data ?? {}
         const tenantId = data.tenantId
-        if (
-          "links" in data || data.component !== "APPROVAL" || typeof data.stepId !== "string" || typeof tenantId !== "string" ||
-          !namesPeople(data)
-        ) return m
-        // Another tenant's (its gateway did not take it within the grace): its links would not open here.
-        const bound = yield* links.boundTenantId
-        if (!links.linksEnabled || (bound !== undefined && bound !== tenantId)) return m
-        yield* links.signingReady
+        if (typeof tenantId !== "string" || "links" in data || "consoleUrl" in data) return m
+        const bound = links === undefined ? undefined : yield* links.boundTenantId
+        if (bound !== undefined && bound !== tenantId) return m
+        const maker = links !== undefined && links.linksEnabled && data.component === "APPROVAL" &&
+            typeof data.stepId === "string" && namesPeople(data)
+          ? links
+          : undefined
+        if (maker === undefined && Option.isNone(publicUrl)) return m
+        if (maker !== undefined) yield* maker.signingReady
         return yield* sql.withTransaction(Effect.gen(function*() {
-          const made = yield* links.mintWaitingLinks({ tenantId, taskId: m.chain, stepId: data.stepId as string })
-          if (made.length === 0) return m
-          const body = JSON.stringify({ ...parsed, data: { ...data, links: made } })
+          const made = maker === undefined ? [] : yield* maker.mintWaitingLinks({ tenantId, taskId: m.chain, stepId: data.stepId as string })
+          const added = {
+            ...(made.length > 0 ? { links: made } : {}),
+            ...(Option.isSome(publicUrl) ? { consoleUrl: `${publicUrl.value}/#/tasks/${encodeURIComponent(m.chain)}` } : {})
+          }
+          if (Object.keys(added).length === 0) return m
+          const body = JSON.stringify({ ...parsed, data: { ...data, ...added } })
           const kept = yield* sql<{ id: number | string }>`UPDATE webhook_messages SET body = ${body}
             WHERE id = ${m.id} AND claimed_by = ${replicaId} AND state = 'pending' RETURNING id`
           // The lease ran out meanwhile: undo the pairs (the transaction fails), make no attempt.
@@ -340,9 +340,9 @@ export const makeWebhookDeliverer = (options: WebhookDeliveryOptions = {}, links
           yield* sql`UPDATE webhook_messages SET claimed_by = NULL, claimed_until_ms = NULL WHERE id = ${m.id} AND claimed_by = ${replicaId}`
           return
         }
-        const linked = yield* withLinks(m)
-        if (linked === undefined) return
-        const body = bodyOf(linked)
+        const stored = yield* firstAttemptBody(m)
+        if (stored === undefined) return
+        const body = stored.body
         const started = Date.now()
         const secrets = signingSecrets(sub, started)
         const headers = signedHeaders(secrets, m.webhook_id, Math.floor(started / 1000), body)
