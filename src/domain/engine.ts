@@ -129,6 +129,10 @@ const viaOf = (payload: Record<string, unknown>) => (payload.via === "link" ? { 
 export interface PendingStepSignal {
   readonly name: string
   readonly expectedStep: string | null
+  /** Who sent it and when it was recorded, and whether through a decision link: what a link's decision that it beat is told. */
+  readonly actor?: string | null | undefined
+  readonly recordedAt?: string | undefined
+  readonly via?: "link" | undefined
 }
 
 const DECISIONS: Readonly<Record<string, "approved" | "rejected">> = { approve: "approved", reject: "rejected" }
@@ -146,6 +150,21 @@ export const decisionOf = (
   if (taken === "approved" || taken === "rejected") return taken
   const first = pending.find((p) => p.expectedStep === step && isDecision(p.name))
   return first === undefined ? undefined : DECISIONS[first.name]
+}
+
+/** Who took the decision on `step`, when, and whether through a link: its snapshot, else the pending decision. */
+const decisionRecordOf = (
+  snapshots: Record<string, unknown>,
+  step: string,
+  pending: ReadonlyArray<PendingStepSignal>
+): { readonly by?: string | undefined; readonly at?: string | undefined; readonly viaLink: boolean } => {
+  const snapshot = Object.prototype.hasOwnProperty.call(snapshots, step) ? snapshots[step] : undefined
+  const s = snapshot as { decision?: unknown; decidedAt?: unknown; via?: unknown } | null | undefined
+  if (s?.decision === "approved" || s?.decision === "rejected") {
+    return { by: deciderOf(snapshot), at: typeof s.decidedAt === "string" ? s.decidedAt : undefined, viaLink: s.via === "link" }
+  }
+  const first = pending.find((p) => p.expectedStep === step && isDecision(p.name))
+  return { by: first?.actor ?? undefined, at: first?.recordedAt, viaLink: first?.via === "link" }
 }
 
 /**
@@ -321,6 +340,18 @@ export const acceptSignal = (
   }
   if (!stepBound) return { _tag: "record", expectedStep: named }
   const taken = decisionOf(snapshots, named, pending)
+  if (decision && taken === DECISIONS[signal.name] && signal.payload.via === "link") {
+    // A link's decision answers as the link's person, with their comments: it is theirs only if
+    // it was recorded through a link by them (a retry). One that another person's (or their own
+    // direct) decision beat is told who decided and when, never 2xx for a record not theirs.
+    const record = decisionRecordOf(snapshots, named, pending)
+    const theirs = record.viaLink && record.by !== undefined && arrival.actor !== undefined && actorKey(record.by) === actorKey(arrival.actor)
+    if (!theirs) {
+      const by = record.by === undefined ? "" : ` by ${record.by}`
+      const at = record.at === undefined ? "" : ` at ${record.at}`
+      return { _tag: "conflict", message: `Step "${named}" was already ${taken}${by}${at}; ${whereIs(afterDecision(task, named, taken, arrival.runbook))}` }
+    }
+  }
   if (decision && taken === DECISIONS[signal.name]) {
     // One decision however often it is sent, but only for someone who could have taken it: its
     // decider again, or another who passes the step's rules (two assignees at once). Anyone else

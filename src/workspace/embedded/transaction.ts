@@ -273,11 +273,20 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
 
     /** Decisions and files recorded for the task and not yet applied: they have decided their step already. */
     const pendingStepSignals = (rootTaskId: string) =>
-      sql<{ name: string; expected_step: string | null }>`
-        SELECT name, expected_step FROM signals
+      sql<{ name: string; expected_step: string | null; actor: string | null; created_at: string; payload: string }>`
+        SELECT name, expected_step, actor, created_at, payload FROM signals
         WHERE root_task_id = ${rootTaskId} AND delivered_at IS NULL AND (name = 'approve' OR name = 'reject' OR name = 'file_submitted')
         ORDER BY id`.pipe(
-        Effect.map((rows) => rows.map((r): PendingStepSignal => ({ name: r.name, expectedStep: r.expected_step })))
+        Effect.map((rows) =>
+          rows.map((r): PendingStepSignal => ({
+            name: r.name,
+            expectedStep: r.expected_step,
+            actor: r.actor,
+            recordedAt: r.created_at,
+            // Only a link's decision reads it (engine.ts acceptSignal); its payload is a few keys.
+            ...(r.payload.includes('"via"') && fromJson<{ via?: unknown }>(r.payload).via === "link" ? { via: "link" as const } : {})
+          }))
+        )
       )
 
     /**

@@ -284,19 +284,26 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
       const found = yield* inspect(yield* tokenParam)
       if (found._tag === "Problem") return yield* fail(found.problem)
       const { link } = found
-      if (!(yield* store.claimDecisionLink(link.pairId, link.decision))) {
-        // Used (or revoked) meanwhile, or another request of the pair is deciding right now:
-        // with this very link (sent twice) or with the other one.
-        const again = yield* store.openDecisionLink(link.tenantId, yield* tokenParam)
-        return yield* fail(again._tag === "Open" ? decidingNow(link.decision, again.deciding) : problemOf(again))
-      }
+      const token = yield* tokenParam
       const decided = decideTask(
         link.taskId,
         { type: DECIDED[link.decision], step: link.stepId, ...(body.comments !== undefined && body.comments !== "" ? { comments: body.comments } : {}) },
         "link"
       ).pipe(withActor(link.actor), withServices)
-      yield* Effect.onError(decided, () => Effect.ignore(store.releaseDecisionLink(link.pairId)))
-      yield* store.completeDecisionLink(link.pairId, link.decision)
+      // From the claim to its release or completion, not interruptible: a client that resets
+      // its connection right after posting interrupted the request between the claim's commit
+      // and the release, and the pair answered "deciding right now" for a minute with nothing
+      // decided. The decision the client posted is carried through, or refused, all the same.
+      yield* Effect.uninterruptible(Effect.gen(function*() {
+        if (!(yield* store.claimDecisionLink(link.pairId, link.decision))) {
+          // Used (or revoked) meanwhile, or another request of the pair is deciding right now:
+          // with this very link (sent twice) or with the other one.
+          const again = yield* store.openDecisionLink(link.tenantId, token)
+          return yield* fail(again._tag === "Open" ? decidingNow(link.decision, again.deciding) : problemOf(again))
+        }
+        yield* Effect.onError(decided, () => Effect.ignore(store.releaseDecisionLink(link.pairId)))
+        yield* store.completeDecisionLink(link.pairId, link.decision)
+      }))
       return HttpServerResponse.jsonUnsafe(
         { ok: true, decision: DECIDED[link.decision], taskId: link.taskId, stepId: link.stepId, actor: link.actor },
         { headers: JSON_HEADERS }

@@ -1,0 +1,80 @@
+/**
+ * A link's decision written together with another person's identical decision (README "Decision
+ * links"): the link answers only for what it recorded. Before, Bob's `POST /action` rejecting and
+ * Ann's reject link written at once both answered 200, the link's as `{"decision":"rejected",
+ * "actor":"ann@…"}`, while the step was recorded as Bob's (his reason, no `via: "link"`), Ann's
+ * comment stored nowhere, and the pair then said "the step was rejected with it". Now such a link
+ * answers 409 naming who decided and when, and the pair says the step moved on, decided by them.
+ */
+import { request } from "node:http"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { http } from "../support/process.js"
+import type { BuiltGateway } from "../timeline/support.js"
+import { type LinkGateway, startLinkGateway } from "./linkGateway.js"
+import { acmeTask, linksWorld } from "./world.js"
+
+const HEADER = "x-forwarded-email"
+let links: LinkGateway
+let gw: BuiltGateway
+
+beforeAll(async () => {
+  links = await startLinkGateway(linksWorld(), { SVC_ACTOR_HEADER: HEADER })
+  gw = links.gw
+}, 60_000)
+afterAll(async () => {
+  await gw?.cleanup()
+})
+
+/** A JSON POST on a connection of its own (no pooled socket shared with the other request). */
+const post = (url: string, body: unknown, headers: Record<string, string>) =>
+  new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const data = JSON.stringify(body)
+    const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(data), ...headers } }, (res) => {
+      let text = ""
+      res.setEncoding("utf8")
+      res.on("data", (c: string) => (text += c))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+    })
+    req.on("error", reject)
+    req.end(data)
+  })
+
+it("a link decision that another person's identical decision beat answers 409 naming them, and never claims theirs", async () => {
+  let beaten = 0
+  for (let i = 0; i < 12; i++) {
+    const taskId = acmeTask(i)
+    const pair = await links.pairOf(taskId, "ann@acme.test")
+    const [bob, ann] = await Promise.all([
+      post(`${gw.url}/v1/tasks/${taskId}/action`, { type: "rejected", comments: "bob says no" }, { [HEADER]: "bob@acme.test" }),
+      post(pair.rejectUrl, { comments: "ann: fraud, reject" }, { "sec-fetch-site": "same-origin", origin: gw.url })
+    ])
+    expect(bob.status, JSON.stringify(bob.body)).toBe(200)
+    const snapshot = (await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body.controller_approval
+    const completed = ((await http("GET", `${gw.url}/v1/tasks/${taskId}/events`)).body.events as Array<{ type: string; payload: any }>)
+      .filter((e) => e.type === "step.completed")
+    expect(completed).toHaveLength(1)
+    if (ann.status === 200) {
+      // The link's answer is the record: Ann's decision, her comment, through the link.
+      expect(ann.body).toMatchObject({ decision: "rejected", actor: "ann@acme.test" })
+      expect(snapshot, `round ${i}`).toMatchObject({ decision: "rejected", decidedBy: "ann@acme.test", via: "link", reason: "ann: fraud, reject" })
+      expect(completed[0]!.payload).toMatchObject({ actor: "ann@acme.test", via: "link" })
+      continue
+    }
+    beaten++
+    expect(snapshot).toMatchObject({ decision: "rejected", decidedBy: "bob@acme.test", reason: "bob says no" })
+    expect(ann.status, JSON.stringify(ann.body)).toBe(409)
+    expect(ann.body).toMatchObject({ statusCode: 409, error: "Conflict" })
+    // When Bob's decision was recorded (applied a moment later, when still pending then).
+    const at = /already rejected by bob@acme\.test at (\S+);/.exec(ann.body.message)?.[1]
+    expect(at, ann.body.message).toBeDefined()
+    expect(Math.abs(Date.parse(at!) - Date.parse(snapshot.decidedAt))).toBeLessThan(1000)
+    // The pair does not say it was used: the step moved on, decided by Bob.
+    for (const url of [pair.rejectUrl, pair.approveUrl]) {
+      const again = await http("GET", url, undefined, { accept: "application/json" })
+      expect(again.status, again.text).toBe(409)
+      expect(again.body.message).toContain("already rejected by bob@acme.test")
+    }
+  }
+  // The race was run: Bob's decision came first in some rounds.
+  expect(beaten).toBeGreaterThan(0)
+}, 120_000)
