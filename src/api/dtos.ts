@@ -58,14 +58,20 @@ const StepId = NonEmpty(256).annotate({
     "next step"
 })
 
+/** A decision's comments, however it is made (POST /action, a decision link's page): Unicode characters. */
+const DecisionComments = optional(Schema.String.check(isMaxChars(10_000)).annotate({
+  description: "Free text; recorded in the audit log; forwarded as `reason`"
+}))
+
 export const TaskActionDto = Schema.Struct({
   type: Schema.Literals(["approved", "rejected"]),
   step: optional(StepId),
-  comments: optional(Schema.String.check(isMaxChars(10_000)).annotate({
-    description: "Free text; recorded in the audit log; forwarded as `reason`"
-  }))
+  comments: DecisionComments
 }).pipe(closed("TaskActionDto"))
 export type TaskActionDto = typeof TaskActionDto.Type
+
+/** A decision link's POST (src/workspace/server/linkRoutes.ts): the link names the rest. */
+export const LinkDecisionDto = Schema.Struct({ comments: DecisionComments }).pipe(closed("LinkDecisionDto"))
 
 /** Ledgers a row action may target (spec §8 allow-list). */
 export const ROW_ACTION_LEDGERS = ["expenses"] as const

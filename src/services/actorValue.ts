@@ -41,6 +41,14 @@ export const actorProblem = (value: string, options: { readonly agentAllowed?: b
   return undefined
 }
 
+/**
+ * Why `value` is not a person an edge could name (a phrase), or undefined: an actor without a
+ * comma, which is how a proxy joins two copies of its header (src/gateway/identity.ts). A
+ * decision link's person must be one, or its link could never be opened behind a login.
+ */
+export const personProblem = (value: string): string | undefined =>
+  value.includes(",") ? "holds a comma: an edge names one person, and joins two copies of its header with one" : actorProblem(value)
+
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true })
 
 /**

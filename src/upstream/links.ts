@@ -9,14 +9,14 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { closed } from "../api/dtos.js"
 import { ConflictWire, NotFoundWire } from "../api/errors.js"
-import { Timestamp, withUuidFolded } from "../api/ids.js"
+import { TaskIdInput, Timestamp } from "../api/ids.js"
 import { optional } from "../api/optional.js"
 import { NotImplementedWire } from "./errors.js"
 import { NonEmpty, WorkspaceErrors } from "./paths.js"
 
 export const CreateDecisionLinksDto = Schema.Struct({
   tenantSlug: NonEmpty(128).annotate({ description: "The task's tenant, by slug" }),
-  taskId: withUuidFolded(NonEmpty(2048).annotate({ description: "The task whose current APPROVAL step the links decide" })),
+  taskId: TaskIdInput.annotate({ description: "The task whose current APPROVAL step the links decide" }),
   actor: NonEmpty(256).annotate({ description: "The person the links decide as (their e-mail, as the edge names them)" }),
   expiresIn: optional(
     NonEmpty(64).annotate({ description: "ISO 8601 duration (PT72H, P3D); default PT72H, at most P30D" })
@@ -38,7 +38,7 @@ export type DecisionLinks = typeof DecisionLinks.Type
 
 export const RevokeDecisionLinksDto = Schema.Struct({
   tenantSlug: NonEmpty(128),
-  taskId: optional(withUuidFolded(NonEmpty(2048).annotate({ description: "Only this task's links" }))),
+  taskId: optional(TaskIdInput.annotate({ description: "Only this task's links" })),
   actor: optional(NonEmpty(256).annotate({ description: "Only this person's links (any case or compatibility form)" }))
 }).pipe(
   Schema.check(Schema.makeFilter((dto) =>

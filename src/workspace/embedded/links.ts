@@ -26,7 +26,7 @@ import {
   signLink,
   verifyLink
 } from "../../domain/links.js"
-import { actorProblem } from "../../services/actorValue.js"
+import { personProblem } from "../../services/actorValue.js"
 import type { WorkspaceClientService, WsEffect } from "../../upstream/WorkspaceClient.js"
 import type { DecisionLinks } from "../../upstream/links.js"
 import { guard, nowIso, runbookFromJson } from "./db.js"
@@ -242,7 +242,7 @@ export const makeDecisionLinkStore = (
         const seen = new Set<string>()
         const people: Array<string> = []
         for (const assignee of step.assignees ?? []) {
-          if (actorProblem(assignee) !== undefined) continue
+          if (personProblem(assignee) !== undefined) continue
           const key = personKey(assignee)
           if (seen.has(key)) continue
           seen.add(key)
@@ -257,8 +257,15 @@ export const makeDecisionLinkStore = (
     const createDecisionLinks: DecisionLinkStore["createDecisionLinks"] = (input) =>
       Effect.gen(function*() {
         if (Option.isNone(base)) return yield* bad(options.unavailable ?? NO_PUBLIC_URL)
-        const problem = actorProblem(input.actor)
+        const problem = personProblem(input.actor)
         if (problem !== undefined) return yield* bad(`actor: ${problem}`)
+        // This gateway's link pages open its own tenant's links only: another's would never work.
+        if (options.boundTenantSlug !== undefined && (yield* boundTenant) !== input.tenantId) {
+          return yield* bad(
+            `tenantSlug: this gateway serves tenant "${options.boundTenantSlug.slice(0, 64)}" and opens its links only; ` +
+              "links for another tenant are made by its own gateway (that gateway's admin listener)"
+          )
+        }
         const ttl = input.expiresInMs ?? DEFAULT_LINK_TTL_MS
         if (!Number.isSafeInteger(ttl) || ttl < 1000 || ttl > MAX_LINK_TTL_MS) {
           return yield* bad("expiresIn: a link lives from one second to 30 days")

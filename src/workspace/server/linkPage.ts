@@ -182,7 +182,7 @@ export const linkConfirmPage = (
 ${facts(task, actor, expiresAt)}
 ${argsView(task.args)}
 <form id="decide" class="panel" aria-label="Decision" data-done="${escape(w.done)}">
-<div class="field"><label for="comments">Comments (optional)</label><textarea id="comments" maxlength="4000"></textarea></div>
+<div class="field"><label for="comments">Comments (optional)</label><textarea id="comments" maxlength="10000"></textarea></div>
 <div class="actions"><button type="submit"${decision === "reject" ? " class=\"danger\"" : ""}>${escape(w.button)}</button></div>
 </form>
 <noscript><p class="error">This page needs JavaScript to record your decision.</p></noscript>

@@ -22,12 +22,14 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { LinkDecisionDto, PAYLOAD_PARSE_OPTIONS } from "../../api/dtos.js"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { LINK_PATH } from "../../api/linkPath.js"
 import { deciderOf, decisionOf, personKey } from "../../domain/engine.js"
 import type { LinkDecision } from "../../domain/links.js"
 import { crossSiteRefusal } from "../../http/input/crossSite.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
+import { describeIssues } from "../../http/errors/errorMessages.js"
 import type { Route } from "../../http/errors/unrouted.js"
 import { actorNow, withActor } from "../../services/Actor.js"
 import { decideTask } from "../../services/tasks.js"
@@ -48,25 +50,17 @@ const PAGE_HEADERS = {
 }
 const JSON_HEADERS = { "cache-control": "no-store", "referrer-policy": "no-referrer", "x-robots-tag": "noindex, nofollow" }
 
-/** Longest comment a link's decision takes (the page's textarea says the same). */
-const MAX_COMMENTS = 4000
-
 /**
- * The page's body: `{}` or `{"comments": "..."}` (no body reads as `{}`); what is wrong with
- * anything else, naming the field.
+ * The page's body: `{}` or `{"comments": "..."}` (no body reads as `{}`), by POST /action's own
+ * rule for comments (LinkDecisionDto); anything else a 400 naming the body or the field.
  */
-const bodyOf = (value: unknown): { readonly comments?: string } | { readonly problem: string } => {
-  if (value === undefined || value === null) return {}
-  if (typeof value !== "object" || Array.isArray(value)) return { problem: "The body must be a JSON object: {} or {\"comments\": \"...\"}" }
-  const unexpected = Object.keys(value).find((k) => k !== "comments")
-  if (unexpected !== undefined) return { problem: `${JSON.stringify(unexpected.slice(0, 64))}: is unexpected, expected: "comments"` }
-  const comments = (value as { readonly comments?: unknown }).comments
-  if (comments === undefined) return {}
-  if (typeof comments !== "string" || comments.length > MAX_COMMENTS) {
-    return { problem: `comments: expected text of at most ${MAX_COMMENTS} characters` }
-  }
-  return { comments }
-}
+const decodeLinkBody = Schema.decodeUnknownEffect(LinkDecisionDto, PAYLOAD_PARSE_OPTIONS)
+const bodyOf = (value: unknown) =>
+  value === undefined
+    ? Effect.succeed({} as typeof LinkDecisionDto.Type)
+    : typeof value !== "object" || value === null || Array.isArray(value)
+    ? Effect.fail(new BadRequest({ message: "The body must be a JSON object: {} or {\"comments\": \"...\"}" }))
+    : Effect.mapError(decodeLinkBody(value), (e) => new BadRequest({ message: describeIssues(e) }))
 
 /** 410: the link existed and no longer works (used, revoked, expired). */
 export class Gone extends Schema.TaggedError<Gone>()("Gone", {
@@ -279,8 +273,7 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
       // Only the page itself: no origin is allowed here, not even one SVC_CORS_ORIGINS lists.
       const refusal = crossSiteRefusal(request.method, request.headers, () => false, "a decision link decides only from its own page")
       if (refusal !== undefined) return yield* Effect.fail(new Forbidden({ message: refusal }))
-      const body = bodyOf(yield* request.json.pipe(Effect.orElseSucceed(() => undefined)))
-      if ("problem" in body) return yield* Effect.fail(new BadRequest({ message: body.problem }))
+      const body = yield* bodyOf(yield* request.json.pipe(Effect.orElseSucceed(() => undefined)))
       const found = yield* inspect(yield* tokenParam)
       if (found._tag === "Problem") return yield* fail(found.problem)
       const { link } = found
