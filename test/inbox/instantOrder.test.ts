@@ -9,7 +9,9 @@ instantOrder("SQLite", {
     const db = createClient({ url: pathToFileURL(gw.dbFile).href })
     try {
       for (const [id, at] of rows) await db.execute({ sql: "UPDATE tasks SET waiting_since = ? WHERE id = ?", args: [at, id] })
-      await db.execute("DELETE FROM workspace_migrations WHERE name = 'waiting_since_instants'")
+      // The Migrator runs only ids past the latest applied: the migrations after it run again
+      // (written to be safe to).
+      await db.execute("DELETE FROM workspace_migrations WHERE migration_id >= 13")
     } finally {
       db.close()
     }

@@ -433,10 +433,11 @@ const waitingSinceInstants = Effect.gen(function*() {
  * document_chunks no longer references documents there (its chunks exist before its row).
  * Nothing deletes documents, so the cascade went unused. SQLite keeps the reference: it stages
  * nothing (a file's large documents are files; an in-memory database has no other reader).
+ * Safe to run again, as the migrations after 0013 are (a test replays 0013 on a database).
  */
 const stagedDocuments = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* statements(`CREATE TABLE staged_documents (
+  yield* statements(`CREATE TABLE IF NOT EXISTS staged_documents (
     id TEXT PRIMARY KEY NOT NULL,
     staged_ms INTEGER NOT NULL
   )`)
@@ -456,15 +457,23 @@ const stagedDocuments = Effect.gen(function*() {
  * serial), so a chain (subscription, task) is in the timeline's order, (`tx`, `id`), not in the
  * order writers took the chain's lock: concurrent writes to one task commit in any order, and the
  * timeline orders them by transaction (./timeline.ts). Rows from before keep their id order.
+ * Safe to run again.
  */
 const webhookMessageTx = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe(sql.onDialectOrElse({
-    pg: () => `ALTER TABLE webhook_messages ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id()`,
-    orElse: () => `ALTER TABLE webhook_messages ADD COLUMN tx INTEGER NOT NULL DEFAULT 0`
-  }))
+  const [has] = yield* sql.onDialectOrElse({
+    pg: () => sql`SELECT 1 AS x FROM information_schema.columns WHERE table_name = 'webhook_messages' AND column_name = 'tx'
+      AND table_schema = current_schema()`,
+    orElse: () => sql`SELECT 1 AS x FROM pragma_table_info('webhook_messages') WHERE name = 'tx'`
+  })
+  if (has === undefined) {
+    yield* sql.unsafe(sql.onDialectOrElse({
+      pg: () => `ALTER TABLE webhook_messages ADD COLUMN tx xid8 NOT NULL DEFAULT pg_current_xact_id()`,
+      orElse: () => `ALTER TABLE webhook_messages ADD COLUMN tx INTEGER NOT NULL DEFAULT 0`
+    }))
+  }
   yield* statements(
-    `DROP INDEX webhook_messages_chain`,
+    `DROP INDEX IF EXISTS webhook_messages_chain`,
     `CREATE INDEX webhook_messages_chain ON webhook_messages (subscription_id, chain, tx, id) WHERE state = 'pending'`
   )
 })
