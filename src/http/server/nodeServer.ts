@@ -21,6 +21,7 @@ import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./Serve
 import { errorJson } from "../errors/errorBody.js"
 import { RETRY_AFTER_SECONDS } from "../errors/errorResponse.js"
 import { noteAccepted } from "../../lib/acceptedConnections.js"
+import { type EarlyAnswer, expectationFailed, hostRefusal } from "./hostAndExpect.js"
 import { reducingCollection } from "../../lib/reducingCollection.js"
 
 /** An answer the server gives before the application sees the request. */
@@ -667,6 +668,8 @@ const unavailable = (message: string) => errorJson(503, "Service Unavailable", m
  * headers and the whole request (408 and close past them), idle keep-alive time, the number of
  * headers (431 past it) and of open connections, in all and per client address (a connection
  * past either cap is closed at once).
+ * A request without Host (HTTP/1.1) or with two is a 400, an Expect other than 100-continue a
+ * 417 (hostAndExpect.ts): Node's own answers to those had empty bodies.
  * A request target with malformed percent-encoding (path or query) is a 400 here: the router
  * cannot decode such a path, and a query would be decoded leniently (bytes silently replaced).
  * What Node refuses itself (timeouts, unparsable requests, oversized headers) answers in the
@@ -694,7 +697,9 @@ export const createGatewayServer = (
     ServerResponse: GatewayResponse,
     headersTimeout: settings.headersTimeoutMs,
     requestTimeout: settings.requestTimeoutMs,
-    connectionsCheckingInterval: checkingIntervalMs(settings)
+    connectionsCheckingInterval: checkingIntervalMs(settings),
+    // Host is checked below (hostAndExpect.ts), where the answer takes the spec's error shape.
+    requireHostHeader: false
   })
   server.keepAliveTimeout = settings.keepAliveTimeoutMs
   // Node drops headers past its maxHeadersCount silently (Host among them, when it comes last:
@@ -720,6 +725,9 @@ export const createGatewayServer = (
   const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", clientErrorHandler(malformed))
+  // Node emits `checkExpectation` (an Expect other than 100-continue) only to a listener, else
+  // answers 417 with an empty body itself; the emit below answers it, so this one never runs.
+  server.on("checkExpectation", () => {})
   drain?.track(server)
   const noteRequest = collectWhenProcessIdle(server, settings.idleCollectMs)
   // Whether the application was ever attached: before, a request is early ("starting up");
@@ -731,7 +739,8 @@ export const createGatewayServer = (
   const emit = server.emit.bind(server) as (event: string, ...args: Array<any>) => boolean
   server.emit = ((event: string, ...args: Array<any>) => {
     // Effect 4's server also takes `checkContinue` (Expect: 100-continue): the same checks apply.
-    if (event === "request" || event === "checkContinue") {
+    // `checkExpectation` (any other Expect) is answered 417 once the checks before it pass.
+    if (event === "request" || event === "checkContinue" || event === "checkExpectation") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse]
       const target = req.url ?? "/"
       const query = target.indexOf("?")
@@ -757,6 +766,12 @@ export const createGatewayServer = (
       ;(req.socket as WithLastResponse)[LAST_RESPONSE] = res
       // (Effect 4's response writer settles on 'close' itself: no wrapper of res.end is needed.)
       drain?.admit(res)
+      const answerEarly = ({ status, body }: EarlyAnswer): boolean => {
+        ownAnswer?.(req, res)
+        res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+        res.end(body)
+        return true
+      }
       const handle = (): boolean => {
         if (req.rawHeaders.length / 2 > settings.maxHeaders) {
           ownAnswer?.(req, res)
@@ -765,6 +780,9 @@ export const createGatewayServer = (
           res.end(body)
           return true
         }
+        const hostless = hostRefusal(req)
+        if (hostless !== undefined) return answerEarly(hostless)
+        if (event === "checkExpectation") return answerEarly(expectationFailed(req))
         if (reserved.has(req.socket)) {
           // A connection past the cap: the probes are answered, anything else is told to come back.
           res.shouldKeepAlive = false
