@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { BadRequest } from "../api/errors.js"
+import { charCount } from "../api/textLength.js"
 
 const KIND = /^[a-z][a-z0-9+.-]{0,31}$/
 const REF = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(.*)$/
@@ -17,7 +18,7 @@ export const resolveExternalRef = (kind: string, ref: string): Effect.Effect<str
   const m = REF.exec(ref.trim())
   if (m !== null && m[1]!.toLowerCase() !== kind) return bad(`externalRef: scheme "${m[1]}" does not match kind "${kind}"`)
   const native = m !== null ? m[2]! : ref.trim()
-  if (native === "" || native.length > 512 || /\s/.test(native)) return bad("externalRef: native id must be 1-512 characters without spaces")
+  if (native === "" || charCount(native) > 512 || /\s/.test(native)) return bad("externalRef: native id must be 1-512 characters without spaces")
   return Effect.succeed(`${kind}://${native}`)
 }
 

@@ -3,6 +3,7 @@
  * which statuses allow a reject or an edit. Every workspace implementation applies it.
  */
 import type { Scalar } from "../api/resources.js"
+import { charCount } from "../api/textLength.js"
 
 export type Coerce = (value: Scalar) => { ok: true; value: Scalar } | { ok: false; message: string }
 
@@ -17,7 +18,7 @@ const decimal = (places: number): Coerce => (value) => {
 
 const text = (max: number, nullable = false): Coerce => (value) => {
   if (value === null && nullable) return { ok: true, value: null }
-  if (typeof value !== "string" || value.trim() === "" || value.length > max) {
+  if (typeof value !== "string" || value.trim() === "" || charCount(value) > max) {
     return { ok: false, message: `must be a non-empty string of at most ${max} characters` }
   }
   return { ok: true, value: value.trim() }

@@ -15,6 +15,7 @@ import { BadRequest, PayloadTooLarge } from "../api/errors.js"
 import { AwaitingParam, TASK_PAGE_MAX, TASK_STATUSES } from "../api/taskListing.js"
 import { FileName, MediaType } from "../api/headerValues.js"
 import { optional } from "../api/optional.js"
+import { isMaxChars } from "../api/textLength.js"
 import { Uuid, UuidInput } from "../api/ids.js"
 import {
   CreatedTask,
@@ -111,12 +112,12 @@ const inboxTool = tool({
     "group:<name> for others'. Each item: task, entity, step, waitingSince, dueAt, overdue, assignees, claim, mayAct. " +
     "Filters `awaiting`, `entityId`, `workflowId`, `overdue`; `limit` and `cursor` (the answer's nextCursor) page.",
   input: Schema.Struct({
-    assignee: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(262)).annotate({
+    assignee: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), isMaxChars(262)).annotate({
       description: "me (default), or an actor or group:<name>"
     })),
     awaiting: Schema.optionalKey(AwaitingParam),
     entityId: Schema.optionalKey(EntityPath.fields.entityId),
-    workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(256))),
+    workflowId: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), isMaxChars(256))),
     overdue: Schema.optionalKey(Schema.Boolean),
     limit: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: INBOX_PAGE_MAX }))),
     cursor: Schema.optionalKey(Schema.String.check(Schema.isMaxLength(512)).annotate({ description: "The nextCursor of an earlier answer" }))

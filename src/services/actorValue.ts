@@ -9,6 +9,7 @@
  * actor that reads as an agent. Nothing is ever cut or cleaned: a bad value is refused.
  */
 import { type Identity, MAX_ACTOR_LENGTH } from "./Actor.js"
+import { charCount } from "../api/textLength.js"
 
 /** The prefix of the actors the agent tool server names; refused from the edge. */
 export const AGENT_ACTOR_PREFIX = "agent:"
@@ -27,7 +28,9 @@ const EDGE_SPACE = /^\s|\s$/u
 /** Why `value` is not an actor (a phrase), or undefined when it is one. */
 export const actorProblem = (value: string, options: { readonly agentAllowed?: boolean } = {}): string | undefined => {
   if (value.length === 0) return "is empty"
-  if (value.length > MAX_ACTOR_LENGTH) return `is ${value.length} characters long; at most ${MAX_ACTOR_LENGTH} are accepted`
+  // Characters as README counts them (code points): an emoji is one, not two UTF-16 units.
+  const length = value.length > MAX_ACTOR_LENGTH ? charCount(value) : value.length
+  if (length > MAX_ACTOR_LENGTH) return `is ${length} characters long; at most ${MAX_ACTOR_LENGTH} are accepted`
   if (INVISIBLE.test(value)) return "holds a control or invisible character"
   if (EDGE_SPACE.test(value)) return "starts or ends with white space"
   // In any case or compatibility form: `Agent:<uuid>` reads as an agent too.

@@ -107,6 +107,15 @@ describe("SVC_ACTOR_HEADER (required, the default)", () => {
     const utf8 = await getWithHeaderBytes(service.url, Buffer.from("José Núñez", "utf8"))
     expect(utf8.status).toBe(200)
   })
+
+  it("an actor's length counts characters (code points): 256 emoji are one actor, 257 are refused naming 257", async () => {
+    // Before: 129 emoji (258 UTF-16 units) were refused as "258 characters long".
+    const fits = await getWithHeaderBytes(service.url, Buffer.from("😀".repeat(256), "utf8"))
+    expect(fits.status, JSON.stringify(fits.body)).toBe(200)
+    const over = await getWithHeaderBytes(service.url, Buffer.from("😀".repeat(257), "utf8"))
+    expect(over.status).toBe(400)
+    expect(over.body.message).toContain("is 257 characters long; at most 256 are accepted")
+  })
 })
 
 describe("SVC_ACTOR_REQUIRED=false", () => {

@@ -121,6 +121,16 @@ describe("GET /v1/inbox", () => {
       .toMatchObject({ actor: "carol@acme.test", groups: ["controllers"], identity: "edge" })
   })
 
+  it("assignee's length counts characters (code points), as an actor's does: 256 emoji fit, 257 are refused naming 257", async () => {
+    // Before: 256 emoji (512 UTF-16 units) were refused as "512 characters long".
+    for (const q of ["😀".repeat(256), `group:${"😀".repeat(256)}`]) {
+      expect((await inbox(`?assignee=${encodeURIComponent(q)}`)).items).toEqual([])
+    }
+    const over = await http("GET", `${gw.url}/v1/inbox?assignee=${encodeURIComponent("😀".repeat(257))}`)
+    expect(over.status).toBe(400)
+    expect(over.body.message).toBe("assignee: is 257 characters long; at most 256 are accepted")
+  })
+
   it("bad filters and cursors are 400s naming the parameter; a cursor of another query is refused", async () => {
     for (const q of ["?limit=0", "?limit=201", "?overdue=yes", "?entityId=nope", "?cursor=%2F%2F", "?cursor=abc"]) {
       const answer = await http("GET", `${gw.url}/v1/inbox${q}`)

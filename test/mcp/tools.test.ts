@@ -155,6 +155,14 @@ describe("steps assigned to agents: the work queue", () => {
     expect(toolError(await call(a, "list_assigned_steps", { limit: 0 })).message).toMatch(/^limit: /)
   })
 
+  it("list_inbox bounds assignee and workflowId in characters (code points), as GET /v1/inbox does", async () => {
+    // Before: 256 emoji (512 UTF-16 units) were refused by the tool's own schema.
+    expect(ok(await call(a, "list_inbox", { assignee: "😀".repeat(256), workflowId: "😀".repeat(256) })).items).toEqual([])
+    const over = "😀".repeat(257)
+    expect(toolError(await call(a, "list_inbox", { assignee: over })).message)
+      .toBe(await v1Message("GET", `/v1/inbox?assignee=${encodeURIComponent(over)}`))
+  })
+
   it("list_tasks takes the /v1 filters and paging", async () => {
     const v1 = (await http("GET", `${gw.url}/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS&awaiting=FILE_UPLOAD`)).body
     const listed = ok(await call(a, "list_tasks", { entityId: ACME_US, status: "IN_PROGRESS", awaiting: "FILE_UPLOAD" }))

@@ -588,6 +588,18 @@ describe("embedded workspace", () => {
         expect((yield* Effect.flip(ws.createAgentVersion(created.id, { version: "1.0.0", config: { model: "n" } })))._tag).toBe("Conflict")
         expect((yield* ws.getAgent(created.id)).versions).toEqual([v1])
 
+        // Lengths count characters (code points), not UTF-16 units: an emoji is one.
+        const emoji = yield* ws.createAgent({ kind: "claude", externalRef: "😀".repeat(512), tenantSlug: "acme", name: "😀".repeat(256) })
+        expect(emoji.name).toBe("😀".repeat(256))
+        expect((yield* ws.createAgentVersion(emoji.id, { version: "😀".repeat(64) })).version).toBe("😀".repeat(64))
+        const refused = [
+          Effect.asVoid(ws.createAgent({ kind: "claude", externalRef: "😀".repeat(513), tenantSlug: "acme", name: "n" })),
+          Effect.asVoid(ws.createAgent({ kind: "claude", externalRef: "y", tenantSlug: "acme", name: "😀".repeat(257) })),
+          Effect.asVoid(ws.createAgentVersion(emoji.id, { version: "😀".repeat(65) }))
+        ]
+        for (const bad of refused) expect((yield* Effect.flip(bad))._tag).toBe("BadRequest")
+        yield* ws.deleteAgent(emoji.id)
+
         yield* ws.deleteAgent(created.id)
         expect((yield* Effect.flip(ws.getAgent(created.id)))._tag).toBe("NotFound")
         expect((yield* Effect.flip(ws.deleteAgent(created.id)))._tag).toBe("NotFound")

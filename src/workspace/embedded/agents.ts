@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, Conflict, NotFound } from "../../api/errors.js"
 import { Uuid } from "../../api/ids.js"
+import { charCount } from "../../api/textLength.js"
 import { resolveExternalRef } from "../../domain/agentRef.js"
 import { hashApiKey, sameKeyHash } from "../../domain/apiKeys.js"
 import { fromJson, guard, nowIso, toJson } from "./db.js"
@@ -107,7 +108,7 @@ export const makeAgentRegistry = Effect.gen(function*() {
   const createAgent = (input: CreateAgentInput) =>
     Effect.gen(function*() {
       const name = input.name.trim()
-      if (name === "" || name.length > 256) return yield* bad("name: must be 1-256 characters")
+      if (name === "" || charCount(name) > 256) return yield* bad("name: must be 1-256 characters")
       const externalRef = yield* resolveExternalRef(input.kind, input.externalRef)
       const tenantId = yield* tenantOf(input)
       const apiKey = newApiKey()
@@ -166,7 +167,7 @@ export const makeAgentRegistry = Effect.gen(function*() {
   const createAgentVersion = (id: string, input: CreateAgentVersionInput) =>
     sql.withTransaction(Effect.gen(function*() {
       const version = input.version.trim()
-      if (version === "" || version.length > 64) return yield* bad("version: must be 1-64 characters")
+      if (version === "" || charCount(version) > 64) return yield* bad("version: must be 1-64 characters")
       yield* agentById(id)
       const config = toJson(input.config ?? {})
       const existing = yield* sql<VersionRow>`
