@@ -13,7 +13,7 @@ import { gw, messageOf, statusOf } from "./api.js"
 import { href } from "./router.js"
 import { Badge, ErrorText, ScreenHeading, Time } from "./ui.js"
 import { usePoll } from "./poll.js"
-import { assigneesWord, awaitingPlural, awaitingWord, elapsed, grantKey, plural } from "./words.js"
+import { assigneesWord, awaitingPlural, awaitingWord, elapsed, grantKey, groupOf, plural } from "./words.js"
 
 export const INBOX_REFRESH_MS = 10_000
 const PAGE = 50
@@ -34,7 +34,10 @@ const queryOf = (view: View) => (view === "all" ? {} : { assignee: "me" })
  * gateway compares them); a step assigned to me by name and to a group I am not in is not one.
  */
 const keep = (view: View, groups: ReadonlySet<string>) => (item: InboxItem) =>
-  view !== "groups" || item.assignees.some((a) => a.startsWith("group:") && groups.has(grantKey(a.slice("group:".length))))
+  view !== "groups" || item.assignees.some((a) => {
+    const group = groupOf(a)
+    return group !== undefined && groups.has(grantKey(group))
+  })
 
 const COMPONENTS = ["FILE_UPLOAD", "APPROVAL", "TABLE_REVIEW"]
 

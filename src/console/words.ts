@@ -210,8 +210,8 @@ export const agentWord = (id: string, name?: string): string =>
  */
 export const assigneesWord = (assignees: ReadonlyArray<string>, agentName: (id: string) => string | undefined = () => undefined): string => {
   const words = assignees.map((a) =>
-    a.startsWith("group:")
-      ? `the ${a.slice("group:".length)} group`
+    groupOf(a) !== undefined
+      ? `the ${groupOf(a)} group`
       : a.startsWith("agent:")
       ? agentWord(a.slice("agent:".length), agentName(a.slice("agent:".length)))
       : a)
@@ -223,6 +223,10 @@ export const assigneesWord = (assignees: ReadonlyArray<string>, agentName: (id: 
  * (src/domain/actorSkeleton.ts `actorKey`): the same text up to compatibility form and case.
  */
 export const grantKey = (name: string): string => name.normalize("NFKC").toUpperCase().toLowerCase()
+
+/** The group an assignee names (`group:<name>`, the prefix in any case, as the gateway reads it), else undefined. */
+export const groupOf = (assignee: string): string | undefined =>
+  grantKey(assignee.slice(0, 6)) === "group:" ? assignee.slice(6) : undefined
 
 /** Priorities that say nothing by themselves: the ordinary level. */
 const ORDINARY_PRIORITIES = new Set(["normal", "medium", "default", "standard"])

@@ -12,6 +12,15 @@ export const AGENT_PREFIX = "agent:"
 /** The prefix of a group in a step's `assignees` (`group:finance`). */
 export const GROUP_PREFIX = "group:"
 
+/**
+ * The group name a reference names (`group:finance` -> `finance`), else undefined (an actor).
+ * The prefix is read in any case and compatibility form (`GROUP:finance`, `Group:finance`), as
+ * names are compared (`actorKey`), and as an actor is refused when it reads as one
+ * (src/services/actorValue.ts): a step's `GROUP:ctl` already granted the group `ctl`.
+ */
+export const groupNameOf = (ref: string): string | undefined =>
+  foldCase(ref.slice(0, GROUP_PREFIX.length)) === GROUP_PREFIX ? ref.slice(GROUP_PREFIX.length) : undefined
+
 
 /**
  * The key a person is granted by (an assignee, a claim holder): NFKC and case folding only (steps

@@ -8,7 +8,7 @@
  * agent's step only by claiming it with `override`. Without an identity it is shown, not enforced.
  * A claim blocks nobody else unless the step says `requireClaim`.
  */
-import { actorKey, AGENT_PREFIX, agentIdOf, GROUP_PREFIX } from "./actorSkeleton.js"
+import { actorKey, AGENT_PREFIX, agentIdOf, groupNameOf } from "./actorSkeleton.js"
 import { ISO_DURATION } from "../upstream/model.js"
 
 /** The assignment fields of a runbook step (src/upstream/model.ts RunbookStep). */
@@ -57,8 +57,8 @@ export const isAssignee = (step: StepAssignment, caller: Caller): boolean => {
   const me = actorKey(caller.actor)
   const groups = new Set(caller.groups.map(actorKey))
   return (step.assignees ?? []).some((a) => {
-    const key = actorKey(a)
-    return key.startsWith(GROUP_PREFIX) ? groups.has(key.slice(GROUP_PREFIX.length)) : key === me
+    const group = groupNameOf(a)
+    return group !== undefined ? groups.has(actorKey(group)) : actorKey(a) === me
   })
 }
 

@@ -6,7 +6,7 @@
 import type { InboxItem } from "../api/inbox.js"
 import type { Workspace } from "../upstream/model.js"
 import type { InboxQuery } from "../upstream/inbox.js"
-import { actorKey, GROUP_PREFIX } from "./actorSkeleton.js"
+import { actorKey, groupNameOf } from "./actorSkeleton.js"
 import { actRefusal, assigneesOf, type Caller, type Claim, claimOn, durationMs, isAssignee } from "./assignment.js"
 
 type Step = Workspace.Runbook["steps"][number]
@@ -21,7 +21,7 @@ export interface SelectedStep {
 /** Whether the step is assigned to `assignee` ("me": the caller; else an actor or group:<name>). */
 const assignedTo = (step: Step, assignee: string, caller: Caller): boolean => {
   if (assignee === "me") return isAssignee(step, caller)
-  if (assignee.startsWith(GROUP_PREFIX)) {
+  if (groupNameOf(assignee) !== undefined) {
     const key = actorKey(assignee)
     return (step.assignees ?? []).some((a) => actorKey(a) === key)
   }

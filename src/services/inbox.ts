@@ -14,7 +14,7 @@ import { WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import { ringAfterSignal } from "./TaskEventBell.js"
 import { actorNow, currentIdentity, type Identity } from "./Actor.js"
 import { actorProblem } from "./actorValue.js"
-import { GROUP_PREFIX } from "../domain/actorSkeleton.js"
+import { groupNameOf } from "../domain/actorSkeleton.js"
 import { Tenant } from "./Tenant.js"
 
 type Filters = Omit<InboxQueryParams, "limit" | "cursor">
@@ -78,7 +78,7 @@ export const inboxPage = (params: InboxQueryParams) =>
     const filters = given.entityId === undefined ? given : { ...given, entityId: given.entityId.toLowerCase() }
     if (filters.assignee === "me" && (yield* actorNow) === undefined) return yield* Effect.fail(nobodyIsMe(yield* currentIdentity))
     if (filters.assignee !== undefined && filters.assignee !== "me") {
-      const named = filters.assignee.startsWith(GROUP_PREFIX) ? filters.assignee.slice(GROUP_PREFIX.length) : filters.assignee
+      const named = groupNameOf(filters.assignee) ?? filters.assignee
       const problem = actorProblem(named, { agentAllowed: true })
       if (problem !== undefined) return yield* Effect.fail(new BadRequest({ message: `assignee: ${problem}` }))
     }

@@ -124,6 +124,8 @@ describe("the inbox's words", () => {
   it("says who a step waits for and how long it has waited", () => {
     expect(assigneesWord([])).toBe("anyone")
     expect(assigneesWord(["ann@acme.test", "group:controllers"])).toBe("ann@acme.test or the controllers group")
+    // The prefix in any case, as the gateway reads it (a step's GROUP:ctl grants the group ctl).
+    expect(assigneesWord(["GROUP:ctl", "Group:ops"])).toBe("the ctl group or the ops group")
     expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"])).toBe("the agent 5f0c8e7a")
     expect(assigneesWord(["agent:5f0c8e7a-3b1d-4c2e-9a6f-7d8e9f0a1b2c"], () => "Reconciler")).toBe("the agent Reconciler")
     const now = Date.parse("2026-12-05T00:00:00Z")

@@ -94,6 +94,10 @@ describe("GET /v1/inbox", () => {
     expect((await inbox("?assignee=me", as("carol@acme.test"))).items).toEqual([])
     expect((await inbox("?assignee=ann@acme.test")).items.map((i) => i.task.id).sort()).toEqual([LATE_TASK, usClose].sort())
     expect((await inbox("?assignee=group:controllers")).items).toHaveLength(2)
+    // The group: prefix in any case, as names are compared (before: 400 "starts with \"group:\"").
+    for (const q of ["GROUP:CONTROLLERS", "Group:controllers"]) {
+      expect((await inbox(`?assignee=${q}`)).items.map((i) => i.task.id).sort(), q).toEqual([LATE_TASK, usClose].sort())
+    }
     expect((await inbox("?awaiting=FILE_UPLOAD")).items).toEqual([])
     expect((await inbox(`?entityId=${ACME_UK}`)).items.map((i) => i.task.id).sort()).toEqual([LATE_TASK, ukOpen].sort())
     expect((await inbox("?workflowId=open")).items.map((i) => i.task.id)).toEqual([ukOpen])
