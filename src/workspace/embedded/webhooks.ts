@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import { BadRequest, NotFound } from "../../api/errors.js"
 import { isUuid } from "../../api/ids.js"
 import type { WebhookSubscriptions } from "../../upstream/extras.js"
-import type { CreatedWebhook, CreateWebhookDto, Webhook, WebhookAttempt } from "../../upstream/webhooks.js"
+import { type CreatedWebhook, type CreateWebhookDto, type Webhook, type WebhookAttempt, WEBHOOK_URL_MAX } from "../../upstream/webhooks.js"
 import { guard, nowIso } from "./db.js"
 import { chainLock } from "./webhookOutbox.js"
 
@@ -122,6 +122,11 @@ export const checkReceiverUrl = (raw: string): Effect.Effect<string, BadRequest>
   }
   if (u.username !== "" || u.password !== "") return bad("url: credentials in the URL are refused")
   if (u.hash !== "") return bad("url: a fragment (#...) is never sent; leave it out")
+  if (u.port === "0") return bad("url: port 0 cannot be connected to")
+  // Stored and sent as normalized: non-ASCII percent-encoded (a path of 1,000 emoji is 12,018 characters).
+  if (u.href.length > WEBHOOK_URL_MAX) {
+    return bad(`url: ${u.href.length} characters once normalized (non-ASCII percent-encoded); at most ${WEBHOOK_URL_MAX}`)
+  }
   return Effect.succeed(u.href)
 }
 
