@@ -241,6 +241,8 @@ const dbSnapshot = async (tenantId: string) => {
       .sort()
     const byParent: Record<string, string> = {
       document_chunks: "document_id IN (SELECT id FROM documents WHERE tenant_id = ?)",
+      // Large documents' chunks written before their record (PostgreSQL only; empty on SQLite).
+      staged_documents: "id IN (SELECT id FROM documents WHERE tenant_id = ?)",
       agent_versions: "agent_id IN (SELECT id FROM agents WHERE tenant_id = ?)",
       webhook_attempts: "subscription_id IN (SELECT id FROM webhook_subscriptions WHERE tenant_id = ?)",
       tenants: "id = ?"
