@@ -175,8 +175,8 @@ const LATIN_OF: Readonly<Record<string, string>> = {
 }
 /** Marks, controls, formats, spaces, and what draws nothing: Hangul fillers, the Braille blank. */
 const INVISIBLE = /[\p{M}\p{Cc}\p{Cf}\p{Z}\s\p{Default_Ignorable_Code_Point}\u2800]/gu
-/** Characters drawn as a colon (`agent∶x`): ratio, triangular colons, modifier colons. */
-const COLON_LIKE = /[\u2236\u02d0\u02f8\ua789\u0589\u05c3\u2982\ufe13\ufe55\uff1a]/gu
+/** Characters drawn as a colon (`agent∶x`): ratio, triangular colons, modifier colons, the Ethiopic wordspace, the vertical two-dot leader. */
+export const COLON_LIKE = /[\u2236\u02d0\u02f8\ua789\u0589\u05c3\u2982\ufe13\ufe55\uff1a\u1361\ufe30]/gu
 const LOOK_ALIKE_LETTERS = new RegExp(`[${Object.keys(LATIN_OF).join("")}]`, "gu")
 
 /**

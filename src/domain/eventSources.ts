@@ -6,11 +6,17 @@
  * `ꓮudit`, Cherokee `ᎪUDIT` and `ᏔORKSPACE`, and `vv` for `w`. Readers trust the store's
  * `origin`, not the source; the refusal keeps a producer's event from even looking like the record.
  */
+import { COLON_LIKE } from "../api/dtos.js"
 import { asLetters, skeleton } from "../lib/skeleton.js"
 
-/** A source as a reader tells it apart: the skeleton, letters read as such, no spaces, `i`/`l` and `vv`/`w` alike. */
+/**
+ * A source as a reader tells it apart: the skeleton, letters read as such, without marks (the
+ * skeleton keeps a combining mark, so `ꓮ\u0301udit` and the table's `d` plus an overlay for `đ` read
+ * apart from `audit`), colon look-alikes as `:`, no spaces, `i`/`l` and `vv`/`w` alike.
+ */
 const readAs = (source: string) =>
-  asLetters(skeleton(asLetters(source))).replace(/[\p{Z}\s]/gu, "").replace(/i/g, "l").replace(/vv/g, "w")
+  asLetters(skeleton(asLetters(source.replace(COLON_LIKE, ":")))).normalize("NFD").replace(/[\p{M}\p{Z}\s]/gu, "").replace(COLON_LIKE, ":")
+    .replace(/i/g, "l").replace(/vv/g, "w")
 
 let reserved: { readonly names: ReadonlySet<string>; readonly agent: string } | undefined
 // Made on first use: the skeleton loads the confusables table.

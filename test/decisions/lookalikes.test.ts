@@ -89,7 +89,9 @@ describe("names that read as the gateway's own (built process)", () => {
       // Hangul fillers and the Braille blank draw nothing; colon look-alikes after agent.
       "au\u3164dit", "au\u115fdit", "au\u2800dit", "agent\u2236x", "agent\u02d0x", "agent\ua789x",
       // Read through the whole confusables table by the store: Lisu and Cherokee capitals, vv as w.
-      "\ua4eeudit", "\ua4eaorkspace", "\u13aaUDIT", "\u13d4ORKSPACE", "vvorkspace", "\ua4ee\ua4d6\ua4f0\ua4e0\ua4d4:x", "\ua4ea\ua4f3\ua4e3\ua4d7\ua4e2\ua4d1\ua4ee\ua4da\ua4f0"
+      "\ua4eeudit", "\ua4eaorkspace", "\u13aaUDIT", "\u13d4ORKSPACE", "vvorkspace",
+      // With a combining mark (the skeleton keeps marks), letters with an overlay, two more colons.
+      "\ua4ee\u0301udit", "\u13d4ORKSPACE\u0323", "au\u0111it", "w\u00f8rkspace", "agent\u1361x", "agent\ufe30x", "\ua4ee\ua4d6\ua4f0\ua4e0\ua4d4:x", "\ua4ea\ua4f3\ua4e3\ua4d7\ua4e2\ua4d1\ua4ee\ua4da\ua4f0"
     ]
     for (const [i, source] of sources.entries()) {
       const posted = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, {
@@ -103,7 +105,7 @@ describe("names that read as the gateway's own (built process)", () => {
       expect(posted.body.message, JSON.stringify(source)).toMatch(/source/)
     }
     // Ordinary sources are still taken, in any script.
-    for (const [i, source] of ["auditor-bot", "worker", "vvorker", "agents", "agent-runner", "\u0430\u0433\u0435\u043d\u0442", "\u5be9\u8a08", "\u13a0\u13cd\u13a6\u13b8"].entries()) {
+    for (const [i, source] of ["auditor-bot", "worker", "vvorker", "agents", "agent-runner", "Agentur", "workspaces", "Reagent:x", "\u0430\u0433\u0435\u043d\u0442", "\u5be9\u8a08", "\u13a0\u13cd\u13a6\u13b8"].entries()) {
       const ok = await http("POST", `${gw.url}/v1/tasks/${taskId}/events`, { type: "note", source, seq: 50 + i, payload: {} }, as("mallory@acme.test"))
       expect(ok.status, `${source}: ${JSON.stringify(ok.body)}`).toBe(200)
     }
