@@ -130,6 +130,18 @@ describe("Expect", () => {
     expect(line).toMatchObject({ status: 417, path: "/v1/health" })
   })
 
+  it("holding 100-continue among others, or twice, or as a prefix: 417, no 100 Continue", async () => {
+    // Node reads any Expect holding the word 100-continue as one (found by an attack pass).
+    for (const expectation of ["expect: 100-continue, foo\r\n", "expect: foo\r\nexpect: 100-continue\r\n", "expect: 100-continue-x\r\n"]) {
+      const a = await raw(service.url, `GET /v1/health HTTP/1.1\r\nhost: x\r\n${expectation}\r\n`)
+      expect([a.status, a.text.startsWith("HTTP/1.1 100")], expectation).toEqual([417, false])
+      expect(JSON.parse(a.body)).toMatchObject({ statusCode: 417, error: "Expectation Failed" })
+    }
+    // In another case, with spaces: still the one expectation.
+    const ok = await raw(service.url, "GET /v1/health HTTP/1.1\r\nhost: x\r\nexpect:  100-Continue \r\n\r\n")
+    expect(ok.status).toBe(200)
+  })
+
   it("100-continue: the client is told to go on, and its request is served", async () => {
     const body = JSON.stringify({ source: "edge-test", seq: 1, type: "note", payload: {} })
     const a = await raw(

@@ -33,7 +33,14 @@ export const hostRefusal = (req: http.IncomingMessage): EarlyAnswer | undefined 
   return { status: 400, body: errorJson(400, "Bad Request", message) }
 }
 
-/** The answer to an Expect other than 100-continue (Node emits `checkExpectation` only for those). */
+/** Whether the request's one Expect header is exactly `100-continue` (in any case, spaces aside). */
+export const isContinueOnly = (req: http.IncomingMessage): boolean => {
+  let values = 0
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === "expect") values++
+  return values === 1 && String(req.headers.expect ?? "").trim().toLowerCase() === "100-continue"
+}
+
+/** The answer to an Expect other than 100-continue (Node emits `checkExpectation` for most of those). */
 export const expectationFailed = (req: http.IncomingMessage): EarlyAnswer => ({
   status: 417,
   body: errorJson(

@@ -21,7 +21,7 @@ import { DEFAULT_SERVER_LIMITS, PROBE_RESERVE, type ServerLimits } from "./Serve
 import { errorJson } from "../errors/errorBody.js"
 import { RETRY_AFTER_SECONDS } from "../errors/errorResponse.js"
 import { noteAccepted } from "../../lib/acceptedConnections.js"
-import { type EarlyAnswer, expectationFailed, hostRefusal } from "./hostAndExpect.js"
+import { type EarlyAnswer, expectationFailed, hostRefusal, isContinueOnly } from "./hostAndExpect.js"
 import { reducingCollection } from "../../lib/reducingCollection.js"
 
 /** An answer the server gives before the application sees the request. */
@@ -782,7 +782,11 @@ export const createGatewayServer = (
         }
         const hostless = hostRefusal(req)
         if (hostless !== undefined) return answerEarly(hostless)
-        if (event === "checkExpectation") return answerEarly(expectationFailed(req))
+        // Node takes any Expect holding the word 100-continue for one (`100-continue, foo`, two
+        // Expect headers, `100-continue-x`): only the exact expectation is.
+        if (event === "checkExpectation" || (event === "checkContinue" && !isContinueOnly(req))) {
+          return answerEarly(expectationFailed(req))
+        }
         if (reserved.has(req.socket)) {
           // A connection past the cap: the probes are answered, anything else is told to come back.
           res.shouldKeepAlive = false
