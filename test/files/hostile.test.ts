@@ -89,7 +89,7 @@ const via = (loc: () => string, status = 302) => () => ({
 const local = (p: () => string) => () => ({ provider: "local", path: p() })
 
 const REFUSED = (address: string, kind: string) =>
-  new RegExp(`refused to connect to ${address.replace(/[.[\]()]/g, "\\$&")}(?: \\([\\w.-]+ resolved to it\\))?: a ${kind.replace(/[()]/g, "\\$&")} address \\(.*\\); only public unicast addresses may be fetched unless host:port is in SVC_INGEST_URL_ALLOW$`)
+  new RegExp(`refused to connect to ${address.replace(/[.[\]()]/g, "\\$&")}(?: \\([\\w.-]+ resolved to it\\))?: ${/^(unspecified|IPv4)/.test(kind) ? "an" : "a"} ${kind.replace(/[()]/g, "\\$&")} address \\(.*\\); only public unicast addresses may be fetched unless host:port is in SVC_INGEST_URL_ALLOW$`)
 const LOOPBACK = REFUSED("127.0.0.1", "loopback")
 const AFTER_REDIRECT = (address: string, kind: string) =>
   new RegExp(`^fileRef\\.url \\(redirect 1, \\d{3} to .*\\): ${REFUSED(address, kind).source}`)

@@ -105,7 +105,7 @@ export const describeRequestError = (e: unknown, target: URL, allowSetting = "SV
     const [, address = "", host, reason = ""] = filtered
     const via = host !== undefined && host !== "undefined" && host !== "" ? ` (${host} resolved to it)` : ""
     const kind = kindOfAddress(address)
-    return `refused to connect to ${address}${via}: ${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind} address (${reason}); only public ` +
+    return `refused to connect to ${address}${via}: ${/^(unspecified|IPv4)/.test(kind) ? "an" : "a"} ${kind} address (${reason}); only public ` +
       `unicast addresses may be ${what} unless host:port is in ${allowSetting}`
   }
   if (/is not allowed/.test(message)) return `refused to connect to ${hostPort}: ${message}`

@@ -128,10 +128,14 @@ export const enqueueWebhooks = (
       const [head] = yield* sql<{ id: number }>`SELECT id FROM webhook_messages
         WHERE subscription_id = ${s.id} AND chain = ${chain} AND state = 'pending' AND tx <= ${currentTx(sql)} LIMIT 1`
       // These go first: what a younger transaction queued meanwhile waits behind them (never sent
-      // yet: no message is sent while an older writer, this one, runs).
+      // yet: no message is sent while an older writer, this one, runs). SQLite's writes are serial.
       if (head === undefined) {
-        yield* sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${s.id} AND chain = ${chain}
-          AND state = 'pending' AND tx > ${currentTx(sql)} AND claimed_by IS NULL`
+        yield* sql.onDialectOrElse({
+          pg: () =>
+            Effect.asVoid(sql`UPDATE webhook_messages SET next_attempt_ms = NULL WHERE subscription_id = ${s.id} AND chain = ${chain}
+              AND state = 'pending' AND tx > pg_current_xact_id() AND claimed_by IS NULL`),
+          orElse: () => Effect.void
+        })
       }
       const rows: Array<Record<string, unknown>> = matching.map((e, i) => ({
           webhook_id: newWebhookId(),
