@@ -114,6 +114,16 @@ describe("Host", () => {
   })
 })
 
+describe("CONNECT", () => {
+  it("a tunnel request: 405 in the spec's shape, then closed (before: the socket was closed without a word)", async () => {
+    for (const url of [service.url, service.adminUrl]) {
+      const a = await raw(url, `CONNECT 127.0.0.1:${new URL(url).port} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`)
+      expect(a.status).toBe(405)
+      expect(JSON.parse(a.body)).toEqual({ statusCode: 405, error: "Method Not Allowed", message: "CONNECT is not served: this is not a proxy" })
+    }
+  })
+})
+
 describe("Expect", () => {
   it("other than 100-continue: 417 in the spec's shape, with its id and request line", async () => {
     const from = service.output().length

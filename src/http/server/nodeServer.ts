@@ -725,6 +725,17 @@ export const createGatewayServer = (
   const streams = settings.streams === undefined ? undefined : shareOf(settings.streams.perClient)
   const budget = new BodyBudget(settings.maxBodyBytesInFlight, settings.maxBodyBytesPerClient)
   server.on("clientError", clientErrorHandler(malformed))
+  // CONNECT (a proxy's tunnel): Node closes the socket without a word when nothing listens.
+  server.on("connect", (req: http.IncomingMessage, socket: Duplex) => {
+    const body = errorJson(405, "Method Not Allowed", "CONNECT is not served: this is not a proxy")
+    const bytes = Buffer.byteLength(body)
+    const requestId = malformed?.(405, Buffer.from(`CONNECT ${req.url ?? ""} HTTP/1.1\r\n`, "latin1"), bytes)
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
+        (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") + `connection: close\r\n\r\n${body}`
+    )
+    closeWhenFlushed(socket)
+  })
   // Node emits `checkExpectation` (an Expect other than 100-continue) only to a listener, else
   // answers 417 with an empty body itself; the emit below answers it, so this one never runs.
   server.on("checkExpectation", () => {})
