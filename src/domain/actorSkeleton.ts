@@ -4,7 +4,7 @@
  * (four-eyes: look-alikes meet, erring towards "the same person"), `actorKey` for grants
  * (assignment: only the same text meets, so no look-alike gets through).
  */
-import { foldCase, skeleton } from "../lib/skeleton.js"
+import { asLetters, confusablesAsWritten, foldCase, skeleton } from "../lib/skeleton.js"
 
 /** The prefix of the actors the agent tool server names (`agent:<uuid>`). */
 export const AGENT_PREFIX = "agent:"
@@ -34,9 +34,14 @@ export const actorKey = (name: string): string => foldCase(name)
  * compatibility folding, exactly as src/lib/skeleton.ts spells it out, with `i` and `l` alike.
  * The table reads a capital `I` (and Greek `Ι`, Cyrillic `І`, the numeral `Ⅰ`) as `l`, but case
  * folding comes first and makes each an `i`: `biII@…` had read apart from `bill@…`, and decided
- * a four-eyes step after it.
+ * a four-eyes step after it. And before that, the table on the name as written (Greek and
+ * Cyrillic capitals: `ΚIM` had read apart from `KIM`, since case folding made `κ`, which the table
+ * reads as `ĸ`); after it small capitals as letters (Cyrillic `т` becomes `ᴛ`), `ß` as `ss` (`ẞ`
+ * folds to `ß`), `vv` as `w`, `cl` as `d`. Visible marks stay: `fìn` is not `fin`.
  */
-export const actorSkeleton = (name: string): string => skeleton(name).replace(/i/g, "l")
+export const actorSkeleton = (name: string): string =>
+  asLetters(skeleton(asLetters(confusablesAsWritten(name))))
+    .replace(/ß/g, "ss").replace(/ĸ/g, "k").replace(/i/g, "l").replace(/vv/g, "w").replace(/cl/g, "d")
 
 /** Whether `actor` names an agent of the tool server (`agent:<uuid>`), in any case or form. */
 export const isAgentActor = (actor: string): boolean => foldCase(actor).startsWith(AGENT_PREFIX)

@@ -16,12 +16,22 @@ let confusables: ((s: string) => string) | undefined
 const unhomoglyph = (s: string): string =>
   (confusables ??= requireLazily("unhomoglyph") as (s: string) => string)(s)
 
+/**
+ * The confusables table alone, on the text as written (NFKC, case kept): capitals of other
+ * scripts read as the Latin capitals they are drawn as (Greek `Κ`, Cyrillic `К` as `K`), which
+ * `skeleton`'s case folding first would make small letters the table reads otherwise (`κ` as `ĸ`).
+ */
+export const confusablesAsWritten = (text: string): string =>
+  unhomoglyph(text.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP_AS_WRITTEN, "."))
+
 // Step 4: default-ignorable, format and control characters, and the Braille blank.
 const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\u2800]/gu
 
 // Step 4: a dot above where the letter's own dot already is; the dot e-mail domains also read.
 const SOFT_DOTTED_DOT = /(\p{Soft_Dotted})\u0307/gu
 const IDEOGRAPHIC_FULL_STOP = /\u3002/g
+// The same, for the table on the text as written (it reads `。` as `˳`, not as the dot domains read).
+const IDEOGRAPHIC_FULL_STOP_AS_WRITTEN = /\u3002/g
 
 // Cherokee folds to its capitals (Unicode's CaseFolding.txt, for stability): lower case makes
 // small letters that the confusables table does not know (`ᏔORKSPACE` would not read as `workspace`).

@@ -52,7 +52,9 @@ describe("four-eyes compares people, not spellings (built process)", () => {
     ["full-width letters", "ana@acme.test", "\uff41na@acme.test"],
     // Capital I (Latin, Greek) for l: before, case folding made it an i and the second approval passed.
     ["capital I for l", "bill@acme.test", "biII@acme.test"],
-    ["Greek capital iota for l", "bill@acme.test", "bi\u0399\u0399@acme.test"]
+    ["Greek capital iota for l", "bill@acme.test", "bi\u0399\u0399@acme.test"],
+    // A Greek capital kappa: case folding had made it κ, which the table reads as ĸ.
+    ["Greek capital kappa for K", "KIM@acme.test", "\u039aIM@acme.test"]
   ]
   for (const [what, first, second] of cases) {
     it(`${what}: the controller's second approval is refused`, async () => {

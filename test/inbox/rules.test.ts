@@ -30,6 +30,20 @@ describe("actorSkeleton: one person however their name is written", () => {
       expect(actorSkeleton(v), JSON.stringify(v)).toBe(bill)
     }
     expect(actorSkeleton("bell@acme.test")).not.toBe(bill)
+    // Capitals of other scripts (case folding made small letters the table reads otherwise), small
+    // letters the table makes small capitals, ẞ, vv and cl (from an attack pass's pairs; visible
+    // marks, a dot below or a stroke, stay apart as fìn does).
+    const pairs: ReadonlyArray<readonly [string, string]> = [
+      ["KIM", "\u039aIM"], ["KIM", "\u041aIM"], ["TOM", "\u03a4OM"], ["TOM", "\u0422OM"], ["EVE", "\u0395VE"],
+      ["NINA", "\u039dINA"], ["HAL", "\u0397AL"], ["HAL", "\u041dAL"], ["MARY", "\u039cARY"], ["MARY", "\u041cARY"],
+      ["BOB", "\u0392OB"], ["BOB", "\u0412OB"], ["XU", "\u03a7U"], ["ZOE", "\u0396OE"], ["YAN", "\u03a5AN"],
+      ["tom", "\u0442om"], ["kim", "\u043aim"], ["hal", "\u043dal"], ["bob", "\u0432ob"], ["ana", "\u1d00na"],
+      ["STRAUSS", "STRAU\u1e9e"], ["strau\u00df", "STRAU\u1e9e"], ["vvill", "will"], ["clan", "dan"]
+    ]
+    for (const [a, b] of pairs) expect(samePerson(`${a}@acme.test`, `${b}@acme.test`), `${a} / ${b}`).toBe(true)
+    for (const [a, b] of [["ann", "anne"], ["bob", "rob"], ["kim", "tim"], ["eve", "ava"]] as const) {
+      expect(samePerson(`${a}@acme.test`, `${b}@acme.test`), `${a} / ${b}`).toBe(false)
+    }
     expect(actorSkeleton("bob@acme.test")).not.toBe(ann)
   })
 
