@@ -18,8 +18,19 @@ export const GROUP_PREFIX = "group:"
  * names are compared (`actorKey`), and as an actor is refused when it reads as one
  * (src/services/actorValue.ts): a step's `GROUP:ctl` already granted the group `ctl`.
  */
-export const groupNameOf = (ref: string): string | undefined =>
-  foldCase(ref.slice(0, GROUP_PREFIX.length)) === GROUP_PREFIX ? ref.slice(GROUP_PREFIX.length) : undefined
+export const groupNameOf = (ref: string): string | undefined => {
+  // By characters, not UTF-16 units: a mathematical `𝐠` is two (`𝐠roup:x` had been cut mid-letter).
+  let read = ""
+  let units = 0
+  for (const c of ref) {
+    read += c
+    units += c.length
+    const folded = foldCase(read)
+    if (folded === GROUP_PREFIX) return ref.slice(units)
+    if (!GROUP_PREFIX.startsWith(folded)) return undefined
+  }
+  return undefined
+}
 
 
 /**

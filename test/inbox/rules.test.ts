@@ -3,7 +3,7 @@
  * src/domain/assignment.ts) and the timeline's words for the inbox's events.
  */
 import { describe, expect, it } from "vitest"
-import { actorKey, actorSkeleton, samePerson } from "../../src/domain/actorSkeleton.js"
+import { actorKey, actorSkeleton, groupNameOf, samePerson } from "../../src/domain/actorSkeleton.js"
 import { actRefusal, claimDecision, durationMs } from "../../src/domain/assignment.js"
 import { distinctDeciderRefusal } from "../../src/domain/engine.js"
 import { describeEvent } from "../../src/client/eventText.js"
@@ -45,6 +45,13 @@ describe("actorSkeleton: one person however their name is written", () => {
       expect(samePerson(`${a}@acme.test`, `${b}@acme.test`), `${a} / ${b}`).toBe(false)
     }
     expect(actorSkeleton("bob@acme.test")).not.toBe(ann)
+  })
+
+  it("a group reference's prefix in any case and compatibility form, astral letters too", () => {
+    for (const ref of ["group:ctl", "GROUP:ctl", "Group:ctl", "\uff27\uff32\uff2f\uff35\uff30\uff1actl", "\u{1d420}roup:ctl", "\u{1d406}\u{1d411}\u{1d40e}\u{1d414}\u{1d40f}:ctl"]) {
+      expect(groupNameOf(ref), JSON.stringify(ref)).toBe("ctl")
+    }
+    for (const ref of ["ann@acme.test", "groupie:ctl", "gr\u043eup:ctl", "group", "g"]) expect(groupNameOf(ref), ref).toBeUndefined()
   })
 
   it("grants (actorKey) fold only case and compatibility forms: a look-alike is not the assignee", () => {

@@ -26,6 +26,8 @@ describe("a receiver URL", () => {
 
   it("with port 0 is refused; other ports are kept", async () => {
     expect(await check("https://hooks.example.com:0/in")).toEqual({ error: "url: port 0 cannot be connected to" })
+    // An empty fragment as any other (it read as no hash, and was stored with its `#`).
+    expect(await check("https://hooks.example.com/in#")).toEqual({ error: "url: a fragment (#...) is never sent; leave it out" })
     expect(await check("https://hooks.example.com:8443/in")).toEqual({ stored: "https://hooks.example.com:8443/in" })
   })
 })

@@ -121,7 +121,8 @@ export const checkReceiverUrl = (raw: string): Effect.Effect<string, BadRequest>
     return bad(`url: scheme "${u.protocol.replace(/:$/, "").slice(0, 32)}" is refused; only http and https are allowed`)
   }
   if (u.username !== "" || u.password !== "") return bad("url: credentials in the URL are refused")
-  if (u.hash !== "") return bad("url: a fragment (#...) is never sent; leave it out")
+  // An empty fragment (`…/x#`) reads as no hash, and would be stored with its `#`.
+  if (u.hash !== "" || u.href.endsWith("#")) return bad("url: a fragment (#...) is never sent; leave it out")
   if (u.port === "0") return bad("url: port 0 cannot be connected to")
   // Stored and sent as normalized: non-ASCII percent-encoded (a path of 1,000 emoji is 12,018 characters).
   if (u.href.length > WEBHOOK_URL_MAX) {
