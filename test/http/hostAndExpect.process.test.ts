@@ -76,20 +76,25 @@ const requestLines = (from: number) =>
   service.output().slice(from).split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
     .filter((l: { msg?: string }) => l.msg === "request") as Array<{ requestId: string; status: number; path: string }>
 
+/** `a` is the server's own answer in the spec's shape, with its id and the request's log line. */
+const expectOwnAnswer = async (a: Answer, from: number, answer: { statusCode: number; error: string; message: string }, path: string) => {
+  expect(a.status).toBe(answer.statusCode)
+  expect(a.headers["content-type"]).toBe("application/json")
+  expect(JSON.parse(a.body)).toEqual(answer)
+  expect(a.headers["x-request-id"]).toMatch(UUID)
+  const line = await waitFor("its request line", () => requestLines(from).find((l) => l.requestId === a.headers["x-request-id"]))
+  expect(line).toMatchObject({ status: answer.statusCode, path })
+}
+
 describe("Host", () => {
   it("missing from an HTTP/1.1 request: 400 in the spec's shape, with its id and request line", async () => {
     const from = service.output().length
     const a = await raw(service.url, "GET /v1/entities HTTP/1.1\r\n\r\n")
-    expect(a.status).toBe(400)
-    expect(a.headers["content-type"]).toBe("application/json")
-    expect(JSON.parse(a.body)).toEqual({
+    await expectOwnAnswer(a, from, {
       statusCode: 400,
       error: "Bad Request",
       message: "The request has no Host header: an HTTP/1.1 request must send one (RFC 9112, section 3.2)"
-    })
-    expect(a.headers["x-request-id"]).toMatch(UUID)
-    const line = await waitFor("its request line", () => requestLines(from).find((l) => l.requestId === a.headers["x-request-id"]))
-    expect(line).toMatchObject({ status: 400, path: "/v1/entities" })
+    }, "/v1/entities")
   })
 
   it("missing from an HTTP/1.0 request: served, as HTTP/1.0 allows", async () => {
@@ -128,16 +133,11 @@ describe("Expect", () => {
   it("other than 100-continue: 417 in the spec's shape, with its id and request line", async () => {
     const from = service.output().length
     const a = await raw(service.url, "GET /v1/health HTTP/1.1\r\nhost: x\r\nexpect: foo\r\n\r\n")
-    expect(a.status).toBe(417)
-    expect(a.headers["content-type"]).toBe("application/json")
-    expect(JSON.parse(a.body)).toEqual({
+    await expectOwnAnswer(a, from, {
       statusCode: 417,
       error: "Expectation Failed",
       message: "Expect \"foo\" is not supported: the only expectation accepted is \"100-continue\""
-    })
-    expect(a.headers["x-request-id"]).toMatch(UUID)
-    const line = await waitFor("its request line", () => requestLines(from).find((l) => l.requestId === a.headers["x-request-id"]))
-    expect(line).toMatchObject({ status: 417, path: "/v1/health" })
+    }, "/v1/health")
   })
 
   it("holding 100-continue among others, or twice, or as a prefix: 417, no 100 Continue", async () => {

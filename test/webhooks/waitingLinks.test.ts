@@ -91,6 +91,20 @@ const newTask = async (on: RunningService) => {
   return res.body.id as string
 }
 
+/** A gateway bound to globex on the acme gateway's database, people reaching it at `publicUrl`. */
+const startGlobexGateway = (publicUrl: string) =>
+  startBuilt(env({ SVC_TENANT_SLUG: "globex", SVC_DATABASE_URL: `file:${join(dir, "with.db")}`, SVC_PUBLIC_URL: publicUrl, SVC_ADMIN_PORT: "0" }))
+
+/** A globex task written by the acme gateway's process (its admin listener): its id. */
+const newGlobexTaskViaAcme = async () => {
+  const created = await http("POST", `${gw.adminUrl}/workspace/tenants/${GLOBEX}/entities/${GLOBEX_ENTITY}/tasks`, {
+    workflowId: "payment-run",
+    context: {}
+  }, { authorization: `Bearer ${TOKEN}`, "x-svc-actor": "gina@globex.example" })
+  expect(created.status, created.text).toBe(201)
+  return created.body.id as string
+}
+
 interface WaitingLink {
   readonly actor: string
   readonly approveUrl: string
@@ -242,21 +256,12 @@ describe("links are made at the first attempt, for the step then current", () =>
 describe("several tenants' gateways on one database", () => {
   it("another tenant's task.waiting carries links under its own gateway's public URL, even when this gateway wrote it", async () => {
     const PUBLIC_GLOBEX = "https://approvals.example.test/globex"
-    const globex = await startBuilt(env({
-      SVC_TENANT_SLUG: "globex",
-      SVC_DATABASE_URL: `file:${join(dir, "with.db")}`,
-      SVC_PUBLIC_URL: PUBLIC_GLOBEX,
-      SVC_ADMIN_PORT: "0"
-    }))
+    const globex = await startGlobexGateway(PUBLIC_GLOBEX)
     try {
       const sub = await subscribe(gw, "/globex", "globex")
       // Written by the acme gateway's process (its admin listener), whose deliverer wakes first.
-      const created = await http("POST", `${gw.adminUrl}/workspace/tenants/${GLOBEX}/entities/${GLOBEX_ENTITY}/tasks`, {
-        workflowId: "payment-run",
-        context: {}
-      }, { authorization: `Bearer ${TOKEN}`, "x-svc-actor": "gina@globex.example" })
-      expect(created.status, created.text).toBe(201)
-      const waiting = await waitingAt("/globex", sub.secret, created.body.id, "controller_approval")
+      const taskId = await newGlobexTaskViaAcme()
+      const waiting = await waitingAt("/globex", sub.secret, taskId, "controller_approval")
       const links = waiting.data.links!
       expect(links.map((l) => l.actor)).toEqual(["ann@acme.example", "Bob@Acme.example"])
       for (const l of links) expect(l.approveUrl.startsWith(`${PUBLIC_GLOBEX}/links/`)).toBe(true)
@@ -276,12 +281,7 @@ describe("several tenants' gateways on one database, retries", () => {
     // the acme gateway took sent acme's address for a globex task (4 of 12 webhook-ids went out
     // with two bodies in an attack pass).
     const PUBLIC_GLOBEX = "https://approvals.example.test/globex-retries"
-    const globex = await startBuilt(env({
-      SVC_TENANT_SLUG: "globex",
-      SVC_DATABASE_URL: `file:${join(dir, "with.db")}`,
-      SVC_PUBLIC_URL: PUBLIC_GLOBEX,
-      SVC_ADMIN_PORT: "0"
-    }))
+    const globex = await startGlobexGateway(PUBLIC_GLOBEX)
     try {
       // Each message's first attempt fails; globex's gateway makes them (acme's leaves another
       // tenant's new task.waiting to it), then stops, so acme's gateway makes every retry.
@@ -291,14 +291,7 @@ describe("several tenants' gateways on one database, retries", () => {
       })
       const sub = await subscribe(gw, "/globex-retries", "globex")
       const TASKS = 6
-      const taskIds = await Promise.all(Array.from({ length: TASKS }, async () => {
-        const created = await http("POST", `${gw.adminUrl}/workspace/tenants/${GLOBEX}/entities/${GLOBEX_ENTITY}/tasks`, {
-          workflowId: "payment-run",
-          context: {}
-        }, { authorization: `Bearer ${TOKEN}`, "x-svc-actor": "gina@globex.example" })
-        expect(created.status, created.text).toBe(201)
-        return created.body.id as string
-      }))
+      const taskIds = await Promise.all(Array.from({ length: TASKS }, () => newGlobexTaskViaAcme()))
       const ofTasks = (r: Received) => taskIds.includes((JSON.parse(r.body) as Waiting).data.taskId)
       await receiver.waitFor("/globex-retries", TASKS, 30_000, ofTasks)
       await globex.stop()

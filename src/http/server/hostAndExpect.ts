@@ -14,9 +14,10 @@ export interface EarlyAnswer {
   readonly body: string
 }
 
-const hostCount = (rawHeaders: ReadonlyArray<string>): number => {
+/** How many times the request carries header `name` (lower case): Node joins or drops repeats. */
+const headerCount = (req: http.IncomingMessage, name: string): number => {
   let n = 0
-  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]!.toLowerCase() === "host") n++
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === name) n++
   return n
 }
 
@@ -25,7 +26,7 @@ const hostCount = (rawHeaders: ReadonlyArray<string>): number => {
  * section 3.2). HTTP/1.0 may omit it, as Node allows.
  */
 export const hostRefusal = (req: http.IncomingMessage): EarlyAnswer | undefined => {
-  const n = hostCount(req.rawHeaders)
+  const n = headerCount(req, "host")
   if (n === 1 || (n === 0 && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 1))) return undefined
   const message = n === 0
     ? "The request has no Host header: an HTTP/1.1 request must send one (RFC 9112, section 3.2)"
@@ -34,11 +35,8 @@ export const hostRefusal = (req: http.IncomingMessage): EarlyAnswer | undefined 
 }
 
 /** Whether the request's one Expect header is exactly `100-continue` (in any case, spaces aside). */
-export const isContinueOnly = (req: http.IncomingMessage): boolean => {
-  let values = 0
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === "expect") values++
-  return values === 1 && String(req.headers.expect ?? "").trim().toLowerCase() === "100-continue"
-}
+export const isContinueOnly = (req: http.IncomingMessage): boolean =>
+  headerCount(req, "expect") === 1 && String(req.headers.expect ?? "").trim().toLowerCase() === "100-continue"
 
 /** The answer to an Expect other than 100-continue (Node emits `checkExpectation` for most of those). */
 export const expectationFailed = (req: http.IncomingMessage): EarlyAnswer => ({

@@ -479,6 +479,17 @@ const closeWhenFlushed = (socket: Duplex) => {
   setTimeout(() => socket.destroy(), 1_000).unref()
 }
 
+/** An answer written on the socket itself (no response object holds it), then the connection closed. */
+const answerAndClose = (socket: Duplex, status: number, error: string, body: string, requestId: string | undefined) => {
+  socket.write(
+    `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
+      `connection: close\r\n\r\n${body}`
+  )
+  socket.end()
+  closeWhenFlushed(socket)
+}
+
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
@@ -536,14 +547,7 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
         : earlier
         ? undefined
         : (err as { rawPacket?: unknown }).rawPacket
-      const requestId = malformed?.(status, read, bytes)
-      socket.write(
-        `HTTP/1.1 ${status} ${error}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
-          (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") +
-          `connection: close\r\n\r\n${body}`
-      )
-      socket.end()
-      closeWhenFlushed(socket)
+      answerAndClose(socket, status, error, body, malformed?.(status, read, bytes))
     }
     // As Node does: a response already begun on the connection cannot be followed by another
     // until it ends (a request pipelined behind one answered at once); one that ended before (a
@@ -728,13 +732,8 @@ export const createGatewayServer = (
   // CONNECT (a proxy's tunnel): Node closes the socket without a word when nothing listens.
   server.on("connect", (req: http.IncomingMessage, socket: Duplex) => {
     const body = errorJson(405, "Method Not Allowed", "CONNECT is not served: this is not a proxy")
-    const bytes = Buffer.byteLength(body)
-    const requestId = malformed?.(405, Buffer.from(`CONNECT ${req.url ?? ""} HTTP/1.1\r\n`, "latin1"), bytes)
-    socket.end(
-      `HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
-        (requestId !== undefined ? `x-request-id: ${requestId}\r\n` : "") + `connection: close\r\n\r\n${body}`
-    )
-    closeWhenFlushed(socket)
+    const line = Buffer.from(`CONNECT ${req.url ?? ""} HTTP/1.1\r\n`, "latin1")
+    answerAndClose(socket, 405, "Method Not Allowed", body, malformed?.(405, line, Buffer.byteLength(body)))
   })
   // Node emits `checkExpectation` (an Expect other than 100-continue) only to a listener, else
   // answers 417 with an empty body itself; the emit below answers it, so this one never runs.
