@@ -109,9 +109,11 @@ describe.concurrent("a drain and a request partway in", () => {
     const outcome = await drain.start(8_000)
     await Promise.all([client.closed, old.closed])
     expect(outcome).toMatchObject({ cut: false, stalled: 2 })
+    // Closed by the stall rule, well before the 8 s grace: the upper bound leaves the other
+    // workers' load room (3.79 s was seen in a clean-clone CI run with a 3.5 s bound).
     for (const c of [client, old]) {
       expect(c.closedAt()! - startedAt).toBeGreaterThanOrEqual(STALLED_MS - 50)
-      expect(c.closedAt()! - startedAt).toBeLessThan(STALLED_MS + 1_500)
+      expect(c.closedAt()! - startedAt).toBeLessThan(STALLED_MS + 4_000)
     }
   })
 
