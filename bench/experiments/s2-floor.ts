@@ -86,10 +86,17 @@ const main = async () => {
     for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
       const url = `http://127.0.0.1:${s.port}/v1/entities/${BENCH_ENTITY_ID}/tasks`
       const a = userSys(s.pid)
+      const upA = [userSys(workspace.pid), userSys(proxy.pid)]
+      const selfA = process.cpuUsage()
       const m = await runAutocannon({ url, connections: 10, durationS: seconds, pid: s.pid })
       const b = userSys(s.pid)
+      const upB = [userSys(workspace.pid), userSys(proxy.pid)]
+      const self = process.cpuUsage(selfA)
       const per = (x: number) => ((x * 1000) / m.completed).toFixed(0)
-      console.log(`round ${round + 1} ${s.name}: ${m.rps.toFixed(0)} lists/s; per list user ${per(b.user - a.user)} us, sys ${per(b.sys - a.sys)} us`)
+      const cpu = (x: { user: number; sys: number }, y: { user: number; sys: number }) => per(y.user - x.user + y.sys - x.sys)
+      // The upstream side (core 0): what the workspace service, the delay proxy and the load
+      // generator (this process) spent per list, user + system.
+      console.log(`round ${round + 1} ${s.name}: ${m.rps.toFixed(0)} lists/s; per list user ${per(b.user - a.user)} us, sys ${per(b.sys - a.sys)} us; workspace ${cpu(upA[0]!, upB[0]!)} us, proxy ${cpu(upA[1]!, upB[1]!)} us, load generator ${((self.user + self.system) / m.completed).toFixed(0)} us`)
     }
   }
   if (withStrace) {
