@@ -8,7 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { allSettings } from "./allSettings.js"
-import { intSetting } from "./read.js"
+import { intSetting, optionalBaseUrlSetting } from "./read.js"
 import { defaultOf, defaultTextOf } from "./settings.js"
 import { otlpConfig } from "./otlp.js"
 import { unsetWhenEmpty } from "./unsetWhenEmpty.js"
@@ -68,7 +68,7 @@ export const tenantConfigFromEnv: Config.Config<TenantConfigShape> = allSettings
   tracing: Config.all([Config.option(Config.Boolean("SVC_TRACING")), otlpConfig]).pipe(
     Config.map(([explicit, otlp]) => Option.getOrElse(explicit, () => Option.isSome(otlp)))
   ),
-  workspaceUrl: Config.option(Config.URL("SVC_WORKSPACE_URL").pipe(Config.map((u) => u.toString().replace(/\/$/, "")))),
+  workspaceUrl: optionalBaseUrlSetting("SVC_WORKSPACE_URL"),
   workspaceTimeoutMs: intSetting("SVC_WORKSPACE_TIMEOUT_MS"),
   workspaceRetries: intSetting("SVC_WORKSPACE_RETRIES"),
   workspaceMaxConnections: intSetting("SVC_WORKSPACE_MAX_CONNECTIONS"),

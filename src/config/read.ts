@@ -44,3 +44,30 @@ export const optionalIntSetting = (name: SettingName) =>
   Config.option(Config.schema(intText(setting(name).min ?? 1, setting(name).max), name)).pipe(
     Config.map(Option.getOrUndefined)
   )
+
+/** What a base URL setting takes, said once for its message and the docs. */
+export const BASE_URL_EXPECTED =
+  "expected an http or https URL with a host and no credentials, query or fragment, e.g. https://gateway.example.com"
+
+/**
+ * A base URL setting (SVC_PUBLIC_URL, SVC_WORKSPACE_URL): paths are appended to it, so a query or
+ * fragment would end up in the middle of every link and call (`https://gw/?a=1/links/...`), and
+ * another scheme (`javascript:`) would be handed out in messages as a link. Its normalized form
+ * without a trailing slash.
+ */
+export const baseUrlText = Schema.String.check(
+  Schema.makeFilter((text) => {
+    if (!URL.canParse(text)) return BASE_URL_EXPECTED
+    const url = new URL(text)
+    // A `?` or `#` with nothing after it parses to an empty search or hash: refused all the same.
+    return ((url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "" &&
+      url.username === "" && url.password === "" && !/[?#]/.test(text)) || BASE_URL_EXPECTED
+  })
+).pipe(Schema.decodeTo(Schema.String, SchemaTransformation.transform({
+  decode: (text) => new URL(text).href.replace(/\/+$/, ""),
+  encode: (href) => href
+})))
+
+/** The base URL setting `name`, when set. */
+export const optionalBaseUrlSetting = (name: "SVC_PUBLIC_URL" | "SVC_WORKSPACE_URL") =>
+  Config.option(Config.schema(baseUrlText, name))

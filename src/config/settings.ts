@@ -535,9 +535,9 @@ const DECLARATIONS = [
     section: "server",
     example: ["http://127.0.0.1:3000"],
     description:
-      "Base URL this process is reached at (links it hands out, e.g. the GL connect page). Decision links (svc links create) are made, and task.waiting webhooks carry the task's console URL, only when it is set here: people open them from messages.",
+      "Base URL this process is reached at (links it hands out, e.g. the GL connect page): http or https, with no credentials, query or fragment. Decision links (svc links create) are made, and task.waiting webhooks carry the task's console URL, only when it is set here: people open them from messages.",
     docs: { table: "main", default: "`http://HOST:PORT`", meaning:
-        "the base URL this process is reached at, for the links it hands out (the GL connect page); [decision links](#decision-links-approve-or-reject-from-a-message) are made, and `task.waiting` webhooks carry the task's console URL, only when it is set" },
+        "the base URL this process is reached at (http or https, no query or fragment), for the links it hands out (the GL connect page); [decision links](#decision-links-approve-or-reject-from-a-message) are made, and `task.waiting` webhooks carry the task's console URL, only when it is set" },
   },
   {
     name: "SVC_LINK_SIGNING_KEYS",
@@ -555,7 +555,7 @@ const DECLARATIONS = [
     readBy: ["gateway"],
     section: "upstream",
     description:
-      "Set to reach your own workspace service over HTTP (it implements docs/workspace-openapi.json). Unset: the embedded workspace runs in this process on a local SQLite file.",
+      "Set to reach your own workspace service over HTTP (it implements docs/workspace-openapi.json): http or https, with no credentials (SVC_WORKSPACE_TOKEN carries the token), query or fragment. Unset: the embedded workspace runs in this process on a local SQLite file.",
     docs: { table: "main", default: "unset (embedded)", meaning:
         "your workspace service implementing [`docs/workspace-openapi.json`](docs/workspace-openapi.json)" },
   },

@@ -138,7 +138,7 @@ describe("start-up failures name their cause", { timeout: 120_000 }, () => {
     expect(body.code).toBe(1)
     expect(body.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"abc\\?": expected an integer from 1 to 535822336/)
     expect(url.code).toBe(1)
-    expect(url.output).toMatch(/Cannot start: SVC_PUBLIC_URL=\\?"garbage\\?": expected an absolute URL/)
+    expect(url.output).toMatch(/Cannot start: SVC_PUBLIC_URL=\\?"garbage\\?": expected an http or https URL with a host/)
     expect(hugeBody.code).toBe(1)
     expect(hugeBody.output).toMatch(/Cannot start: SVC_MAX_BODY_BYTES=\\?"1000000000\\?": expected an integer from 1 to 535822336/)
     expect(connections.code).toBe(1)

@@ -19,7 +19,7 @@ import * as Schema from "effect/Schema"
 import { mkdirSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 // Errors name the setting, its value and what it takes (SVC_DB_POOL_SIZE="0": expected a positive integer).
-import { intSetting, optionalIntSetting } from "../../config/read.js"
+import { intSetting, optionalBaseUrlSetting, optionalIntSetting } from "../../config/read.js"
 import { unsetWhenEmpty } from "../../config/unsetWhenEmpty.js"
 import { invalidSetting } from "../../config/settingErrors.js"
 import { UploadSpoolDirectory, WorkspaceClient } from "../../upstream/WorkspaceClient.js"
@@ -284,7 +284,7 @@ export const DEMO_TENANT_SLUG = "acme"
 export const embeddedSettings = Config.all({
   url: Config.String("SVC_DATABASE_URL").pipe(Config.withDefault(DEFAULT_DATABASE_URL)),
   seedFile: unsetWhenEmpty("SVC_SEED_FILE"),
-  publicUrl: Config.option(Config.URL("SVC_PUBLIC_URL").pipe(Config.map((u) => u.toString()))),
+  publicUrl: optionalBaseUrlSetting("SVC_PUBLIC_URL"),
   host: Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST"))),
   port: Config.Port("PORT").pipe(Config.withDefault(defaultOf("PORT"))),
   busyTimeoutMs: intSetting("SVC_DB_BUSY_TIMEOUT_MS"),

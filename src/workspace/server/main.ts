@@ -29,7 +29,7 @@ import { describeListenError, failStart, startFailureTeardown } from "../../http
 import { createGatewayServer } from "../../http/server/nodeServer.js"
 import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
-import { intSetting } from "../../config/read.js"
+import { intSetting, optionalBaseUrlSetting } from "../../config/read.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -50,7 +50,7 @@ const main = Effect.gen(function*() {
   const limits = yield* serverLimitsConfig
   const graceMs = yield* shutdownGraceConfig
   const settings = yield* embeddedSettings
-  const explicitPublicUrl = yield* Config.option(Config.String("SVC_PUBLIC_URL"))
+  const explicitPublicUrl = yield* optionalBaseUrlSetting("SVC_PUBLIC_URL")
   const { url } = settings
   const serve = Layer.unwrap(
     Effect.map(standaloneWorkspaceApp(token, { maxBodyBytes, maxJsonItems }), (app) => HttpServer.serve(app))
