@@ -12,8 +12,12 @@ import { ACME, ACME_US, EXPENSE_TASK } from "../support/world.js"
 import { gatewayOver, httpFaults, refusingUrl, timed, workspaceUpstream } from "./support.js"
 
 const DEADLINE = 1000
-/** Scheduling and socket slack on a loaded machine. */
-const SLACK = 400
+/**
+ * Scheduling and socket slack on a loaded machine (1,475 ms was read for a 1,000 ms deadline with
+ * two suites running side by side). What the bounds tell apart is far beyond it: without the
+ * deadline a call waits out its 10 s timeout, or backoffs of 6 s.
+ */
+const SLACK = 900
 
 const createTask = (context: Record<string, unknown> = { period: "2026-11" }, headers: Record<string, string> = {}) =>
   raw("POST", `/v1/entities/${ACME_US}/tasks`, { workflowId: "expense-review", context }, headers)
