@@ -391,8 +391,13 @@ export const acceptSignal = (
     // Decided on the step the task is still at: by a decision still in the outbox, which its
     // sender's write delivers before it answers. Named is where that decision takes the task, not
     // the step it leaves (a commit's sync off the event loop lets a competing decision be judged
-    // in between).
-    return { _tag: "conflict", message: `Step "${named}" was already ${taken}; ${whereIs(afterDecision(task, named, taken, arrival.runbook))}` }
+    // in between). Who decided, when someone was named (a link's person who lost to another's
+    // opposite decision learns who took it, as the link's page then says).
+    const by = decisionRecordOf(snapshots, named, pending).by
+    return {
+      _tag: "conflict",
+      message: `Step "${named}" was already ${taken}${by === undefined ? "" : ` by ${by}`}; ${whereIs(afterDecision(task, named, taken, arrival.runbook))}`
+    }
   }
   if (named !== task.currentStep) {
     return { _tag: "conflict", message: `Step "${named}" is not the current step: ${whereIs(task)}` }

@@ -42,6 +42,23 @@ describe("a decision against one still in the outbox", () => {
     })
   })
 
+  it("a link's rejection after another person's pending approval names who approved (as the same decision's 409 does)", () => {
+    const viaLink = { ...signal("reject"), payload: { via: "link" } } as unknown as Workspace.Signal
+    const pending = [{ name: "approve", expectedStep: "controller_approval", actor: "Bob@acme.example", via: "link" as const, recordedAt: "2026-12-07T10:00:00.000Z" }]
+    const accepted = acceptSignal(task, {}, viaLink, pending, { runbook, actor: "carol@acme.example" } as never)
+    expect(accepted).toEqual({
+      _tag: "conflict",
+      message: 'Step "controller_approval" was already approved by Bob@acme.example; the task is at step "cfo_approval"'
+    })
+  })
+
+  it("a step decided and applied earlier by someone named says who, and where the task is now", () => {
+    const moved = { status: "IN_PROGRESS", currentStep: "cfo_approval" }
+    const decided = { controller_approval: { decision: "approved", decidedBy: "bob@acme.example" } }
+    const accepted = acceptSignal(moved, decided, signal("reject"), [], { runbook })
+    expect(accepted).toMatchObject({ _tag: "conflict", message: expect.stringMatching(/^Step "controller_approval" was already approved by bob@acme\.example; /) })
+  })
+
   it("a step decided and applied earlier names where the task is now", () => {
     const moved = { status: "IN_PROGRESS", currentStep: "cfo_approval" }
     const accepted = acceptSignal(moved, { controller_approval: { decision: "approved" } }, signal("reject"), [], { runbook })
