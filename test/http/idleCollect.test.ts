@@ -19,29 +19,32 @@ const get = (port: number) =>
 
 describe("a collection once the server is idle", () => {
   it("runs once per idle period that follows requests, never while requests keep coming", async () => {
+    // The idle period is 8x the gap between requests: at 150 ms, a loaded machine (two suites side
+    // by side) stretched a 50 ms gap past it once, and a collection ran between requests.
+    const IDLE_MS = 400
     const server = http.createServer((_req, res) => res.end("ok"))
     let collections = 0
-    const noteRequest = collectWhenIdle(server, () => collections++, 150)
+    const noteRequest = collectWhenIdle(server, () => collections++, IDLE_MS)
     server.on("request", noteRequest)
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const port = (server.address() as AddressInfo).port
     try {
       // A fresh server has nothing to give back.
-      await sleep(300)
+      await sleep(IDLE_MS * 2)
       expect(collections).toBe(0)
-      // Requests every 50 ms for 400 ms: never idle for 150 ms.
-      for (let i = 0; i < 8; i++) {
+      // Requests every 50 ms for 800 ms: never idle for IDLE_MS.
+      for (let i = 0; i < 16; i++) {
         expect(await get(port)).toBe(200)
         await sleep(50)
       }
       expect(collections).toBe(0)
-      await sleep(400)
+      await sleep(IDLE_MS * 3)
       expect(collections).toBe(1)
       // Still idle: no second collection.
-      await sleep(300)
+      await sleep(IDLE_MS * 2)
       expect(collections).toBe(1)
       await get(port)
-      await sleep(400)
+      await sleep(IDLE_MS * 3)
       expect(collections).toBe(2)
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()))
