@@ -19,7 +19,7 @@ import { GatewayApi } from "../api/Api.js"
 import { BASE64_FILE_FIELDS, RAW_UPLOAD_HEADER, RAW_UPLOAD_ROUTE } from "../api/files.js"
 import { isMediaType } from "../api/headerValues.js"
 import { routerPath } from "../http/server/nodeServer.js"
-import { refuseUnknownQueryParams } from "../handlers/queryParams.js"
+import { refuseUnknownQueryParams } from "../http/input/queryParams.js"
 import { refuseWithoutEventsKey } from "../handlers/eventsKey.js"
 import { type ApiRoutes, matchPath, routableBy } from "../http/errors/unrouted.js"
 import type { Base64Fields } from "../http/input/jsonInput.js"
@@ -107,7 +107,7 @@ export const gatewayMiddleware = (routes: ApiRoutes) => HttpRouter.middleware(
       value: "raw",
       isType: isMediaType
     }, routed)
-    // Query parameters the endpoint does not declare: a 400 like unknown body keys (../handlers/queryParams.ts).
+    // Query parameters the endpoint does not declare: a 400 like unknown body keys (../http/input/queryParams.ts).
     const knownQuery = refuseUnknownQueryParams(GatewayApi)
     // The events key of POST /v1/tasks/:taskId/events, from the headers: a request refused for it
     // has no body read or parsed (../handlers/eventsKey.ts).

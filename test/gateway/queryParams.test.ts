@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import fc from "fast-check"
 import { GatewayApi } from "../../src/api/Api.js"
-import { declaredQueryParams } from "../../src/handlers/queryParams.js"
+import { declaredQueryParams } from "../../src/http/input/queryParams.js"
 import { expectError, raw, withGateway } from "../support/gateway.js"
 import { ACME_US, EXPENSE_TASK } from "../support/world.js"
 

@@ -241,6 +241,27 @@ describe("workspace server", () => {
       })
     ))
 
+  it.live("a query parameter an endpoint does not declare is a 400 naming it, as on /v1 (a typo had answered every task)", () =>
+    withServer(
+      storeServer(),
+      Effect.gen(function*() {
+        const tasks = `/workspace/tenants/${ID.tenantA}/entities/${ID.entityA1}/tasks`
+        const all = yield* raw("GET", tasks)
+        expect(all.status).toBe(200)
+        const typo = yield* raw("GET", `${tasks}?lmit=1`)
+        expect(typo.status).toBe(400)
+        expect(typo.body).toMatchObject({ statusCode: 400, error: "Bad Request" })
+        expect(typo.body.message).toMatch(/^lmit: is unexpected, expected: .*"limit"/)
+        const none = yield* raw("GET", `/workspace/tasks/${ID.taskReview}?cache=${"é".repeat(3)}`)
+        expect(none.body).toMatchObject({ statusCode: 400, message: "cache: is unexpected: this endpoint takes no query parameters" })
+        const twice = yield* raw("GET", `${tasks}?limit=1&limit=2`)
+        expect(twice.body).toMatchObject({ statusCode: 400, message: "limit: is given 2 times, expected once" })
+        // Declared ones are taken as before; a path no route has is still the router's 404.
+        expect((yield* raw("GET", `${tasks}?limit=1`)).status).toBe(200)
+        expect((yield* raw("GET", "/workspace/nowhere?x=1")).status).toBe(404)
+      })
+    ))
+
   it.live("a body over the limit answers 413 before it is read", () =>
     withServer(
       overStore(contractFixture(), (ws) => workspaceServer(ws, undefined, { maxBodyBytes: 1024 })),

@@ -38,6 +38,7 @@ import { shapeErrors } from "../../http/errors/errorResponse.js"
 import { checkedJsonBodies, DEFAULT_MAX_JSON_ITEMS, unsupportedMediaType } from "../../http/input/jsonInput.js"
 import { lazyRoutes, withoutRequest } from "../../http/server/lazyRoutes.js"
 import { withPageSecurity } from "../../http/output/pageSecurity.js"
+import { refuseUnknownQueryParams } from "../../http/input/queryParams.js"
 import { withRouterConfig } from "../../http/server/ServerLimits.js"
 import { routableBy, withRoutes } from "../../http/errors/unrouted.js"
 import { type TaskQuery, withIdempotencyKey, type WorkspaceClientService } from "../../upstream/WorkspaceClient.js"
@@ -269,6 +270,9 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
     maxJsonItems + ENVELOPE_ITEMS
   )
   const maxBodySize = ByteSize.bytes(maxBodyBytes)
+  // Query parameters an endpoint does not declare: a 400 naming them, as on /v1 (a typo such as
+  // `?lmit=10` had answered every task).
+  const knownQuery = refuseUnknownQueryParams(WorkspaceApi)
   // Every failure is answered here (shapeErrors); the router's types ask a global middleware to
   // leave errors alone, hence the widened error type.
   return HttpRouter.middleware(
@@ -280,7 +284,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
       shapeErrors(
         // Before the body is read: a web page on any site could otherwise post here (a field-less
         // form post has no body to refuse); servers, the CLI and same-origin pages send no such marks.
-        noBrowserWrites(limit(octetDocuments(
+        noBrowserWrites(limit(knownQuery(octetDocuments(
           checked(forwardedActor(
             withForwardedRequest(Effect.provideService(app, HttpIncomingMessage.MaxBodySize, maxBodySize)).pipe(
               Effect.catchCause((cause) => {
@@ -291,7 +295,7 @@ export const WorkspaceMiddleware = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTE
               })
             )
           ))
-        ))),
+        )))),
         WORKSPACE_ROUTES
       ),
     { global: true }

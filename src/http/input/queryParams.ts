@@ -1,6 +1,6 @@
 /**
- * Unknown query parameters are refused like unknown body keys: a /v1 request whose
- * query names a parameter its endpoint does not declare answers 400 naming it, in the message
+ * Unknown query parameters are refused like unknown body keys: a request (the gateway's /v1, the
+ * workspace API's /workspace) whose query names a parameter its endpoint does not declare answers 400 naming it, in the message
  * form of an unknown body key (`x: is unexpected, expected: "a" | "b"`). Silently ignoring them
  * hid typos (`?lmit=10` answered everything) and made cache busters look supported.
  *
@@ -12,12 +12,12 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as SchemaAST from "effect/SchemaAST"
-import { BadRequest } from "../api/errors.js"
-import { matchPath } from "../http/errors/unrouted.js"
+import { BadRequest } from "../../api/errors.js"
+import { matchPath } from "../errors/unrouted.js"
 
 /**
  * The part of an HttpApi read here, structurally: Effect 4's `HttpApi.Top` is not a supertype of a
- * concrete API (see ApiRoutes in ../http/errors/unrouted.ts).
+ * concrete API (see ApiRoutes in ../errors/unrouted.ts).
  */
 export interface QueryRoutes {
   readonly groups: {
