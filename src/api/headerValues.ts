@@ -4,6 +4,7 @@
  * so that everything stored can be served exactly as acknowledged.
  */
 import * as Schema from "effect/Schema"
+import { charCount, isMaxChars } from "./textLength.js"
 
 export const MAX_MEDIA_TYPE_LENGTH = 255
 
@@ -131,7 +132,7 @@ const FILE_NAME_PATTERN = /^(?!\.{1,2}$)[^\u0000-\u001f\u007f-\u009f/\\\uD800-\u
 const FILE_NAME_MESSAGE = "must be a file name: no control characters, no / or \\, not . or .."
 
 export const fileNameProblem = (s: string): string | undefined =>
-  s.length === 0 || s.length > MAX_FILE_NAME_LENGTH
+  s.length === 0 || charCount(s) > MAX_FILE_NAME_LENGTH
     ? `must be 1-${MAX_FILE_NAME_LENGTH} characters`
     : FILE_NAME_PATTERN.test(s)
     ? invisibleProblem(s)
@@ -139,7 +140,8 @@ export const fileNameProblem = (s: string): string | undefined =>
 
 export const FileName = Schema.String.check(
   Schema.isMinLength(1).abort(),
-  Schema.isMaxLength(MAX_FILE_NAME_LENGTH).abort(),
+  // Characters, as the message says: 255 emoji are a name of 255 characters, not 510.
+  isMaxChars(MAX_FILE_NAME_LENGTH).abort(),
   Schema.isPattern(FILE_NAME_PATTERN, { message: FILE_NAME_MESSAGE }).abort(),
   Schema.makeFilter((s) => invisibleProblem(s) ?? true)
 ).annotate({

@@ -15,6 +15,7 @@ import { Tenant } from "../services/Tenant.js"
 import { type Workspace, WorkspaceClient } from "../upstream/WorkspaceClient.js"
 import type { SpooledBytes } from "../upstream/model.js"
 import { FILE_SUBMITTED_SIGNAL } from "../api/stepSignals.js"
+import { firstChars } from "../api/textLength.js"
 import { requireSignalName, signalFrom } from "../services/signals.js"
 import { ringAfterSignal } from "../services/TaskEventBell.js"
 import { downloadUrl } from "./downloadUrl.js"
@@ -28,8 +29,11 @@ const FALLBACK_TYPE = "application/octet-stream"
  */
 const sourceFileName = (name: string | undefined): string | undefined => {
   if (name === undefined) return undefined
-  const clean = neutraliseInvisible(name).replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD")
-    .slice(0, MAX_FILE_NAME_LENGTH)
+  // Cut by characters: a cut through a surrogate pair left half of it, and the name was dropped.
+  const clean = firstChars(
+    neutraliseInvisible(name).replace(/[\u0000-\u001f\u007f-\u009f/\\]/g, "_").replace(/[\uD800-\uDFFF]/gu, "\uFFFD"),
+    MAX_FILE_NAME_LENGTH
+  )
   return fileNameProblem(clean) === undefined ? clean : undefined
 }
 

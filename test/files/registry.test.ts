@@ -41,6 +41,14 @@ describe("inline_base64 provider", () => {
       expect(contentTypeFor(meta, got, "ledger.csv")).toBe("text/csv")
     }).pipe(Effect.provide(Live)))
 
+  it("a source's own file name past 255 characters is cut by characters, never through an emoji", () => {
+    const now = new Date("2026-12-07T10:00:00.000Z")
+    // 254 letters and an emoji: a cut at 255 UTF-16 units left half of the emoji, and the name was dropped.
+    const long = `${"a".repeat(254)}📄📄.pdf`
+    expect(fileNameFor({ source: "url" }, { fileName: long }, now)).toBe(`${"a".repeat(254)}📄`)
+    expect(fileNameFor({ source: "url" }, { fileName: "📄".repeat(300) }, now)).toBe("📄".repeat(255))
+  })
+
   it.effect("refuses characters outside the base64 alphabet and bad padding with a 400", () =>
     Effect.gen(function*() {
       const fetcher = yield* FileFetcher

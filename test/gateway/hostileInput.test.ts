@@ -234,6 +234,11 @@ describe("class: header-bound values are checked at input so that everything sto
         for (const fileName of ["a\nb.txt", "a\rb", "tab\there", "../x", "a/b.txt", "a\\b.txt", ".", "..", "\u0085", "x".repeat(256)]) {
           expectError(yield* upload({ fileName }), 400, "Bad Request", "fileName")
         }
+        // 255 characters is the limit however many UTF-16 units they take: 255 emoji are a name.
+        expectError(yield* upload({ fileName: "📄".repeat(256) }), 400, "Bad Request", "fileName: Expected a string at most 255 character(s) long")
+        const emoji = yield* upload({ fileName: "📄".repeat(255) })
+        expect(emoji.status).toBe(201)
+        expect(emoji.body.filename).toBe("📄".repeat(255))
         const name = "résumé \"final\" 📄; x=1.pdf"
         const up = yield* upload({ fileName: name })
         expect(up.body.filename).toBe(name)
