@@ -155,22 +155,27 @@ describe("floods cannot starve probes or honest clients", { timeout: 60_000 }, (
     try {
       const flood = silentFlood(port)
       await new Promise((r) => setTimeout(r, 300))
+      const probeAt = performance.now()
       const probe = net.connect({ port: Number(port), host: "127.0.0.1" })
       sockets.push(probe)
+      // Stopped, the process takes no part in the handshake: the kernel completes it when the
+      // accept queue has room, and a dropped SYN is sent again 1 s later. So the connect's time
+      // tells, whatever the process then takes to accept 1,100 connections on a loaded machine
+      // (an answer's time had read 2 s there with the SYN queued).
+      const connected = new Promise<number>((resolve) => probe.once("connect", () => resolve(performance.now())))
       probe.on("error", () => {})
       probe.setEncoding("latin1")
       let text = ""
       probe.on("data", (d: string) => (text += d))
       probe.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
-      await new Promise((r) => setTimeout(r, 20))
-      const resumed = performance.now()
+      const connectMs = (await Promise.race([connected, new Promise<number>((r) => setTimeout(() => r(Infinity), 3_000))])) - probeAt
       gw.kill("SIGCONT")
-      while (!text.includes("\r\n\r\n") && performance.now() - resumed < 3_000) await new Promise((r) => setTimeout(r, 5))
-      const afterMs = performance.now() - resumed
+      const resumed = performance.now()
+      while (!text.includes("\r\n\r\n") && performance.now() - resumed < 10_000) await new Promise((r) => setTimeout(r, 5))
       for (const s of flood) s.destroy()
       expect(statusOf(text)).toBe(200)
-      // 120-150 ms here; a dropped SYN answers after 980 ms at the earliest.
-      expect(afterMs).toBeLessThan(900)
+      // A few ms here; a dropped SYN connects after 1 s at the earliest.
+      expect(connectMs).toBeLessThan(900)
     } finally {
       gw.kill("SIGCONT")
     }
