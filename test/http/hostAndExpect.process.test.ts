@@ -165,3 +165,25 @@ describe("Expect", () => {
     expect(JSON.parse(a.body)).toMatchObject({ statusCode: 404 })
   })
 })
+
+describe("a request target with raw bytes a URL cannot carry", () => {
+  it("a UTF-8 é or a control character in the path or query: 400 saying to percent-encode it; encoded, it is read", async () => {
+    const expected = {
+      statusCode: 400,
+      error: "Bad Request",
+      message: "Malformed HTTP request: the path or query holds a character a URL cannot carry raw (a control character " +
+        "or a byte outside ASCII, such as UTF-8 text): percent-encode it (RFC 3986: each UTF-8 byte as %XX)"
+    }
+    for (const url of [service.url, service.adminUrl]) {
+      for (const target of ["/v1/tasks/é", "/v1/entities?x=é", "/v1/entities\x01", "/workspace/tasks/ü"]) {
+        const a = await raw(url, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+        expect(a.status, `${url} ${JSON.stringify(target)}`).toBe(400)
+        expect(JSON.parse(a.body), target).toEqual(expected)
+      }
+    }
+    // Percent-encoded, the same text reaches the application: a task id that is no id is its 400.
+    const encoded = await raw(service.url, "GET /v1/tasks/%C3%A9/ui HTTP/1.1\r\nHost: x\r\n\r\n")
+    expect(encoded.status).toBe(400)
+    expect(JSON.parse(encoded.body).message).toMatch(/taskId/)
+  })
+})

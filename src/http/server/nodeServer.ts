@@ -490,6 +490,11 @@ const answerAndClose = (socket: Duplex, status: number, error: string, body: str
   closeWhenFlushed(socket)
 }
 
+/** A request target with a byte a URL cannot hold raw (Node's HPE_INVALID_URL). */
+const MALFORMED_TARGET =
+  "Malformed HTTP request: the path or query holds a character a URL cannot carry raw (a control " +
+  "character or a byte outside ASCII, such as UTF-8 text): percent-encode it (RFC 3986: each UTF-8 byte as %XX)"
+
 /**
  * What Node answers itself, before any request handler runs (a timeout, a request it cannot
  * parse, headers over its size limit), in the spec's error shape instead of Node's empty bodies.
@@ -527,6 +532,9 @@ const clientErrorHandler = (malformed: MalformedAnswer | undefined) => {
         ? [408, "Request Timeout", "The request was not received in time"] as const
         : err.code === "HPE_HEADER_OVERFLOW"
         ? [431, "Request Header Fields Too Large", "Request headers exceed the size limit"] as const
+        : err.code === "HPE_INVALID_URL"
+        // A raw é or control character in the path or query: the client can send it encoded.
+        ? [400, "Bad Request", MALFORMED_TARGET] as const
         : [400, "Bad Request", "Malformed HTTP request"] as const
       const body = errorJson(status, error, message)
       const bytes = Buffer.byteLength(body)
