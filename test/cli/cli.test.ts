@@ -263,6 +263,19 @@ describe("files", () => {
     const toPath = await svc("files", "download", REVIEW_TASK, RECEIPT_DOC, "-o", path.join(work, "r1.txt"), "--json")
     expect(json(toPath)).toMatchObject({ bytes: 23, contentType: "text/plain", filename: "receipt-001.txt" })
     expect(readFileSync(path.join(work, "r1.txt"), "utf8")).toBe("Blue Bottle 182.40 USD\n")
+
+    // A stored name of 255 characters can be 1,020 bytes, past a file system's 255: saved under
+    // the name cut to fit by characters, its extension kept (the write had failed ENAMETOOLONG).
+    const long = await fetch(`${gw.url}/v1/tasks/${REVIEW_TASK}/files`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ source: "receipts", fileName: `${"📄".repeat(250)}.pdf`, data: Buffer.from("long name").toString("base64") })
+    })
+    expect(long.status).toBe(201)
+    const { documentRef } = await long.json() as { documentRef: string }
+    const fitted = `${"📄".repeat(62)}.pdf`
+    expect(ok(await svc("files", "download", REVIEW_TASK, documentRef))).toContain(`Saved ${fitted} (9 B`)
+    expect(readFileSync(path.join(work, fitted), "utf8")).toBe("long name")
   }, 60_000)
 })
 

@@ -259,7 +259,28 @@ export const filenameOf = (disposition: string | undefined): string | undefined 
   if (name === undefined) return undefined
   // eslint-disable-next-line no-control-regex
   const safe = path.basename(name.replace(/\\/g, "/")).replace(/[\u0000-\u001f\u007f]/g, "").trim()
-  return safe === "" || safe === "." || safe === ".." ? undefined : safe
+  return safe === "" || safe === "." || safe === ".." ? undefined : fitName(safe)
+}
+
+/** What file systems take for one name: 255 bytes (ext4, XFS, APFS; NTFS counts 255 UTF-16 units). */
+const NAME_MAX_BYTES = 255
+
+/**
+ * `name` cut to NAME_MAX_BYTES of UTF-8 by whole characters, its extension kept: a stored name is up
+ * to 255 characters, and 255 emoji are 1,020 bytes (the write failed with ENAMETOOLONG).
+ */
+export const fitName = (name: string, maxBytes: number = NAME_MAX_BYTES): string => {
+  if (Buffer.byteLength(name) <= maxBytes) return name
+  const dot = name.lastIndexOf(".")
+  const ext = dot > 0 && Buffer.byteLength(name.slice(dot)) <= 32 ? name.slice(dot) : ""
+  let stem = ""
+  let room = maxBytes - Buffer.byteLength(ext)
+  for (const c of name.slice(0, name.length - ext.length)) {
+    room -= Buffer.byteLength(c)
+    if (room < 0) break
+    stem += c
+  }
+  return stem + ext
 }
 
 /** A file system failure with Node's own words (`ENOENT: no such file or directory, open '...'`) after Effect's. */
@@ -296,8 +317,9 @@ const download = gatewayCommand(
       if (!args.force && (yield* fs.exists(target).pipe(Effect.orElseSucceed(() => false)))) {
         return yield* usage(`${target} exists; pass --force to overwrite it, or --output another path`)
       }
-      // Streamed into a temporary file beside the target, renamed once complete.
-      const partial = `${target}.part-${process.pid}`
+      // Streamed into a temporary file beside the target, renamed once complete; its name is short
+      // whatever the target's (`<255-byte name>.part-<pid>` was too long for the file system).
+      const partial = path.join(path.dirname(target), `.svc-download-${process.pid}-${Date.now().toString(36)}.part`)
       yield* Stream.run(counted, fs.sink(partial)).pipe(
         Effect.andThen(fs.rename(partial, target)),
         Effect.tapError(() => fs.remove(partial).pipe(Effect.ignore)),
