@@ -16,5 +16,16 @@ export const clip = (s: string, max: number): string => {
   return `${s.slice(0, end)}…`
 }
 
-/** `s` JSON-quoted, cut to `max` characters (MAX_QUOTED_CHARS unless given). */
-export const quoted = (s: string, max: number = MAX_QUOTED_CHARS): string => JSON.stringify(clip(s, max))
+/**
+ * What JSON leaves raw but a message must not carry raw: DEL and the C1 controls (U+009B starts a
+ * terminal escape), the line and paragraph separators, and invisible format characters (the
+ * bidirectional controls reorder the text around them) but the joiners emoji and scripts need.
+ */
+const INVISIBLE = /[\u007f-\u009f\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu
+
+/** `json` (a JSON text) with the characters above as `\uXXXX` escapes: still JSON, now visible. */
+export const escapeInvisible = (json: string): string =>
+  json.replace(INVISIBLE, (c) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""))
+
+/** `s` JSON-quoted, cut to `max` characters (MAX_QUOTED_CHARS unless given), nothing invisible in it. */
+export const quoted = (s: string, max: number = MAX_QUOTED_CHARS): string => escapeInvisible(JSON.stringify(clip(s, max)))

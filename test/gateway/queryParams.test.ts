@@ -70,6 +70,12 @@ describe("unknown query parameters", () => {
         const first = (yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?limit=1`)).body.events[0].position
         const taken = yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?after=${first}&limit=1`)
         expect(taken.status).toBe(200)
+        // A name is shown on one line with nothing invisible: separators, C1 controls and
+        // bidirectional controls escaped (they had been echoed raw).
+        for (const [name, shown] of [["a\u2028b", "a\\u2028b"], ["\u009b2J", "\\u009b2J"], ["x\u202ey", "x\\u202ey"]] as const) {
+          const res = yield* raw("GET", `/v1/entities?${encodeURIComponent(name)}=1`)
+          expect(res.body.message).toBe(`"${shown}": is unexpected: this endpoint takes no query parameters`)
+        }
         // The old seq cursor is not a parameter any more: refused like any unknown name.
         expectError(yield* raw("GET", `/v1/tasks/${EXPENSE_TASK}/events?afterSeq=0`), 400, "Bad Request", /^afterSeq: is unexpected/)
         expect((yield* raw("GET", `/v1/entities/${ACME_US}/tasks?status=IN_PROGRESS`)).status).toBe(200)

@@ -21,6 +21,15 @@ describe("quoted", () => {
     expect(clip(s, 65)).toBe(`${"9".repeat(63)}😀…`)
     expect(quoted("a\u0000\"b")).toBe(`"a\\u0000\\"b"`)
   })
+
+  it("shows what JSON leaves raw escaped too: C1 controls, line separators, bidirectional and other invisible format characters", () => {
+    expect(quoted("a\u2028b\u009b[2Jc\u202edcba\u007f")).toBe(`"a\\u2028b\\u009b[2Jc\\u202edcba\\u007f"`)
+    // A tag character (outside the BMP) as its two escaped halves; still JSON.
+    expect(quoted("x\u{E0041}y")).toBe(`"x\\udb40\\udc41y"`)
+    expect(JSON.parse(quoted("x\u{E0041}\u2029y"))).toBe("x\u{E0041}\u2029y")
+    // Emoji sequences and scripts keep their joiners, and letters stay letters.
+    expect(quoted("👨\u200d👩 é ب\u200cی")).toBe(`"👨\u200d👩 é ب\u200cی"`)
+  })
 })
 
 describe("bearerCredential", () => {
