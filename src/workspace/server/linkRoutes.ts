@@ -167,7 +167,7 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
     /** The task as the page names it, and the task's current step now. */
     const taskOf = (link: OpenedLink) =>
       Effect.gen(function*() {
-        const task = yield* workspace.getTask(link.taskId)
+        let task = yield* workspace.getTask(link.taskId)
         const next = yield* workspace.getNextStep(link.tenantId, link.taskId)
         const entity = yield* Effect.option(workspace.getEntity(link.tenantId, task.entityId))
         const step = next.step
@@ -180,7 +180,11 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
           args: step !== null && step.id === link.stepId ? step.args : {}
         }
         const current = task.currentStep === link.stepId && step !== null && step.id === link.stepId
-        return { view, current, now: task.currentStep === null ? `the task is ${task.status}` : `now at “${step?.title ?? task.currentStep}”` }
+        // The task was read before a decision was applied and its next step after: read it again,
+        // or the page says the task left the step for that same step ("now at" its own id).
+        if (!current && task.currentStep === link.stepId) task = yield* workspace.getTask(link.taskId)
+        const titleOf = (id: string) => (step !== null && step.id === id ? step.title : next.steps.find((s) => s.id === id)?.title) ?? id
+        return { view, current, now: task.currentStep === null ? `the task is ${task.status}` : `now at “${titleOf(task.currentStep)}”` }
       })
 
     /** The link's state now, and for an open one its task, its person check and whether its step is still current. */
