@@ -54,8 +54,9 @@ export const buildConsole = async (outdir = join(ROOT, "dist", "console")) => {
     const script = built.find((f) => f.endsWith(".js"))
     const style = built.find((f) => f.endsWith(".css"))
     const html = readFileSync(join(ROOT, TEMPLATE), "utf8")
-      .replace("%SCRIPT%", `/console/${script}`)
-      .replace("%STYLE%", `/console/${style}`)
+      // Relative: the page is served at the gateway's root, or under a proxy's path prefix.
+      .replace("%SCRIPT%", `console/${script}`)
+      .replace("%STYLE%", `console/${style}`)
     writeFileSync(join(staging, "index.html"), html)
     const files = {}
     for (const name of [...built, "index.html"]) {

@@ -1,5 +1,5 @@
 /** The task's files, each with a download link (the gateway's download path as the list names it). */
-import { gw } from "./api.js"
+import { gw, underBase } from "./api.js"
 import { usePoll } from "./poll.js"
 import { ErrorText, Time } from "./ui.js"
 import { fileTypeName } from "./words.js"
@@ -15,7 +15,7 @@ export const Files = ({ taskId, version }: { taskId: string; version: number }) 
         <ul>
           {files.data.map((f) => (
             <li key={f.id}>
-              <a href={f.downloadUrl} download={f.filename}>Download {f.filename}</a>{" "}
+              <a href={underBase(f.downloadUrl)} download={f.filename}>Download {f.filename}</a>{" "}
               <span class="hint">{fileTypeName(f.contentType)} · <Time iso={f.uploadedAt} /></span>
             </li>
           ))}

@@ -5,11 +5,21 @@
 import { createGatewayClient, type PromiseClient, type GatewayClient, type RawUploadRequest, type UploadResult, uploadFileRawWithFetch } from "../client/index.js"
 import { xhrFetch } from "./xhrFetch.js"
 
-export const gw: PromiseClient<GatewayClient> = createGatewayClient(location.origin)
+/**
+ * Where the page was served, without its hash: the gateway's root, or the path prefix a reverse
+ * proxy puts it under (SVC_PUBLIC_URL=https://example.com/acme hands out `.../acme/#/tasks/...`).
+ * Calls, assets and links are made relative to it, never to the origin's root.
+ */
+export const consoleBase = new URL(".", location.href).href.replace(/\/+$/, "")
+
+/** A root-relative path the API answers with (a download URL) under the console's base. */
+export const underBase = (path: string) => (path.startsWith("/") && !path.startsWith("//") ? consoleBase + path : path)
+
+export const gw: PromiseClient<GatewayClient> = createGatewayClient(consoleBase)
 
 /** A file sent as its own bytes (the raw upload), reporting upload progress. */
 export const uploadRaw = (request: RawUploadRequest, onProgress: (fraction: number) => void): Promise<UploadResult> =>
-  uploadFileRawWithFetch(location.origin, request, { fetch: xhrFetch(onProgress) })
+  uploadFileRawWithFetch(consoleBase, request, { fetch: xhrFetch(onProgress) })
 
 /** The message of a failure from the client: the error shape's `message`, else a transport description. */
 export const messageOf = (error: unknown): string => {

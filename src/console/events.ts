@@ -10,14 +10,14 @@ import { useEffect, useState } from "preact/hooks"
 import type { TaskEvent } from "../api/resources.js"
 import { comparePositions, laterPosition } from "../api/eventPaging.js"
 import { encodePathSegment } from "../client/pathParams.js"
-import { gw } from "./api.js"
+import { consoleBase, gw } from "./api.js"
 
 export const POLL_MS = 700
 const OPEN_TIMEOUT_MS = 4000
 
 export type Transport = "connecting" | "live" | "polling"
 
-export const streamUrl = (taskId: string) => `/v1/tasks/${encodePathSegment(taskId)}/events/stream`
+export const streamUrl = (taskId: string) => `${consoleBase}/v1/tasks/${encodePathSegment(taskId)}/events/stream`
 
 export const useTaskEvents = (taskId: string): { events: ReadonlyArray<TaskEvent>; transport: Transport; error?: string } => {
   const [events, setEvents] = useState<ReadonlyArray<TaskEvent>>([])

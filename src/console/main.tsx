@@ -53,7 +53,7 @@ const App = () => {
             <li><a href={href.inbox()} aria-current={route.screen === "inbox" ? "page" : undefined}>Inbox</a></li>
             <li><a href={href.entities()} aria-current={route.screen === "entities" ? "page" : undefined}>Entities</a></li>
             <li><a href="#/gl" aria-current={route.screen === "gl" ? "page" : undefined}>General ledger</a></li>
-            <li><a href="/docs">API reference</a></li>
+            <li><a href="docs">API reference</a></li>
           </ul>
         </nav>
       </header>

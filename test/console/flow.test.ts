@@ -156,7 +156,7 @@ describe("the task console in a browser", { timeout: 120_000 }, () => {
     const link = page.getByRole("link", { name: "Download receipt.png" })
     await link.waitFor({ timeout: 10_000 })
     const href = await link.getAttribute("href")
-    expect(Buffer.from(await (await fetch(`${gw!.url}${href}`)).arrayBuffer()).equals(PNG)).toBe(true)
+    expect(Buffer.from(await (await fetch(new URL(href!, `${gw!.url}/`))).arrayBuffer()).equals(PNG)).toBe(true)
     // Sent as its own bytes (the raw upload), not as base64 in JSON.
     // (The request log is written in batches: polled for.)
     await expect.poll(() => gw!.output()).toMatch(/"method":"POST","route":"\/v1\/tasks\/:taskId\/files\/raw","path":"[^"]+","status":201/)

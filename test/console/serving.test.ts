@@ -41,8 +41,9 @@ describe("the console at /", { timeout: 60_000 }, () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff")
     const html = await res.text()
     expect(html).not.toMatch(/<script>|<style>|\sstyle=|\son[a-z]+=/i) // nothing inline the CSP would refuse
-    const script = /src="(\/console\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1]
-    const style = /href="(\/console\/main-[A-Z0-9]+\.css)"/.exec(html)?.[1]
+    // Relative to the page (served at the root, or under a proxy's path prefix).
+    const script = /src="console(\/main-[A-Z0-9]+\.js)"/.exec(html)?.[1]?.replace(/^/, "/console")
+    const style = /href="console(\/main-[A-Z0-9]+\.css)"/.exec(html)?.[1]?.replace(/^/, "/console")
     expect(script).toBeDefined()
     expect(style).toBeDefined()
     for (const path of [script!, style!]) {
@@ -69,7 +70,7 @@ describe("the console at /", { timeout: 60_000 }, () => {
 
   it("sends the build's br and gzip files, the same bytes once decompressed, and varies on Accept-Encoding", async () => {
     const html = await get("/", { "accept-encoding": "identity" })
-    const script = /src="(\/console\/[^"]+)"/.exec(await html.text())![1]!
+    const script = `/${/src="(console\/[^"]+)"/.exec(await html.text())![1]!}`
     const identity = await raw(await get(script, { "accept-encoding": "identity" }))
     // Node's fetch would decode transparently; read the wire bytes through node:http instead.
     const wire = async (encoding: string) => {
