@@ -41,6 +41,16 @@ export const sourceHandler: http.RequestListener = (req, res) => {
       res.writeHead(200, { "content-disposition": `attachment; filename="report \\"q1\\".xlsx"` })
       res.end("xlsx")
       return
+    case "/cd-utf8":
+      // Raw UTF-8 in a plain filename (not RFC 6266's filename*, but common): Node writes each
+      // character of the header string as one byte.
+      res.writeHead(200, { "content-disposition": `attachment; filename="${Buffer.from("résumé 📄.pdf").toString("latin1")}"` })
+      res.end("pdf")
+      return
+    case "/cd-latin1":
+      res.writeHead(200, { "content-disposition": `attachment; filename="caf\u00e9.txt"` })
+      res.end("txt")
+      return
     case "/cd-path":
       res.writeHead(200, { "content-disposition": `attachment; filename="../../etc/passwd"` })
       res.end("not passwd")

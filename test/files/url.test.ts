@@ -79,6 +79,12 @@ describe("url provider: good cases", () => {
       expect((yield* fetchUrl(source.url("/cd-path"))).fileName).toBe("passwd")
     }))
 
+  it.live("a plain filename in raw UTF-8 is read as UTF-8 (it had been stored as rÃ©sumÃ©); a Latin-1 one stays Latin-1", () =>
+    Effect.gen(function*() {
+      expect((yield* fetchUrl(source.url("/cd-utf8"))).fileName).toBe("résumé 📄.pdf")
+      expect((yield* fetchUrl(source.url("/cd-latin1"))).fileName).toBe("café.txt")
+    }))
+
   it.live("without a name the pipeline falls back to <source>-<timestamp> and the remote type", () =>
     Effect.gen(function*() {
       const got = yield* fetchUrl(source.url("/"))
