@@ -72,6 +72,10 @@ describe("npm start", { timeout: 120_000 }, () => {
     await waitHealthy(port, npm, 90_000)
     // npm's child is node itself (the script execs it), running the built entry.
     const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
+    // Stopped whatever fails below: killing npm leaves its child running (one outlived a failed run).
+    cleanup.push(() => {
+      if (alive(serverPid)) process.kill(serverPid, "SIGKILL")
+    })
     expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("dist/main.js")
     // On the pinned Node 24 (node_modules/.bin/node, first on npm's PATH), whatever the machine's node is.
     expect(readlinkSync(`/proc/${serverPid}/exe`)).toBe(realpathSync(join(ROOT, "node_modules", ".bin", "node")))
