@@ -25,7 +25,7 @@ const INVISIBLE = /[\u007f-\u009f\u2028\u2029]|(?![\u200c\u200d])\p{Cf}/gu
 
 /** `json` (a JSON text) with the characters above as `\uXXXX` escapes: still JSON, now visible. */
 export const escapeInvisible = (json: string): string =>
-  json.replace(INVISIBLE, (c) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`).join(""))
+  json.replace(INVISIBLE, (c) => c.split("").map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""))
 
 /** `s` JSON-quoted, cut to `max` characters (MAX_QUOTED_CHARS unless given), nothing invisible in it. */
 export const quoted = (s: string, max: number = MAX_QUOTED_CHARS): string => escapeInvisible(JSON.stringify(clip(s, max)))

@@ -22,7 +22,8 @@ const unhomoglyph = (s: string): string =>
  * `skeleton`'s case folding first would make small letters the table reads otherwise (`κ` as `ĸ`).
  */
 export const confusablesAsWritten = (text: string): string =>
-  unhomoglyph(text.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP_AS_WRITTEN, "."))
+  // The dot e-mail domains read, here too: the table reads `。` as `˳`.
+  unhomoglyph(text.normalize("NFKC").replace(IDEOGRAPHIC_FULL_STOP, "."))
 
 // Step 4: default-ignorable, format and control characters, and the Braille blank.
 const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\u2800]/gu
@@ -30,8 +31,6 @@ const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\u2800]/gu
 // Step 4: a dot above where the letter's own dot already is; the dot e-mail domains also read.
 const SOFT_DOTTED_DOT = /(\p{Soft_Dotted})\u0307/gu
 const IDEOGRAPHIC_FULL_STOP = /\u3002/g
-// The same, for the table on the text as written (it reads `。` as `˳`, not as the dot domains read).
-const IDEOGRAPHIC_FULL_STOP_AS_WRITTEN = /\u3002/g
 
 // Cherokee folds to its capitals (Unicode's CaseFolding.txt, for stability): lower case makes
 // small letters that the confusables table does not know (`ᏔORKSPACE` would not read as `workspace`).

@@ -23,6 +23,7 @@ import { BadRequest, PayloadTooLarge } from "../../api/errors.js"
 import { type FetchedFile, provider } from "../FileFetcher.js"
 import type { IngestConfigShape } from "../IngestConfig.js"
 import { bareHost, defaultPort, describeRequestError, errorMessage, httpsModule, hostPortKey, makeOutboundAgents } from "../../http/outbound/outboundGuard.js"
+import { headerText } from "../../services/actorValue.js"
 
 export { describeRequestError }
 
@@ -109,21 +110,6 @@ const decodeRfc8187 = (value: string): string | undefined => {
   return undefined
 }
 
-/**
- * A header value as Node gives it (each byte one character, Latin-1): many servers send a plain
- * `filename` as raw UTF-8 (RFC 6266 leaves it to `filename*`), which read as Latin-1 is mojibake
- * (`rÃ©sumÃ©.pdf`). Bytes that are well-formed UTF-8 with a non-ASCII character are read as
- * UTF-8, as browsers do; anything else stays Latin-1.
- */
-const utf8OrLatin1 = (value: string): string => {
-  if (!/[\x80-\xff]/.test(value) || /[^\x00-\xff]/.test(value)) return value
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(value, "latin1"))
-  } catch {
-    return value
-  }
-}
-
 /** RFC 6266: `filename*` (RFC 8187) preferred over `filename`. */
 export const fileNameFromContentDisposition = (header: string | undefined): string | undefined => {
   if (header === undefined) return undefined
@@ -136,7 +122,9 @@ export const fileNameFromContentDisposition = (header: string | undefined): stri
   const plain = /(?:^|;)\s*filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/i.exec(header)
   if (plain !== null) {
     const raw = plain[1] !== undefined ? plain[1].replace(/\\(.)/g, "$1") : (plain[2] ?? "").trim()
-    return cleanName(utf8OrLatin1(raw))
+    // Many servers send a plain filename as raw UTF-8 (RFC 6266 leaves that to filename*): read
+    // as UTF-8 when its bytes are, as browsers do (`rÃ©sumÃ©.pdf` otherwise), else as Latin-1.
+    return cleanName(headerText(raw) ?? raw)
   }
   return undefined
 }

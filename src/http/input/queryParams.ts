@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as SchemaAST from "effect/SchemaAST"
 import { BadRequest } from "../../api/errors.js"
 import { matchPath } from "../errors/unrouted.js"
-import { quoted as quotedValue } from "../../lib/quoted.js"
+import { quoted } from "../../lib/quoted.js"
 
 /**
  * The part of an HttpApi read here, structurally: Effect 4's `HttpApi.Top` is not a supertype of a
@@ -59,16 +59,16 @@ const repeatableQueryParams = (api: QueryRoutes): ReadonlyMap<string, ReadonlySe
   )
 }
 
-const quoted = (names: Iterable<string>) => [...names].map((n) => JSON.stringify(n)).join(" | ")
+const quotedNames = (names: Iterable<string>) => [...names].map((n) => JSON.stringify(n)).join(" | ")
 
 /** The 400 for `key`, when the endpoint takes `allowed`. */
 export const unexpectedQueryParam = (key: string, allowed: ReadonlySet<string>) => {
   // Shown as sent, but on one line and bounded; an empty name as "".
-  const shown = key === "" ? `""` : key.length > 64 || /[\s"\\]|[^\x20-\x7e]/.test(key) ? quotedValue(key) : key
+  const shown = key === "" ? `""` : key.length > 64 || /[\s"\\]|[^\x20-\x7e]/.test(key) ? quoted(key) : key
   return new BadRequest({
     message: allowed.size === 0
       ? `${shown}: is unexpected: this endpoint takes no query parameters`
-      : `${shown}: is unexpected, expected: ${quoted(allowed)}`
+      : `${shown}: is unexpected, expected: ${quotedNames(allowed)}`
   })
 }
 
