@@ -90,6 +90,12 @@ const chunkOf = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${
  * A raw keep-alive connection that was open (one health check answered) when the gateway got
  * SIGTERM, once the drain has begun. `answers` writes its text and returns the heads of the
  * answers read until the server closed the connection.
+ *
+ * Until the test writes, the connection sends an empty line every 50 ms (HTTP/1.1 ignores empty
+ * lines before a request line): a client that writes promptly. A drain closes a connection idle
+ * for 500 ms since its last answer (IDLE_LINGER_MS), and on a loaded machine the signal, the
+ * drain's log line and this process reading it took longer than that, so the connection was
+ * closed before the test wrote and no answer came.
  */
 const drainingConnection = async (gw: RunningService) => {
   const { hostname, port } = new URL(gw.url)
@@ -103,13 +109,20 @@ const drainingConnection = async (gw: RunningService) => {
   socket.write(get("/v1/health"))
   await until(() => received.includes("{\"status\":\"ok\"}"), 5_000)
   received = ""
+  const prompt = setInterval(() => socket.write("\r\n"), 50)
   gw.kill("SIGTERM")
   await until(() => /SIGTERM received: draining/.test(gw.output()), 5_000)
+  expect(closed, "the connection was closed before the test wrote").toBe(false)
+  const write = (text: string) => {
+    clearInterval(prompt)
+    socket.write(text)
+  }
   return {
     socket,
+    write,
     received: () => received,
     answers: async (text: string) => {
-      socket.write(text)
+      write(text)
       await until(() => closed, 5_000)
       return received.match(/HTTP\/1\.1 \d{3}[^]*?\r\n\r\n/g) ?? []
     }
@@ -328,7 +341,7 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
     // The first read is under the limit (the request is handled, its body read); the second
     // passes it, and two requests follow in that same read. The 413 is decided while Node
     // parses that read, before the requests behind it were seen: it must not be the closing one.
-    conn.socket.write(chunkedEvent(taskId) + chunkOf(body.slice(0, cut)))
+    conn.write(chunkedEvent(taskId) + chunkOf(body.slice(0, cut)))
     await new Promise((r) => setTimeout(r, 200))
     const heads = await conn.answers(chunkOf(body.slice(cut)) + "0\r\n\r\n" + get("/v1/health") + get("/v1/health"))
     expect(heads.map((head) => head.split(" ")[1]), conn.received()).toEqual(["413", "200", "200"])
