@@ -4,30 +4,12 @@
  * event stream and the WorkspaceApi. Without them the answer starts at the first event.
  */
 import * as Schema from "effect/Schema"
-import type * as SchemaAST from "effect/SchemaAST"
-import * as SchemaTransformation from "effect/SchemaTransformation"
+import { decimalInt } from "./decimalInt.js"
 import { TaskEvent } from "./resources.js"
 import { utf8Length } from "./textLength.js"
 
 /** The most events one page may ask for. */
 export const EVENT_PAGE_MAX = 1000
-
-/**
- * Digits only (no sign, exponent, hex or spaces), then a safe integer within `checks`; `what`
- * says what it must be. Its encoded side is a string, so HttpApi's query and header codecs take
- * it as it is.
- */
-const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
-  Schema.String.check(Schema.isPattern(/^\d{1,16}$/u, { message: `must be ${what}` })).pipe(
-    Schema.decodeTo(
-      Schema.Finite.check(
-        Schema.isInt(),
-        Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: `must be ${what}` }),
-        ...checks
-      ),
-      SchemaTransformation.numberFromString
-    )
-  )
 
 /**
  * A position as the store writes it: `<n>`, or `<tx>-<n>` where the store orders by the writing

@@ -3,6 +3,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { intBetween } from "../api/decimalInt.js"
 import { optional } from "../api/optional.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
@@ -17,7 +18,7 @@ export const DOCUMENT_HEADER = "x-workspace-document"
 
 export const DocumentListParams = Schema.Struct({
   source: optional(NonEmpty(256).annotate({ description: "Only documents of this source" })),
-  limit: Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })).annotate({
+  limit: intBetween(1, 1000).annotate({
     description: "At most this many documents"
   })
 })

@@ -4,6 +4,7 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { intBetween } from "../api/decimalInt.js"
 import { ConflictWire, NotFoundWire } from "../api/errors.js"
 import { IdempotencyKeyHeaders } from "../api/idempotency.js"
 import { CreatedTask, EntitySummary } from "../api/resources.js"
@@ -29,7 +30,7 @@ export const TaskQueryParams = Schema.Struct({
       description: "JSON array of {workflowId, stepId}: only tasks whose current step is one of these"
     })),
   after: Schema.optionalKey(IdParam("Only the tasks after this one (a task of this entity; 400 otherwise)")),
-  limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: LIST_LIMIT_MAX }))
+  limit: Schema.optionalKey(intBetween(1, LIST_LIMIT_MAX)
       .annotate({ description: `At most this many tasks, 1..${LIST_LIMIT_MAX}` }))
 })
 

@@ -9,6 +9,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import { intBetween } from "../api/decimalInt.js"
 import { closed } from "../api/dtos.js"
 import { BadRequestWire, NotFoundWire } from "../api/errors.js"
 import { Timestamp, Uuid, withUuidFolded } from "../api/ids.js"
@@ -211,7 +212,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       params: WebhookPath,
       query: Schema.Struct({
         tenant: TenantSlug,
-        limit: Schema.optionalKey(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 })))
+        limit: Schema.optionalKey(intBetween(1, 1000))
       }),
       success: Schema.Array(WebhookAttempt),
       error: Errors

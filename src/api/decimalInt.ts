@@ -1,0 +1,31 @@
+/**
+ * Integers in query parameters: digits only (no sign, exponent, hex, spaces or empty text), as
+ * the gateway's and the workspace service's lists take them. `NumberFromString` read `0x10` as
+ * 16, `1e3` as 1000 and an empty `?limit=` as 0.
+ */
+import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+
+/**
+ * Digits only, then a safe integer within `checks`; `what` says what it must be. Its encoded
+ * side is a string, so HttpApi's query and header codecs take it as it is.
+ */
+export const decimalInt = (what: string, ...checks: Array<SchemaAST.Check<number>>) =>
+  Schema.String.check(Schema.isPattern(/^\d{1,16}$/u, { message: `must be ${what}` })).pipe(
+    Schema.decodeTo(
+      Schema.Finite.check(
+        Schema.isInt(),
+        Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER, { message: `must be ${what}` }),
+        ...checks
+      ),
+      SchemaTransformation.numberFromString
+    )
+  )
+
+/** An integer from `minimum` to `maximum`, written in digits. */
+export const intBetween = (minimum: number, maximum: number) =>
+  decimalInt(
+    `an integer from ${minimum} to ${maximum}`,
+    Schema.isBetween({ minimum, maximum }, { message: `must be an integer from ${minimum} to ${maximum}` })
+  )
