@@ -78,3 +78,48 @@ it("a link decision that another person's identical decision beat answers 409 na
   // The race was run: Bob's decision came first in some rounds.
   expect(beaten).toBeGreaterThan(0)
 }, 120_000)
+
+/** A JSON GET on a connection of its own, `delayMs` from now. */
+const getLater = (url: string, delayMs: number) =>
+  new Promise<{ status: number; body: any }>((resolve, reject) =>
+    setTimeout(() => {
+      const req = request(url, { agent: false, headers: { accept: "application/json" } }, (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (c: string) => (text += c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+      })
+      req.on("error", reject)
+      req.end()
+    }, delayMs))
+
+it("a link read while another person's approval is applied never says the task moved on to the link's own step", async () => {
+  // The page reads the task and then its next step: when the approval is applied between the
+  // two reads, the task (read first) is still at the link's step and the next step (read after)
+  // is the following one. The page said "no longer at step “Controller approval” (now at
+  // “Controller approval”)": the step it had just said the task left.
+  const nowAt: Array<string> = []
+  for (let i = 12; i < 24; i++) {
+    const taskId = acmeTask(i)
+    const pair = await links.pairOf(taskId, "ann@acme.test")
+    const [bob, ...seen] = await Promise.all([
+      post(`${gw.url}/v1/tasks/${taskId}/action`, { type: "approved", comments: "bob approves" }, { [HEADER]: "bob@acme.test" }),
+      // Reads spread over the approval's time (a few ms), so that some land between its commit
+      // and the page's second read; Ann's own posts keep the process busy meanwhile (without
+      // the fix, 5 runs of 5 failed, each in one round or more).
+      ...Array.from({ length: 12 }, (_, n) => getLater(pair.approveUrl, n * 2)),
+      ...Array.from({ length: 4 }, () => post(pair.approveUrl, { comments: "ann approves" }, { "sec-fetch-site": "same-origin", origin: gw.url }))
+    ])
+    // One approval of the step: Bob's or one of Ann's posts.
+    const posts = [bob, ...seen.slice(12)]
+    expect(posts.filter((p) => p.status === 200), JSON.stringify(posts)).toHaveLength(1)
+    for (const answer of seen) {
+      const step = answer.status === 409 ? /\(now at “([^”]*)”\)/.exec(answer.body.message)?.[1] : undefined
+      if (step === undefined) continue
+      nowAt.push(step)
+      expect(step, answer.body.message).toBe("CFO approval")
+    }
+  }
+  // The race was run: some reads came after the approval.
+  expect(nowAt.length).toBeGreaterThan(0)
+}, 120_000)
