@@ -384,9 +384,9 @@ const DECLARATIONS = [
     readBy: ["gateway", "workspace"],
     section: "server",
     description:
-      "How long an idle keep-alive connection stays open (behind a pooling proxy: above its idle timeout).",
+      "How long an idle keep-alive connection stays open (behind a pooling proxy: above its idle timeout). One that sends bytes but begins no request (empty lines) is closed after this plus the header timeout.",
     docs: { table: "main", default: "5000", meaning:
-        "idle keep-alive connections are closed after this" },
+        "idle keep-alive connections are closed after this; one that sends bytes but begins no request (empty lines, which may precede a request) after this plus the header timeout" },
   },
   {
     name: "SVC_MAX_HEADERS",

@@ -90,7 +90,15 @@ interface ConnectionState {
   discarding: boolean
   /** The request admitted last on it: the one answer that closes the connection in a drain. */
   last: http.ServerResponse | undefined
+  /** Idle for this long with no request begun, it is closed (`track`'s `requestlessMs`). */
+  requestlessMs: number
 }
+
+/**
+ * How often connections are looked at for `requestlessMs` (a bound of 16 s by default, so a
+ * second late at most).
+ */
+const REQUESTLESS_CHECK_MS = 1_000
 
 /** How much the shutdown after the drain (closing the database, ...) may take before the process exits 1. */
 export const SHUTDOWN_BACKSTOP_MS = 5_000
@@ -143,6 +151,8 @@ export class Drain {
   private stalled = 0
   /** When the last idle check ran (LATE_CHECK_MS). */
   private lastCheck = 0
+  /** The look for connections past their `requestlessMs` (`track`), once a server asks for it. */
+  private requestlessCheck: ReturnType<typeof setInterval> | undefined
 
   /** True from the start of the drain on. */
   get draining(): boolean {
@@ -175,14 +185,45 @@ export class Drain {
     }
   }
 
-  /** Registers a server: its connections are counted, closed and, past the grace period, cut. */
-  track(server: http.Server): void {
+  /**
+   * Registers a server: its connections are counted, closed and, past the grace period, cut.
+   *
+   * `requestlessMs`: a connection of it with no answer in progress that has not begun a request
+   * for this long since its last answer is closed, drain or not. Node's keep-alive timeout
+   * counts from the last byte read, and its header timeout from the first byte of a request
+   * line, so a client that sent an empty line (which HTTP/1.1 lets precede a request) every
+   * second held a kept-alive connection forever with no request: measured, 40 s and counting,
+   * where silent connections are closed after 2 s. Set it past the keep-alive and header
+   * timeouts together, so that it only ends what those two would have let through.
+   */
+  track(server: http.Server, requestlessMs = Number.POSITIVE_INFINITY): void {
     this.servers.add(server)
     server.on("connection", (socket: Socket) => {
       this.accepted = true
-      this.sockets.set(socket, { active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, discarding: false, last: undefined })
+      this.sockets.set(socket, {
+        active: 0, idleSince: performance.now(), bytesAtIdle: 0, bytesAtStall: -1, stallSince: 0, discarding: false, last: undefined,
+        requestlessMs
+      })
       socket.once("close", () => this.sockets.delete(socket))
     })
+    if (requestlessMs !== Number.POSITIVE_INFINITY && this.requestlessCheck === undefined) {
+      this.requestlessCheck = setInterval(() => this.closeRequestless(), REQUESTLESS_CHECK_MS)
+      this.requestlessCheck.unref()
+    }
+  }
+
+  private closeRequestless(): void {
+    // A drain closes idle connections sooner, and a drained process has none to look at.
+    if (this.draining_) {
+      clearInterval(this.requestlessCheck)
+      return
+    }
+    const now = performance.now()
+    for (const [socket, state] of this.sockets) {
+      if (state.active === 0 && now - state.idleSince >= state.requestlessMs && !socket.destroyed) {
+        socket.destroy()
+      }
+    }
   }
 
   /** Registers a request as it arrives (before anything answers it). */

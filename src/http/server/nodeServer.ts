@@ -746,7 +746,8 @@ export const createGatewayServer = (
   // Node emits `checkExpectation` (an Expect other than 100-continue) only to a listener, else
   // answers 417 with an empty body itself; the emit below answers it, so this one never runs.
   server.on("checkExpectation", () => {})
-  drain?.track(server)
+  // Past what the keep-alive and header timeouts allow together, and a check of Node's after them.
+  drain?.track(server, settings.keepAliveTimeoutMs + settings.headersTimeoutMs + checkingIntervalMs(settings))
   const noteRequest = collectWhenProcessIdle(server, settings.idleCollectMs)
   // Whether the application was ever attached: before, a request is early ("starting up");
   // after (its handler detached at shutdown), late.
