@@ -754,6 +754,15 @@ export const createGatewayServer = (
   let served = false
   server.on("newListener", (event: string | symbol) => {
     if (event === "request") served = true
+    // No protocol upgrade is served here (no WebSockets, no h2c), and while an `upgrade`
+    // listener exists (Effect's server adds one) Node hands every request carrying
+    // `Connection: Upgrade` to it instead of emitting `request`: past every check below, the
+    // drain's count and the connection rules (`curl --http2` had its event stream cut, 150
+    // headers answered 200, the per-client stream share not counted). Without one, Node answers
+    // it as the HTTP/1.1 request it also is, as RFC 9110 lets a server ignore Upgrade. Removed
+    // on the next tick: `newListener` runs before the listener is added, and no socket is read
+    // in between.
+    if (event === "upgrade") process.nextTick(() => server.removeAllListeners("upgrade"))
   })
   const emit = server.emit.bind(server) as (event: string, ...args: Array<any>) => boolean
   server.emit = ((event: string, ...args: Array<any>) => {
