@@ -123,6 +123,31 @@ describe.concurrent("SIGTERM and clients that stopped sending partway", { timeou
     expect(await storedSeqs(db, taskId)).toEqual([2])
   })
 
+  it("empty lines every 300 ms, which begin no request, are no progress: closed about 2 s in, exit 0", async () => {
+    const { gw, port } = await start({ SVC_SHUTDOWN_GRACE_MS: "10000" })
+    // A kept-alive connection after its answer, and a new one: each sends "\r\n" every 300 ms.
+    const clients = [connect(port), connect(port)]
+    clients[0]!.socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+    const timers = clients.map((c) => setInterval(() => c.socket.destroyed || c.socket.write("\r\n"), 300))
+    try {
+      await new Promise((r) => setTimeout(r, 400))
+      const signalAt = performance.now()
+      gw.kill("SIGTERM")
+      // Before, they held it for the 10 s grace period and the exit was 1.
+      const exit = await exitWithin(gw, 9_000)
+      expect(exit.code, gw.output()).toBe(0)
+      for (const client of clients) {
+        expect(client.closedAt(), "the connection was closed").toBeDefined()
+        expect(client.closedAt()! - signalAt).toBeGreaterThan(1_500)
+        expect(client.closedAt()! - signalAt).toBeLessThan(5_000)
+      }
+      expect(clients[0]!.answer()).toMatch(/^HTTP\/1\.1 200 /)
+      expect(clients[1]!.answer()).toBe("")
+    } finally {
+      for (const t of timers) clearInterval(t)
+    }
+  })
+
   it("a body the server holds back (Expect: 100-continue, its client's budget share full) is not a stall: answered after the wait, exit 0", async () => {
     const { gw, db, taskId, port } = await start({
       SVC_SHUTDOWN_GRACE_MS: "12000",

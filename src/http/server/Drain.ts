@@ -123,7 +123,8 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
  * 4. Each connection closes after its last answer (a download whose headers had gone out
  *    keep-alive is closed once it is complete). A client that stops sending a request partway
  *    (its headers, or its body once the server reads it) is not waited for: after STALLED_MS of
- *    nothing its connection is closed. A body the server holds back (its socket paused, or
+ *    nothing its connection is closed, and so is one whose bytes have not made a request
+ *    STALLED_MS into the drain, however they trickle. A body the server holds back (its socket paused, or
  *    `Expect: 100-continue` not yet answered) is not a stall, and neither is a wait the event
  *    loop caused (LATE_CHECK_MS).
  * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
@@ -371,6 +372,13 @@ export class Drain {
       }
       if (!this.partwayIn(socket, state)) {
         state.bytesAtStall = -1
+      } else if (state.active === 0 && now - Math.max(state.idleSince, this.startedAt) >= STALLED_MS) {
+        // Bytes since its last answer and still no request after STALLED_MS of the drain: empty
+        // lines begin none (HTTP/1.1 lets them precede one) and start no header timer, so one
+        // every second was progress forever and held the drain for the whole grace period, exit
+        // 1. A request's headers come in a write or two; once they are in, it is admitted.
+        this.stalled++
+        socket.destroy()
       } else if (state.bytesAtStall !== socket.bytesRead) {
         state.bytesAtStall = socket.bytesRead
         state.stallSince = now
