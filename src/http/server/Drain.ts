@@ -124,9 +124,9 @@ export const SHUTDOWN_BACKSTOP_MS = 5_000
  *    keep-alive is closed once it is complete). A client that stops sending a request partway
  *    (its headers, or its body once the server reads it) is not waited for: after STALLED_MS of
  *    nothing its connection is closed, and so is one whose bytes have not made a request
- *    STALLED_MS into the drain, however they trickle. A body the server holds back (its socket paused, or
- *    `Expect: 100-continue` not yet answered) is not a stall, and neither is a wait the event
- *    loop caused (LATE_CHECK_MS).
+ *    STALLED_MS into the drain, however they trickle. A body the server holds back (its socket
+ *    paused, or `Expect: 100-continue` not yet answered) is not a stall, and neither is a wait
+ *    the event loop caused (LATE_CHECK_MS).
  * 5. When the last connection is gone the drain is over: the rest of shutdown runs (the
  *    workspace closes its database, ...) and the process exits 0.
  * 6. The grace period (SVC_SHUTDOWN_GRACE_MS, counted from the signal) bounds the whole drain:
