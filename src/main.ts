@@ -56,6 +56,7 @@ import { intSetting } from "./config/read.js"
 import { TenantConfig, tenantConfigFromEnv, type TenantConfigShape } from "./config/TenantConfig.js"
 import { eventStreamSettingsFromEnv } from "./services/EventStreams.js"
 import { unknownSettingWarnings } from "./config/unknownSettings.js"
+import { ignoredWithWorkspaceService } from "./config/embeddedOnly.js"
 import { type AdminListen, adminSettings, type AdminSettings, workspaceToken } from "./workspace/server/AdminConfig.js"
 import { adminWorkspaceApp, GL_CONNECT_ROUTES, GlConnectRoutes } from "./workspace/server/mount.js"
 import { DECISION_LINK_ROUTES, DecisionLinkRoutes } from "./workspace/server/linkRoutes.js"
@@ -174,6 +175,7 @@ const main = Effect.gen(function*() {
   const graceMs = yield* shutdownGraceConfig
   const observability = yield* observabilityConfig
   const embedded = Option.isNone(settings.workspaceUrl)
+  if (!embedded) for (const warning of ignoredWithWorkspaceService()) yield* Effect.logWarning(warning)
   const config: TenantConfigShape = embedded && Option.isNone(settings.tenantSlug)
     ? { ...settings, tenantSlug: Option.some(DEMO_TENANT) }
     : settings
