@@ -171,19 +171,19 @@ export const DecisionLinkRoutes = HttpRouter.use((router) =>
         const next = yield* workspace.getNextStep(link.tenantId, link.taskId)
         const entity = yield* Effect.option(workspace.getEntity(link.tenantId, task.entityId))
         const step = next.step
-        const titled = next.steps.find((s) => s.id === link.stepId)
+        const titleOf = (id: string) => (step !== null && step.id === id ? step.title : next.steps.find((s) => s.id === id)?.title) ?? id
+        const atLinkStep = step !== null && step.id === link.stepId
         const view: LinkPageTask = {
           taskId: task.id,
           taskTitle: task.title,
           entityName: Option.getOrUndefined(Option.map(entity, (e) => e.name)),
-          stepTitle: step !== null && step.id === link.stepId ? step.title : titled?.title ?? link.stepId,
-          args: step !== null && step.id === link.stepId ? step.args : {}
+          stepTitle: titleOf(link.stepId),
+          args: atLinkStep ? step.args : {}
         }
-        const current = task.currentStep === link.stepId && step !== null && step.id === link.stepId
+        const current = task.currentStep === link.stepId && atLinkStep
         // The task was read before a decision was applied and its next step after: read it again,
         // or the page says the task left the step for that same step ("now at" its own id).
         if (!current && task.currentStep === link.stepId) task = yield* workspace.getTask(link.taskId)
-        const titleOf = (id: string) => (step !== null && step.id === id ? step.title : next.steps.find((s) => s.id === id)?.title) ?? id
         return { view, current, now: task.currentStep === null ? `the task is ${task.status}` : `now at “${titleOf(task.currentStep)}”` }
       })
 
