@@ -1,0 +1,38 @@
+/**
+ * With TEST_CPU_LOG set (a file path), each test file appends one JSON line to it: its wall
+ * time and the CPU it cost, this worker's own and that of the processes it started and reaped
+ * (the gateways, CLIs and receivers a file runs). `node test/support/writeDurations.mjs` reads
+ * the log into test/support/durations.json, and the sequencer (./sequencer.ts) pairs files that
+ * mostly wait with files that keep a core busy. The run's PostgreSQL server and Chromium are
+ * not a file's children: see `sharedCpu` in ./sequencer.ts.
+ */
+import { appendFileSync, readFileSync } from "node:fs"
+import { relative } from "node:path"
+import { afterAll, beforeAll, expect } from "vitest"
+
+const log = process.env.TEST_CPU_LOG
+
+/** utime + stime + cutime + cstime of this process, in ms (USER_HZ is 100 on Linux). */
+const cpuMs = () => {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10
+}
+
+if (log !== undefined && log !== "") {
+  let startCpu = 0
+  let startWall = 0
+  beforeAll(() => {
+    startCpu = cpuMs()
+    startWall = performance.now()
+  })
+  afterAll(() => {
+    const file = expect.getState().testPath
+    if (file === undefined) return
+    const line = {
+      file: relative(process.cwd(), file).split("\\").join("/"),
+      wallMs: Math.round(performance.now() - startWall),
+      cpuMs: cpuMs() - startCpu
+    }
+    appendFileSync(log, `${JSON.stringify(line)}\n`)
+  })
+}
