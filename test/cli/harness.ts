@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { BUILT_ENTRY, freePorts, NPM_START_NODE_FLAGS } from "../support/process.js"
+import { BUILT_ENTRY, closeFetchConnections, freePorts, NPM_START_NODE_FLAGS } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url))
@@ -112,6 +112,7 @@ export const startGateway = async (): Promise<Gateway> => {
 
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {
+      closeFetchConnections(url, adminUrl)
       kill(child, "SIGTERM")
       const timer = setTimeout(() => kill(child, "SIGKILL"), 5000)
       await exited
