@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFaultProxy } from "../faults/proxy.js"
-import { http, type RunningService, startBuilt, startService } from "../support/process.js"
+import { http, type RunningService, startBuilt, startService, WORKSPACE_ENTRY } from "../support/process.js"
 
 const DECISIONS = fileURLToPath(new URL("../fixtures/decisions.json", import.meta.url))
 const ACME_US = "8efaebe3-f600-4ec5-a77b-afb37a9b252d"
@@ -166,7 +166,7 @@ describe("an Idempotency-Key retry after a 504 (built gateway over an HTTP works
   it("the first attempt's answer is held past the deadline; its retries decide one step only, then a new decision the next", async () => {
     const ws = await startService(
       { SVC_DATABASE_URL: `file:${tempDb()}`, SVC_SEED_FILE: DECISIONS },
-      "src/workspace/server/main.ts",
+      WORKSPACE_ENTRY,
       "SVC_WORKSPACE_PORT"
     )
     running.push(ws)

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startBuilt, startService } from "../support/process.js"
+import { http, type RunningService, startBuilt, startService, WORKSPACE_ENTRY } from "../support/process.js"
 import { sendTogether } from "../support/together.js"
 
 /**
@@ -39,7 +39,7 @@ beforeAll(async () => {
   // clean-clone runs here). The 40 ms lag under test stays inside either.
   const workspace = await startService(
     { SVC_DATABASE_URL: pathToFileURL(join(dir, "workspace.db")).href, SVC_SEED_FILE: FIXTURE, SVC_DECISION_SETTLE_MS: "300" },
-    "src/workspace/server/main.ts",
+    WORKSPACE_ENTRY,
     "SVC_WORKSPACE_PORT"
   )
   running.push(workspace)

@@ -11,7 +11,7 @@
  * - requests pipelined in one write on a connection open during the drain: each answered, only the
  *   last with `Connection: close` (not the first one answered at once, with the rest dropped);
  * - a stalled download is cut at the grace period (exit 1); a second signal cuts at once (exit 1);
- * - the same drain for `npm run workspace` (src/workspace/server/main.ts).
+ * - the same drain for `npm run workspace` (dist/workspace.js, built from src/workspace/server/main.ts).
  * "Sent before the signal" is exact: a request's bytes were handed to the OS (load.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -21,7 +21,7 @@ import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { exitWithin, http as json, type RunningService, startService } from "../support/process.js"
+import { exitWithin, http as json, type RunningService, startService, WORKSPACE_ENTRY } from "../support/process.js"
 import { type Exchange, exchange, keepAliveLoad } from "./load.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -421,7 +421,7 @@ describe("SIGTERM drains the gateway", { timeout: 60_000 }, () => {
 describe("SIGTERM drains `npm run workspace`", { timeout: 60_000 }, () => {
   it("under keep-alive load, with requests and connections waiting unread at the signal: all answered, writes exactly the acknowledged ones, exit 0", async () => {
     const db = freshDb()
-    const ws = await start({ SVC_DATABASE_URL: db, SVC_SHUTDOWN_GRACE_MS: "8000" }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
+    const ws = await start({ SVC_DATABASE_URL: db, SVC_SHUTDOWN_GRACE_MS: "8000" }, WORKSPACE_ENTRY, "SVC_WORKSPACE_PORT")
     const tenant = await json("GET", `${ws.url}/workspace/tenants/by-slug/acme`)
     const tenantId = tenant.body.id as string
     const created = await json("POST", `${ws.url}/workspace/tenants/${tenantId}/entities/${ACME_US}/tasks`, {

@@ -15,7 +15,7 @@ import { Drain } from "../../src/http/server/Drain.js"
 import { ProcessDrain } from "../../src/lib/ProcessDrain.js"
 import { READINESS_CACHE_MS } from "../../src/gateway/Readiness.js"
 import { makeGateway, raw } from "../support/gateway.js"
-import { http, type RunningService, startService } from "../support/process.js"
+import { http, type RunningService, startService, WORKSPACE_ENTRY } from "../support/process.js"
 import { type FaultProxy, startFaultProxy } from "./proxy.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -69,7 +69,7 @@ describe("GET /readyz on a real process", { timeout: 60_000 }, () => {
   })
 
   it("in front of a workspace service: 200 while it answers, 503 when it is reset, refused or stalled, 200 again after", async () => {
-    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
+    const ws = await start({ SVC_DATABASE_URL: `file:${join(dir, "ws.db")}` }, WORKSPACE_ENTRY, "SVC_WORKSPACE_PORT")
     const proxy = await startFaultProxy(ws.url)
     proxies.push(proxy)
     let lookups = 0

@@ -45,12 +45,12 @@ const alive = (pid: number) => {
   }
 }
 
-const waitHealthy = async (port: number, proc: { output: () => string; child: ChildProcess }, timeoutMs = 60_000) => {
+const waitHealthy = async (port: number, proc: { output: () => string; child: ChildProcess }, timeoutMs = 60_000, path = "/v1/health") => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     if (proc.child.exitCode !== null) throw new Error(`exited ${proc.child.exitCode}:\n${proc.output()}`)
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/v1/health`, { signal: AbortSignal.timeout(1000) })
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(1000) })
       if (res.ok) return
     } catch {
       // not yet
@@ -92,6 +92,23 @@ describe("npm start", { timeout: 120_000 }, () => {
     process.kill(npm.child.pid!, "SIGTERM")
     await waitFor(`the server (pid ${serverPid}) to exit after npm's SIGTERM`, () => !alive(serverPid), { timeoutMs: 15_000, everyMs: 50 })
     expect(alive(serverPid)).toBe(false)
+    await npm.exited
+  })
+
+  it("npm run workspace serves the workspace service from its bundle (dist/workspace.js), not the sources", async () => {
+    const port = await freePort()
+    const npm = run("npm", ["run", "workspace"], { SVC_WORKSPACE_PORT: String(port) })
+    await waitHealthy(port, npm, 90_000, "/workspace/openapi.json")
+    const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
+    cleanup.push(() => {
+      if (alive(serverPid)) process.kill(serverPid, "SIGKILL")
+    })
+    // Through tsx a start cost 1.8-2.0 s of CPU and 170-190 MB; the bundle 0.6 s and 97 MB.
+    expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0").filter((a) => a !== "").slice(1)).toEqual(["dist/workspace.js"])
+    const tenants = await (await fetch(`http://127.0.0.1:${port}/workspace/tenants/by-slug/acme`)).json() as { slug?: string }
+    expect(tenants.slug).toBe("acme")
+    process.kill(npm.child.pid!, "SIGTERM")
+    await waitFor(`the workspace service (pid ${serverPid}) to exit after npm's SIGTERM`, () => !alive(serverPid), { timeoutMs: 15_000, everyMs: 50 })
     await npm.exited
   })
 

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, it } from "vitest"
+import { WORKSPACE_ENTRY } from "../support/process.js"
 import { holdPort } from "./builtRun.js"
 import { expectOneLineFailure, startFailureCases } from "./startFailureCases.js"
 
@@ -26,7 +27,7 @@ describe("npm run workspace: a taken port", { timeout: 60_000 }, () => {
   it("exit 1 with the line naming SVC_WORKSPACE_PORT (its own setting), not PORT", async () => {
     const held = await holdPort()
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/workspace/server/main.ts"], {
+      const child = spawn(process.execPath, [WORKSPACE_ENTRY], {
         cwd: fileURLToPath(new URL("../..", import.meta.url)),
         env: {
           ...process.env,

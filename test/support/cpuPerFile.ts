@@ -4,9 +4,10 @@
  * (the gateways, CLIs and receivers a file runs). `node test/support/writeDurations.mjs` reads
  * the log into test/support/durations.json, and the sequencer (./sequencer.ts) pairs files that
  * mostly wait with files that keep a core busy. The run's PostgreSQL server and Chromium are
- * not a file's children: see `sharedCpu` in ./sequencer.ts.
+ * not a file's children: what their processes spent meanwhile is logged apart (`sharedMs`), and
+ * counts for the files that use them (the browser tests, *.pg.test.ts).
  */
-import { appendFileSync, readFileSync } from "node:fs"
+import { appendFileSync, readdirSync, readFileSync } from "node:fs"
 import { relative } from "node:path"
 import { afterAll, beforeAll, expect } from "vitest"
 
@@ -18,11 +19,31 @@ const cpuMs = () => {
   return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10
 }
 
+/** CPU of every Chromium and PostgreSQL process now running (their reaped children included), in ms. */
+const sharedCpuMs = () => {
+  let ticks = 0
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
+      if (!/^(chrom|postgres)/.test(comm)) continue
+      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks * 10
+}
+
 if (log !== undefined && log !== "") {
   let startCpu = 0
+  let startShared = 0
   let startWall = 0
   beforeAll(() => {
     startCpu = cpuMs()
+    startShared = sharedCpuMs()
     startWall = performance.now()
   })
   afterAll(() => {
@@ -31,7 +52,8 @@ if (log !== undefined && log !== "") {
     const line = {
       file: relative(process.cwd(), file).split("\\").join("/"),
       wallMs: Math.round(performance.now() - startWall),
-      cpuMs: cpuMs() - startCpu
+      cpuMs: cpuMs() - startCpu,
+      sharedMs: Math.max(0, sharedCpuMs() - startShared)
     }
     appendFileSync(log, `${JSON.stringify(line)}\n`)
   })

@@ -77,6 +77,13 @@ export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
 
 /** The built entry `npm start` runs, and the node flags its script gives it (package.json). */
 export const BUILT_ENTRY = "dist/main.js"
+/** The built entry `npm run workspace` runs (no flags: they are the gateway cell's). */
+export const WORKSPACE_ENTRY = (() => {
+  const script = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { workspace: string } })
+    .scripts.workspace
+  if (!/build-if-stale\.mjs && exec node dist\/workspace\.js$/.test(script)) throw new Error(`npm run workspace no longer builds and runs dist/workspace.js: ${script}`)
+  return "dist/workspace.js"
+})()
 export const NPM_START_NODE_FLAGS: ReadonlyArray<string> = (() => {
   const script = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } })
     .scripts.start
@@ -152,11 +159,13 @@ export const startService = async (
   // edge the gateway runs no admin listener without a token: none, unless the test gives one.
   const identity = env.SVC_ACTOR_HEADER !== undefined || env.SVC_JWT_JWKS !== undefined
   const adminPort = env.SVC_ADMIN_PORT ??
-    (identity && env.SVC_ADMIN_TOKEN === undefined && entry !== "src/workspace/server/main.ts" ? "off" : String(spare))
+    (identity && env.SVC_ADMIN_TOKEN === undefined && entry !== WORKSPACE_ENTRY ? "off" : String(spare))
   const inherited = { ...process.env }
   for (const name of ["SVC_ADMIN_HOST", "SVC_ADMIN_TOKEN", "SVC_WORKSPACE_TOKEN", "SVC_WORKSPACE_URL"]) delete inherited[name]
   const built = entry === BUILT_ENTRY
-  const args = built ? [...NPM_START_NODE_FLAGS, ...nodeArgs, entry] : ["--import", "tsx", ...nodeArgs, entry]
+  const args = built
+    ? [...NPM_START_NODE_FLAGS, ...nodeArgs, entry]
+    : entry.endsWith(".js") ? [...nodeArgs, entry] : ["--import", "tsx", ...nodeArgs, entry]
   const child: ChildProcess = spawn(NODE, args, {
     cwd: ROOT,
     env: { ...inherited, HOST: "127.0.0.1", [portVariable]: String(port), ...env, SVC_ADMIN_PORT: adminPort },

@@ -12,7 +12,8 @@
  * (test/faults/drainRounds.test.ts) is small and started near the end. Here each file's duration
  * is the cache's when it has one, else the committed one (test/support/durations.json, from a
  * clean-clone run: `node test/support/writeDurations.mjs` rewrites it from the cache after a
- * full run, with the CPU each file cost from a run with TEST_CPU_LOG, ./cpuPerFile.ts); a file
+ * full run, with the CPU each file cost from a run with TEST_CPU_LOG, ./cpuPerFile.ts, the
+ * run's Chromium and PostgreSQL counted for the files that use them); a file
  * in neither (a new one) is taken as long and starts first. Files that failed last time still
  * start first, as in vitest's own order.
  */
@@ -37,13 +38,6 @@ const readCommitted = (): Readonly<Record<string, Measured>> => {
 }
 
 export const committed = readCommitted()
-
-/**
- * Files whose CPU is mostly another process's than their own children's: the run's Chromium
- * (the browser tests) and PostgreSQL server (*.pg.test.ts), which ./cpuPerFile.ts cannot count.
- * Both keep a core busy (console/review: 23 s alone, 31 s of the machine's CPU).
- */
-const sharedCpu = (file: string) => file.startsWith("test/console/") || file.endsWith(".pg.test.ts")
 
 /** A file that keeps a core busy less than half its wall time. */
 const WAITS_BELOW = 0.5
@@ -94,7 +88,7 @@ export class LongestFirst extends BaseSequencer {
       return {
         failed: result?.failed === true,
         ms: result?.duration ?? measured?.ms ?? Number.POSITIVE_INFINITY,
-        waits: !sharedCpu(name) && measured !== undefined && cpuMs !== undefined && cpuMs < WAITS_BELOW * measured.ms
+        waits: measured !== undefined && cpuMs !== undefined && cpuMs < WAITS_BELOW * measured.ms
       }
     }
     const keyed: Array<Entry> = files.map((spec) => ({ spec, ...known(spec) }))

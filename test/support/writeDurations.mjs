@@ -3,7 +3,8 @@
 // `node test/support/writeDurations.mjs` (or name another checkout's results.json, such as a
 // clean clone's). With `--cpu <log>`, the log a run with TEST_CPU_LOG=<log> wrote
 // (test/support/cpuPerFile.ts), each file's entry is [wall ms, CPU ms] instead of its wall ms,
-// both from that log. Times are rounded to a tenth of a second; files gone are left out.
+// both from that log (the CPU of the run's Chromium or PostgreSQL meanwhile counted for the
+// files that use them). Times are rounded to a tenth of a second; files gone are left out.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,8 +18,10 @@ const durations = {}
 if (cpuLog !== undefined) {
   for (const line of readFileSync(cpuLog, "utf8").split("\n")) {
     if (line.trim() === "") continue
-    const { file, wallMs, cpuMs } = JSON.parse(line)
-    if (existsSync(join(root, file))) durations[file] = [round(wallMs), round(cpuMs)]
+    const { file, wallMs, cpuMs, sharedMs = 0 } = JSON.parse(line)
+    // The run's Chromium and PostgreSQL work for the files that use them.
+    const shared = file.startsWith("test/console/") || file.endsWith(".pg.test.ts") ? sharedMs : 0
+    if (existsSync(join(root, file))) durations[file] = [round(wallMs), round(cpuMs + shared)]
   }
 } else {
   const cacheDir = join(root, "node_modules/.vite/vitest")

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { http, type RunningService, startService } from "../support/process.js"
+import { http, type RunningService, startService, WORKSPACE_ENTRY } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
 
 const FIXTURE = fileURLToPath(new URL("../../fixtures/demo.json", import.meta.url))
@@ -23,7 +23,7 @@ let workspace: RunningService
 const running: Array<RunningService> = []
 
 const startWorkspace = (env: Record<string, string>) =>
-  startService({ SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, ...env }, "src/workspace/server/main.ts", "SVC_WORKSPACE_PORT")
+  startService({ SVC_DATABASE_URL: db, SVC_SEED_FILE: FIXTURE, ...env }, WORKSPACE_ENTRY, "SVC_WORKSPACE_PORT")
 
 const startGateway = async (env: Record<string, string>) => {
   const gw = await startService({ SVC_WORKSPACE_URL: workspace.url, SVC_TENANT_SLUG: "acme", SVC_WORKSPACE_RETRIES: "0", ...env })

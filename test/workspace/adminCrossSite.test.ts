@@ -11,7 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pathToFileURL } from "node:url"
-import { type RunningService, startBuilt, startService } from "../support/process.js"
+import { type RunningService, startBuilt, startService, WORKSPACE_ENTRY } from "../support/process.js"
 import { type NodeResponse, requestTo } from "../http/support.js"
 
 const ACME = "ded92d4b-f408-46e5-8cce-284491efe71d"
@@ -100,7 +100,7 @@ describe("npm run workspace (the standalone service), same rule", { timeout: 60_
   beforeAll(async () => {
     ws = await startService(
       { SVC_DATABASE_URL: pathToFileURL(join(dir, "standalone.db")).href },
-      "src/workspace/server/main.ts",
+      WORKSPACE_ENTRY,
       "SVC_WORKSPACE_PORT"
     )
     port = Number(new URL(ws.url).port)
