@@ -1,11 +1,9 @@
 /**
  * With TEST_CPU_LOG set (a file path), each test file appends one JSON line to it: its wall
  * time and the CPU it cost, this worker's own and that of the processes it started and reaped
- * (the gateways, CLIs and receivers a file runs). `node test/support/writeDurations.mjs` reads
- * the log into test/support/durations.json, and the sequencer (./sequencer.ts) pairs files that
- * mostly wait with files that keep a core busy. The run's PostgreSQL server and Chromium are
- * not a file's children: what their processes spent meanwhile is logged apart (`sharedMs`), and
- * counts for the files that use them (the browser tests, *.pg.test.ts).
+ * (the gateways, CLIs and receivers a file runs), and apart (`sharedMs`) what the run's
+ * Chromium and PostgreSQL processes spent meanwhile, which count for the files that use them
+ * (the browser tests, *.pg.test.ts). The run is bound by CPU: this says where it goes.
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs"
 import { relative } from "node:path"
