@@ -75,18 +75,19 @@ export const freePorts = async (count: number, consecutive = false): Promise<Arr
 
 export const freePort = async (): Promise<number> => (await freePorts(1))[0]!
 
+const SCRIPTS = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string; workspace: string } })
+  .scripts
+
 /** The built entry `npm start` runs, and the node flags its script gives it (package.json). */
 export const BUILT_ENTRY = "dist/main.js"
 /** The built entry `npm run workspace` runs (no flags: they are the gateway cell's). */
 export const WORKSPACE_ENTRY = (() => {
-  const script = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { workspace: string } })
-    .scripts.workspace
+  const script = SCRIPTS.workspace
   if (!/build-if-stale\.mjs && exec node dist\/workspace\.js$/.test(script)) throw new Error(`npm run workspace no longer builds and runs dist/workspace.js: ${script}`)
   return "dist/workspace.js"
 })()
 export const NPM_START_NODE_FLAGS: ReadonlyArray<string> = (() => {
-  const script = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { scripts: { start: string } })
-    .scripts.start
+  const script = SCRIPTS.start
   const m = /exec node (.*) dist\/main\.js/.exec(script)
   if (m === null) throw new Error(`npm start's script no longer runs dist/main.js: ${script}`)
   return m[1]!.split(/\s+/).filter((f) => f.startsWith("--"))
