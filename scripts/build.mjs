@@ -50,11 +50,13 @@ const TARGET = "node24"
 
 const ASSET_REF = /new URL\(\s*(["'])(\.{1,2}\/[^"'`]+)\1\s*,\s*import\.meta\.url\s*\)/g
 
-/** Copies assets named by `new URL("./x", import.meta.url)` into <outdir>/assets and points the reference there. */
-const assetsPlugin = (outdir) => ({
+/**
+ * Copies assets named by `new URL("./x", import.meta.url)` into <outdir>/assets and points the
+ * reference there; `copied` (source file -> its name under assets/) is the build's to read.
+ */
+const assetsPlugin = (outdir, copied = new Map()) => ({
   name: "assets",
   setup(b) {
-    const copied = new Map()
     b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
       if (args.path.includes(`${"/"}node_modules${"/"}`)) return undefined
       const source = readFileSync(args.path, "utf8")
@@ -261,6 +263,10 @@ export const runBuild = async (outdir = join(ROOT, "dist")) => {
 }
 
 const buildInto = async (staging, outdir, started) => {
+  // One copier for both bundles: the fixture an entry reads (fixtures/demo.json) is an input
+  // esbuild's metafile does not list, so an edit to it would leave dist/ "fresh".
+  const copied = new Map()
+  const assets = assetsPlugin(staging, copied)
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, entry]) => [name, join(ROOT, entry)])),
@@ -281,7 +287,7 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), lazyWsPlugin, lazyTlsPlugin, lazyPlatformHttpsPlugin, httpAsCommonJsPlugin, packageVersionPlugin, contextMergePlugin],
+    plugins: [assets, lazyWsPlugin, lazyTlsPlugin, lazyPlatformHttpsPlugin, httpAsCommonJsPlugin, packageVersionPlugin, contextMergePlugin],
     // CommonJS dependencies inside an ESM bundle still call require().
     banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" }
   })
@@ -299,19 +305,23 @@ const buildInto = async (staging, outdir, started) => {
     legalComments: "none",
     metafile: true,
     logLevel: "error",
-    plugins: [assetsPlugin(staging), packageVersionPlugin, contextMergePlugin],
+    plugins: [assets, packageVersionPlugin, contextMergePlugin],
     define: { "import.meta.url": "__bundleImportMetaUrl" },
     banner: { js: "var __bundleImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" }
   })
   asciiOnly(staging)
   // Files only: a plugin's virtual module (`namespace:path`) has no file to watch.
-  const inputs = [...new Set([...Object.keys(result.metafile.inputs), ...Object.keys(cli.metafile.inputs)])]
+  const assetInputs = [...copied.keys()].map((file) => relative(ROOT, file).split("\\").join("/"))
+  const inputs = [...new Set([...Object.keys(result.metafile.inputs), ...Object.keys(cli.metafile.inputs), ...assetInputs])]
     .filter((input) => !/^[a-z-]+:/.test(input))
     .filter((f) => !f.includes("node_modules/"))
     .sort()
   const entries = [...Object.keys(ENTRIES).map((name) => `${name}.js`), "cli.cjs"]
   writeFileSync(join(staging, "package.json"), JSON.stringify({ type: "module" }) + "\n")
-  const outputs = readdirSync(staging).filter((f) => !f.startsWith("."))
+  const outputs = [
+    ...readdirSync(staging).filter((f) => !f.startsWith(".")),
+    ...[...copied.values()].map((name) => `assets/${name}`)
+  ]
   writeFileSync(
     join(staging, "build.json"),
     JSON.stringify({ builtAt: new Date().toISOString(), entries: ENTRIES, inputs, outputs }, null, 2) + "\n"

@@ -4,13 +4,14 @@
  * and start-up failures name their cause.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { cpSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, describe, expect, it } from "vitest"
 import { runBuild } from "../../scripts/build.mjs"
+import { staleness } from "../../scripts/build-if-stale.mjs"
 import { BUILT_ENTRY, freePort, NPM_START_NODE_FLAGS } from "../support/process.js"
 import { waitFor } from "../support/waitFor.js"
 
@@ -110,6 +111,28 @@ describe("npm start", { timeout: 120_000 }, () => {
     process.kill(npm.child.pid!, "SIGTERM")
     await waitFor(`the workspace service (pid ${serverPid}) to exit after npm's SIGTERM`, () => !alive(serverPid), { timeoutMs: 15_000, everyMs: 50 })
     await npm.exited
+  })
+
+  it("counts the assets the bundles read: an edited demo fixture, or its copy gone, makes dist/ stale", () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, "dist", "build.json"), "utf8")) as { inputs: Array<string>; outputs: Array<string> }
+    // npm start and npm run workspace read fixtures/demo.json's copy in dist/assets, so an edit
+    // to the fixture must rebuild: esbuild's metafile does not list it.
+    expect(manifest.inputs).toContain("fixtures/demo.json")
+    expect(manifest.outputs).toContain("assets/demo.json")
+    // dist/ as built, but for that copy: stale, and saying why.
+    const scratch = mkdtempSync(join(tmpdir(), "stale-dist-"))
+    cleanup.push(() => rmSync(scratch, { recursive: true, force: true }))
+    for (const name of readdirSync(join(ROOT, "dist"))) {
+      if (name !== "assets" && name !== "build.json") symlinkSync(join(ROOT, "dist", name), join(scratch, name))
+    }
+    mkdirSync(join(scratch, "assets"))
+    for (const name of readdirSync(join(ROOT, "dist", "assets"))) {
+      if (name !== "demo.json") symlinkSync(join(ROOT, "dist", "assets", name), join(scratch, "assets", name))
+    }
+    writeFileSync(join(scratch, "build.json"), JSON.stringify(manifest))
+    expect(staleness(ROOT, scratch)).toBe("dist/assets/demo.json is missing")
+    symlinkSync(join(ROOT, "dist", "assets", "demo.json"), join(scratch, "assets", "demo.json"))
+    expect(staleness(ROOT, scratch)).toBeUndefined()
   })
 
   it("finds its assets wherever the build puts the entry", async () => {

@@ -122,11 +122,13 @@ export interface ProcessExit {
 
 /**
  * Closes this process's keep-alive `fetch` connections to `urls`' origins (Node's global undici
- * agent), gracefully: a request in flight on one is answered first. A stop sends SIGTERM right
- * after: a drain closes an idle connection only once it has been idle IDLE_LINGER_MS (500 ms,
- * src/http/server/Drain.ts), so the connection the last request left open held every stop that
- * long (325 ms for one idle 200 ms; about 300 stops a run). Node keeps its agent's pools under
- * symbols; if they change, connections stay open and stops only take longer.
+ * agent) when none has a request in flight. A stop sends SIGTERM right after: a drain closes an
+ * idle connection only once it has been idle IDLE_LINGER_MS (500 ms, src/http/server/Drain.ts),
+ * so the connection the last request left open held every stop that long (325 ms for one idle
+ * 200 ms; about 300 stops a run). With a request in flight (an event stream, an upload) nothing
+ * is closed: a closed pool would fail every other fetch to that origin with "The client is
+ * closed" until that request ended. Node keeps its agent's pools under symbols; if they change,
+ * connections stay open and stops only take longer.
  */
 export const closeFetchConnections = (...urls: ReadonlyArray<string>) => {
   const agent = (globalThis as Record<symbol, unknown>)[Symbol.for("undici.globalDispatcher.1")] as object | undefined
@@ -141,8 +143,12 @@ export const closeFetchConnections = (...urls: ReadonlyArray<string>) => {
     } catch {
       continue
     }
-    const entry = pools.get(origin) as { dispatcher?: { close?: () => Promise<void> } } | undefined
-    entry?.dispatcher?.close?.().catch(() => {})
+    const pool = (pools.get(origin) as { dispatcher?: unknown } | undefined)?.dispatcher as
+      | { readonly stats?: { readonly running: number; readonly pending: number; readonly queued: number }; close?: () => Promise<void> }
+      | undefined
+    const stats = pool?.stats
+    if (stats === undefined || stats.running + stats.pending + stats.queued > 0) continue
+    pool?.close?.().catch(() => {})
   }
 }
 
