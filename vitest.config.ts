@@ -8,7 +8,7 @@ export default defineConfig({
     // the task console built when stale (the built-process tests run them); one Chromium for
     // the browser tests.
     globalSetup: ["test/support/globalSetup.ts"],
-    // Each file's CPU beside its wall time when TEST_CPU_LOG names a file (for the sequencer).
+    // Each file's CPU beside its wall time when TEST_CPU_LOG names a file (where the run's CPU goes).
     setupFiles: ["test/support/cpuPerFile.ts"],
     // Two files at a time on 2 cores (vitest's default is cores - 1: one file at a time). Most
     // files wait on real processes, sockets and clocks, so a second file fills that wait.

@@ -54,7 +54,7 @@ const ASSET_REF = /new URL\(\s*(["'])(\.{1,2}\/[^"'`]+)\1\s*,\s*import\.meta\.ur
  * Copies assets named by `new URL("./x", import.meta.url)` into <outdir>/assets and points the
  * reference there; `copied` (source file -> its name under assets/) is the build's to read.
  */
-const assetsPlugin = (outdir, copied = new Map()) => ({
+const assetsPlugin = (outdir, copied) => ({
   name: "assets",
   setup(b) {
     b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {

@@ -46,6 +46,18 @@ const alive = (pid: number) => {
   }
 }
 
+/**
+ * The process npm's script runs (the script execs node, so it is npm's child), killed by its pid
+ * whatever fails later: killing npm leaves its child running (one outlived a failed run).
+ */
+const scriptProcess = (npm: { child: ChildProcess }) => {
+  const pid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
+  cleanup.push(() => {
+    if (alive(pid)) process.kill(pid, "SIGKILL")
+  })
+  return pid
+}
+
 const waitHealthy = async (port: number, proc: { output: () => string; child: ChildProcess }, timeoutMs = 60_000, path = "/v1/health") => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -71,12 +83,8 @@ describe("npm start", { timeout: 120_000 }, () => {
     const port = await freePort()
     const npm = run("npm", ["start"], { PORT: String(port), SVC_LOG_FORMAT: "json" })
     await waitHealthy(port, npm, 90_000)
-    // npm's child is node itself (the script execs it), running the built entry.
-    const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
-    // Stopped whatever fails below: killing npm leaves its child running (one outlived a failed run).
-    cleanup.push(() => {
-      if (alive(serverPid)) process.kill(serverPid, "SIGKILL")
-    })
+    // npm's child is node itself, running the built entry.
+    const serverPid = scriptProcess(npm)
     expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0")).toContain("dist/main.js")
     // On the pinned Node 24 (node_modules/.bin/node, first on npm's PATH), whatever the machine's node is.
     expect(readlinkSync(`/proc/${serverPid}/exe`)).toBe(realpathSync(join(ROOT, "node_modules", ".bin", "node")))
@@ -100,10 +108,7 @@ describe("npm start", { timeout: 120_000 }, () => {
     const port = await freePort()
     const npm = run("npm", ["run", "workspace"], { SVC_WORKSPACE_PORT: String(port) })
     await waitHealthy(port, npm, 90_000, "/workspace/openapi.json")
-    const serverPid = Number(readFileSync(`/proc/${npm.child.pid}/task/${npm.child.pid}/children`, "utf8").trim().split(/\s+/)[0])
-    cleanup.push(() => {
-      if (alive(serverPid)) process.kill(serverPid, "SIGKILL")
-    })
+    const serverPid = scriptProcess(npm)
     // Through tsx a start cost 1.8-2.0 s of CPU and 170-190 MB; the bundle 0.6 s and 97 MB.
     expect(readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0").filter((a) => a !== "").slice(1)).toEqual(["dist/workspace.js"])
     const tenants = await (await fetch(`http://127.0.0.1:${port}/workspace/tenants/by-slug/acme`)).json() as { slug?: string }

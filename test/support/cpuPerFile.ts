@@ -11,28 +11,32 @@ import { afterAll, beforeAll, expect } from "vitest"
 
 const log = process.env.TEST_CPU_LOG
 
-/** utime + stime + cutime + cstime of this process, in ms (USER_HZ is 100 on Linux). */
-const cpuMs = () => {
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
+/**
+ * utime + stime + cutime + cstime of a /proc `stat` text, in ms (USER_HZ is 100 on Linux). The
+ * fields are counted after the command name, which may hold spaces (bench/lib/proc.ts's
+ * `statFields` reads them so, without the children's time and without the name needed below).
+ */
+const statCpuMs = (stat: string) => {
+  const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")
   return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10
 }
 
+/** This process's CPU, its reaped children's included, in ms. */
+const cpuMs = () => statCpuMs(readFileSync("/proc/self/stat", "utf8"))
+
 /** CPU of every Chromium and PostgreSQL process now running (their reaped children included), in ms. */
 const sharedCpuMs = () => {
-  let ticks = 0
+  let ms = 0
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))
-      if (!/^(chrom|postgres)/.test(comm)) continue
-      const fields = stat.slice(stat.lastIndexOf(") ") + 2).split(" ")
-      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+      if (/^(chrom|postgres)/.test(stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")))) ms += statCpuMs(stat)
     } catch {
       // gone meanwhile
     }
   }
-  return ticks * 10
+  return ms
 }
 
 if (log !== undefined && log !== "") {
