@@ -1,8 +1,9 @@
 /**
  * The built gateway (dist/main.js with npm start's node flags, as test/support/process.ts's
  * startBuilt runs it) in a child process whose exit is the point: a start that must fail, or a
- * start in a chosen working directory. Unlike startBuilt, nothing is added to the environment
- * (no PORT, no SVC_ADMIN_PORT): the test says exactly what the operator sets.
+ * start in a chosen working directory (`entry`: another bundle, such as the workspace service's).
+ * Unlike startBuilt, nothing is added to the environment (no PORT, no SVC_ADMIN_PORT): the test
+ * says exactly what the operator sets.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type Server } from "node:net"
@@ -32,9 +33,12 @@ export interface BuiltRun {
 
 const running = new Set<ChildProcess>()
 
-export const spawnBuilt = (env: Record<string, string>, options: { readonly cwd?: string } = {}): BuiltRun => {
+export const spawnBuilt = (
+  env: Record<string, string>,
+  options: { readonly cwd?: string; readonly entry?: string } = {}
+): BuiltRun => {
   const started = performance.now()
-  const child = spawn(process.execPath, [...NPM_START_NODE_FLAGS, `${ROOT}${BUILT_ENTRY}`], {
+  const child = spawn(process.execPath, [...NPM_START_NODE_FLAGS, `${ROOT}${options.entry ?? BUILT_ENTRY}`], {
     cwd: options.cwd ?? ROOT,
     env: { ...inheritedEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort } from "../support/process.js"
+import { freePort, WORKSPACE_ENTRY } from "../support/process.js"
 import { killAllBuilt, spawnBuilt } from "./builtRun.js"
 import { expectOneLineFailure } from "./startFailureCases.js"
 
@@ -76,5 +76,39 @@ describe(".env", { timeout: 60_000 }, () => {
       { code, afterMs, output: run.output() },
       new RegExp(`^Cannot start: cannot read ${join(dir, ".env").replaceAll(".", "\\.")}: EISDIR`)
     )
+  })
+})
+
+describe(".env for npm run workspace", { timeout: 60_000 }, () => {
+  it("the workspace service reads its settings from .env in the working directory too", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    writeFileSync(join(dir, ".env"), [
+      `SVC_WORKSPACE_PORT=${port}`,
+      "HOST=127.0.0.1",
+      "SVC_DATABASE_URL=file:./from-dotenv/workspace.db",
+      // The environment says otherwise: its token is used, not this one.
+      "SVC_ADMIN_TOKEN=from-the-file-0123456789",
+      ""
+    ].join("\n"))
+    const token = "from-the-environment-0123456789"
+    const run = spawnBuilt({ SVC_ADMIN_TOKEN: token }, { cwd: dir, entry: WORKSPACE_ENTRY })
+    try {
+      const deadline = Date.now() + 30_000
+      const openapi = `http://127.0.0.1:${port}/workspace/openapi.json`
+      while (!(await fetch(openapi, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.ok, () => false))) {
+        if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode}:\n${run.output()}`)
+        if (Date.now() > deadline) throw new Error(`not serving on the port .env names:\n${run.output()}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+      // The file's token is shadowed by the environment's.
+      expect((await fetch(openapi, { headers: { authorization: "Bearer from-the-file-0123456789" } })).status).toBe(401)
+      const out = run.output()
+      expect(out).toContain(`settings: read ${join(dir, ".env")} (3 set from it; the environment's own SVC_ADMIN_TOKEN kept)`)
+      expect(out).toContain(join(dir, "from-dotenv", "workspace.db"))
+    } finally {
+      run.child.kill("SIGTERM")
+      await run.exited
+    }
   })
 })
