@@ -295,7 +295,10 @@ describe("deciding", () => {
     expect(rejected.status, rejected.text).toBe(200)
     const res = await confirm(links.approveUrl)
     expect(res.status).toBe(409)
-    expect(res.body.message).toMatch(/it was already rejected by Carol@acme\.example\.$/)
+    // And when: the step's record (its snapshot), as a decision beaten in the same moment is told.
+    const decidedAt = (await http("GET", `${gw.url}/v1/tasks/${taskId}/snapshots`)).body.controller_approval.decidedAt
+    expect(decidedAt).toMatch(/^\d{4}-\d\d-\d\dT/)
+    expect(res.body.message).toMatch(new RegExp(`it was already rejected by Carol@acme\\.example at ${decidedAt.replaceAll(".", "\\.")}\\.$`))
   })
 
   it("four-eyes holds through links: the earlier step's decider is refused (403) and the pair stays unused", async () => {

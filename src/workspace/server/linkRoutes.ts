@@ -111,22 +111,25 @@ const problemOf = (lookup: Exclude<LinkLookup, { _tag: "Open" }>): Problem => {
 interface StepOutcome {
   readonly decision?: "approved" | "rejected" | undefined
   readonly by?: string | undefined
+  readonly at?: string | undefined
 }
 
-const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined =>
-  Object.prototype.hasOwnProperty.call(snapshots, stepId)
-    ? { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]) }
-    : undefined
+const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined => {
+  if (!Object.prototype.hasOwnProperty.call(snapshots, stepId)) return undefined
+  const at = (snapshots[stepId] as { decidedAt?: unknown } | null | undefined)?.decidedAt
+  return { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]), at: typeof at === "string" ? at : undefined }
+}
 
 /**
- * 409: the link's step is no longer current. Who completed it, and how, when its record says
- * (two people's links confirmed at once: the later one learns who decided), else why it may be.
+ * 409: the link's step is no longer current. Who completed it, how and when, as its record says
+ * (two people's links confirmed at once: the later one learns who decided, and when, as the 409 of
+ * a decision beaten in the same moment says), else why it may be.
  */
 const movedOn = (stepTitle: string, now: string, outcome: StepOutcome | undefined): Problem => {
   const how = outcome?.decision ?? "completed"
   const decided = outcome === undefined
     ? "it was decided another way, or the task moved on"
-    : `it was already ${how}${outcome.by !== undefined ? ` by ${outcome.by}` : ""}`
+    : `it was already ${how}${outcome.by !== undefined ? ` by ${outcome.by}` : ""}${outcome.at !== undefined ? ` at ${outcome.at}` : ""}`
   return {
     status: 409,
     error: "Conflict",
