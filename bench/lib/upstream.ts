@@ -1,14 +1,14 @@
 /**
  * S2's upstream, as bench/run.ts measures it and bench/profile.ts profiles it: the workspace
- * service (`npm run workspace`, bundled, under npm start's node flags) and in front of it the
- * proxy that holds each next-step lookup LOOKUP_MS (bench/servers/slowUpstream.ts), both on the
- * load generator's core. The gateway under test reads the proxy's URL as SVC_WORKSPACE_URL.
+ * service as `npm run workspace` runs it (dist/workspace.js, built when stale; under npm start's
+ * node flags) and in front of it the proxy that holds each next-step lookup LOOKUP_MS
+ * (bench/servers/slowUpstream.ts), both on the load generator's core. The gateway under test reads the proxy's URL as SVC_WORKSPACE_URL.
  */
+import { execFileSync } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { prepareBenchDb } from "./benchDb.js"
-import { bundle } from "./bundle.js"
 import { benchFixture, LOOKUP_MS } from "./fixture.js"
 import { LOAD_CORE, type Server, startServer } from "./proc.js"
 import { startFlags } from "./startFlags.js"
@@ -19,7 +19,8 @@ export const startSlowUpstream = async (
   nextPort: () => number,
   dbUrl: string
 ): Promise<{ readonly workspace: Server; readonly proxy: Server; readonly url: string }> => {
-  const entry = await bundle(join(ROOT, "src/workspace/server/main.ts"), join(ROOT, "bench/.build/workspace"), "workspace")
+  execFileSync(process.execPath, ["scripts/build-if-stale.mjs"], { cwd: ROOT, stdio: "inherit" })
+  const entry = join(ROOT, "dist/workspace.js")
   const wsPort = nextPort()
   const workspace = await startServer({
     name: "workspace",
