@@ -107,7 +107,10 @@ const slowSender = (path: string) =>
     })
   })
 
-describe("bodies refused mid-body", () => {
+// This file's time is waits (the pace's 5 s window, the idle collection): the first test, on the
+// file's gateway, runs beside the two below, each on a gateway of its own. The last test sends to
+// the file's gateway, so it comes after the first (whose idle collections need that gateway idle).
+describe.concurrent("bodies refused mid-body", () => {
   it("end their fibers and free what was read, whether the client leaves or stays connected", async () => {
     const before = await afterIdle()
     const logBefore = service.output().length
@@ -147,39 +150,7 @@ describe("bodies refused mid-body", () => {
   }, 120_000)
 })
 
-/**
- * A declared body of 4x the limit written at once by a client that reads only once its write is
- * out (many simple clients do); resolves with the first line it then read, or what failed.
- */
-const writeAllThenRead = (head: string) =>
-  new Promise<string>((resolve) => {
-    const body = Buffer.alloc(4 * LIMIT, 0x61)
-    const socket = net.connect(port, "127.0.0.1")
-    let received = ""
-    let failed = ""
-    socket.pause()
-    socket.on("data", (data: Buffer) => (received += data.toString("latin1")))
-    socket.on("error", (e: NodeJS.ErrnoException) => (failed = e.code ?? String(e)))
-    socket.on("close", () => resolve(received.split("\r\n")[0] || `nothing (${failed})`))
-    socket.on("connect", () => {
-      socket.write(
-        Buffer.concat([Buffer.from(`${head}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`), body]),
-        () => socket.resume()
-      )
-    })
-  })
-
-describe("a body refused on a connection its answer closes", () => {
-  it("is answered to a client that reads only once it has sent it all (HTTP/1.0, Connection: close)", async () => {
-    // Node used to close at once after the answer: the rest of the body met a closed socket, the
-    // connection was reset, and the 413 was lost (EPIPE, nothing read, every time).
-    expect(await writeAllThenRead(`POST /v1/tasks/${taskId}/data/ingest HTTP/1.0\r\nhost: 127.0.0.1`)).toBe("HTTP/1.1 413 Payload Too Large")
-    expect(await writeAllThenRead(`POST /v1/tasks/${taskId}/data/ingest HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close`))
-      .toBe("HTTP/1.1 413 Payload Too Large")
-  }, 30_000)
-})
-
-describe("a drain with a refused body still arriving", () => {
+describe.concurrent("a drain with a refused body still arriving", () => {
   it("closes its connection like an idle one instead of waiting out the grace period", async () => {
     const GRACE_MS = 6_000
     const gateway = await startBuiltGateway({ SVC_MAX_BODY_BYTES: String(LIMIT), SVC_SHUTDOWN_GRACE_MS: String(GRACE_MS) })
@@ -211,7 +182,7 @@ describe("a drain with a refused body still arriving", () => {
   }, 60_000)
 })
 
-describe("a declared length as large as the largest SVC_MAX_BODY_BYTES", () => {
+describe.concurrent("a declared length as large as the largest SVC_MAX_BODY_BYTES", () => {
   it("is read as it arrives, not answered 500 before its first byte", async () => {
     const largest = setting("SVC_MAX_BODY_BYTES").max!
     const gateway = await startBuiltGateway({ SVC_LOG_FORMAT: "json", SVC_MAX_BODY_BYTES: String(largest) })
@@ -238,4 +209,36 @@ describe("a declared length as large as the largest SVC_MAX_BODY_BYTES", () => {
       await gateway.cleanup()
     }
   }, 60_000)
+})
+
+/**
+ * A declared body of 4x the limit written at once by a client that reads only once its write is
+ * out (many simple clients do); resolves with the first line it then read, or what failed.
+ */
+const writeAllThenRead = (head: string) =>
+  new Promise<string>((resolve) => {
+    const body = Buffer.alloc(4 * LIMIT, 0x61)
+    const socket = net.connect(port, "127.0.0.1")
+    let received = ""
+    let failed = ""
+    socket.pause()
+    socket.on("data", (data: Buffer) => (received += data.toString("latin1")))
+    socket.on("error", (e: NodeJS.ErrnoException) => (failed = e.code ?? String(e)))
+    socket.on("close", () => resolve(received.split("\r\n")[0] || `nothing (${failed})`))
+    socket.on("connect", () => {
+      socket.write(
+        Buffer.concat([Buffer.from(`${head}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`), body]),
+        () => socket.resume()
+      )
+    })
+  })
+
+describe("a body refused on a connection its answer closes", () => {
+  it("is answered to a client that reads only once it has sent it all (HTTP/1.0, Connection: close)", async () => {
+    // Node used to close at once after the answer: the rest of the body met a closed socket, the
+    // connection was reset, and the 413 was lost (EPIPE, nothing read, every time).
+    expect(await writeAllThenRead(`POST /v1/tasks/${taskId}/data/ingest HTTP/1.0\r\nhost: 127.0.0.1`)).toBe("HTTP/1.1 413 Payload Too Large")
+    expect(await writeAllThenRead(`POST /v1/tasks/${taskId}/data/ingest HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close`))
+      .toBe("HTTP/1.1 413 Payload Too Large")
+  }, 30_000)
 })

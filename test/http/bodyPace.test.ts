@@ -46,7 +46,8 @@ const answerTo = (port: number, length: number, send: (socket: net.Socket) => ()
     socket.on("error", (e) => (stop(), reject(e)))
   })
 
-describe("the body pace", () => {
+// Both tests wait out the pace's 5 s window on servers of their own: side by side.
+describe.concurrent("the body pace", () => {
   it("a trickle is cut though the application pauses the request for each chunk it writes", async () => {
     // 950 ms of every second paused, as a spool whose writes wait for a busy thread pool: a tick
     // that took a pause for the application's slowness restarted the window nearly every time.

@@ -232,11 +232,16 @@ export const startService = async (
     }
     await outputOr(100)
   }
-  // The start-up log names the admin listener (its port, when SVC_ADMIN_PORT=0 picked one).
+  // The admin listener answering: the start-up log names it (its port, when SVC_ADMIN_PORT=0 picked
+  // one); a port chosen here is probed instead, since a log level above info writes no such line
+  // (that wait took its whole 10 s then).
   if (gateway && adminPort !== "off" && env.SVC_WORKSPACE_URL === undefined) {
     const until = Date.now() + 10_000
+    const answers = () =>
+      fetch(`${adminUrl}/workspace/openapi.json`, { signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
     let named: RegExpExecArray | null = null
     while ((named = /admin: +(http:\/\/\S+?)\/workspace /.exec(output)) === null && Date.now() < until) {
+      if (adminPort !== "0" && await answers()) break
       await outputOr(50)
     }
     if (named !== null) adminUrl = named[1]!
