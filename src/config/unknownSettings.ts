@@ -50,7 +50,11 @@ const UNPREFIXED = new Set(["PORT", "HOST"])
  * One warning per SVC_* name in `env` that is not a setting, naming the closest one. The prefix is
  * matched in any case: the environment is case-sensitive, so `svc_tenant_slug` is ignored too.
  */
-export const unknownSettingWarnings = (env: Record<string, string | undefined> = process.env): Array<string> =>
+export const unknownSettingWarnings = (
+  env: Record<string, string | undefined> = process.env,
+  /** The process the warning speaks for. */
+  of = "this gateway"
+): Array<string> =>
   Object.keys(env)
     .filter((name) => name.toUpperCase().startsWith("SVC_") && !known.has(name))
     .sort()
@@ -67,5 +71,5 @@ export const unknownSettingWarnings = (env: Record<string, string | undefined> =
           ? `did you mean ${closest.name}?`
           : `the closest is ${closest.name}; every setting is in .env.example`
       }
-      return `${shownName(name)} is not a setting of this gateway and is ignored: ${hint}`
+      return `${shownName(name)} is not a setting of ${of} and is ignored: ${hint}`
     })

@@ -89,6 +89,8 @@ describe(".env for npm run workspace", { timeout: 60_000 }, () => {
       "SVC_DATABASE_URL=file:./from-dotenv/workspace.db",
       // The environment says otherwise: its token is used, not this one.
       "SVC_ADMIN_TOKEN=from-the-file-0123456789",
+      // Misspelt: said, not silently ignored.
+      "SVC_WORKSPACE_PROT=4000",
       ""
     ].join("\n"))
     const token = "from-the-environment-0123456789"
@@ -104,7 +106,8 @@ describe(".env for npm run workspace", { timeout: 60_000 }, () => {
       // The file's token is shadowed by the environment's.
       expect((await fetch(openapi, { headers: { authorization: "Bearer from-the-file-0123456789" } })).status).toBe(401)
       const out = run.output()
-      expect(out).toContain(`settings: read ${join(dir, ".env")} (3 set from it; the environment's own SVC_ADMIN_TOKEN kept)`)
+      expect(out).toContain(`settings: read ${join(dir, ".env")} (4 set from it; the environment's own SVC_ADMIN_TOKEN kept)`)
+      expect(out).toContain("SVC_WORKSPACE_PROT is not a setting of this workspace service and is ignored: did you mean SVC_WORKSPACE_PORT?")
       expect(out).toContain(join(dir, "from-dotenv", "workspace.db"))
     } finally {
       run.child.kill("SIGTERM")

@@ -116,7 +116,9 @@ interface StepOutcome {
 
 const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined => {
   if (!Object.prototype.hasOwnProperty.call(snapshots, stepId)) return undefined
-  const at = (snapshots[stepId] as { decidedAt?: unknown } | null | undefined)?.decidedAt
+  const snapshot = snapshots[stepId] as { decidedAt?: unknown; submittedAt?: unknown } | null | undefined
+  // When, as deciderOf reads who: a decision's time, else a submitted file's.
+  const at = snapshot?.decidedAt ?? snapshot?.submittedAt
   return { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]), at: typeof at === "string" ? at : undefined }
 }
 

@@ -34,6 +34,7 @@ import { createGatewayServer } from "../../http/server/nodeServer.js"
 import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../http/server/ServerLimits.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { intSetting, optionalBaseUrlSetting } from "../../config/read.js"
+import { unknownSettingWarnings } from "../../config/unknownSettings.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -47,6 +48,8 @@ class WorkspaceListenError extends Data.TaggedError("WorkspaceListenError")<{ re
 const main = Effect.gen(function*() {
   const dotEnv = describeDotEnv()
   if (dotEnv !== undefined) yield* Effect.logInfo(dotEnv)
+  // A misspelt setting (in the environment or .env) would otherwise be ignored without a word.
+  for (const warning of unknownSettingWarnings(process.env, "this workspace service")) yield* Effect.logWarning(warning)
   const port = yield* Config.Port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(defaultOf("SVC_WORKSPACE_PORT")))
   const host = yield* Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST")))
   const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
