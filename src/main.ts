@@ -11,14 +11,14 @@
  * when set; src/workspace/server/AdminConfig.ts).
  *
  * Settings come from the environment, and from `.env` in the working directory for what the
- * environment does not set (src/dotEnv.ts).
+ * environment does not set (src/config/dotEnv.ts).
  *
  * Stop: SIGTERM or SIGINT drains both listeners (src/http/server/Drain.ts), bounded by
  * SVC_SHUTDOWN_GRACE_MS; exit 0 after a clean drain, 1 when it had to cut. Readiness
  * (GET /readyz, src/gateway/Readiness.ts) turns 503 as the drain starts.
  */
 // First: `.env` fills the environment before anything reads a setting.
-import { describeDotEnv } from "./dotEnv.js"
+import { describeDotEnv } from "./config/dotEnv.js"
 // Then every JSON.parse of the process reads escaped keys as written (V8's key bug).
 import "./http/jsonParseFix.js"
 // And Node's tick objects keep their maps (a freed map made every process.nextTick slow).

@@ -8,13 +8,13 @@
  * holding the session link.
  * Settings: SVC_WORKSPACE_PORT (default 4000), HOST, SVC_ADMIN_TOKEN, SVC_DATABASE_URL,
  * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS; from the environment, and from `.env` in the
- * working directory for what the environment does not set (src/dotEnv.ts).
+ * working directory for what the environment does not set (src/config/dotEnv.ts).
  * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/server/Drain.ts): exit 0, or 1 when
  * the grace period ran out.
  */
 // First: `.env` fills the environment before anything reads a setting (as for the gateway: the
 // file .env.example describes names this process's settings too).
-import { describeDotEnv } from "../../dotEnv.js"
+import { describeDotEnv } from "../../config/dotEnv.js"
 // Then every JSON.parse of the process reads escaped keys as written (V8's key bug).
 import "../../http/jsonParseFix.js"
 // A server too: Node's tick objects keep their maps (src/lib/tickObjectMaps.ts).

@@ -1,5 +1,5 @@
 /**
- * `.env` in the working directory, read before any setting (main.ts imports this module first):
+ * `.env` in the working directory, read before any setting (both processes' main modules import it first):
  * `.env.example` says "copy to .env", and `npm start` / `node dist/main.js` then take it. The
  * format is Node's own (`node --env-file`, util.parseEnv): NAME=value lines, `#` comments,
  * quoted values, `export ` prefixes. A variable already in the process environment wins over
