@@ -40,10 +40,17 @@ export type StepHistory = ReadonlyArray<StepEntry>
 /** A new task's history: its first step, current from its creation. */
 export const historyStart = (step: string | null, at: number): StepHistory => [{ step, since: at }]
 
-/** The history after the task moved to `step` at `at` (unchanged when it did not move). */
-export const advanceHistory = (history: StepHistory, step: string | null, at: number): StepHistory => {
+/**
+ * The history after the task moved from step `from` to `step` at `at` (unchanged when it did not
+ * move). A task with no history (seeded, or recorded before histories were kept) gets `from` as its
+ * first entry, current since ever: otherwise the move would be its only entry, and a decision that
+ * arrived before the move would be read as one on the step after (two decisions written together
+ * on a seeded task both answered 200 and moved it two steps).
+ */
+export const advanceHistory = (history: StepHistory, from: string | null, step: string | null, at: number): StepHistory => {
   const last = history[history.length - 1]
-  return last !== undefined && last.step === step ? history : [...history, { step, since: at }]
+  if (last === undefined) return from === step ? history : [{ step: from, since: 0 }, { step, since: at }]
+  return last.step === step ? history : [...history, { step, since: at }]
 }
 
 /**

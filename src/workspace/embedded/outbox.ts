@@ -362,10 +362,10 @@ export const makeOutbox = (options: RelayOptions = {}) =>
                   const waiting = waitingEvent(state.runbook, applied.currentStep, now)
                   if (waiting !== undefined) timeline.push({ ...waiting, tenantId: s.tenant_id })
                 }
+                // When the next step became current: decisions that arrived before it were for this one.
+                state.history = advanceHistory(state.history, state.task.currentStep, applied.currentStep, Number.NaN)
                 state.task = { ...state.task, status: applied.status, currentStep: applied.currentStep }
                 state.snapshots = applied.snapshots
-                // When the next step became current: decisions that arrived before it were for this one.
-                state.history = advanceHistory(state.history, applied.currentStep, Number.NaN)
                 dirty = true
                 outcome = "applied"
               }

@@ -12,12 +12,19 @@ import * as Option from "effect/Option"
 import { fileURLToPath } from "node:url"
 import { rootTaskId } from "../../api/ids.js"
 import { resolveExternalRef } from "../../domain/agentRef.js"
+import { historyStart } from "../../domain/engine.js"
 import { hashApiKey } from "../../domain/apiKeys.js"
 import { type Fixture, FixtureError, fixtureOrigin, readFixture } from "../../domain/fixture.js"
 import { describeError, insertChunks, nowIso, retryBusy, toJson, upsertGlConnection } from "./db.js"
 import { isoInstant } from "../../lib/isoInstant.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */
+/** A seeded task's first step is current from its creation (ms), or since ever when that is no date. */
+const seededSince = (createdAt: string) => {
+  const ms = Date.parse(createdAt)
+  return Number.isFinite(ms) ? ms : 0
+}
+
 export const DEMO_FIXTURE = fileURLToPath(new URL("../../../fixtures/demo.json", import.meta.url))
 
 export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<void, FixtureError, SqlClient.SqlClient> =>
@@ -60,12 +67,16 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
             snapshots: toJson(t.snapshots),
             context: "{}",
             // The inbox orders by this as text: one spelling per instant (../../lib/isoInstant.ts).
-            waiting_since: isoInstant(t.createdAt)
+            waiting_since: isoInstant(t.createdAt),
+            // Its step current since it was made, as a created task's: a decision is bound to the
+            // step current when it arrived, and a task without its first step read one that arrived
+            // just before the task moved as one on the step after.
+            step_history: toJson(historyStart(t.currentStep, seededSince(t.createdAt)))
           })
         } ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, entity_id = excluded.entity_id,
           workflow_id = excluded.workflow_id, title = excluded.title, status = excluded.status,
           priority = excluded.priority, created_at = excluded.created_at, current_step = excluded.current_step,
-          snapshots = excluded.snapshots`
+          snapshots = excluded.snapshots, step_history = excluded.step_history`
       }
       for (const r of fixture.subledgerRows) {
         yield* sql`INSERT INTO subledger_rows ${
