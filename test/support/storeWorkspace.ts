@@ -23,7 +23,8 @@ import { TaskEventBell } from "../../src/services/TaskEventBell.js"
 import { WorkspaceClient } from "../../src/upstream/WorkspaceClient.js"
 import type { Workspace } from "../../src/upstream/model.js"
 import type { Fixture } from "../../src/domain/fixture.js"
-import { fromJson, type TaskRow, taskOfRow } from "../../src/workspace/embedded/db.js"
+import { historyStart } from "../../src/domain/engine.js"
+import { fromJson, type TaskRow, taskOfRow, toJson } from "../../src/workspace/embedded/db.js"
 import { EmbeddedWorkspace, makeEmbeddedLayer, makeEmbeddedLayerWithSql } from "../../src/workspace/embedded/layer.js"
 import { type FaultyWorkspace, withFaults } from "./faultyWorkspace.js"
 
@@ -150,7 +151,10 @@ const testWorkspaceOf = (store: EmbeddedWorkspace, sql: SqlClient.SqlClient): Te
       orDie(sql`UPDATE tasks SET ${
         sql.update({
           ...(fields.status !== undefined ? { status: fields.status } : {}),
-          ...(fields.currentStep !== undefined ? { current_step: fields.currentStep } : {}),
+          // Placed at the step since ever, as a seeded task: decisions that arrive now are for it.
+          ...(fields.currentStep !== undefined
+            ? { current_step: fields.currentStep, step_history: toJson(historyStart(fields.currentStep, 0)) }
+            : {}),
           ...(fields.workflowId !== undefined ? { workflow_id: fields.workflowId } : {})
         })
       } WHERE id = ${taskId}`),

@@ -19,12 +19,6 @@ import { describeError, insertChunks, nowIso, retryBusy, toJson, upsertGlConnect
 import { isoInstant } from "../../lib/isoInstant.js"
 
 /** The project's own demo fixture, loaded into an empty database when no seed file is given. */
-/** A seeded task's first step is current from its creation (ms), or since ever when that is no date. */
-const seededSince = (createdAt: string) => {
-  const ms = Date.parse(createdAt)
-  return Number.isFinite(ms) ? ms : 0
-}
-
 export const DEMO_FIXTURE = fileURLToPath(new URL("../../../fixtures/demo.json", import.meta.url))
 
 export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<void, FixtureError, SqlClient.SqlClient> =>
@@ -68,10 +62,11 @@ export const loadFixture = (fixture: Fixture, file = "fixture"): Effect.Effect<v
             context: "{}",
             // The inbox orders by this as text: one spelling per instant (../../lib/isoInstant.ts).
             waiting_since: isoInstant(t.createdAt),
-            // Its step current since it was made, as a created task's: a decision is bound to the
-            // step current when it arrived, and a task without its first step read one that arrived
-            // just before the task moved as one on the step after.
-            step_history: toJson(historyStart(t.currentStep, seededSince(t.createdAt)))
+            // Its step current since ever (not from the fixture's createdAt, which may lie ahead: a
+            // decision arriving before it would be bound to this step after the task moved on). A
+            // decision is bound to the step current when it arrived, and a task without its first
+            // step read one that arrived just before the task moved as one on the step after.
+            step_history: toJson(historyStart(t.currentStep, 0))
           })
         } ON CONFLICT (id) DO UPDATE SET tenant_id = excluded.tenant_id, entity_id = excluded.entity_id,
           workflow_id = excluded.workflow_id, title = excluded.title, status = excluded.status,
