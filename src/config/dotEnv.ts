@@ -8,7 +8,7 @@
  * No file: nothing happens. A file that cannot be read or parsed ends the start with one line
  * (exit 1), like any other bad setting.
  */
-import { readFileSync } from "node:fs"
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from "node:fs"
 import { resolve } from "node:path"
 import { parseEnv } from "node:util"
 
@@ -25,12 +25,13 @@ export interface DotEnvRead {
 export const loadDotEnv = (file = resolve(".env"), env: NodeJS.ProcessEnv = process.env): DotEnvRead | undefined => {
   let text: string
   try {
-    text = readFileSync(file, "utf8")
+    text = readRegularFile(file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined
     throw new Error(`cannot read ${file}: ${(error as Error).message} (remove it or make it a readable file of NAME=value lines)`)
   }
-  const parsed = parseEnv(text) as Record<string, string>
+  // An editor's byte order mark would be part of the first name (so that setting went unread, unwarned).
+  const parsed = parseEnv(text.startsWith("\uFEFF") ? text.slice(1) : text) as Record<string, string>
   const applied: Array<string> = []
   const shadowed: Array<string> = []
   for (const [name, value] of Object.entries(parsed)) {
@@ -42,6 +43,28 @@ export const loadDotEnv = (file = resolve(".env"), env: NodeJS.ProcessEnv = proc
   }
   return { path: file, applied, shadowed }
 }
+
+/**
+ * The file's text, when it is a regular file: a FIFO would hold the start until something wrote to
+ * it, and a link to /dev/zero would read until memory ran out, both without a word. Opened without
+ * blocking (a FIFO's open waits for a writer otherwise), then judged by what was opened.
+ */
+const readRegularFile = (file: string): string => {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) {
+      throw Object.assign(new Error(`not a regular file (${kindOf(stat)})`), { code: "ENOTREG" })
+    }
+    return readFileSync(fd, "utf8")
+  } finally {
+    closeSync(fd)
+  }
+}
+
+const kindOf = (stat: Stats) =>
+  stat.isDirectory() ? "a directory" : stat.isFIFO() ? "a FIFO" : stat.isCharacterDevice() ? "a character device"
+  : stat.isBlockDevice() ? "a block device" : stat.isSocket() ? "a socket" : "not a file"
 
 /** What this process read at start (main.ts logs it). */
 export const dotEnvAtStart: DotEnvRead | undefined = (() => {

@@ -11,11 +11,23 @@ import * as SchemaIssue from "effect/SchemaIssue"
 /** Settings whose values are never printed, only their length. */
 const SECRET = /TOKEN|KEY|SECRET|PASSWORD|HEADERS/i
 
+/**
+ * A URL's credentials (`scheme://user:password@`, `scheme://token@`) as `user:***@` and `***@`: a
+ * URL setting refused for having them (a base URL takes none) or for anything else must not print
+ * them to a log.
+ */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#@]*)@/i
+const withoutCredentials = (value: string): string =>
+  value.replace(USERINFO, (_, scheme: string, info: string) => {
+    const colon = info.indexOf(":")
+    return `${scheme}${colon === -1 ? "***" : `${info.slice(0, colon)}:***`}@`
+  })
+
 /** How a setting's value is quoted in a message. */
 export const quoteSetting = (name: string, value: string | undefined): string => {
   if (value === undefined) return "is not set"
   if (SECRET.test(name)) return `(${value.length} characters, not shown)`
-  return quoted(value)
+  return quoted(withoutCredentials(value))
 }
 
 /**

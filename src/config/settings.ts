@@ -1078,7 +1078,7 @@ const DECLARATIONS = [
     type: "choice",
     default: "info",
     choices: ["trace","debug","info","warning","error","fatal","none"],
-    readBy: ["gateway"],
+    readBy: ["gateway", "workspace"],
     section: "observability",
     description:
       "Lowest level logged: trace, debug, info, warning, error, fatal, none. Request lines are info (5xx: error).",
@@ -1090,7 +1090,7 @@ const DECLARATIONS = [
     type: "choice",
     default: "auto",
     choices: ["auto","json","pretty"],
-    readBy: ["gateway"],
+    readBy: ["gateway", "workspace"],
     section: "observability",
     description:
       "auto (JSON unless stdout is a terminal), json or pretty.",

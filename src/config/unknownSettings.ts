@@ -38,10 +38,16 @@ export const closestSetting = (name: string): { readonly name: string; readonly 
 
 /**
  * A name as the warning shows it: bare when it is letters, digits and underscores of a sane
- * length, else quoted and clipped (an environment name may hold escapes, line breaks, anything).
+ * length, else quoted and clipped (an environment name may hold escapes, line breaks, anything),
+ * every character outside printable ASCII escaped.
  */
 const shownName = (name: string): string =>
-  /^[A-Za-z0-9_]{1,64}$/.test(name) ? name : quoted(name)
+  /^[A-Za-z0-9_]{1,64}$/.test(name)
+    ? name
+    // A setting's name is ASCII: any other letter is shown as its escape, so a look-alike
+    // (`SVC_АDMIN_TOKEN`, a Cyrillic А) does not read as the name the hint then suggests (the
+    // ellipsis is the clip's own).
+    : quoted(name).replace(/[^\x20-\x7e…]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** Settings of the gateway without the SVC_ prefix, which SVC_PORT / SVC_HOST most likely mean. */
 const UNPREFIXED = new Set(["PORT", "HOST"])

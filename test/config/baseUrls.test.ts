@@ -57,7 +57,11 @@ describe("base URL settings", () => {
       const env = { [name]: value }
       const result = read(env)
       if (Result.isSuccess(result)) throw new Error(`${name}=${value} was taken: ${JSON.stringify(result.success)}`)
-      expect(describeStartFailure(result.failure as never, env)).toBe(`${name}=${JSON.stringify(value)}: ${BASE_URL_EXPECTED}`)
+      // Credentials are said masked: the line goes to a log.
+      const shown = value.replace(/^(https?:\/\/)([^/@:]*):[^/@]*@/, "$1$2:***@")
+      const line = describeStartFailure(result.failure as never, env)
+      expect(line).toBe(`${name}=${JSON.stringify(shown)}: ${BASE_URL_EXPECTED}`)
+      expect(line).not.toContain("secret")
     })
   }
 

@@ -74,7 +74,7 @@ describe(".env", { timeout: 60_000 }, () => {
     clearTimeout(timer)
     expectOneLineFailure(
       { code, afterMs, output: run.output() },
-      new RegExp(`^Cannot start: cannot read ${join(dir, ".env").replaceAll(".", "\\.")}: EISDIR`)
+      new RegExp(`^Cannot start: cannot read ${join(dir, ".env").replaceAll(".", "\\.")}: not a regular file \\(a directory\\)`)
     )
   })
 })
@@ -109,9 +109,22 @@ describe(".env for npm run workspace", { timeout: 60_000 }, () => {
       expect(out).toContain(`settings: read ${join(dir, ".env")} (4 set from it; the environment's own SVC_ADMIN_TOKEN kept)`)
       expect(out).toContain("SVC_WORKSPACE_PROT is not a setting of this workspace service and is ignored: did you mean SVC_WORKSPACE_PORT?")
       expect(out).toContain(join(dir, "from-dotenv", "workspace.db"))
+      // Its log as the gateway's: SVC_LOG_FORMAT=auto writes JSON lines to a pipe (it wrote pretty
+      // lines whatever the setting).
+      expect(out).toMatch(/^\{"time":"[^"]+","level":"info","msg":"settings: read /m)
     } finally {
       run.child.kill("SIGTERM")
       await run.exited
     }
+  })
+
+  it("a bad SVC_LOG_LEVEL stops the workspace service's start, naming it", async () => {
+    const dir = tempDir()
+    writeFileSync(join(dir, ".env"), `SVC_WORKSPACE_PORT=${await freePort()}\nHOST=127.0.0.1\nSVC_LOG_LEVEL=loud\n`)
+    const run = spawnBuilt({}, { cwd: dir, entry: WORKSPACE_ENTRY })
+    const timer = setTimeout(run.kill, 15_000)
+    const { code, afterMs } = await run.exited
+    clearTimeout(timer)
+    expectOneLineFailure({ code, afterMs, output: run.output() }, /^Cannot start: SVC_LOG_LEVEL="loud": expected one of trace, /)
   })
 })

@@ -31,6 +31,13 @@ describe("unknown settings, likely mistakes", () => {
     expect(clipped!.length).toBeLessThan(200)
   })
 
+  it("a look-alike letter is shown as its escape, so the name does not read as the one suggested", () => {
+    expect(unknownSettingWarnings({ "SVC_\u0410DMIN_TOKEN": "x", "SVC_ＰORT": "1" })).toEqual([
+      `"SVC_\\u0410DMIN_TOKEN" is not a setting of this gateway and is ignored: did you mean SVC_ADMIN_TOKEN?`,
+      `"SVC_\\uff30ORT" is not a setting of this gateway and is ignored: the closest is SVC_URL; every setting is in .env.example`
+    ])
+  })
+
   it("SVC_ alone is reported, and a known name in its own case is not", () => {
     expect(unknownSettingWarnings({ SVC_: "1", SVC_TENANT_SLUG: "acme", PORT: "1" })).toHaveLength(1)
   })

@@ -3,6 +3,7 @@
  * PostgreSQL settings refuse bad values naming the variable, the value and what it takes; logs
  * never carry the password of a database URL.
  */
+import { quoteSetting } from "../../src/config/settingErrors.js"
 import { describe, expect, it } from "vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
@@ -41,5 +42,16 @@ describe("store settings", () => {
     expect(databaseLabel("postgres://gw:s3cret@db/cell")).not.toContain("s3cret")
     const refused = databasePathOf("mysql://x")
     expect(refused.ok ? "" : refused.message).toBe(`SVC_DATABASE_URL must be a file: or postgres:// URL, got "mysql://x"`)
+    // Nor another store's URL refused: its credentials masked, as a refused URL setting's are.
+    const withPassword = databasePathOf("mysql://gw:S3CRETpass@db/cell")
+    expect(withPassword.ok ? "" : withPassword.message).toBe(`SVC_DATABASE_URL must be a file: or postgres:// URL, got "mysql://gw:***@db/cell"`)
+  })
+
+  it("a refused URL setting is quoted without its credentials (a password, or a token as the user)", () => {
+    expect(quoteSetting("SVC_PUBLIC_URL", "http://user:S3CRETpass@example.com/")).toBe(`"http://user:***@example.com/"`)
+    expect(quoteSetting("SVC_WORKSPACE_URL", "https://tok3n@example.com")).toBe(`"https://***@example.com"`)
+    expect(quoteSetting("SVC_PUBLIC_URL", "https://a:b:c@d@example.com/x@y")).toBe(`"https://a:***@d@example.com/x@y"`)
+    expect(quoteSetting("SVC_PUBLIC_URL", "ftp:example.com")).toBe(`"ftp:example.com"`)
+    expect(quoteSetting("SVC_PUBLIC_URL", "user:pass@example.com")).toBe(`"user:pass@example.com"`)
   })
 })

@@ -37,6 +37,7 @@ import type { WebhookDeliveryOptions } from "./webhookDelivery.js"
 import { webhookSettings } from "./webhookSettings.js"
 import { type EmbeddedWorkspace as EmbeddedWorkspaceService, makeEmbeddedWorkspaceWith } from "./store.js"
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
+import { quoteSetting } from "../../config/settingErrors.js"
 
 export type EmbeddedWorkspace = EmbeddedWorkspaceService
 
@@ -56,7 +57,8 @@ export const DEFAULT_DATABASE_URL = defaultTextOf("SVC_DATABASE_URL")
  */
 export const databasePathOf = (url: string): Either<string> => {
   if (!url.startsWith("file:")) {
-    return { ok: false, message: `SVC_DATABASE_URL must be a file: or postgres:// URL, got "${url}"` }
+    // Quoted as every refused setting is: its credentials masked, controls visible, clipped.
+    return { ok: false, message: `SVC_DATABASE_URL must be a file: or postgres:// URL, got ${quoteSetting("SVC_DATABASE_URL", url)}` }
   }
   let path = url.slice("file:".length).split("?", 1)[0]!
   if (path.startsWith("//")) {

@@ -7,7 +7,7 @@
  * and its completion (`/workspace/gl/connect/<consumerId>[/complete]`) stay open to the browser
  * holding the session link.
  * Settings: SVC_WORKSPACE_PORT (default 4000), HOST, SVC_ADMIN_TOKEN, SVC_DATABASE_URL,
- * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS; from the environment, and from `.env` in the
+ * SVC_SEED_FILE, SVC_PUBLIC_URL, SVC_SHUTDOWN_GRACE_MS, SVC_LOG_LEVEL, SVC_LOG_FORMAT; from the environment, and from `.env` in the
  * working directory for what the environment does not set (src/config/dotEnv.ts).
  * Stop: SIGTERM or SIGINT drains it like the gateway (src/http/server/Drain.ts): exit 0, or 1 when
  * the grace period ran out.
@@ -35,6 +35,7 @@ import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../h
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { intSetting, optionalBaseUrlSetting } from "../../config/read.js"
 import { unknownSettingWarnings } from "../../config/unknownSettings.js"
+import { loggingLayer, logSettingsConfig, logSettingsFromEnv } from "../../observability/logging.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -50,6 +51,9 @@ const main = Effect.gen(function*() {
   if (dotEnv !== undefined) yield* Effect.logInfo(dotEnv)
   // A misspelt setting (in the environment or .env) would otherwise be ignored without a word.
   for (const warning of unknownSettingWarnings(process.env, "this workspace service")) yield* Effect.logWarning(warning)
+  // The log's level and format, as the gateway's (the logger below took them already; a bad one
+  // is refused here, by name).
+  yield* logSettingsConfig()
   const port = yield* Config.Port("SVC_WORKSPACE_PORT").pipe(Config.withDefault(defaultOf("SVC_WORKSPACE_PORT")))
   const host = yield* Config.String("HOST").pipe(Config.withDefault(defaultTextOf("HOST")))
   const token = yield* tokenSetting("SVC_ADMIN_TOKEN")
@@ -104,6 +108,11 @@ const main = Effect.gen(function*() {
 // After a failed start, exit 1 even with a connection of it still open (failStart.ts).
 // An empty variable (`NAME=`) is a value, as it always was (Effect 4's env provider drops it).
 const env = ConfigProvider.fromEnv({ preserveEmptyStrings: true })
-NodeRuntime.runMain(main.pipe(Effect.catch(failStart), Effect.provideService(ConfigProvider.ConfigProvider, env)), {
-  teardown: startFailureTeardown(drainTeardown(drain))
-})
+NodeRuntime.runMain(
+  main.pipe(
+    Effect.catch(failStart),
+    Effect.provide(loggingLayer(logSettingsFromEnv())),
+    Effect.provideService(ConfigProvider.ConfigProvider, env)
+  ),
+  { teardown: startFailureTeardown(drainTeardown(drain)) }
+)
