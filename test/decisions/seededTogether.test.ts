@@ -5,7 +5,8 @@
  * after. Two people's decisions written together both answered 200 and moved the task two steps
  * (an approval and a rejection: approved by one, the CFO's step rejected by the other; found in 5
  * of 40 tasks by the attack pass). Now every seeded task's history starts with its first step, and
- * a task without one (a database seeded before) gets the step it leaves on its first move.
+ * a task without one (a database seeded before) gets the step it leaves on its first move. A
+ * damaged history (`null`, text that is no JSON) reads as none: it answered every decision 500.
  */
 import { createClient } from "@libsql/client"
 import { pathToFileURL } from "node:url"
@@ -21,10 +22,10 @@ const TOGETHER_MS = 2
 
 let gw: BuiltGateway
 beforeAll(async () => {
-  // The links tests' world, with six more tasks at controller_approval for the last test.
+  // The links tests' world, with ten more tasks at controller_approval for the last two tests.
   const world = linksWorld()
   const first = world.tasks.find((t) => t.id === acmeTask(0))!
-  for (let i = 0; i < 6; i++) world.tasks.push({ ...first, id: acmeTask(ACME_TASKS + i), title: `Payment run ${ACME_TASKS + i}` })
+  for (let i = 0; i < 10; i++) world.tasks.push({ ...first, id: acmeTask(ACME_TASKS + i), title: `Payment run ${ACME_TASKS + i}` })
   gw = await startBuiltGateway({ SVC_ACTOR_HEADER: HEADER, SVC_ADMIN_PORT: "off" }, world)
 }, 60_000)
 afterAll(async () => {
@@ -102,4 +103,26 @@ describe("decisions written together on seeded tasks (built process)", () => {
     }
     expect(rounds).toBeGreaterThan(0)
   }, 120_000)
+
+  it("a damaged history reads as none: decisions are answered and applied, never a 500", async () => {
+    const damaged = ["null", "[null]", "not json", "\"abc\""]
+    const ids = damaged.map((_, i) => acmeTask(ACME_TASKS + 6 + i))
+    const db = createClient({ url: pathToFileURL(gw.dbFile).href })
+    try {
+      for (const [i, history] of damaged.entries()) {
+        await db.execute({ sql: "UPDATE tasks SET step_history = ? WHERE id = ?", args: [history, ids[i]!] })
+      }
+    } finally {
+      db.close()
+    }
+    for (const [i, taskId] of ids.entries()) {
+      const approved = await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved" }, { [HEADER]: "bob@acme.test" })
+      expect(approved.status, `${damaged[i]}: ${approved.text}`).toBe(200)
+      expect(await stateOf(taskId), damaged[i]).toEqual({ status: "IN_PROGRESS", step: "cfo_approval", decided: ["controller_approval"] })
+      // The move started a history again: the CFO's decision, one after, applies to its step.
+      const cfo = await http("POST", `${gw.url}/v1/tasks/${taskId}/action`, { type: "approved" }, { [HEADER]: "carl@acme.test" })
+      expect(cfo.status, `${damaged[i]}: ${cfo.text}`).toBe(200)
+      expect((await stateOf(taskId)).step, damaged[i]).toBe("file_receipt")
+    }
+  }, 60_000)
 })

@@ -17,6 +17,7 @@ import { isSpooled, Runbook, type SpooledBytes, type Workspace } from "../../ups
 import type { Claim } from "../../domain/assignment.js"
 import { defaultOf } from "../../config/settings.js"
 import { parseJson } from "../../api/jsonParse.js"
+import type { StepEntry, StepHistory } from "../../domain/engine.js"
 
 export const nowIso = () => new Date().toISOString()
 
@@ -167,6 +168,26 @@ export { yieldToEventLoop } from "../../lib/eventLoop.js"
 export const toJson = (value: unknown): string => JSON.stringify(value ?? null)
 // Keys with escapes read as stored, whatever was parsed before (../../api/jsonParse.ts).
 export const fromJson = <A = unknown>(text: string | null): A => (text === null ? null : parseJson(text)) as A
+
+/**
+ * A task's step history as stored (a JSON array of `{step, since}`). Anything else (text that is
+ * no JSON, `null`, an entry without a step or a finite time) reads as no history, as a task of an
+ * older version: its decisions bind to the current step, and its next move starts a history. A
+ * damaged history answered every decision on the task with a 500 (`null` read as one).
+ */
+export const stepHistoryOf = (text: string | null | undefined): StepHistory => {
+  let value: unknown
+  try {
+    value = fromJson(text ?? "[]")
+  } catch {
+    return []
+  }
+  if (!Array.isArray(value)) return []
+  const entry = (e: unknown): e is StepEntry =>
+    typeof e === "object" && e !== null && (typeof (e as StepEntry).step === "string" || (e as StepEntry).step === null) &&
+    Number.isFinite((e as StepEntry).since)
+  return value.every(entry) ? value : []
+}
 
 const decodeRunbook = Schema.decodeUnknownSync(Runbook)
 export const runbookFromJson = (text: string | null): Workspace.Runbook | null =>

@@ -29,6 +29,7 @@ import {
   retryBusyFor,
   rowFields,
   runbookFromJson,
+  stepHistoryOf,
   type SubledgerRow,
   type TaskRow,
   taskOfRow,
@@ -345,7 +346,7 @@ export const makeOutbox = (options: RelayOptions = {}) =>
                   task: taskOfRow(row),
                   snapshots: fromJson(row.snapshots),
                   runbook: runbookFromJson(wf?.runbook ?? null),
-                  history: fromJson<StepHistory>(row.step_history ?? "[]")
+                  history: stepHistoryOf(row.step_history)
                 }
               }
             }

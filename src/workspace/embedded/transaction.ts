@@ -22,6 +22,7 @@ import {
   guardFor,
   rowFields,
   runbookFromJson,
+  stepHistoryOf,
   type SubledgerRow,
   type TaskRow,
   toJson,
@@ -36,8 +37,7 @@ import {
   type PendingStepSignal,
   refusalOf,
   rowActionOf,
-  type RowState,
-  type StepHistory
+  type RowState
 } from "../../domain/engine.js"
 import { ROW_ACTION_SIGNAL } from "../../api/stepSignals.js"
 import { attributionNow, type Attribution } from "../../services/Actor.js"
@@ -181,7 +181,7 @@ export const makeTransactions = (relay: RelayOptions | undefined, settleMs?: num
             groups: who.groups,
             enforced: who.enforced,
             claim: claimOfRow(task),
-            history: fromJson<StepHistory>(task.step_history),
+            history: stepHistoryOf(task.step_history),
             runbook: yield* Effect.orElseSucceed(runbookOf(task.workflow_id), () => null)
           }
         )
