@@ -35,7 +35,7 @@ import { LISTEN_BACKLOG, serverLimitsConfig, shutdownGraceConfig } from "../../h
 import { defaultOf, defaultTextOf } from "../../config/settings.js"
 import { intSetting, optionalBaseUrlSetting } from "../../config/read.js"
 import { unknownSettingWarnings } from "../../config/unknownSettings.js"
-import { loggingLayer, logSettingsConfig, logSettingsFromEnv } from "../../observability/logging.js"
+import { loggingLayer, logSettingsConfig, logSettingsFromEnv, makeWriter } from "../../observability/logging.js"
 import { checkExposure, tokenSetting } from "./AdminConfig.js"
 import { standaloneWorkspaceApp } from "./mount.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./server.js"
@@ -97,9 +97,14 @@ const main = Effect.gen(function*() {
       drain,
       graceMs,
       onStart: () =>
-        Effect.logInfo(
-          `workspace service listening on ${base}\n  database: ${databaseLabel(url)}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
-            `\n  access:   ${Option.isSome(token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token (loopback only)"}`
+        Effect.andThen(
+          Effect.logInfo(
+            `workspace service listening on ${base}\n  database: ${databaseLabel(url)}\n  OpenAPI:  ${base}${WORKSPACE_OPENAPI_PATH}` +
+              `\n  access:   ${Option.isSome(token) ? "Authorization: Bearer <SVC_ADMIN_TOKEN> required" : "no token (loopback only)"}`
+          ),
+          // Written now, not at the log's next flush (up to 25 ms on): a client that sees the port
+          // answer can read where everything is, as the gateway's start-up log.
+          Effect.sync(() => makeWriter().flush())
         )
     }
   )
