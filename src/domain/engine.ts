@@ -256,6 +256,13 @@ export const deciderOf = (snapshot: unknown): string | undefined => {
   return typeof who === "string" ? who : undefined
 }
 
+/** When each step was decided or submitted, from its snapshot (the time beside deciderOf's who). */
+export const completedAtOf = (snapshot: unknown): string | undefined => {
+  const s = snapshot as { decidedAt?: unknown; submittedAt?: unknown } | null | undefined
+  const at = s?.decidedAt ?? s?.submittedAt
+  return typeof at === "string" ? at : undefined
+}
+
 /**
  * One person however their name is spelt, for a decision link's person (src/domain/actorSkeleton.ts
  * `actorKey`: compatibility form and case folded; look-alikes stay apart, so a link is never

@@ -25,7 +25,7 @@ import * as Schema from "effect/Schema"
 import { LinkDecisionDto, PAYLOAD_PARSE_OPTIONS } from "../../api/dtos.js"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../../api/errors.js"
 import { LINK_PATH } from "../../api/linkPath.js"
-import { deciderOf, decisionOf, personKey } from "../../domain/engine.js"
+import { completedAtOf, deciderOf, decisionOf, personKey } from "../../domain/engine.js"
 import type { LinkDecision } from "../../domain/links.js"
 import { crossSiteRefusal } from "../../http/input/crossSite.js"
 import { errorResponse } from "../../http/errors/errorBody.js"
@@ -114,13 +114,10 @@ interface StepOutcome {
   readonly at?: string | undefined
 }
 
-const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined => {
-  if (!Object.prototype.hasOwnProperty.call(snapshots, stepId)) return undefined
-  const snapshot = snapshots[stepId] as { decidedAt?: unknown; submittedAt?: unknown } | null | undefined
-  // When, as deciderOf reads who: a decision's time, else a submitted file's.
-  const at = snapshot?.decidedAt ?? snapshot?.submittedAt
-  return { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]), at: typeof at === "string" ? at : undefined }
-}
+const outcomeOf = (snapshots: Record<string, unknown>, stepId: string): StepOutcome | undefined =>
+  Object.prototype.hasOwnProperty.call(snapshots, stepId)
+    ? { decision: decisionOf(snapshots, stepId, []), by: deciderOf(snapshots[stepId]), at: completedAtOf(snapshots[stepId]) }
+    : undefined
 
 /**
  * 409: the link's step is no longer current. Who completed it, how and when, as its record says
